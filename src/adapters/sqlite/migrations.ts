@@ -1,0 +1,44 @@
+/**
+ * Schema migrations, applied in order inside one transaction each; `PRAGMA user_version` records
+ * how far a database has come. Never edit a released migration: add the next one.
+ */
+export const MIGRATIONS: readonly string[] = [
+  // 1: conversations, append-only messages, grants.
+  `
+  CREATE TABLE conversations (
+    id          TEXT PRIMARY KEY,
+    channel     TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
+    title       TEXT,
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL
+  );
+  CREATE INDEX conversations_by_activity ON conversations (updated_at DESC);
+
+  CREATE TABLE messages (
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq             INTEGER NOT NULL,
+    role            TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool')),
+    channel         TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
+    text            TEXT NOT NULL DEFAULT '',
+    tool_calls      TEXT,
+    tool_call_id    TEXT,
+    tool_name       TEXT,
+    tool_args       TEXT,
+    outcome         TEXT,
+    created_at      INTEGER NOT NULL,
+    PRIMARY KEY (conversation_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE grants (
+    id          TEXT PRIMARY KEY,
+    tool        TEXT NOT NULL,
+    channel     TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
+    scope       TEXT NOT NULL,
+    expiry      TEXT NOT NULL,
+    created_by  TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER
+  );
+  CREATE INDEX grants_by_tool ON grants (tool) WHERE revoked_at IS NULL;
+  `,
+]

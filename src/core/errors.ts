@@ -1,0 +1,35 @@
+/**
+ * Errors that cross a boundary (the store, the broker, a tool result the model reads) carry a
+ * string `code`, because `instanceof` does not survive JSON. Every code is listed in docs/errors.md.
+ */
+export type ErrorCode =
+  | 'NOC_ERR_UNKNOWN_TOOL'
+  | 'NOC_ERR_INVALID_ARGS'
+  | 'NOC_ERR_ARGS_TOO_LARGE'
+  | 'NOC_ERR_TOOL_FAILED'
+  | 'NOC_ERR_DENIED_BY_POLICY'
+  | 'NOC_ERR_DENIED_BY_HUMAN'
+  | 'NOC_ERR_APPROVAL_TIMEOUT'
+  | 'NOC_ERR_APPROVER_UNREACHABLE'
+  | 'NOC_ERR_APPROVAL_UNCLEAR'
+  | 'NOC_ERR_CANCELLED'
+  | 'NOC_ERR_NO_GATE'
+  | 'NOC_ERR_STEP_LIMIT'
+  | 'NOC_ERR_STORE_NOT_DATABASE'
+  | 'NOC_ERR_STORE_READ_ONLY'
+  | 'NOC_ERR_STORE_TOO_NEW'
+  | 'NOC_ERR_STORE_UNKNOWN_CONVERSATION'
+  | 'NOC_ERR_GRANT_REFUSED'
+
+export class NocturnError extends Error {
+  readonly code: ErrorCode
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'NocturnError'
+    this.code = code
+  }
+}
+
+export function isNocturnError(value: unknown): value is NocturnError {
+  return value instanceof Error && typeof (value as { code?: unknown }).code === 'string'
+}

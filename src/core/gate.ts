@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto'
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../ports/approver.js'
+import type { Clock } from '../ports/clock.js'
+import { raceAbort } from './abort.js'
+import { digestOf } from './canonical.js'
+import type { CallContext } from './context.js'
+import { NocturnError } from './errors.js'
+import type { GrantExpiry, Grants } from './grants.js'
+import { type PolicyTable, policyFor } from './policy.js'
+import { actionOf, type Tool } from './tool.js'
+
+export interface GateOptions {
+  readonly policies: PolicyTable
+  readonly approver: Approver
+  readonly grants: Grants
+  readonly clock: Clock
+  /** How long a human has to answer before the request is withdrawn and the call denied. */
+  readonly approvalTimeoutMs: number
+}
+
+/** Two minutes: long enough to find a phone, short enough that the room still remembers asking. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000
+
+/**
+ * The gate decides whether a call may run: by policy, then by a remembered grant, then by asking a
+ * human. It fails closed — no approver, no answer in time, or anything but a clear yes is a no,
+ * with a reason the model can say aloud.
+ */
+export class Gate {
+  readonly #o: GateOptions
+
+  constructor(options: GateOptions) {
+    this.#o = options
+  }
+
+  get grants(): Grants {
+    return this.#o.grants
+  }
+
+  /** Resolves when the call may run; throws a NocturnError saying why not. */
+  async check(tool: Tool, args: unknown, ctx: CallContext): Promise<void> {
+    const action = actionOf(tool, args)
+    const policy = policyFor(tool, ctx.channel, this.#o.policies)
+    const log = ctx.logger.child({ tool: tool.name, callId: ctx.callId, channel: ctx.channel })
+    if (policy === 'deny') {
+      log.info({ policy }, 'gate denied by policy')
+      const where = ctx.channel === 'voice' ? 'by voice' : 'from a typed message'
+      throw new NocturnError('NOC_ERR_DENIED_BY_POLICY', `I'm not allowed to ${action} ${where}.`)
+    }
+    if (policy === 'allow') return
+    const argsDigest = digestOf(args)
+    const now = this.#o.clock.now()
+    const grant = this.#o.grants.find({
+      tool: tool.name,
+      args,
+      argsDigest,
+      channel: ctx.channel,
+      conversationId: ctx.conversationId,
+      now,
+    })
+    if (grant) {
+      log.info({ grantId: grant.id, by: grant.createdBy.id }, 'gate allowed by grant')
+      return
+    }
+    const decision = await this.#ask(tool, args, argsDigest, action, ctx, log)
+    this.#remember(tool, args, argsDigest, decision, ctx, log)
+  }
+
+  async #ask(
+    tool: Tool,
+    args: unknown,
+    argsDigest: string,
+    action: string,
+    ctx: CallContext,
+    log: CallContext['logger'],
+  ): Promise<ApprovalDecision> {
+    const { approver, clock, approvalTimeoutMs } = this.#o
+    if (ctx.signal.aborted) throw cancelled()
+    const createdAt = clock.now()
+    const request: ApprovalRequest = {
+      id: randomUUID(),
+      tool: tool.name,
+      action,
+      args,
+      argsDigest,
+      channel: ctx.channel,
+      conversationId: ctx.conversationId,
+      critical: tool.critical === true,
+      createdAt,
+      expiresAt: createdAt + approvalTimeoutMs,
+    }
+    // One signal for the approver: aborted by the call's withdrawal or by our own deadline.
+    const withdraw = new AbortController()
+    let timedOut = false
+    const onCallAbort = () => withdraw.abort(new Error('call withdrawn'))
+    ctx.signal.addEventListener('abort', onCallAbort, { once: true })
+    const timer = clock.setTimeout(() => {
+      timedOut = true
+      withdraw.abort(new Error('approval timed out'))
+    }, approvalTimeoutMs)
+    log.info({ approvalId: request.id, audience: approver.audience }, 'gate waiting for approval')
+    ctx.onPending({ approvalId: request.id, audience: approver.audience, tool: tool.name, action })
+    let decision: unknown
+    try {
+      decision = await raceAbort(approver.request(request, withdraw.signal), withdraw.signal)
+    } catch (err) {
+      if (ctx.signal.aborted) {
+        log.info({ approvalId: request.id }, 'gate wait withdrawn')
+        throw cancelled()
+      }
+      if (timedOut) {
+        log.info({ approvalId: request.id }, 'gate approval timed out')
+        throw new NocturnError(
+          'NOC_ERR_APPROVAL_TIMEOUT',
+          `Nobody answered on ${approver.audience} in time, so I did not ${action}.`,
+        )
+      }
+      log.warn({ approvalId: request.id, err: errorText(err) }, 'gate approver failed')
+      throw new NocturnError(
+        'NOC_ERR_APPROVER_UNREACHABLE',
+        `I can't reach ${approver.audience} right now, so I did not ${action}.`,
+      )
+    } finally {
+      clock.clearTimeout(timer)
+      ctx.signal.removeEventListener('abort', onCallAbort)
+      // Whatever ended the wait, nobody should still be looking at this request.
+      if (!withdraw.signal.aborted) withdraw.abort(new Error('settled'))
+    }
+    // A decision that lands after the call was withdrawn grants nothing.
+    if (ctx.signal.aborted) throw cancelled()
+    const d = decision as Partial<ApprovalDecision> | null | undefined
+    if (d?.decision === 'deny') {
+      log.info({ approvalId: request.id, by: d.by }, 'gate denied by human')
+      throw new NocturnError(
+        'NOC_ERR_DENIED_BY_HUMAN',
+        `${approver.audience} said no to: ${action}.`,
+      )
+    }
+    if (d?.decision !== 'approve' || typeof d.by !== 'string' || d.by === '') {
+      log.warn({ approvalId: request.id }, 'gate answer unclear, denied')
+      throw new NocturnError(
+        'NOC_ERR_APPROVAL_UNCLEAR',
+        `The answer from ${approver.audience} was not a clear yes, so I did not ${action}.`,
+      )
+    }
+    log.info({ approvalId: request.id, by: d.by }, 'gate approved')
+    return d as ApprovalDecision
+  }
+
+  #remember(
+    tool: Tool,
+    args: unknown,
+    argsDigest: string,
+    decision: ApprovalDecision,
+    ctx: CallContext,
+    log: CallContext['logger'],
+  ): void {
+    const g = decision.grant
+    if (g === undefined || g === 'once') return
+    let expiry: GrantExpiry
+    if (g === 'session') expiry = { kind: 'session', conversationId: ctx.conversationId }
+    else if (typeof g === 'object' && typeof g.until === 'number' && !tool.critical) {
+      expiry = { kind: 'until', at: g.until }
+    } else {
+      // "until" for a critical tool (or a malformed grant): this yes counts once only.
+      log.warn({ grant: g }, 'grant not remembered: only once for this tool')
+      return
+    }
+    const pattern = tool.grantPattern?.(args)
+    const created = this.#o.grants.add(
+      {
+        tool: tool.name,
+        channel: ctx.channel,
+        scope: pattern ? { kind: 'pattern', pattern } : { kind: 'exact', argsDigest },
+        expiry,
+        createdBy: { kind: decision.by === 'console' ? 'console' : 'phone', id: decision.by },
+        createdAt: this.#o.clock.now(),
+      },
+      { critical: tool.critical === true },
+    )
+    log.info({ grantId: created.id, expiry: expiry.kind }, 'grant remembered')
+  }
+}
+
+/** The gate as a decorator: the wrapped tool runs only after its gate check passes. */
+export function gated<A>(tool: Tool<A>): Tool<A> {
+  return {
+    ...tool,
+    async call(ctx, args) {
+      if (!ctx.gate) throw new NocturnError('NOC_ERR_NO_GATE', 'no gate is installed for this call')
+      await ctx.gate.check(tool as Tool, args, ctx)
+      if (ctx.signal.aborted) throw cancelled()
+      return tool.call(ctx, args)
+    },
+  }
+}
+
+function cancelled(): NocturnError {
+  return new NocturnError('NOC_ERR_CANCELLED', 'the call was withdrawn')
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

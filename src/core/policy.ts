@@ -1,0 +1,21 @@
+import type { Channel } from './context.js'
+import type { Tool } from './tool.js'
+
+/** allow: run; ask: a phone must say yes; deny: never. */
+export type Policy = 'allow' | 'ask' | 'deny'
+
+/** Per tool, per channel overrides, as configured by the household. */
+export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy>>>>
+
+/**
+ * Defaults are stricter for voice than for text: anyone in the room can speak (a guest, the
+ * television), while text comes from a paired phone whose owner is known.
+ */
+const DEFAULTS: Record<Channel, Policy> = { voice: 'ask', text: 'allow' }
+
+export function policyFor(tool: Tool, channel: Channel, table: PolicyTable = {}): Policy {
+  const chosen = table[tool.name]?.[channel] ?? tool.policy?.[channel] ?? DEFAULTS[channel]
+  // A critical tool always needs a human's yes; configuration can make it stricter, never looser.
+  if (tool.critical && chosen === 'allow') return 'ask'
+  return chosen
+}

@@ -1,0 +1,79 @@
+import type { CallContext } from './context.js'
+import type { ToolOutcome } from './conversation.js'
+import { isNocturnError } from './errors.js'
+import { gated } from './gate.js'
+import { validate } from './schema.js'
+import { declarationOf, type Tool, type ToolDeclaration } from './tool.js'
+
+/** Arguments larger than this are refused before validation: no tool needs 16 KiB of input. */
+export const MAX_ARGS_BYTES = 16 * 1024
+
+/**
+ * ToolSet: the tools by name, each behind the gate. `call` never throws: an unknown tool, bad
+ * arguments, a denial or a failing tool all come back as an error outcome the model can read.
+ */
+export class ToolSet {
+  readonly #tools = new Map<string, Tool>()
+  readonly #gated = new Map<string, Tool>()
+
+  constructor(tools: readonly Tool[] = []) {
+    for (const t of tools) this.add(t)
+  }
+
+  add(tool: Tool): this {
+    if (this.#tools.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`)
+    this.#tools.set(tool.name, tool)
+    this.#gated.set(tool.name, gated(tool))
+    return this
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name)
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()]
+  }
+
+  declarations(): ToolDeclaration[] {
+    return [...this.#tools.values()].map(declarationOf)
+  }
+
+  async call(ctx: CallContext, name: string, args: unknown): Promise<ToolOutcome> {
+    const tool = this.#gated.get(name)
+    if (!tool) {
+      ctx.logger.warn({ tool: name.slice(0, 80) }, 'unknown tool requested')
+      return fail('NOC_ERR_UNKNOWN_TOOL', `There is no tool called "${name.slice(0, 80)}".`)
+    }
+    const size = argsSize(args)
+    if (size > MAX_ARGS_BYTES) {
+      return fail('NOC_ERR_ARGS_TOO_LARGE', `Arguments for ${name} are too large (${size} bytes).`)
+    }
+    const problems = validate(tool.parameters, args ?? {})
+    if (problems.length > 0) {
+      return fail('NOC_ERR_INVALID_ARGS', `Invalid arguments for ${name}: ${problems.join('; ')}`)
+    }
+    try {
+      const value = await tool.call(ctx, args ?? {})
+      return { ok: true, value: value ?? null }
+    } catch (err) {
+      if (isNocturnError(err)) return fail(err.code, err.message)
+      if (ctx.signal.aborted) return fail('NOC_ERR_CANCELLED', 'the call was withdrawn')
+      const message = err instanceof Error ? err.message : String(err)
+      ctx.logger.warn({ tool: name, err: message }, 'tool failed')
+      return fail('NOC_ERR_TOOL_FAILED', `${name} failed: ${message}`)
+    }
+  }
+}
+
+function fail(code: string, error: string): ToolOutcome {
+  return { ok: false, code, error }
+}
+
+function argsSize(args: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(args ?? {}))
+  } catch {
+    return Number.POSITIVE_INFINITY // cyclic or otherwise unserialisable
+  }
+}

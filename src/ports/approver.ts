@@ -1,0 +1,36 @@
+import type { Channel } from '../core/context.js'
+
+/**
+ * Approver: asks a human (a phone, or the console during development) whether an action may go
+ * ahead. The request is withdrawn from everyone who was asked when `signal` aborts.
+ */
+export interface Approver {
+  /** Who is asked, in words the model can say: "Anna's phone", "your phones". */
+  readonly audience: string
+  request(approval: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>
+}
+
+export interface ApprovalRequest {
+  readonly id: string
+  readonly tool: string
+  /** One human sentence: what will happen if the person says yes. */
+  readonly action: string
+  readonly args: unknown
+  /** SHA-256 of the canonical arguments; a decision binds to exactly these. */
+  readonly argsDigest: string
+  readonly channel: Channel
+  readonly conversationId: string
+  readonly critical: boolean
+  readonly createdAt: number
+  readonly expiresAt: number
+}
+
+export type GrantRequest = 'once' | 'session' | { readonly until: number }
+
+export interface ApprovalDecision {
+  readonly decision: 'approve' | 'deny'
+  /** How long the yes should be remembered; absent means once. */
+  readonly grant?: GrantRequest
+  /** Who decided, e.g. a paired phone's id. */
+  readonly by: string
+}

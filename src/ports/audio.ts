@@ -1,0 +1,33 @@
+/**
+ * AudioIn / AudioOut: 16-bit little-endian mono PCM frames in from a microphone, and out to a
+ * speaker through a buffer that can be dropped at once and that reports what was really played.
+ */
+export interface AudioIn {
+  readonly sampleRateHz: number
+  start(sink: AudioInSink): Promise<void>
+  stop(): Promise<void>
+}
+
+export interface AudioInSink {
+  frame(pcm: Uint8Array, capturedAtMs: number): void
+  error(error: Error): void
+}
+
+export interface AudioOut {
+  readonly sampleRateHz: number
+  /** Queue PCM for playback. Never blocks. */
+  write(pcm: Uint8Array): void
+  /** Discard everything not yet played and silence the device now. */
+  drop(): DropReport
+  /** Milliseconds of audio really played since the last drop (written − still queued). */
+  playedMs(): number
+  /** Milliseconds of audio written but not yet played. */
+  queuedMs(): number
+  close(): Promise<void>
+}
+
+export interface DropReport {
+  /** Milliseconds of audio that were discarded unplayed. */
+  readonly discardedMs: number
+  readonly playedMs: number
+}

@@ -1,0 +1,95 @@
+import type { Message } from '../core/conversation.js'
+import type { Persona } from '../core/persona.js'
+import type { ToolDeclaration } from '../core/tool.js'
+
+/**
+ * LiveLLM: a spoken session with a speech-to-speech model — audio streams in, audio and events
+ * stream out, until it is closed. Unlike `LLM` there is no turn boundary the client controls.
+ */
+export interface LiveLLM {
+  /** What the configured model can do; the voice driver branches on this, never on the adapter. */
+  readonly capabilities: LiveCapabilities
+  open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession>
+}
+
+export interface LiveCapabilities {
+  readonly model: string
+  /** Tool calls may be declared non-blocking; interim results (`willContinue`) and `scheduling` work. */
+  readonly asyncToolCalls: boolean
+  /** The provider transcribes both sides, so a spoken session can be kept as a chat. */
+  readonly transcription: boolean
+  /** A connection can be resumed with a handle after `goAway` or a drop. */
+  readonly resumption: boolean
+}
+
+export interface LiveSetup {
+  readonly persona: Persona
+  readonly tools: readonly ToolDeclaration[]
+  /** Declare every tool non-blocking. Only meaningful when `capabilities.asyncToolCalls`. */
+  readonly nonBlockingTools: boolean
+  /** Earlier messages of the conversation, for a fresh connection (never sent on resumption). */
+  readonly history?: readonly Message[]
+  /** Resume a previous connection; history is then not re-sent. */
+  readonly resumeHandle?: string
+}
+
+/** Input audio: 16-bit little-endian mono PCM at 16 kHz. */
+export const LIVE_INPUT_RATE_HZ = 16_000
+/** Output audio: 16-bit little-endian mono PCM at 24 kHz. */
+export const LIVE_OUTPUT_RATE_HZ = 24_000
+
+export interface LiveSession {
+  /** Send one microphone frame (16 kHz S16LE mono). Never blocks; the adapter queues. */
+  sendAudio(pcm: Uint8Array): void
+  /** The microphone stopped (mute): tell the provider the stream ended. */
+  endAudio(): void
+  /** Answer a tool call (interim with `willContinue`, or final). */
+  respond(response: LiveToolResponse): void
+  /** Close the connection; resolves when the socket is closed. */
+  close(): Promise<void>
+}
+
+export type Scheduling = 'INTERRUPT' | 'WHEN_IDLE' | 'SILENT'
+
+export interface LiveToolResponse {
+  readonly id: string
+  readonly name: string
+  /** The result the model reads: `{ ... }` on success, `{ error: "…" }` on failure. */
+  readonly response: Record<string, unknown>
+  /** An interim result; a final one follows. Only for non-blocking calls. */
+  readonly willContinue?: boolean
+  /** Only for non-blocking calls. */
+  readonly scheduling?: Scheduling
+}
+
+export interface LiveToolCall {
+  readonly id: string
+  readonly name: string
+  readonly args: unknown
+}
+
+/** Everything a live session reports. One provider frame may produce several events. */
+export interface LiveEvents {
+  audio(pcm: Uint8Array): void
+  inputTranscription(text: string): void
+  outputTranscription(text: string): void
+  /** The user talked over the model: what was generated and not yet played is stale. */
+  interrupted(): void
+  generationComplete(): void
+  turnComplete(): void
+  toolCall(calls: readonly LiveToolCall[]): void
+  toolCallCancellation(ids: readonly string[]): void
+  /** The provider will close this connection soon. */
+  goAway(timeLeftMs: number | undefined): void
+  resumptionUpdate(handle: string | undefined, resumable: boolean): void
+  usage(totalTokens: number): void
+  /** The connection ended, by us or by the far side. */
+  closed(info: LiveCloseInfo): void
+}
+
+export interface LiveCloseInfo {
+  readonly code: number
+  readonly reason: string
+  /** True when `close()` was called by us. */
+  readonly byClient: boolean
+}

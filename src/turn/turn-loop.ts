@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto'
+import type { CallContext, Channel, PendingNotice } from '../core/context.js'
+import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import type { Gate } from '../core/gate.js'
+import type { Logger } from '../core/logger.js'
+import type { Persona } from '../core/persona.js'
+import type { ToolSet } from '../core/tool-set.js'
+import type { Clock } from '../ports/clock.js'
+import type { LLM, LLMToolCall } from '../ports/llm.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+
+/** Eight model steps is plenty for one typed request; more means the model is looping. */
+export const DEFAULT_MAX_STEPS = 8
+
+export interface TurnLoopDeps {
+  readonly llm: LLM
+  readonly tools: ToolSet
+  readonly gate: Gate
+  readonly store: TranscriptStore
+  readonly persona: Persona
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly maxSteps?: number
+}
+
+export interface TurnInput {
+  readonly conversationId: string
+  readonly text: string
+  readonly channel: Channel
+  readonly signal?: AbortSignal
+  /** Told when the gate starts waiting for a human, so the asker can be told too. */
+  readonly onPending?: (notice: PendingNotice) => void
+  /** Streamed model text, where the model streams. */
+  readonly onText?: (delta: string) => void
+  /** Each tool outcome as it lands. */
+  readonly onToolResult?: (call: ToolCallRecord, outcome: ToolOutcome) => void
+}
+
+export interface TurnResult {
+  readonly text: string
+  readonly steps: number
+  /** True when the step bound stopped the turn before the model answered. */
+  readonly stepLimited: boolean
+}
+
+/**
+ * The typed turn loop: ask the model, run the tool calls it asks for — concurrently, each behind
+ * the gate — feed the outcomes back, until it answers. Every message is stored as it happens, so a
+ * turn cut short by a crash leaves a readable, continuable conversation.
+ */
+export class TurnLoop {
+  readonly #d: TurnLoopDeps
+
+  constructor(deps: TurnLoopDeps) {
+    this.#d = deps
+  }
+
+  async run(input: TurnInput): Promise<TurnResult> {
+    const { llm, tools, store, persona, clock } = this.#d
+    const signal = input.signal ?? new AbortController().signal
+    const maxSteps = this.#d.maxSteps ?? DEFAULT_MAX_STEPS
+    const log = this.#d.logger.child({ conversation: input.conversationId, channel: input.channel })
+    store.append(input.conversationId, {
+      role: 'user',
+      text: input.text,
+      channel: input.channel,
+      at: clock.now(),
+    })
+    for (let step = 1; step <= maxSteps; step++) {
+      const history = store.messages(input.conversationId)
+      const answer = await llm.next(
+        { persona, history, tools: tools.declarations(), onText: input.onText },
+        signal,
+      )
+      const calls = uniqueIds(answer.toolCalls)
+      store.append(input.conversationId, {
+        role: 'assistant',
+        text: answer.text,
+        toolCalls: calls,
+        channel: input.channel,
+        at: clock.now(),
+      })
+      if (calls.length === 0) {
+        log.info({ step }, 'turn answered')
+        return { text: answer.text, steps: step, stepLimited: false }
+      }
+      log.info({ step, tools: calls.map((c) => c.name) }, 'turn running tools')
+      await Promise.all(calls.map((call) => this.#runCall(call, input, signal, log)))
+    }
+    const text = `I stopped after ${maxSteps} steps without finishing; please ask again more simply.`
+    log.warn({ maxSteps }, 'turn hit the step bound')
+    store.append(input.conversationId, {
+      role: 'assistant',
+      text,
+      toolCalls: [],
+      channel: input.channel,
+      at: clock.now(),
+    })
+    return { text, steps: maxSteps, stepLimited: true }
+  }
+
+  async #runCall(
+    call: ToolCallRecord,
+    input: TurnInput,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<void> {
+    const ctx: CallContext = {
+      signal,
+      channel: input.channel,
+      conversationId: input.conversationId,
+      callId: call.id,
+      gate: this.#d.gate,
+      logger: log,
+      onPending: (n) => input.onPending?.(n),
+    }
+    const outcome = await this.#d.tools.call(ctx, call.name, call.args)
+    this.#d.store.append(input.conversationId, {
+      role: 'tool',
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.args,
+      outcome,
+      channel: input.channel,
+      at: this.#d.clock.now(),
+    })
+    input.onToolResult?.(call, outcome)
+  }
+}
+
+/** Models sometimes omit or repeat call ids; every call gets its own so outcomes match calls. */
+function uniqueIds(calls: readonly LLMToolCall[]): ToolCallRecord[] {
+  const seen = new Set<string>()
+  return calls.map((c) => {
+    let id = typeof c.id === 'string' && c.id !== '' ? c.id : randomUUID()
+    if (seen.has(id)) id = `${id}-${randomUUID().slice(0, 8)}`
+    seen.add(id)
+    return { id, name: String(c.name), args: c.args ?? {} }
+  })
+}

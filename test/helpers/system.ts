@@ -1,0 +1,20 @@
+import { spawnSync } from 'node:child_process'
+
+/**
+ * Tests that use real system parts (mosquitto, arecord, gpiomon…) skip with a printed reason when
+ * the part is missing — unless NOCTURN_REQUIRE_SYSTEM=1 (set by .ci/run), where a missing part is
+ * a failure, so CI can never pass by skipping them.
+ */
+export const REQUIRE_SYSTEM = process.env.NOCTURN_REQUIRE_SYSTEM === '1'
+
+/** Returns a skip reason, or undefined when every command is on PATH. Throws under CI. */
+export function missingCommands(...commands: string[]): string | undefined {
+  const missing = commands.filter(
+    (c) => spawnSync('sh', ['-c', `command -v ${c}`], { stdio: 'ignore' }).status !== 0,
+  )
+  if (missing.length === 0) return undefined
+  const reason = `skipped: ${missing.join(', ')} not installed (Debian: apt-get install the package that provides it)`
+  if (REQUIRE_SYSTEM) throw new Error(`NOCTURN_REQUIRE_SYSTEM=1 but ${reason.slice(9)}`)
+  process.stdout.write(`${reason}\n`)
+  return reason
+}
