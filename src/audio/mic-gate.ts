@@ -1,0 +1,75 @@
+import type { AudioIn, AudioInSink } from '../ports/audio.js'
+import type { Clock } from '../ports/clock.js'
+
+/** gate: the microphone sends silence while the speaker plays (plus a tail); aec: always open. */
+export type EchoMode = 'gate' | 'aec'
+
+export interface MicGateOptions {
+  readonly source: AudioIn
+  /** What the speaker still has to play; while it is non-zero the room hears the speaker. */
+  readonly speaker: { queuedMs(): number }
+  readonly clock: Clock
+  readonly echo: EchoMode
+  /** How long after the speaker falls silent the gate stays shut (room reverb, device latency). */
+  readonly tailMs: number
+}
+
+/** 300 ms covers a small room's reverb and the device's own output latency. */
+export const DEFAULT_ECHO_TAIL_MS = 300
+
+/**
+ * The microphone as the rest of the device sees it: mute is authoritative (no frame leaves while
+ * muted), and in `gate` mode frames become silence — not nothing, so the provider's voice activity
+ * detection sees a quiet room rather than a broken stream — while the speaker plays plus a tail.
+ */
+export class MicGate implements AudioIn {
+  readonly #o: MicGateOptions
+  #muted = false
+  #lastHeardSpeakerAt = Number.NEGATIVE_INFINITY
+  // One zero buffer reused for every silent frame: no allocation on the audio path.
+  #silence = new Uint8Array(0)
+
+  constructor(options: MicGateOptions) {
+    this.#o = options
+  }
+
+  get sampleRateHz(): number {
+    return this.#o.source.sampleRateHz
+  }
+
+  get muted(): boolean {
+    return this.#muted
+  }
+
+  setMuted(muted: boolean): void {
+    this.#muted = muted
+  }
+
+  /** True while frames are being replaced by silence because the speaker is (or just was) playing. */
+  get echoGated(): boolean {
+    if (this.#o.echo !== 'gate') return false
+    const now = this.#o.clock.now()
+    if (this.#o.speaker.queuedMs() > 0) this.#lastHeardSpeakerAt = now
+    return now - this.#lastHeardSpeakerAt < this.#o.tailMs
+  }
+
+  start(sink: AudioInSink): Promise<void> {
+    return this.#o.source.start({
+      frame: (pcm, at) => {
+        if (this.#muted) return
+        if (this.echoGated) sink.frame(this.#silent(pcm.byteLength), at)
+        else sink.frame(pcm, at)
+      },
+      error: (e) => sink.error(e),
+    })
+  }
+
+  stop(): Promise<void> {
+    return this.#o.source.stop()
+  }
+
+  #silent(bytes: number): Uint8Array {
+    if (this.#silence.byteLength < bytes) this.#silence = new Uint8Array(bytes)
+    return this.#silence.subarray(0, bytes)
+  }
+}
