@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createLogger } from './logger.js'
-import { runOfflineDemo } from './offline-demo.js'
+import { createLogger } from '../logger.js'
+import { runOfflineDemo } from '../offline-demo.js'
 
-/** `npm start`: the offline run. Later the same entry becomes `nocturn run` on the device. */
-async function main(): Promise<number> {
+/** `nocturn demo [--store path]`: what `npm start` runs. */
+export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({
+    args,
     options: { store: { type: 'string', default: 'var/nocturn-dev.db' } },
   })
   const storePath = resolve(values.store ?? 'var/nocturn-dev.db')
@@ -24,14 +25,3 @@ async function main(): Promise<number> {
     interactive: process.stdin.isTTY === true,
   })
 }
-
-main().then(
-  (code) => {
-    process.exitCode = code
-  },
-  (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err)
-    process.stderr.write(`nocturn: ${message}\n`)
-    process.exitCode = 1
-  },
-)
