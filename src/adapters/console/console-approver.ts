@@ -33,8 +33,11 @@ export class ConsoleApprover implements Approver {
     const { output } = this.#o
     const line = `approval needed (${req.channel}): ${req.action}`
     if (!this.#o.interactive) {
-      output.write(`${line} — ${this.#o.autoAnswer}d automatically (stdin is not a terminal)\n`)
-      return { decision: this.#o.autoAnswer, grant: 'once', by: 'console' }
+      const done = this.#o.autoAnswer === 'approve' ? 'approved' : 'denied'
+      output.write(`${line} — ${done} automatically (stdin is not a terminal)\n`)
+      return this.#o.autoAnswer === 'approve'
+        ? { decision: 'approve', grant: 'once', by: 'console' }
+        : { decision: 'deny', by: 'console' }
     }
     const rl = createInterface({ input: this.#o.input, output, terminal: true })
     try {
