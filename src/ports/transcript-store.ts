@@ -14,6 +14,15 @@ export interface TranscriptStore {
   messages(conversationId: string, page?: { afterSeq?: number; limit?: number }): StoredMessage[]
   /** Conversations, newest activity first. */
   listConversations(page?: { limit?: number; before?: number }): Conversation[]
+  /** Removes a conversation and every message of it, for real. Returns false if there was none. */
+  deleteConversation(id: string): boolean
+  /**
+   * Retention: removes conversations whose last activity is before `before`, and all but the
+   * `keep` most recent. Returns how many were removed.
+   */
+  prune(policy: { before?: number; keep?: number }): number
+  /** Gives the space of removed rows back to the file system. */
+  vacuum(): void
   close(): void
 }
 

@@ -144,3 +144,43 @@ describe('SqliteStore', () => {
     again.close()
   })
 })
+
+describe('SqliteStore retention', () => {
+  function seeded() {
+    const path = join(tmp(), 's.db')
+    const s = new SqliteStore(path)
+    const ids = [1, 2, 3, 4].map((day) => {
+      const c = s.createConversation({ channel: 'voice', at: day * 86_400_000 })
+      s.append(c.id, {
+        role: 'user',
+        text: `secret plan number ${day}`,
+        channel: 'voice',
+        at: day * 86_400_000,
+      })
+      return c.id
+    })
+    return { path, s, ids }
+  }
+
+  it('deletes a conversation and its messages, and vacuum removes them from the file', () => {
+    const { path, s, ids } = seeded()
+    expect(s.deleteConversation(ids[0]!)).toBe(true)
+    expect(s.deleteConversation(ids[0]!)).toBe(false)
+    expect(s.getConversation(ids[0]!)).toBeUndefined()
+    expect(s.messages(ids[0]!)).toEqual([])
+    s.vacuum()
+    const bytes = readFileSync(path).toString('latin1')
+    expect(bytes).not.toContain('secret plan number 1')
+    expect(bytes).toContain('secret plan number 2')
+    s.close()
+  })
+
+  it('prunes by age and by count, keeping the newest', () => {
+    const { s, ids } = seeded()
+    expect(s.prune({ before: 2 * 86_400_000 })).toBe(1)
+    expect(s.prune({ keep: 2 })).toBe(1)
+    expect(s.listConversations().map((c) => c.id)).toEqual([ids[3], ids[2]])
+    expect(s.messages(ids[2]!)).toHaveLength(1)
+    s.close()
+  })
+})

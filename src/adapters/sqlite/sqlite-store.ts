@@ -76,6 +76,12 @@ export class SqliteStore implements TranscriptStore, GrantStore {
       listConv: db.prepare(
         'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
       ),
+      deleteConv: db.prepare('DELETE FROM conversations WHERE id = ?'),
+      pruneBefore: db.prepare('DELETE FROM conversations WHERE updated_at < ?'),
+      pruneKeep: db.prepare(
+        `DELETE FROM conversations WHERE id NOT IN
+           (SELECT id FROM conversations ORDER BY updated_at DESC, id LIMIT ?)`,
+      ),
       insertGrant: db.prepare(
         `INSERT INTO grants (id, tool, channel, scope, expiry, created_by, created_at, revoked_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
@@ -155,6 +161,29 @@ export class SqliteStore implements TranscriptStore, GrantStore {
       page.limit ?? 50,
     ) as ConversationRow[]
     return rows.map(toConversation)
+  }
+
+  deleteConversation(id: string): boolean {
+    // Messages go with it (ON DELETE CASCADE), in the same statement's transaction.
+    return this.#q.deleteConv.run(id).changes > 0
+  }
+
+  prune(policy: { before?: number; keep?: number }): number {
+    return this.#db.transaction(() => {
+      let removed = 0
+      if (policy.before !== undefined) removed += this.#q.pruneBefore.run(policy.before).changes
+      if (policy.keep !== undefined)
+        removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
+      return removed
+    })()
+  }
+
+  vacuum(): void {
+    // VACUUM rewrites the file without the freed pages; the WAL is checkpointed first so the
+    // deleted rows are not left readable in the log either.
+    this.#db.pragma('wal_checkpoint(TRUNCATE)')
+    this.#db.exec('VACUUM')
+    this.#db.pragma('wal_checkpoint(TRUNCATE)')
   }
 
   addGrant(grant: NewGrant): Grant {
