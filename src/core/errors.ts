@@ -20,6 +20,9 @@ export type ErrorCode =
   | 'NOC_ERR_STORE_TOO_NEW'
   | 'NOC_ERR_STORE_UNKNOWN_CONVERSATION'
   | 'NOC_ERR_GRANT_REFUSED'
+  | 'NOC_ERR_BAD_REQUEST'
+  | 'NOC_ERR_NOT_FOUND'
+  | 'NOC_ERR_CONVERSATION_LIVE'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode

@@ -12,6 +12,8 @@ export interface TranscriptStore {
   getConversation(id: string): Conversation | undefined
   /** Every message of a conversation in order, as the turn loop needs them to continue it. */
   messages(conversationId: string, page?: { afterSeq?: number; limit?: number }): StoredMessage[]
+  /** The newest message of a conversation, for summaries. */
+  lastMessage(conversationId: string): StoredMessage | undefined
   /** Conversations, newest activity first. */
   listConversations(page?: { limit?: number; before?: number }): Conversation[]
   /** Removes a conversation and every message of it, for real. Returns false if there was none. */

@@ -73,6 +73,9 @@ export class SqliteStore implements TranscriptStore, GrantStore {
       messages: db.prepare(
         'SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
       ),
+      lastMsg: db.prepare(
+        'SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+      ),
       listConv: db.prepare(
         'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
       ),
@@ -153,6 +156,11 @@ export class SqliteStore implements TranscriptStore, GrantStore {
       page.limit ?? -1,
     ) as MessageRow[]
     return rows.map(toMessage)
+  }
+
+  lastMessage(conversationId: string): StoredMessage | undefined {
+    const row = this.#q.lastMsg.get(conversationId) as MessageRow | undefined
+    return row ? toMessage(row) : undefined
   }
 
   listConversations(page: { limit?: number; before?: number } = {}): Conversation[] {

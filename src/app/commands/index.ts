@@ -14,4 +14,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'the offline run: a short conversation against the scripted model',
     load: () => import('./demo.js'),
   },
+  transcripts: {
+    summary: 'list, show or delete stored conversations',
+    load: () => import('./transcripts.js'),
+  },
 }

@@ -1,0 +1,186 @@
+import type { PendingNotice } from '../core/context.js'
+import type { Conversation, StoredMessage } from '../core/conversation.js'
+import { NocturnError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { Clock } from '../ports/clock.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+import type { TurnLoop } from '../turn/turn-loop.js'
+import type { LiveConversations } from './live-conversations.js'
+
+/** Larger pages are refused, not clamped: a phone asking for a million rows is a bug or a probe. */
+export const MAX_LIST_PAGE = 100
+export const MAX_MESSAGE_PAGE = 500
+/** A typed message longer than this is refused before it reaches the model or the store. */
+export const MAX_TYPED_CHARS = 4000
+
+export interface ConversationSummary {
+  readonly id: string
+  readonly channel: Conversation['channel']
+  readonly createdAt: number
+  readonly updatedAt: number
+  /** One line: the title, or the first thing the person said. */
+  readonly summary: string
+  readonly last: {
+    readonly role: StoredMessage['role']
+    readonly text: string
+    readonly at: number
+  } | null
+}
+
+export interface SayRequest {
+  /** An existing conversation's id, or 'new'. */
+  readonly conversationId: string
+  readonly text: string
+  /** The paired phone that typed it. */
+  readonly phone: string
+  readonly onText?: (delta: string) => void
+  readonly onPending?: (notice: PendingNotice) => void
+  readonly signal?: AbortSignal
+}
+
+export interface ConversationServiceDeps {
+  readonly store: TranscriptStore
+  readonly turns: TurnLoop
+  readonly live: LiveConversations
+  readonly clock: Clock
+  readonly logger: Logger
+}
+
+/**
+ * What a paired phone may do with this device's conversations — list, read, continue by typing,
+ * delete — independent of the transport that carries the requests.
+ */
+export class ConversationService {
+  readonly #d: ConversationServiceDeps
+  /** One typed turn at a time per conversation: later messages wait their turn, never interleave. */
+  readonly #queues = new Map<string, Promise<unknown>>()
+
+  constructor(deps: ConversationServiceDeps) {
+    this.#d = deps
+  }
+
+  list(page: { limit?: number; before?: number } = {}): ConversationSummary[] {
+    const limit = pageSize(page.limit, 20, MAX_LIST_PAGE, 'limit')
+    if (page.before !== undefined && !Number.isFinite(page.before)) {
+      throw new NocturnError('NOC_ERR_BAD_REQUEST', 'before: expected a time in milliseconds')
+    }
+    return this.#d.store
+      .listConversations({ limit, before: page.before })
+      .map((c) => this.#summary(c))
+  }
+
+  show(req: { id: string; afterSeq?: number; limit?: number }): {
+    conversation: Conversation
+    messages: StoredMessage[]
+  } {
+    const conversation = this.#get(req.id)
+    const limit = pageSize(req.limit, 100, MAX_MESSAGE_PAGE, 'limit')
+    const afterSeq = req.afterSeq ?? 0
+    if (!Number.isInteger(afterSeq) || afterSeq < 0) {
+      throw new NocturnError('NOC_ERR_BAD_REQUEST', 'afterSeq: expected a whole number ≥ 0')
+    }
+    return { conversation, messages: this.#d.store.messages(conversation.id, { afterSeq, limit }) }
+  }
+
+  async say(req: SayRequest): Promise<{ conversationId: string; text: string }> {
+    const text = req.text.trim()
+    if (text === '') throw new NocturnError('NOC_ERR_BAD_REQUEST', 'text: empty message')
+    if (text.length > MAX_TYPED_CHARS) {
+      throw new NocturnError(
+        'NOC_ERR_BAD_REQUEST',
+        `text: longer than ${MAX_TYPED_CHARS} characters`,
+      )
+    }
+    const id =
+      req.conversationId === 'new'
+        ? this.#d.store.createConversation({ channel: 'text', at: this.#d.clock.now() }).id
+        : this.#get(req.conversationId).id
+    // A conversation being spoken right now is refused rather than queued: the live model holds its
+    // own context and would never see the typed message, so the stored history would fork.
+    if (this.#d.live.isLive(id)) {
+      throw new NocturnError(
+        'NOC_ERR_CONVERSATION_LIVE',
+        'This conversation is being spoken right now; send your message when it ends, or start a new one.',
+      )
+    }
+    const previous = this.#queues.get(id) ?? Promise.resolve()
+    const turn = previous.then(() => {
+      if (this.#d.live.isLive(id)) {
+        throw new NocturnError(
+          'NOC_ERR_CONVERSATION_LIVE',
+          'This conversation started being spoken; send your message when it ends.',
+        )
+      }
+      this.#d.logger.info({ conversation: id, phone: req.phone }, 'typed turn from phone')
+      return this.#d.turns.run({
+        conversationId: id,
+        text,
+        channel: 'text',
+        signal: req.signal,
+        onText: req.onText,
+        onPending: req.onPending,
+      })
+    })
+    const settled = turn.catch(() => undefined)
+    this.#queues.set(id, settled)
+    void settled.then(() => {
+      if (this.#queues.get(id) === settled) this.#queues.delete(id)
+    })
+    const result = await turn
+    return { conversationId: id, text: result.text }
+  }
+
+  delete(id: string): void {
+    const conversation = this.#get(id)
+    if (this.#d.live.isLive(conversation.id)) {
+      throw new NocturnError(
+        'NOC_ERR_CONVERSATION_LIVE',
+        'This conversation is being spoken right now.',
+      )
+    }
+    this.#d.store.deleteConversation(conversation.id)
+    this.#d.logger.info({ conversation: conversation.id }, 'conversation deleted')
+  }
+
+  #get(id: string): Conversation {
+    const c =
+      typeof id === 'string' && id.length <= 64 ? this.#d.store.getConversation(id) : undefined
+    if (!c)
+      throw new NocturnError('NOC_ERR_NOT_FOUND', 'There is no such conversation on this device.')
+    return c
+  }
+
+  #summary(c: Conversation): ConversationSummary {
+    const first = this.#d.store.messages(c.id, { limit: 1 })[0]
+    const lastRow = this.#d.store.lastMessage(c.id)
+    const line = c.title ?? (first?.role === 'user' ? first.text : '')
+    return {
+      id: c.id,
+      channel: c.channel,
+      createdAt: c.createdAt,
+      updatedAt: c.updatedAt,
+      summary: line.length > 80 ? `${line.slice(0, 79)}…` : line,
+      last: lastRow ? { role: lastRow.role, text: textOf(lastRow), at: lastRow.at } : null,
+    }
+  }
+}
+
+function pageSize(value: number | undefined, fallback: number, max: number, name: string): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new NocturnError(
+      'NOC_ERR_BAD_REQUEST',
+      `${name}: expected a whole number from 1 to ${max}`,
+    )
+  }
+  return value
+}
+
+function textOf(m: StoredMessage): string {
+  if (m.role === 'tool')
+    return m.outcome.ok ? `${m.toolName}: done` : `${m.toolName}: ${m.outcome.error}`
+  if (m.role === 'assistant' && m.text === '' && m.toolCalls.length > 0) {
+    return `(calling ${m.toolCalls.map((c) => c.name).join(', ')})`
+  }
+  return m.text
+}

@@ -1,0 +1,72 @@
+import type { Channel } from '../core/context.js'
+import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
+import type { Logger } from '../core/logger.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+
+export type FeedListener = (message: StoredMessage) => void
+
+/**
+ * The store as a feed: a decorator that tells subscribers about every message right after it was
+ * stored, so a phone can follow a spoken session live. Only stored messages are ever announced.
+ */
+export class TranscriptFeed implements TranscriptStore {
+  readonly #inner: TranscriptStore
+  readonly #listeners = new Set<FeedListener>()
+  readonly #log: Logger
+
+  constructor(inner: TranscriptStore, log: Logger) {
+    this.#inner = inner
+    this.#log = log
+  }
+
+  subscribe(listener: FeedListener): () => void {
+    this.#listeners.add(listener)
+    return () => {
+      this.#listeners.delete(listener)
+    }
+  }
+
+  append(conversationId: string, message: NewMessage): StoredMessage {
+    const stored = this.#inner.append(conversationId, message)
+    for (const l of this.#listeners) {
+      try {
+        l(stored)
+      } catch (err) {
+        // A failing follower must never fail the append that already happened.
+        this.#log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'feed listener failed',
+        )
+      }
+    }
+    return stored
+  }
+
+  createConversation(input: { channel: Channel; title?: string; at: number }): Conversation {
+    return this.#inner.createConversation(input)
+  }
+  getConversation(id: string): Conversation | undefined {
+    return this.#inner.getConversation(id)
+  }
+  messages(conversationId: string, page?: { afterSeq?: number; limit?: number }): StoredMessage[] {
+    return this.#inner.messages(conversationId, page)
+  }
+  lastMessage(conversationId: string): StoredMessage | undefined {
+    return this.#inner.lastMessage(conversationId)
+  }
+  listConversations(page?: { limit?: number; before?: number }): Conversation[] {
+    return this.#inner.listConversations(page)
+  }
+  deleteConversation(id: string): boolean {
+    return this.#inner.deleteConversation(id)
+  }
+  prune(policy: { before?: number; keep?: number }): number {
+    return this.#inner.prune(policy)
+  }
+  vacuum(): void {
+    this.#inner.vacuum()
+  }
+  close(): void {
+    this.#inner.close()
+  }
+}
