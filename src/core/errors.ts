@@ -20,6 +20,12 @@ export type ErrorCode =
   | 'NOC_ERR_STORE_TOO_NEW'
   | 'NOC_ERR_STORE_UNKNOWN_CONVERSATION'
   | 'NOC_ERR_GRANT_REFUSED'
+  | 'NOC_ERR_LIVE_CONNECT_TIMEOUT'
+  | 'NOC_ERR_LIVE_UNKNOWN_MODEL'
+  | 'NOC_ERR_LIVE_REJECTED'
+  | 'NOC_ERR_LIVE_SERVER_ERROR'
+  | 'NOC_ERR_LIVE_CLOSED'
+  | 'NOC_ERR_GEMINI_NO_KEY'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode
