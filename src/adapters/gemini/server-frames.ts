@@ -164,7 +164,7 @@ export class ServerFrames {
   #unknown(key: string): void {
     if (this.#unknownSeen.has(key)) return
     this.#unknownSeen.add(key)
-    this.#log.warn({ key }, 'live frame has an unknown key; ignored')
+    this.#log.warn({ field: key }, 'live frame has an unknown key; ignored')
   }
 
   #bad(what: string): void {

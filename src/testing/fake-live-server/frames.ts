@@ -32,8 +32,9 @@ export const serverFrame = {
     toolCall: { functionCalls: calls.map((c) => ({ ...c, args: c.args ?? {} })) },
   }),
   cancellation: (ids: readonly string[]): ServerFrame => ({ toolCallCancellation: { ids } }),
-  goAway: (timeLeft: string | undefined = '50s'): ServerFrame => ({
-    goAway: timeLeft === undefined ? {} : { timeLeft },
+  /** `null`: a goAway without `timeLeft` (malformed, but seen in the field). */
+  goAway: (timeLeft: string | null = '50s'): ServerFrame => ({
+    goAway: timeLeft === null ? {} : { timeLeft },
   }),
   resumption: (newHandle: string, resumable = true): ServerFrame => ({
     sessionResumptionUpdate: resumable ? { newHandle, resumable } : { newHandle: '', resumable },
