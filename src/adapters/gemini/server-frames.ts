@@ -60,7 +60,7 @@ export class ServerFrames {
   }
 
   #content(c: unknown): void {
-    if (!isRecord(c)) return this.#bad('serverContent')
+    if (!isRecord(c)) return void this.#bad('serverContent')
     for (const key of Object.keys(c)) {
       if (!HANDLED_CONTENT.has(key) && !IGNORED_CONTENT.has(key))
         this.#unknown(`serverContent.${key}`)
@@ -78,7 +78,8 @@ export class ServerFrames {
   }
 
   #modelTurn(turn: unknown): void {
-    if (!isRecord(turn) || !Array.isArray(turn.parts)) return this.#bad('serverContent.modelTurn')
+    if (!isRecord(turn) || !Array.isArray(turn.parts))
+      return void this.#bad('serverContent.modelTurn')
     for (const part of turn.parts) {
       if (!isRecord(part)) continue
       // Thinking is not for the speaker.
@@ -89,7 +90,7 @@ export class ServerFrames {
   }
 
   #audio(blob: unknown): void {
-    if (!isRecord(blob) || typeof blob.data !== 'string') return this.#bad('inlineData')
+    if (!isRecord(blob) || typeof blob.data !== 'string') return void this.#bad('inlineData')
     const mime = typeof blob.mimeType === 'string' ? blob.mimeType : ''
     if (!isOutputPcm(mime)) {
       this.#log.warn(
@@ -105,7 +106,7 @@ export class ServerFrames {
   }
 
   #toolCall(t: unknown): void {
-    if (!isRecord(t) || !Array.isArray(t.functionCalls)) return this.#bad('toolCall')
+    if (!isRecord(t) || !Array.isArray(t.functionCalls)) return void this.#bad('toolCall')
     const calls: LiveToolCall[] = []
     for (const fc of t.functionCalls) {
       if (!isRecord(fc) || typeof fc.name !== 'string' || fc.name === '') {
@@ -123,21 +124,21 @@ export class ServerFrames {
   }
 
   #cancellation(c: unknown): void {
-    if (!isRecord(c) || !Array.isArray(c.ids)) return this.#bad('toolCallCancellation')
+    if (!isRecord(c) || !Array.isArray(c.ids)) return void this.#bad('toolCallCancellation')
     const ids = c.ids.filter((id): id is string => typeof id === 'string' && id !== '')
     if (ids.length > 0)
       this.#emit('toolCallCancellation', () => this.#events.toolCallCancellation(ids))
   }
 
   #usage(u: unknown): void {
-    if (!isRecord(u)) return this.#bad('usageMetadata')
+    if (!isRecord(u)) return void this.#bad('usageMetadata')
     // int64 fields may come as JSON strings.
     const total = Number(u.totalTokenCount)
     if (Number.isFinite(total)) this.#emit('usage', () => this.#events.usage(total))
   }
 
   #resumption(r: unknown): void {
-    if (!isRecord(r)) return this.#bad('sessionResumptionUpdate')
+    if (!isRecord(r)) return void this.#bad('sessionResumptionUpdate')
     const handle = typeof r.newHandle === 'string' && r.newHandle !== '' ? r.newHandle : undefined
     const resumable = r.resumable === true
     this.#emit('resumptionUpdate', () => this.#events.resumptionUpdate(handle, resumable))
