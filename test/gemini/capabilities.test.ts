@@ -42,3 +42,19 @@ describe('the capability table (gemini-live.md §2.3)', () => {
     ])
   })
 })
+
+describe('createClient', () => {
+  it('ignores a stray GOOGLE_GEMINI_BASE_URL: the key goes only where we say', async () => {
+    const { createClient } = await import('../../src/adapters/gemini/client.js')
+    const before = process.env.GOOGLE_GEMINI_BASE_URL
+    process.env.GOOGLE_GEMINI_BASE_URL = 'http://evil.example'
+    try {
+      const ai = createClient({ apiKey: KEY })
+      const apiClient = (ai as unknown as { apiClient: { getBaseUrl(): string } }).apiClient
+      expect(apiClient.getBaseUrl()).toBe('https://generativelanguage.googleapis.com/')
+    } finally {
+      if (before === undefined) delete process.env.GOOGLE_GEMINI_BASE_URL
+      else process.env.GOOGLE_GEMINI_BASE_URL = before
+    }
+  })
+})

@@ -13,15 +13,20 @@ export interface ClientOptions {
   readonly baseUrl?: string
 }
 
+export const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'
+
 /**
- * A `GoogleGenAI` for the Gemini Developer API. The key and base URL are always passed explicitly,
- * so the SDK's own environment look-ups (`GOOGLE_API_KEY`, `GOOGLE_GEMINI_BASE_URL`) never choose
- * for us. A `ws://` base is turned into `http://`: the SDK rewrites every non-`http:` scheme to
- * `wss://`, so a `ws://` base would fail TLS and leave `connect()` waiting forever.
+ * A `GoogleGenAI` for the Gemini Developer API. The key and the base URL are always passed
+ * explicitly: without a base URL the SDK takes `GOOGLE_GEMINI_BASE_URL` from the environment, and
+ * a stray variable would send the key elsewhere. A `ws://` base is turned into `http://`: the SDK
+ * rewrites every non-`http:` scheme to `wss://`, so a `ws://` base would fail TLS and leave
+ * `connect()` waiting forever.
  */
 export function createClient(o: ClientOptions): GoogleGenAI {
-  const baseUrl = o.baseUrl?.replace(/^ws:/, 'http:').replace(/^wss:/, 'https:')
-  return new GoogleGenAI({ apiKey: o.apiKey, ...(baseUrl ? { httpOptions: { baseUrl } } : {}) })
+  const baseUrl = (o.baseUrl || GEMINI_API_BASE_URL)
+    .replace(/^ws:/, 'http:')
+    .replace(/^wss:/, 'https:')
+  return new GoogleGenAI({ apiKey: o.apiKey, httpOptions: { baseUrl } })
 }
 
 /**
