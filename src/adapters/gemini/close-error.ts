@@ -5,7 +5,7 @@ import { NocturnError } from '../../core/errors.js'
  * turns one that ends a connection before its setup completed into an error a person can act on.
  */
 export function closeError(code: number, reason: string, model: string): NocturnError {
-  const said = reason ? ` (server said: "${reason}")` : ''
+  const said = reason ? `: "${reason}"` : ''
   if (code === 1008 && /not found|not supported for bidiGenerateContent/i.test(reason)) {
     return new NocturnError(
       'NOC_ERR_LIVE_UNKNOWN_MODEL',

@@ -33,6 +33,8 @@ export interface SocketHooks {
 export class GuardedSocket implements SdkSocket {
   #ws: WebSocket | undefined
   #setupForwarded = false
+  /** A socket error (e.g. ECONNREFUSED) explains the 1006 close that follows it. */
+  #lastError = ''
   readonly #url: string
   readonly #headers: Record<string, string>
   readonly #sdk: SdkSocketCallbacks
@@ -70,11 +72,12 @@ export class GuardedSocket implements SdkSocket {
       this.#onMessage(data, isBinary),
     )
     ws.on('error', (err: Error) => {
+      this.#lastError = err.message
       this.#log.warn({ err: redactKey(err.message, this.#apiKey) }, 'live socket error')
       this.#sdk.onerror({ message: redactKey(err.message, this.#apiKey) })
     })
     ws.on('close', (code: number, reason: Buffer) => {
-      const text = redactKey(reason.toString('utf8'), this.#apiKey)
+      const text = redactKey(reason.toString('utf8') || this.#lastError, this.#apiKey)
       this.#hooks.closed(code, text)
       this.#sdk.onclose({ code, reason: text })
     })
