@@ -257,3 +257,54 @@ describe('frames the adapter receives', () => {
     expect(events.types()).toEqual(['toolCall', 'resumptionUpdate'])
   })
 })
+
+describe('the fake server, driven by hand as the scripted FakeLiveLLM is', () => {
+  it('barge-in mid-reply: audio, interrupted, turnComplete; the final answer after a withdrawal of another call', async () => {
+    const { events, conn, session: s } = await start()
+    conn.user('Unlock the front door and the back door.')
+    conn.toolCall(
+      { id: 'a', name: 'unlock_door', args: { door: 'front' } },
+      { id: 'b', name: 'unlock_door', args: { door: 'back' } },
+    )
+    conn.model('Asking Anna.')
+    conn.audio(200)
+    conn.interrupted()
+    conn.turnComplete()
+    conn.cancel('b')
+    conn.goAway(30_000)
+    conn.handle('h-9')
+    await server.until(() => events.types().includes('resumptionUpdate'))
+    s.respond({ id: 'a', name: 'unlock_door', response: { output: 'ok' }, scheduling: 'WHEN_IDLE' })
+    s.respond({ id: 'b', name: 'unlock_door', response: { output: 'ok' } })
+    s.sendAudio(new Uint8Array(2)) // a marker: everything before it has been sent
+    await server.until(() => server.framesOf('realtimeInput').length === 1)
+    expect(conn.responses).toEqual([
+      {
+        id: 'a',
+        name: 'unlock_door',
+        response: { output: 'ok' },
+        willContinue: false,
+        scheduling: 'WHEN_IDLE',
+      },
+    ])
+    expect(events.types().filter((t) => t !== 'audio')).toEqual([
+      'inputTranscription',
+      'toolCall',
+      'outputTranscription',
+      'interrupted',
+      'turnComplete',
+      'toolCallCancellation',
+      'goAway',
+      'resumptionUpdate',
+    ])
+    expect(
+      events.log
+        .filter((e) => e.type === 'audio')
+        .reduce((n, e) => n + (e.type === 'audio' ? e.bytes : 0), 0),
+    ).toBe(9600)
+    expect(events.log.find((e) => e.type === 'goAway')).toEqual({
+      type: 'goAway',
+      timeLeftMs: 30_000,
+    })
+  })
+})

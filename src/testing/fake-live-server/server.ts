@@ -77,6 +77,66 @@ export class FakeConnection {
     this.#ws.terminate()
   }
 
+  // Shorthands named as the scripted FakeLiveLLM's, so a driver test can swap one for the other.
+
+  /** What the user said, as the service's input transcription. */
+  user(text: string): void {
+    this.send(serverFrame.inputTranscription(text))
+  }
+
+  /** What the model says, as its output transcription. */
+  model(text: string): void {
+    this.send(serverFrame.outputTranscription(text))
+  }
+
+  /** `ms` of the model's 24 kHz speech (from the fixtures, repeated as needed), in 40 ms frames. */
+  audio(ms: number): void {
+    const src = phrase('hello').pcm
+    const pcm = Buffer.alloc(Math.round((ms * 24_000) / 1000) * 2)
+    for (let o = 0; o < pcm.length; o += src.length) src.copy(pcm, o)
+    for (let o = 0; o < pcm.length; o += 1920)
+      this.send(serverFrame.audio(pcm.subarray(o, o + 1920)))
+  }
+
+  toolCall(...calls: { id: string; name: string; args?: unknown }[]): void {
+    this.send(serverFrame.toolCall(calls))
+  }
+
+  cancel(...ids: string[]): void {
+    this.send(serverFrame.cancellation(ids))
+  }
+
+  interrupted(): void {
+    this.send(serverFrame.interrupted())
+  }
+
+  generationComplete(): void {
+    this.send(serverFrame.generationComplete())
+  }
+
+  turnComplete(): void {
+    this.send(serverFrame.turnComplete())
+  }
+
+  goAway(timeLeftMs?: number): void {
+    this.send(serverFrame.goAway(timeLeftMs === undefined ? null : `${timeLeftMs / 1000}s`))
+  }
+
+  handle(handle: string, resumable = true): void {
+    this.send(serverFrame.resumption(handle, resumable))
+  }
+
+  /** Every function response received on this connection, in order, as sent. */
+  get responses(): Record<string, unknown>[] {
+    return this.#server.received
+      .filter((f) => f.conn === this.index && f.key === 'toolResponse')
+      .flatMap(
+        (f) =>
+          (f.frame.toolResponse as { functionResponses?: Record<string, unknown>[] })
+            ?.functionResponses ?? [],
+      )
+  }
+
   async play(steps: readonly Step[]): Promise<void> {
     for (const step of steps) {
       if (!this.open && !('delayMs' in step)) return
