@@ -353,3 +353,19 @@ describe('bad input is logged and survived', () => {
     for (const line of lines) expect(line).not.toContain(KEY)
   })
 })
+
+describe('a far side that speaks before setup (the SDK would crash on a TDZ ReferenceError)', () => {
+  it('an early setupComplete and an early event: the connection opens, the event arrives after open()', async () => {
+    server = await FakeLiveServer.start({
+      beforeSetup: [serverFrame.setupComplete(), serverFrame.resumption('early-handle')],
+      scripts: [{ handshake: 'ignore', steps: [] }],
+    })
+    const events = recorder()
+    const s = await adapter(ASYNC, { connectTimeoutMs: 2000 }).open(liveSetup(), events)
+    sessions.push(s)
+    await server.until(() => events.log.length === 1)
+    expect(events.log).toEqual([
+      { type: 'resumptionUpdate', handle: 'early-handle', resumable: true },
+    ])
+  })
+})

@@ -33,6 +33,10 @@ export interface SocketHooks {
 export class GuardedSocket implements SdkSocket {
   #ws: WebSocket | undefined
   #setupForwarded = false
+  /** The SDK has sent its `setup` frame, so its `session` variable exists. */
+  #setupSent = false
+  /** A `setupComplete` that came before our `setup` went out (a misbehaving far side). */
+  #earlySetupComplete: string | undefined
   /** A socket error (e.g. ECONNREFUSED) explains the 1006 close that follows it. */
   #lastError = ''
   readonly #url: string
@@ -88,6 +92,12 @@ export class GuardedSocket implements SdkSocket {
       throw new Error('live socket is not open')
     }
     this.#ws.send(message)
+    if (!this.#setupSent) {
+      this.#setupSent = true
+      const early = this.#earlySetupComplete
+      this.#earlySetupComplete = undefined
+      if (early) this.#sdk.onmessage({ data: early })
+    }
   }
 
   close(): void {
@@ -119,7 +129,11 @@ export class GuardedSocket implements SdkSocket {
     const record = frame as Record<string, unknown>
     if (record.setupComplete !== undefined && !this.#setupForwarded) {
       this.#setupForwarded = true
-      this.#sdk.onmessage({ data: JSON.stringify({ setupComplete: record.setupComplete }) })
+      const data = JSON.stringify({ setupComplete: record.setupComplete })
+      // Before the SDK has sent `setup`, its message handler reads a `session` constant that is
+      // not yet initialised (a TDZ ReferenceError, an unhandled rejection): hold it until then.
+      if (this.#setupSent) this.#sdk.onmessage({ data })
+      else this.#earlySetupComplete = data
     }
     this.#hooks.frame(record)
   }

@@ -29,6 +29,8 @@ export interface FakeLiveServerOptions {
   readonly binaryFrames?: boolean
   readonly port?: number
   readonly logger?: Logger
+  /** Frames sent the moment a connection opens, before `setup` (the service never does this). */
+  readonly beforeSetup?: readonly ServerFrame[]
 }
 
 export interface TimelineEntry {
@@ -339,6 +341,7 @@ export class FakeLiveServer {
       this.#wake()
     })
     ws.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'fake live socket error'))
+    for (const f of this.#o.beforeSetup ?? []) conn.send(f)
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data)
       let frame: Record<string, unknown>
