@@ -113,6 +113,13 @@ describe('connect', () => {
     expect((err as Error).message).toContain('nocturn doctor')
   })
 
+  it('a model id the SDK refuses after the socket opened: rejected, and that socket closed (no leak)', async () => {
+    server = await FakeLiveServer.start()
+    const err = await adapter('models/../x').open(liveSetup(), recorder()).catch((e: unknown) => e)
+    expect((err as Error).message).toMatch(/invalid model parameter/)
+    await server.until(() => server?.timeline.some((e) => e.conn === 0 && e.event === 'close'))
+  })
+
   it('a ws:// base URL still connects (the SDK would rewrite it to wss:// and hang)', async () => {
     server = await FakeLiveServer.start()
     const live = adapter(ASYNC, {
