@@ -115,7 +115,9 @@ describe('connect', () => {
 
   it('a model id the SDK refuses after the socket opened: rejected, and that socket closed (no leak)', async () => {
     server = await FakeLiveServer.start()
-    const err = await adapter('models/../x').open(liveSetup(), recorder()).catch((e: unknown) => e)
+    const err = await adapter('models/../x')
+      .open(liveSetup(), recorder())
+      .catch((e: unknown) => e)
     expect((err as Error).message).toMatch(/invalid model parameter/)
     await server.until(() => server?.timeline.some((e) => e.conn === 0 && e.event === 'close'))
   })

@@ -283,12 +283,14 @@ export class FakeLiveServer {
       const left = deadline - Date.now()
       if (left <= 0) throw new Error('fake live server: condition not met in time')
       await new Promise<void>((resolve) => {
+        const waiters = this.#waiters
         const t = setTimeout(done, Math.min(left, 50))
         function done() {
           clearTimeout(t)
+          waiters.delete(done)
           resolve()
         }
-        this.#waiters.add(done)
+        waiters.add(done)
       })
     }
   }
