@@ -142,6 +142,31 @@ describe('frames the adapter sends', () => {
   })
 })
 
+describe('scheduling where the model does not support it', () => {
+  it('gemini-3.8-live-extended-thinking: interim and final go out, scheduling is left out', async () => {
+    const { conn, session: s } = await start('gemini-3.8-live-extended-thinking')
+    conn.toolCall({ id: 'x1', name: 'current_time' })
+    s.respond({
+      id: 'x1',
+      name: 'current_time',
+      response: { status: 'working' },
+      willContinue: true,
+      scheduling: 'WHEN_IDLE',
+    })
+    s.respond({
+      id: 'x1',
+      name: 'current_time',
+      response: { local: '07:20' },
+      scheduling: 'INTERRUPT',
+    })
+    await server.until(() => conn.responses.length === 2)
+    expect(conn.responses).toEqual([
+      { id: 'x1', name: 'current_time', response: { status: 'working' }, willContinue: true },
+      { id: 'x1', name: 'current_time', response: { local: '07:20' }, willContinue: false },
+    ])
+  })
+})
+
 describe('frames the adapter receives', () => {
   it('one frame carrying serverContent + usageMetadata + toolCall yields every event, in order', async () => {
     const { events, conn } = await start()
