@@ -23,6 +23,12 @@ export type ErrorCode =
   | 'NOC_ERR_BAD_REQUEST'
   | 'NOC_ERR_NOT_FOUND'
   | 'NOC_ERR_CONVERSATION_LIVE'
+  | 'NOC_ERR_LIVE_CONNECT_TIMEOUT'
+  | 'NOC_ERR_LIVE_UNKNOWN_MODEL'
+  | 'NOC_ERR_LIVE_REJECTED'
+  | 'NOC_ERR_LIVE_SERVER_ERROR'
+  | 'NOC_ERR_LIVE_CLOSED'
+  | 'NOC_ERR_GEMINI_NO_KEY'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode

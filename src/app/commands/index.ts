@@ -18,4 +18,12 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'list, show or delete stored conversations',
     load: () => import('./transcripts.js'),
   },
+  doctor: {
+    summary: 'check the Gemini key, the live models (and which support async calls) and more',
+    load: () => import('./doctor.js'),
+  },
+  'fake-live': {
+    summary: 'run the local fake Gemini Live service (for doctor and offline runs)',
+    load: () => import('./fake-live.js'),
+  },
 }

@@ -1,0 +1,52 @@
+import { GoogleGenAI } from '@google/genai'
+import type { Logger } from '../../core/logger.js'
+import {
+  GuardedSocket,
+  type SdkSocket,
+  type SdkSocketCallbacks,
+  type SocketHooks,
+} from './socket.js'
+
+export interface ClientOptions {
+  readonly apiKey: string
+  /** e.g. `http://127.0.0.1:8790` for the fake server; the real service when absent. */
+  readonly baseUrl?: string
+}
+
+export const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'
+
+/**
+ * A `GoogleGenAI` for the Gemini Developer API. The key and the base URL are always passed
+ * explicitly: without a base URL the SDK takes `GOOGLE_GEMINI_BASE_URL` from the environment, and
+ * a stray variable would send the key elsewhere. A `ws://` base is turned into `http://`: the SDK
+ * rewrites every non-`http:` scheme to `wss://`, so a `ws://` base would fail TLS and leave
+ * `connect()` waiting forever.
+ */
+export function createClient(o: ClientOptions): GoogleGenAI {
+  const baseUrl = (o.baseUrl || GEMINI_API_BASE_URL)
+    .replace(/^ws:/, 'http:')
+    .replace(/^wss:/, 'https:')
+  return new GoogleGenAI({ apiKey: o.apiKey, httpOptions: { baseUrl } })
+}
+
+/**
+ * Puts our own transport under `ai.live` (see GuardedSocket for why). `Live.webSocketFactory` is
+ * private in the SDK's types, so this checks at runtime that the field is still there: an SDK
+ * upgrade that renames it fails here, loudly, instead of silently using the unsafe transport.
+ */
+export function installGuardedTransport(
+  ai: GoogleGenAI,
+  o: { hooks: SocketHooks; logger: Logger; apiKey: string; onSocket: (s: GuardedSocket) => void },
+): void {
+  const live = ai.live as unknown as Record<string, unknown>
+  if (!('webSocketFactory' in live)) {
+    throw new Error('@google/genai changed: Live.webSocketFactory is gone; update socket.ts')
+  }
+  live.webSocketFactory = {
+    create(url: string, headers: Record<string, string>, sdk: SdkSocketCallbacks): SdkSocket {
+      const socket = new GuardedSocket({ url, headers, sdk, ...o })
+      o.onSocket(socket)
+      return socket
+    },
+  }
+}

@@ -1,0 +1,148 @@
+import { NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type {
+  LiveCapabilities,
+  LiveEvents,
+  LiveLLM,
+  LiveSession,
+  LiveSetup,
+} from '../../ports/live-llm.js'
+import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
+import { createClient, installGuardedTransport } from './client.js'
+import { closeError } from './close-error.js'
+import { toTextTurns } from './contents.js'
+import { behaviorFor, liveConnectConfig } from './live-config.js'
+import { LiveConnection } from './live-connection.js'
+import { redactKey } from './redact.js'
+import type { GuardedSocket } from './socket.js'
+
+export interface GeminiLiveOptions {
+  readonly apiKey: string
+  readonly model: string
+  /** `http://127.0.0.1:PORT` for the fake server; the real service when absent. */
+  readonly baseUrl?: string
+  /** `connect()` never gives up by itself (SDK 2.32.0), so this does. */
+  readonly connectTimeoutMs?: number
+  readonly logger: Logger
+}
+
+/**
+ * LiveLLM over `@google/genai`'s `ai.live.connect`. Each `open()` is one WebSocket connection; the
+ * voice driver decides when to resume (after `goAway` or a drop) by closing the old session and
+ * opening a new one with the last resumption handle, which this sends as
+ * `setup.sessionResumption.handle` — and then sends no history, because the server still has it.
+ */
+export class GeminiLive implements LiveLLM {
+  readonly capabilities: LiveCapabilities
+  readonly modelCapabilities: ModelCapabilities
+  readonly #o: GeminiLiveOptions
+  readonly #log: Logger
+  #connections = 0
+
+  constructor(o: GeminiLiveOptions) {
+    if (!o.apiKey) throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no Gemini API key was given')
+    this.#o = o
+    this.#log = o.logger.child({ component: 'gemini-live', model: o.model })
+    const { capabilities, known } = lookupCapabilities(o.model)
+    this.modelCapabilities = capabilities
+    this.capabilities = liveCapabilities(o.model)
+    if (!known) {
+      this.#log.warn({}, 'live model not in the capability table: assuming no asynchronous calls')
+    }
+    if (!capabilities.asyncToolCalls) {
+      this.#log.warn({}, 'this live model has no asynchronous calls: approvals will be dead air')
+    }
+  }
+
+  open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
+    const n = ++this.#connections
+    const log = this.#log.child({ conn: n })
+    const caps = this.modelCapabilities
+    const nonBlocking = behaviorFor(setup, caps) === 'NON_BLOCKING'
+    const conn = new LiveConnection({
+      events,
+      logger: log,
+      apiKey: this.#o.apiKey,
+      capabilities: caps,
+      nonBlocking,
+    })
+    const ai = createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
+    const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
+    log.info(
+      { resume: setup.resumeHandle !== undefined, tools: setup.tools.length, nonBlocking },
+      'live connecting',
+    )
+
+    return new Promise<LiveSession>((resolve, reject) => {
+      let settled = false
+      const fail = (err: Error) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        conn.abort()
+        log.warn({ err: err.message, code: (err as NocturnError).code }, 'live connect failed')
+        reject(err)
+      }
+      const timer = setTimeout(
+        () =>
+          fail(
+            new NocturnError(
+              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
+              `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
+            ),
+          ),
+        timeoutMs,
+      )
+      try {
+        installGuardedTransport(ai, {
+          logger: log,
+          apiKey: this.#o.apiKey,
+          onSocket: (s: GuardedSocket) => conn.attachSocket(s),
+          hooks: {
+            frame: (f) => conn.onFrame(f),
+            closed: (code, reason) => {
+              // Before setupComplete the SDK would wait forever: the close is the answer.
+              if (!settled) fail(closeError(code, reason, this.#o.model))
+              conn.onClosed(code, reason)
+            },
+          },
+        })
+      } catch (err) {
+        fail(err as Error)
+        return
+      }
+      ai.live
+        .connect({
+          model: this.#o.model,
+          config: liveConnectConfig(setup, caps),
+          // Frames reach us through the guarded socket; the SDK only sees setupComplete.
+          callbacks: { onmessage: () => {} },
+        })
+        .then(
+          (sdk) => {
+            if (settled) {
+              sdk.conn.close()
+              return
+            }
+            settled = true
+            clearTimeout(timer)
+            conn.opened(sdk)
+            if (!setup.resumeHandle && setup.history?.length) {
+              const turns = toTextTurns(setup.history)
+              if (turns.length > 0) sdk.sendClientContent({ turns, turnComplete: false })
+            }
+            log.info({}, 'live connected')
+            resolve(conn)
+            // After the caller's `await` has its session, not before.
+            setImmediate(() => conn.release())
+          },
+          (err: unknown) =>
+            fail(
+              new Error(
+                redactKey(err instanceof Error ? err.message : String(err), this.#o.apiKey),
+              ),
+            ),
+        )
+    })
+  }
+}

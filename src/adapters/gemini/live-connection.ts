@@ -1,0 +1,238 @@
+import type { FunctionResponse, Session } from '@google/genai'
+import type { Logger } from '../../core/logger.js'
+import type {
+  LiveCloseInfo,
+  LiveEvents,
+  LiveSession,
+  LiveToolCall,
+  LiveToolResponse,
+} from '../../ports/live-llm.js'
+import type { ModelCapabilities } from './capabilities.js'
+import { redactKey } from './redact.js'
+import { ServerFrames } from './server-frames.js'
+import type { GuardedSocket } from './socket.js'
+
+export const INPUT_MIME = 'audio/pcm;rate=16000'
+
+type State = 'connecting' | 'open' | 'closing' | 'closed'
+
+/**
+ * One live connection, as the port's LiveSession. It holds back server events until `open()` has
+ * resolved (the SDK would deliver them while the caller's `session` variable is still unassigned),
+ * keeps the per-connection tool-call bookkeeping (no response for a withdrawn id, one final per id,
+ * no interim to a blocking model), and never throws from a send on a closed socket.
+ */
+export class LiveConnection implements LiveSession {
+  #state: State = 'connecting'
+  #sdk: Session | undefined
+  #socket: GuardedSocket | undefined
+  #held: Record<string, unknown>[] | undefined = []
+  #byClient = false
+  #aborted = false
+  #closedInfo: LiveCloseInfo | undefined
+  readonly #closeWaiters: (() => void)[] = []
+  readonly #frames: ServerFrames
+  readonly #events: LiveEvents
+  readonly #log: Logger
+  readonly #apiKey: string
+  readonly #caps: ModelCapabilities
+  /** Calls on this connection were declared NON_BLOCKING. */
+  readonly #nonBlocking: boolean
+  readonly #cancelled = new Set<string>()
+  readonly #answered = new Set<string>()
+  #audioSinceEnd = false
+  #droppedAudio = 0
+
+  constructor(o: {
+    events: LiveEvents
+    logger: Logger
+    apiKey: string
+    capabilities: ModelCapabilities
+    nonBlocking: boolean
+  }) {
+    this.#events = o.events
+    this.#log = o.logger
+    this.#apiKey = o.apiKey
+    this.#caps = o.capabilities
+    this.#nonBlocking = o.nonBlocking
+    this.#frames = new ServerFrames(this.#bookkeeping(o.events), o.logger)
+  }
+
+  get state(): State {
+    return this.#state
+  }
+
+  attachSocket(socket: GuardedSocket): void {
+    this.#socket = socket
+  }
+
+  /** `connect()` resolved: sends go through the SDK session from now on. */
+  opened(sdk: Session): void {
+    this.#sdk = sdk
+    this.#state = 'open'
+  }
+
+  /** The caller has its session: deliver what arrived meanwhile, in order, then live. */
+  release(): void {
+    const held = this.#held ?? []
+    this.#held = undefined
+    for (const f of held) this.#dispatch(f)
+  }
+
+  /** A connect that failed: end the socket and stay silent (the caller gets the rejection). */
+  abort(): void {
+    this.#aborted = true
+    this.#state = 'closed'
+    this.#held = undefined
+    this.#socket?.terminate()
+  }
+
+  onFrame(frame: Record<string, unknown>): void {
+    if (this.#held) this.#held.push(frame)
+    else this.#dispatch(frame)
+  }
+
+  onClosed(code: number, reason: string): void {
+    const wasConnecting = this.#state === 'connecting'
+    this.#state = 'closed'
+    for (const w of this.#closeWaiters.splice(0)) w()
+    if (wasConnecting || this.#aborted || this.#closedInfo) return
+    // Events still held are delivered first, so `closed` is the last thing the caller hears.
+    if (this.#held) this.release()
+    this.#closedInfo = { code, reason, byClient: this.#byClient }
+    this.#log.info({ code, reason, byClient: this.#byClient }, 'live connection closed')
+    try {
+      this.#events.closed(this.#closedInfo)
+    } catch (err) {
+      this.#log.error({ err: String(err) }, 'live closed listener threw')
+    }
+  }
+
+  sendAudio(pcm: Uint8Array): void {
+    if (this.#state !== 'open') {
+      if (this.#droppedAudio++ === 0)
+        this.#log.warn({ state: this.#state }, 'live audio dropped: connection not open')
+      return
+    }
+    const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
+    if (
+      this.#send('audio', (s) => s.sendRealtimeInput({ audio: { data, mimeType: INPUT_MIME } }))
+    ) {
+      this.#audioSinceEnd = true
+    }
+  }
+
+  endAudio(): void {
+    // One audioStreamEnd per pause; repeating it says nothing new.
+    if (this.#state !== 'open' || !this.#audioSinceEnd) return
+    if (this.#send('audioStreamEnd', (s) => s.sendRealtimeInput({ audioStreamEnd: true }))) {
+      this.#audioSinceEnd = false
+    }
+  }
+
+  respond(r: LiveToolResponse): void {
+    const interim = r.willContinue === true
+    if (this.#cancelled.has(r.id)) {
+      this.#log.info({ callId: r.id, tool: r.name }, 'live response for a withdrawn call; not sent')
+      return
+    }
+    if (this.#answered.has(r.id)) {
+      this.#log.warn(
+        { callId: r.id, tool: r.name },
+        'live call already has its final answer; not sent',
+      )
+      return
+    }
+    if (interim && !this.#nonBlocking) {
+      // A blocking call takes the first response as the answer: an interim would end it.
+      this.#log.warn({ callId: r.id, tool: r.name }, 'interim result for a blocking call; not sent')
+      return
+    }
+    const fr: FunctionResponse = { id: r.id, name: r.name, response: r.response }
+    if (this.#nonBlocking) {
+      fr.willContinue = interim
+      if (r.scheduling && this.#caps.scheduling)
+        fr.scheduling = r.scheduling as FunctionResponse['scheduling']
+    }
+    if (
+      this.#send('toolResponse', (s) => s.sendToolResponse({ functionResponses: [fr] })) &&
+      !interim
+    ) {
+      this.#answered.add(r.id)
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.#state === 'closed') return Promise.resolve()
+    const done = new Promise<void>((resolve) => this.#closeWaiters.push(resolve))
+    if (this.#state !== 'closing') {
+      this.#byClient = true
+      this.#state = 'closing'
+      this.#held = undefined
+      try {
+        this.#sdk ? this.#sdk.close() : this.#socket?.close()
+      } catch {
+        this.#socket?.terminate()
+      }
+      // A far side that never answers the close handshake must not hold the driver.
+      const t = setTimeout(() => this.#socket?.terminate(), 2000)
+      void done.then(() => clearTimeout(t))
+    }
+    return done
+  }
+
+  #dispatch(frame: Record<string, unknown>): void {
+    if (this.#byClient) return
+    this.#frames.dispatch(frame)
+  }
+
+  #send(what: string, fn: (s: Session) => void): boolean {
+    const s = this.#sdk
+    if (!s || this.#state !== 'open') {
+      this.#log.warn(
+        { what, state: this.#state },
+        'live send on a connection that is not open; dropped',
+      )
+      return false
+    }
+    try {
+      fn(s)
+      return true
+    } catch (err) {
+      const msg = redactKey(err instanceof Error ? err.message : String(err), this.#apiKey)
+      this.#log.warn({ what, err: msg }, 'live send failed; dropped')
+      return false
+    }
+  }
+
+  /** Events pass through here so the connection learns which calls exist and which were withdrawn. */
+  #bookkeeping(events: LiveEvents): LiveEvents {
+    return {
+      audio: (pcm) => events.audio(pcm),
+      inputTranscription: (t) => events.inputTranscription(t),
+      outputTranscription: (t) => events.outputTranscription(t),
+      interrupted: () => events.interrupted(),
+      generationComplete: () => events.generationComplete(),
+      turnComplete: () => events.turnComplete(),
+      toolCall: (calls: readonly LiveToolCall[]) => {
+        this.#log.info(
+          { calls: calls.map((c) => ({ id: c.id, name: c.name })), pii: calls.map((c) => c.args) },
+          'live tool call',
+        )
+        events.toolCall(calls)
+      },
+      toolCallCancellation: (ids) => {
+        for (const id of ids) this.#cancelled.add(id)
+        this.#log.info({ ids }, 'live tool calls withdrawn')
+        events.toolCallCancellation(ids)
+      },
+      goAway: (ms) => {
+        this.#log.info({ timeLeftMs: ms }, 'live goAway')
+        events.goAway(ms)
+      },
+      resumptionUpdate: (h, r) => events.resumptionUpdate(h, r),
+      usage: (n) => events.usage(n),
+      closed: (i) => events.closed(i),
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import WebSocket from 'ws'
+import type { Logger } from '../../core/logger.js'
+import { redactKey } from './redact.js'
+
+/** The SDK's transport contract (`WebSocketFactory` / `WebSocket_2`), which it does not export. */
+export interface SdkSocketCallbacks {
+  onopen: () => void
+  onmessage: (e: { data: unknown }) => void
+  onerror: (e: unknown) => void
+  onclose: (e: unknown) => void
+}
+
+export interface SdkSocket {
+  connect(): void
+  send(message: string): void
+  close(): void
+}
+
+export interface SocketHooks {
+  /** Every server frame that parsed as a JSON object, exactly once. */
+  frame(frame: Record<string, unknown>): void
+  closed(code: number, reason: string): void
+}
+
+/**
+ * The WebSocket under one live connection. It replaces the SDK's own transport for two reasons
+ * found in the SDK's code (2.32.0, `handleWebSocketMessage`): a frame that is not JSON makes the
+ * SDK's async handler reject with nobody listening, an unhandled rejection that ends a Node
+ * process; and every frame would be parsed twice (once by the SDK, once here). So each frame is
+ * parsed once here, bad ones are logged and dropped, and only `setupComplete` is passed on to the
+ * SDK, which needs it to resolve `connect()`. Frames out still go through the SDK's own `send`.
+ */
+export class GuardedSocket implements SdkSocket {
+  #ws: WebSocket | undefined
+  #setupForwarded = false
+  /** The SDK has sent its `setup` frame, so its `session` variable exists. */
+  #setupSent = false
+  /** A `setupComplete` that came before our `setup` went out (a misbehaving far side). */
+  #earlySetupComplete: string | undefined
+  /** A socket error (e.g. ECONNREFUSED) explains the 1006 close that follows it. */
+  #lastError = ''
+  readonly #url: string
+  readonly #headers: Record<string, string>
+  readonly #sdk: SdkSocketCallbacks
+  readonly #hooks: SocketHooks
+  readonly #log: Logger
+  readonly #apiKey: string
+
+  constructor(o: {
+    url: string
+    headers: Record<string, string>
+    sdk: SdkSocketCallbacks
+    hooks: SocketHooks
+    logger: Logger
+    apiKey: string
+  }) {
+    this.#url = o.url
+    this.#headers = o.headers
+    this.#sdk = o.sdk
+    this.#hooks = o.hooks
+    this.#log = o.logger
+    this.#apiKey = o.apiKey
+  }
+
+  get isOpen(): boolean {
+    return this.#ws?.readyState === WebSocket.OPEN
+  }
+
+  connect(): void {
+    // No client pings: Gemini's pongs were measured at 8–30 s, and a short pong timeout kills
+    // healthy sessions (gemini-live.md §5.6); goAway and the close frame tell us enough.
+    const ws = new WebSocket(this.#url, { headers: this.#headers })
+    this.#ws = ws
+    ws.on('open', () => this.#sdk.onopen())
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) =>
+      this.#onMessage(data, isBinary),
+    )
+    ws.on('error', (err: Error) => {
+      this.#lastError = err.message
+      this.#log.warn({ err: redactKey(err.message, this.#apiKey) }, 'live socket error')
+      this.#sdk.onerror({ message: redactKey(err.message, this.#apiKey) })
+    })
+    ws.on('close', (code: number, reason: Buffer) => {
+      const text = redactKey(reason.toString('utf8') || this.#lastError, this.#apiKey)
+      this.#hooks.closed(code, text)
+      this.#sdk.onclose({ code, reason: text })
+    })
+  }
+
+  send(message: string): void {
+    if (!this.#ws || this.#ws.readyState !== WebSocket.OPEN) {
+      throw new Error('live socket is not open')
+    }
+    this.#ws.send(message)
+    if (!this.#setupSent) {
+      this.#setupSent = true
+      const early = this.#earlySetupComplete
+      this.#earlySetupComplete = undefined
+      if (early) this.#sdk.onmessage({ data: early })
+    }
+  }
+
+  close(): void {
+    this.#ws?.close(1000)
+  }
+
+  /** Ends the socket without a closing handshake (a connect that failed or timed out). */
+  terminate(): void {
+    this.#ws?.terminate()
+  }
+
+  #onMessage(data: WebSocket.RawData, isBinary: boolean): void {
+    const text = Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.isBuffer(data)
+        ? data.toString('utf8')
+        : Buffer.from(data).toString('utf8')
+    let frame: unknown
+    try {
+      frame = JSON.parse(text)
+    } catch {
+      this.#log.warn({ bytes: text.length, binary: isBinary }, 'live frame is not JSON; dropped')
+      return
+    }
+    if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+      this.#log.warn({ bytes: text.length }, 'live frame is not a JSON object; dropped')
+      return
+    }
+    const record = frame as Record<string, unknown>
+    if (record.setupComplete !== undefined && !this.#setupForwarded) {
+      this.#setupForwarded = true
+      const data = JSON.stringify({ setupComplete: record.setupComplete })
+      // Before the SDK has sent `setup`, its message handler reads a `session` constant that is
+      // not yet initialised (a TDZ ReferenceError, an unhandled rejection): hold it until then.
+      if (this.#setupSent) this.#sdk.onmessage({ data })
+      else this.#earlySetupComplete = data
+    }
+    this.#hooks.frame(record)
+  }
+}

@@ -1,0 +1,126 @@
+import type { AccountReport } from '../../adapters/gemini/account-check.js'
+import { checkAccount } from '../../adapters/gemini/account-check.js'
+import { lookupCapabilities } from '../../adapters/gemini/capabilities.js'
+import type { Logger } from '../../core/logger.js'
+import { type GeminiKey, readGeminiKey } from '../gemini-env.js'
+import type { Check, CheckResult } from './check.js'
+
+export interface GeminiDoctorContext {
+  readonly env: NodeJS.ProcessEnv
+  readonly baseUrl: string | undefined
+  readonly model: string | undefined
+  readonly logger: Logger
+  /** Filled by the checks, so later ones reuse earlier answers. */
+  key?: GeminiKey | Error
+  account?: AccountReport | Error
+}
+
+function key(ctx: GeminiDoctorContext): GeminiKey | Error {
+  if (!ctx.key) {
+    try {
+      ctx.key =
+        readGeminiKey(ctx.env) ?? new Error('not set: export GEMINI_API_KEY or GEMINI_API_KEY_FILE')
+    } catch (err) {
+      ctx.key = err as Error
+    }
+  }
+  return ctx.key
+}
+
+async function account(ctx: GeminiDoctorContext): Promise<AccountReport | Error> {
+  const k = key(ctx)
+  if (k instanceof Error) return k
+  if (!ctx.account) {
+    try {
+      ctx.account = await checkAccount({
+        apiKey: k.key,
+        baseUrl: ctx.baseUrl,
+        probeModel: ctx.model,
+        connectTimeoutMs: 10_000,
+        logger: ctx.logger,
+      })
+    } catch (err) {
+      ctx.account = err as Error
+    }
+  }
+  return ctx.account
+}
+
+export const geminiKeyCheck: Check<GeminiDoctorContext> = {
+  name: 'Gemini API key',
+  async run(ctx) {
+    const k = key(ctx)
+    if (k instanceof Error) return { status: 'fail', summary: k.message }
+    return { status: 'ok', summary: `set, from ${k.source}`, data: { source: k.source } }
+  },
+}
+
+export const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
+  name: 'Gemini live models',
+  async run(ctx): Promise<CheckResult> {
+    const a = await account(ctx)
+    if (key(ctx) instanceof Error) return { status: 'skip', summary: 'no API key' }
+    if (a instanceof Error) return { status: 'fail', summary: `cannot list models: ${a.message}` }
+    const asyncCount = a.liveModels.filter((m) => m.capabilities.asyncToolCalls).length
+    const width = Math.max(0, ...a.liveModels.map((m) => m.id.length))
+    const details = a.liveModels.map(
+      (m) =>
+        `${m.id.padEnd(width)}  async calls: ${m.capabilities.asyncToolCalls ? 'yes' : 'no '}  ${m.capabilities.note}`,
+    )
+    const data = a.liveModels.map((m) => ({
+      id: m.id,
+      displayName: m.displayName,
+      known: m.known,
+      asyncToolCalls: m.capabilities.asyncToolCalls,
+      nonBlockingByDefault: m.capabilities.nonBlockingByDefault,
+      blockingAllowed: m.capabilities.blockingAllowed,
+      scheduling: m.capabilities.scheduling,
+      transcription: m.capabilities.transcription,
+      resumption: m.capabilities.resumption,
+      note: m.capabilities.note,
+    }))
+    if (a.liveModels.length === 0) {
+      return {
+        status: 'fail',
+        summary: `none of the account's ${a.modelCount} models is a live model`,
+        data,
+      }
+    }
+    return {
+      status: asyncCount > 0 ? 'ok' : 'warn',
+      summary: `${a.liveModels.length} live models, ${asyncCount} with asynchronous calls`,
+      details,
+      data,
+    }
+  },
+}
+
+export const geminiConnectCheck: Check<GeminiDoctorContext> = {
+  name: 'Gemini live connect',
+  async run(ctx): Promise<CheckResult> {
+    if (!ctx.model) return { status: 'skip', summary: 'no model configured (--model)' }
+    if (key(ctx) instanceof Error) return { status: 'skip', summary: 'no API key' }
+    const a = await account(ctx)
+    if (a instanceof Error || !a.probe) return { status: 'skip', summary: 'the model list failed' }
+    const p = a.probe
+    const caps = lookupCapabilities(ctx.model)
+    const details = [
+      caps.known
+        ? `capability table: ${caps.capabilities.note}`
+        : `capability table: ${caps.capabilities.note}`,
+    ]
+    if (!caps.capabilities.asyncToolCalls) {
+      details.push('this model makes approvals dead air: the speaker plays a waiting cue meanwhile')
+    }
+    if (!p.listed) details.push('the account does not list this model as a live model')
+    if (!p.ok) return { status: 'fail', summary: `${p.model}: ${p.error}`, details, data: p }
+    return {
+      status: p.listed && caps.known && caps.capabilities.asyncToolCalls ? 'ok' : 'warn',
+      summary: `${p.model}: setup complete in ${p.ms} ms`,
+      details,
+      data: { ...p, asyncToolCalls: caps.capabilities.asyncToolCalls, known: caps.known },
+    }
+  },
+}
+
+export const geminiChecks = [geminiKeyCheck, geminiLiveModelsCheck, geminiConnectCheck]

@@ -1,0 +1,395 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
+import WebSocket, { WebSocketServer } from 'ws'
+import type { Logger } from '../../core/logger.js'
+import { silentLogger } from '../../core/logger.js'
+import { type ServerFrame, serverFrame, truncateReason, unknownModelReason } from './frames.js'
+import {
+  DEFAULT_MODELS,
+  type FakeModel,
+  type GenerateStep,
+  handleRest,
+  type RestRequest,
+} from './rest.js'
+import type { ReceivedFrame, Script, Step } from './script.js'
+import { phrase } from './speech.js'
+
+export interface FakeLiveServerOptions {
+  /** The account's models, for `models.list` and for checking `setup.model`. */
+  readonly models?: readonly FakeModel[]
+  /** Connection n plays `scripts[n]` (or the function's answer); none: answer setup and idle. */
+  readonly scripts?: readonly Script[] | ((conn: number, setup: Record<string, unknown>) => Script)
+  /** Answers for `generateContent`, in order. */
+  readonly generate?: readonly GenerateStep[]
+  /** When set, requests and connections with another key are refused as the service does. */
+  readonly apiKey?: string
+  /** Send JSON as binary WebSocket frames, as the service does (default true). */
+  readonly binaryFrames?: boolean
+  readonly port?: number
+  readonly logger?: Logger
+  /** Frames sent the moment a connection opens, before `setup` (the service never does this). */
+  readonly beforeSetup?: readonly ServerFrame[]
+}
+
+export interface TimelineEntry {
+  readonly conn: number
+  readonly event: 'open' | 'setup' | 'close'
+  readonly code?: number
+}
+
+/** One client connection, for pushing frames at it from a test. */
+export class FakeConnection {
+  readonly index: number
+  setup: Record<string, unknown> | undefined
+  #cursor = 0
+  readonly #ws: WebSocket
+  readonly #server: FakeLiveServer
+  readonly #binary: boolean
+
+  constructor(index: number, ws: WebSocket, server: FakeLiveServer, binary: boolean) {
+    this.index = index
+    this.#ws = ws
+    this.#server = server
+    this.#binary = binary
+  }
+
+  get open(): boolean {
+    return this.#ws.readyState === WebSocket.OPEN
+  }
+
+  /** Pretty-printed camelCase JSON, as the service writes it. */
+  send(frame: ServerFrame, binary = this.#binary): void {
+    if (!this.open) return
+    const text = JSON.stringify(frame, null, 2)
+    this.#ws.send(binary ? Buffer.from(text, 'utf8') : text, { binary })
+  }
+
+  sendRaw(data: string, binary = false): void {
+    if (this.open) this.#ws.send(binary ? Buffer.from(data, 'utf8') : data, { binary })
+  }
+
+  close(code: number, reason = ''): void {
+    this.#ws.close(code, truncateReason(reason))
+  }
+
+  /** No close frame: the client sees 1006, as when a network drops. */
+  drop(): void {
+    this.#ws.terminate()
+  }
+
+  // Shorthands named as the scripted FakeLiveLLM's, so a driver test can swap one for the other.
+
+  /** What the user said, as the service's input transcription. */
+  user(text: string): void {
+    this.send(serverFrame.inputTranscription(text))
+  }
+
+  /** What the model says, as its output transcription. */
+  model(text: string): void {
+    this.send(serverFrame.outputTranscription(text))
+  }
+
+  /** `ms` of the model's 24 kHz speech (from the fixtures, repeated as needed), in 40 ms frames. */
+  audio(ms: number): void {
+    const src = phrase('hello').pcm
+    const pcm = Buffer.alloc(Math.round((ms * 24_000) / 1000) * 2)
+    for (let o = 0; o < pcm.length; o += src.length) src.copy(pcm, o)
+    for (let o = 0; o < pcm.length; o += 1920)
+      this.send(serverFrame.audio(pcm.subarray(o, o + 1920)))
+  }
+
+  toolCall(...calls: { id: string; name: string; args?: unknown }[]): void {
+    this.send(serverFrame.toolCall(calls))
+  }
+
+  cancel(...ids: string[]): void {
+    this.send(serverFrame.cancellation(ids))
+  }
+
+  interrupted(): void {
+    this.send(serverFrame.interrupted())
+  }
+
+  generationComplete(): void {
+    this.send(serverFrame.generationComplete())
+  }
+
+  turnComplete(): void {
+    this.send(serverFrame.turnComplete())
+  }
+
+  goAway(timeLeftMs?: number): void {
+    this.send(serverFrame.goAway(timeLeftMs === undefined ? null : `${timeLeftMs / 1000}s`))
+  }
+
+  handle(handle: string, resumable = true): void {
+    this.send(serverFrame.resumption(handle, resumable))
+  }
+
+  /** Every function response received on this connection, in order, as sent. */
+  get responses(): Record<string, unknown>[] {
+    return this.#server.received
+      .filter((f) => f.conn === this.index && f.key === 'toolResponse')
+      .flatMap(
+        (f) =>
+          (f.frame.toolResponse as { functionResponses?: Record<string, unknown>[] })
+            ?.functionResponses ?? [],
+      )
+  }
+
+  async play(steps: readonly Step[]): Promise<void> {
+    for (const step of steps) {
+      if (!this.open && !('delayMs' in step)) return
+      await this.#step(step)
+    }
+  }
+
+  async #step(step: Step): Promise<void> {
+    if ('send' in step) this.send(step.send, step.binary)
+    else if ('raw' in step) this.sendRaw(step.raw, step.binary)
+    else if ('delayMs' in step) await sleep(step.delayMs)
+    else if ('close' in step) this.close(step.close, step.reason)
+    else if ('drop' in step) this.drop()
+    else if ('waitFor' in step) await this.#waitFor(step.waitFor, step.timeoutMs ?? 5000)
+    else if ('speak' in step) await this.#speak(step)
+  }
+
+  async #speak(step: Extract<Step, { speak: unknown }>): Promise<void> {
+    const p = typeof step.speak === 'string' ? phrase(step.speak) : undefined
+    const pcm = p ? p.pcm : Buffer.from(step.speak as Uint8Array)
+    const text = step.transcript === false ? undefined : (step.transcript ?? p?.text)
+    const bytes = Math.max(2, Math.round(((step.chunkMs ?? 40) * 24_000) / 1000) * 2)
+    const chunks = Math.ceil(pcm.length / bytes)
+    const words = text?.split(/(?<=\s)/) ?? []
+    for (let i = 0; i < chunks; i++) {
+      const frame = serverFrame.audio(pcm.subarray(i * bytes, (i + 1) * bytes))
+      // The transcription rides in the same frames as the audio, a few words at a time.
+      const from = Math.floor((i * words.length) / chunks)
+      const to = Math.floor(((i + 1) * words.length) / chunks)
+      const piece = words.slice(from, to).join('')
+      if (piece) {
+        ;(frame.serverContent as Record<string, unknown>).outputTranscription = { text: piece }
+      }
+      this.send(frame)
+      if (step.paceMs) await sleep(step.paceMs)
+    }
+  }
+
+  async #waitFor(what: string | ((f: ReceivedFrame) => boolean), timeoutMs: number): Promise<void> {
+    const match = typeof what === 'string' ? (f: ReceivedFrame) => f.key === what : what
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const mine = this.#server.received.filter((f) => f.conn === this.index)
+      for (; this.#cursor < mine.length; this.#cursor++) {
+        if (match(mine[this.#cursor] as ReceivedFrame)) {
+          this.#cursor++
+          return
+        }
+      }
+      if (!this.open) return
+      if (Date.now() > deadline) {
+        this.#server.errors.push(`conn ${this.index}: waited ${timeoutMs} ms for ${String(what)}`)
+        return
+      }
+      await sleep(5)
+    }
+  }
+}
+
+/**
+ * A local stand-in for the Gemini Live service on `ws`, speaking its wire protocol: it waits for
+ * `setup`, answers `setupComplete`, refuses unknown models with the service's 1008 close, plays a
+ * script per connection, and records every client frame. It also answers the REST paths `doctor`
+ * and the LLM adapter use. Point the SDK at it with `httpOptions.baseUrl = server.baseUrl`.
+ */
+export class FakeLiveServer {
+  readonly received: ReceivedFrame[] = []
+  readonly timeline: TimelineEntry[] = []
+  readonly connections: FakeConnection[] = []
+  readonly rest: RestRequest[] = []
+  /** What went wrong inside scripts (a `waitFor` that timed out, a frame before setup). */
+  readonly errors: string[] = []
+  /** The upgrade URLs, as the SDK built them (the key is in there). */
+  readonly urls: string[] = []
+  readonly #http: Server
+  readonly #wss: WebSocketServer
+  readonly #o: FakeLiveServerOptions
+  readonly #models: readonly FakeModel[]
+  readonly #generate: GenerateStep[]
+  readonly #log: Logger
+  readonly #waiters = new Set<() => void>()
+  #port = 0
+
+  private constructor(o: FakeLiveServerOptions) {
+    this.#o = o
+    this.#models = o.models ?? DEFAULT_MODELS
+    this.#generate = [...(o.generate ?? [])]
+    this.#log = (o.logger ?? silentLogger).child({ component: 'fake-live-server' })
+    this.#wss = new WebSocketServer({ noServer: true })
+    this.#http = createServer((req, res) => {
+      handleRest(req, res, {
+        models: this.#models,
+        generate: this.#generate,
+        requests: this.rest,
+        apiKey: o.apiKey,
+      }).catch((err: unknown) => {
+        this.errors.push(`rest: ${String(err)}`)
+        res.destroy()
+      })
+    })
+    this.#http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head))
+  }
+
+  static async start(o: FakeLiveServerOptions = {}): Promise<FakeLiveServer> {
+    const s = new FakeLiveServer(o)
+    await new Promise<void>((resolve, reject) => {
+      s.#http.once('error', reject)
+      s.#http.listen(o.port ?? 0, '127.0.0.1', () => resolve())
+    })
+    s.#port = (s.#http.address() as AddressInfo).port
+    return s
+  }
+
+  get port(): number {
+    return this.#port
+  }
+
+  /** What to give the SDK as `httpOptions.baseUrl` (http, not ws: see gemini-live.md §3.2). */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.#port}`
+  }
+
+  /** Adds answers for `generateContent`. */
+  queueGenerate(...steps: GenerateStep[]): void {
+    this.#generate.push(...steps)
+  }
+
+  framesOf(key?: string, conn?: number): Record<string, unknown>[] {
+    return this.received
+      .filter(
+        (f) => (key === undefined || f.key === key) && (conn === undefined || f.conn === conn),
+      )
+      .map((f) => f.frame)
+  }
+
+  /** Resolves once `check()` holds, re-checking on every frame, connection and close. */
+  async until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const v = check()
+      if (v !== undefined && v !== false) return v
+      const left = deadline - Date.now()
+      if (left <= 0) throw new Error('fake live server: condition not met in time')
+      await new Promise<void>((resolve) => {
+        const waiters = this.#waiters
+        const t = setTimeout(done, Math.min(left, 50))
+        function done() {
+          clearTimeout(t)
+          waiters.delete(done)
+          resolve()
+        }
+        waiters.add(done)
+      })
+    }
+  }
+
+  waitForFrame(match: (f: ReceivedFrame) => boolean, timeoutMs?: number): Promise<ReceivedFrame> {
+    return this.until(() => this.received.find(match), timeoutMs)
+  }
+
+  waitForConnection(n: number, timeoutMs?: number): Promise<FakeConnection> {
+    return this.until(() => {
+      const c = this.connections[n]
+      return c?.setup ? c : undefined
+    }, timeoutMs)
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.#wss.clients) c.terminate()
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()))
+    await new Promise<void>((resolve) => this.#http.close(() => resolve()))
+  }
+
+  #wake(): void {
+    for (const w of [...this.#waiters]) {
+      this.#waiters.delete(w)
+      w()
+    }
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(req.url ?? '/', 'http://fake')
+    // The SDK's path starts with `//ws/` for a bare base URL: match the end, not the whole path.
+    if (!/GenerativeService\.BidiGenerateContent(Constrained)?$/.test(url.pathname)) {
+      socket.end('HTTP/1.1 404 Not Found\r\n\r\n')
+      return
+    }
+    this.urls.push(req.url ?? '')
+    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+      const key = url.searchParams.get('key') ?? url.searchParams.get('access_token')
+      this.#accept(ws, key)
+    })
+  }
+
+  #accept(ws: WebSocket, key: string | null): void {
+    const conn = new FakeConnection(this.connections.length, ws, this, this.#o.binaryFrames ?? true)
+    this.connections.push(conn)
+    this.timeline.push({ conn: conn.index, event: 'open' })
+    this.#wake()
+    ws.on('close', (code: number) => {
+      this.timeline.push({ conn: conn.index, event: 'close', code })
+      this.#wake()
+    })
+    ws.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'fake live socket error'))
+    for (const f of this.#o.beforeSetup ?? []) conn.send(f)
+    ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
+      const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data)
+      let frame: Record<string, unknown>
+      try {
+        frame = JSON.parse(text) as Record<string, unknown>
+      } catch {
+        this.received.push({ conn: conn.index, key: '?', frame: { raw: text }, binary: isBinary })
+        conn.close(1007, 'Invalid JSON payload received.')
+        this.#wake()
+        return
+      }
+      const keys = Object.keys(frame)
+      this.received.push({ conn: conn.index, key: keys.join('+'), frame, binary: isBinary })
+      if (!conn.setup) this.#onFirst(conn, frame, key)
+      this.#wake()
+    })
+  }
+
+  #onFirst(conn: FakeConnection, frame: Record<string, unknown>, key: string | null): void {
+    const setup = frame.setup as Record<string, unknown> | undefined
+    if (!setup || Object.keys(frame).length !== 1) {
+      this.errors.push(`conn ${conn.index}: first frame was not setup`)
+      conn.close(1007, 'Request contains an invalid argument.')
+      return
+    }
+    conn.setup = setup
+    this.timeline.push({ conn: conn.index, event: 'setup' })
+    if (this.#o.apiKey !== undefined && key !== this.#o.apiKey) {
+      conn.close(1008, 'API key not valid. Please pass a valid API key.')
+      return
+    }
+    const model = String(setup.model ?? '')
+    const known = this.#models.some(
+      (m) => m.name === model && m.supportedGenerationMethods.includes('bidiGenerateContent'),
+    )
+    if (!known) {
+      conn.close(1008, unknownModelReason(model))
+      return
+    }
+    const s = this.#o.scripts
+    const script: Script | undefined =
+      typeof s === 'function' ? s(conn.index, setup) : s?.[conn.index]
+    // The service speaks only after setup: a frame before it crashes the SDK (a TDZ bug).
+    if ((script?.handshake ?? 'answer') === 'answer') conn.send(serverFrame.setupComplete())
+    if (script) {
+      conn.play(script.steps).catch((err: unknown) => this.errors.push(String(err)))
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import { Writable } from 'node:stream'
+import { createLogger } from '../../src/app/logger.js'
+import type { Logger } from '../../src/core/logger.js'
+import { defaultPersona } from '../../src/core/persona.js'
+import type { ToolDeclaration } from '../../src/core/tool.js'
+import type {
+  LiveCloseInfo,
+  LiveEvents,
+  LiveSetup,
+  LiveToolCall,
+} from '../../src/ports/live-llm.js'
+
+export const KEY = 'AIzaSyFAKE-test-key-0123456789'
+
+export type Ev =
+  | { type: 'audio'; bytes: number; pcm: Buffer }
+  | { type: 'inputTranscription' | 'outputTranscription'; text: string }
+  | { type: 'interrupted' | 'generationComplete' | 'turnComplete' }
+  | { type: 'toolCall'; calls: readonly LiveToolCall[] }
+  | { type: 'toolCallCancellation'; ids: readonly string[] }
+  | { type: 'goAway'; timeLeftMs: number | undefined }
+  | { type: 'resumptionUpdate'; handle: string | undefined; resumable: boolean }
+  | { type: 'usage'; total: number }
+  | { type: 'closed'; info: LiveCloseInfo }
+
+/** LiveEvents that write down everything, in order. */
+export function recorder(): LiveEvents & { log: Ev[]; types(): string[] } {
+  const log: Ev[] = []
+  return {
+    log,
+    types: () => log.map((e) => e.type),
+    audio: (pcm) => log.push({ type: 'audio', bytes: pcm.length, pcm: Buffer.from(pcm) }),
+    inputTranscription: (text) => log.push({ type: 'inputTranscription', text }),
+    outputTranscription: (text) => log.push({ type: 'outputTranscription', text }),
+    interrupted: () => log.push({ type: 'interrupted' }),
+    generationComplete: () => log.push({ type: 'generationComplete' }),
+    turnComplete: () => log.push({ type: 'turnComplete' }),
+    toolCall: (calls) => log.push({ type: 'toolCall', calls }),
+    toolCallCancellation: (ids) => log.push({ type: 'toolCallCancellation', ids }),
+    goAway: (timeLeftMs) => log.push({ type: 'goAway', timeLeftMs }),
+    resumptionUpdate: (handle, resumable) =>
+      log.push({ type: 'resumptionUpdate', handle, resumable }),
+    usage: (total) => log.push({ type: 'usage', total }),
+    closed: (info) => log.push({ type: 'closed', info }),
+  }
+}
+
+/** The app's real pino logger, writing into memory, so tests can read every line. */
+export function memoryLogger(): {
+  logger: Logger
+  lines: string[]
+  parsed(): Record<string, unknown>[]
+} {
+  const lines: string[] = []
+  const destination = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
+      cb()
+    },
+  })
+  const logger = createLogger({ level: 'debug', destination })
+  return { logger, lines, parsed: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) }
+}
+
+export const unlockTool: ToolDeclaration = {
+  name: 'unlock_door',
+  description: 'Unlock a door of the house.',
+  parameters: {
+    type: 'object',
+    properties: { door: { type: 'string', enum: ['front', 'back'], description: 'which door' } },
+    required: ['door'],
+    additionalProperties: false,
+  },
+}
+
+export const timeTool: ToolDeclaration = {
+  name: 'current_time',
+  description: 'The local time.',
+  parameters: { type: 'object', properties: {} },
+}
+
+export function liveSetup(over: Partial<LiveSetup> = {}): LiveSetup {
+  return {
+    persona: defaultPersona,
+    tools: [unlockTool, timeTool],
+    nonBlockingTools: true,
+    ...over,
+  }
+}
