@@ -1,0 +1,90 @@
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+
+const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'gpiod', 'fake-gpiod.mjs')
+
+export interface FakeGpiodLogEntry {
+  tool: string
+  event: 'start' | 'stop' | 'died' | 'rejected' | 'exit-at-once'
+  argv: string[]
+  pid: number
+  t: number
+  sig?: string
+  msg?: string
+}
+
+export interface FakeGpiod {
+  env: NodeJS.ProcessEnv
+  dir: string
+  /** Edges gpiomon prints, one script per start: e.g. [[{ ms: 5, edge: 'falling' }]]. */
+  scriptMonitor(
+    scripts: Array<Array<{ ms: number; edge?: 'rising' | 'falling'; exit?: number }>>,
+  ): void
+  log(): FakeGpiodLogEntry[]
+  cleanup(): void
+}
+
+/** Stand-in gpiomon/gpioset/gpiofind first on PATH, speaking libgpiod `version`'s command line. */
+export function fakeGpiod(version: 1 | 2): FakeGpiod {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-gpiod-'))
+  const bin = join(dir, 'bin')
+  writeFileSync(join(dir, 'log'), '')
+  const tools = version === 1 ? ['gpiomon', 'gpioset', 'gpiofind'] : ['gpiomon', 'gpioset']
+  mkdirSync(bin, { recursive: true })
+  for (const tool of tools) {
+    const p = join(bin, tool)
+    writeFileSync(p, `#!/bin/sh\nexec "${process.execPath}" "${SCRIPT}" ${tool} "$@"\n`)
+    chmodSync(p, 0o755)
+  }
+  return {
+    dir,
+    env: {
+      ...process.env,
+      PATH: `${bin}${delimiter}${process.env.PATH ?? ''}`,
+      FAKE_GPIOD_VERSION: String(version),
+      FAKE_GPIOD_DIR: dir,
+    },
+    scriptMonitor(scripts) {
+      writeFileSync(join(dir, 'gpiomon.json'), JSON.stringify(scripts))
+    },
+    log() {
+      const file = join(dir, 'log')
+      if (!existsSync(file)) return []
+      return readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as FakeGpiodLogEntry)
+    },
+    cleanup() {
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** True when no process with this pid is alive (it exited and was reaped). */
+export function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return false
+  } catch {
+    return true
+  }
+}
+
+/** Polls `fn` until it returns true, or throws after `ms`. */
+export async function waitFor(fn: () => boolean, ms = 5000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
