@@ -38,7 +38,8 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-gpiod-'))
   const bin = join(dir, 'bin')
   writeFileSync(join(dir, 'log'), '')
-  const tools = version === 1 ? ['gpiomon', 'gpioset', 'gpiofind'] : ['gpiomon', 'gpioset']
+  const tools =
+    version === 1 ? ['gpiomon', 'gpioset', 'gpiofind'] : ['gpiomon', 'gpioset', 'gpioinfo']
   mkdirSync(bin, { recursive: true })
   for (const tool of tools) {
     const p = join(bin, tool)
