@@ -12,8 +12,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "textModel": "gemini-2.5-flash",
     // The API key: better not here. Nocturn reads, in order: GEMINI_API_KEY, GEMINI_API_KEY_FILE,
     // the systemd credential "gemini-api-key" (LoadCredential=), then "apiKey" or "apiKeyFile".
-    "apiKeyFile": "/etc/nocturn/gemini-api-key"
-    // "baseUrl": "https://generativelanguage.googleapis.com"
+    // "apiKeyFile": "/etc/nocturn/gemini-api-key",
+    "baseUrl": "https://generativelanguage.googleapis.com"
   },
   "audio": {
     // alsa (arecord/aplay), portaudio, or wav (files, for testing).
@@ -43,8 +43,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // The household's broker: approvals go to paired phones, home actions go to devices.
     "url": "mqtts://broker.home.arpa:8883",
     "username": "nocturn-kitchen",
-    // Or NOCTURN_MQTT_PASSWORD(_FILE), or the credential "mqtt-password".
-    "passwordFile": "/etc/nocturn/mqtt-password",
+    // The password: NOCTURN_MQTT_PASSWORD(_FILE), the credential "mqtt-password", or here:
+    // "passwordFile": "/etc/nocturn/mqtt-password",
     "ca": "/etc/nocturn/broker-ca.pem",
     "prefix": "nocturn",
     "deviceId": "kitchen"

@@ -8,6 +8,9 @@ import { type Config, configSchema, type PanelConfig } from './schema.js'
 
 export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
+/** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
+export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+
 /** The panel with the preset applied: explicit pins win over the preset's. */
 export interface ResolvedPanel {
   readonly backend: PanelConfig['backend']
@@ -97,7 +100,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   const apiKey = resolveSecret({
     env,
     envName: 'GEMINI_API_KEY',
-    credential: 'gemini-api-key',
+    credential: CREDENTIALS.apiKey,
     value: config.provider.apiKey,
     file: config.provider.apiKeyFile,
     fileKey: 'provider.apiKeyFile',
@@ -110,7 +113,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     const pw = resolveSecret({
       env,
       envName: 'NOCTURN_MQTT_PASSWORD',
-      credential: 'mqtt-password',
+      credential: CREDENTIALS.mqttPassword,
       value: config.mqtt.password,
       file: config.mqtt.passwordFile,
       fileKey: 'mqtt.passwordFile',
