@@ -5,7 +5,14 @@ import { GpiodPanel } from '../../src/adapters/gpiod/gpiod-panel.js'
 import { detectGpiodVersion, runCommand } from '../../src/adapters/gpiod/version.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { ButtonEvent } from '../../src/ports/panel.js'
-import { type FakeGpiod, fakeGpiod, isGone, waitFor } from '../helpers/fake-gpiod.js'
+import {
+  type FakeGpiod,
+  fakeGpiod,
+  isGone,
+  liveStandIns,
+  waitFor,
+  zombieChildren,
+} from '../helpers/fake-gpiod.js'
 import { missingCommands } from '../helpers/system.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -108,6 +115,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     await panel.start((e) => events.push(e))
     panel.setLed('listening')
     await waitFor(() => faults.includes(false), 5000, 'fault')
+    expect(liveStandIns(fake).length).toBeGreaterThan(0) // the check below can see stand-ins
     // Error is a fast blink: the LED goes on and off repeatedly while the monitor is down.
     await waitFor(() => events.length >= 2, 5000, 'events from the restarted gpiomon')
     const starts = fake.log().filter((l) => l.tool === 'gpiomon' && l.event === 'start')
@@ -128,6 +136,40 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     await panel.close()
     panel = undefined
     for (const pid of pids) expect(isGone(pid)).toBe(true)
+    expect(liveStandIns(fake)).toEqual([])
+    expect(zombieChildren()).toEqual([])
+  })
+})
+
+describe('start-up failures', () => {
+  it('an LED line that does not exist fails the start with its name, and leaves no gpiomon running', async () => {
+    fake = fakeGpiod(1)
+    const p = new GpiodPanel({
+      button: 'GPIO17',
+      led: 'GPIO99',
+      clock: realClock(),
+      logger: silentLogger,
+      env: fake.env,
+    })
+    await expect(p.start(() => {})).rejects.toThrow(
+      /GPIO line GPIO99 not found .*check the pin name with "gpioinfo"/,
+    )
+    await waitFor(() => fake!.log().some((l) => l.tool === 'gpiomon'), 5000, 'gpiomon start').catch(
+      () => {},
+    )
+    for (const l of fake.log()) expect(isGone(l.pid)).toBe(true)
+  })
+
+  it('no gpiomon installed: says which package to install', async () => {
+    const p = new GpiodPanel({
+      button: 'GPIO17',
+      clock: realClock(),
+      logger: silentLogger,
+      env: { PATH: '/nonexistent' },
+    })
+    await expect(p.start(() => {})).rejects.toThrow(
+      'gpiomon is not installed (gpiomon: ENOENT); install it: sudo apt install gpiod',
+    )
   })
 })
 

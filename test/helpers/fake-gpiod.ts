@@ -3,6 +3,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -69,6 +70,38 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
       rmSync(dir, { recursive: true, force: true })
     },
   }
+}
+
+/** Pids of live stand-ins started for this fake (found by their FAKE_GPIOD_DIR in /proc). */
+export function liveStandIns(fake: FakeGpiod): number[] {
+  const mark = `FAKE_GPIOD_DIR=${fake.dir}\0`
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const env = readFileSync(`/proc/${p}/environ`, 'utf8')
+        return env.includes(mark)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}
+
+/** Children of this process that exited and were never reaped (state Z). */
+export function zombieChildren(): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8')
+        const [, state, ppid] = /\) (\S) (\d+)/.exec(stat) ?? []
+        return state === 'Z' && Number(ppid) === process.pid
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
 }
 
 /** True when no process with this pid is alive (it exited and was reaped). */

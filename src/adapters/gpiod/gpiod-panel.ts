@@ -68,6 +68,16 @@ export class GpiodPanel implements Panel {
   }
 
   async start(onButton: (event: ButtonEvent) => void): Promise<void> {
+    try {
+      await this.#start(onButton)
+    } catch (err) {
+      // Half started (the button's gpiomon running, the LED line not found): leave nothing behind.
+      await this.close()
+      throw err
+    }
+  }
+
+  async #start(onButton: (event: ButtonEvent) => void): Promise<void> {
     const { clock, logger } = this.#o
     const version = this.#o.version ?? (await detectGpiodVersion(this.#o.env))
     this.#version = version
