@@ -3,9 +3,11 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { checkPcms } from '../../src/app/config/check-pcms.js'
 import { ConfigError } from '../../src/app/config/errors.js'
 import { EXAMPLE_CONFIG } from '../../src/app/config/example.js'
 import { loadConfig, parseConfig } from '../../src/app/config/load.js'
+import { missingCommands } from '../helpers/system.js'
 
 const SECRET = 'AIzaSy-very-secret-key-0123456789'
 
@@ -183,10 +185,59 @@ describe('nocturn config', () => {
       'extra: unknown key — remove it (see nocturn config --example)',
     ])
     const good = join(dir, 'good.json')
-    writeFileSync(good, '{"panel": {"backend": "none"}}')
+    // (wav audio: this machine has no sound card, so the ALSA default PCM would fail the check)
+    writeFileSync(
+      good,
+      '{"panel": {"backend": "none"}, "audio": {"backend": "wav", "inputWav": "/tmp/in.wav"}}',
+    )
     const ok = cli(['--check', '--config', good], { GEMINI_API_KEY: SECRET })
     expect(ok.status).toBe(0)
     expect(ok.stdout).toContain('API key: from environment')
     expect(ok.stdout).not.toContain(SECRET)
+  })
+})
+
+describe('PCMs that do not exist (real arecord/aplay on a hermetic ALSA config)', () => {
+  const skip = missingCommands('arecord', 'aplay')
+
+  it.skipIf(skip)('are named by key with the fix; existing ones pass', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-alsa-'))
+    const asound = join(dir, 'asound.conf')
+    writeFileSync(
+      asound,
+      [
+        `pcm.voice_in { type file; slave.pcm "null"; file "/dev/null"; infile "/dev/zero"; format "raw" }`,
+        `pcm.voice_out { type file; slave.pcm "null"; file "${join(dir, 'out.raw')}"; format "raw" }`,
+        'pcm.null { type null }',
+        '',
+      ].join('\n'),
+    )
+    const env = { ...process.env, ALSA_CONFIG_PATH: asound }
+    const good = parseConfig(
+      '{"audio": {"capturePcm": "voice_in", "playbackPcm": "voice_out"}}',
+      'c',
+    ).config
+    expect(await checkPcms(good, env)).toEqual([])
+    const bad = parseConfig(
+      '{"audio": {"capturePcm": "voice_im", "playbackPcm": "plughw:CARD=nosuch,DEV=0"}}',
+      'c',
+    ).config
+    expect((await checkPcms(bad, env)).map((p) => p.line)).toEqual([
+      'audio.capturePcm: ALSA has no PCM called "voice_im" — define it in /etc/asound.conf (see hardware/asound.conf.example) or use plughw:CARD=<id>,DEV=0 with an id from "arecord -l"',
+      'audio.playbackPcm: ALSA has no PCM called "plughw:CARD=nosuch,DEV=0" — define it in /etc/asound.conf (see hardware/asound.conf.example) or use plughw:CARD=<id>,DEV=0 with an id from "arecord -l"',
+    ])
+    // nocturn config --check exits 2 on it.
+    const file = join(dir, 'config.json')
+    writeFileSync(file, '{"audio": {"capturePcm": "voice_im", "playbackPcm": "voice_out"}}')
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/app/cli.ts', 'config', '--check', '--config', file],
+      {
+        encoding: 'utf8',
+        env,
+      },
+    )
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^audio.capturePcm: ALSA has no PCM called "voice_im"/)
   })
 })

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { checkPcms } from '../config/check-pcms.js'
 import { ConfigError } from '../config/errors.js'
 import { EXAMPLE_CONFIG } from '../config/example.js'
 import { loadConfig } from '../config/load.js'
@@ -9,6 +10,8 @@ const HELP = `usage: nocturn config --example
   --example        print a commented example configuration
   --check          validate the configuration (default /etc/nocturn/config.json, or $NOCTURN_CONFIG)
   --config <path>  the file to check
+With audio.backend "alsa", --check also asks ALSA whether the two PCMs exist (playing 0.1 s of
+silence).
 Exit code 2 when the configuration is not usable; each problem is one line naming the key.
 `
 
@@ -41,6 +44,8 @@ export async function run(args: string[]): Promise<number> {
     try {
       const loaded = loadConfig({ ...(values.config ? { path: values.config } : {}) })
       const c = loaded.config
+      const pcmProblems = await checkPcms(c)
+      if (pcmProblems.length > 0) throw new ConfigError(pcmProblems.map((p) => p.line))
       process.stdout.write(
         [
           `${loaded.path}: ok`,
