@@ -15,7 +15,7 @@ const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'gpiod', 'fake-gpiod.
 
 export interface FakeGpiodLogEntry {
   tool: string
-  event: 'start' | 'stop' | 'died' | 'rejected' | 'exit-at-once'
+  event: 'spawn' | 'start' | 'stop' | 'died' | 'rejected' | 'exit-at-once'
   argv: string[]
   pid: number
   t: number
@@ -44,7 +44,18 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
   mkdirSync(bin, { recursive: true })
   for (const tool of tools) {
     const p = join(bin, tool)
-    writeFileSync(p, `#!/bin/sh\nexec "${process.execPath}" "${SCRIPT}" ${tool} "$@"\n`)
+    // The shell logs the spawn before node boots: a stand-in killed while still starting up (the
+    // LED restarted again at once) is counted too.
+    writeFileSync(
+      p,
+      [
+        '#!/bin/sh',
+        'args=""; for a in "$@"; do args="$args${args:+,}\\"$a\\""; done',
+        `printf '{"tool":"${tool}","event":"spawn","argv":[%s],"pid":%s,"t":0}\\n' "$args" "$$" >> "$FAKE_GPIOD_DIR/log"`,
+        `exec "${process.execPath}" "${SCRIPT}" ${tool} "$@"`,
+        '',
+      ].join('\n'),
+    )
     chmodSync(p, 0o755)
   }
   return {
@@ -64,7 +75,14 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
       return readFileSync(file, 'utf8')
         .split('\n')
         .filter(Boolean)
-        .map((l) => JSON.parse(l) as FakeGpiodLogEntry)
+        .flatMap((l) => {
+          // The last line may be half written by a stand-in that is writing right now.
+          try {
+            return [JSON.parse(l) as FakeGpiodLogEntry]
+          } catch {
+            return []
+          }
+        })
     },
     cleanup() {
       rmSync(dir, { recursive: true, force: true })

@@ -34,6 +34,25 @@ export function gpiosetArgs(line: LineRef, value: 0 | 1): string[] {
   return [`${line.name}=${value}`]
 }
 
+/**
+ * 2.x only: one `gpioset` that plays a whole blink pattern itself with `--toggle` (it starts at the
+ * first step's level and toggles after each period, repeating), so a blinking LED costs one
+ * process instead of one per level change. Needs steps that alternate on and off.
+ */
+export function gpiosetPatternArgs(
+  line: { readonly name: string },
+  steps: readonly { readonly on: boolean; readonly ms: number }[],
+  activeLow: boolean,
+): string[] | undefined {
+  const first = steps[0]
+  if (!first) return undefined
+  const level = first.on !== activeLow ? 1 : 0
+  if (steps.length === 1) return [`${line.name}=${level}`]
+  const alternates = steps.every((s, i) => i === 0 || s.on !== steps[i - 1]?.on)
+  if (!alternates || steps.length % 2 !== 0 || steps.some((s) => s.ms <= 0)) return undefined
+  return ['--toggle', steps.map((s) => `${s.ms}ms`).join(','), `${line.name}=${level}`]
+}
+
 /** One gpiomon output line → which way the line went; undefined for anything else (banners). */
 export function parseEdge(version: GpiodMajor, text: string): 'rising' | 'falling' | undefined {
   const token = text.trim().split(/\s+/)[0]?.toLowerCase()

@@ -1,12 +1,14 @@
 import type { Logger } from '../../core/logger.js'
 import { Debouncer } from '../../panel/debouncer.js'
 import { LedBlinker } from '../../panel/led-blinker.js'
+import { LED_PATTERNS } from '../../panel/led-patterns.js'
 import type { Clock } from '../../ports/clock.js'
 import type { ButtonEvent, LedState, Panel } from '../../ports/panel.js'
 import {
   type Bias,
   gpiomonArgs,
   gpiosetArgs,
+  gpiosetPatternArgs,
   type LineRef,
   parseEdge,
   parseGpiofind,
@@ -51,7 +53,9 @@ export class GpiodPanel implements Panel {
   #setter: SupervisedChild | undefined
   #debouncer: Debouncer | undefined
   #blinker: LedBlinker | undefined
-  #level: 0 | 1 = 0
+  #ledArgs: string[] = []
+  #ledPattern: ((state: LedState) => string[] | undefined) | undefined
+  #shown: LedState | undefined
   #requested: LedState = 'idle'
   readonly #faults = new Set<'button' | 'led'>()
   #started = false
@@ -120,12 +124,16 @@ export class GpiodPanel implements Panel {
       this.#setter = new SupervisedChild({
         ...common,
         command: 'gpioset',
-        args: () => gpiosetArgs(line, this.#level),
+        args: () => this.#ledArgs,
         onDeath: (info) => this.#fault('led', false, info.stderr),
         onHealthy: () => this.#fault('led', true, 'gpioset running again'),
       })
+      if (version === 2) {
+        // 2.x blinks by itself (--toggle): one gpioset per LED state, not one per level.
+        this.#ledPattern = (state) => gpiosetPatternArgs(line, LED_PATTERNS[state], activeLow)
+      }
       this.#blinker = new LedBlinker(clock, (on) => {
-        this.#level = on !== activeLow ? 1 : 0
+        this.#ledArgs = gpiosetArgs(line, on !== activeLow ? 1 : 0)
         this.#pushLevel()
       })
     }
@@ -165,11 +173,22 @@ export class GpiodPanel implements Panel {
       }
     })().finally(() => {
       this.#pushing = undefined
+      // A change that arrived after the loop's last look but before this point is not lost.
+      if (this.#dirty && this.#started) this.#pushLevel()
     })
   }
 
   #render(): void {
     const state = this.#requested !== 'muted' && this.#faults.size > 0 ? 'error' : this.#requested
+    const patternArgs = this.#ledPattern?.(state)
+    if (patternArgs) {
+      if (state === this.#shown) return
+      this.#shown = state
+      this.#ledArgs = patternArgs
+      this.#pushLevel()
+      return
+    }
+    this.#shown = state
     this.#blinker?.show(state)
   }
 
