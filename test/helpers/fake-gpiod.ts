@@ -50,7 +50,8 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
       p,
       [
         '#!/bin/sh',
-        'args=""; for a in "$@"; do args="$args${args:+,}\\"$a\\""; done',
+        // Shell parameter expansion, not a template: a comma between items.
+        'args=""; sep=""; for a in "$@"; do args="$args$sep\\"$a\\""; sep=","; done',
         `printf '{"tool":"${tool}","event":"spawn","argv":[%s],"pid":%s,"t":0}\\n' "$args" "$$" >> "$FAKE_GPIOD_DIR/log"`,
         `exec "${process.execPath}" "${SCRIPT}" ${tool} "$@"`,
         '',
