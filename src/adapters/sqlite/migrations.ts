@@ -41,4 +41,17 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX grants_by_tool ON grants (tool) WHERE revoked_at IS NULL;
   `,
+  // 2: timers and alarms, kept so they ring (or are reported missed) after a restart.
+  `
+  CREATE TABLE timers (
+    id          TEXT PRIMARY KEY,
+    kind        TEXT NOT NULL CHECK (kind IN ('timer', 'alarm')),
+    label       TEXT,
+    due_at      INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL,
+    finished_at INTEGER,
+    outcome     TEXT CHECK (outcome IN ('rang', 'cancelled', 'missed'))
+  );
+  CREATE INDEX timers_pending ON timers (due_at) WHERE finished_at IS NULL;
+  `,
 ]

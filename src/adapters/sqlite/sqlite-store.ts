@@ -11,6 +11,7 @@ import type {
 import { NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
 import type { GrantStore } from '../../ports/grant-store.js'
+import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { TranscriptStore } from '../../ports/transcript-store.js'
 import { openDatabase } from './open.js'
 
@@ -48,7 +49,7 @@ interface GrantRow {
 }
 
 /** The transcript and grant store on SQLite (better-sqlite3): one file, WAL, append-only messages. */
-export class SqliteStore implements TranscriptStore, GrantStore {
+export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   readonly #db: Database.Database
   readonly #q
 
@@ -95,6 +96,15 @@ export class SqliteStore implements TranscriptStore, GrantStore {
       listGrants: db.prepare('SELECT * FROM grants ORDER BY created_at'),
       revokeGrant: db.prepare(
         'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
+      ),
+      insertTimer: db.prepare(
+        'INSERT INTO timers (id, kind, label, due_at, created_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      pendingTimers: db.prepare(
+        'SELECT id, kind, label, due_at, created_at FROM timers WHERE finished_at IS NULL ORDER BY due_at, id',
+      ),
+      finishTimer: db.prepare(
+        'UPDATE timers SET finished_at = ?, outcome = ? WHERE id = ? AND finished_at IS NULL',
       ),
     }
   }
@@ -218,6 +228,33 @@ export class SqliteStore implements TranscriptStore, GrantStore {
 
   revokeGrant(id: string, at: number): boolean {
     return this.#q.revokeGrant.run(at, id).changes > 0
+  }
+
+  addTimer(timer: NewTimer): StoredTimer {
+    const id = randomUUID()
+    this.#q.insertTimer.run(id, timer.kind, timer.label, timer.dueAt, timer.createdAt)
+    return { ...timer, id }
+  }
+
+  pendingTimers(): StoredTimer[] {
+    const rows = this.#q.pendingTimers.all() as Array<{
+      id: string
+      kind: 'timer' | 'alarm'
+      label: string | null
+      due_at: number
+      created_at: number
+    }>
+    return rows.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      label: r.label,
+      dueAt: r.due_at,
+      createdAt: r.created_at,
+    }))
+  }
+
+  finishTimer(id: string, at: number, outcome: TimerOutcome): boolean {
+    return this.#q.finishTimer.run(at, outcome, id).changes > 0
   }
 
   close(): void {

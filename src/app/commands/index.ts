@@ -10,6 +10,10 @@ export interface CommandEntry {
 
 /** Every subcommand, one line each; the module is imported only when the command is chosen. */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  config: {
+    summary: 'print a commented example configuration, or check one (exit 2 when unusable)',
+    load: () => import('./config.js'),
+  },
   demo: {
     summary: 'the offline run: a short conversation against the scripted model',
     load: () => import('./demo.js'),

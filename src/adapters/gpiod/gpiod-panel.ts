@@ -1,0 +1,215 @@
+import type { Logger } from '../../core/logger.js'
+import { Debouncer } from '../../panel/debouncer.js'
+import { LedBlinker } from '../../panel/led-blinker.js'
+import { LED_PATTERNS } from '../../panel/led-patterns.js'
+import type { Clock } from '../../ports/clock.js'
+import type { ButtonEvent, LedState, Panel } from '../../ports/panel.js'
+import {
+  type Bias,
+  gpiomonArgs,
+  gpiosetArgs,
+  gpiosetPatternArgs,
+  type LineRef,
+  parseEdge,
+  parseGpiofind,
+} from './command-lines.js'
+import { SupervisedChild } from './supervised-child.js'
+import { detectGpiodVersion, type GpiodMajor, runCommand } from './version.js'
+
+export interface GpiodPanelOptions {
+  /** Button line by name, e.g. `GPIO17`; absent for a board without a button. */
+  readonly button?: string
+  readonly buttonActiveLow?: boolean
+  /** Bias for the button line; defaults to a pull-up for an active-low button. */
+  readonly buttonBias?: Bias
+  readonly led?: string
+  readonly ledActiveLow?: boolean
+  readonly debounceMs?: number
+  readonly clock: Clock
+  readonly logger: Logger
+  /** The environment the tools run in (tests put stand-ins first on PATH). */
+  readonly env?: NodeJS.ProcessEnv
+  /** Skip detection (tests, or a doctor that already knows). */
+  readonly version?: GpiodMajor
+  readonly backoffMs?: number
+  readonly maxBackoffMs?: number
+  /** Told when a helper dies or recovers, so the app can surface it. */
+  readonly onFault?: (fault: { part: 'button' | 'led'; healthy: boolean; detail: string }) => void
+}
+
+export const DEFAULT_DEBOUNCE_MS = 30
+
+/**
+ * The panel on libgpiod's command-line tools (reference/hardware.md §3.3): a long-lived `gpiomon`
+ * for the button and a `gpioset` holding the LED, lines addressed by name so the Pi 4 / Pi 5 chip
+ * renumbering does not matter. Both the 1.x (Bookworm) and 2.x (Trixie) command lines are spoken;
+ * the version is asked of `gpiomon --version`. A helper that dies puts the LED in `error` (mute
+ * still wins) and is restarted with backoff.
+ */
+export class GpiodPanel implements Panel {
+  readonly #o: GpiodPanelOptions
+  #version: GpiodMajor | undefined
+  #monitor: SupervisedChild | undefined
+  #setter: SupervisedChild | undefined
+  #debouncer: Debouncer | undefined
+  #blinker: LedBlinker | undefined
+  #ledArgs: string[] = []
+  #ledPattern: ((state: LedState) => string[] | undefined) | undefined
+  #shown: LedState | undefined
+  #requested: LedState = 'idle'
+  readonly #faults = new Set<'button' | 'led'>()
+  #started = false
+  #dirty = false
+  #pushing: Promise<void> | undefined
+  #setterStarted = false
+
+  constructor(opts: GpiodPanelOptions) {
+    this.#o = opts
+  }
+
+  get version(): GpiodMajor | undefined {
+    return this.#version
+  }
+
+  async start(onButton: (event: ButtonEvent) => void): Promise<void> {
+    try {
+      await this.#start(onButton)
+    } catch (err) {
+      // Half started (the button's gpiomon running, the LED line not found): leave nothing behind.
+      await this.close()
+      throw err
+    }
+  }
+
+  async #start(onButton: (event: ButtonEvent) => void): Promise<void> {
+    const { clock, logger } = this.#o
+    const version = this.#o.version ?? (await detectGpiodVersion(this.#o.env))
+    this.#version = version
+    logger.info({ panel: 'gpiod', libgpiod: version }, 'panel starting')
+    const common = {
+      env: this.#o.env,
+      clock,
+      logger,
+      backoffMs: this.#o.backoffMs,
+      maxBackoffMs: this.#o.maxBackoffMs,
+    }
+
+    if (this.#o.button) {
+      const line = await this.#resolve(this.#o.button, version)
+      const activeLow = this.#o.buttonActiveLow ?? true
+      const debounceMs = this.#o.debounceMs ?? DEFAULT_DEBOUNCE_MS
+      // Software debounce in every version: 1.x has none, and it costs nothing on top of 2.x's.
+      this.#debouncer = new Debouncer(clock, debounceMs, (pressed, atMs) =>
+        onButton({ kind: pressed ? 'press' : 'release', atMs }),
+      )
+      const bias = this.#o.buttonBias ?? (activeLow ? 'pull-up' : 'pull-down')
+      this.#monitor = new SupervisedChild({
+        ...common,
+        command: 'gpiomon',
+        args: () => gpiomonArgs(line, { bias, debounceMs }),
+        onLine: (text) => {
+          const edge = parseEdge(version, text)
+          if (!edge) return
+          this.#debouncer?.input(activeLow ? edge === 'falling' : edge === 'rising')
+        },
+        onDeath: (info) => this.#fault('button', false, info.stderr),
+        onHealthy: () => this.#fault('button', true, 'gpiomon running again'),
+      })
+      this.#monitor.start()
+    }
+
+    if (this.#o.led) {
+      const line = await this.#resolve(this.#o.led, version)
+      const activeLow = this.#o.ledActiveLow ?? false
+      this.#setter = new SupervisedChild({
+        ...common,
+        command: 'gpioset',
+        args: () => this.#ledArgs,
+        onDeath: (info) => this.#fault('led', false, info.stderr),
+        onHealthy: () => this.#fault('led', true, 'gpioset running again'),
+      })
+      if (version === 2) {
+        // 2.x blinks by itself (--toggle): one gpioset per LED state, not one per level.
+        this.#ledPattern = (state) => gpiosetPatternArgs(line, LED_PATTERNS[state], activeLow)
+      }
+      this.#blinker = new LedBlinker(clock, (on) => {
+        this.#ledArgs = gpiosetArgs(line, on !== activeLow ? 1 : 0)
+        this.#pushLevel()
+      })
+    }
+    this.#started = true
+    this.#render()
+  }
+
+  setLed(state: LedState): void {
+    this.#requested = state
+    if (this.#started) this.#render()
+  }
+
+  async close(): Promise<void> {
+    this.#started = false
+    this.#debouncer?.dispose()
+    this.#blinker?.stop()
+    await this.#pushing
+    await Promise.all([this.#monitor?.stop(), this.#setter?.stop()])
+  }
+
+  /**
+   * Neither version changes a held value in place without extra build options (2.x `--interactive`
+   * needs libedit), so a new level is a new gpioset. One at a time: the old one must have released
+   * the line before the next requests it, and levels that changed meanwhile collapse into the last.
+   */
+  #pushLevel(): void {
+    this.#dirty = true
+    if (this.#pushing || !this.#started) return
+    this.#pushing = (async () => {
+      while (this.#dirty && this.#started && this.#setter) {
+        this.#dirty = false
+        if (this.#setterStarted) await this.#setter.restart()
+        else {
+          this.#setterStarted = true
+          this.#setter.start()
+        }
+      }
+    })().finally(() => {
+      this.#pushing = undefined
+      // A change that arrived after the loop's last look but before this point is not lost.
+      if (this.#dirty && this.#started) this.#pushLevel()
+    })
+  }
+
+  #render(): void {
+    const state = this.#requested !== 'muted' && this.#faults.size > 0 ? 'error' : this.#requested
+    const patternArgs = this.#ledPattern?.(state)
+    if (patternArgs) {
+      if (state === this.#shown) return
+      this.#shown = state
+      this.#ledArgs = patternArgs
+      this.#pushLevel()
+      return
+    }
+    this.#shown = state
+    this.#blinker?.show(state)
+  }
+
+  #fault(part: 'button' | 'led', healthy: boolean, detail: string): void {
+    if (healthy) this.#faults.delete(part)
+    else this.#faults.add(part)
+    this.#o.onFault?.({ part, healthy, detail })
+    if (this.#started) this.#render()
+  }
+
+  async #resolve(name: string, version: GpiodMajor): Promise<LineRef> {
+    if (version === 2) return { version, name }
+    // 1.x tools take a chip and an offset; gpiofind maps the name, whatever the chip is numbered.
+    const r = await runCommand('gpiofind', [name], this.#o.env)
+    const found = r.code === 0 ? parseGpiofind(r.stdout) : undefined
+    if (!found) {
+      const why = r.spawnError ?? (r.stderr.trim() || 'no such line')
+      throw new Error(
+        `GPIO line ${name} not found (${why}); check the pin name with "gpioinfo" and the panel pins in the config`,
+      )
+    }
+    return { version, name, chip: found.chip, offset: found.offset }
+  }
+}

@@ -1,0 +1,156 @@
+import type { z } from 'zod'
+import { configSchema, SECRET_KEYS } from './schema.js'
+
+/**
+ * A configuration that cannot be used. Each problem is one line that names the key and says what
+ * is wrong and how to fix it; no line ever contains a secret's value.
+ */
+export class ConfigError extends Error {
+  readonly problems: readonly string[]
+  constructor(problems: readonly string[]) {
+    super(problems.join('\n'))
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+/** Readable, secret-free lines for zod's issues, using the raw input to say what was found. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown): string[] {
+  return issues.flatMap((issue) => {
+    const path = issue.path.map(String)
+    const key = keyOf(path)
+    switch (issue.code) {
+      case 'unrecognized_keys':
+        return issue.keys.map((k) => {
+          const hint = suggest(k, knownKeysAt(issue, raw, path))
+          return `${keyOf([...path, k])}: unknown key${hint ? ` — did you mean "${hint}"?` : ' — remove it (see nocturn config --example)'}`
+        })
+      case 'invalid_type': {
+        const found = kindOf(valueAt(raw, path))
+        if (found === 'missing') return [`${key}: required (${article(issue.expected)})`]
+        return [`${key}: expected ${article(issue.expected)}, got ${found}`]
+      }
+      case 'invalid_value': {
+        const options = issue.values.map((v) => JSON.stringify(v)).join(', ')
+        return [`${key}: expected one of ${options}${secretSafeGot(path, raw)}`]
+      }
+      case 'invalid_union':
+        return [`${key}: expected ${unionHint(path)}, got ${kindOf(valueAt(raw, path))}`]
+      case 'too_small':
+      case 'too_big': {
+        const dir = issue.code === 'too_small' ? 'at least' : 'at most'
+        const what =
+          issue.origin === 'string' ? ` characters` : issue.origin === 'array' ? ' items' : ''
+        return [
+          `${key}: must be ${dir} ${String(issue.code === 'too_small' ? issue.minimum : issue.maximum)}${what}${secretSafeGot(path, raw)}`,
+        ]
+      }
+      default:
+        return [`${key}: ${issue.message}${secretSafeGot(path, raw)}`]
+    }
+  })
+}
+
+function keyOf(path: readonly string[]): string {
+  if (path.length === 0) return 'config'
+  return path.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '')
+}
+
+function valueAt(raw: unknown, path: readonly string[]): unknown {
+  let v: unknown = raw
+  for (const p of path) {
+    if (v === null || typeof v !== 'object') return undefined
+    v = (v as Record<string, unknown>)[p]
+  }
+  return v
+}
+
+function kindOf(v: unknown): string {
+  if (v === undefined) return 'missing'
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'object') return 'an object'
+  return `a ${typeof v}`
+}
+
+function article(expected: string): string {
+  if (expected === 'object' || expected === 'array' || expected === 'int')
+    return expected === 'int' ? 'an integer' : `an ${expected}`
+  return `a ${expected}`
+}
+
+/** ` (got "x")` for ordinary keys, nothing for secrets. */
+function secretSafeGot(path: readonly string[], raw: unknown): string {
+  if (path.some((p) => SECRET_KEYS.has(p))) return ''
+  const v = valueAt(raw, path)
+  if (typeof v === 'string') return ` (got ${JSON.stringify(v.slice(0, 60))})`
+  if (typeof v === 'number' || typeof v === 'boolean') return ` (got ${String(v)})`
+  return ''
+}
+
+function unionHint(path: readonly string[]): string {
+  const last = path.at(-1)
+  if (last === 'payload') return 'a string or a JSON object'
+  if (last === 'qos') return '0, 1 or 2'
+  return 'another kind of value'
+}
+
+interface Def {
+  type: string
+  shape?: Record<string, { _zod: { def: Def } }>
+  innerType?: { _zod: { def: Def } }
+  element?: { _zod: { def: Def } }
+  valueType?: { _zod: { def: Def } }
+}
+
+/** The keys the object at `path` accepts, read from the schema itself, for "did you mean". */
+function knownKeysAt(_issue: unknown, _raw: unknown, path: readonly string[]): string[] {
+  let def: Def | undefined = (configSchema as unknown as { _zod: { def: Def } })._zod.def
+  const unwrap = () => {
+    while (def && (def.type === 'default' || def.type === 'optional') && def.innerType) {
+      def = def.innerType._zod.def
+    }
+  }
+  for (const p of path) {
+    unwrap()
+    if (!def) return []
+    if (def.type === 'object') def = def.shape?.[p]?._zod.def
+    else if (def.type === 'array') def = def.element?._zod.def
+    else if (def.type === 'record') def = def.valueType?._zod.def
+    else return []
+  }
+  unwrap()
+  return def?.type === 'object' ? Object.keys(def.shape ?? {}) : []
+}
+
+/** The closest known key within two edits, if any. */
+function suggest(word: string, known: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestD = 3
+  for (const k of known) {
+    const d = distance(word.toLowerCase(), k.toLowerCase())
+    if (d < bestD) {
+      best = k
+      bestD = d
+    }
+  }
+  return best
+}
+
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] as number
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] as number
+      row[j] = Math.min(
+        (row[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
+      )
+      prev = tmp
+    }
+  }
+  return row[b.length] as number
+}

@@ -1,0 +1,101 @@
+/**
+ * What `nocturn config --example` prints: every setting with a comment. Comments are allowed in
+ * the real file too, so this text is a working config once the placeholders are replaced (a test
+ * keeps it valid).
+ */
+export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configuration. Comments like this one are allowed.
+// Check it with: nocturn config --check --config /etc/nocturn/config.json
+{
+  "provider": {
+    // The live speech-to-speech model, and the model for typed chats from a phone.
+    "model": "gemini-live-2.5-flash-preview",
+    "textModel": "gemini-2.5-flash",
+    // The API key: better not here. Nocturn reads, in order: GEMINI_API_KEY, GEMINI_API_KEY_FILE,
+    // the systemd credential "gemini-api-key" (LoadCredential=), then "apiKey" or "apiKeyFile".
+    // "apiKeyFile": "/etc/nocturn/gemini-api-key",
+    "baseUrl": "https://generativelanguage.googleapis.com"
+  },
+  "audio": {
+    // alsa (arecord/aplay), portaudio, or wav (files, for testing).
+    "backend": "alsa",
+    // Named PCMs from /etc/asound.conf (see hardware/asound.conf.example).
+    "capturePcm": "voice_in",
+    "playbackPcm": "voice_out",
+    // gate: the microphone sends silence while the speaker talks, plus tailMs.
+    // aec: the capture PCM is already echo-cancelled; barge-in by voice works.
+    "echo": "gate",
+    "tailMs": 300
+  },
+  "panel": {
+    // gpiod (libgpiod tools; kernels 6.6+ and Pi 5), rpi-gpio (sysfs, older kernels),
+    // terminal (a key mutes, the LED is a status line), or none. "nocturn doctor" says which.
+    "backend": "gpiod",
+    // respeaker-2mic (button GPIO17), aiy-voice-hat (button GPIO23, LED GPIO25), or custom.
+    "preset": "respeaker-2mic",
+    // Lines by name; these override the preset. The ReSpeaker's own LEDs are on SPI,
+    // so wire a plain LED (see hardware/wiring.md) and name its line here.
+    "led": "GPIO5",
+    "debounceMs": 30,
+    // Held this long, a press stops the speaker talking instead of toggling mute.
+    "longPressMs": 800
+  },
+  "mqtt": {
+    // The household's broker: approvals go to paired phones, home actions go to devices.
+    "url": "mqtts://broker.home.arpa:8883",
+    "username": "nocturn-kitchen",
+    // The password: NOCTURN_MQTT_PASSWORD(_FILE), the credential "mqtt-password", or here:
+    // "passwordFile": "/etc/nocturn/mqtt-password",
+    "ca": "/etc/nocturn/broker-ca.pem",
+    "prefix": "nocturn",
+    "deviceId": "kitchen"
+  },
+  // Paired phones' public keys.
+  "phonesDir": "/var/lib/nocturn/phones",
+  // Transcripts, grants and timers (StateDirectory=nocturn in the systemd unit).
+  "store": { "path": "/var/lib/nocturn/nocturn.db" },
+  "session": {
+    // A spoken session closes after this many tokens, or this long without speech.
+    "budgetTokens": 200000,
+    "idleTimeoutSeconds": 20,
+    // No phone answer in this time: denied, and the model says so.
+    "approvalTimeoutSeconds": 60
+  },
+  "persona": {
+    "voice": "Kore",
+    "language": "en-GB",
+    "timeZone": "Europe/London"
+  },
+  "tools": {
+    // Per tool and channel: allow, ask (a phone must say yes) or deny. Voice defaults to ask.
+    "policies": {
+      "set_timer": { "voice": "allow" },
+      "cancel_timer": { "voice": "allow" }
+    },
+    // Your own tools: modules exporting a tool or a list of tools (docs/tools.md).
+    "modules": []
+  },
+  // Named actions that publish to a topic on the broker, e.g. through zigbee2mqtt.
+  "homeActions": [
+    {
+      "name": "hall_light_on",
+      "description": "Turns the hall light on.",
+      "says": "turn the hall light on",
+      "topic": "zigbee2mqtt/hall_light/set",
+      "payload": { "state": "ON" },
+      "policy": { "voice": "allow", "text": "allow" }
+    },
+    {
+      "name": "unlock_front_door",
+      "description": "Unlocks the front door.",
+      "says": "unlock the front door",
+      "topic": "zigbee2mqtt/front_door/set",
+      "payload": { "state": "UNLOCK" },
+      "qos": 1,
+      // Critical: always needs a phone's yes, and no "until" grants.
+      "critical": true,
+      "policy": { "voice": "ask", "text": "ask" }
+    }
+  ],
+  "logLevel": "info"
+}
+`

@@ -1,0 +1,213 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { PolicyTable } from '../../core/policy.js'
+import { type LineName, PRESETS } from '../../panel/presets.js'
+import { ConfigError, describeIssues } from './errors.js'
+import { lineColumn, stripJsonComments } from './jsonc.js'
+import { type Config, configSchema, type PanelConfig } from './schema.js'
+
+export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
+
+/** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
+export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+
+/** The panel with the preset applied: explicit pins win over the preset's. */
+export interface ResolvedPanel {
+  readonly backend: PanelConfig['backend']
+  readonly button?: LineName
+  readonly led?: LineName
+  readonly buttonActiveLow: boolean
+  readonly ledActiveLow: boolean
+  readonly debounceMs: number
+  readonly longPressMs: number
+}
+
+export type SecretSource =
+  | 'environment'
+  | 'environment file'
+  | 'credential'
+  | 'config'
+  | 'config file'
+  | 'none'
+
+export interface LoadedConfig {
+  readonly path: string
+  readonly config: Config
+  readonly panel: ResolvedPanel
+  readonly policies: PolicyTable
+  /** Where each secret came from, for `doctor` (never the value). */
+  readonly secretSources: { readonly apiKey: SecretSource; readonly mqttPassword: SecretSource }
+}
+
+export interface LoadOptions {
+  readonly path?: string
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/**
+ * Reads, validates and completes the configuration: the file (comments allowed), then secrets from
+ * the environment (`GEMINI_API_KEY`, `NOCTURN_MQTT_PASSWORD`, each also as `…_FILE`), from systemd
+ * credentials (`$CREDENTIALS_DIRECTORY/gemini-api-key`, `…/mqtt-password`, see LoadCredential=) or
+ * from key files named in the config. The environment wins over credentials, credentials over the
+ * file, so a secret never has to be written into config.json. Throws ConfigError.
+ */
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const env = opts.env ?? process.env
+  const path = opts.path ?? env.NOCTURN_CONFIG ?? DEFAULT_CONFIG_PATH
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') {
+      throw new ConfigError([
+        `config: ${path} does not exist — create it with "nocturn config --example > ${path}" and edit it, or pass --config <path>`,
+      ])
+    }
+    throw new ConfigError([
+      `config: cannot read ${path} (${code ?? 'error'}) — check that the nocturn user may read it`,
+    ])
+  }
+  return parseConfig(text, path, env)
+}
+
+/** The same as `loadConfig` for text already read. */
+export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = {}): LoadedConfig {
+  const stripped = stripJsonComments(text)
+  let raw: unknown
+  try {
+    raw = stripped.trim() === '' ? {} : JSON.parse(stripped)
+  } catch (err) {
+    // JSON.parse quotes the text near the error, which may be a secret: report the place only.
+    const pos = /position (\d+)/.exec(String((err as Error).message))
+    const where = pos
+      ? (({ line, column }) => ` at line ${line}, column ${column}`)(
+          lineColumn(stripped, Number(pos[1])),
+        )
+      : ''
+    throw new ConfigError([
+      `config: ${path} is not valid JSON${where} — check for a missing comma, quote or brace there`,
+    ])
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError([`config: ${path} must hold one JSON object ({ … })`])
+  }
+  const parsed = configSchema.safeParse(raw)
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, raw))
+  const config = parsed.data
+  const problems: string[] = []
+
+  const apiKey = resolveSecret({
+    env,
+    envName: 'GEMINI_API_KEY',
+    credential: CREDENTIALS.apiKey,
+    value: config.provider.apiKey,
+    file: config.provider.apiKeyFile,
+    fileKey: 'provider.apiKeyFile',
+    problems,
+  })
+  config.provider.apiKey = apiKey.value
+  let mqttPassword: SecretSource = 'none'
+  if (config.mqtt) {
+    if (env.NOCTURN_MQTT_USERNAME) config.mqtt.username = env.NOCTURN_MQTT_USERNAME
+    const pw = resolveSecret({
+      env,
+      envName: 'NOCTURN_MQTT_PASSWORD',
+      credential: CREDENTIALS.mqttPassword,
+      value: config.mqtt.password,
+      file: config.mqtt.passwordFile,
+      fileKey: 'mqtt.passwordFile',
+      problems,
+    })
+    config.mqtt.password = pw.value
+    mqttPassword = pw.source
+    if (config.mqtt.password && !config.mqtt.username) {
+      problems.push('mqtt.username: required when a password is set — add the broker user name')
+    }
+    if ((config.mqtt.cert === undefined) !== (config.mqtt.key === undefined)) {
+      problems.push('mqtt.cert / mqtt.key: a client certificate needs both — set both or neither')
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  return {
+    path,
+    config,
+    panel: resolvePanel(config.panel),
+    policies: policyTable(config),
+    secretSources: { apiKey: apiKey.source, mqttPassword },
+  }
+}
+
+export function resolvePanel(p: PanelConfig): ResolvedPanel {
+  const preset = p.preset === 'custom' ? undefined : PRESETS[p.preset]
+  const button = (p.button ?? preset?.button) as LineName | undefined
+  const led = (p.led ?? preset?.led) as LineName | undefined
+  return {
+    backend: p.backend,
+    ...(button ? { button } : {}),
+    ...(led ? { led } : {}),
+    buttonActiveLow: p.buttonActiveLow ?? preset?.buttonActiveLow ?? true,
+    ledActiveLow: p.ledActiveLow ?? preset?.ledActiveLow ?? false,
+    debounceMs: p.debounceMs,
+    longPressMs: p.longPressMs,
+  }
+}
+
+/** Configured tool policies plus each home action's own (the tools table wins). */
+function policyTable(config: Config): PolicyTable {
+  const table: Record<string, PolicyTable[string]> = {}
+  for (const a of config.homeActions) if (a.policy) table[a.name] = a.policy
+  return { ...table, ...config.tools.policies }
+}
+
+function resolveSecret(o: {
+  env: NodeJS.ProcessEnv
+  envName: string
+  credential: string
+  value: string | undefined
+  file: string | undefined
+  fileKey: string
+  problems: string[]
+}): { value: string | undefined; source: SecretSource } {
+  const direct = o.env[o.envName]
+  if (direct) return { value: direct, source: 'environment' }
+  const envFile = o.env[`${o.envName}_FILE`]
+  if (envFile) {
+    return {
+      value: readSecret(envFile, `${o.envName}_FILE`, o.problems),
+      source: 'environment file',
+    }
+  }
+  const credDir = o.env.CREDENTIALS_DIRECTORY
+  if (credDir) {
+    const p = join(credDir, o.credential)
+    const v = tryRead(p)
+    if (v !== undefined) return { value: v, source: 'credential' }
+  }
+  if (o.value) return { value: o.value, source: 'config' }
+  if (o.file) return { value: readSecret(o.file, o.fileKey, o.problems), source: 'config file' }
+  return { value: undefined, source: 'none' }
+}
+
+function readSecret(path: string, key: string, problems: string[]): string | undefined {
+  try {
+    const v = readFileSync(path, 'utf8').trim()
+    if (v === '') problems.push(`${key}: ${path} is empty — put the secret in it`)
+    return v || undefined
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'error'
+    problems.push(
+      `${key}: cannot read ${path} (${code}) — check the path and that the nocturn user may read it`,
+    )
+    return undefined
+  }
+}
+
+function tryRead(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined
+  } catch {
+    return undefined
+  }
+}

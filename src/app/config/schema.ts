@@ -1,0 +1,176 @@
+import { z } from 'zod'
+import { HEADER_LINE } from '../../panel/presets.js'
+
+/**
+ * The configuration file's shape: one JSON object (comments allowed), strict everywhere so a typo
+ * is an error that names the key, never a setting silently ignored. Defaults are the appliance's.
+ */
+
+const seconds = (max: number) => z.number().positive().max(max)
+const policy = z.enum(['allow', 'ask', 'deny'])
+const channelPolicies = z.strictObject({ voice: policy.optional(), text: policy.optional() })
+const line = z
+  .string()
+  .regex(HEADER_LINE, 'not a header line: use GPIO0…GPIO27 by name, e.g. "GPIO17"')
+// ALSA PCM names as in /etc/asound.conf or `plughw:CARD=seeed2micvoicec,DEV=0`.
+const pcm = z
+  .string()
+  .min(1)
+  .regex(/^[A-Za-z0-9_:=,.-]+$/, 'not an ALSA PCM name (e.g. "voice_in" or "plughw:CARD=x,DEV=0")')
+const absPath = z.string().min(1)
+
+export const providerSchema = z.strictObject({
+  /** The live (speech-to-speech) model. */
+  model: z.string().min(1).default('gemini-live-2.5-flash-preview'),
+  /** The typed-chat model. */
+  textModel: z.string().min(1).default('gemini-2.5-flash'),
+  apiKey: z.string().min(1).optional(),
+  apiKeyFile: absPath.optional(),
+  baseUrl: z.url().optional(),
+})
+
+export const audioSchema = z.strictObject({
+  backend: z.enum(['alsa', 'portaudio', 'wav']).default('alsa'),
+  capturePcm: pcm.default('default'),
+  playbackPcm: pcm.default('default'),
+  /** gate: the microphone sends silence while the speaker plays; aec: the capture PCM is echo-cancelled. */
+  echo: z.enum(['gate', 'aec']).default('gate'),
+  /** How long the gate stays closed after playback ends. */
+  tailMs: z.number().int().min(0).max(5000).default(300),
+  /** For backend "wav": the microphone file and the speaker file. */
+  inputWav: absPath.optional(),
+  outputWav: absPath.optional(),
+})
+
+export const panelSchema = z.strictObject({
+  backend: z.enum(['gpiod', 'rpi-gpio', 'terminal', 'none']).default('none'),
+  preset: z.enum(['respeaker-2mic', 'aiy-voice-hat', 'custom']).default('custom'),
+  button: line.optional(),
+  led: line.optional(),
+  buttonActiveLow: z.boolean().optional(),
+  ledActiveLow: z.boolean().optional(),
+  debounceMs: z.number().int().min(0).max(500).default(30),
+  longPressMs: z.number().int().min(200).max(10_000).default(800),
+})
+
+export const mqttSchema = z.strictObject({
+  url: z
+    .string()
+    .regex(/^(mqtts?|wss?):\/\/[^\s]+$/, 'expected mqtt://, mqtts://, ws:// or wss:// and a host'),
+  username: z.string().min(1).optional(),
+  password: z.string().min(1).optional(),
+  passwordFile: absPath.optional(),
+  /** TLS: the CA that signed the broker's certificate, and a client certificate and key if required. */
+  ca: absPath.optional(),
+  cert: absPath.optional(),
+  key: absPath.optional(),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'letters, digits, _ - and / only, no wildcards')
+    .default('nocturn'),
+  deviceId: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and - only, e.g. "kitchen"')
+    .default('speaker'),
+})
+
+export const sessionSchema = z.strictObject({
+  /** Tokens a spoken session may use before Nocturn closes it. */
+  budgetTokens: z.number().int().positive().default(200_000),
+  idleTimeoutSeconds: seconds(3600).default(20),
+  approvalTimeoutSeconds: seconds(3600).default(60),
+})
+
+export const personaSchema = z.strictObject({
+  instruction: z.string().min(1).optional(),
+  voice: z.string().min(1).optional(),
+  language: z
+    .string()
+    .regex(/^[a-z]{2,3}(-[A-Za-z0-9]+)*$/, 'a BCP-47 tag, e.g. "en-GB"')
+    .optional(),
+  timeZone: z.string().min(1).optional(),
+})
+
+export const homeActionSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[a-z][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _, e.g. "unlock_front_door"'),
+  /** What the model reads to decide when to use it. */
+  description: z.string().min(1),
+  /** One human sentence for the phone: "unlock the front door". */
+  says: z.string().min(1).optional(),
+  topic: z
+    .string()
+    .min(1)
+    .refine((t) => !/[+#]/.test(t), 'a topic to publish to cannot contain the wildcards + or #'),
+  payload: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  qos: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
+  retain: z.boolean().default(false),
+  critical: z.boolean().default(false),
+  policy: channelPolicies.optional(),
+})
+
+export const toolsSchema = z.strictObject({
+  /** Per tool, per channel: allow, ask (a phone must say yes) or deny. */
+  policies: z.record(z.string(), channelPolicies).default({}),
+  /** Local modules, each exporting tools (see docs/tools.md). */
+  modules: z.array(absPath).default([]),
+})
+
+export const configSchema = z
+  .strictObject({
+    provider: providerSchema.default(providerSchema.parse({})),
+    audio: audioSchema.default(audioSchema.parse({})),
+    panel: panelSchema.default(panelSchema.parse({})),
+    mqtt: mqttSchema.optional(),
+    phonesDir: absPath.default('/var/lib/nocturn/phones'),
+    store: z.strictObject({ path: absPath }).default({ path: '/var/lib/nocturn/nocturn.db' }),
+    session: sessionSchema.default(sessionSchema.parse({})),
+    persona: personaSchema.default({}),
+    tools: toolsSchema.default(toolsSchema.parse({})),
+    homeActions: z.array(homeActionSchema).default([]),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
+  })
+  .superRefine((c, ctx) => {
+    const seen = new Set<string>()
+    c.homeActions.forEach((a, i) => {
+      if (seen.has(a.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['homeActions', i, 'name'],
+          message: `"${a.name}" is used twice; names must be unique`,
+        })
+      }
+      seen.add(a.name)
+      if (a.critical && a.policy && Object.values(a.policy).includes('allow')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['homeActions', i, 'policy'],
+          message: 'a critical action cannot be "allow": use "ask" or "deny"',
+        })
+      }
+    })
+    if (c.panel.backend === 'gpiod' || c.panel.backend === 'rpi-gpio') {
+      if (c.panel.preset === 'custom' && !c.panel.button && !c.panel.led) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['panel'],
+          message: `backend "${c.panel.backend}" needs a preset or at least one of button, led`,
+        })
+      }
+    }
+    if (c.audio.backend === 'wav' && !c.audio.inputWav) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audio', 'inputWav'],
+        message: 'required when audio.backend is "wav"',
+      })
+    }
+  })
+
+export type Config = z.infer<typeof configSchema>
+export type HomeActionConfig = z.infer<typeof homeActionSchema>
+export type PanelConfig = z.infer<typeof panelSchema>
+
+/** Keys whose values are secrets: never echoed in an error or a log. */
+export const SECRET_KEYS = new Set(['apiKey', 'password'])

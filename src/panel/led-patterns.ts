@@ -1,0 +1,41 @@
+import type { LedState } from '../ports/panel.js'
+
+/** One step of a pattern: the LED is `on` (or off) for `ms`. */
+export interface LedStep {
+  readonly on: boolean
+  readonly ms: number
+}
+
+/**
+ * One pattern per state, told apart on a single one-colour LED by rhythm alone (DESIGN §6):
+ * steady light, darkness, a slow even blink, a double blink, a rare blip and a fast flicker are
+ * distinct even in peripheral vision. A pattern with one step is steady; longer ones repeat.
+ */
+export const LED_PATTERNS: Readonly<Record<LedState, readonly LedStep[]>> = {
+  // Idle most of the day: dark, so the speaker does not light up a bedroom.
+  idle: [{ on: false, ms: 0 }],
+  // The microphone is streaming: steady light, the one state a person must never miss.
+  listening: [{ on: true, ms: 0 }],
+  // Talking: a slow, even breath.
+  speaking: [
+    { on: true, ms: 600 },
+    { on: false, ms: 600 },
+  ],
+  // Waiting for a phone's yes: a double blink, like a knock.
+  waiting_for_approval: [
+    { on: true, ms: 150 },
+    { on: false, ms: 150 },
+    { on: true, ms: 150 },
+    { on: false, ms: 1050 },
+  ],
+  // Muted: a short blip every two seconds — alive, but deaf.
+  muted: [
+    { on: true, ms: 100 },
+    { on: false, ms: 1900 },
+  ],
+  // Something is broken (broker, provider, a GPIO child): a fast flicker that asks for attention.
+  error: [
+    { on: true, ms: 100 },
+    { on: false, ms: 100 },
+  ],
+}

@@ -1,0 +1,26 @@
+/** A header line by name, as the kernel names it on every Pi (`GPIO0`…`GPIO27`, DESIGN §6). */
+export type LineName = `GPIO${number}`
+
+export interface PanelPins {
+  /** The push button; absent when the board has none. */
+  readonly button?: LineName
+  /** The LED; absent when the board has no plain GPIO LED (e.g. APA102 LEDs on SPI). */
+  readonly led?: LineName
+  /** Pressed reads low: the button pulls the line to ground against a pull-up. */
+  readonly buttonActiveLow: boolean
+  readonly ledActiveLow: boolean
+}
+
+export type PresetName = 'respeaker-2mic' | 'aiy-voice-hat' | 'custom'
+
+/**
+ * Known boards (reference/hardware.md §4). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
+ * a GPIO line, so the preset has a button only; wire a plain LED to a free line and set `led`.
+ */
+export const PRESETS: Readonly<Record<Exclude<PresetName, 'custom'>, PanelPins>> = {
+  'respeaker-2mic': { button: 'GPIO17', buttonActiveLow: true, ledActiveLow: false },
+  'aiy-voice-hat': { button: 'GPIO23', led: 'GPIO25', buttonActiveLow: true, ledActiveLow: false },
+}
+
+/** The header lines a Raspberry Pi exposes by name. */
+export const HEADER_LINE = /^GPIO([0-9]|1[0-9]|2[0-7])$/

@@ -1,0 +1,243 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { checkPcms } from '../../src/app/config/check-pcms.js'
+import { ConfigError } from '../../src/app/config/errors.js'
+import { EXAMPLE_CONFIG } from '../../src/app/config/example.js'
+import { loadConfig, parseConfig } from '../../src/app/config/load.js'
+import { missingCommands } from '../helpers/system.js'
+
+const SECRET = 'AIzaSy-very-secret-key-0123456789'
+
+function problems(text: string, env: NodeJS.ProcessEnv = {}): string[] {
+  try {
+    parseConfig(text, '/etc/nocturn/config.json', env)
+  } catch (err) {
+    if (err instanceof ConfigError) return [...err.problems]
+    throw err
+  }
+  return []
+}
+
+describe('configuration errors: one line each, naming the key and the fix', () => {
+  it('a missing file says how to create one', () => {
+    expect(() => loadConfig({ path: '/nonexistent/config.json', env: {} })).toThrow(
+      /config: \/nonexistent\/config.json does not exist — create it with "nocturn config --example/,
+    )
+  })
+
+  it('invalid JSON gives the line and column but never quotes the text (it may be a key)', () => {
+    const p = problems(`{\n  "provider": { "apiKey": "${SECRET}" }\n  "audio": {}\n}`)
+    expect(p).toEqual([
+      'config: /etc/nocturn/config.json is not valid JSON at line 3, column 3 — check for a missing comma, quote or brace there',
+    ])
+  })
+
+  it('an unknown key, with a suggestion when it is a typo', () => {
+    expect(problems('{"panel": {"buton": "GPIO17"}, "colour": "red"}')).toEqual([
+      'panel.buton: unknown key — did you mean "button"?',
+      'colour: unknown key — remove it (see nocturn config --example)',
+    ])
+  })
+
+  it('a wrong type names what was expected and what was found', () => {
+    expect(problems('{"session": {"idleTimeoutSeconds": "20"}, "homeActions": {}}')).toEqual([
+      'session.idleTimeoutSeconds: expected a number, got a string',
+      'homeActions: expected an array, got an object',
+    ])
+  })
+
+  it('a pin that does not exist on the header', () => {
+    expect(problems('{"panel": {"backend": "gpiod", "button": "GPIO40", "led": "25"}}')).toEqual([
+      'panel.button: not a header line: use GPIO0…GPIO27 by name, e.g. "GPIO17" (got "GPIO40")',
+      'panel.led: not a header line: use GPIO0…GPIO27 by name, e.g. "GPIO17" (got "25")',
+    ])
+  })
+
+  it('an enum value that is not one of the choices lists them', () => {
+    expect(problems('{"panel": {"backend": "wiringpi"}}')).toEqual([
+      'panel.backend: expected one of "gpiod", "rpi-gpio", "terminal", "none" (got "wiringpi")',
+    ])
+  })
+
+  it('a PCM name that cannot be one', () => {
+    expect(problems('{"audio": {"capturePcm": "my mic"}}')[0]).toMatch(
+      /^audio.capturePcm: not an ALSA PCM name/,
+    )
+  })
+
+  it('home actions: wildcard topics, duplicate names, critical with allow', () => {
+    const action = (over: object) => ({
+      name: 'door',
+      description: 'd',
+      topic: 'z/door/set',
+      payload: 'x',
+      ...over,
+    })
+    const text = JSON.stringify({
+      homeActions: [
+        action({ topic: 'z/+/set' }),
+        action({ critical: true, policy: { voice: 'allow' } }),
+      ],
+    })
+    expect(problems(text)).toEqual([
+      'homeActions[0].topic: a topic to publish to cannot contain the wildcards + or # (got "z/+/set")',
+      'homeActions[1].name: "door" is used twice; names must be unique (got "door")',
+      'homeActions[1].policy: a critical action cannot be "allow": use "ask" or "deny"',
+    ])
+  })
+
+  it('never puts a secret in a message', () => {
+    const all = [
+      ...problems(`{"provider": {"apiKey": ["${SECRET}"]}}`),
+      ...problems(`{"provider": {"apiKey": ""}}`),
+      ...problems(`{"mqtt": {"url": "mqtt://h", "password": "${SECRET}"}}`),
+      ...problems(`{"provider": {"apiKey": "${SECRET}", "bogus": 1}`),
+    ]
+    expect(all.length).toBeGreaterThan(3)
+    expect(all.join('\n')).not.toContain('secret')
+  })
+})
+
+describe('secrets from the environment and systemd credentials', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-config-'))
+  const creds = join(dir, 'creds')
+  mkdirSync(creds)
+  writeFileSync(join(creds, 'gemini-api-key'), 'from-credential\n')
+  writeFileSync(join(creds, 'mqtt-password'), 'pw-credential\n')
+  writeFileSync(join(dir, 'key'), 'from-env-file\n')
+  const base =
+    '{"provider": {"apiKey": "from-config"}, "mqtt": {"url": "mqtt://h", "username": "u"}}'
+
+  it('environment beats its _FILE, which beats credentials, which beat the file', () => {
+    const load = (env: NodeJS.ProcessEnv) => parseConfig(base, 'c.json', env)
+    const all = {
+      GEMINI_API_KEY: 'from-env',
+      GEMINI_API_KEY_FILE: join(dir, 'key'),
+      CREDENTIALS_DIRECTORY: creds,
+    }
+    expect(load(all).config.provider.apiKey).toBe('from-env')
+    const { GEMINI_API_KEY: _, ...noEnv } = all
+    expect(load(noEnv).config.provider.apiKey).toBe('from-env-file')
+    expect(load({ CREDENTIALS_DIRECTORY: creds }).config.provider.apiKey).toBe('from-credential')
+    expect(load({ CREDENTIALS_DIRECTORY: creds }).config.mqtt?.password).toBe('pw-credential')
+    const plain = load({})
+    expect(plain.config.provider.apiKey).toBe('from-config')
+    expect(plain.secretSources).toEqual({ apiKey: 'config', mqttPassword: 'none' })
+  })
+
+  it('an unreadable key file names the key and the path, not a value', () => {
+    expect(problems('{"provider": {"apiKeyFile": "/nope/key"}}')).toEqual([
+      'provider.apiKeyFile: cannot read /nope/key (ENOENT) — check the path and that the nocturn user may read it',
+    ])
+  })
+})
+
+describe('the example and presets', () => {
+  it('the printed example is itself a valid configuration', () => {
+    const loaded = parseConfig(EXAMPLE_CONFIG, 'example', {
+      GEMINI_API_KEY: 'k',
+      NOCTURN_MQTT_PASSWORD: 'p',
+    })
+    expect(loaded.panel).toMatchObject({ backend: 'gpiod', button: 'GPIO17', led: 'GPIO5' })
+    expect(loaded.policies.unlock_front_door).toEqual({ voice: 'ask', text: 'ask' })
+    expect(loaded.policies.set_timer).toEqual({ voice: 'allow' })
+  })
+
+  it('the AIY preset gives button GPIO23 and LED GPIO25; an empty file is all defaults', () => {
+    expect(
+      parseConfig('{"panel": {"backend": "gpiod", "preset": "aiy-voice-hat"}}', 'c').panel,
+    ).toEqual({
+      backend: 'gpiod',
+      button: 'GPIO23',
+      led: 'GPIO25',
+      buttonActiveLow: true,
+      ledActiveLow: false,
+      debounceMs: 30,
+      longPressMs: 800,
+    })
+    const d = parseConfig('', 'c').config
+    expect(d.panel.backend).toBe('none')
+    expect(d.store.path).toBe('/var/lib/nocturn/nocturn.db')
+  })
+})
+
+describe('nocturn config', () => {
+  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'src/app/cli.ts', 'config', ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, ...env },
+    })
+
+  it('--example prints the example; --check exits 2 with one line per problem', () => {
+    const ex = cli(['--example'])
+    expect(ex.status).toBe(0)
+    expect(ex.stdout).toBe(EXAMPLE_CONFIG)
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-cli-'))
+    const bad = join(dir, 'bad.json')
+    writeFileSync(bad, '{"panel": {"backend": "gpiod", "button": "GPIO99"}, "extra": 1}')
+    const r = cli(['--check', '--config', bad])
+    expect(r.status).toBe(2)
+    expect(r.stderr.trim().split('\n')).toEqual([
+      'panel.button: not a header line: use GPIO0…GPIO27 by name, e.g. "GPIO17" (got "GPIO99")',
+      'extra: unknown key — remove it (see nocturn config --example)',
+    ])
+    const good = join(dir, 'good.json')
+    // (wav audio: this machine has no sound card, so the ALSA default PCM would fail the check)
+    writeFileSync(
+      good,
+      '{"panel": {"backend": "none"}, "audio": {"backend": "wav", "inputWav": "/tmp/in.wav"}}',
+    )
+    const ok = cli(['--check', '--config', good], { GEMINI_API_KEY: SECRET })
+    expect(ok.status).toBe(0)
+    expect(ok.stdout).toContain('API key: from environment')
+    expect(ok.stdout).not.toContain(SECRET)
+  })
+})
+
+describe('PCMs that do not exist (real arecord/aplay on a hermetic ALSA config)', () => {
+  const skip = missingCommands('arecord', 'aplay')
+
+  it.skipIf(skip)('are named by key with the fix; existing ones pass', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-alsa-'))
+    const asound = join(dir, 'asound.conf')
+    writeFileSync(
+      asound,
+      [
+        `pcm.voice_in { type file; slave.pcm "null"; file "/dev/null"; infile "/dev/zero"; format "raw" }`,
+        `pcm.voice_out { type file; slave.pcm "null"; file "${join(dir, 'out.raw')}"; format "raw" }`,
+        'pcm.null { type null }',
+        '',
+      ].join('\n'),
+    )
+    const env = { ...process.env, ALSA_CONFIG_PATH: asound }
+    const good = parseConfig(
+      '{"audio": {"capturePcm": "voice_in", "playbackPcm": "voice_out"}}',
+      'c',
+    ).config
+    expect(await checkPcms(good, env)).toEqual([])
+    const bad = parseConfig(
+      '{"audio": {"capturePcm": "voice_im", "playbackPcm": "plughw:CARD=nosuch,DEV=0"}}',
+      'c',
+    ).config
+    expect((await checkPcms(bad, env)).map((p) => p.line)).toEqual([
+      'audio.capturePcm: ALSA has no PCM called "voice_im" — define it in /etc/asound.conf (see hardware/asound.conf.example) or use plughw:CARD=<id>,DEV=0 with an id from "arecord -l"',
+      'audio.playbackPcm: ALSA has no PCM called "plughw:CARD=nosuch,DEV=0" — define it in /etc/asound.conf (see hardware/asound.conf.example) or use plughw:CARD=<id>,DEV=0 with an id from "arecord -l"',
+    ])
+    // nocturn config --check exits 2 on it.
+    const file = join(dir, 'config.json')
+    writeFileSync(file, '{"audio": {"capturePcm": "voice_im", "playbackPcm": "voice_out"}}')
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'src/app/cli.ts', 'config', '--check', '--config', file],
+      {
+        encoding: 'utf8',
+        env,
+      },
+    )
+    expect(r.status).toBe(2)
+    expect(r.stderr).toMatch(/^audio.capturePcm: ALSA has no PCM called "voice_im"/)
+  })
+})

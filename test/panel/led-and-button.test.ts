@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/logger.js'
+import { Debouncer } from '../../src/panel/debouncer.js'
+import { LedBlinker } from '../../src/panel/led-blinker.js'
+import { LED_PATTERNS } from '../../src/panel/led-patterns.js'
+import { NullPanel } from '../../src/panel/null-panel.js'
+import { PanelController, type PanelEvent } from '../../src/panel/panel-controller.js'
+import type { ButtonEvent, LedState } from '../../src/ports/panel.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
+
+/** The LED sampled every 50 ms for `ms`: a string of '#' (on) and '.' (off). */
+async function sample(state: LedState, ms = 4000): Promise<string> {
+  const clock = new VirtualClock()
+  let on = false
+  const blinker = new LedBlinker(clock, (v) => {
+    on = v
+  })
+  blinker.show(state)
+  let s = ''
+  for (let t = 0; t < ms; t += 50) {
+    s += on ? '#' : '.'
+    await clock.advance(50)
+  }
+  return s
+}
+
+describe('LED patterns on the virtual clock', () => {
+  it('draws each state as its own rhythm', async () => {
+    expect(await sample('idle', 1000)).toBe('....................')
+    expect(await sample('listening', 1000)).toBe('####################')
+    expect(await sample('speaking', 2400)).toBe(
+      `${'#'.repeat(12)}${'.'.repeat(12)}${'#'.repeat(12)}${'.'.repeat(12)}`,
+    )
+    expect(await sample('waiting_for_approval', 1500)).toBe(`###...###${'.'.repeat(21)}`)
+    expect(await sample('muted', 4000)).toBe(`##${'.'.repeat(38)}##${'.'.repeat(38)}`)
+    expect(await sample('error', 600)).toBe('##..##..##..')
+  })
+
+  it('no two states look alike over four seconds', async () => {
+    const states = Object.keys(LED_PATTERNS) as LedState[]
+    const drawn = await Promise.all(states.map((s) => sample(s)))
+    expect(new Set(drawn).size).toBe(states.length)
+  })
+
+  it('showing the same state again does not restart the blink; stop leaves it dark', async () => {
+    const clock = new VirtualClock()
+    const levels: Array<[number, boolean]> = []
+    const start = clock.now()
+    const blinker = new LedBlinker(clock, (v) => levels.push([clock.now() - start, v]))
+    blinker.show('speaking')
+    await clock.advance(500)
+    blinker.show('speaking')
+    await clock.advance(200)
+    expect(levels).toEqual([
+      [0, true],
+      [600, false],
+    ])
+    blinker.show('listening')
+    blinker.stop()
+    expect(levels.slice(2)).toEqual([
+      [700, true],
+      [700, false],
+    ])
+    expect(clock.pending).toBe(0)
+  })
+})
+
+describe('software debounce', () => {
+  it('collapses bounce into one change, dated when the contact first moved', async () => {
+    const clock = new VirtualClock()
+    const t0 = clock.now()
+    const out: Array<[boolean, number]> = []
+    const d = new Debouncer(clock, 30, (p, at) => out.push([p, at - t0]))
+    d.input(true)
+    await clock.advance(2)
+    d.input(false)
+    await clock.advance(2)
+    d.input(true)
+    await clock.advance(100)
+    d.input(true) // a repeat of the settled level
+    await clock.advance(100)
+    expect(out).toEqual([[true, 4]])
+    d.input(false)
+    await clock.advance(10)
+    d.input(true) // a glitch shorter than the debounce: nothing happened
+    await clock.advance(100)
+    expect(out).toEqual([[true, 4]])
+  })
+})
+
+function rig(opts: { longPressMs?: number } = {}) {
+  const clock = new VirtualClock()
+  const panel = new NullPanel()
+  let press: (e: ButtonEvent) => void = () => {}
+  panel.start = async (cb) => {
+    press = cb
+  }
+  const ctl = new PanelController({ panel, clock, logger: silentLogger, ...opts })
+  const events: PanelEvent[] = []
+  ctl.on((e) => events.push(e))
+  return {
+    clock,
+    panel,
+    ctl,
+    events,
+    async hold(ms: number) {
+      press({ kind: 'press', atMs: clock.now() })
+      await clock.advance(ms)
+      press({ kind: 'release', atMs: clock.now() })
+      await clock.advance(0)
+    },
+  }
+}
+
+describe('the button and the LED together', () => {
+  it('a short press toggles mute, and muted wins over every activity on the LED', async () => {
+    const r = rig()
+    await r.ctl.start()
+    r.ctl.setActivity('speaking')
+    expect(r.panel.led).toBe('speaking')
+    await r.hold(120)
+    expect(r.ctl.muted).toBe(true)
+    for (const a of ['idle', 'listening', 'speaking', 'waiting_for_approval', 'error'] as const) {
+      r.ctl.setActivity(a)
+      expect(r.panel.led).toBe('muted')
+    }
+    await r.hold(120)
+    expect(r.panel.led).toBe('error')
+    expect(r.events.map((e) => e.kind === 'mute' && e.muted)).toEqual([true, false])
+  })
+
+  it('a long press while speaking stops it without muting — while the button is still held', async () => {
+    const r = rig({ longPressMs: 800 })
+    await r.ctl.start()
+    r.ctl.setActivity('speaking')
+    const pressedAt = r.clock.now()
+    await r.hold(2000)
+    // Dated at 800 ms, not at the release at 2000 ms: the speaker stopped under the finger.
+    const stop = r.events.find((e) => e.kind === 'stop_speaking')
+    expect(stop?.atMs).toBe(pressedAt + 800)
+    expect(r.ctl.muted).toBe(false)
+    expect(r.events.filter((e) => e.kind === 'mute')).toEqual([])
+  })
+
+  it('a long press when not speaking neither mutes nor stops anything', async () => {
+    const r = rig()
+    await r.ctl.start()
+    r.ctl.setActivity('listening')
+    await r.hold(1500)
+    expect(r.events.map((e) => e.kind)).toEqual(['long_press_ignored'])
+    expect(r.ctl.muted).toBe(false)
+  })
+
+  it('mute from a phone is the same switch, reported as remote', async () => {
+    const r = rig()
+    await r.ctl.start()
+    r.ctl.setMuted(true)
+    r.ctl.setMuted(true)
+    expect(r.events).toEqual([{ kind: 'mute', muted: true, source: 'remote', atMs: r.clock.now() }])
+    expect(r.panel.led).toBe('muted')
+  })
+})
