@@ -14,4 +14,12 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'the offline run: a short conversation against the scripted model',
     load: () => import('./demo.js'),
   },
+  pair: {
+    summary: 'pair a phone (a key shown once as a URI and QR code), list or revoke phones',
+    load: () => import('./pair.js'),
+  },
+  phone: {
+    summary: 'the reference phone client: watch, approve <id>, deny <id>',
+    load: () => import('./phone.js'),
+  },
 }
