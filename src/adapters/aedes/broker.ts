@@ -79,6 +79,8 @@ export class EmbeddedBroker {
     })
     this.#aedes = aedes
     const server = createServer((socket) => {
+      // Small messages, each waited for: never let Nagle hold one back.
+      socket.setNoDelay(true)
       this.#sockets.add(socket)
       socket.on('close', () => this.#sockets.delete(socket))
       aedes.handle(socket)

@@ -82,6 +82,10 @@ export class MqttConnection {
     this.#client = client
     client.on('connect', () => {
       this.#attempt = 0
+      // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
+      // are a handful of small messages, each waited for.
+      const stream = client.stream as { setNoDelay?: (on: boolean) => void }
+      stream.setNoDelay?.(true)
       this.#log.info({ url: redactUrl(o.url) }, 'mqtt connected')
       this.#resolveFirst()
       for (const h of this.#onConnect) h()
