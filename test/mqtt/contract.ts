@@ -469,8 +469,14 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
           anna.on((e) => e.kind === 'pending' && e.request.id === id && r()),
         )
         await broker.start()
-        // The restarted broker lost its retained messages; the device puts the request back.
+        // The restarted broker lost its retained messages; the device puts the request back,
+        // and its status.
         await back
+        const watcher = await w.raw(USERS.phone)
+        const status: Array<Record<string, unknown>> = []
+        watcher.on('message', (_t, p) => status.push(JSON.parse(p.toString())))
+        await watcher.subscribeAsync(w.topics.status, { qos: 1 })
+        await until(() => status.some((s) => s.online === true), 'status re-published')
         await anna.decide(id, 'approve')
         await call
         expect(w.approver.pendingCount).toBe(0)
