@@ -14,6 +14,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'the offline run: a short conversation against the scripted model',
     load: () => import('./demo.js'),
   },
+  broker: {
+    summary: 'the embedded MQTT broker on loopback, for development',
+    load: () => import('./broker.js'),
+  },
   pair: {
     summary: 'pair a phone (a key shown once as a URI and QR code), list or revoke phones',
     load: () => import('./pair.js'),
