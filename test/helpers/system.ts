@@ -10,11 +10,18 @@ export const REQUIRE_SYSTEM = process.env.NOCTURN_REQUIRE_SYSTEM === '1'
 /** Returns a skip reason, or undefined when every command is on PATH. Throws under CI. */
 export function missingCommands(...commands: string[]): string | undefined {
   const missing = commands.filter(
-    (c) => spawnSync('sh', ['-c', `command -v ${c}`], { stdio: 'ignore' }).status !== 0,
+    (c) =>
+      spawnSync('sh', ['-c', `command -v ${c}`], { stdio: 'ignore', env: systemEnv() }).status !==
+      0,
   )
   if (missing.length === 0) return undefined
   const reason = `skipped: ${missing.join(', ')} not installed (Debian: apt-get install the package that provides it)`
   if (REQUIRE_SYSTEM) throw new Error(`NOCTURN_REQUIRE_SYSTEM=1 but ${reason.slice(9)}`)
   process.stdout.write(`${reason}\n`)
   return reason
+}
+
+/** The environment with the sbin folders on PATH: Debian puts daemons such as mosquitto there. */
+export function systemEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/local/sbin:/usr/sbin:/sbin` }
 }

@@ -30,4 +30,16 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'run the local fake Gemini Live service (for doctor and offline runs)',
     load: () => import('./fake-live.js'),
   },
+  broker: {
+    summary: 'the embedded MQTT broker on loopback, for development',
+    load: () => import('./broker.js'),
+  },
+  pair: {
+    summary: 'pair a phone (a key shown once as a URI and QR code), list or revoke phones',
+    load: () => import('./pair.js'),
+  },
+  phone: {
+    summary: 'the reference phone client: watch, approve <id>, deny <id>',
+    load: () => import('./phone.js'),
+  },
 }

@@ -1,0 +1,117 @@
+// Approval round trip through a real Mosquitto on loopback: from the gate asking to the gate
+// resolving, with the reference phone client approving the moment a verified request appears.
+// Also the device's share: the time spent in the device's own approval code (building, signing,
+// publishing the request; reading, verifying, settling the decision). Target: median ≤ 5 ms,
+// p99 ≤ 20 ms.
+import { randomBytes } from 'node:crypto'
+import { realClock } from '../src/adapters/clock/real-clock.js'
+import { createDeviceMqtt } from '../src/adapters/mqtt/index.js'
+import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
+import type { CallContext } from '../src/core/context.js'
+import { Gate } from '../src/core/gate.js'
+import { Grants } from '../src/core/grants.js'
+import { silentLogger } from '../src/core/logger.js'
+import type { Tool } from '../src/core/tool.js'
+import { PhoneClient } from '../src/phone/client.js'
+import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
+import { missingCommands } from '../test/helpers/system.js'
+import { machineLine, quantile } from './machine.js'
+
+const N = 1000
+const WARMUP = 50
+
+const skip = missingCommands('mosquitto', 'mosquitto_passwd')
+if (skip) process.exit(0)
+
+const broker = mosquittoBroker(await freePort())
+await broker.start()
+const keys = new Map([['anna', randomBytes(32)]])
+const device = createDeviceMqtt({
+  url: broker.url,
+  deviceId: 'bench',
+  prefix: PREFIX,
+  ...USERS.device,
+  phones: () => keys,
+  logger: silentLogger,
+})
+await device.approver.ready()
+const phone = new PhoneClient({
+  pairing: {
+    broker: broker.url,
+    device: 'bench',
+    prefix: PREFIX,
+    phone: 'anna',
+    key: keys.get('anna')!,
+  },
+  ...USERS.phone,
+  logger: silentLogger,
+})
+await phone.start()
+phone.on((e) => {
+  if (e.kind === 'pending') void phone.decide(e.request.id, 'approve', 'once')
+})
+
+const store = new SqliteStore(':memory:')
+const gate = new Gate({
+  policies: {},
+  approver: device.approver,
+  grants: new Grants(store),
+  clock: realClock(),
+  approvalTimeoutMs: 10_000,
+})
+const tool: Tool<{ n: number }> = {
+  name: 'bench_tool',
+  description: 'benchmark',
+  parameters: { type: 'object', properties: { n: { type: 'number' } } },
+  describe: (a) => `run benchmark step ${a.n}`,
+  async call() {
+    return null
+  },
+}
+const ctx: CallContext = {
+  signal: new AbortController().signal,
+  channel: 'voice',
+  conversationId: 'bench',
+  callId: 'bench',
+  gate,
+  logger: silentLogger,
+  onPending: () => {},
+}
+
+const total: number[] = []
+const deviceShare: number[] = []
+for (let i = 0; i < WARMUP + N; i++) {
+  const busy0 = device.approver.busyNs
+  const t0 = process.hrtime.bigint()
+  await gate.check(tool as Tool, { n: i }, ctx)
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  if (i >= WARMUP) {
+    total.push(ms)
+    deviceShare.push(Number(device.approver.busyNs - busy0) / 1e6)
+  }
+}
+total.sort((a, b) => a - b)
+deviceShare.sort((a, b) => a - b)
+await phone.close()
+await device.close()
+store.close()
+await broker.stop()
+
+const row = (xs: number[]) => ({
+  n: xs.length,
+  'p50 ms': +quantile(xs, 0.5).toFixed(3),
+  'p99 ms': +quantile(xs, 0.99).toFixed(3),
+  'max ms': +(xs.at(-1) ?? 0).toFixed(3),
+})
+console.log(machineLine())
+console.table({
+  'round trip (gate asks → gate resolves)': row(total),
+  "device's own approval code": row(deviceShare),
+})
+const share = (quantile(deviceShare, 0.5) / quantile(total, 0.5)) * 100
+console.log(`device share of the median: ${share.toFixed(1)}%`)
+console.log(
+  `\n| case | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|\n` +
+    `| round trip (gate asks → gate resolves) | ${N} | ${quantile(total, 0.5).toFixed(3)} | ${quantile(total, 0.99).toFixed(3)} | ${(total.at(-1) ?? 0).toFixed(2)} |\n` +
+    `| device's own approval code | ${N} | ${quantile(deviceShare, 0.5).toFixed(3)} | ${quantile(deviceShare, 0.99).toFixed(3)} | ${(deviceShare.at(-1) ?? 0).toFixed(2)} |`,
+)

@@ -1,0 +1,125 @@
+import { timingSafeEqual } from 'node:crypto'
+import { createServer, type Server, type Socket } from 'node:net'
+import { Aedes, type Client } from 'aedes'
+import type { Logger } from '../../core/logger.js'
+
+/** Who may do what: the device owns its prefix; phones read it and write only decisions. */
+export type BrokerRole = 'device' | 'phone'
+
+export interface BrokerUser {
+  readonly username: string
+  readonly password: string
+  readonly role: BrokerRole
+}
+
+export interface EmbeddedBrokerOptions {
+  /** 0 picks a free port. The broker listens on 127.0.0.1 only, always. */
+  readonly port?: number
+  /** Topic prefix the ACL applies to, e.g. "nocturn/v1". */
+  readonly prefix: string
+  /** Without users the broker is open to anyone on loopback (the offline run); with them, the ACL applies. */
+  readonly users?: readonly BrokerUser[]
+  readonly logger: Logger
+}
+
+/**
+ * An MQTT broker inside the process (aedes), for the offline run and development. Loopback only,
+ * and with users it enforces the same rules as docs/protocol.md's Mosquitto ACL, so tests against
+ * it mean the same as tests against Mosquitto. Real households use their own broker.
+ */
+export class EmbeddedBroker {
+  readonly #o: EmbeddedBrokerOptions
+  readonly #log: Logger
+  readonly #roles = new WeakMap<Client, BrokerRole>()
+  readonly #sockets = new Set<Socket>()
+  #aedes: Aedes | undefined
+  #server: Server | undefined
+  #port = 0
+
+  constructor(o: EmbeddedBrokerOptions) {
+    this.#o = o
+    this.#log = o.logger.child({ component: 'embedded-broker' })
+  }
+
+  get port(): number {
+    return this.#port
+  }
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.#port}`
+  }
+
+  async start(): Promise<void> {
+    const users = this.#o.users
+    const prefix = this.#o.prefix
+    const aedes = await Aedes.createBroker({
+      authenticate: (client, username, password, done) => {
+        if (!users) return done(null, true)
+        const u = users.find((x) => x.username === username)
+        const ok = u !== undefined && password !== undefined && sameSecret(u.password, password)
+        if (!ok || !u) {
+          this.#log.warn({ clientId: client.id }, 'broker refused a login')
+          const err = Object.assign(new Error('bad username or password'), { returnCode: 4 })
+          return done(err as Parameters<typeof done>[0], false)
+        }
+        this.#roles.set(client, u.role)
+        done(null, true)
+      },
+      authorizePublish: (client, packet, cb) => {
+        if (!users || !client) return cb(null)
+        if (mayPublish(this.#roles.get(client), prefix, packet.topic)) return cb(null)
+        this.#log.warn({ clientId: client.id, topic: packet.topic }, 'broker refused a publish')
+        cb(new Error('not authorized'))
+      },
+      authorizeSubscribe: (client, sub, cb) => {
+        if (!users) return cb(null, sub)
+        if (this.#roles.get(client) && underPrefix(prefix, sub.topic)) return cb(null, sub)
+        cb(new Error('not authorized'))
+      },
+    })
+    this.#aedes = aedes
+    const server = createServer((socket) => {
+      // Small messages, each waited for: never let Nagle hold one back.
+      socket.setNoDelay(true)
+      this.#sockets.add(socket)
+      socket.on('close', () => this.#sockets.delete(socket))
+      aedes.handle(socket)
+    })
+    this.#server = server
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.#o.port ?? 0, '127.0.0.1', () => resolve())
+    })
+    const addr = server.address()
+    this.#port = typeof addr === 'object' && addr ? addr.port : 0
+    this.#log.info({ port: this.#port }, 'embedded broker listening on loopback')
+  }
+
+  /** Stops listening and drops every connection (clients see the broker vanish). */
+  async stop(): Promise<void> {
+    for (const s of this.#sockets) s.destroy()
+    const server = this.#server
+    const aedes = this.#aedes
+    this.#server = undefined
+    this.#aedes = undefined
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()))
+    if (aedes) await new Promise<void>((resolve) => aedes.close(() => resolve()))
+  }
+}
+
+function sameSecret(expected: string, given: Buffer): boolean {
+  const a = Buffer.from(expected)
+  return a.length === given.length && timingSafeEqual(a, given)
+}
+
+function underPrefix(prefix: string, topic: string): boolean {
+  return topic === `${prefix}/#` || topic.startsWith(`${prefix}/`)
+}
+
+/** Phones may publish only `<prefix>/<device>/approvals/<id>/decision`. */
+export function mayPublish(role: BrokerRole | undefined, prefix: string, topic: string): boolean {
+  if (!role || !underPrefix(prefix, topic) || /[+#]/.test(topic)) return false
+  if (role === 'device') return true
+  const rest = topic.slice(prefix.length + 1).split('/')
+  return rest.length === 4 && rest[1] === 'approvals' && rest[3] === 'decision'
+}

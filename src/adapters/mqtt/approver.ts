@@ -1,0 +1,377 @@
+import { NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
+import {
+  DEFAULT_PREFIX,
+  type DecisionMessage,
+  decisionSchema,
+  MAX_PAYLOAD_BYTES,
+  type OutcomeMessage,
+  type OutcomeState,
+  PROTOCOL_VERSION,
+  parseApprovalTopic,
+  parsePayload,
+  type RequestBody,
+  requestDigest,
+  signRequest,
+  type Topics,
+  topicsFor,
+  verifyDecisionMac,
+} from '../../protocol/index.js'
+import { BoundedMap } from './bounded.js'
+import type { MqttConnection } from './connection.js'
+
+/** The paired phones and their keys, read fresh for each request so a revocation counts at once. */
+export type PhoneKeys = () => ReadonlyMap<string, Uint8Array>
+
+export interface MqttApproverOptions {
+  readonly connection: MqttConnection
+  readonly deviceId: string
+  readonly prefix?: string
+  readonly phones: PhoneKeys
+  readonly logger: Logger
+  /** What the model says it is waiting for, e.g. "your phone". */
+  readonly audience?: string
+  /** Wall-clock time in ms (decisions carry wall-clock `at`). */
+  readonly now?: () => number
+  /** How far a phone's clock may be off. */
+  readonly skewMs?: number
+  /** How long past `expiresAt` the approver waits for the gate's own timeout before ending it. */
+  readonly graceMs?: number
+  /** How many nonces and settled ids are remembered (bounds memory under a flood). */
+  readonly remember?: number
+}
+
+export type RejectReason =
+  | 'oversized'
+  | 'malformed-json'
+  | 'invalid-payload'
+  | 'id-mismatch'
+  | 'unknown-request'
+  | 'already-settled'
+  | 'withdrawn'
+  | 'expired'
+  | 'unknown-phone'
+  | 'bad-mac'
+  | 'outside-window'
+  | 'replayed-nonce'
+
+interface Pending {
+  readonly request: ApprovalRequest
+  readonly digest: string
+  readonly payload: string
+  resolve(d: ApprovalDecision): void
+  reject(e: Error): void
+  cleanup(): void
+}
+
+const SAY_UNREACHABLE = "I can't reach your phone right now"
+
+/**
+ * The Approver over MQTT (protocol v1, docs/protocol.md): each request is published retained,
+ * signed for every paired phone; the first decision that verifies wins; every ending clears the
+ * retained request and publishes an outcome. While the broker is away new requests fail at once;
+ * pending ones keep their deadline and are re-published on reconnect.
+ */
+export class MqttApprover implements Approver {
+  readonly audience: string
+  readonly topics: Topics
+  readonly #o: MqttApproverOptions
+  readonly #conn: MqttConnection
+  readonly #log: Logger
+  readonly #now: () => number
+  readonly #pending = new Map<string, Pending>()
+  readonly #settled: BoundedMap<string, OutcomeState>
+  readonly #nonces: BoundedMap<string, true>
+  /** Endings that happened while disconnected: cleared and announced on reconnect. */
+  readonly #owed = new BoundedMap<string, OutcomeMessage>(1024)
+  #subscribed = false
+  #ready: Promise<void>
+  #resolveReady!: () => void
+  readonly rejected = new Map<RejectReason, number>()
+  /** Nanoseconds the device spent in its own code (signing, verifying), for the benchmark. */
+  busyNs = 0n
+
+  constructor(options: MqttApproverOptions) {
+    this.#o = options
+    this.#conn = options.connection
+    this.audience = options.audience ?? 'your phone'
+    this.topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
+    this.#log = options.logger.child({ component: 'mqtt-approver', device: options.deviceId })
+    this.#now = options.now ?? Date.now
+    const remember = options.remember ?? 4096
+    this.#settled = new BoundedMap(remember)
+    this.#nonces = new BoundedMap(remember)
+    this.#ready = new Promise((resolve) => {
+      this.#resolveReady = resolve
+    })
+    this.#conn.onMessage((topic, payload, retained) => this.#onMessage(topic, payload, retained))
+    this.#conn.onDisconnect(() => {
+      this.#subscribed = false
+    })
+    this.#conn.onConnect(() => void this.#onConnect())
+  }
+
+  /** Resolves once subscribed for the first time (leftovers from a previous run arrive next). */
+  ready(): Promise<void> {
+    return this.#ready
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size
+  }
+
+  /** How many nonces and settled ids are held; bounded by `remember`. */
+  get rememberedCount(): number {
+    return this.#nonces.size + this.#settled.size + this.#owed.size
+  }
+
+  request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const t0 = process.hrtime.bigint()
+    try {
+      return this.#request(request, signal)
+    } finally {
+      this.busyNs += process.hrtime.bigint() - t0
+    }
+  }
+
+  #request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
+    const log = this.#log.child({ approvalId: request.id })
+    if (signal.aborted) return Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn'))
+    if (!this.#conn.connected || !this.#subscribed) {
+      log.warn({}, 'approval refused: broker unreachable')
+      return Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', SAY_UNREACHABLE))
+    }
+    const phones = this.#o.phones()
+    if (phones.size === 0) {
+      log.warn({}, 'approval refused: no phone is paired')
+      return Promise.reject(
+        new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'no phone is paired with this speaker'),
+      )
+    }
+    if (this.#pending.has(request.id)) {
+      return Promise.reject(new Error(`approval ${request.id} is already pending`))
+    }
+    const body: RequestBody = {
+      v: PROTOCOL_VERSION,
+      id: request.id,
+      device: this.#o.deviceId,
+      tool: request.tool,
+      action: request.action,
+      args: request.args,
+      critical: request.critical,
+      channel: request.channel,
+      conversation: request.conversationId,
+      createdAt: request.createdAt,
+      expiresAt: request.expiresAt,
+    }
+    const digest = requestDigest(body)
+    const macs: Record<string, string> = {}
+    for (const [phone, key] of phones) macs[phone] = signRequest(key, digest)
+    const payload = JSON.stringify({ ...body, digest, macs })
+    if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+      log.warn({ bytes: Buffer.byteLength(payload) }, 'approval refused: request too large')
+      return Promise.reject(
+        new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'the request is too large to send'),
+      )
+    }
+    return new Promise<ApprovalDecision>((resolve, reject) => {
+      const onAbort = () => {
+        const state: OutcomeState = this.#now() >= request.expiresAt ? 'expired' : 'withdrawn'
+        log.info({ state }, 'approval ended without a decision')
+        this.#settle(request.id, state)
+        reject(new NocturnError('NOC_ERR_CANCELLED', `approval ${state}`))
+      }
+      // Backstop: the gate times out at expiresAt; if nobody aborts us, end it ourselves.
+      const delay = Math.max(0, request.expiresAt - this.#now()) + (this.#o.graceMs ?? 1000)
+      const timer = setTimeout(() => {
+        log.info({}, 'approval expired')
+        this.#settle(request.id, 'expired')
+        reject(new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered in time'))
+      }, delay)
+      timer.unref()
+      signal.addEventListener('abort', onAbort, { once: true })
+      this.#pending.set(request.id, {
+        request,
+        digest,
+        payload,
+        resolve,
+        reject,
+        cleanup: () => {
+          clearTimeout(timer)
+          signal.removeEventListener('abort', onAbort)
+        },
+      })
+      log.info({ phones: phones.size, expiresAt: request.expiresAt }, 'approval requested')
+      this.#publishRequest(request.id, payload)
+    })
+  }
+
+  #publishRequest(id: string, payload: string): void {
+    this.#conn
+      .publish(this.topics.request(id), payload, { retain: true, qos: 1 })
+      .catch((err: unknown) => {
+        // The request stays pending: it is re-published when the broker is back.
+        this.#log.warn({ approvalId: id, err: String(err) }, 'approval request not published')
+      })
+  }
+
+  /** Ends an approval: forget it, clear the retained request, announce the outcome. */
+  #settle(id: string, state: OutcomeState, by?: string): void {
+    const p = this.#pending.get(id)
+    if (!p) return
+    p.cleanup()
+    this.#pending.delete(id)
+    this.#settled.set(id, state)
+    const outcome: OutcomeMessage = { v: PROTOCOL_VERSION, id, state, at: this.#now() }
+    if (by !== undefined) outcome.by = by
+    this.#announce(outcome)
+  }
+
+  #announce(outcome: OutcomeMessage): void {
+    if (!this.#conn.connected) {
+      this.#owed.set(outcome.id, outcome)
+      return
+    }
+    const id = outcome.id
+    Promise.all([
+      this.#conn.publish(this.topics.request(id), '', { retain: true, qos: 1 }),
+      this.#conn.publish(this.topics.outcome(id), JSON.stringify(outcome), { qos: 1 }),
+    ]).catch(() => {
+      this.#owed.set(id, outcome)
+    })
+  }
+
+  async #onConnect(): Promise<void> {
+    try {
+      await this.#conn.subscribe([this.topics.requests, this.topics.decisions])
+    } catch (err) {
+      this.#log.error(
+        { err: String(err) },
+        'cannot subscribe to approval topics; approvals fail closed',
+      )
+      return
+    }
+    this.#subscribed = true
+    // What is still pending goes back on the broker (it may have lost its retained messages).
+    for (const [id, p] of this.#pending) this.#publishRequest(id, p.payload)
+    const owed = this.#owed.drain()
+    for (const o of owed) this.#announce(o)
+    if (this.#pending.size + owed.length > 0) {
+      this.#log.info({ pending: this.#pending.size, owed: owed.length }, 'approvals re-published')
+    }
+    this.#resolveReady()
+  }
+
+  #onMessage(topic: string, payload: Buffer, retained: boolean): void {
+    const t0 = process.hrtime.bigint()
+    try {
+      const where = parseApprovalTopic(this.topics, topic)
+      if (!where) return
+      if (where.kind === 'decision') this.#onDecision(where.id, payload)
+      else if (where.kind === 'request') this.#onRequestTopic(where.id, payload, retained)
+    } finally {
+      this.busyNs += process.hrtime.bigint() - t0
+    }
+  }
+
+  /** What is on a request topic must be ours, or nothing. */
+  #onRequestTopic(id: string, payload: Buffer, retained: boolean): void {
+    const p = this.#pending.get(id)
+    if (p) {
+      if (payload.equals(Buffer.from(p.payload))) return
+      this.#log.warn(
+        { approvalId: id, bytes: payload.length },
+        'pending request overwritten or cleared by another client; re-published',
+      )
+      this.#publishRequest(id, p.payload)
+      return
+    }
+    if (payload.length === 0) return
+    const known = this.#settled.get(id)
+    if (retained && known === undefined) {
+      // Left behind by a previous run (or planted): nobody can answer it any more.
+      this.#log.info({ approvalId: id }, 'leftover request cleared and reported expired')
+      this.#settled.set(id, 'expired')
+      this.#announce({ v: PROTOCOL_VERSION, id, state: 'expired', at: this.#now() })
+      return
+    }
+    if (known === undefined) {
+      this.#log.warn({ approvalId: id }, 'request not published by this device cleared')
+    }
+    // Our own echo arriving after the ending, or someone re-planting a settled request: clear it.
+    this.#conn.publish(this.topics.request(id), '', { retain: true, qos: 1 }).catch(() => {})
+  }
+
+  #reject(reason: RejectReason, fields: Record<string, unknown>): void {
+    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1)
+    this.#log.warn({ ...fields, reason }, 'decision rejected')
+  }
+
+  #onDecision(topicId: string, payload: Buffer): void {
+    const parsed = parsePayload(decisionSchema, payload)
+    if (!parsed.ok) {
+      this.#reject(parsed.reason, {
+        approvalId: topicId,
+        bytes: payload.length,
+        detail: parsed.detail,
+      })
+      return
+    }
+    const d: DecisionMessage = parsed.value
+    const fields = { approvalId: topicId, phone: d.phone }
+    if (d.id !== topicId) {
+      this.#reject('id-mismatch', { ...fields, payloadId: d.id })
+      return
+    }
+    const p = this.#pending.get(d.id)
+    if (!p) {
+      const ended = this.#settled.get(d.id)
+      if (ended === 'withdrawn' || ended === 'expired') {
+        this.#reject(ended, fields)
+        return
+      }
+      if (ended) {
+        this.#reject('already-settled', { ...fields, state: ended })
+        return
+      }
+      this.#reject('unknown-request', fields)
+      return
+    }
+    const key = this.#o.phones().get(d.phone)
+    if (!key) {
+      this.#reject('unknown-phone', fields)
+      return
+    }
+    if (!verifyDecisionMac(key, { ...d, digest: p.digest }, d.mac)) {
+      this.#reject('bad-mac', fields)
+      return
+    }
+    const skew = this.#o.skewMs ?? 30_000
+    const now = this.#now()
+    const { createdAt, expiresAt } = p.request
+    if (d.at < createdAt - skew || d.at > expiresAt + skew || d.at > now + skew) {
+      this.#reject('outside-window', { ...fields, at: d.at, now })
+      return
+    }
+    const nonceKey = `${d.phone}:${d.nonce}`
+    if (this.#nonces.has(nonceKey)) {
+      this.#reject('replayed-nonce', fields)
+      return
+    }
+    this.#nonces.set(nonceKey, true)
+    const state: OutcomeState = d.decision === 'approve' ? 'approved' : 'denied'
+    this.#log.info({ ...fields, state }, 'decision accepted')
+    const resolve = p.resolve
+    this.#settle(d.id, state, d.phone)
+    resolve({ decision: d.decision, grant: d.grant, by: d.phone })
+  }
+
+  /** Ends every pending approval as withdrawn (the device is shutting down). */
+  withdrawAll(): void {
+    for (const [id, p] of [...this.#pending]) {
+      this.#settle(id, 'withdrawn')
+      p.reject(new NocturnError('NOC_ERR_CANCELLED', 'the speaker is shutting down'))
+    }
+  }
+}

@@ -1,0 +1,208 @@
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { Logger } from '../../core/logger.js'
+
+export interface MqttConnectionOptions {
+  /** mqtt://host:port or mqtts://host:port. */
+  readonly url: string
+  readonly clientId: string
+  readonly username?: string
+  /** Read from a file or the environment by the caller; never logged. */
+  readonly password?: string
+  /** TLS: CA bundle, and optionally a client certificate and key (PEM contents). */
+  readonly ca?: string | Buffer
+  readonly cert?: string | Buffer
+  readonly key?: string | Buffer
+  /** The last will, published by the broker if this client vanishes. */
+  readonly will?: { topic: string; payload: string; retain: boolean; qos: 0 | 1 }
+  readonly logger: Logger
+  /** Reconnect backoff: first delay, doubled per failure up to the maximum. */
+  readonly backoffMinMs?: number
+  readonly backoffMaxMs?: number
+  readonly connectTimeoutMs?: number
+}
+
+export interface PublishOptions {
+  readonly retain?: boolean
+  readonly qos?: 0 | 1
+}
+
+type MessageHandler = (topic: string, payload: Buffer, retained: boolean) => void
+
+/**
+ * One MQTT client with our own reconnect backoff (mqtt.js retries at a fixed period). Publishing
+ * while disconnected fails at once instead of queueing: the approver must know the phone cannot
+ * hear it now, and re-publishes what still matters itself when the link is back.
+ */
+export class MqttConnection {
+  readonly #o: MqttConnectionOptions
+  readonly #log: Logger
+  #client: MqttClient | undefined
+  #closed = false
+  #attempt = 0
+  #timer: NodeJS.Timeout | undefined
+  readonly #onMessage: MessageHandler[] = []
+  readonly #onConnect: Array<() => void> = []
+  readonly #onDisconnect: Array<() => void> = []
+  #firstConnect: Promise<void>
+  #resolveFirst!: () => void
+
+  constructor(options: MqttConnectionOptions) {
+    this.#o = options
+    this.#log = options.logger.child({ component: 'mqtt', clientId: options.clientId })
+    this.#firstConnect = new Promise((resolve) => {
+      this.#resolveFirst = resolve
+    })
+  }
+
+  get connected(): boolean {
+    return this.#client?.connected === true
+  }
+
+  /** Starts connecting; the device runs (failing approvals closed) while the broker is away. */
+  start(): void {
+    if (this.#client) return
+    const o = this.#o
+    const opts: IClientOptions = {
+      clientId: o.clientId,
+      clean: true,
+      // We schedule reconnects ourselves, with backoff.
+      reconnectPeriod: 0,
+      connectTimeout: o.connectTimeoutMs ?? 5000,
+      keepalive: 30,
+      resubscribe: false,
+      protocolVersion: 4,
+    }
+    if (o.username !== undefined) opts.username = o.username
+    if (o.password !== undefined) opts.password = o.password
+    if (o.ca !== undefined) opts.ca = o.ca
+    if (o.cert !== undefined) opts.cert = o.cert
+    if (o.key !== undefined) opts.key = o.key
+    if (o.will) opts.will = { ...o.will }
+    const client = mqtt.connect(o.url, opts)
+    this.#client = client
+    client.on('connect', () => {
+      this.#attempt = 0
+      // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
+      // are a handful of small messages, each waited for.
+      const stream = client.stream as { setNoDelay?: (on: boolean) => void }
+      stream.setNoDelay?.(true)
+      this.#log.info({ url: redactUrl(o.url) }, 'mqtt connected')
+      this.#resolveFirst()
+      for (const h of this.#onConnect) h()
+    })
+    client.on('close', () => {
+      if (this.#closed) return
+      const delay = this.#nextDelay()
+      this.#log.warn({ retryInMs: delay }, 'mqtt connection lost')
+      for (const h of this.#onDisconnect) h()
+      clearTimeout(this.#timer)
+      this.#timer = setTimeout(() => {
+        if (!this.#closed) client.reconnect()
+      }, delay)
+      this.#timer.unref()
+    })
+    client.on('error', (err) => {
+      // Errors are followed by 'close'; say what it was, never with credentials.
+      this.#log.warn({ err: err.message }, 'mqtt error')
+    })
+    client.on('message', (topic, payload, packet) => {
+      for (const h of this.#onMessage) {
+        try {
+          h(topic, payload, packet.retain === true)
+        } catch (err) {
+          // A handler bug must not take the connection (and every other handler) down with it.
+          this.#log.error({ err: String(err), topic }, 'mqtt message handler failed')
+        }
+      }
+    })
+  }
+
+  /** Resolves on the first successful connection (tests and the phone client wait for it). */
+  ready(): Promise<void> {
+    return this.#firstConnect
+  }
+
+  onMessage(handler: MessageHandler): void {
+    this.#onMessage.push(handler)
+  }
+
+  /** Called on every (re)connection; subscriptions and re-publishing belong here. */
+  onConnect(handler: () => void): void {
+    this.#onConnect.push(handler)
+    if (this.connected) handler()
+  }
+
+  onDisconnect(handler: () => void): void {
+    this.#onDisconnect.push(handler)
+  }
+
+  subscribe(filters: string[]): Promise<void> {
+    const client = this.#client
+    if (!client?.connected) return Promise.reject(notConnected())
+    return new Promise((resolve, reject) => {
+      client.subscribe(filters, { qos: 1 }, (err, granted) => {
+        if (err) return reject(err)
+        // 128 (0x80) is the broker's refusal, e.g. by ACL.
+        const refused = (granted ?? []).filter((g) => g.qos === 128).map((g) => g.topic)
+        if (refused.length > 0)
+          return reject(new Error(`subscription refused: ${refused.join(', ')}`))
+        resolve()
+      })
+    })
+  }
+
+  /**
+   * Publishes one message; resolves when the broker has it (QoS 1) or it is written (QoS 0).
+   * Rejects at once when disconnected. This is also the `Publisher` capability other tools use.
+   */
+  publish(topic: string, payload: string | Buffer, options: PublishOptions = {}): Promise<void> {
+    const client = this.#client
+    if (!client?.connected) return Promise.reject(notConnected())
+    return new Promise((resolve, reject) => {
+      client.publish(
+        topic,
+        payload,
+        { qos: options.qos ?? 1, retain: options.retain ?? false },
+        (err) => (err ? reject(err) : resolve()),
+      )
+    })
+  }
+
+  /**
+   * Disconnects cleanly (the broker then keeps the last will to itself). `force` drops the socket
+   * without a goodbye, as a crash would: the broker publishes the will.
+   */
+  async close(opts: { force?: boolean } = {}): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#timer)
+    const client = this.#client
+    if (!client) return
+    const force = opts.force === true
+    await new Promise<void>((resolve) => client.end(force, {}, () => resolve()))
+  }
+
+  #nextDelay(): number {
+    const min = this.#o.backoffMinMs ?? 250
+    const max = this.#o.backoffMaxMs ?? 30_000
+    const base = Math.min(max, min * 2 ** Math.min(this.#attempt, 20))
+    this.#attempt++
+    // Jitter, so a household's devices do not all reconnect in the same instant after an outage.
+    return Math.round(base * (0.75 + Math.random() * 0.5))
+  }
+}
+
+function notConnected(): Error {
+  return new Error('not connected to the MQTT broker')
+}
+
+/** The URL without any user:password part, for logs. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    u.username = ''
+    u.password = ''
+    return u.toString()
+  } catch {
+    return '(unparseable url)'
+  }
+}

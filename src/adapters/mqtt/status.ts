@@ -1,0 +1,73 @@
+import type { Logger } from '../../core/logger.js'
+import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
+import type { MqttConnection } from './connection.js'
+
+/** The last will: what the broker publishes on the status topic if the device vanishes. */
+export function offlineStatus(model: string | null): StatusMessage {
+  return { v: PROTOCOL_VERSION, online: false, state: 'offline', muted: null, model, since: null }
+}
+
+/**
+ * The retained status topic: online, the driver's state and mute, mirrored as they change and
+ * re-published on every reconnection (the broker may have restarted without its retained store).
+ */
+export class MqttStatus {
+  readonly #conn: MqttConnection
+  readonly #topic: string
+  readonly #model: string | null
+  readonly #log: Logger
+  readonly #now: () => number
+  #state = 'idle'
+  #muted = false
+  #since: number
+
+  constructor(o: {
+    connection: MqttConnection
+    topic: string
+    model: string | null
+    logger: Logger
+    now?: () => number
+  }) {
+    this.#conn = o.connection
+    this.#topic = o.topic
+    this.#model = o.model
+    this.#log = o.logger.child({ component: 'mqtt-status' })
+    this.#now = o.now ?? Date.now
+    this.#since = this.#now()
+    this.#conn.onConnect(() => this.#publish())
+  }
+
+  /** Called by the voice driver whenever its state or mute changes. */
+  setState(state: string, muted: boolean): void {
+    if (state === this.#state && muted === this.#muted) return
+    this.#state = state
+    this.#muted = muted
+    this.#since = this.#now()
+    this.#publish()
+  }
+
+  current(): StatusMessage {
+    return {
+      v: PROTOCOL_VERSION,
+      online: true,
+      state: this.#state,
+      muted: this.#muted,
+      model: this.#model,
+      since: this.#since,
+    }
+  }
+
+  /** A clean shutdown sends no last will, so say "offline" ourselves. */
+  async goOffline(): Promise<void> {
+    if (!this.#conn.connected) return
+    const msg = { ...offlineStatus(this.#model), since: this.#now() }
+    await this.#conn.publish(this.#topic, JSON.stringify(msg), { retain: true, qos: 1 })
+  }
+
+  #publish(): void {
+    if (!this.#conn.connected) return // re-published on reconnect
+    this.#conn
+      .publish(this.#topic, JSON.stringify(this.current()), { retain: true, qos: 1 })
+      .catch((err: unknown) => this.#log.warn({ err: String(err) }, 'status not published'))
+  }
+}

@@ -1,0 +1,151 @@
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { silentLogger } from '../../core/logger.js'
+import { PhoneClient, type PhoneClientOptions, parseGrant } from '../../phone/client.js'
+import { type Pairing, parsePairingUri, type RequestMessage } from '../../protocol/index.js'
+import type { Io } from './pair.js'
+
+const USAGE = `usage:
+  nocturn phone watch [--once]
+  nocturn phone approve <id> [--grant once|session|<duration: 90s, 30m, 2h, 1d>]
+  nocturn phone deny <id>
+
+The pairing URI (it holds the phone's key) comes from --pairing-file FILE or NOCTURN_PHONE_PAIRING;
+the broker user from --username or NOCTURN_MQTT_USERNAME, its password from --password-file FILE or
+NOCTURN_MQTT_PASSWORD, a CA bundle from --ca-file FILE. Secrets are never taken from the command line.
+`
+
+/** `nocturn phone`: the reference phone client (protocol v1), for development and as a second implementation. */
+export function run(args: string[]): Promise<number> {
+  return phone(args, { out: process.stdout, err: process.stderr, env: process.env })
+}
+
+export async function phone(args: string[], io: Io, signal?: AbortSignal): Promise<number> {
+  let values: ReturnType<typeof parse>['values']
+  let positionals: string[]
+  try {
+    ;({ values, positionals } = parse(args))
+  } catch (err) {
+    io.err.write(`nocturn phone: ${(err as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  const [verb, id] = positionals
+  if (verb !== 'watch' && verb !== 'approve' && verb !== 'deny') {
+    io.err.write(USAGE)
+    return 2
+  }
+  let opts: PhoneClientOptions
+  try {
+    opts = clientOptions(values, io.env)
+  } catch (err) {
+    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    return 2
+  }
+  const client = new PhoneClient(opts)
+  try {
+    await withTimeout(client.start(), 10_000, 'cannot reach the broker')
+    if (verb === 'watch') return await watch(client, io, values.once === true, signal)
+    if (!id) {
+      io.err.write(USAGE)
+      return 2
+    }
+    let request: RequestMessage
+    try {
+      request = await client.waitFor(id, 3000)
+    } catch {
+      io.err.write(
+        `nocturn phone: no verified request ${id} (unknown, already ended, or not signed for this phone)\n`,
+      )
+      return 1
+    }
+    const grant = verb === 'approve' ? parseGrant(values.grant ?? 'once', Date.now()) : 'once'
+    const outcome = client.waitOutcome(id, 10_000)
+    await client.decide(id, verb, grant)
+    const o = await outcome
+    io.out.write(`${id}: ${o.state}${o.by ? ` by ${o.by}` : ''} — ${request.action}\n`)
+    const wanted = verb === 'approve' ? 'approved' : 'denied'
+    return o.state === wanted && o.by === opts.pairing.phone ? 0 : 1
+  } catch (err) {
+    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    return 1
+  } finally {
+    await client.close()
+  }
+}
+
+async function watch(
+  client: PhoneClient,
+  io: Io,
+  once: boolean,
+  signal?: AbortSignal,
+): Promise<number> {
+  const show = (r: RequestMessage) =>
+    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}, until ${new Date(r.expiresAt).toISOString()})\n`
+  // Retained requests arrive right after subscribing; a moment's wait lets --once list them.
+  await new Promise((r) => setTimeout(r, 300))
+  for (const r of client.pending()) io.out.write(show(r))
+  if (once) return 0
+  client.on((e) => {
+    if (e.kind === 'pending') io.out.write(show(e.request))
+    else if (e.kind === 'gone') io.out.write(`gone     ${e.id}\n`)
+    else if (e.kind === 'outcome')
+      io.out.write(
+        `outcome  ${e.outcome.id}  ${e.outcome.state}${e.outcome.by ? ` by ${e.outcome.by}` : ''}\n`,
+      )
+    else io.out.write(`refused  ${e.id}  (${e.reason}: not shown, cannot be answered)\n`)
+  })
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve()
+    signal?.addEventListener('abort', stop, { once: true })
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
+  return 0
+}
+
+function clientOptions(
+  values: ReturnType<typeof parse>['values'],
+  env: NodeJS.ProcessEnv,
+): PhoneClientOptions {
+  const uri = values['pairing-file']
+    ? readFileSync(values['pairing-file'], 'utf8')
+    : env.NOCTURN_PHONE_PAIRING
+  if (!uri) throw new Error('no pairing: give --pairing-file FILE or set NOCTURN_PHONE_PAIRING')
+  const pairing: Pairing = parsePairingUri(uri)
+  const username = values.username ?? env.NOCTURN_MQTT_USERNAME
+  const password = values['password-file']
+    ? readFileSync(values['password-file'], 'utf8').trim()
+    : env.NOCTURN_MQTT_PASSWORD
+  return {
+    pairing,
+    logger: silentLogger,
+    ...(username !== undefined && { username }),
+    ...(password !== undefined && { password }),
+    ...(values['ca-file'] !== undefined && { ca: readFileSync(values['ca-file']) }),
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    p,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(what)), ms)
+    }),
+  ]).finally(() => clearTimeout(timer))
+}
+
+function parse(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      grant: { type: 'string' },
+      once: { type: 'boolean' },
+      'pairing-file': { type: 'string' },
+      username: { type: 'string' },
+      'password-file': { type: 'string' },
+      'ca-file': { type: 'string' },
+    },
+  })
+}

@@ -1,0 +1,235 @@
+import { MqttConnection } from '../adapters/mqtt/connection.js'
+import type { Logger } from '../core/logger.js'
+import {
+  type DecisionMessage,
+  type Grant,
+  newNonce,
+  type OutcomeMessage,
+  outcomeSchema,
+  type Pairing,
+  PROTOCOL_VERSION,
+  parseApprovalTopic,
+  parsePayload,
+  type RequestMessage,
+  requestDigest,
+  requestSchema,
+  signDecision,
+  type Topics,
+  topicsFor,
+  verifyRequestMac,
+} from '../protocol/index.js'
+
+export interface PhoneClientOptions {
+  readonly pairing: Pairing
+  readonly username?: string
+  readonly password?: string
+  readonly ca?: string | Buffer
+  readonly logger: Logger
+  readonly now?: () => number
+  /** How far the device's clock may be off from ours when judging `expiresAt`. */
+  readonly skewMs?: number
+}
+
+export type PhoneEvent =
+  | { kind: 'pending'; request: RequestMessage }
+  | { kind: 'gone'; id: string }
+  | { kind: 'outcome'; outcome: OutcomeMessage }
+  | { kind: 'refused'; id: string; reason: string }
+
+/**
+ * The reference phone: the second implementation of protocol v1, small enough to read next to
+ * docs/protocol.md. It shows and answers only requests it can verify with its own key — anything
+ * else on the broker (a stranger's request, an overwritten `action`) is refused and never answered.
+ */
+export class PhoneClient {
+  readonly topics: Topics
+  readonly #o: PhoneClientOptions
+  readonly #conn: MqttConnection
+  readonly #log: Logger
+  readonly #now: () => number
+  readonly #verified = new Map<string, { request: RequestMessage; digest: string }>()
+  readonly #listeners: Array<(e: PhoneEvent) => void> = []
+  #ready: Promise<void>
+
+  constructor(o: PhoneClientOptions) {
+    this.#o = o
+    this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
+    this.#log = o.logger.child({ component: 'phone', phone: o.pairing.phone })
+    this.#now = o.now ?? Date.now
+    this.#conn = new MqttConnection({
+      url: o.pairing.broker,
+      clientId: `nocturn-phone-${o.pairing.phone}-${newNonce().slice(0, 8)}`,
+      ...(o.username !== undefined && { username: o.username }),
+      ...(o.password !== undefined && { password: o.password }),
+      ...(o.ca !== undefined && { ca: o.ca }),
+      logger: o.logger,
+    })
+    let resolveReady!: () => void
+    this.#ready = new Promise((r) => {
+      resolveReady = r
+    })
+    this.#conn.onMessage((topic, payload) => this.#onMessage(topic, payload))
+    this.#conn.onConnect(() => {
+      this.#conn
+        .subscribe([this.topics.requests, this.topics.outcomes])
+        .then(resolveReady, (err: unknown) =>
+          this.#log.error({ err: String(err) }, 'phone cannot subscribe'),
+        )
+    })
+  }
+
+  /** Connects and subscribes; retained requests arrive right after. */
+  async start(): Promise<void> {
+    this.#conn.start()
+    await this.#ready
+  }
+
+  on(listener: (e: PhoneEvent) => void): () => void {
+    this.#listeners.push(listener)
+    return () => {
+      const i = this.#listeners.indexOf(listener)
+      if (i >= 0) this.#listeners.splice(i, 1)
+    }
+  }
+
+  /** The verified, unexpired requests now pending. */
+  pending(): RequestMessage[] {
+    const now = this.#now()
+    return [...this.#verified.values()]
+      .map((v) => v.request)
+      .filter((r) => r.expiresAt > now - (this.#o.skewMs ?? 30_000))
+  }
+
+  /** Waits until a verified request with this id is here (retained ones arrive after subscribing). */
+  waitFor(id: string, timeoutMs = 5000): Promise<RequestMessage> {
+    const have = this.#verified.get(id)
+    if (have) return Promise.resolve(have.request)
+    return this.#waitEvent(
+      (e) => (e.kind === 'pending' && e.request.id === id ? e.request : undefined),
+      timeoutMs,
+      `no verified request ${id}`,
+    )
+  }
+
+  /** Waits for the device's outcome for `id`. */
+  waitOutcome(id: string, timeoutMs = 5000): Promise<OutcomeMessage> {
+    return this.#waitEvent(
+      (e) => (e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined),
+      timeoutMs,
+      `no outcome for ${id}`,
+    )
+  }
+
+  /**
+   * Answers a verified request. Refuses anything it has not verified, and "until" for a critical
+   * tool (the device would count it once anyway; the phone should not offer it).
+   */
+  async decide(id: string, decision: 'approve' | 'deny', grant: Grant = 'once'): Promise<void> {
+    const v = this.#verified.get(id)
+    if (!v) throw new Error(`request ${id} is not pending here, or could not be verified`)
+    if (v.request.critical && typeof grant === 'object') {
+      throw new Error(`${v.request.tool} is critical: only "once" or "session" can be granted`)
+    }
+    const { phone, key } = this.#o.pairing
+    const fields = {
+      id,
+      decision,
+      grant,
+      digest: v.digest,
+      phone,
+      at: this.#now(),
+      nonce: newNonce(),
+    }
+    const msg: DecisionMessage = {
+      v: PROTOCOL_VERSION,
+      id,
+      decision,
+      grant,
+      phone,
+      at: fields.at,
+      nonce: fields.nonce,
+      mac: signDecision(key, fields),
+    }
+    await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 })
+  }
+
+  async close(): Promise<void> {
+    await this.#conn.close()
+  }
+
+  #emit(e: PhoneEvent): void {
+    for (const l of [...this.#listeners]) l(e)
+  }
+
+  #waitEvent<T>(
+    pick: (e: PhoneEvent) => T | undefined,
+    timeoutMs: number,
+    what: string,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        off()
+        reject(new Error(what))
+      }, timeoutMs)
+      const off = this.on((e) => {
+        const v = pick(e)
+        if (v === undefined) return
+        clearTimeout(timer)
+        off()
+        resolve(v)
+      })
+    })
+  }
+
+  #onMessage(topic: string, payload: Buffer): void {
+    const where = parseApprovalTopic(this.topics, topic)
+    if (!where) return
+    if (where.kind === 'outcome') {
+      const r = parsePayload(outcomeSchema, payload)
+      if (!r.ok || r.value.id !== where.id) return
+      this.#emit({ kind: 'outcome', outcome: r.value })
+      return
+    }
+    if (where.kind !== 'request') return
+    const id = where.id
+    const had = this.#verified.delete(id)
+    if (payload.length === 0) {
+      if (had) this.#emit({ kind: 'gone', id })
+      return
+    }
+    const reason = this.#verify(id, payload)
+    if (typeof reason === 'string') {
+      // An overwritten request loses its place: the phone never answers what it cannot verify.
+      if (had) this.#emit({ kind: 'gone', id })
+      this.#log.warn({ approvalId: id, reason }, 'request refused')
+      this.#emit({ kind: 'refused', id, reason })
+      return
+    }
+    this.#verified.set(id, reason)
+    this.#emit({ kind: 'pending', request: reason.request })
+  }
+
+  #verify(id: string, payload: Buffer): string | { request: RequestMessage; digest: string } {
+    const r = parsePayload(requestSchema, payload)
+    if (!r.ok) return r.reason
+    const req = r.value
+    if (req.id !== id) return 'id-mismatch'
+    if (req.device !== this.#o.pairing.device) return 'wrong-device'
+    const digest = requestDigest(r.raw)
+    if (digest !== req.digest) return 'digest-mismatch'
+    const mac = req.macs[this.#o.pairing.phone]
+    if (mac === undefined) return 'not-signed-for-this-phone'
+    if (!verifyRequestMac(this.#o.pairing.key, digest, mac)) return 'bad-mac'
+    if (req.expiresAt <= this.#now() - (this.#o.skewMs ?? 30_000)) return 'expired'
+    return { request: req, digest }
+  }
+}
+
+/** "once", "session", or a duration ("90s", "30m", "2h", "1d") from now. */
+export function parseGrant(text: string, now: number): Grant {
+  if (text === 'once' || text === 'session') return text
+  const m = /^(\d{1,6})([smhd])$/.exec(text)
+  if (!m) throw new Error(`--grant must be once, session or a duration like 30m, 2h, 1d`)
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 's' | 'm' | 'h' | 'd']
+  return { until: now + Number(m[1]) * unit }
+}

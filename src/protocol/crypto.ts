@@ -1,0 +1,93 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { canonicalJson } from '../core/canonical.js'
+import type { Grant } from './messages.js'
+
+/**
+ * The three canonical forms of protocol v1 (docs/protocol.md spells them out with a test vector):
+ *
+ * - request digest = hex SHA-256 of the canonical JSON of the request object without `digest` and
+ *   `macs` (keys sorted at every level, no whitespace; the phone hashes what it received, unknown
+ *   fields included, so nothing can be added unnoticed);
+ * - request MAC (one per paired phone) = hex HMAC-SHA256(phone key, "nocturn-request-v1\n" + digest);
+ * - decision MAC = hex HMAC-SHA256(phone key, the decision lines below joined by "\n").
+ *
+ * Every field in the line forms is drawn from an alphabet without "\n", so the joins are unambiguous.
+ */
+export const REQUEST_MAC_LABEL = 'nocturn-request-v1'
+export const DECISION_MAC_LABEL = 'nocturn-decision-v1'
+
+/** Pairing keys are 256 random bits. */
+export const KEY_BYTES = 32
+
+export function newKey(): Buffer {
+  return randomBytes(KEY_BYTES)
+}
+
+export function newNonce(): string {
+  return randomBytes(18).toString('base64url')
+}
+
+/** The digest of a request: everything in it except `digest` and `macs`. */
+export function requestDigest(request: Record<string, unknown>): string {
+  const { digest: _d, macs: _m, ...body } = request
+  return createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex')
+}
+
+export function requestMacInput(digest: string): string {
+  return `${REQUEST_MAC_LABEL}\n${digest}`
+}
+
+export function grantText(grant: Grant): string {
+  return typeof grant === 'string' ? grant : `until:${grant.until}`
+}
+
+export interface DecisionFields {
+  readonly id: string
+  readonly decision: 'approve' | 'deny'
+  readonly grant: Grant
+  readonly digest: string
+  readonly phone: string
+  readonly at: number
+  readonly nonce: string
+}
+
+export function decisionMacInput(d: DecisionFields): string {
+  return [
+    DECISION_MAC_LABEL,
+    d.id,
+    d.decision,
+    grantText(d.grant),
+    d.digest,
+    d.phone,
+    String(d.at),
+    d.nonce,
+  ].join('\n')
+}
+
+export function hmacHex(key: Uint8Array, input: string): string {
+  return createHmac('sha256', key).update(input, 'utf8').digest('hex')
+}
+
+/** Constant-time comparison of two hex MACs; false for anything of the wrong shape or length. */
+export function macEquals(expectedHex: string, givenHex: string): boolean {
+  const a = Buffer.from(expectedHex, 'hex')
+  const b = Buffer.from(givenHex, 'hex')
+  if (a.length !== 32 || b.length !== 32 || givenHex.length !== 64) return false
+  return timingSafeEqual(a, b)
+}
+
+export function signRequest(key: Uint8Array, digest: string): string {
+  return hmacHex(key, requestMacInput(digest))
+}
+
+export function verifyRequestMac(key: Uint8Array, digest: string, mac: string): boolean {
+  return macEquals(signRequest(key, digest), mac)
+}
+
+export function signDecision(key: Uint8Array, d: DecisionFields): string {
+  return hmacHex(key, decisionMacInput(d))
+}
+
+export function verifyDecisionMac(key: Uint8Array, d: DecisionFields, mac: string): boolean {
+  return macEquals(signDecision(key, d), mac)
+}

@@ -1,0 +1,108 @@
+import { z } from 'zod'
+import { ID_PATTERN } from './topics.js'
+
+/**
+ * Protocol v1 payloads, as zod schemas shared by the device and the phone client. Unknown fields
+ * are ignored (zod strips them); anything else that does not fit is rejected by the reader.
+ */
+export const PROTOCOL_VERSION = 1
+
+/** No payload on any protocol topic may be larger than this (bytes of UTF-8 JSON). */
+export const MAX_PAYLOAD_BYTES = 16 * 1024
+
+const id = z.string().regex(ID_PATTERN)
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/)
+const time = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)
+
+export const grantSchema = z.union([
+  z.literal('once'),
+  z.literal('session'),
+  z.object({ until: time }),
+])
+export type Grant = z.infer<typeof grantSchema>
+
+export const requestSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  id,
+  device: id,
+  tool: z.string().min(1).max(128),
+  action: z.string().min(1).max(1000),
+  args: z.unknown(),
+  critical: z.boolean(),
+  channel: z.enum(['voice', 'text']),
+  conversation: z.string().min(1).max(128),
+  createdAt: time,
+  expiresAt: time,
+  digest: hex64,
+  macs: z.record(id, hex64),
+})
+export type RequestMessage = z.infer<typeof requestSchema>
+/** What the digest covers: the request without `digest` and `macs`. */
+export type RequestBody = Omit<RequestMessage, 'digest' | 'macs'>
+
+export const decisionSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  id,
+  decision: z.enum(['approve', 'deny']),
+  grant: grantSchema,
+  phone: id,
+  at: time,
+  /** Fresh per decision; at least 16 characters so a phone cannot reuse a short counter. */
+  nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
+  /** Over the digest of the request the phone verified; the digest itself is not sent back. */
+  mac: hex64,
+})
+export type DecisionMessage = z.infer<typeof decisionSchema>
+
+export const OUTCOME_STATES = ['approved', 'denied', 'withdrawn', 'expired'] as const
+export type OutcomeState = (typeof OUTCOME_STATES)[number]
+
+export const outcomeSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  id,
+  state: z.enum(OUTCOME_STATES),
+  by: id.optional(),
+  at: time,
+})
+export type OutcomeMessage = z.infer<typeof outcomeSchema>
+
+export const statusSchema = z.object({
+  v: z.literal(PROTOCOL_VERSION),
+  online: z.boolean(),
+  state: z.string().max(64),
+  /** Null in the last will: the broker sends it later, when the device can no longer say. */
+  muted: z.boolean().nullable(),
+  model: z.string().max(128).nullable(),
+  since: time.nullable(),
+})
+export type StatusMessage = z.infer<typeof statusSchema>
+
+export type ParseResult<T> =
+  | { ok: true; value: T; raw: Record<string, unknown> }
+  | { ok: false; reason: 'oversized' | 'malformed-json' | 'invalid-payload'; detail?: string }
+
+/**
+ * Reads one payload: size first (before any parsing), then JSON, then the schema. `raw` is the
+ * parsed JSON object as received, which the request digest is computed over.
+ */
+export function parsePayload<T>(schema: z.ZodType<T>, payload: Uint8Array): ParseResult<T> {
+  if (payload.byteLength > MAX_PAYLOAD_BYTES) return { ok: false, reason: 'oversized' }
+  let json: unknown
+  try {
+    json = JSON.parse(Buffer.from(payload).toString('utf8'))
+  } catch {
+    return { ok: false, reason: 'malformed-json' }
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    return { ok: false, reason: 'invalid-payload', detail: 'not an object' }
+  }
+  const r = schema.safeParse(json)
+  if (!r.success) {
+    const detail = r.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+      .join('; ')
+    return { ok: false, reason: 'invalid-payload', detail }
+  }
+  return { ok: true, value: r.data, raw: json as Record<string, unknown> }
+}

@@ -1,0 +1,182 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { EmbeddedBroker } from '../../src/adapters/aedes/broker.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { systemEnv } from './system.js'
+
+export const PREFIX = 'nocturn/v1'
+
+/** The users every broker under test knows; the same ACL as docs/protocol.md. */
+export const USERS = {
+  device: { username: 'nocturn-device', password: 'device-secret-1' },
+  phone: { username: 'nocturn-phones', password: 'phone-secret-1' },
+  /** Another client on the household broker with write access to everything (e.g. a bridge). */
+  intruder: { username: 'intruder', password: 'intruder-secret-1' },
+} as const
+
+/** A broker a test can start, kill and bring back on the same port. */
+export interface TestBroker {
+  readonly name: string
+  readonly url: string
+  start(): Promise<void>
+  /** The broker vanishes at once (SIGKILL for Mosquitto). */
+  kill(): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.once('error', reject)
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address()
+      const port = typeof addr === 'object' && addr ? addr.port : 0
+      s.close(() => resolve(port))
+    })
+  })
+}
+
+async function waitForPort(port: number, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const c = createConnection({ port, host: '127.0.0.1' })
+      c.once('connect', () => {
+        c.destroy()
+        resolve(true)
+      })
+      c.once('error', () => resolve(false))
+    })
+    if (ok) return
+    if (Date.now() > end) throw new Error(`nothing listening on 127.0.0.1:${port}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+/** Mosquitto on a free loopback port, with a generated password file and ACL. */
+export function mosquittoBroker(port: number): TestBroker {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-mosq-'))
+  chmodSync(dir, 0o700)
+  const passwd = join(dir, 'passwd')
+  writeFileSync(
+    passwd,
+    Object.values(USERS)
+      .map((u) => `${u.username}:${u.password}\n`)
+      .join(''),
+    { mode: 0o600 },
+  )
+  // -U hashes the plain-text file in place, so no password passes through argv.
+  const r = spawnSync('mosquitto_passwd', ['-U', passwd], { env: systemEnv(), encoding: 'utf8' })
+  if (r.status !== 0) throw new Error(`mosquitto_passwd failed: ${r.stderr}`)
+  writeFileSync(
+    join(dir, 'acl'),
+    [
+      `user ${USERS.device.username}`,
+      `topic readwrite ${PREFIX}/#`,
+      '',
+      `user ${USERS.phone.username}`,
+      `topic read ${PREFIX}/#`,
+      `topic write ${PREFIX}/+/approvals/+/decision`,
+      '',
+      `user ${USERS.intruder.username}`,
+      `topic readwrite ${PREFIX}/#`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  )
+  writeFileSync(
+    join(dir, 'mosquitto.conf'),
+    [
+      `listener ${port} 127.0.0.1`,
+      'allow_anonymous false',
+      `password_file ${passwd}`,
+      `acl_file ${join(dir, 'acl')}`,
+      'persistence false',
+      // Without it Mosquitto's small writes wait on the client's delayed ACK (~40 ms each).
+      'set_tcp_nodelay true',
+      // Started as root in CI: stay root rather than drop to a user that cannot read this folder.
+      'user root',
+      'log_dest stderr',
+      'log_type error',
+      'log_type warning',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  )
+  let child: ChildProcess | undefined
+  let stderr = ''
+  const broker: TestBroker = {
+    name: 'mosquitto',
+    url: `mqtt://127.0.0.1:${port}`,
+    async start() {
+      stderr = ''
+      const c = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], {
+        env: systemEnv(),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      })
+      c.stderr?.on('data', (d: Buffer) => {
+        stderr += d.toString()
+      })
+      child = c
+      try {
+        await waitForPort(port, 5000)
+      } catch (err) {
+        c.kill('SIGKILL')
+        throw new Error(`mosquitto did not start: ${stderr || String(err)}`)
+      }
+    },
+    async kill() {
+      await stopChild(child, 'SIGKILL')
+      child = undefined
+    },
+    async stop() {
+      await stopChild(child, 'SIGTERM')
+      child = undefined
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return broker
+}
+
+async function stopChild(c: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!c || c.exitCode !== null || c.signalCode !== null) return
+  await new Promise<void>((resolve) => {
+    c.once('exit', () => resolve())
+    c.kill(signal)
+  })
+}
+
+/** The embedded broker with the same users and rules. */
+export function aedesBroker(port: number): TestBroker {
+  let b: EmbeddedBroker | undefined
+  const make = () =>
+    new EmbeddedBroker({
+      port,
+      prefix: PREFIX,
+      logger: silentLogger,
+      users: [
+        { ...USERS.device, role: 'device' },
+        { ...USERS.phone, role: 'phone' },
+        { ...USERS.intruder, role: 'device' },
+      ],
+    })
+  return {
+    name: 'aedes',
+    url: `mqtt://127.0.0.1:${port}`,
+    async start() {
+      b = make()
+      await b.start()
+    },
+    async kill() {
+      await b?.stop()
+      b = undefined
+    },
+    async stop() {
+      await b?.stop()
+      b = undefined
+    },
+  }
+}

@@ -1,0 +1,4 @@
+import { aedesBroker } from '../helpers/brokers.js'
+import { approvalContract } from './contract.js'
+
+approvalContract('embedded aedes', aedesBroker)

@@ -1,0 +1,197 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import mqtt, { type MqttClient } from 'mqtt'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import type { CallContext } from '../../src/core/context.js'
+import { Gate } from '../../src/core/gate.js'
+import { Grants } from '../../src/core/grants.js'
+import type { Logger } from '../../src/core/logger.js'
+import type { Tool } from '../../src/core/tool.js'
+import { PhoneClient } from '../../src/phone/client.js'
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
+import type { Pairing } from '../../src/protocol/index.js'
+import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+
+export interface LogEntry {
+  level: string
+  fields: Record<string, unknown>
+  msg: string | undefined
+}
+
+/** A logger that keeps every line, so tests can check what was said (and what never was). */
+export function captureLogger(entries: LogEntry[] = [], bindings: Record<string, unknown> = {}) {
+  const at =
+    (level: string) =>
+    (fields: object, msg?: string): void => {
+      entries.push({ level, fields: { ...bindings, ...fields }, msg })
+    }
+  const logger: Logger & { entries: LogEntry[] } = {
+    entries,
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: (b) => captureLogger(entries, { ...bindings, ...b }),
+  }
+  return logger
+}
+
+export const unlockDoor: Tool<{ door: string }> = {
+  name: 'unlock_door',
+  description: 'Unlocks a door',
+  parameters: { type: 'object', properties: { door: { type: 'string' } }, required: ['door'] },
+  describe: (a) => `unlock the ${a.door} door`,
+  async call() {
+    return { ok: true }
+  },
+}
+
+/** Counts how often the gate really asked, so "no phone needed" is visible. */
+class CountingApprover implements Approver {
+  asked: ApprovalRequest[] = []
+  constructor(readonly inner: Approver) {}
+  get audience() {
+    return this.inner.audience
+  }
+  request(r: ApprovalRequest, s: AbortSignal): Promise<ApprovalDecision> {
+    this.asked.push(r)
+    return this.inner.request(r, s)
+  }
+}
+
+export async function until(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  const end = Date.now() + timeoutMs
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+/** One device (approver + status + real gate) and two paired phones on a broker. */
+export async function deviceWorld(
+  broker: TestBroker,
+  opts: { timeoutMs?: number; deviceId?: string } = {},
+) {
+  const deviceId = opts.deviceId ?? `dev-${randomUUID().slice(0, 8)}`
+  const keys = new Map<string, Buffer>([
+    ['anna', randomBytes(32)],
+    ['ben', randomBytes(32)],
+  ])
+  const logger = captureLogger()
+  const device = createDeviceMqtt({
+    url: broker.url,
+    deviceId,
+    prefix: PREFIX,
+    ...USERS.device,
+    phones: () => keys,
+    logger,
+    model: 'test-model',
+    backoffMinMs: 50,
+    backoffMaxMs: 300,
+  })
+  await device.approver.ready()
+  const counting = new CountingApprover(device.approver)
+  const store = new SqliteStore(':memory:')
+  const grants = new Grants(store)
+  const gate = new Gate({
+    policies: {},
+    approver: counting,
+    grants,
+    clock: realClock(),
+    approvalTimeoutMs: opts.timeoutMs ?? 15_000,
+  })
+  const ctx = (over: Partial<CallContext> = {}): CallContext => ({
+    signal: new AbortController().signal,
+    channel: 'voice',
+    conversationId: 'conv-1',
+    callId: 'call-1',
+    gate,
+    logger,
+    onPending: () => {},
+    ...over,
+  })
+  const phones: PhoneClient[] = []
+  const pairing = (phone: string): Pairing => ({
+    broker: broker.url,
+    device: deviceId,
+    prefix: PREFIX,
+    phone,
+    key: keys.get(phone) ?? randomBytes(32),
+  })
+  const phone = async (name: string, key?: Buffer) => {
+    const p = new PhoneClient({
+      pairing: { ...pairing(name), ...(key && { key }) },
+      ...USERS.phone,
+      logger: captureLogger(),
+    })
+    phones.push(p)
+    await p.start()
+    return p
+  }
+  let consumed = 0
+  const raws: MqttClient[] = []
+  const raw = async (user: { username: string; password: string } = USERS.intruder) => {
+    const c = await mqtt.connectAsync(broker.url, { ...user, reconnectPeriod: 0 })
+    raws.push(c)
+    return c
+  }
+  return {
+    deviceId,
+    keys,
+    logger,
+    device,
+    approver: device.approver,
+    topics: device.approver.topics,
+    asked: counting.asked,
+    grants,
+    store,
+    gate,
+    /** gate.check, with the rejection marked handled: tests assert on it later. */
+    check(tool: Tool<{ door: string }>, args: { door: string }, c: CallContext): Promise<void> {
+      const p = gate.check(tool as Tool, args, c)
+      p.catch(() => {})
+      return p
+    },
+    ctx,
+    phone,
+    raw,
+    /** Only the phone sees the id: wait for the gate to put a request on the broker. */
+    async nextRequest(p: PhoneClient): Promise<string> {
+      await until(() => counting.asked.length > consumed, 'the gate to ask')
+      const id = counting.asked[consumed++]!.id
+      await p.waitFor(id)
+      return id
+    },
+    /** Retained messages under the device's approvals, read deterministically (see probe). */
+    async retainedRequests(): Promise<Map<string, string>> {
+      const c = await mqtt.connectAsync(broker.url, { ...USERS.intruder, reconnectPeriod: 0 })
+      const probe = `${PREFIX}/${deviceId}/probe/${randomUUID()}`
+      const got = new Map<string, string>()
+      const done = new Promise<void>((resolve) => {
+        c.on('message', (topic, payload, packet) => {
+          if (topic === probe) resolve()
+          else if (packet.retain && payload.length > 0) got.set(topic, payload.toString())
+        })
+      })
+      // Retained messages for the first subscription are sent before the probe we publish after it.
+      await c.subscribeAsync([device.approver.topics.requests], { qos: 1 })
+      await c.subscribeAsync(probe, { qos: 1 })
+      await c.publishAsync(probe, 'x', { qos: 1 })
+      await done
+      await c.endAsync()
+      return got
+    },
+    rejected(reason: string): number {
+      return device.approver.rejected.get(reason as never) ?? 0
+    },
+    async close() {
+      for (const p of phones) await p.close().catch(() => {})
+      for (const c of raws) await c.endAsync(true).catch(() => {})
+      await device.close().catch(() => {})
+      store.close()
+    },
+  }
+}
+
+export type World = Awaited<ReturnType<typeof deviceWorld>>
