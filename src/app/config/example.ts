@@ -8,7 +8,7 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
 {
   "provider": {
     // The live speech-to-speech model, and the model for typed chats from a phone.
-    "model": "gemini-live-2.5-flash-preview",
+    "model": "gemini-3.8-live",
     "textModel": "gemini-2.5-flash",
     // The API key: better not here. Nocturn reads, in order: GEMINI_API_KEY, GEMINI_API_KEY_FILE,
     // the systemd credential "gemini-api-key" (LoadCredential=), then "apiKey" or "apiKeyFile".
@@ -46,7 +46,7 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // The password: NOCTURN_MQTT_PASSWORD(_FILE), the credential "mqtt-password", or here:
     // "passwordFile": "/etc/nocturn/mqtt-password",
     "ca": "/etc/nocturn/broker-ca.pem",
-    "prefix": "nocturn",
+    "prefix": "nocturn/v1",
     "deviceId": "kitchen"
   },
   // Paired phones' public keys.
@@ -54,12 +54,14 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
   // Transcripts, grants and timers (StateDirectory=nocturn in the systemd unit).
   "store": { "path": "/var/lib/nocturn/nocturn.db" },
   "session": {
-    // A spoken session closes after this many tokens, or this long without speech.
-    "budgetTokens": 200000,
+    // A spoken session closes after this many minutes, or this long without speech.
+    "budgetMinutes": 10,
     "idleTimeoutSeconds": 20,
     // No phone answer in this time: denied, and the model says so.
     "approvalTimeoutSeconds": 60
   },
+  // Conversations older than this, or beyond this many, are deleted (and the file vacuumed).
+  "retention": { "days": 90, "keep": 500 },
   "persona": {
     "voice": "Kore",
     "language": "en-GB",

@@ -20,8 +20,8 @@ const pcm = z
 const absPath = z.string().min(1)
 
 export const providerSchema = z.strictObject({
-  /** The live (speech-to-speech) model. */
-  model: z.string().min(1).default('gemini-live-2.5-flash-preview'),
+  /** The live (speech-to-speech) model; 3.8 Live is stable and calls tools asynchronously. */
+  model: z.string().min(1).default('gemini-3.8-live'),
   /** The typed-chat model. */
   textModel: z.string().min(1).default('gemini-2.5-flash'),
   apiKey: z.string().min(1).optional(),
@@ -67,7 +67,7 @@ export const mqttSchema = z.strictObject({
   prefix: z
     .string()
     .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'letters, digits, _ - and / only, no wildcards')
-    .default('nocturn'),
+    .default('nocturn/v1'),
   deviceId: z
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and - only, e.g. "kitchen"')
@@ -75,8 +75,8 @@ export const mqttSchema = z.strictObject({
 })
 
 export const sessionSchema = z.strictObject({
-  /** Tokens a spoken session may use before Nocturn closes it. */
-  budgetTokens: z.number().int().positive().default(200_000),
+  /** Wall-clock budget of one spoken session (DESIGN §2.9), in minutes. */
+  budgetMinutes: z.number().positive().max(240).default(10),
   idleTimeoutSeconds: seconds(3600).default(20),
   approvalTimeoutSeconds: seconds(3600).default(60),
 })
@@ -126,6 +126,13 @@ export const configSchema = z
     phonesDir: absPath.default('/var/lib/nocturn/phones'),
     store: z.strictObject({ path: absPath }).default({ path: '/var/lib/nocturn/nocturn.db' }),
     session: sessionSchema.default(sessionSchema.parse({})),
+    /** How long conversations are kept: by age, by count, or both; unset keeps them. */
+    retention: z
+      .strictObject({
+        days: z.number().int().positive().optional(),
+        keep: z.number().int().positive().optional(),
+      })
+      .default({}),
     persona: personaSchema.default({}),
     tools: toolsSchema.default(toolsSchema.parse({})),
     homeActions: z.array(homeActionSchema).default([]),
