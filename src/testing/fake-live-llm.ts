@@ -43,6 +43,8 @@ export class FakeLiveConnection implements LiveSession {
   readonly events: LiveEvents
   readonly sent: Sent[] = []
   closedBy?: 'client' | 'server'
+  /** The last microphone frame sent (not copied), to check what the echo gate let through. */
+  lastAudio?: Uint8Array
   #audioBytes = 0
   #audioFrames = 0
   #waiters: { id: string; interim: boolean; resolve: () => void }[] = []
@@ -58,6 +60,7 @@ export class FakeLiveConnection implements LiveSession {
     if (this.closedBy) throw new Error('WebSocket is not open')
     this.#audioBytes += pcm.byteLength
     this.#audioFrames++
+    this.lastAudio = pcm
     const last = this.sent.at(-1)
     // Consecutive frames fold into one entry, so a minute of audio is not 3000 records.
     if (last?.kind === 'audio')
