@@ -136,9 +136,15 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
     listener: { state: (s) => states.push(s), waiting: (w) => waiting.push(w) },
     options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000, ...o.options },
   })
+  const onlyConversation = (): string => {
+    const c = store.listConversations()[0]
+    if (!c) throw new Error('no conversation was stored')
+    return c.id
+  }
   return {
     clock,
     store,
+    gate,
     approver,
     grants,
     unlocked,
@@ -157,13 +163,9 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
       return { done, conn: llm.current }
     },
     /** The conversation the (only) session stored. */
-    conversationId(): string {
-      const c = store.listConversations()[0]
-      if (!c) throw new Error('no conversation was stored')
-      return c.id
-    },
+    conversationId: onlyConversation,
     /** The stored chat of a conversation, in a compact readable form. */
-    chat(conversationId = this.conversationId()): string[] {
+    chat(conversationId = onlyConversation()): string[] {
       return store.messages(conversationId).map((m) => {
         if (m.role === 'user') return `user: ${m.text}`
         if (m.role === 'assistant') {
