@@ -117,10 +117,13 @@ async function run() {
   const frame = new Uint8Array(640).fill(9)
   const chunk = modelPcm(MODEL_CHUNK_MS)
   let inDriverNs = 0n
+  let maxInDriverNs = 0n
   const timed = (fn: () => void) => {
     const t = process.hrtime.bigint()
     fn()
-    inDriverNs += process.hrtime.bigint() - t
+    const d = process.hrtime.bigint() - t
+    inDriverNs += d
+    if (d > maxInDriverNs) maxInDriverNs = d
   }
   const h = monitorEventLoopDelay({ resolution: 1 })
   const conversationId = store.listConversations()[0]?.id ?? ''
@@ -145,6 +148,7 @@ async function run() {
   const ms = (ns: number) => ns / 1e6
   const cpuPerSec = (cpu.user + cpu.system) / 1000 / SECONDS
   const messages = store.messages(conversationId).length - writesBefore
+  const stillPending = approver.asked.filter((a) => !a.withdrawn).length
   await driver.stop()
   await session
   store.close()
@@ -153,6 +157,8 @@ async function run() {
     frames: conn.audioFrames,
     played: speaker.playedMs(),
     messages,
+    stillPending,
+    maxInDriverMs: Number(maxInDriverNs) / 1e6,
     p50: ms(h.percentile(50)),
     p99: ms(h.percentile(99)),
     max: ms(h.max),
@@ -166,7 +172,7 @@ const r = await run()
 const driverCpu = r.cpuPerSec - base
 console.log(machineLine())
 console.log(
-  `${SECONDS} s of audio · ${r.frames} mic frames sent · ${PENDING_CALLS} gated calls pending (${r.interims} interim answers) · ${r.messages} transcript messages written during the run`,
+  `${SECONDS} s of audio · ${r.frames} mic frames sent · ${PENDING_CALLS} gated calls (${r.interims} interim answers, ${r.stillPending} still pending at the end) · ${r.messages} transcript messages written during the run`,
 )
 console.table({
   'event-loop delay': {
@@ -180,5 +186,7 @@ console.log(
     `driver ${driverCpu.toFixed(2)} ms/s = ${(driverCpu / 10).toFixed(3)} % of a core`,
 )
 console.log(
-  `time inside driver callbacks (audio path + events + transcript writes): ${r.inDriverPerSec.toFixed(3)} ms per s of audio = ${(r.inDriverPerSec / 10).toFixed(3)} % of a core`,
+  `time inside driver callbacks (audio path + events + transcript writes, fakes included): ` +
+    `${r.inDriverPerSec.toFixed(3)} ms per s of audio = ${(r.inDriverPerSec / 10).toFixed(3)} % of a core; ` +
+    `longest single callback ${r.maxInDriverMs.toFixed(3)} ms`,
 )

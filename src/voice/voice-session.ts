@@ -215,7 +215,8 @@ export class VoiceSession {
       void this.end('error')
       return this.#done
     }
-    if (!(await this.#connect('fresh')) && !this.#ending) {
+    // A first connection lost while opening is already being replaced by #reconnect.
+    if (!(await this.#connect('fresh')) && !this.#ending && !this.#reconnecting) {
       this.#error = true
       void this.end('error')
     }
@@ -783,7 +784,8 @@ export class VoiceSession {
     this.#log.info({ timeLeftMs, resume: canResume }, 'voice goAway')
     if (!canResume || this.#reconnecting) return
     // Resuming mid-reply cuts the reply off: wait for the end of the turn, but not past the cut.
-    if (!this.#turns.inTurn && !this.#speaking) {
+    // Between turns it is safe at once (what is already in the speaker plays on regardless).
+    if (!this.#turns.inTurn) {
       void this.#reconnect('goAway')
       return
     }
