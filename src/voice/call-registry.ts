@@ -17,6 +17,9 @@ export interface LiveCall {
   readonly turn: number
   /** The connection lineage that issued it: a resumed connection keeps it, a fresh one does not. */
   readonly lineage: number
+  /** How many resumption handles had arrived when it was made: a handle older than the call
+   *  resumes a session that never saw it. */
+  readonly handleSeq: number
   readonly controller: AbortController
   readonly startedAt: number
   state: CallState
@@ -44,6 +47,7 @@ export class CallRegistry {
     args: unknown
     turn: number
     lineage: number
+    handleSeq: number
     at: number
   }): LiveCall | undefined {
     if (this.#calls.has(input.id)) return undefined
@@ -53,6 +57,7 @@ export class CallRegistry {
       args: input.args,
       turn: input.turn,
       lineage: input.lineage,
+      handleSeq: input.handleSeq,
       controller: new AbortController(),
       startedAt: input.at,
       state: 'running',
@@ -88,6 +93,10 @@ export class CallRegistry {
     call.state = 'answered'
     call.pending = undefined
     return true
+  }
+
+  all(): LiveCall[] {
+    return [...this.#calls.values()]
   }
 
   running(): LiveCall[] {

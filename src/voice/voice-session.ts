@@ -135,6 +135,8 @@ export class VoiceSession {
   #connections = 0
   #lineage = 0
   #handle?: string
+  /** Resumable handles received so far; the last one is `#handle`. */
+  #handleSeq = 0
   #outbox: Outgoing[] = []
   #gapFrames: Uint8Array[] = []
   #gapBytes = 0
@@ -389,6 +391,7 @@ export class VoiceSession {
     conn.live = true
     this.#conn = conn
     this.#sendFailed = false
+    if (resumeHandle) this.#forgetCallsAfter(this.#handleSeq)
     this.#log.info(
       { connection: conn.n, lineage: conn.lineage, kind, history: setup.history?.length ?? 0 },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
@@ -421,6 +424,34 @@ export class VoiceSession {
     // The new model reads the history from the store: write what is certain first.
     this.#transcript.flush()
     this.#lineage++
+  }
+
+  /**
+   * The resumed session is the one the handle captured: a call made after that handle was issued
+   * is unknown to it, and answering it there wedges the model. Such calls are treated like calls
+   * of a connection that could not be resumed.
+   */
+  #forgetCallsAfter(seq: number): void {
+    const unknown = new Set<string>()
+    for (const call of this.#calls.all()) {
+      if (call.lineage !== this.#lineage || call.handleSeq < seq) continue
+      unknown.add(call.id)
+      if (call.state === 'running') {
+        this.#log.info(
+          { callId: call.id, tool: call.name },
+          'voice call orphaned: newer than the handle',
+        )
+        this.#withdraw(call.id, 'connection_lost')
+      }
+    }
+    const before = this.#outbox.length
+    this.#outbox = this.#outbox.filter((o) => !unknown.has(o.response.id))
+    if (this.#outbox.length < before) {
+      this.#log.info(
+        { responses: before - this.#outbox.length },
+        'voice queued answers dropped: newer than the handle',
+      )
+    }
   }
 
   async #reconnect(why: string): Promise<void> {
@@ -609,6 +640,7 @@ export class VoiceSession {
         args: c.args ?? {},
         turn: this.#turns.current,
         lineage: conn.lineage,
+        handleSeq: this.#handleSeq,
         at: this.#d.clock.now(),
       })
       if (!call) {
@@ -801,7 +833,10 @@ export class VoiceSession {
 
   #onResumption(handle: string | undefined, resumable: boolean): void {
     // Keep the last handle that can be resumed; an update saying "not now" does not erase it.
-    if (resumable && typeof handle === 'string' && handle !== '') this.#handle = handle
+    if (resumable && typeof handle === 'string' && handle !== '') {
+      this.#handle = handle
+      this.#handleSeq++
+    }
   }
 
   #onClosed(conn: Connection, info: LiveCloseInfo): void {

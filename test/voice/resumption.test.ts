@@ -60,6 +60,7 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     first.handle('h-1')
     first.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
     first.turnComplete()
+    first.handle('h-2') // a handle that has seen the call
     await settle()
     first.goAway(10_000)
     await settle()
@@ -76,6 +77,26 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     expect(first.responses.map((r) => r.willContinue)).toEqual([true])
     await v.driver.stop()
     await started
+  })
+
+  it('a call newer than the last resumption handle is unknown to the resumed session: withdrawn, never answered there', async () => {
+    const v = voiceFixture()
+    const { conn: first } = await v.start()
+    first.handle('h-1')
+    first.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+    first.turnComplete()
+    await settle()
+    const asked = v.approver.last()
+    first.goAway(10_000) // no handle arrived after the call
+    await settle()
+    const second = v.llm.current
+    expect(second.setup.resumeHandle).toBe('h-1')
+    expect(asked.withdrawn).toBe(true)
+    asked.answer({ decision: 'approve', by: 'phone-a' })
+    await settle()
+    expect(second.responses).toEqual([])
+    expect(v.unlocked).toEqual([])
+    expect(v.log.find('voice call orphaned: newer than the handle')).toHaveLength(1)
   })
 
   it('a connection lost with no way to resume: a fresh connection with the history; the old call is withdrawn and never answered', async () => {
