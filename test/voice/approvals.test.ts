@@ -156,3 +156,64 @@ describe('voice: a gated call answered by a phone (DESIGN §2.3, §2.4, §2.5)',
     ])
   })
 })
+
+describe('voice: every call not withdrawn gets exactly one final answer (DESIGN §2.5)', () => {
+  const cases: [string, (v: ReturnType<typeof voiceFixture>) => Promise<void>, string][] = [
+    [
+      'nobody answers in time',
+      async (v) => v.clock.advance(120_000),
+      "Nobody answered on Anna's phone in time, so I did not unlock the front door.",
+    ],
+    [
+      'the broker is down',
+      async (v) => v.approver.last().fail(new Error('ECONNREFUSED')),
+      "I can't reach Anna's phone right now, so I did not unlock the front door.",
+    ],
+  ]
+  for (const [name, act, error] of cases) {
+    it(`${name}: one final error answer the model can say`, async () => {
+      const v = voiceFixture()
+      const { conn } = await v.start()
+      conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+      await settle()
+      await act(v)
+      await v.clock.advance(200_000)
+      expect(conn.responses.filter((r) => !r.willContinue)).toEqual([
+        {
+          id: 'c1',
+          name: 'unlock_door',
+          response: { error },
+          scheduling: 'INTERRUPT',
+          willContinue: false,
+        },
+      ])
+    })
+  }
+
+  it('a tool that throws: one final error answer', async () => {
+    const v = voiceFixture({
+      tools: [
+        {
+          name: 'flaky',
+          description: 'fails',
+          parameters: { type: 'object', properties: {} },
+          policy: { voice: 'allow' },
+          call: async () => {
+            throw new Error('the hub did not answer')
+          },
+        },
+      ],
+    })
+    const { conn } = await v.start()
+    conn.toolCall({ id: 'c1', name: 'flaky', args: {} })
+    await settle()
+    expect(conn.responses).toEqual([
+      {
+        id: 'c1',
+        name: 'flaky',
+        response: { error: 'flaky failed: the hub did not answer' },
+        scheduling: 'INTERRUPT',
+      },
+    ])
+  })
+})
