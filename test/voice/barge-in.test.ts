@@ -40,6 +40,21 @@ describe('voice: barge-in (DESIGN §2.7, §2.8)', () => {
     ])
   })
 
+  it('the words of a barge-in start a new turn at once: an answer landing before the model replies waits for a gap', async () => {
+    const v = voiceFixture()
+    const { conn } = await v.start()
+    conn.user('Unlock the front door.')
+    conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+    conn.model('I have asked Anna, and while we wait')
+    conn.audio(2000)
+    conn.interrupted() // the turn is over here, even before its turnComplete
+    conn.user('Actually, what is the weather?')
+    await settle()
+    v.approver.last().answer({ decision: 'approve', by: 'phone-a' })
+    await settle()
+    expect(conn.responses.at(-1)).toMatchObject({ id: 'c1', scheduling: 'WHEN_IDLE' })
+  })
+
   it('the stop button drops playback without muting, cancels nothing, and the rest of that reply stays silent', async () => {
     const v = voiceFixture()
     const { conn } = await v.start()
