@@ -43,15 +43,24 @@ export class FakeLiveConnection implements LiveSession {
   readonly events: LiveEvents
   readonly sent: Sent[] = []
   closedBy?: 'client' | 'server'
+  /** `close()` was called and its handshake has not finished yet. */
+  closing = false
   /** The last microphone frame sent (not copied), to check what the echo gate let through. */
   lastAudio?: Uint8Array
   #audioBytes = 0
   #audioFrames = 0
   #waiters: { id: string; interim: boolean; resolve: () => void }[] = []
 
-  constructor(setup: LiveSetup, events: LiveEvents) {
+  readonly #closeLatency?: { readonly ms: number; readonly clock: Clock }
+
+  constructor(
+    setup: LiveSetup,
+    events: LiveEvents,
+    closeLatency?: { readonly ms: number; readonly clock: Clock },
+  ) {
     this.setup = setup
     this.events = events
+    this.#closeLatency = closeLatency
   }
 
   // ---- what the client does (LiveSession) -------------------------------------------------
@@ -84,7 +93,13 @@ export class FakeLiveConnection implements LiveSession {
   }
 
   async close(): Promise<void> {
-    if (this.closedBy) return
+    if (this.closedBy || this.closing) return
+    const latency = this.#closeLatency
+    if (latency && latency.ms > 0) {
+      // A socket's closing handshake takes a while; until it is done the socket is still open.
+      this.closing = true
+      await new Promise<void>((r) => latency.clock.setTimeout(r, latency.ms))
+    }
     this.closedBy = 'client'
     this.events.closed({ code: 1000, reason: 'client closed', byClient: true })
   }
@@ -189,6 +204,8 @@ export interface FakeLiveLLMOptions {
   readonly capabilities?: Partial<LiveCapabilities>
   /** Opens take this long on the clock (needs `clock`); 0 resolves at once. */
   readonly openLatencyMs?: number
+  /** A client `close()` takes this long on the clock (needs `clock`). */
+  readonly closeLatencyMs?: number
   readonly clock?: Clock
   /** Decides per open whether it fails: return an Error to reject it. */
   readonly failOpen?: (setup: LiveSetup, attempt: number) => Error | undefined
@@ -234,7 +251,11 @@ export class FakeLiveLLM implements LiveLLM {
     }
     const failure = this.#o.failOpen?.(setup, this.opens.length)
     if (failure) throw failure
-    const conn = new FakeLiveConnection(setup, events)
+    const conn = new FakeLiveConnection(
+      setup,
+      events,
+      clock && this.#o.closeLatencyMs ? { ms: this.#o.closeLatencyMs, clock } : undefined,
+    )
     this.connections.push(conn)
     this.#o.onOpen?.(conn)
     return conn

@@ -96,6 +96,7 @@ export interface VoiceFixtureOptions {
   readonly policies?: PolicyTable
   readonly options?: Partial<VoiceOptions>
   readonly openLatencyMs?: number
+  readonly closeLatencyMs?: number
   readonly failOpen?: (setup: LiveSetup, attempt: number) => Error | undefined
   readonly echo?: 'gate' | 'aec'
   readonly approvalTimeoutMs?: number
@@ -118,6 +119,7 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
     capabilities: o.capabilities,
     clock,
     openLatencyMs: o.openLatencyMs,
+    closeLatencyMs: o.closeLatencyMs,
     failOpen: o.failOpen,
   })
   const log = new MemoryLogger()

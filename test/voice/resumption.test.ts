@@ -37,8 +37,8 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     expect(v.log.find('voice connection resumed')).toHaveLength(1)
   })
 
-  it('the old socket is closed before the resuming open starts', async () => {
-    const v = voiceFixture()
+  it('the old socket is closed — handshake finished — before the resuming open starts', async () => {
+    const v = voiceFixture({ closeLatencyMs: 200 })
     const closedWhenOpening: boolean[] = []
     const { conn: first } = await v.start()
     const open = v.llm.open.bind(v.llm)
@@ -48,8 +48,12 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     }
     first.handle('h-1')
     first.goAway(20_000) // idle between turns: resume at once
-    await settle()
+    await v.clock.advance(199)
+    expect(first.closing).toBe(true)
+    expect(closedWhenOpening).toEqual([])
+    await v.clock.advance(1)
     expect(closedWhenOpening).toEqual([true])
+    expect(v.llm.current).not.toBe(first)
   })
 
   it('a result finished during the reconnect gap is queued and delivered after resumption', async () => {
