@@ -202,23 +202,28 @@ export class VoiceSession {
     this.#logCapabilities()
     for (const f of preRoll) this.#buffer(f)
     this.#timers.start()
-    try {
-      await this.#d.mic.start({
-        frame: (pcm) => this.#frame(pcm),
-        error: (err) => {
-          this.#log.error({ err: err.message }, 'voice microphone failed')
-          this.#error = true
-          void this.end('error')
+    // The microphone and the connection start together: frames before the open are kept.
+    const micStarted = Promise.resolve()
+      .then(() =>
+        this.#d.mic.start({
+          frame: (pcm) => this.#frame(pcm),
+          error: (err) => {
+            this.#log.error({ err: err.message }, 'voice microphone failed')
+            this.#error = true
+            void this.end('error')
+          },
+        }),
+      )
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.#log.error({ err: errText(err) }, 'voice microphone would not start')
+          return false
         },
-      })
-    } catch (err) {
-      this.#log.error({ err: errText(err) }, 'voice microphone would not start')
-      this.#error = true
-      void this.end('error')
-      return this.#done
-    }
+      )
+    const [micOk, connected] = await Promise.all([micStarted, this.#connect('fresh')])
     // A first connection lost while opening is already being replaced by #reconnect.
-    if (!(await this.#connect('fresh')) && !this.#ending && !this.#reconnecting) {
+    if (!this.#ending && (!micOk || (!connected && !this.#reconnecting))) {
       this.#error = true
       void this.end('error')
     }

@@ -107,6 +107,17 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     })
   })
 
+  it('a microphone that will not start: the session ends with error and closes its connection', async () => {
+    const v = voiceFixture()
+    v.source.start = async () => {
+      throw new Error('arecord: no such device')
+    }
+    const summary = await v.driver.runSession()
+    expect(summary.reason).toBe('error')
+    expect(v.llm.current.closedBy).toBe('client')
+    expect(v.log.find('voice microphone would not start')).toHaveLength(1)
+  })
+
   it('a provider that cannot be reached: the session ends with error, the LED says so', async () => {
     const v = voiceFixture({ failOpen: () => new Error('ECONNREFUSED') })
     const summary = await v.driver.runSession()

@@ -161,6 +161,7 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
   it('microphone audio during the gap is kept (bounded) and sent after resumption', async () => {
     const v = voiceFixture({ openLatencyMs: 500, options: { gapBufferMs: 100 } })
     const started = v.driver.runSession()
+    await settle() // the microphone is running; the connection is still opening
     v.source.speak(10) // 200 ms while the first connection opens: only the last 100 ms are kept
     await v.clock.advance(500)
     expect(v.llm.current.audioFrames).toBe(5)
