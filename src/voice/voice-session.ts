@@ -17,6 +17,7 @@ import type {
 } from '../ports/live-llm.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
 import { CallRegistry, type LiveCall, type WithdrawReason } from './call-registry.js'
+import { GapBuffer } from './gap-buffer.js'
 import { type ExpiryReason, SessionTimers } from './session-timers.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
@@ -111,9 +112,6 @@ interface Outgoing {
   readonly response: LiveToolResponse
 }
 
-// 16 kHz, 16-bit mono.
-const MIC_BYTES_PER_MS = 32
-
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
  * the transcript, resumes across `goAway`, and ends on budget, idle, error or request. The audio
@@ -138,9 +136,7 @@ export class VoiceSession {
   /** Resumable handles received so far; the last one is `#handle`. */
   #handleSeq = 0
   #outbox: Outgoing[] = []
-  #gapFrames: Uint8Array[] = []
-  #gapBytes = 0
-  #gapDropped = 0
+  readonly #gap: GapBuffer
   #reconnecting = false
   #resumeAfterTurn = false
   #resumeTimer?: TimerHandle
@@ -163,6 +159,7 @@ export class VoiceSession {
     this.conversationId = conversationId
     this.#log = deps.logger.child({ component: 'voice', conversation: conversationId })
     this.#startedAt = deps.clock.now()
+    this.#gap = new GapBuffer(deps.options.gapBufferMs)
     this.#transcript = new TranscriptAssembler({
       store: deps.store,
       conversationId,
@@ -200,7 +197,7 @@ export class VoiceSession {
   /** Opens the first connection and runs until the session ends; resolves with a summary. */
   async run(preRoll: readonly Uint8Array[] = []): Promise<SessionSummary> {
     this.#logCapabilities()
-    for (const f of preRoll) this.#buffer(f)
+    for (const f of preRoll) this.#gap.push(f)
     this.#timers.start()
     // The microphone and the connection start together: frames before the open are kept.
     const micStarted = Promise.resolve()
@@ -232,8 +229,7 @@ export class VoiceSession {
 
   /** Mute: no frame leaves (the MicGate sees to that); the provider is told the stream ended. */
   muted(): void {
-    this.#gapFrames = []
-    this.#gapBytes = 0
+    this.#gap.clear()
     const s = this.#conn?.live ? this.#conn.session : undefined
     if (!s) return
     try {
@@ -283,9 +279,11 @@ export class VoiceSession {
     this.#hooks.changed()
     await Promise.all([
       ...conns.map((c) => this.#closeQuietly(c)),
-      this.#d.mic.stop().catch((err: unknown) => {
-        this.#log.warn({ err: errText(err) }, 'voice microphone stop failed')
-      }),
+      Promise.resolve()
+        .then(() => this.#d.mic.stop())
+        .catch((err: unknown) => {
+          this.#log.warn({ err: errText(err) }, 'voice microphone stop failed')
+        }),
       this.#drain(),
     ])
     for (const call of this.#calls.unsettled()) {
@@ -330,28 +328,12 @@ export class VoiceSession {
       }
       return
     }
-    if (!this.#ending) this.#buffer(pcm)
-  }
-
-  /** No connection yet (or between connections): keep the last few seconds of the user's words. */
-  #buffer(pcm: Uint8Array): void {
-    this.#gapFrames.push(pcm.slice())
-    this.#gapBytes += pcm.byteLength
-    const cap = this.#d.options.gapBufferMs * MIC_BYTES_PER_MS
-    while (this.#gapBytes > cap && this.#gapFrames.length > 0) {
-      this.#gapBytes -= this.#gapFrames.shift()?.byteLength ?? 0
-      this.#gapDropped++
-    }
+    if (!this.#ending) this.#gap.push(pcm)
   }
 
   #flushGap(session: LiveSession): void {
-    const frames = this.#gapFrames
-    this.#gapFrames = []
-    this.#gapBytes = 0
-    if (this.#gapDropped > 0) {
-      this.#log.info({ frames: this.#gapDropped }, 'voice microphone frames dropped in a gap')
-      this.#gapDropped = 0
-    }
+    const { frames, dropped } = this.#gap.take()
+    if (dropped > 0) this.#log.info({ frames: dropped }, 'voice microphone frames dropped in a gap')
     if (this.#hooks.isMuted()) return
     for (const f of frames) session.sendAudio(f)
   }
