@@ -19,6 +19,7 @@ import type { TranscriptStore } from '../ports/transcript-store.js'
 import { CallRegistry, type LiveCall, type WithdrawReason } from './call-registry.js'
 import { GapBuffer } from './gap-buffer.js'
 import { type ExpiryReason, SessionTimers } from './session-timers.js'
+import { finalAnswer, interimAnswer } from './tool-answers.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
 
@@ -680,19 +681,7 @@ export class VoiceSession {
     if (caps.asyncToolCalls) {
       if (!call.interimSent) {
         call.interimSent = true
-        // Named in the answer to the call, never injected as text: text counts as the user
-        // speaking. WHEN_IDLE: the model finishes its sentence, then says what is pending.
-        this.#send(call, {
-          id: call.id,
-          name: call.name,
-          response: {
-            status: 'waiting_for_approval',
-            approver: notice.audience,
-            action: notice.action,
-          },
-          willContinue: true,
-          scheduling: 'WHEN_IDLE',
-        })
+        this.#send(call, interimAnswer(call, notice))
         this.#log.info({ callId: call.id, scheduling: 'WHEN_IDLE' }, 'voice interim answer sent')
       }
     } else {
@@ -720,33 +709,26 @@ export class VoiceSession {
       return
     }
     if (!this.#calls.answer(call)) return
-    const response = outcome.ok ? { output: outcome.value } : { error: outcome.error }
-    if (this.#d.llm.capabilities.asyncToolCalls) {
-      const scheduling = this.#turns.schedulingFor(call.turn)
-      const turnsSince = this.#turns.since(call.turn)
-      this.#log.info(
-        {
-          callId: call.id,
-          tool: call.name,
-          ok: outcome.ok,
-          scheduling,
-          turnsSince,
-          why:
-            turnsSince === 0 ? 'no new turn since the call' : 'a new turn started since the call',
-        },
-        'voice final answer',
-      )
-      this.#send(call, {
-        id: call.id,
-        name: call.name,
-        response,
-        scheduling,
-        ...(call.interimSent ? { willContinue: false } : {}),
-      })
-    } else {
+    if (!this.#d.llm.capabilities.asyncToolCalls) {
       this.#log.info({ callId: call.id, tool: call.name, ok: outcome.ok }, 'voice final answer')
-      this.#send(call, { id: call.id, name: call.name, response })
+      this.#send(call, finalAnswer(call, outcome))
+      this.#hooks.changed()
+      return
     }
+    const scheduling = this.#turns.schedulingFor(call.turn)
+    const turnsSince = this.#turns.since(call.turn)
+    this.#log.info(
+      {
+        callId: call.id,
+        tool: call.name,
+        ok: outcome.ok,
+        scheduling,
+        turnsSince,
+        why: turnsSince === 0 ? 'no new turn since the call' : 'a new turn started since the call',
+      },
+      'voice final answer',
+    )
+    this.#send(call, finalAnswer(call, outcome, { scheduling, afterInterim: call.interimSent }))
     this.#hooks.changed()
   }
 
