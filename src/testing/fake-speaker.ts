@@ -23,6 +23,8 @@ export class FakeSpeaker implements AudioOut {
   /** When the current uninterrupted stretch of playback began, and how much of it has played. */
   #runStart = 0
   #runPlayed = 0
+  /** The stretch the last recorded span belongs to. */
+  #spanRun = Number.NaN
   #writtenTotal = 0
   #playedTotal = 0
   #playedSinceDrop = 0
@@ -126,6 +128,12 @@ export class FakeSpeaker implements AudioOut {
       else this.#queue[0] = head.subarray(take)
       n -= take
     }
-    this.played.push(span)
+    // One span per uninterrupted stretch: contiguous pieces are merged, so a long session of
+    // frequent queries does not grow the record.
+    const last = this.played.at(-1)
+    if (last && this.#spanRun === this.#runStart && last.fromByte + last.bytes === span.fromByte) {
+      this.played[this.played.length - 1] = { ...last, bytes: last.bytes + span.bytes }
+    } else this.played.push(span)
+    this.#spanRun = this.#runStart
   }
 }

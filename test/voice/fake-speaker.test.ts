@@ -32,5 +32,11 @@ describe('FakeSpeaker: a virtual playout clock', () => {
     await clock.advance(50)
     expect(s.queuedMs()).toBe(50)
     expect(s.played.map((p) => p.startedAt - clock.now())).toEqual([-1050, -50])
+    await clock.advance(10)
+    s.queuedMs()
+    await clock.advance(10)
+    s.queuedMs()
+    expect(s.played).toHaveLength(2) // contiguous pieces of one stretch merge
+    expect(s.played[1]?.bytes).toBe(48 * 70)
   })
 })
