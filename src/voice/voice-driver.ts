@@ -66,6 +66,18 @@ export class VoiceDriver {
     this.#d = deps
     this.#options = { ...DEFAULT_VOICE_OPTIONS, ...deps.options }
     this.#log = deps.logger.child({ component: 'voice' })
+    const caps = deps.llm.capabilities
+    this.#log.info(
+      { model: caps.model, asyncToolCalls: caps.asyncToolCalls, resumption: caps.resumption },
+      'voice driver ready',
+    )
+    // Said at startup as well as at every session: the household should know before it asks.
+    if (!caps.asyncToolCalls) {
+      this.#log.warn(
+        { model: caps.model },
+        'approvals will be dead air on this model: it is silent while a phone decides',
+      )
+    }
   }
 
   get state(): LedState {

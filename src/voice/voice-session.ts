@@ -145,6 +145,11 @@ export class VoiceSession {
   #speakingTimer?: TimerHandle
   /** The stop button dropped this reply: the rest of it is not played either. */
   #suppressReply = false
+  /**
+   * Between `interrupted` and the next sign of a new generation (its audio, or `turnComplete`):
+   * transcription arriving now is the tail of the cut reply (it is not ordered against the audio).
+   */
+  #afterBargeIn = false
   #sendFailed = false
   #ending = false
   #error = false
@@ -541,6 +546,7 @@ export class VoiceSession {
   }
 
   #onAudio(pcm: Uint8Array): void {
+    this.#afterBargeIn = false
     this.#sign('model_output')
     if (this.#suppressReply) return
     this.#transcript.modelOutput()
@@ -580,6 +586,10 @@ export class VoiceSession {
   }
 
   #onModelText(text: string): void {
+    if (this.#afterBargeIn) {
+      this.#log.debug({ chars: text.length }, 'voice late transcription of a cut reply dropped')
+      return
+    }
     if (text.trim() !== '') this.#sign('model_output')
     this.#timers.activity()
     this.#transcript.modelText(text)
@@ -598,6 +608,7 @@ export class VoiceSession {
       'voice playback dropped',
     )
     this.#suppressReply = false
+    this.#afterBargeIn = true
     this.#transcript.interrupted()
     this.#turns.end()
     this.#checkSpeaking()
@@ -608,6 +619,7 @@ export class VoiceSession {
       this.#log.debug({ turn: this.#turns.current }, 'voice turnComplete with no turn open')
     }
     this.#suppressReply = false
+    this.#afterBargeIn = false
     this.#transcript.turnComplete()
     if (this.#resumeAfterTurn) void this.#reconnect('goAway, at the end of the turn')
   }

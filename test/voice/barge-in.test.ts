@@ -55,6 +55,28 @@ describe('voice: barge-in (DESIGN §2.7, §2.8)', () => {
     expect(conn.responses.at(-1)).toMatchObject({ id: 'c1', scheduling: 'WHEN_IDLE' })
   })
 
+  it('transcription of the cut reply arriving after interrupted is not kept; the next reply is', async () => {
+    const v = voiceFixture()
+    const { conn } = await v.start()
+    conn.user('Tell me a story.')
+    conn.model('Once upon a time')
+    conn.audio(2000)
+    conn.user('No, the weather.')
+    conn.interrupted()
+    conn.model(' there was a dragon.') // late: transcripts are not ordered against the audio
+    conn.turnComplete()
+    conn.model('Sunny')
+    conn.audio(300)
+    conn.model(' all day.')
+    conn.turnComplete()
+    await v.driver.stop()
+    expect(v.chat()).toEqual([
+      'user: Tell me a story.',
+      'user: No, the weather.',
+      'assistant: Sunny all day.',
+    ])
+  })
+
   it('the stop button drops playback without muting, cancels nothing, and the rest of that reply stays silent', async () => {
     const v = voiceFixture()
     const { conn } = await v.start()
