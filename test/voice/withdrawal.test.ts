@@ -26,6 +26,20 @@ describe('voice: a call the provider withdraws (DESIGN §2.6)', () => {
     })
   })
 
+  it('withdrawn in the same tick it was made: no phone is ever asked, nothing runs, nothing is sent', async () => {
+    const v = voiceFixture()
+    const { conn } = await v.start()
+    conn.toolCall(
+      { id: 'c1', name: 'unlock_door', args: { door: 'front' } },
+      { id: 'c2', name: 'current_time', args: {} },
+    )
+    conn.cancel('c1', 'c2')
+    await v.clock.advance(1000)
+    expect(v.approver.asked).toEqual([])
+    expect(v.unlocked).toEqual([])
+    expect(conn.responses).toEqual([])
+  })
+
   it('withdrawn while the tool already runs after approval: its signal aborts, and its result is not sent', async () => {
     const slow = latchTool('open_garage', { voice: 'ask' })
     const v = voiceFixture({ tools: [slow.tool] })
