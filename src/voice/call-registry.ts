@@ -17,6 +17,8 @@ export interface LiveCall {
   readonly turn: number
   /** The connection lineage that issued it: a resumed connection keeps it, a fresh one does not. */
   readonly lineage: number
+  /** The connection (numbered in order of opening) that issued it. */
+  readonly connection: number
   /** How many resumption handles had arrived when it was made: a handle older than the call
    *  resumes a session that never saw it. */
   readonly handleSeq: number
@@ -47,6 +49,7 @@ export class CallRegistry {
     args: unknown
     turn: number
     lineage: number
+    connection: number
     handleSeq: number
     at: number
   }): LiveCall | undefined {
@@ -57,6 +60,7 @@ export class CallRegistry {
       args: input.args,
       turn: input.turn,
       lineage: input.lineage,
+      connection: input.connection,
       handleSeq: input.handleSeq,
       controller: new AbortController(),
       startedAt: input.at,

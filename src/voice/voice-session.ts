@@ -341,7 +341,11 @@ export class VoiceSession {
     const { frames, dropped } = this.#gap.take()
     if (dropped > 0) this.#log.info({ frames: dropped }, 'voice microphone frames dropped in a gap')
     if (this.#hooks.isMuted()) return
-    for (const f of frames) session.sendAudio(f)
+    try {
+      for (const f of frames) session.sendAudio(f)
+    } catch (err) {
+      this.#log.warn({ err: errText(err) }, 'voice sendAudio failed')
+    }
   }
 
   // ---- connections ----------------------------------------------------------------------
@@ -349,6 +353,8 @@ export class VoiceSession {
   async #connect(kind: 'resume' | 'fresh'): Promise<boolean> {
     const { llm, tools, persona, store } = this.#d
     const resumeHandle = kind === 'resume' ? this.#handle : undefined
+    // Which handle this resumes from: calls made after it are unknown to the resumed session.
+    const resumedFrom = this.#handleSeq
     if (kind === 'fresh') this.#startLineage()
     const conn: Connection = {
       n: ++this.#connections,
@@ -384,7 +390,7 @@ export class VoiceSession {
     conn.live = true
     this.#conn = conn
     this.#sendFailed = false
-    if (resumeHandle) this.#forgetCallsAfter(this.#handleSeq)
+    if (resumeHandle) this.#forgetCallsAfter(resumedFrom, conn.n)
     this.#log.info(
       { connection: conn.n, lineage: conn.lineage, kind, history: setup.history?.length ?? 0 },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
@@ -424,10 +430,11 @@ export class VoiceSession {
    * is unknown to it, and answering it there wedges the model. Such calls are treated like calls
    * of a connection that could not be resumed.
    */
-  #forgetCallsAfter(seq: number): void {
+  #forgetCallsAfter(seq: number, resumedOn: number): void {
     const unknown = new Set<string>()
     for (const call of this.#calls.all()) {
-      if (call.lineage !== this.#lineage || call.handleSeq < seq) continue
+      if (call.lineage !== this.#lineage || call.connection >= resumedOn) continue
+      if (call.handleSeq < seq) continue
       unknown.add(call.id)
       if (call.state === 'running') {
         this.#log.info(
@@ -640,6 +647,7 @@ export class VoiceSession {
         args: c.args ?? {},
         turn: this.#turns.current,
         lineage: conn.lineage,
+        connection: conn.n,
         handleSeq: this.#handleSeq,
         at: this.#d.clock.now(),
       })

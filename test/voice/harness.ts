@@ -6,7 +6,7 @@ import { ToolSet } from '../../src/core/tool-set.js'
 import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
 import type { LiveCapabilities, LiveSetup } from '../../src/ports/live-llm.js'
 import type { LedState } from '../../src/ports/panel.js'
-import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
+import { type FakeLiveConnection, FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
@@ -97,6 +97,7 @@ export interface VoiceFixtureOptions {
   readonly options?: Partial<VoiceOptions>
   readonly openLatencyMs?: number
   readonly closeLatencyMs?: number
+  readonly onOpen?: (conn: FakeLiveConnection) => void
   readonly failOpen?: (setup: LiveSetup, attempt: number) => Error | undefined
   readonly echo?: 'gate' | 'aec'
   readonly approvalTimeoutMs?: number
@@ -120,6 +121,7 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
     clock,
     openLatencyMs: o.openLatencyMs,
     closeLatencyMs: o.closeLatencyMs,
+    onOpen: o.onOpen,
     failOpen: o.failOpen,
   })
   const log = new MemoryLogger()

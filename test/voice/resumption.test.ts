@@ -103,6 +103,41 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     expect(v.log.find('voice call orphaned: newer than the handle')).toHaveLength(1)
   })
 
+  it('events the resumed connection delivers while it opens (a new handle, a new call) do not orphan the calls it knows', async () => {
+    let opened = 0
+    const v = voiceFixture({
+      onOpen: (conn) => {
+        if (++opened !== 2) return
+        conn.handle('h-3') // before open() has resolved
+        conn.toolCall({ id: 'c2', name: 'set_light', args: { room: 'hall' } })
+      },
+    })
+    const { conn: first } = await v.start()
+    first.handle('h-1')
+    first.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+    first.handle('h-2')
+    first.toolCall({ id: 'c3', name: 'set_light', args: { room: 'kitchen' } }) // after h-2
+    first.turnComplete()
+    await settle()
+    first.goAway(10_000)
+    await settle()
+    const second = v.llm.current
+    expect(second.setup.resumeHandle).toBe('h-2')
+    // c1 is known to the resumed session, c3 is not (newer than h-2), c2 was made on it.
+    expect(v.approver.asked.map((a) => [a.request.args, a.withdrawn])).toEqual([
+      [{ door: 'front' }, false],
+      [{ room: 'kitchen' }, true],
+      [{ room: 'hall' }, false],
+    ])
+    for (const a of v.approver.asked) a.answer({ decision: 'approve', by: 'phone-a' })
+    await settle()
+    expect(second.responses.map((r) => [r.id, r.willContinue])).toEqual([
+      ['c2', true],
+      ['c1', false],
+      ['c2', false],
+    ])
+  })
+
   it('a connection lost with no way to resume: a fresh connection with the history; the old call is withdrawn and never answered', async () => {
     const v = voiceFixture({ capabilities: { resumption: false } })
     const { conn: first } = await v.start()
