@@ -1,0 +1,72 @@
+import type { Clock, TimerHandle } from '../ports/clock.js'
+
+export type ExpiryReason = 'budget' | 'idle'
+
+export interface SessionTimerOptions {
+  readonly clock: Clock
+  /** Wall-clock budget of the whole session. */
+  readonly budgetMs: number
+  /** The session ends after this long with nobody speaking and nothing playing. */
+  readonly idleMs: number
+  /** What the speaker still has to play; the room is not idle while it plays. */
+  readonly playingMs: () => number
+  readonly onExpire: (reason: ExpiryReason) => void
+}
+
+/**
+ * The session's wall-clock budget and idle timeout (DESIGN §2.9), on the Clock port. Activity
+ * only stamps a time — no timer is re-armed per audio frame — and the idle timer, when it fires
+ * early, re-arms itself for what is left.
+ */
+export class SessionTimers {
+  readonly #o: SessionTimerOptions
+  #lastActivity: number
+  #budget?: TimerHandle
+  #idle?: TimerHandle
+  #expired = false
+
+  constructor(options: SessionTimerOptions) {
+    this.#o = options
+    this.#lastActivity = options.clock.now()
+  }
+
+  start(): void {
+    const { clock } = this.#o
+    this.#lastActivity = clock.now()
+    this.#budget = clock.setTimeout(() => this.#expire('budget'), this.#o.budgetMs)
+    this.#armIdle(this.#o.idleMs)
+  }
+
+  /** Someone spoke, or the model said something. */
+  activity(): void {
+    this.#lastActivity = this.#o.clock.now()
+  }
+
+  stop(): void {
+    const { clock } = this.#o
+    if (this.#budget) clock.clearTimeout(this.#budget)
+    if (this.#idle) clock.clearTimeout(this.#idle)
+    this.#budget = undefined
+    this.#idle = undefined
+  }
+
+  #armIdle(ms: number): void {
+    this.#idle = this.#o.clock.setTimeout(() => this.#checkIdle(), ms)
+  }
+
+  #checkIdle(): void {
+    this.#idle = undefined
+    if (this.#expired) return
+    const quietFor = this.#o.clock.now() - this.#lastActivity
+    const left = Math.max(this.#o.idleMs - quietFor, this.#o.playingMs())
+    if (left > 0) this.#armIdle(left)
+    else this.#expire('idle')
+  }
+
+  #expire(reason: ExpiryReason): void {
+    if (this.#expired) return
+    this.#expired = true
+    this.stop()
+    this.#o.onExpire(reason)
+  }
+}

@@ -1,0 +1,164 @@
+import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import type { Logger } from '../core/logger.js'
+import type { Clock } from '../ports/clock.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+
+/**
+ * Turns the provider's transcriptions into an ordinary chat (DESIGN §2.8): user words and model
+ * replies become user and assistant messages, in the order they were said, with tool calls and
+ * outcomes between them. A reply cut by barge-in is discarded; the words that cut it are kept.
+ *
+ * Transcriptions arrive in pieces and are not ordered against each other, so text is buffered and
+ * written when its place is certain: the user's words when the model starts replying, the reply
+ * when its turn completes. Tool calls are written at once (as an assistant message without text),
+ * because a fast tool's outcome must find its call already in the chat.
+ */
+export class TranscriptAssembler {
+  readonly #store: TranscriptStore
+  readonly #conversationId: string
+  readonly #clock: Clock
+  readonly #log: Logger
+  /** User words said before the current reply began (or with no reply in progress). */
+  #userBefore = ''
+  /** User words said while a reply was in progress: a barge-in, or the next question. */
+  #userAfter = ''
+  #reply = ''
+  #replying = false
+  /** The reply was cut on the device (the stop button): it will not be kept. */
+  #replyCut = false
+  #written = 0
+
+  constructor(deps: { store: TranscriptStore; conversationId: string; clock: Clock; log: Logger }) {
+    this.#store = deps.store
+    this.#conversationId = deps.conversationId
+    this.#clock = deps.clock
+    this.#log = deps.log
+  }
+
+  /** Messages written so far. */
+  get written(): number {
+    return this.#written
+  }
+
+  userText(text: string): void {
+    if (this.#replying) this.#userAfter += text
+    else this.#userBefore += text
+  }
+
+  modelText(text: string): void {
+    this.#beginReply()
+    this.#reply += text
+  }
+
+  /** Model audio with or without a transcription: a reply has begun. */
+  modelOutput(): void {
+    this.#beginReply()
+  }
+
+  toolCalls(calls: readonly ToolCallRecord[]): void {
+    this.#beginReply()
+    this.#append({
+      role: 'assistant',
+      text: '',
+      toolCalls: calls,
+      channel: 'voice',
+      at: this.#clock.now(),
+    })
+  }
+
+  toolOutcome(call: ToolCallRecord, outcome: ToolOutcome): void {
+    this.#append({
+      role: 'tool',
+      toolCallId: call.id,
+      toolName: call.name,
+      args: call.args,
+      outcome,
+      channel: 'voice',
+      at: this.#clock.now(),
+    })
+  }
+
+  /** The reply is over and was heard: keep it; words said during it come next. */
+  turnComplete(): void {
+    if (!this.#replying) return
+    if (this.#replyCut) this.#discardReply('stopped on the device')
+    else this.#writeReply()
+    this.#endReply()
+  }
+
+  /** Barge-in: the half-spoken reply is discarded, the user's words are kept. */
+  interrupted(): void {
+    if (!this.#replying) return
+    this.#discardReply('barge-in')
+    this.#endReply()
+  }
+
+  /** The stop button: playback was dropped, so the rest of this reply is not heard either. */
+  cutReply(): void {
+    if (this.#replying) this.#replyCut = true
+  }
+
+  /** Session end (or a fresh connection): write whatever is certain. */
+  flush(): void {
+    this.#writeUser()
+    if (this.#replying) {
+      if (this.#replyCut) this.#discardReply('stopped on the device')
+      else this.#writeReply()
+    }
+    this.#endReply()
+    this.#writeUser()
+  }
+
+  #beginReply(): void {
+    if (this.#replying) return
+    this.#writeUser()
+    this.#replying = true
+  }
+
+  #endReply(): void {
+    this.#replying = false
+    this.#replyCut = false
+    this.#reply = ''
+    this.#userBefore += this.#userAfter
+    this.#userAfter = ''
+  }
+
+  #writeUser(): void {
+    const text = this.#userBefore.trim()
+    this.#userBefore = ''
+    if (text === '') return
+    this.#append({ role: 'user', text, channel: 'voice', at: this.#clock.now() })
+  }
+
+  #writeReply(): void {
+    const text = this.#reply.trim()
+    this.#reply = ''
+    if (text === '') return
+    this.#append({
+      role: 'assistant',
+      text,
+      toolCalls: [],
+      channel: 'voice',
+      at: this.#clock.now(),
+    })
+  }
+
+  #discardReply(why: string): void {
+    const chars = this.#reply.trim().length
+    this.#reply = ''
+    if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
+  }
+
+  #append(message: Parameters<TranscriptStore['append']>[1]): void {
+    try {
+      this.#store.append(this.#conversationId, message)
+      this.#written++
+    } catch (err) {
+      // A failing store must not take the conversation down with it; the gap is logged.
+      this.#log.error(
+        { role: message.role, err: err instanceof Error ? err.message : String(err) },
+        'voice transcript append failed',
+      )
+    }
+  }
+}

@@ -1,0 +1,175 @@
+import { NocturnError } from '../core/errors.js'
+import type { Gate } from '../core/gate.js'
+import type { Logger } from '../core/logger.js'
+import type { Persona } from '../core/persona.js'
+import type { ToolSet } from '../core/tool-set.js'
+import type { AudioOut } from '../ports/audio.js'
+import type { Clock } from '../ports/clock.js'
+import type { LiveLLM } from '../ports/live-llm.js'
+import type { LedState } from '../ports/panel.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+import {
+  DEFAULT_VOICE_OPTIONS,
+  type SessionSummary,
+  type VoiceMic,
+  type VoiceOptions,
+  VoiceSession,
+  type WaitingNotice,
+} from './voice-session.js'
+import { voiceState } from './voice-state.js'
+
+export interface VoiceDriverListener {
+  /** For the LED and the status topic; called on every change. */
+  state?(state: LedState): void
+  /** A model without asynchronous calls is waiting silently for a phone: play the local cue. */
+  waiting?(notice: WaitingNotice): void
+}
+
+export interface VoiceDriverDeps {
+  readonly llm: LiveLLM
+  readonly tools: ToolSet
+  readonly gate: Gate
+  readonly store: TranscriptStore
+  readonly persona: Persona
+  readonly clock: Clock
+  readonly logger: Logger
+  /** The microphone behind the MicGate (mute, echo gate). */
+  readonly mic: VoiceMic
+  readonly speaker: AudioOut
+  readonly listener?: VoiceDriverListener
+  readonly options?: Partial<VoiceOptions>
+}
+
+export interface RunSessionOptions {
+  /** Continue this conversation (its history goes to the model); a new one otherwise. */
+  readonly conversationId?: string
+  /** Audio from before the session opened (the local voice detector's pre-roll), sent first. */
+  readonly preRoll?: readonly Uint8Array[]
+}
+
+/**
+ * The voice driver: drives spoken sessions over the LiveLLM port with the same ToolSet, gate,
+ * grants and persona as typed sessions (DESIGN §2). It outlives sessions — mute and the LED state
+ * are the device's, not a session's — and runs one session at a time. When a session opens is not
+ * its decision (the local voice detector's is); when it ends is (budget, idle).
+ */
+export class VoiceDriver {
+  readonly #d: VoiceDriverDeps
+  readonly #options: VoiceOptions
+  readonly #log: Logger
+  #session?: VoiceSession
+  #muted = false
+  #error = false
+  #state: LedState = 'idle'
+
+  constructor(deps: VoiceDriverDeps) {
+    this.#d = deps
+    this.#options = { ...DEFAULT_VOICE_OPTIONS, ...deps.options }
+    this.#log = deps.logger.child({ component: 'voice' })
+    const caps = deps.llm.capabilities
+    this.#log.info(
+      { model: caps.model, asyncToolCalls: caps.asyncToolCalls, resumption: caps.resumption },
+      'voice driver ready',
+    )
+    // Said at startup as well as at every session: the household should know before it asks.
+    if (!caps.asyncToolCalls) {
+      this.#log.warn(
+        { model: caps.model },
+        'approvals will be dead air on this model: it is silent while a phone decides',
+      )
+    }
+  }
+
+  get state(): LedState {
+    return this.#state
+  }
+
+  get muted(): boolean {
+    return this.#muted
+  }
+
+  get sessionRunning(): boolean {
+    return this.#session !== undefined
+  }
+
+  /**
+   * Opens a session and runs it until budget, idle, error or `stop()`; resolves with a summary.
+   * Rejects only for a caller's mistake (a session already running, an unknown conversation).
+   */
+  async runSession(opts: RunSessionOptions = {}): Promise<SessionSummary> {
+    if (this.#session) throw new Error('a voice session is already running')
+    const { store, clock } = this.#d
+    let conversationId = opts.conversationId
+    if (conversationId === undefined) {
+      conversationId = store.createConversation({ channel: 'voice', at: clock.now() }).id
+    } else if (!store.getConversation(conversationId)) {
+      throw new NocturnError(
+        'NOC_ERR_STORE_UNKNOWN_CONVERSATION',
+        `no conversation ${conversationId} to continue`,
+      )
+    }
+    const session = new VoiceSession(
+      { ...this.#d, options: this.#options },
+      {
+        changed: () => this.#update(),
+        waiting: (n) => this.#d.listener?.waiting?.(n),
+        isMuted: () => this.#muted,
+      },
+      conversationId,
+    )
+    this.#session = session
+    this.#error = false
+    this.#update()
+    try {
+      const summary = await session.run(opts.preRoll)
+      this.#error = summary.reason === 'error'
+      return summary
+    } finally {
+      this.#session = undefined
+      this.#update()
+    }
+  }
+
+  /** Ends the running session cleanly, if there is one. */
+  async stop(): Promise<SessionSummary | undefined> {
+    return this.#session?.end('stopped')
+  }
+
+  /**
+   * The panel's mute: authoritative (no microphone frame leaves while muted) and the provider is
+   * told the stream ended; the session itself carries on.
+   */
+  setMuted(muted: boolean): void {
+    if (muted === this.#muted) return
+    this.#muted = muted
+    this.#d.mic.setMuted(muted)
+    this.#log.info({ muted, session: this.#session !== undefined }, 'voice mute changed')
+    if (muted) this.#session?.muted()
+    this.#update()
+  }
+
+  /** The long press: stop speaking now, without muting and without cancelling any call. */
+  stopSpeaking(): void {
+    if (this.#session) this.#session.stopSpeaking()
+    else {
+      const r = this.#d.speaker.drop()
+      this.#log.info({ discardedMs: r.discardedMs, why: 'stop button' }, 'voice playback dropped')
+    }
+    this.#update()
+  }
+
+  #update(): void {
+    const s = this.#session
+    const next = voiceState({
+      sessionOpen: s !== undefined && !s.ended,
+      muted: this.#muted,
+      error: this.#error || s?.error === true,
+      speaking: s?.speaking === true,
+      waitingForApproval: s?.waitingForApproval === true,
+    })
+    if (next === this.#state) return
+    this.#state = next
+    this.#log.debug({ state: next }, 'voice state')
+    this.#d.listener?.state?.(next)
+  }
+}
