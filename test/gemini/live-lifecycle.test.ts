@@ -189,7 +189,7 @@ describe('resumption (the driver closes, then reopens with the handle)', () => {
     expect(server.received.filter((f) => f.conn === 1).map((f) => f.key)).toEqual(['setup'])
   })
 
-  it('a connection dropped mid-approval: closed(1006), no throw on the dead session, the final answer goes out after resuming', async () => {
+  it('a connection dropped mid-approval: closed(1006), an answer on the dead session throws (so the driver keeps it), audio is dropped quietly, the final answer goes out after resuming', async () => {
     server = await FakeLiveServer.start({
       scripts: [
         {
@@ -221,10 +221,11 @@ describe('resumption (the driver closes, then reopens with the handle)', () => {
       type: 'closed',
       info: { code: 1006, reason: '', byClient: false },
     })
-    // The phone says yes while the connection is down: nothing is sent, nothing throws.
+    // The phone says yes while the connection is down: the answer is refused loudly so the
+    // driver can queue it for the resumed connection; audio is simply dropped.
     expect(() =>
       first.respond({ id: 'fc-7', name: 'unlock_door', response: { ok: true } }),
-    ).not.toThrow()
+    ).toThrow(/not open; the answer for call fc-7 was not sent/)
     expect(() => first.sendAudio(new Uint8Array(320))).not.toThrow()
     await first.close()
     const second = await live.open(liveSetup({ resumeHandle: 'handle-1' }), recorder())

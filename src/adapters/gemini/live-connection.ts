@@ -1,4 +1,5 @@
 import type { FunctionResponse, Session } from '@google/genai'
+import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type {
   LiveCloseInfo,
@@ -154,12 +155,14 @@ export class LiveConnection implements LiveSession {
       if (r.scheduling && this.#caps.scheduling)
         fr.scheduling = r.scheduling as FunctionResponse['scheduling']
     }
-    if (
-      this.#send('toolResponse', (s) => s.sendToolResponse({ functionResponses: [fr] })) &&
-      !interim
-    ) {
-      this.#answered.add(r.id)
+    if (!this.#send('toolResponse', (s) => s.sendToolResponse({ functionResponses: [fr] }))) {
+      // Unlike audio, an answer must not vanish: the driver keeps it for the resumed connection.
+      throw new NocturnError(
+        'NOC_ERR_LIVE_CLOSED',
+        `the live connection is not open; the answer for call ${r.id} was not sent`,
+      )
     }
+    if (!interim) this.#answered.add(r.id)
   }
 
   close(): Promise<void> {
