@@ -45,6 +45,8 @@ export interface RunSessionOptions {
   readonly conversationId?: string
   /** Audio from before the session opened (the local voice detector's pre-roll), sent first. */
   readonly preRoll?: readonly Uint8Array[]
+  /** Told the conversation's id as soon as it is known, e.g. to mark it live for typed messages. */
+  readonly onConversation?: (conversationId: string) => void
 }
 
 /**
@@ -108,6 +110,7 @@ export class VoiceDriver {
         `no conversation ${conversationId} to continue`,
       )
     }
+    opts.onConversation?.(conversationId)
     const session = new VoiceSession(
       { ...this.#d, options: this.#options },
       {

@@ -1,0 +1,92 @@
+import type { MicRouter } from '../audio/mic-router.js'
+import type { LiveConversations } from '../conversations/live-conversations.js'
+import type { Logger } from '../core/logger.js'
+import type { SessionSummary } from '../voice/voice-session.js'
+
+/** What the loop needs of the local speech detector. */
+export interface OnsetDetector {
+  push(frame: Uint8Array, capturedAtMs: number): { preRoll: Uint8Array } | undefined
+  rearm(): void
+}
+
+/** What the loop needs of the voice driver. */
+export interface SessionRunner {
+  readonly muted: boolean
+  readonly sessionRunning: boolean
+  runSession(opts: {
+    preRoll?: readonly Uint8Array[]
+    onConversation?: (id: string) => void
+  }): Promise<SessionSummary>
+}
+
+export interface SessionLoopDeps {
+  readonly router: MicRouter
+  readonly detector: OnsetDetector
+  readonly driver: SessionRunner
+  readonly live: LiveConversations
+  readonly logger: Logger
+  /** Told after each session, e.g. so the offline run can stop after one. */
+  readonly onSessionEnd?: (summary: SessionSummary) => void
+}
+
+/**
+ * The appliance's outer loop: between sessions the microphone goes only to the local speech
+ * detector — the room is not streamed anywhere — and a session opens when someone starts talking,
+ * with the detector's pre-roll sent first so the first syllable reaches the model.
+ */
+export class SessionLoop {
+  readonly #d: SessionLoopDeps
+  #opening = false
+  #stopped = false
+  #current: Promise<void> = Promise.resolve()
+
+  constructor(deps: SessionLoopDeps) {
+    this.#d = deps
+  }
+
+  async start(): Promise<void> {
+    const { router, detector, logger } = this.#d
+    await router.start({
+      frame: (pcm, at) => {
+        if (this.#opening || this.#stopped || this.#d.driver.sessionRunning) return
+        const onset = detector.push(pcm, at)
+        if (onset) this.#current = this.#open(onset.preRoll)
+      },
+      error: (err) => logger.error({ err: err.message }, 'microphone failed'),
+    })
+    logger.info({}, 'listening for speech')
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    await this.#current
+    await this.#d.router.stop()
+  }
+
+  async #open(preRoll: Uint8Array): Promise<void> {
+    const { driver, detector, live, logger } = this.#d
+    this.#opening = true
+    let conversationId: string | undefined
+    logger.info({ preRollBytes: preRoll.byteLength }, 'speech detected: opening a session')
+    try {
+      const summary = await driver.runSession({
+        preRoll: [preRoll],
+        onConversation: (id) => {
+          conversationId = id
+          live.begin(id)
+        },
+      })
+      logger.info(
+        { conversation: summary.conversationId, reason: summary.reason, turns: summary.turns },
+        'session closed',
+      )
+      this.#d.onSessionEnd?.(summary)
+    } catch (err) {
+      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'session failed')
+    } finally {
+      if (conversationId) live.end(conversationId)
+      detector.rearm()
+      this.#opening = false
+    }
+  }
+}
