@@ -20,6 +20,12 @@ export type ErrorCode =
   | 'NOC_ERR_STORE_TOO_NEW'
   | 'NOC_ERR_STORE_UNKNOWN_CONVERSATION'
   | 'NOC_ERR_GRANT_REFUSED'
+  | 'NOC_ERR_AUDIO_DEVICE_UNKNOWN'
+  | 'NOC_ERR_AUDIO_DEVICE_FAILED'
+  | 'NOC_ERR_AUDIO_STALLED'
+  | 'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE'
+  | 'NOC_ERR_WAV_FORMAT'
+  | 'NOC_ERR_WAV_TRUNCATED'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode
