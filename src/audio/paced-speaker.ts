@@ -99,7 +99,7 @@ export class PacedSpeaker implements AudioOut {
   #playedInRun(now: number): number {
     if (!this.#running) return 0
     const byClock = Math.floor((now - this.#runStart) * this.#bytesPerMs) & ~1
-    return byClock < this.#runFed ? byClock : this.#runFed
+    return Math.min(byClock, this.#runFed)
   }
 
   #pump(): void {
@@ -108,6 +108,7 @@ export class PacedSpeaker implements AudioOut {
     if (played >= this.#runFed && this.#runFed > 0) {
       if (this.#queuedBytes === 0) {
         this.#endRun()
+        this.#device.endOfAudio?.()
         return
       }
       // The device ran dry (a late timer): it has been silent since, so play resumes from now.

@@ -7,5 +7,10 @@ export interface SpeakerDevice {
   write(pcm: Uint8Array): void
   /** Throw away whatever the device still holds, and be ready to play the next write at once. */
   silence(): void
+  /**
+   * The paced speaker has nothing more to play for now. A device that holds back partial blocks
+   * (aplay reads stdin in whole periods) pushes them out here instead of at the next reply.
+   */
+  endOfAudio?(): void
   close(): Promise<void>
 }

@@ -94,8 +94,8 @@ function convert(
   const blockAlign = width * fmt.channels
   const frames = Math.floor(data.byteLength / blockAlign)
   if (fmt.bits === 16 && fmt.channels === 1) {
-    // Already the target shape: copy to own an aligned buffer independent of the file's.
-    return { sampleRateHz: fmt.rate, pcm: data.slice(0, frames * 2), source }
+    // Already the target shape: copy (a Buffer's slice() would be a view) to own aligned bytes.
+    return { sampleRateHz: fmt.rate, pcm: new Uint8Array(data.subarray(0, frames * 2)), source }
   }
   const inView = new DataView(data.buffer, data.byteOffset, data.byteLength)
   const out = new Uint8Array(frames * 2)
@@ -105,7 +105,7 @@ function convert(
     for (let c = 0; c < fmt.channels; c++)
       sum += sampleAt(inView, f * blockAlign + c * width, fmt.bits, float)
     const v = Math.round((sum / fmt.channels) * 32767)
-    outView.setInt16(f * 2, v > 32767 ? 32767 : v < -32768 ? -32768 : v, true)
+    outView.setInt16(f * 2, Math.max(-32768, Math.min(32767, v)), true)
   }
   return { sampleRateHz: fmt.rate, pcm: out, source }
 }

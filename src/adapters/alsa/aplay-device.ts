@@ -28,8 +28,17 @@ export interface AplayDeviceOptions {
 export class AplayDevice implements SpeakerDevice {
   readonly #child: SupervisedChild
   #lostBytes = 0
+  #sinceSpawn = 0 // bytes written to the current child
+  readonly #periodBytes: number
+  readonly #padding: Uint8Array
 
   constructor(o: AplayDeviceOptions) {
+    const bytesPerUs = (o.sampleRateHz * 2) / 1_000_000
+    this.#periodBytes = Math.round((o.periodTimeUs ?? 10_000) * bytesPerUs) & ~1
+    // One period to complete a partial one, plus a whole buffer so ALSA passes everything on.
+    this.#padding = new Uint8Array(
+      this.#periodBytes + (Math.round((o.bufferTimeUs ?? 40_000) * bytesPerUs) & ~1),
+    )
     this.#child = new SupervisedChild({
       command: o.command ?? 'aplay',
       args: [
@@ -55,6 +64,9 @@ export class AplayDevice implements SpeakerDevice {
       stdin: 'pipe',
       describeExit: (exit, stderr) => childExitError('aplay', 'playback', o.device, exit, stderr),
       onFailure: (error) => o.onError?.(error),
+      onSpawn: () => {
+        this.#sinceSpawn = 0
+      },
     })
     this.#child.start()
   }
@@ -70,8 +82,24 @@ export class AplayDevice implements SpeakerDevice {
 
   write(pcm: Uint8Array): void {
     const stdin = this.#child.child?.stdin
-    if (stdin?.writable) stdin.write(pcm)
-    else this.#lostBytes += pcm.byteLength
+    if (stdin?.writable) {
+      stdin.write(pcm)
+      this.#sinceSpawn += pcm.byteLength
+    } else this.#lostBytes += pcm.byteLength
+  }
+
+  /**
+   * aplay reads stdin in whole periods and ALSA keeps the last buffer until more comes, so the
+   * last few ms of a reply would otherwise sound only when the next reply starts. Silence after
+   * the reply carries it out; it is silence, so playing it costs nothing audible.
+   */
+  endOfAudio(): void {
+    const stdin = this.#child.child?.stdin
+    if (!stdin?.writable) return
+    const partial = this.#sinceSpawn % this.#periodBytes
+    const pad = this.#padding.byteLength - partial
+    stdin.write(this.#padding.subarray(0, pad))
+    this.#sinceSpawn += pad
   }
 
   silence(): void {
