@@ -24,7 +24,11 @@ export interface HermeticAlsa {
   played(): Buffer[]
 }
 
-export function hermeticAlsa(infile: Uint8Array): HermeticAlsa {
+/**
+ * `stall: false` leaves the FIFO PCM out: PortAudio opens every PCM while it lists devices, and
+ * opening that one blocks for ever.
+ */
+export function hermeticAlsa(infile: Uint8Array, options: { stall?: boolean } = {}): HermeticAlsa {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-alsa-'))
   const outDir = join(dir, 'out')
   mkdirSync(outDir)
@@ -42,11 +46,15 @@ pcm.nocturn_play {
   type file; slave.pcm "nocturn_null"; file "${outDir}/out.raw"; format "raw"; truncate false
   hint { show on; description "Nocturn test playback (file)" }
 }
-pcm.nocturn_stall {
+${
+  options.stall === false
+    ? ''
+    : `pcm.nocturn_stall {
   type file; slave.pcm "nocturn_null"; file "/dev/null"; infile "${dir}/stall.fifo"; format "raw"
   hint { show on; description "Nocturn test capture that never delivers" }
 }
-pcm.!default { type asym; playback.pcm "nocturn_play"; capture.pcm "nocturn_cap" }
+`
+}pcm.!default { type asym; playback.pcm "nocturn_play"; capture.pcm "nocturn_cap" }
 `,
   )
   return {

@@ -14,4 +14,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'the offline run: a short conversation against the scripted model',
     load: () => import('./demo.js'),
   },
+  devices: {
+    summary: 'list the capture and playback devices of an audio backend (--backend alsa|portaudio)',
+    load: () => import('./devices.js'),
+  },
 }
