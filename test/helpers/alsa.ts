@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -30,6 +30,7 @@ export interface HermeticAlsa {
  */
 export function hermeticAlsa(infile: Uint8Array, options: { stall?: boolean } = {}): HermeticAlsa {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-alsa-'))
+  made.push(dir)
   const outDir = join(dir, 'out')
   mkdirSync(outDir)
   writeFileSync(join(dir, 'in.raw'), infile)
@@ -69,6 +70,12 @@ ${
         .map((f) => readFileSync(join(outDir, f))),
   }
 }
+
+const made: string[] = []
+// The test process removes its scratch folders when it ends (the children are gone by then).
+process.once('exit', () => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
 
 /** Resolves when `check()` is true, polling; the test's own timeout bounds it. */
 export async function until(check: () => boolean, everyMs = 10): Promise<void> {
