@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest'
+import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { bytesForMs } from '../../src/audio/pcm.js'
 import { PreRollRing } from '../../src/audio/pre-roll.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { hermeticAlsa, until } from '../helpers/alsa.js'
 import { indexOf, vadClip, vadManifest } from '../helpers/fixtures.js'
+import { missingCommands } from '../helpers/system.js'
 
 const FRAME = 640 // 20 ms at 16 kHz
 
@@ -88,5 +93,38 @@ describe('PreRollRing', () => {
     expect(Array.from(r.snapshot())).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
     r.clear()
     expect(r.snapshot().byteLength).toBe(0)
+  })
+})
+
+describe.skipIf(missingCommands('arecord'))('speech detection on a real arecord capture', () => {
+  it('opens within 300 ms of onset on audio that came through ALSA, with the pre-roll before it', async () => {
+    const { file, onsetMs } = manifest.speech[3]!
+    const pcm = vadClip(file)
+    const alsa = hermeticAlsa(pcm)
+    const mic = new ArecordMic({
+      device: alsa.capture,
+      clock: realClock(),
+      logger: silentLogger,
+      env: alsa.env,
+    })
+    const d = await SpeechDetector.create()
+    let received = 0
+    let opened: { atMs: number; preRoll: Uint8Array; end: number } | undefined
+    await mic.start({
+      frame: (frame) => {
+        received += frame.byteLength
+        // Time within the clip, from the bytes captured so far: the file PCM is not paced.
+        const onset = opened ? undefined : d.push(frame, (received / 32_000) * 1000)
+        if (onset) opened = { atMs: onset.triggeredAtMs, preRoll: onset.preRoll, end: received }
+      },
+      error: () => {},
+    })
+    await until(() => opened !== undefined || received >= pcm.byteLength)
+    await mic.stop()
+    d.close()
+    expect(opened).toBeDefined()
+    expect(opened!.atMs - onsetMs).toBeGreaterThan(0)
+    expect(opened!.atMs - onsetMs).toBeLessThanOrEqual(300)
+    expect(indexOf(pcm, opened!.preRoll)).toBe(opened!.end - opened!.preRoll.byteLength)
   })
 })
