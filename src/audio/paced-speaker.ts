@@ -90,8 +90,12 @@ export class PacedSpeaker implements AudioOut {
 
   async close(): Promise<void> {
     if (this.#closed) return
-    this.drop()
     this.#closed = true
+    // Not drop(): silencing would start a fresh player only for close() to stop it again.
+    this.#chunks = []
+    this.#head = 0
+    this.#queuedBytes = 0
+    this.#endRun()
     await this.#device.close()
   }
 
