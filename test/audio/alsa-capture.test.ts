@@ -92,6 +92,22 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     expect(c.frames).toEqual([])
   })
 
+  it('a PCM that names a card by number is refused up front, pointing at names', () => {
+    for (const device of ['hw:0', 'plughw:1,0', 'plughw:CARD=1,DEV=0']) {
+      expect(() => new ArecordMic({ device, clock: realClock(), logger: silentLogger })).toThrow(
+        `ALSA capture device "${device}" names a card by number, which changes between boots; use its name (plughw:CARD=<id>,DEV=0 or a PCM from /etc/asound.conf) — run "nocturn devices" to list them`,
+      )
+    }
+    expect(
+      () =>
+        new ArecordMic({
+          device: 'plughw:CARD=seeed2micvoicec,DEV=0',
+          clock: realClock(),
+          logger: silentLogger,
+        }),
+    ).not.toThrow()
+  })
+
   it('a device that delivers nothing is noticed by the watchdog, which restarts capture', async () => {
     const alsa = hermeticAlsa(clip)
     const m = mic(alsa, alsa.stall)

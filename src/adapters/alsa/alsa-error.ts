@@ -47,3 +47,16 @@ function lastLine(text: string): string {
   const lines = text.split('\n').filter((l) => l.trim() !== '')
   return (lines[lines.length - 1] ?? '').trim()
 }
+
+/**
+ * Card numbers move between boots (a USB card plugged in first takes 0), so a PCM that names a
+ * card by number is refused up front with the name to use instead.
+ */
+export function checkPcmName(device: string, direction: Direction): void {
+  if (/^(plug)?hw:\d/.test(device) || /CARD=\d+(,|$)/.test(device)) {
+    throw new NocturnError(
+      'NOC_ERR_AUDIO_DEVICE_UNKNOWN',
+      `ALSA ${direction} device "${device}" names a card by number, which changes between boots; use its name (plughw:CARD=<id>,DEV=0 or a PCM from /etc/asound.conf) — run "nocturn devices" to list them`,
+    )
+  }
+}

@@ -3,7 +3,7 @@ import type { SpeakerDevice } from '../../audio/speaker-device.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
-import { childExitError } from './alsa-error.js'
+import { checkPcmName, childExitError } from './alsa-error.js'
 import { SupervisedChild } from './supervised-child.js'
 
 export interface AplayDeviceOptions {
@@ -33,6 +33,7 @@ export class AplayDevice implements SpeakerDevice {
   readonly #padding: Uint8Array
 
   constructor(o: AplayDeviceOptions) {
+    checkPcmName(o.device, 'playback')
     const bytesPerUs = (o.sampleRateHz * 2) / 1_000_000
     this.#periodBytes = Math.round((o.periodTimeUs ?? 10_000) * bytesPerUs) & ~1
     // One period to complete a partial one, plus a whole buffer so ALSA passes everything on.

@@ -4,7 +4,7 @@ import { bytesForMs } from '../../audio/pcm.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock } from '../../ports/clock.js'
-import { childExitError } from './alsa-error.js'
+import { checkPcmName, childExitError } from './alsa-error.js'
 import { SupervisedChild } from './supervised-child.js'
 
 export interface ArecordMicOptions {
@@ -33,6 +33,7 @@ export class ArecordMic implements AudioIn {
   #child: SupervisedChild | undefined
 
   constructor(options: ArecordMicOptions) {
+    checkPcmName(options.device, 'capture')
     this.#o = options
     this.sampleRateHz = options.sampleRateHz ?? 16_000
     this.#frameMs = options.frameMs ?? 20
