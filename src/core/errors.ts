@@ -29,6 +29,12 @@ export type ErrorCode =
   | 'NOC_ERR_LIVE_SERVER_ERROR'
   | 'NOC_ERR_LIVE_CLOSED'
   | 'NOC_ERR_GEMINI_NO_KEY'
+  | 'NOC_ERR_AUDIO_DEVICE_UNKNOWN'
+  | 'NOC_ERR_AUDIO_DEVICE_FAILED'
+  | 'NOC_ERR_AUDIO_STALLED'
+  | 'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE'
+  | 'NOC_ERR_WAV_FORMAT'
+  | 'NOC_ERR_WAV_TRUNCATED'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode

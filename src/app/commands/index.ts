@@ -42,4 +42,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     summary: 'the reference phone client: watch, approve <id>, deny <id>',
     load: () => import('./phone.js'),
   },
+  devices: {
+    summary: 'list the capture and playback devices of an audio backend (--backend alsa|portaudio)',
+    load: () => import('./devices.js'),
+  },
 }

@@ -1,0 +1,36 @@
+import type { BackoffOptions } from '../../audio/backoff.js'
+import { PacedSpeaker } from '../../audio/paced-speaker.js'
+import type { NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
+import { AplayDevice } from './aplay-device.js'
+
+export interface AlsaSpeakerOptions {
+  readonly device: string
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly sampleRateHz?: number
+  readonly leadMs?: number
+  readonly tickMs?: number
+  readonly backoff?: BackoffOptions
+  readonly onError?: (error: NocturnError) => void
+  readonly command?: string
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/** The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`. */
+export function createAlsaSpeaker(o: AlsaSpeakerOptions): {
+  speaker: PacedSpeaker
+  device: AplayDevice
+} {
+  const sampleRateHz = o.sampleRateHz ?? 24_000
+  const device = new AplayDevice({ ...o, sampleRateHz })
+  const speaker = new PacedSpeaker({
+    device,
+    sampleRateHz,
+    clock: o.clock,
+    leadMs: o.leadMs,
+    tickMs: o.tickMs,
+  })
+  return { speaker, device }
+}

@@ -1,0 +1,97 @@
+import type { BackoffOptions } from '../../audio/backoff.js'
+import { FrameSplitter } from '../../audio/frame-splitter.js'
+import { bytesForMs } from '../../audio/pcm.js'
+import type { Logger } from '../../core/logger.js'
+import type { AudioIn, AudioInSink } from '../../ports/audio.js'
+import type { Clock } from '../../ports/clock.js'
+import { checkPcmName, childExitError } from './alsa-error.js'
+import { SupervisedChild } from './supervised-child.js'
+
+export interface ArecordMicOptions {
+  /** A named PCM: `plughw:CARD=…,DEV=0` or a name from /etc/asound.conf — never a card index. */
+  readonly device: string
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly sampleRateHz?: number
+  /** 20–40 ms frames, the size the model wants them in. */
+  readonly frameMs?: number
+  readonly backoff?: BackoffOptions
+  /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
+  readonly command?: string
+  readonly env?: NodeJS.ProcessEnv
+}
+
+/**
+ * The microphone as an `arecord` child: S16_LE mono at 16 kHz straight from ALSA (its plug layer
+ * converts from whatever the card does), stdout cut into fixed frames. A child that ends is
+ * reported to the sink and restarted with backoff until `stop()`.
+ */
+export class ArecordMic implements AudioIn {
+  readonly sampleRateHz: number
+  readonly #o: ArecordMicOptions
+  readonly #frameMs: number
+  #child: SupervisedChild | undefined
+
+  constructor(options: ArecordMicOptions) {
+    checkPcmName(options.device, 'capture')
+    this.#o = options
+    this.sampleRateHz = options.sampleRateHz ?? 16_000
+    this.#frameMs = options.frameMs ?? 20
+  }
+
+  /** The running recorder's pid, for diagnostics. */
+  get pid(): number | undefined {
+    return this.#child?.child?.pid
+  }
+
+  async start(sink: AudioInSink): Promise<void> {
+    if (this.#child) await this.stop()
+    const o = this.#o
+    const rate = this.sampleRateHz
+    const bytesPerMs = (rate * 2) / 1000
+    const clock = o.clock
+    let chunkAt = 0
+    const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) =>
+      sink.frame(frame, chunkAt - bytesAfter / bytesPerMs),
+    )
+    const periodUs = this.#frameMs * 1000
+    this.#child = new SupervisedChild({
+      command: o.command ?? 'arecord',
+      // The period is one frame so audio arrives as it is captured, not in 125 ms lumps.
+      args: [
+        '-q',
+        '-D',
+        o.device,
+        '-t',
+        'raw',
+        '-f',
+        'S16_LE',
+        '-r',
+        String(rate),
+        '-c',
+        '1',
+        `--period-time=${periodUs}`,
+        `--buffer-time=${periodUs * 8}`,
+      ],
+      env: o.env,
+      clock,
+      logger: o.logger,
+      backoff: o.backoff,
+      stdin: 'ignore',
+      onStdout: (chunk) => {
+        chunkAt = clock.now()
+        splitter.push(chunk)
+      },
+      describeExit: (exit, stderr) => childExitError('arecord', 'capture', o.device, exit, stderr),
+      onFailure: (error) => sink.error(error),
+      onSpawn: () => splitter.reset(),
+    })
+    this.#child.start()
+  }
+
+  async stop(): Promise<void> {
+    const child = this.#child
+    this.#child = undefined
+    await child?.stop()
+  }
+}

@@ -1,0 +1,103 @@
+import type { SpeakerDevice } from '../../audio/speaker-device.js'
+import { NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import { loadNaudiodon, type NaudiodonStream } from './naudiodon.js'
+import { resolvePortAudioDevice } from './portaudio-devices.js'
+import { closeQuietly } from './portaudio-mic.js'
+
+export interface PortAudioDeviceOptions {
+  readonly device: string
+  readonly sampleRateHz: number
+  readonly logger: Logger
+  /** PortAudio's period; 10 ms, like aplay's, so a 20 ms lead plays without gaps. */
+  readonly framesPerBuffer?: number
+  readonly onError?: (error: NocturnError) => void
+}
+
+/**
+ * The speaker as a naudiodon output stream. naudiodon cannot flush: its quit/abort play out every
+ * queued chunk. So `silence()` destroys the stream and opens a new one at once; what is lost is the
+ * paced speaker's small lead, never a whole reply.
+ */
+export class PortAudioDevice implements SpeakerDevice {
+  readonly #o: PortAudioDeviceOptions
+  readonly #deviceId: number
+  #stream: NaudiodonStream | undefined
+  #closed = false
+  #sinceOpen = 0
+  readonly #periodBytes: number
+  readonly #padding: Uint8Array
+
+  constructor(o: PortAudioDeviceOptions) {
+    this.#o = o
+    this.#periodBytes = (o.framesPerBuffer ?? Math.round(o.sampleRateHz / 100)) * 2
+    this.#padding = new Uint8Array(this.#periodBytes * 4)
+    const pa = loadNaudiodon()
+    this.#deviceId = resolvePortAudioDevice(pa, o.device, 'playback').id
+    this.#stream = this.#open()
+  }
+
+  #open(): NaudiodonStream {
+    const pa = loadNaudiodon()
+    const stream = new pa.AudioIO({
+      outOptions: {
+        channelCount: 1,
+        sampleFormat: pa.SampleFormat16Bit,
+        sampleRate: this.#o.sampleRateHz,
+        deviceId: this.#deviceId,
+        // With closeOnError an underrun between replies would kill the stream.
+        closeOnError: false,
+        framesPerBuffer: this.#o.framesPerBuffer ?? Math.round(this.#o.sampleRateHz / 100),
+        maxQueue: 16,
+      },
+    })
+    stream.on('error', (e) => {
+      if (this.#stream !== stream || this.#closed) return
+      this.#o.logger.warn(
+        { device: this.#o.device, err: e.message },
+        'audio stream failed; reopening',
+      )
+      this.#o.onError?.(
+        new NocturnError(
+          'NOC_ERR_AUDIO_DEVICE_FAILED',
+          `PortAudio playback device "${this.#o.device}" failed: ${e.message}`,
+          { cause: e },
+        ),
+      )
+      this.silence()
+    })
+    stream.start()
+    this.#sinceOpen = 0
+    return stream
+  }
+
+  write(pcm: Uint8Array): void {
+    if (!this.#stream) return
+    this.#stream.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength))
+    this.#sinceOpen += pcm.byteLength
+  }
+
+  /**
+   * PortAudio's callback waits for a whole buffer before it passes a partial one on, so the end of
+   * a reply would sound only with the next one. Silence after it carries it out.
+   */
+  endOfAudio(): void {
+    if (!this.#stream) return
+    const pad = this.#padding.byteLength - (this.#sinceOpen % this.#periodBytes)
+    this.write(this.#padding.subarray(0, pad))
+  }
+
+  silence(): void {
+    if (this.#closed) return
+    const old = this.#stream
+    this.#stream = this.#open()
+    if (old) closeQuietly(old)
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    const s = this.#stream
+    this.#stream = undefined
+    if (s) closeQuietly(s)
+  }
+}

@@ -1,0 +1,88 @@
+import { CaptureWatchdog } from '../audio/capture-watchdog.js'
+import { DEFAULT_ECHO_TAIL_MS, type EchoMode, MicGate } from '../audio/mic-gate.js'
+import type { NocturnError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { AudioIn, AudioOut } from '../ports/audio.js'
+import type { Clock } from '../ports/clock.js'
+
+export type AudioBackend = 'alsa' | 'portaudio' | 'wav'
+
+export interface AudioConfig {
+  readonly backend: AudioBackend
+  /** A named PCM (alsa, portaudio) or a WAV path (wav). */
+  readonly capture: string
+  readonly playback: string
+  readonly echo: EchoMode
+  readonly echoTailMs?: number
+  readonly leadMs?: number
+  /** wav only: deliver the microphone file in real time, and start again at its end. */
+  readonly wavPaced?: boolean
+  readonly wavLoop?: boolean
+}
+
+export interface Audio {
+  /** The microphone as the rest of Nocturn sees it: gated for echo, mutable, watched for stalls. */
+  readonly mic: MicGate
+  readonly speaker: AudioOut
+}
+
+/**
+ * Wires the configured audio backend: its microphone behind the stall watchdog and the mute/echo
+ * gate, its speaker behind the shared paced buffer. Only the chosen backend's modules are loaded,
+ * so a machine without naudiodon never touches it. Device errors go to `onError` (the LED's
+ * `error` state, the log); the backends keep retrying on their own.
+ */
+export async function openAudio(
+  config: AudioConfig,
+  deps: { clock: Clock; logger: Logger; onError: (e: NocturnError) => void },
+): Promise<Audio> {
+  const { clock, logger, onError } = deps
+  let source: AudioIn
+  let speaker: AudioOut
+  if (config.backend === 'alsa') {
+    const { ArecordMic } = await import('../adapters/alsa/arecord-mic.js')
+    const { createAlsaSpeaker } = await import('../adapters/alsa/alsa-speaker.js')
+    source = new ArecordMic({ device: config.capture, clock, logger })
+    speaker = createAlsaSpeaker({
+      device: config.playback,
+      clock,
+      logger,
+      leadMs: config.leadMs,
+      onError,
+    }).speaker
+  } else if (config.backend === 'portaudio') {
+    const { PortAudioMic } = await import('../adapters/portaudio/portaudio-mic.js')
+    const { createPortAudioSpeaker } = await import('../adapters/portaudio/portaudio-speaker.js')
+    source = new PortAudioMic({ device: config.capture, clock, logger })
+    speaker = createPortAudioSpeaker({
+      device: config.playback,
+      clock,
+      logger,
+      leadMs: config.leadMs,
+      onError,
+    }).speaker
+  } else {
+    const { WavMic } = await import('../adapters/wav/wav-mic.js')
+    const { createWavSpeaker } = await import('../adapters/wav/wav-speaker.js')
+    source = new WavMic({
+      path: config.capture,
+      clock,
+      paced: config.wavPaced,
+      loop: config.wavLoop,
+    })
+    speaker = createWavSpeaker({ path: config.playback, clock, leadMs: config.leadMs }).speaker
+  }
+  // A file ends; only a device can stall.
+  const watched =
+    config.backend === 'wav'
+      ? source
+      : new CaptureWatchdog({ source, clock, deviceName: config.capture, logger })
+  const mic = new MicGate({
+    source: watched,
+    speaker,
+    clock,
+    echo: config.echo,
+    tailMs: config.echoTailMs ?? DEFAULT_ECHO_TAIL_MS,
+  })
+  return { mic, speaker }
+}

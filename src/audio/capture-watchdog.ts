@@ -1,0 +1,90 @@
+import { NocturnError } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { AudioIn, AudioInSink } from '../ports/audio.js'
+import type { Clock, TimerHandle } from '../ports/clock.js'
+
+export interface CaptureWatchdogOptions {
+  readonly source: AudioIn
+  readonly clock: Clock
+  /** Silence from the device (no frames at all, not quiet frames) for this long is a stall. */
+  readonly stallMs?: number
+  /** For the message: which device stalled. */
+  readonly deviceName: string
+  readonly logger: Logger
+}
+
+export const DEFAULT_STALL_MS = 3000
+
+/**
+ * An AudioIn decorator that notices a capture device delivering nothing — an unplugged USB mic
+ * whose `arecord` hangs instead of exiting, a PortAudio stream stuck in its callback — reports it
+ * through the sink, and restarts the source. It checks on a timer of its own rather than per frame
+ * so the frame path only stores a timestamp.
+ */
+export class CaptureWatchdog implements AudioIn {
+  readonly #o: CaptureWatchdogOptions
+  readonly #stallMs: number
+  #lastFrameAt = 0
+  #timer: TimerHandle | undefined
+  #inner: AudioInSink | undefined
+  #restarting = false
+
+  constructor(options: CaptureWatchdogOptions) {
+    this.#o = options
+    this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
+  }
+
+  get sampleRateHz(): number {
+    return this.#o.source.sampleRateHz
+  }
+
+  async start(sink: AudioInSink): Promise<void> {
+    const clock = this.#o.clock
+    this.#inner = {
+      frame: (pcm, at) => {
+        this.#lastFrameAt = clock.now()
+        sink.frame(pcm, at)
+      },
+      error: (e) => sink.error(e),
+    }
+    this.#lastFrameAt = clock.now()
+    await this.#o.source.start(this.#inner)
+    this.#arm(sink)
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#inner = undefined
+    await this.#o.source.stop()
+  }
+
+  #arm(sink: AudioInSink): void {
+    this.#timer = this.#o.clock.setTimeout(() => this.#check(sink), this.#stallMs / 2)
+  }
+
+  #check(sink: AudioInSink): void {
+    this.#timer = undefined
+    const inner = this.#inner
+    if (!inner) return
+    const silentMs = this.#o.clock.now() - this.#lastFrameAt
+    if (silentMs >= this.#stallMs && !this.#restarting) {
+      const error = new NocturnError(
+        'NOC_ERR_AUDIO_STALLED',
+        `capture device "${this.#o.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
+      )
+      this.#o.logger.warn({ device: this.#o.deviceName, silentMs }, 'audio capture stalled')
+      sink.error(error)
+      this.#restarting = true
+      this.#lastFrameAt = this.#o.clock.now()
+      void this.#o.source
+        .stop()
+        .then(() => (this.#inner === inner ? this.#o.source.start(inner) : undefined))
+        .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(String(e))))
+        .finally(() => {
+          this.#restarting = false
+        })
+    }
+    this.#arm(sink)
+  }
+}

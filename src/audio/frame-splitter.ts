@@ -1,0 +1,48 @@
+/**
+ * Cuts a byte stream (a child's stdout, a PortAudio read) into fixed-size frames. Whole frames
+ * inside a chunk are handed on as views of it (no copy); only a frame that straddles two chunks is
+ * assembled in a fresh buffer, since the receiver may keep what it is given.
+ */
+export class FrameSplitter {
+  readonly #frameBytes: number
+  readonly #emit: (frame: Uint8Array, bytesAfter: number) => void
+  #partial: Uint8Array | undefined
+  #partialFill = 0
+
+  /** `emit` gets each frame and how many bytes of the chunk came after it (for timestamps). */
+  constructor(frameBytes: number, emit: (frame: Uint8Array, bytesAfter: number) => void) {
+    this.#frameBytes = frameBytes
+    this.#emit = emit
+  }
+
+  push(chunk: Uint8Array): void {
+    let at = 0
+    const n = chunk.byteLength
+    if (this.#partial) {
+      const take = Math.min(this.#frameBytes - this.#partialFill, n)
+      this.#partial.set(chunk.subarray(0, take), this.#partialFill)
+      this.#partialFill += take
+      at = take
+      if (this.#partialFill < this.#frameBytes) return
+      const frame = this.#partial
+      this.#partial = undefined
+      this.#emit(frame, n - at)
+    }
+    while (n - at >= this.#frameBytes) {
+      const end = at + this.#frameBytes
+      this.#emit(chunk.subarray(at, end), n - end)
+      at = end
+    }
+    if (at < n) {
+      this.#partial = new Uint8Array(this.#frameBytes)
+      this.#partial.set(chunk.subarray(at), 0)
+      this.#partialFill = n - at
+    }
+  }
+
+  /** Forgets a half-assembled frame (after a restart, its continuation never comes). */
+  reset(): void {
+    this.#partial = undefined
+    this.#partialFill = 0
+  }
+}

@@ -1,0 +1,153 @@
+import type { AudioOut, DropReport } from '../ports/audio.js'
+import type { Clock, TimerHandle } from '../ports/clock.js'
+import { bytesForMs, msForBytes } from './pcm.js'
+import type { SpeakerDevice } from './speaker-device.js'
+
+export interface PacedSpeakerOptions {
+  readonly device: SpeakerDevice
+  readonly sampleRateHz: number
+  readonly clock: Clock
+  /** How far ahead of what has played the device is fed. 20 ms was the smallest without gaps. */
+  readonly leadMs?: number
+  /** How often the queue is looked at. 5 ms: with a 20 ms lead a 10 ms tick let PortAudio underrun. */
+  readonly tickMs?: number
+}
+
+export const DEFAULT_LEAD_MS = 20
+export const DEFAULT_TICK_MS = 5
+
+/**
+ * The one speaker buffer every backend shares: Nocturn keeps the reply in its own queue and feeds
+ * the device only `leadMs` ahead of the real-time play position, so a drop has almost nothing
+ * in the device to take back. What has played is inferred from the clock since the device started
+ * on the current run of audio; a run ends when the device has played everything it was fed.
+ */
+export class PacedSpeaker implements AudioOut {
+  readonly sampleRateHz: number
+  readonly #device: SpeakerDevice
+  readonly #clock: Clock
+  readonly #leadBytes: number
+  readonly #tickMs: number
+  readonly #bytesPerMs: number
+  #chunks: Uint8Array[] = []
+  #head = 0 // read offset into #chunks[0]
+  #queuedBytes = 0 // in Nocturn's queue, not yet handed to the device
+  #runStart = 0 // clock time at which the device began playing the current run
+  #runFed = 0 // bytes handed to the device in the current run
+  #running = false
+  #playedBefore = 0 // bytes played in earlier runs since the last drop
+  #timer: TimerHandle | undefined
+  #closed = false
+  readonly #tick = () => {
+    this.#timer = undefined
+    this.#pump()
+  }
+
+  constructor(options: PacedSpeakerOptions) {
+    this.#device = options.device
+    this.sampleRateHz = options.sampleRateHz
+    this.#clock = options.clock
+    this.#leadBytes = bytesForMs(options.sampleRateHz, options.leadMs ?? DEFAULT_LEAD_MS)
+    this.#tickMs = options.tickMs ?? DEFAULT_TICK_MS
+    this.#bytesPerMs = (options.sampleRateHz * 2) / 1000
+  }
+
+  write(pcm: Uint8Array): void {
+    if (this.#closed || pcm.byteLength === 0) return
+    this.#chunks.push(pcm)
+    this.#queuedBytes += pcm.byteLength
+    if (!this.#running) {
+      this.#running = true
+      this.#runStart = this.#clock.now()
+      this.#runFed = 0
+    }
+    // Feed the lead now rather than at the next tick: the first syllable starts without delay.
+    if (this.#timer === undefined) this.#pump()
+  }
+
+  drop(): DropReport {
+    const now = this.#clock.now()
+    const playedNow = this.#playedInRun(now)
+    const discarded = this.#queuedBytes + (this.#runFed - playedNow)
+    const played = this.#playedBefore + playedNow
+    if (this.#running && this.#runFed > 0) this.#device.silence()
+    this.#chunks = []
+    this.#head = 0
+    this.#queuedBytes = 0
+    this.#endRun()
+    this.#playedBefore = 0
+    return { discardedMs: this.#ms(discarded), playedMs: this.#ms(played) }
+  }
+
+  playedMs(): number {
+    return this.#ms(this.#playedBefore + this.#playedInRun(this.#clock.now()))
+  }
+
+  queuedMs(): number {
+    const inDevice = this.#runFed - this.#playedInRun(this.#clock.now())
+    return this.#ms(this.#queuedBytes + inDevice)
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    // Not drop(): silencing would start a fresh player only for close() to stop it again.
+    this.#chunks = []
+    this.#head = 0
+    this.#queuedBytes = 0
+    this.#endRun()
+    await this.#device.close()
+  }
+
+  /** Bytes of the current run the device has played by `now`: real time, capped at what it got. */
+  #playedInRun(now: number): number {
+    if (!this.#running) return 0
+    const byClock = Math.floor((now - this.#runStart) * this.#bytesPerMs) & ~1
+    return Math.min(byClock, this.#runFed)
+  }
+
+  #pump(): void {
+    const now = this.#clock.now()
+    const played = this.#playedInRun(now)
+    if (played >= this.#runFed && this.#runFed > 0) {
+      if (this.#queuedBytes === 0) {
+        this.#endRun()
+        this.#device.endOfAudio?.()
+        return
+      }
+      // The device ran dry (a late timer): it has been silent since, so play resumes from now.
+      this.#runStart = now - this.#runFed / this.#bytesPerMs
+    }
+    let want = Math.min(played + this.#leadBytes - this.#runFed, this.#queuedBytes)
+    while (want > 0) {
+      const chunk = this.#chunks[0] as Uint8Array
+      const take = Math.min(want, chunk.byteLength - this.#head)
+      this.#device.write(
+        this.#head === 0 && take === chunk.byteLength
+          ? chunk
+          : chunk.subarray(this.#head, this.#head + take),
+      )
+      this.#head += take
+      this.#runFed += take
+      this.#queuedBytes -= take
+      want -= take
+      if (this.#head === chunk.byteLength) {
+        this.#chunks.shift()
+        this.#head = 0
+      }
+    }
+    this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs)
+  }
+
+  #endRun(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#playedBefore += this.#runFed > 0 ? this.#playedInRun(this.#clock.now()) : 0
+    this.#running = false
+    this.#runFed = 0
+  }
+
+  #ms(bytes: number): number {
+    return msForBytes(this.sampleRateHz, bytes)
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * A fixed ring of the most recent audio (≈500 ms), so a session that opens on detected speech can
+ * send what came just before the trigger and the first syllable reaches the model. Frames are
+ * copied in, so callers may reuse their buffers; memory is allocated once.
+ */
+export class PreRollRing {
+  readonly #buf: Uint8Array
+  #end = 0 // next write position
+  #filled = 0
+
+  constructor(capacityBytes: number) {
+    this.#buf = new Uint8Array(capacityBytes & ~1)
+  }
+
+  get byteLength(): number {
+    return this.#filled
+  }
+
+  push(frame: Uint8Array): void {
+    const cap = this.#buf.byteLength
+    let src = frame
+    if (src.byteLength >= cap) src = src.subarray(src.byteLength - cap)
+    const first = Math.min(src.byteLength, cap - this.#end)
+    this.#buf.set(src.subarray(0, first), this.#end)
+    if (first < src.byteLength) this.#buf.set(src.subarray(first), 0)
+    this.#end = (this.#end + src.byteLength) % cap
+    this.#filled = Math.min(cap, this.#filled + src.byteLength)
+  }
+
+  /** The buffered audio, oldest first, as one new array. */
+  snapshot(): Uint8Array {
+    const out = new Uint8Array(this.#filled)
+    const cap = this.#buf.byteLength
+    const start = (this.#end - this.#filled + cap) % cap
+    const first = Math.min(this.#filled, cap - start)
+    out.set(this.#buf.subarray(start, start + first), 0)
+    if (first < this.#filled) out.set(this.#buf.subarray(0, this.#filled - first), first)
+    return out
+  }
+
+  clear(): void {
+    this.#end = 0
+    this.#filled = 0
+  }
+}

@@ -1,0 +1,130 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createAlsaSpeaker } from '../../src/adapters/alsa/alsa-speaker.js'
+import { bytesForMs } from '../../src/audio/pcm.js'
+import type { NocturnError } from '../../src/core/errors.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
+import { hermeticAlsa, processExists, until } from '../helpers/alsa.js'
+import { indexOf, vadClip } from '../helpers/fixtures.js'
+import { missingCommands } from '../helpers/system.js'
+
+const skip = missingCommands('aplay', 'mkfifo')
+const RATE = 24_000
+// Model audio stands in as the speech fixtures' bytes; played at 24 kHz they are just a payload.
+const reply = Buffer.concat([vadClip('speech-en-gb-f.wav'), vadClip('speech-en-us-m.wav')])
+const second = vadClip('speech-de-m.wav')
+const fast = { baseMs: 20, maxMs: 200, healthyMs: 5000 }
+
+const closers: (() => Promise<void>)[] = []
+afterEach(async () => {
+  for (const c of closers.splice(0)) await c()
+})
+
+/**
+ * The paced speaker runs on a virtual clock (pacing is exact and instant); the `aplay` children and
+ * the file PCM they write to are real. The file PCM is unpaced, so whatever is fed lands at once.
+ */
+function speaker() {
+  const alsa = hermeticAlsa(new Uint8Array(640))
+  const clock = new VirtualClock()
+  const errors: NocturnError[] = []
+  const s = createAlsaSpeaker({
+    device: alsa.playback,
+    clock,
+    logger: silentLogger,
+    env: alsa.env,
+    backoff: fast,
+    onError: (e) => errors.push(e),
+  })
+  closers.push(() => s.speaker.close())
+  return { alsa, clock, errors, ...s }
+}
+
+describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM', () => {
+  it('writes the payload, byte for byte, paced to the clock', async () => {
+    const s = speaker()
+    s.speaker.write(reply.subarray(0, 48_000))
+    s.speaker.write(reply.subarray(48_000))
+    // Before any time passes only the 20 ms lead is in the device.
+    expect(s.speaker.queuedMs()).toBeCloseTo((reply.byteLength / 48_000) * 1000, 6)
+    expect(s.speaker.playedMs()).toBe(0)
+    await s.clock.advance((reply.byteLength / 48_000) * 1000 + 100)
+    expect(s.speaker.queuedMs()).toBe(0)
+    await until(() => indexOf(Buffer.concat(s.alsa.played()), reply) >= 0)
+    expect(s.errors).toEqual([])
+  })
+
+  it('drop mid-utterance: output stops, the next player is ready and the next reply is whole', async () => {
+    const s = speaker()
+    const firstPid = s.device.pid as number
+    s.speaker.write(reply)
+    await s.clock.advance(1000)
+    const report = s.speaker.drop()
+    expect(report.playedMs).toBe(1000)
+    expect(report.discardedMs).toBeCloseTo((reply.byteLength / 48_000) * 1000 - 1000, 6)
+    expect(s.speaker.queuedMs()).toBe(0)
+    expect(s.speaker.playedMs()).toBe(0)
+    // The killed player is gone (reaped, no zombie) and its successor already runs.
+    await until(() => !processExists(firstPid))
+    expect(s.device.pid).toBeDefined()
+    expect(s.device.pid).not.toBe(firstPid)
+    await s.clock.advance(3000)
+
+    s.speaker.write(second)
+    await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
+    await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
+    const files = s.alsa.played()
+    // Nothing after 1000 ms + the 20 ms lead of the first reply was ever handed to a device.
+    const fed = bytesForMs(RATE, 1020)
+    const all = Buffer.concat(files)
+    // (Part of that was still inside the killed player: killing it is what discards it.)
+    expect(indexOf(files[0] as Buffer, reply.subarray(0, 4800))).toBe(0)
+    expect(indexOf(all, reply.subarray(fed, fed + 960))).toBe(-1)
+    expect(indexOf(all, reply.subarray(bytesForMs(RATE, 2000), bytesForMs(RATE, 2100)))).toBe(-1)
+    // The second reply went to the new player, from its very first sample.
+    const secondFile = files.findIndex((f) => indexOf(f, second) >= 0)
+    expect(indexOf(files[0] as Buffer, second)).toBe(-1)
+    expect(secondFile).toBeGreaterThan(0)
+    expect(s.errors).toEqual([])
+  })
+
+  it('recovers from a killed aplay: an error, a new child after backoff, no zombie, audio again', async () => {
+    const s = speaker()
+    await until(() => s.device.pid !== undefined)
+    const first = s.device.pid as number
+    process.kill(first, 'SIGKILL')
+    await until(() => s.errors.length > 0)
+    expect(s.errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_FAILED')
+    expect(s.errors[0]?.message).toMatch(
+      /aplay on playback device "nocturn_play" was killed by SIGKILL/,
+    )
+    // The backoff runs on the speaker's (virtual) clock: nothing restarts until it has passed.
+    await new Promise((r) => setTimeout(r, 50))
+    expect(s.device.pid).toBeUndefined()
+    await s.clock.advance(fast.baseMs)
+    await until(() => s.device.pid !== undefined && s.device.pid !== first)
+    expect(processExists(first)).toBe(false)
+    s.speaker.write(second)
+    await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
+    await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
+  })
+
+  it('an unknown playback device is a clear error naming `nocturn devices`', async () => {
+    const alsa = hermeticAlsa(new Uint8Array(640))
+    const errors: NocturnError[] = []
+    const s = createAlsaSpeaker({
+      device: 'speaker_that_is_not_there',
+      clock: new VirtualClock(),
+      logger: silentLogger,
+      env: alsa.env,
+      backoff: fast,
+      onError: (e) => errors.push(e),
+    })
+    closers.push(() => s.speaker.close())
+    await until(() => errors.length > 0)
+    expect(errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_UNKNOWN')
+    expect(errors[0]?.message).toBe(
+      'ALSA playback device "speaker_that_is_not_there" does not exist here; run "nocturn devices" to list the ones that do',
+    )
+  })
+})

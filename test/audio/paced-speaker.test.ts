@@ -1,0 +1,105 @@
+import { describe, expect, it } from 'vitest'
+import { PacedSpeaker } from '../../src/audio/paced-speaker.js'
+import type { SpeakerDevice } from '../../src/audio/speaker-device.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
+
+/** A device that records what it was handed and when. */
+class RecordingDevice implements SpeakerDevice {
+  fed = 0
+  silenced = 0
+  ended = 0
+  readonly log: { at: number; bytes: number }[] = []
+  constructor(readonly clock: VirtualClock) {}
+  write(pcm: Uint8Array) {
+    this.fed += pcm.byteLength
+    this.log.push({ at: this.clock.now(), bytes: pcm.byteLength })
+  }
+  silence() {
+    this.silenced++
+  }
+  endOfAudio() {
+    this.ended++
+  }
+  async close() {}
+}
+
+const RATE = 24_000
+const ms = (n: number) => (RATE * 2 * n) / 1000
+
+function setup(leadMs = 20) {
+  const clock = new VirtualClock()
+  const device = new RecordingDevice(clock)
+  const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, leadMs, tickMs: 10 })
+  return { clock, device, speaker, t0: clock.now() }
+}
+
+describe('PacedSpeaker (virtual clock)', () => {
+  it('hands the device only the lead ahead of real time, however fast audio arrives', async () => {
+    const s = setup()
+    for (let i = 0; i < 50; i++) s.speaker.write(new Uint8Array(ms(100))) // 5 s at once
+    expect(s.device.fed).toBe(ms(20))
+    for (const t of [10, 250, 1000, 3330]) {
+      await s.clock.advance(t - (s.clock.now() - s.t0))
+      // Never more than lead + one tick ahead of the play position.
+      expect(s.device.fed).toBeGreaterThanOrEqual(ms(t))
+      expect(s.device.fed).toBeLessThanOrEqual(ms(t + 20))
+      expect(s.speaker.playedMs()).toBe(t)
+      expect(s.speaker.queuedMs()).toBe(5000 - t)
+    }
+  })
+
+  it('played = written − still queued, and the run ends (with endOfAudio) when all has played', async () => {
+    const s = setup()
+    s.speaker.write(new Uint8Array(ms(300)))
+    await s.clock.advance(120)
+    expect(s.speaker.playedMs() + s.speaker.queuedMs()).toBe(300)
+    await s.clock.advance(400)
+    expect(s.speaker.playedMs()).toBe(300)
+    expect(s.speaker.queuedMs()).toBe(0)
+    expect(s.device.ended).toBe(1)
+    expect(s.clock.pending).toBe(0) // idle costs no timers
+  })
+
+  it('drop: discards the rest, silences the device once, and counts from zero again', async () => {
+    const s = setup()
+    s.speaker.write(new Uint8Array(ms(5000)))
+    await s.clock.advance(1000)
+    expect(s.speaker.drop()).toEqual({ discardedMs: 4000, playedMs: 1000 })
+    expect(s.device.silenced).toBe(1)
+    const fedAtDrop = s.device.fed
+    await s.clock.advance(1000)
+    expect(s.device.fed).toBe(fedAtDrop)
+    expect(s.speaker.playedMs()).toBe(0)
+    expect(s.speaker.queuedMs()).toBe(0)
+    // A drop with nothing playing does not disturb the (already fresh) device.
+    expect(s.speaker.drop()).toEqual({ discardedMs: 0, playedMs: 0 })
+    expect(s.device.silenced).toBe(1)
+  })
+
+  it('the next reply after a drop starts at once: its lead is fed in the same turn', async () => {
+    const s = setup()
+    s.speaker.write(new Uint8Array(ms(1000)))
+    await s.clock.advance(500)
+    s.speaker.drop()
+    const before = s.device.fed
+    s.speaker.write(new Uint8Array(ms(1000)))
+    expect(s.device.fed - before).toBe(ms(20))
+  })
+
+  it('a gap in the stream (late model audio) restarts timing from when audio resumes', async () => {
+    const s = setup()
+    s.speaker.write(new Uint8Array(ms(100)))
+    await s.clock.advance(500)
+    expect(s.speaker.playedMs()).toBe(100)
+    s.speaker.write(new Uint8Array(ms(100)))
+    await s.clock.advance(50)
+    expect(s.speaker.playedMs()).toBe(150)
+    expect(s.speaker.queuedMs()).toBe(50)
+  })
+
+  it('honours a configurable lead', async () => {
+    const s = setup(60)
+    s.speaker.write(new Uint8Array(ms(1000)))
+    expect(s.device.fed).toBe(ms(60))
+  })
+})

@@ -1,0 +1,146 @@
+import { spawnSync } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { loadNaudiodon } from '../../src/adapters/portaudio/naudiodon.js'
+import { listPortAudioDevices } from '../../src/adapters/portaudio/portaudio-devices.js'
+import { PortAudioMic } from '../../src/adapters/portaudio/portaudio-mic.js'
+import { createPortAudioSpeaker } from '../../src/adapters/portaudio/portaudio-speaker.js'
+import { bytesForMs } from '../../src/audio/pcm.js'
+import type { NocturnError } from '../../src/core/errors.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
+import { type HermeticAlsa, hermeticAlsa, until } from '../helpers/alsa.js'
+import { indexOf, vadClip } from '../helpers/fixtures.js'
+import { REQUIRE_SYSTEM } from '../helpers/system.js'
+
+/**
+ * naudiodon is optional: where it did not build these tests skip with the reason — except in CI
+ * (NOCTURN_REQUIRE_SYSTEM=1), which runs on x86-64 where it must build, so there they fail.
+ */
+function naudiodonMissing(): string | undefined {
+  try {
+    loadNaudiodon()
+    return undefined
+  } catch (e) {
+    if (REQUIRE_SYSTEM) throw e
+    process.stdout.write(`skipped: ${(e as Error).message}\n`)
+    return (e as Error).message
+  }
+}
+
+const clip = vadClip('speech-en-us-m.wav')
+const reply = Buffer.concat([vadClip('speech-en-gb-f.wav'), vadClip('speech-en-sc-m.wav')])
+let alsa: HermeticAlsa
+let previous: string | undefined
+
+// PortAudio reads ALSA's configuration when it initialises: point it at ours before first use.
+// Vitest runs each test file in its own process, so this does not leak into other files.
+beforeAll(() => {
+  alsa = hermeticAlsa(clip, { stall: false })
+  previous = process.env.ALSA_CONFIG_PATH
+  process.env.ALSA_CONFIG_PATH = alsa.env.ALSA_CONFIG_PATH
+})
+afterAll(() => {
+  if (previous === undefined) delete process.env.ALSA_CONFIG_PATH
+  else process.env.ALSA_CONFIG_PATH = previous
+})
+
+const skip = naudiodonMissing()
+
+describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA PCMs', () => {
+  it('lists the hermetic PCMs by name', () => {
+    const names = listPortAudioDevices(loadNaudiodon(), 'capture').map((d) => d.name)
+    expect(names).toEqual(expect.arrayContaining(['nocturn_cap', 'nocturn_play']))
+  })
+
+  it("capture returns the fixture's samples in 20 ms frames", async () => {
+    const mic = new PortAudioMic({
+      device: 'nocturn_cap',
+      clock: realClock(),
+      logger: silentLogger,
+    })
+    const frames: Uint8Array[] = []
+    const errors: Error[] = []
+    await mic.start({ frame: (p) => frames.push(p.slice()), error: (e) => errors.push(e) })
+    await until(() => frames.length * 640 >= clip.byteLength)
+    await mic.stop()
+    expect(errors).toEqual([])
+    expect(new Set(frames.map((f) => f.byteLength))).toEqual(new Set([640]))
+    const got = Buffer.concat(frames)
+    expect(Buffer.compare(got.subarray(0, clip.byteLength), clip)).toBe(0)
+  })
+
+  it('playback writes the payload; drop destroys the stream and the next reply plays whole', async () => {
+    const clock = new VirtualClock()
+    const errors: NocturnError[] = []
+    const s = createPortAudioSpeaker({
+      device: 'nocturn_play',
+      clock,
+      logger: silentLogger,
+      onError: (e) => errors.push(e),
+    })
+    s.speaker.write(reply)
+    await clock.advance(1000)
+    const report = s.speaker.drop()
+    expect(report.playedMs).toBe(1000)
+    expect(report.discardedMs).toBeCloseTo((reply.byteLength / 48_000) * 1000 - 1000, 6)
+    await clock.advance(2000)
+    const second = vadClip('speech-de-m.wav')
+    s.speaker.write(second)
+    await clock.advance((second.byteLength / 48_000) * 1000 + 100)
+    await until(() => alsa.played().some((f) => indexOf(f, second) >= 0))
+    await s.speaker.close()
+    const all = Buffer.concat(alsa.played())
+    // PortAudio starts each stream with a little silence, so look for the payload, not at 0.
+    // The first reply began playing (how much reached the file before the drop depends on real
+    // time, which the virtual clock does not spend; destroy() discards naudiodon's JS queue)…
+    expect(indexOf(all, reply.subarray(0, 960))).toBeGreaterThanOrEqual(0)
+    // …and nothing past what the paced speaker had handed over ever played.
+    const fed = bytesForMs(24_000, 1020)
+    expect(indexOf(all, reply.subarray(fed, fed + 960))).toBe(-1)
+    expect(indexOf(all, reply.subarray(bytesForMs(24_000, 2000), bytesForMs(24_000, 2100)))).toBe(
+      -1,
+    )
+    expect(errors).toEqual([])
+  })
+
+  it('an unknown device name is a clear error naming `nocturn devices`', async () => {
+    const mic = new PortAudioMic({
+      device: 'no_such_mic',
+      clock: realClock(),
+      logger: silentLogger,
+    })
+    await expect(mic.start({ frame() {}, error() {} })).rejects.toThrow(
+      'PortAudio capture device "no_such_mic" does not exist here; run "nocturn devices --backend portaudio" to list the ones that do',
+    )
+    expect(() =>
+      createPortAudioSpeaker({
+        device: 'no_such_speaker',
+        clock: realClock(),
+        logger: silentLogger,
+      }),
+    ).toThrow(/"no_such_speaker" does not exist here; run "nocturn devices/)
+  })
+
+  it('segfault-handler is neutralised: a WebAssembly bounds trap still throws after loading naudiodon', () => {
+    // A module whose only function loads 4 bytes at 128 KiB from a 64 KiB memory.
+    const wasm = [
+      0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 5, 3, 1, 0, 1, 7, 7, 1, 3,
+      111, 111, 98, 0, 0, 10, 11, 1, 9, 0, 65, 128, 128, 8, 40, 2, 0, 11,
+    ]
+    const script = `
+      require('naudiodon')
+      const m = new WebAssembly.Instance(new WebAssembly.Module(Uint8Array.from(${JSON.stringify(wasm)})))
+      try { m.exports.oob() } catch (e) { console.log(e.constructor.name + ': ' + e.message); process.exit(0) }
+      process.exit(2)`
+    const r = spawnSync(process.execPath, ['-e', script], {
+      cwd: createRequire(import.meta.url)
+        .resolve('naudiodon')
+        .replace(/node_modules.*$/, ''),
+      encoding: 'utf8',
+    })
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain('RuntimeError: memory access out of bounds')
+  })
+})
