@@ -59,6 +59,9 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     const firstPid = s.device.pid as number
     s.speaker.write(reply)
     await s.clock.advance(1000)
+    // Virtual time ran ahead of the real aplay: let it take in what a second of playing would
+    // have handed it before the drop, as a real second would (else the kill races its first write).
+    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= 4800)
     const report = s.speaker.drop()
     expect(report.playedMs).toBe(1000)
     expect(report.discardedMs).toBeCloseTo((reply.byteLength / 48_000) * 1000 - 1000, 6)

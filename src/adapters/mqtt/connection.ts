@@ -23,7 +23,7 @@ export interface MqttConnectionOptions {
 
 export interface PublishOptions {
   readonly retain?: boolean
-  readonly qos?: 0 | 1
+  readonly qos?: 0 | 1 | 2
 }
 
 type MessageHandler = (topic: string, payload: Buffer, retained: boolean) => void
@@ -155,13 +155,21 @@ export class MqttConnection {
    * Publishes one message; resolves when the broker has it (QoS 1) or it is written (QoS 0).
    * Rejects at once when disconnected. This is also the `Publisher` capability other tools use.
    */
-  publish(topic: string, payload: string | Buffer, options: PublishOptions = {}): Promise<void> {
+  publish(
+    topic: string,
+    payload: string | Uint8Array,
+    options: PublishOptions = {},
+  ): Promise<void> {
     const client = this.#client
+    const body =
+      typeof payload === 'string' || Buffer.isBuffer(payload)
+        ? payload
+        : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
     if (!client?.connected) return Promise.reject(notConnected())
     return new Promise((resolve, reject) => {
       client.publish(
         topic,
-        payload,
+        body,
         { qos: options.qos ?? 1, retain: options.retain ?? false },
         (err) => (err ? reject(err) : resolve()),
       )

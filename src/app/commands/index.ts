@@ -10,12 +10,16 @@ export interface CommandEntry {
 
 /** Every subcommand, one line each; the module is imported only when the command is chosen. */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  run: {
+    summary: 'the appliance: listen, talk, act, ask phones (--config /etc/nocturn/config.json)',
+    load: () => import('./run.js'),
+  },
   config: {
     summary: 'print a commented example configuration, or check one (exit 2 when unusable)',
     load: () => import('./config.js'),
   },
   demo: {
-    summary: 'the offline run: a short conversation against the scripted model',
+    summary: 'the offline run of the whole appliance: no hardware, no key, no network',
     load: () => import('./demo.js'),
   },
   transcripts: {

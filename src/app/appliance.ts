@@ -1,0 +1,334 @@
+import { mkdirSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { realClock } from '../adapters/clock/real-clock.js'
+import { ConsoleApprover } from '../adapters/console/console-approver.js'
+import { GeminiLive } from '../adapters/gemini/gemini-live.js'
+import { GeminiLLM } from '../adapters/gemini/gemini-llm.js'
+import { createDeviceMqtt } from '../adapters/mqtt/index.js'
+import { SqliteStore } from '../adapters/sqlite/sqlite-store.js'
+import { MicRouter } from '../audio/mic-router.js'
+import { SpeechDetector } from '../audio/speech-detector.js'
+import { ConversationService } from '../conversations/conversation-service.js'
+import { LiveConversations } from '../conversations/live-conversations.js'
+import { startRetention } from '../conversations/retention.js'
+import { TranscriptFeed } from '../conversations/transcript-feed.js'
+import { NocturnError } from '../core/errors.js'
+import { Gate } from '../core/gate.js'
+import { Grants } from '../core/grants.js'
+import type { Logger } from '../core/logger.js'
+import { defaultPersona, type Persona } from '../core/persona.js'
+import type { Tool } from '../core/tool.js'
+import { ToolSet } from '../core/tool-set.js'
+import { PanelController } from '../panel/panel-controller.js'
+import type { Approver } from '../ports/approver.js'
+import type { Clock } from '../ports/clock.js'
+import type { LedState } from '../ports/panel.js'
+import type { Publisher } from '../ports/publisher.js'
+import { chimePcm } from '../tools/chime.js'
+import { currentTimeTool } from '../tools/current-time.js'
+import { homeActionTool } from '../tools/home-actions.js'
+import { TimerService } from '../tools/timer-service.js'
+import { timerTools } from '../tools/timers.js'
+import { TurnLoop } from '../turn/turn-loop.js'
+import { VoiceDriver } from '../voice/voice-driver.js'
+import type { SessionSummary } from '../voice/voice-session.js'
+import { openAudio } from './audio.js'
+import type { LoadedConfig } from './config/load.js'
+import { createPanel } from './panel-factory.js'
+import { PhoneKeyStore } from './phone-keys.js'
+import { SessionLoop } from './session-loop.js'
+import { loadToolModules } from './tool-modules.js'
+
+const DAY_MS = 86_400_000
+
+export interface ApplianceOptions {
+  readonly loaded: LoadedConfig
+  readonly logger: Logger
+  readonly clock?: Clock
+  readonly env?: NodeJS.ProcessEnv
+  /** The terminal, for the terminal panel and the console approver. */
+  readonly input?: NodeJS.ReadStream
+  readonly output?: NodeJS.WriteStream
+  /** For the offline run: the WAV microphone plays in real time (default) or not. */
+  readonly wavPaced?: boolean
+  readonly onSessionEnd?: (summary: SessionSummary) => void
+  /** Every change of what the LED shows. */
+  readonly onState?: (state: LedState) => void
+}
+
+/** Everything the running appliance is made of, for the commands and the offline run. */
+export interface Appliance {
+  readonly store: SqliteStore
+  readonly feed: TranscriptFeed
+  readonly gate: Gate
+  readonly tools: ToolSet
+  readonly driver: VoiceDriver
+  readonly panel: PanelController
+  readonly conversations: ConversationService
+  readonly live: LiveConversations
+  readonly loop: SessionLoop
+  readonly mqtt?: ReturnType<typeof createDeviceMqtt>
+  close(): Promise<void>
+}
+
+/**
+ * Composition: the one place that reads the configuration and wires adapters to ports (DESIGN §1).
+ * Everything below is built from explicit objects; nothing reaches for a global.
+ */
+export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
+  const { config: c, panel: panelConfig, policies } = o.loaded
+  const clock = o.clock ?? realClock()
+  const log = o.logger
+  const closers: (() => Promise<void> | void)[] = []
+  const close = async () => {
+    for (const fn of closers.reverse()) {
+      try {
+        await fn()
+      } catch (err) {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'close step failed')
+      }
+    }
+  }
+  try {
+    const apiKey = c.provider.apiKey
+    if (!apiKey) {
+      throw new NocturnError(
+        'NOC_ERR_GEMINI_NO_KEY',
+        'no Gemini API key: set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
+      )
+    }
+    mkdirSync(dirname(c.store.path), { recursive: true })
+    const store = new SqliteStore(c.store.path)
+    closers.push(() => store.close())
+    const feed = new TranscriptFeed(store, log.child({ component: 'feed' }))
+
+    // The broker: approvals, status, and the household's devices for home actions.
+    let approver: Approver
+    let publisher: Publisher | undefined
+    let mqtt: ReturnType<typeof createDeviceMqtt> | undefined
+    if (c.mqtt) {
+      const phoneKeys = new PhoneKeyStore(c.phonesDir)
+      mqtt = createDeviceMqtt({
+        url: c.mqtt.url,
+        deviceId: c.mqtt.deviceId,
+        prefix: c.mqtt.prefix,
+        ...(c.mqtt.username !== undefined && { username: c.mqtt.username }),
+        ...(c.mqtt.password !== undefined && { password: c.mqtt.password }),
+        ...(c.mqtt.ca !== undefined && { ca: readFileSync(c.mqtt.ca) }),
+        ...(c.mqtt.cert !== undefined && { cert: readFileSync(c.mqtt.cert) }),
+        ...(c.mqtt.key !== undefined && { key: readFileSync(c.mqtt.key) }),
+        model: c.provider.model,
+        phones: () => phoneKeys.keys(),
+        logger: log.child({ component: 'mqtt' }),
+      })
+      closers.push(() => mqtt?.close())
+      approver = mqtt.approver
+      publisher = mqtt.connection
+    } else {
+      // No broker, no phone: asked on the terminal, and denied when there is no terminal.
+      log.warn({}, 'no mqtt configured: approvals are asked on the terminal, or denied')
+      approver = new ConsoleApprover({
+        input: o.input ?? process.stdin,
+        output: o.output ?? process.stdout,
+        interactive: (o.input ?? process.stdin).isTTY === true,
+        autoAnswer: 'deny',
+      })
+    }
+    const gate = new Gate({
+      policies,
+      approver,
+      grants: new Grants(store),
+      clock,
+      approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,
+    })
+
+    const panelLog = log.child({ component: 'panel' })
+    const panel = new PanelController({
+      panel: await createPanel(panelConfig, {
+        clock,
+        logger: panelLog,
+        ...(o.env && { env: o.env }),
+        ...(o.input && { input: o.input }),
+        ...(o.output && { output: o.output }),
+      }),
+      clock,
+      logger: panelLog,
+      longPressMs: panelConfig.longPressMs,
+    })
+    closers.push(() => panel.close())
+
+    const audio = await openAudio(
+      {
+        backend: c.audio.backend,
+        capture: c.audio.backend === 'wav' ? (c.audio.inputWav as string) : c.audio.capturePcm,
+        playback:
+          c.audio.backend === 'wav'
+            ? (c.audio.outputWav ?? `${dirname(c.store.path)}/speaker.wav`)
+            : c.audio.playbackPcm,
+        echo: c.audio.echo,
+        echoTailMs: c.audio.tailMs,
+        wavPaced: o.wavPaced ?? true,
+      },
+      {
+        clock,
+        logger: log.child({ component: 'audio' }),
+        onError: (e) => {
+          log.error({ code: e.code, err: e.message }, 'audio device failed')
+          panel.setActivity('error')
+        },
+      },
+    )
+    closers.push(() => audio.speaker.close())
+
+    const timeZone = c.persona.timeZone
+    const timers = new TimerService({
+      store,
+      clock,
+      sink: audio.speaker,
+      logger: log.child({ component: 'timers' }),
+    })
+    closers.push(() => timers.close())
+    const tools: Tool[] = [currentTimeTool(clock, timeZone), ...timerTools(timers, clock, timeZone)]
+    if (c.homeActions.length > 0 && !publisher) {
+      throw new NocturnError(
+        'NOC_ERR_BAD_REQUEST',
+        'homeActions need the broker: configure "mqtt" or remove them',
+      )
+    }
+    for (const a of c.homeActions) tools.push(homeActionTool(a, publisher as Publisher) as Tool)
+    tools.push(
+      ...(await loadToolModules(c.tools.modules, {
+        clock,
+        logger: log.child({ component: 'tool-module' }),
+        ...(publisher && { publisher }),
+      })),
+    )
+    const toolSet = new ToolSet(tools)
+
+    const persona: Persona = {
+      instruction: c.persona.instruction ?? defaultPersona.instruction,
+      voice: c.persona.voice ?? defaultPersona.voice,
+      language: c.persona.language ?? defaultPersona.language,
+    }
+    const live = new GeminiLive({
+      apiKey,
+      model: c.provider.model,
+      ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
+      logger: log.child({ component: 'gemini-live' }),
+    })
+    const llm = new GeminiLLM({
+      apiKey,
+      model: c.provider.textModel,
+      ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
+      logger: log.child({ component: 'gemini' }),
+    })
+
+    const router = new MicRouter(audio.mic)
+    const cue = chimePcm(audio.speaker.sampleRateHz, 1)
+    const driver = new VoiceDriver({
+      llm: live,
+      tools: toolSet,
+      gate,
+      store: feed,
+      persona,
+      clock,
+      logger: log,
+      mic: router.sessionMic(),
+      speaker: audio.speaker,
+      listener: {
+        state: (state) => {
+          o.onState?.(state)
+          if (state !== 'muted') panel.setActivity(state)
+          void mqtt?.status.setState(state, driver.muted)
+        },
+        // A model without asynchronous calls is silent while a phone decides: fill the dead air.
+        waiting: () => audio.speaker.write(cue),
+      },
+      options: {
+        budgetMs: c.session.budgetMinutes * 60_000,
+        idleMs: c.session.idleTimeoutSeconds * 1000,
+      },
+    })
+    closers.push(async () => {
+      await driver.stop()
+    })
+    panel.on((e) => {
+      if (e.kind === 'mute') {
+        driver.setMuted(e.muted)
+        void mqtt?.status.setState(driver.state, e.muted)
+      } else if (e.kind === 'stop_speaking') driver.stopSpeaking()
+    })
+
+    const liveConversations = new LiveConversations()
+    const conversations = new ConversationService({
+      store: feed,
+      turns: new TurnLoop({
+        llm,
+        tools: toolSet,
+        gate,
+        store: feed,
+        persona,
+        clock,
+        logger: log,
+      }),
+      live: liveConversations,
+      clock,
+      logger: log.child({ component: 'conversations' }),
+    })
+    if (c.retention.days !== undefined || c.retention.keep !== undefined) {
+      const stop = startRetention(
+        store,
+        { days: c.retention.days, keep: c.retention.keep, everyMs: DAY_MS },
+        clock,
+        log.child({ component: 'retention' }),
+      )
+      closers.push(stop)
+    }
+
+    const detector = await SpeechDetector.create()
+    closers.push(() => detector.close())
+    const loop = new SessionLoop({
+      router,
+      detector,
+      driver,
+      live: liveConversations,
+      logger: log.child({ component: 'listen' }),
+      ...(o.onSessionEnd && { onSessionEnd: o.onSessionEnd }),
+    })
+
+    const { rungLate, missed } = timers.start()
+    if (rungLate.length + missed.length > 0) {
+      log.info({ rungLate: rungLate.length, missed: missed.length }, 'timers restored')
+    }
+    await panel.start()
+    await loop.start()
+    closers.push(() => loop.stop())
+    log.info(
+      {
+        model: c.provider.model,
+        asyncToolCalls: live.capabilities.asyncToolCalls,
+        audio: c.audio.backend,
+        panel: panelConfig.backend,
+        broker: c.mqtt ? 'mqtt' : 'none',
+        tools: toolSet.names().length,
+      },
+      'nocturn running',
+    )
+    return {
+      store,
+      feed,
+      gate,
+      tools: toolSet,
+      driver,
+      panel,
+      conversations,
+      live: liveConversations,
+      loop,
+      ...(mqtt && { mqtt }),
+      close,
+    }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}

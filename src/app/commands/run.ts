@@ -1,0 +1,38 @@
+import { parseArgs } from 'node:util'
+import { startAppliance } from '../appliance.js'
+import { ConfigError } from '../config/errors.js'
+import { loadConfig } from '../config/load.js'
+import { createLogger } from '../logger.js'
+
+/**
+ * `nocturn run [--config path]`: the appliance. Runs until SIGTERM (systemd stop) or SIGINT, then
+ * closes cleanly: pending approvals withdrawn, the status marked offline, the store closed.
+ */
+export async function run(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { config: { type: 'string' } } })
+  let loaded: ReturnType<typeof loadConfig>
+  try {
+    loaded = loadConfig({ ...(values.config !== undefined && { path: values.config }) })
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`)
+      return 2
+    }
+    throw err
+  }
+  const logger = createLogger({ level: process.env.NOCTURN_LOG_LEVEL ?? loaded.config.logLevel })
+  const appliance = await startAppliance({
+    loaded,
+    logger,
+    env: process.env,
+    input: process.stdin,
+    output: process.stdout,
+  })
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve)
+    process.once('SIGINT', resolve)
+  })
+  logger.info({}, 'stopping')
+  await appliance.close()
+  return 0
+}
