@@ -40,6 +40,10 @@ it('the offline run: speech opens a session, a phone approves over the broker, t
     expect(i, `"${line}" after position ${at} in:\n${text}`).toBeGreaterThan(-1)
     at = i + line.length
   }
-  // The lock moved only after the phone said yes.
+  // The phone shows the request while the model explains the wait (the two race, both are right),
+  // and the lock moved only after the phone said yes.
+  const shown = text.indexOf("[phone]   Anna's phone shows: \"unlock the front door\"")
+  expect(shown).toBeGreaterThan(text.indexOf('unlock_front_door called'))
+  expect(shown).toBeLessThan(text.indexOf('outcome: approved'))
   expect(text.indexOf('outcome: approved')).toBeLessThan(text.indexOf('[lock]'))
 }, 60_000)
