@@ -22,7 +22,6 @@ it('the offline run: speech opens a session, a phone approves over the broker, t
     '[led]     listening',
     '[person]  Please unlock the front door for the plumber.',
     '[tool]    unlock_front_door called',
-    '[phone]   Anna\'s phone shows: "unlock the front door"',
     "[nocturn] I've asked Anna's phone; one moment.",
     '[phone]   outcome: approved',
     '[lock]    home/front-door/set ← {"state":"UNLOCK"}',
@@ -42,7 +41,7 @@ it('the offline run: speech opens a session, a phone approves over the broker, t
   }
   // The phone shows the request while the model explains the wait (the two race, both are right),
   // and the lock moved only after the phone said yes.
-  const shown = text.indexOf("[phone]   Anna's phone shows: \"unlock the front door\"")
+  const shown = text.indexOf('[phone]   Anna\'s phone shows: "unlock the front door"')
   expect(shown).toBeGreaterThan(text.indexOf('unlock_front_door called'))
   expect(shown).toBeLessThan(text.indexOf('outcome: approved'))
   expect(text.indexOf('outcome: approved')).toBeLessThan(text.indexOf('[lock]'))
