@@ -1,10 +1,9 @@
 import type { z } from 'zod'
 import type { ConversationService } from '../../conversations/conversation-service.js'
-import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
+import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { StoredMessage } from '../../core/conversation.js'
 import { isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
 import {
   type ConversationRequest,
   conversationRequestSchema,
@@ -28,7 +27,10 @@ import { chunkItems } from './reply-chunks.js'
 export interface ConversationEndpointOptions {
   readonly connection: MqttConnection
   readonly service: ConversationService
-  /** The store as a feed, for the live view; `delete` also vacuums through it. */
+  /**
+   * The store as a feed, for the live view (messages, and approvals when the gate's approver is
+   * wrapped with `announcingApprover`); `delete` also vacuums through it.
+   */
   readonly feed: TranscriptFeed
   readonly phones: PhoneKeys
   readonly deviceId: string
@@ -56,11 +58,6 @@ export type ConversationRejectReason =
 export interface ConversationEndpoint {
   /** Resolves once subscribed to the request topics. */
   ready(): Promise<void>
-  /**
-   * The approver, decorated so that phones following a conversation see its approvals asked for
-   * and ended. Wire the gate to this instead of the bare approver.
-   */
-  approvals(inner: Approver): Approver
   /** Why requests were refused, counted. */
   readonly rejected: ReadonlyMap<ConversationRejectReason, number>
   /** Stops following, aborts typed turns still running, ignores further requests. */
@@ -102,6 +99,7 @@ class Endpoint implements ConversationEndpoint {
   readonly #follows = new Map<string, Follow>()
   readonly #says = new Map<string, Set<AbortController>>()
   readonly #stopFeed: () => void
+  readonly #stopApprovals: () => void
   #closed = false
   readonly #ready: Promise<void>
 
@@ -129,34 +127,17 @@ class Endpoint implements ConversationEndpoint {
         )
     })
     this.#stopFeed = o.feed.subscribe((m) => this.#onStored(m))
+    this.#stopApprovals = o.feed.subscribeApprovals((e) => this.#onApproval(e))
   }
 
   ready(): Promise<void> {
     return this.#ready
   }
 
-  approvals(inner: Approver): Approver {
-    return {
-      get audience() {
-        return inner.audience
-      },
-      request: async (r: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> => {
-        this.#onApproval(r, 'pending')
-        try {
-          const d = await inner.request(r, signal)
-          this.#onApproval(r, d.decision === 'approve' ? 'approved' : 'denied', d.by)
-          return d
-        } catch (err) {
-          this.#onApproval(r, 'ended')
-          throw err
-        }
-      },
-    }
-  }
-
   close(): void {
     this.#closed = true
     this.#stopFeed()
+    this.#stopApprovals()
     this.#follows.clear()
     for (const set of this.#says.values()) for (const c of set) c.abort()
     this.#says.clear()
@@ -168,34 +149,51 @@ class Endpoint implements ConversationEndpoint {
   }
 
   #onRequest(topicPhone: string, payload: Buffer): void {
-    const parsed = parsePayload(conversationRequestSchema, payload)
-    if (!parsed.ok) {
-      this.#reject(parsed.reason, { topicPhone, bytes: payload.length, detail: parsed.detail })
+    const v = this.#verify(topicPhone, payload)
+    if ('reason' in v) {
+      this.#reject(v.reason, v.fields)
       return
     }
-    const r = parsed.value
-    // The args as received: the MAC covers them exactly, unknown fields included.
-    const fields = { requestId: r.id, phone: r.phone, op: r.op }
-    if (r.phone !== topicPhone) return this.#reject('phone-mismatch', { ...fields, topicPhone })
-    if (r.device !== this.#o.deviceId) {
-      return this.#reject('wrong-device', { ...fields, device: r.device })
-    }
-    const key = this.#o.phones().get(r.phone)
-    if (!key) return this.#reject('unknown-phone', fields)
-    if (!verifyConversationRequest(key, r, r.mac)) return this.#reject('bad-mac', fields)
-    const now = this.#now()
-    const skew = this.#o.skewMs ?? 30_000
-    if (Math.abs(r.at - now) > skew)
-      return this.#reject('outside-window', { ...fields, at: r.at, now })
-    const nonceKey = `${r.phone}:${r.nonce}`
-    if (this.#nonces.has(nonceKey)) return this.#reject('replayed-nonce', fields)
-    this.#nonces.set(nonceKey, true)
-    this.#log.info(fields, 'conversation request accepted')
+    const { r, key } = v
+    this.#log.info({ requestId: r.id, phone: r.phone, op: r.op }, 'conversation request accepted')
     try {
       this.#dispatch(r, key)
     } catch (err) {
       this.#refuse(r, key, err)
     }
+  }
+
+  /** The checks of docs/protocol.md, in order; the first that fails is the reason. */
+  #verify(
+    topicPhone: string,
+    payload: Buffer,
+  ):
+    | { r: ConversationRequest; key: Uint8Array }
+    | { reason: ConversationRejectReason; fields: Record<string, unknown> } {
+    const parsed = parsePayload(conversationRequestSchema, payload)
+    if (!parsed.ok) {
+      const fields = { topicPhone, bytes: payload.length, detail: parsed.detail }
+      return { reason: parsed.reason, fields }
+    }
+    const r = parsed.value
+    const fields = { requestId: r.id, phone: r.phone, op: r.op }
+    if (r.phone !== topicPhone)
+      return { reason: 'phone-mismatch', fields: { ...fields, topicPhone } }
+    if (r.device !== this.#o.deviceId) {
+      return { reason: 'wrong-device', fields: { ...fields, device: r.device } }
+    }
+    const key = this.#o.phones().get(r.phone)
+    if (!key) return { reason: 'unknown-phone', fields }
+    // The args as received: the MAC covers them exactly, unknown fields included.
+    if (!verifyConversationRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
+    const now = this.#now()
+    if (Math.abs(r.at - now) > (this.#o.skewMs ?? 30_000)) {
+      return { reason: 'outside-window', fields: { ...fields, at: r.at, now } }
+    }
+    const nonceKey = `${r.phone}:${r.nonce}`
+    if (this.#nonces.has(nonceKey)) return { reason: 'replayed-nonce', fields }
+    this.#nonces.set(nonceKey, true)
+    return { r, key }
   }
 
   #dispatch(r: ConversationRequest, key: Uint8Array): void {
@@ -352,18 +350,10 @@ class Endpoint implements ConversationEndpoint {
     })
   }
 
-  #onApproval(r: ApprovalRequest, state: string, by?: string): void {
+  #onApproval(e: ApprovalEvent): void {
     if (this.#closed || this.#follows.size === 0) return
-    this.#toFollowers(r.conversationId, 'approval', {
-      conversation: r.conversationId,
-      approvalId: r.id,
-      tool: r.tool,
-      action: r.action,
-      critical: r.critical,
-      channel: r.channel,
-      state,
-      ...(by !== undefined && { by }),
-    })
+    const { conversationId, ...rest } = e
+    this.#toFollowers(conversationId, 'approval', { conversation: conversationId, ...rest })
   }
 
   #toFollowers(conversation: string, kind: ReplyKind, body: unknown): void {
