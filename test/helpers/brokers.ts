@@ -176,6 +176,8 @@ export function aedesBroker(port: number): TestBroker {
         { ...USERS.device, role: 'device' },
         { ...USERS.phone, role: 'phone' },
         { ...USERS.intruder, role: 'device' },
+        { ...USERS.anna, role: 'phone' },
+        { ...USERS.ben, role: 'phone' },
       ],
     })
   return {
