@@ -29,6 +29,7 @@ export type ErrorCode =
   | 'NOC_ERR_LIVE_SERVER_ERROR'
   | 'NOC_ERR_LIVE_CLOSED'
   | 'NOC_ERR_GEMINI_NO_KEY'
+  | 'NOC_ERR_INTERNAL'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode

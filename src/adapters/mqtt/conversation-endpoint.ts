@@ -2,7 +2,7 @@ import type { z } from 'zod'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { StoredMessage } from '../../core/conversation.js'
-import { isNocturnError, NocturnError } from '../../core/errors.js'
+import { type ErrorCode, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
   type ConversationRequest,
@@ -300,7 +300,7 @@ class Endpoint implements ConversationEndpoint {
   /** A verified request that cannot be done: the phone is told why; the reason is logged. */
   #refuse(r: ConversationRequest, key: Uint8Array, err: unknown): void {
     const known = isNocturnError(err)
-    const code = known ? err.code : 'NOC_ERR_INTERNAL'
+    const code: ErrorCode = known ? err.code : 'NOC_ERR_INTERNAL'
     const message = known ? err.message : 'Something went wrong on the speaker.'
     const fields = { requestId: r.id, phone: r.phone, op: r.op, code }
     if (known) this.#log.info(fields, 'conversation request refused')
