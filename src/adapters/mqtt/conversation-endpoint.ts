@@ -75,6 +75,8 @@ interface Follow {
   readonly re: string
   readonly target: string
   readonly until: number
+  /** The follow's own answer counter: it may outlive any bounded memory of request ids. */
+  n: number
 }
 
 /**
@@ -249,8 +251,9 @@ class Endpoint implements ConversationEndpoint {
         if (a.conversation !== '*') service.show({ id: a.conversation, limit: 1 })
         const until = this.#now() + forMs
         // One follow per phone: a new one replaces the old (bounded by the number of paired phones).
-        this.#follows.set(r.phone, { re: r.id, target: a.conversation, until })
-        this.#reply(r.phone, key, r.id, 'done', { following: a.conversation, until })
+        const follow: Follow = { re: r.id, target: a.conversation, until, n: 0 }
+        this.#follows.set(r.phone, follow)
+        this.#reply(r.phone, key, r.id, 'done', { following: a.conversation, until }, follow)
         return
       }
       case 'unfollow':
@@ -319,10 +322,21 @@ class Endpoint implements ConversationEndpoint {
     }
   }
 
-  #reply(phone: string, key: Uint8Array, re: string, kind: ReplyKind, body: unknown): void {
+  #reply(
+    phone: string,
+    key: Uint8Array,
+    re: string,
+    kind: ReplyKind,
+    body: unknown,
+    follow?: Follow,
+  ): void {
     if (this.#closed) return
-    const n = this.#counters.get(re) ?? 0
-    this.#counters.set(re, n + 1)
+    let n: number
+    if (follow) n = follow.n++
+    else {
+      n = this.#counters.get(re) ?? 0
+      this.#counters.set(re, n + 1)
+    }
     const reply: Record<string, unknown> = {
       v: PROTOCOL_VERSION,
       re,
@@ -368,7 +382,7 @@ class Endpoint implements ConversationEndpoint {
       }
       if (f.target !== '*' && f.target !== conversation) continue
       const fits = Buffer.byteLength(JSON.stringify(body)) <= ITEMS_BUDGET
-      this.#reply(phone, key, f.re, kind, fits ? body : shrinkEvent(body))
+      this.#reply(phone, key, f.re, kind, fits ? body : shrinkEvent(body), f)
     }
   }
 }
