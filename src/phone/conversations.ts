@@ -21,8 +21,10 @@ export interface PhoneConversationsOptions {
   readonly ca?: string | Buffer
   readonly logger: Logger
   readonly now?: () => number
-  /** How long a request waits for its final answer (a typed turn may wait for an approval). */
+  /** How long a request waits for its final answer. */
   readonly timeoutMs?: number
+  /** How long `say` waits: a typed turn may wait for a human's approval (two minutes by default). */
+  readonly sayTimeoutMs?: number
 }
 
 /** A refusal from the device, with its error code (docs/errors.md). */
@@ -150,37 +152,60 @@ export class PhoneConversations {
 
   /**
    * Follows a conversation (or `*`, all of them) live: every message the device stores and every
-   * approval it asks for arrive at `onEvent` until `stop()` or `forMs` runs out.
+   * approval it asks for arrive at `onEvent` until `stop()`. The device ends a follow after
+   * `forMs`; this renews it at half that, so a follow lasts as long as the phone wants it.
    */
   async follow(
     conversation: string,
     onEvent: (e: FollowEvent) => void,
-    forMs?: number,
+    forMs = 10 * 60_000,
   ): Promise<{ stop(): Promise<void> }> {
+    let current = await this.#follow(conversation, onEvent, forMs)
+    let stopped = false
+    const renew = setInterval(
+      () => {
+        this.#follow(conversation, onEvent, forMs).then(
+          (id) => {
+            // Events for the old follow all came before the new one's answer (one topic, in order).
+            this.#waiting.delete(current)
+            current = id
+            if (stopped) this.#waiting.delete(id)
+          },
+          (err: unknown) => this.#log.warn({ err: String(err) }, 'follow not renewed'),
+        )
+      },
+      Math.max(1000, Math.floor(forMs / 2)),
+    )
+    renew.unref()
+    return {
+      stop: async () => {
+        stopped = true
+        clearInterval(renew)
+        this.#waiting.delete(current)
+        await this.request('unfollow', {}).catch(() => {})
+      },
+    }
+  }
+
+  async #follow(
+    conversation: string,
+    onEvent: (e: FollowEvent) => void,
+    forMs: number,
+  ): Promise<string> {
     const id = newNonce().slice(0, 22)
     // The follow keeps its waiter after the final answer: events arrive on the follow's id.
-    const replies = await this.#send(
-      id,
-      'follow',
-      { conversation, ...(forMs !== undefined && { forMs }) },
-      (r) => {
-        if (r.kind === 'message' || r.kind === 'approval') {
-          onEvent({ kind: r.kind, body: r.body as Record<string, unknown> })
-        }
-      },
-    )
+    const replies = await this.#send(id, 'follow', { conversation, forMs }, (r) => {
+      if (r.kind === 'message' || r.kind === 'approval') {
+        onEvent({ kind: r.kind, body: r.body as Record<string, unknown> })
+      }
+    })
     const last = replies.at(-1)
     if (last?.kind === 'error') {
       this.#waiting.delete(id)
       const body = last.body as Record<string, unknown>
       throw new DeviceRefusal(String(body.code), String(body.message))
     }
-    return {
-      stop: async () => {
-        this.#waiting.delete(id)
-        await this.request('unfollow', {}).catch(() => {})
-      },
-    }
+    return id
   }
 
   /**
@@ -220,10 +245,13 @@ export class PhoneConversations {
       const byN = new Map<number, ConversationReply>()
       let next = 0
       let finalAt: number | undefined
-      const timer = setTimeout(() => {
-        this.#waiting.delete(id)
-        reject(new Error(`no answer from the speaker to ${op}`))
-      }, this.#o.timeoutMs ?? 30_000)
+      const timer = setTimeout(
+        () => {
+          this.#waiting.delete(id)
+          reject(new Error(`no answer from the speaker to ${op}`))
+        },
+        op === 'say' ? (this.#o.sayTimeoutMs ?? 150_000) : (this.#o.timeoutMs ?? 30_000),
+      )
       const ordered: ConversationReply[] = []
       const waiter: Waiter = {
         replies: ordered,

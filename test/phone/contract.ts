@@ -171,6 +171,10 @@ export function conversationsContract(
       const anna = await w.phone('anna')
       const annaApproves = await w.approvals('anna')
       const benApproves = await w.approvals('ben')
+      // Ben follows everything: he sees the typed turns' approvals asked for and ended.
+      const ben = await w.phone('ben')
+      const seen: FollowEvent[] = []
+      await ben.follow('*', (e) => seen.push(e))
 
       // An ordinary gated tool: anna asks, anna approves, remembered for text for an hour.
       w.server.queueGenerate(
@@ -231,6 +235,19 @@ export function conversationsContract(
       await benApproves.decide(third.id, 'approve', 'once')
       expect((await door).text).toBe('The front door is unlocked.')
       expect(w.unlocked).toEqual(['front'])
+      const approvals = () =>
+        seen
+          .filter((e) => e.kind === 'approval')
+          .map((e) => [e.body.tool, e.body.channel, e.body.state, e.body.by ?? null])
+      await until(() => approvals().length === 6, 'the approvals in the live view')
+      expect(approvals()).toEqual([
+        ['set_light', 'text', 'pending', null],
+        ['set_light', 'text', 'approved', 'anna'],
+        ['set_light', 'voice', 'pending', null],
+        ['set_light', 'voice', 'denied', 'ben'],
+        ['unlock_door', 'text', 'pending', null],
+        ['unlock_door', 'text', 'approved', 'ben'],
+      ])
     })
 
     it('a typed message while the conversation is spoken is refused with a clear answer, and nothing is stored', async () => {
@@ -248,6 +265,22 @@ export function conversationsContract(
       })
       expect(w.store.messages(c.id)).toHaveLength(1)
       expect(w.server.rest.length).toBe(calls)
+    })
+
+    it('a follow is renewed by the phone before the device ends it', async () => {
+      w = await phoneWorld(broker)
+      const ben = await w.phone('ben')
+      const seen: FollowEvent[] = []
+      const follow = await ben.follow('*', (e) => seen.push(e), 1200)
+      await tick(1500)
+      const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
+      w.feed.append(c.id, { role: 'user', text: 'Still there?', channel: 'voice', at: Date.now() })
+      await until(() => seen.length === 1, 'the message after the first follow ran out')
+      expect(seen[0]?.body).toMatchObject({ conversation: c.id, message: { text: 'Still there?' } })
+      await follow.stop()
+      w.feed.append(c.id, { role: 'user', text: 'Gone?', channel: 'voice', at: Date.now() })
+      await tick(100)
+      expect(seen).toHaveLength(1)
     })
 
     it('a signed delete from the phone removes the rows and vacuums the file', async () => {

@@ -94,7 +94,7 @@ async function watch(
   signal?: AbortSignal,
 ): Promise<number> {
   const show = (r: RequestMessage) =>
-    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}, until ${new Date(r.expiresAt).toISOString()})\n`
+    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}${r.askedBy ? ` from ${r.askedBy}` : ''}, until ${new Date(r.expiresAt).toISOString()})\n`
   // Retained requests arrive right after subscribing; a moment's wait lets --once list them.
   await new Promise((r) => setTimeout(r, 300))
   for (const r of client.pending()) io.out.write(show(r))
@@ -124,8 +124,7 @@ async function conversations(
   io: Io,
   o: { limit: number | undefined; signal: AbortSignal | undefined },
 ): Promise<number> {
-  // A typed turn may wait for a human's approval: give it the approval's two minutes and a bit.
-  const client = new PhoneConversations({ ...opts, timeoutMs: 150_000 })
+  const client = new PhoneConversations(opts)
   try {
     await withTimeout(client.start(), 10_000, 'cannot reach the broker')
     return await conversationVerb(client, verb, rest, io, {
