@@ -382,6 +382,25 @@ export function conversationsContract(
       expect(stolen).toEqual([])
       // The words never reach a log line.
       expect(JSON.stringify(w.logger.entries)).not.toContain('secret words')
+      // The phone believes only the device: a forged answer on its reply topic is refused.
+      const anna = await w.phone('anna')
+      const forged = {
+        v: 1,
+        re: 'guessed-id',
+        device: w.deviceId,
+        phone: 'anna',
+        n: 0,
+        kind: 'done',
+        body: { count: 0 },
+        at: Date.now(),
+        mac: 'a'.repeat(64),
+      }
+      await intruder.publishAsync(topics.conversationReply('anna'), JSON.stringify(forged), {
+        qos: 1,
+      })
+      await until(() => anna.refused === 1, 'the forged reply to be refused')
+      expect((await anna.list()).conversations.map((x) => x.id)).toEqual([c.id])
+      expect(anna.refused).toBe(1)
       // Nothing under conversations/ is retained for a later reader.
       const late = await w.raw()
       const retained: string[] = []
