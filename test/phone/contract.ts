@@ -283,6 +283,28 @@ export function conversationsContract(
       expect(seen).toHaveLength(1)
     })
 
+    it('after the broker restarts, the device answers the phone again', async () => {
+      w = await phoneWorld(broker)
+      const anna = await w.phone('anna')
+      const c = w.feed.createConversation({ channel: 'text', at: Date.now() })
+      expect((await anna.list()).conversations).toHaveLength(1)
+      await broker.kill()
+      await until(() => w?.device.connection.connected === false, 'the device to notice')
+      await broker.start()
+      await until(() => w?.device.connection.connected === true, 'the device to reconnect', 10_000)
+      // Both ends resubscribe on their own; the first request after that is answered.
+      let listed: string[] = []
+      for (let i = 0; i < 40 && listed.length === 0; i++) {
+        const answer = anna
+          .list()
+          .then((r) => r.conversations.map((x) => x.id))
+          .catch(() => [] as string[])
+        listed = await Promise.race([answer, tick(250).then(() => [] as string[])])
+        if (listed.length === 0) await tick(100)
+      }
+      expect(listed).toEqual([c.id])
+    })
+
     it('a signed delete from the phone removes the rows and vacuums the file', async () => {
       w = await phoneWorld(broker)
       const anna = await w.phone('anna')
