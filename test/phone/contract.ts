@@ -164,6 +164,10 @@ export function conversationsContract(
       expect(contentTexts(asked?.body)).toEqual(want)
       expect(want.at(-1)).toBe('user: Is it still sunny?')
       expect(want.join('|')).not.toContain('Once upon a time')
+      // Neither the typed words nor the answer reach a log line.
+      const logged = JSON.stringify(w.logger.entries)
+      expect(logged).not.toContain('Is it still sunny?')
+      expect(logged).not.toContain('still sunny now')
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {
