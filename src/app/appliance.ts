@@ -4,10 +4,12 @@ import { realClock } from '../adapters/clock/real-clock.js'
 import { ConsoleApprover } from '../adapters/console/console-approver.js'
 import { GeminiLive } from '../adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../adapters/gemini/gemini-llm.js'
+import { createConversationEndpoint } from '../adapters/mqtt/conversation-endpoint.js'
 import { createDeviceMqtt } from '../adapters/mqtt/index.js'
 import { SqliteStore } from '../adapters/sqlite/sqlite-store.js'
 import { MicRouter } from '../audio/mic-router.js'
 import { SpeechDetector } from '../audio/speech-detector.js'
+import { announcingApprover } from '../conversations/announcing-approver.js'
 import { ConversationService } from '../conversations/conversation-service.js'
 import { LiveConversations } from '../conversations/live-conversations.js'
 import { startRetention } from '../conversations/retention.js'
@@ -106,8 +108,8 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
     let approver: Approver
     let publisher: Publisher | undefined
     let mqtt: ReturnType<typeof createDeviceMqtt> | undefined
+    const phoneKeys = new PhoneKeyStore(c.phonesDir)
     if (c.mqtt) {
-      const phoneKeys = new PhoneKeyStore(c.phonesDir)
       mqtt = createDeviceMqtt({
         url: c.mqtt.url,
         deviceId: c.mqtt.deviceId,
@@ -119,10 +121,12 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
         ...(c.mqtt.key !== undefined && { key: readFileSync(c.mqtt.key) }),
         model: c.provider.model,
         phones: () => phoneKeys.keys(),
+        selfApproval: c.mqtt.selfApproval,
         logger: log.child({ component: 'mqtt' }),
       })
       closers.push(() => mqtt?.close())
-      approver = mqtt.approver
+      // Followers on a phone see approvals come and go next to the messages.
+      approver = announcingApprover(mqtt.approver, feed)
       publisher = mqtt.connection
     } else {
       // No broker, no phone: asked on the terminal, and denied when there is no terminal.
@@ -275,6 +279,19 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       clock,
       logger: log.child({ component: 'conversations' }),
     })
+    if (mqtt && c.mqtt) {
+      const endpoint = createConversationEndpoint({
+        connection: mqtt.connection,
+        service: conversations,
+        feed,
+        phones: () => phoneKeys.keys(),
+        deviceId: c.mqtt.deviceId,
+        prefix: c.mqtt.prefix,
+        logger: log.child({ component: 'conversations-mqtt' }),
+      })
+      // Closed before the broker connection (closers run in reverse).
+      closers.push(() => endpoint.close())
+    }
     if (c.retention.days !== undefined || c.retention.keep !== undefined) {
       const stop = startRetention(
         store,

@@ -116,6 +116,7 @@ export class ConversationService {
         conversationId: id,
         text,
         channel: 'text',
+        askedBy: req.phone,
         signal: req.signal,
         onText: req.onText,
         onPending: req.onPending,

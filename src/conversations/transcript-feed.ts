@@ -5,6 +5,19 @@ import type { TranscriptStore } from '../ports/transcript-store.js'
 
 export type FeedListener = (message: StoredMessage) => void
 
+/** An approval asked for in a conversation, or how it ended, for the live view. */
+export interface ApprovalEvent {
+  readonly conversationId: string
+  readonly approvalId: string
+  readonly tool: string
+  readonly action: string
+  readonly critical: boolean
+  readonly channel: Channel
+  readonly state: 'pending' | 'approved' | 'denied' | 'ended'
+  readonly by?: string
+}
+export type ApprovalListener = (event: ApprovalEvent) => void
+
 /**
  * The store as a feed: a decorator that tells subscribers about every message right after it was
  * stored, so a phone can follow a spoken session live. Only stored messages are ever announced.
@@ -12,6 +25,7 @@ export type FeedListener = (message: StoredMessage) => void
 export class TranscriptFeed implements TranscriptStore {
   readonly #inner: TranscriptStore
   readonly #listeners = new Set<FeedListener>()
+  readonly #approvalListeners = new Set<ApprovalListener>()
   readonly #log: Logger
 
   constructor(inner: TranscriptStore, log: Logger) {
@@ -23,6 +37,27 @@ export class TranscriptFeed implements TranscriptStore {
     this.#listeners.add(listener)
     return () => {
       this.#listeners.delete(listener)
+    }
+  }
+
+  /** Approvals are not stored messages, but a person following a session should see them. */
+  subscribeApprovals(listener: ApprovalListener): () => void {
+    this.#approvalListeners.add(listener)
+    return () => {
+      this.#approvalListeners.delete(listener)
+    }
+  }
+
+  announceApproval(event: ApprovalEvent): void {
+    for (const l of this.#approvalListeners) {
+      try {
+        l(event)
+      } catch (err) {
+        this.#log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'approval listener failed',
+        )
+      }
     }
   }
 

@@ -26,5 +26,7 @@ export interface CallContext {
   readonly callId: string
   readonly gate: Gate
   readonly logger: Logger
+  /** For a typed message: the paired phone that sent it. Asking is never approving. */
+  readonly askedBy?: string
   onPending(notice: PendingNotice): void
 }

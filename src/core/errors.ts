@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE'
   | 'NOC_ERR_WAV_FORMAT'
   | 'NOC_ERR_WAV_TRUNCATED'
+  | 'NOC_ERR_INTERNAL'
 
 export class NocturnError extends Error {
   readonly code: ErrorCode

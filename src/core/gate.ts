@@ -86,6 +86,7 @@ export class Gate {
       channel: ctx.channel,
       conversationId: ctx.conversationId,
       critical: tool.critical === true,
+      ...(ctx.askedBy !== undefined && { askedBy: ctx.askedBy }),
       createdAt,
       expiresAt: createdAt + approvalTimeoutMs,
     }

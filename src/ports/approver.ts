@@ -21,6 +21,11 @@ export interface ApprovalRequest {
   readonly channel: Channel
   readonly conversationId: string
   readonly critical: boolean
+  /**
+   * The paired phone that typed the message this call came from (text only). The approver decides
+   * whether that same phone may also approve it (docs/protocol.md, "Who may approve a typed call").
+   */
+  readonly askedBy?: string
   readonly createdAt: number
   readonly expiresAt: number
 }

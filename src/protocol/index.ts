@@ -1,3 +1,4 @@
+export * from './conversations.js'
 export * from './crypto.js'
 export * from './messages.js'
 export * from './pairing-uri.js'

@@ -31,6 +31,8 @@ export const requestSchema = z.object({
   critical: z.boolean(),
   channel: z.enum(['voice', 'text']),
   conversation: z.string().min(1).max(128),
+  /** The paired phone whose typed message led to this call; absent for speech. */
+  askedBy: id.optional(),
   createdAt: time,
   expiresAt: time,
   digest: hex64,

@@ -35,6 +35,12 @@ export interface Topics {
   readonly decisions: string
   /** Matches every outcome topic. */
   readonly outcomes: string
+  /** Where phone `phone` sends its conversation requests (only that phone may write it). */
+  conversationRequest(phone: string): string
+  /** Where the device answers phone `phone` (only that phone may read it); never retained. */
+  conversationReply(phone: string): string
+  /** Matches every phone's conversation request topic. */
+  readonly conversationRequests: string
 }
 
 export function topicsFor(prefix: string, device: string): Topics {
@@ -50,6 +56,9 @@ export function topicsFor(prefix: string, device: string): Topics {
     requests: `${base}/approvals/+`,
     decisions: `${base}/approvals/+/decision`,
     outcomes: `${base}/approvals/+/outcome`,
+    conversationRequest: (phone) => `${base}/conversations/request/${phone}`,
+    conversationReply: (phone) => `${base}/conversations/reply/${phone}`,
+    conversationRequests: `${base}/conversations/request/+`,
   }
 }
 
@@ -70,4 +79,12 @@ export function parseApprovalTopic(
     return { kind: rest[1], id }
   }
   return undefined
+}
+
+/** The phone id of a conversation request topic of this device; undefined if it is none. */
+export function parseConversationRequestTopic(topics: Topics, topic: string): string | undefined {
+  const head = `${topics.base}/conversations/request/`
+  if (!topic.startsWith(head)) return undefined
+  const phone = topic.slice(head.length)
+  return isId(phone) ? phone : undefined
 }

@@ -28,6 +28,8 @@ export interface TurnInput {
   readonly text: string
   readonly channel: Channel
   readonly signal?: AbortSignal
+  /** The paired phone that typed this message; carried to any approval it needs. */
+  readonly askedBy?: string
   /** Told when the gate starts waiting for a human, so the asker can be told too. */
   readonly onPending?: (notice: PendingNotice) => void
   /** Streamed model text, where the model streams. */
@@ -112,6 +114,7 @@ export class TurnLoop {
       callId: call.id,
       gate: this.#d.gate,
       logger: log,
+      ...(input.askedBy !== undefined && { askedBy: input.askedBy }),
       onPending: (n) => input.onPending?.(n),
     }
     const outcome = await this.#d.tools.call(ctx, call.name, call.args)

@@ -5,19 +5,20 @@ import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import type { StoredMessage } from '../../src/core/conversation.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
+import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import { ScriptedLLM, type ScriptStep } from '../../src/testing/scripted-llm.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { coreFixture } from '../helpers/core.js'
 
-function setup(steps: ScriptStep[] = []) {
+function setup(steps: ScriptStep[] = [], tools: Tool[] = []) {
   const f = coreFixture()
   const feed = new TranscriptFeed(f.store, silentLogger)
   const llm = new ScriptedLLM(steps)
   const turns = new TurnLoop({
     llm,
-    tools: new ToolSet([]),
+    tools: new ToolSet(tools),
     gate: f.gate,
     store: feed,
     persona: defaultPersona,
@@ -167,5 +168,27 @@ describe('ConversationService', () => {
     feed.append(c.id, { role: 'user', text: 'unseen', channel: 'voice', at: 3 })
     expect(seen.map((m) => [m.seq, m.role === 'user' && m.text])).toEqual([[1, 'hello']])
     expect(f.store.messages(c.id)).toHaveLength(2)
+  })
+
+  it('a typed turn that needs approval asks with the typing phone as askedBy; asking is not approving', async () => {
+    const light: Tool = {
+      name: 'set_light',
+      description: 'Switches a light on.',
+      parameters: { type: 'object', properties: {} },
+      policy: { text: 'ask' },
+      call: async () => ({ on: true }),
+    }
+    const { f, service } = setup(
+      [
+        { text: '', toolCalls: [{ id: 'x1', name: 'set_light', args: {} }] },
+        { text: 'Done.', toolCalls: [] },
+      ],
+      [light],
+    )
+    const said = service.say({ conversationId: 'new', text: 'Light, please', phone: 'anna' })
+    await settle()
+    expect(f.approver.last().request).toMatchObject({ channel: 'text', askedBy: 'anna' })
+    f.approver.last().answer({ decision: 'approve', by: 'ben' })
+    expect((await said).text).toBe('Done.')
   })
 })

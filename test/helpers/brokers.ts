@@ -15,7 +15,20 @@ export const USERS = {
   phone: { username: 'nocturn-phones', password: 'phone-secret-1' },
   /** Another client on the household broker with write access to everything (e.g. a bridge). */
   intruder: { username: 'intruder', password: 'intruder-secret-1' },
+  /** Per-phone broker users, named as the phone ids: each reads only its own conversation replies. */
+  anna: { username: 'anna', password: 'anna-secret-1' },
+  ben: { username: 'ben', password: 'ben-secret-1' },
 } as const
+
+/** The per-phone ACL of docs/protocol.md: `%u` is the broker user, which is the phone id. */
+export const PHONE_PATTERNS = [
+  `pattern read ${PREFIX}/+/status`,
+  `pattern read ${PREFIX}/+/approvals/+`,
+  `pattern read ${PREFIX}/+/approvals/+/outcome`,
+  `pattern write ${PREFIX}/+/approvals/+/decision`,
+  `pattern write ${PREFIX}/+/conversations/request/%u`,
+  `pattern read ${PREFIX}/+/conversations/reply/%u`,
+]
 
 /** A broker a test can start, kill and bring back on the same port. */
 export interface TestBroker {
@@ -83,6 +96,8 @@ export function mosquittoBroker(port: number): TestBroker {
       '',
       `user ${USERS.intruder.username}`,
       `topic readwrite ${PREFIX}/#`,
+      '',
+      ...PHONE_PATTERNS,
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -161,6 +176,8 @@ export function aedesBroker(port: number): TestBroker {
         { ...USERS.device, role: 'device' },
         { ...USERS.phone, role: 'phone' },
         { ...USERS.intruder, role: 'device' },
+        { ...USERS.anna, role: 'phone' },
+        { ...USERS.ben, role: 'phone' },
       ],
     })
   return {

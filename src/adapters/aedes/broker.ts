@@ -3,7 +3,11 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { Aedes, type Client } from 'aedes'
 import type { Logger } from '../../core/logger.js'
 
-/** Who may do what: the device owns its prefix; phones read it and write only decisions. */
+/**
+ * Who may do what: the device owns its prefix; phones write decisions and their own conversation
+ * requests, and read everything but another phone's conversation replies (a phone's broker user
+ * is named as its phone id, as in docs/protocol.md's ACL).
+ */
 export type BrokerRole = 'device' | 'phone'
 
 export interface BrokerUser {
@@ -31,6 +35,7 @@ export class EmbeddedBroker {
   readonly #o: EmbeddedBrokerOptions
   readonly #log: Logger
   readonly #roles = new WeakMap<Client, BrokerRole>()
+  readonly #names = new WeakMap<Client, string>()
   readonly #sockets = new Set<Socket>()
   #aedes: Aedes | undefined
   #server: Server | undefined
@@ -63,17 +68,21 @@ export class EmbeddedBroker {
           return done(err as Parameters<typeof done>[0], false)
         }
         this.#roles.set(client, u.role)
+        this.#names.set(client, u.username)
         done(null, true)
       },
       authorizePublish: (client, packet, cb) => {
         if (!users || !client) return cb(null)
-        if (mayPublish(this.#roles.get(client), prefix, packet.topic)) return cb(null)
+        const role = this.#roles.get(client)
+        if (mayPublish(role, prefix, packet.topic, this.#names.get(client))) return cb(null)
         this.#log.warn({ clientId: client.id, topic: packet.topic }, 'broker refused a publish')
         cb(new Error('not authorized'))
       },
       authorizeSubscribe: (client, sub, cb) => {
         if (!users) return cb(null, sub)
-        if (this.#roles.get(client) && underPrefix(prefix, sub.topic)) return cb(null, sub)
+        const role = this.#roles.get(client)
+        if (maySubscribe(role, prefix, sub.topic, this.#names.get(client))) return cb(null, sub)
+        this.#log.warn({ clientId: client.id, topic: sub.topic }, 'broker refused a subscription')
         cb(new Error('not authorized'))
       },
     })
@@ -116,10 +125,60 @@ function underPrefix(prefix: string, topic: string): boolean {
   return topic === `${prefix}/#` || topic.startsWith(`${prefix}/`)
 }
 
-/** Phones may publish only `<prefix>/<device>/approvals/<id>/decision`. */
-export function mayPublish(role: BrokerRole | undefined, prefix: string, topic: string): boolean {
+/**
+ * Phones may publish only `<prefix>/<device>/approvals/<id>/decision` and
+ * `<prefix>/<device>/conversations/request/<their own user name>`.
+ */
+export function mayPublish(
+  role: BrokerRole | undefined,
+  prefix: string,
+  topic: string,
+  username = '',
+): boolean {
   if (!role || !underPrefix(prefix, topic) || /[+#]/.test(topic)) return false
   if (role === 'device') return true
   const rest = topic.slice(prefix.length + 1).split('/')
-  return rest.length === 4 && rest[1] === 'approvals' && rest[3] === 'decision'
+  if (rest.length === 4 && rest[1] === 'approvals' && rest[3] === 'decision') return true
+  return (
+    rest.length === 4 &&
+    rest[1] === 'conversations' &&
+    rest[2] === 'request' &&
+    rest[3] === username
+  )
+}
+
+/**
+ * Phones may subscribe under the prefix, except to conversation replies that are not their own:
+ * a filter that could match another phone's reply topic (`#`, `+` in its place) is refused.
+ */
+export function maySubscribe(
+  role: BrokerRole | undefined,
+  prefix: string,
+  filter: string,
+  username = '',
+): boolean {
+  if (!role || !underPrefix(prefix, filter)) return false
+  if (role === 'device') return true
+  const rest = filter.slice(prefix.length + 1).split('/')
+  // Could this filter match some other phone's reply topic? A literal level stands for itself;
+  // behind a wildcard, a name no phone can have stands in for "someone else".
+  const literal = (level: string | undefined) =>
+    level !== undefined && level !== '+' && level !== '#'
+  const device = literal(rest[0]) ? (rest[0] as string) : 'd'
+  const other = literal(rest[3]) && rest[3] !== username ? (rest[3] as string) : '\u0000'
+  const mayReachReplies = filterMatches(rest, [device, 'conversations', 'reply', other])
+  if (!mayReachReplies) return true
+  return (
+    rest.length === 4 && rest[1] === 'conversations' && rest[2] === 'reply' && rest[3] === username
+  )
+}
+
+/** MQTT topic filter matching, level by level. */
+function filterMatches(filter: readonly string[], topic: readonly string[]): boolean {
+  for (let i = 0; i < filter.length; i++) {
+    if (filter[i] === '#') return true
+    if (i >= topic.length) return false
+    if (filter[i] !== '+' && filter[i] !== topic[i]) return false
+  }
+  return filter.length === topic.length
 }

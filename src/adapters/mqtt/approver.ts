@@ -40,6 +40,27 @@ export interface MqttApproverOptions {
   readonly graceMs?: number
   /** How many nonces and settled ids are remembered (bounds memory under a flood). */
   readonly remember?: number
+  /**
+   * Whether the phone that typed a message may approve the call it led to: `non-critical`
+   * (default) lets it for ordinary tools but a critical tool needs another paired phone's yes;
+   * `any` lets it for every tool (a one-phone household), always as its own explicit decision;
+   * `never` always needs another phone. A "no" from the asking phone is always accepted.
+   */
+  readonly selfApproval?: SelfApproval
+}
+
+export type SelfApproval = 'non-critical' | 'any' | 'never'
+
+/** Whether `phone` may approve `request` under `rule`. */
+export function maySelfApprove(
+  rule: SelfApproval,
+  request: Pick<ApprovalRequest, 'askedBy' | 'critical'>,
+  phone: string,
+): boolean {
+  if (request.askedBy === undefined || request.askedBy !== phone) return true
+  if (rule === 'any') return true
+  if (rule === 'never') return false
+  return !request.critical
 }
 
 export type RejectReason =
@@ -55,6 +76,7 @@ export type RejectReason =
   | 'bad-mac'
   | 'outside-window'
   | 'replayed-nonce'
+  | 'self-approval'
 
 interface Pending {
   readonly request: ApprovalRequest
@@ -162,6 +184,7 @@ export class MqttApprover implements Approver {
       critical: request.critical,
       channel: request.channel,
       conversation: request.conversationId,
+      ...(request.askedBy !== undefined && { askedBy: request.askedBy }),
       createdAt: request.createdAt,
       expiresAt: request.expiresAt,
     }
@@ -360,6 +383,13 @@ export class MqttApprover implements Approver {
       return
     }
     this.#nonces.set(nonceKey, true)
+    // Typing a request is never approving it: the asker's yes counts only where the rule allows,
+    // and otherwise the request stays pending for another phone.
+    const rule = this.#o.selfApproval ?? 'non-critical'
+    if (d.decision === 'approve' && !maySelfApprove(rule, p.request, d.phone)) {
+      this.#reject('self-approval', { ...fields, critical: p.request.critical, rule })
+      return
+    }
     const state: OutcomeState = d.decision === 'approve' ? 'approved' : 'denied'
     this.#log.info({ ...fields, state }, 'decision accepted')
     const resolve = p.resolve

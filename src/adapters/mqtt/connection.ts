@@ -186,7 +186,15 @@ export class MqttConnection {
     const client = this.#client
     if (!client) return
     const force = opts.force === true
-    await new Promise<void>((resolve) => client.end(force, {}, () => resolve()))
+    await new Promise<void>((resolve) => {
+      // A graceful end waits for in-flight QoS 1 messages; a broker that went away mid-flight
+      // would hold shutdown forever, so after a grace period the socket is dropped instead.
+      const t = force ? undefined : setTimeout(() => client.end(true, {}, () => resolve()), 2000)
+      client.end(force, {}, () => {
+        clearTimeout(t)
+        resolve()
+      })
+    })
   }
 
   #nextDelay(): number {

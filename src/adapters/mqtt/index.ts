@@ -1,11 +1,22 @@
 import type { Logger } from '../../core/logger.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
-import { MqttApprover, type PhoneKeys } from './approver.js'
+import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
 import { MqttConnection } from './connection.js'
 import { MqttStatus, offlineStatus } from './status.js'
 
-export { MqttApprover, type PhoneKeys, type RejectReason } from './approver.js'
+export {
+  MqttApprover,
+  maySelfApprove,
+  type PhoneKeys,
+  type RejectReason,
+  type SelfApproval,
+} from './approver.js'
 export { MqttConnection, type PublishOptions, redactUrl } from './connection.js'
+export {
+  type ConversationEndpoint,
+  type ConversationEndpointOptions,
+  createConversationEndpoint,
+} from './conversation-endpoint.js'
 export { MqttStatus, offlineStatus } from './status.js'
 
 export interface DeviceMqttOptions {
@@ -21,6 +32,7 @@ export interface DeviceMqttOptions {
   readonly phones: PhoneKeys
   readonly logger: Logger
   readonly audience?: string
+  readonly selfApproval?: SelfApproval
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
 }
@@ -60,6 +72,7 @@ export function createDeviceMqtt(o: DeviceMqttOptions): {
     phones: o.phones,
     logger: o.logger,
     ...(o.audience !== undefined && { audience: o.audience }),
+    ...(o.selfApproval !== undefined && { selfApproval: o.selfApproval }),
   })
   const status = new MqttStatus({ connection, topic: topics.status, model, logger: o.logger })
   connection.start()

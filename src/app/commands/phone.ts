@@ -2,13 +2,23 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { silentLogger } from '../../core/logger.js'
 import { PhoneClient, type PhoneClientOptions, parseGrant } from '../../phone/client.js'
+import { PhoneConversations } from '../../phone/conversations.js'
 import { type Pairing, parsePairingUri, type RequestMessage } from '../../protocol/index.js'
 import type { Io } from './pair.js'
+import {
+  type ConversationVerb,
+  conversationVerb,
+  isConversationVerb,
+} from './phone-conversations.js'
 
 const USAGE = `usage:
   nocturn phone watch [--once]
   nocturn phone approve <id> [--grant once|session|<duration: 90s, 30m, 2h, 1d>]
   nocturn phone deny <id>
+  nocturn phone conversations [--limit N]
+  nocturn phone show <conversation-id>
+  nocturn phone say <conversation-id|new> "<text>"
+  nocturn phone follow [<conversation-id>]
 
 The pairing URI (it holds the phone's key) comes from --pairing-file FILE or NOCTURN_PHONE_PAIRING;
 the broker user from --username or NOCTURN_MQTT_USERNAME, its password from --password-file FILE or
@@ -30,7 +40,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
     return 2
   }
   const [verb, id] = positionals
-  if (verb !== 'watch' && verb !== 'approve' && verb !== 'deny') {
+  if (verb !== 'watch' && verb !== 'approve' && verb !== 'deny' && !isConversationVerb(verb)) {
     io.err.write(USAGE)
     return 2
   }
@@ -40,6 +50,10 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
   } catch (err) {
     io.err.write(`nocturn phone: ${(err as Error).message}\n`)
     return 2
+  }
+  if (isConversationVerb(verb)) {
+    const limit = values.limit === undefined ? undefined : Number(values.limit)
+    return conversations(opts, verb, positionals.slice(1), io, { limit, signal })
   }
   const client = new PhoneClient(opts)
   try {
@@ -80,7 +94,7 @@ async function watch(
   signal?: AbortSignal,
 ): Promise<number> {
   const show = (r: RequestMessage) =>
-    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}, until ${new Date(r.expiresAt).toISOString()})\n`
+    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}${r.askedBy ? ` from ${r.askedBy}` : ''}, until ${new Date(r.expiresAt).toISOString()})\n`
   // Retained requests arrive right after subscribing; a moment's wait lets --once list them.
   await new Promise((r) => setTimeout(r, 300))
   for (const r of client.pending()) io.out.write(show(r))
@@ -101,6 +115,28 @@ async function watch(
     process.once('SIGTERM', stop)
   })
   return 0
+}
+
+async function conversations(
+  opts: PhoneClientOptions,
+  verb: ConversationVerb,
+  rest: string[],
+  io: Io,
+  o: { limit: number | undefined; signal: AbortSignal | undefined },
+): Promise<number> {
+  const client = new PhoneConversations(opts)
+  try {
+    await withTimeout(client.start(), 10_000, 'cannot reach the broker')
+    return await conversationVerb(client, verb, rest, io, {
+      ...(o.limit !== undefined && { limit: o.limit }),
+      ...(o.signal !== undefined && { signal: o.signal }),
+    })
+  } catch (err) {
+    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    return 1
+  } finally {
+    await client.close()
+  }
 }
 
 function clientOptions(
@@ -141,6 +177,7 @@ function parse(args: string[]) {
     allowPositionals: true,
     options: {
       grant: { type: 'string' },
+      limit: { type: 'string' },
       once: { type: 'boolean' },
       'pairing-file': { type: 'string' },
       username: { type: 'string' },

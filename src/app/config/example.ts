@@ -47,7 +47,10 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // "passwordFile": "/etc/nocturn/mqtt-password",
     "ca": "/etc/nocturn/broker-ca.pem",
     "prefix": "nocturn/v1",
-    "deviceId": "kitchen"
+    "deviceId": "kitchen",
+    // May the phone that typed a request approve it itself? "non-critical" (critical tools need
+    // another phone), "never", or "any".
+    "selfApproval": "non-critical"
   },
   // Paired phones' public keys.
   "phonesDir": "/var/lib/nocturn/phones",

@@ -72,6 +72,11 @@ export const mqttSchema = z.strictObject({
     .string()
     .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'lower-case letters, digits and - only, e.g. "kitchen"')
     .default('speaker'),
+  /**
+   * May the phone that typed a request approve it itself? "non-critical" (default): yes, except
+   * for critical tools, which need another phone's look; "never"; or "any".
+   */
+  selfApproval: z.enum(['non-critical', 'never', 'any']).default('non-critical'),
 })
 
 export const sessionSchema = z.strictObject({

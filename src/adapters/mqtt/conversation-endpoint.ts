@@ -1,0 +1,417 @@
+import type { z } from 'zod'
+import type { ConversationService } from '../../conversations/conversation-service.js'
+import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
+import type { StoredMessage } from '../../core/conversation.js'
+import { type ErrorCode, isNocturnError, NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import {
+  type ConversationRequest,
+  conversationRequestSchema,
+  DEFAULT_PREFIX,
+  MAX_PAYLOAD_BYTES,
+  opArgSchemas,
+  PROTOCOL_VERSION,
+  parseConversationRequestTopic,
+  parsePayload,
+  type ReplyKind,
+  signConversationReply,
+  type Topics,
+  topicsFor,
+  verifyConversationRequest,
+} from '../../protocol/index.js'
+import type { PhoneKeys } from './approver.js'
+import { BoundedMap } from './bounded.js'
+import type { MqttConnection } from './connection.js'
+import { chunkItems } from './reply-chunks.js'
+
+export interface ConversationEndpointOptions {
+  readonly connection: MqttConnection
+  readonly service: ConversationService
+  /**
+   * The store as a feed, for the live view (messages, and approvals when the gate's approver is
+   * wrapped with `announcingApprover`); `delete` also vacuums through it.
+   */
+  readonly feed: TranscriptFeed
+  readonly phones: PhoneKeys
+  readonly deviceId: string
+  readonly prefix?: string
+  readonly logger: Logger
+  /** Wall-clock ms (requests carry wall-clock `at`). */
+  readonly now?: () => number
+  /** How far a phone's clock may be off. */
+  readonly skewMs?: number
+  /** How many nonces are remembered. */
+  readonly remember?: number
+}
+
+export type ConversationRejectReason =
+  | 'oversized'
+  | 'malformed-json'
+  | 'invalid-payload'
+  | 'phone-mismatch'
+  | 'wrong-device'
+  | 'unknown-phone'
+  | 'bad-mac'
+  | 'outside-window'
+  | 'replayed-nonce'
+
+export interface ConversationEndpoint {
+  /** Resolves once subscribed to the request topics. */
+  ready(): Promise<void>
+  /** Why requests were refused, counted. */
+  readonly rejected: ReadonlyMap<ConversationRejectReason, number>
+  /** Stops following, aborts typed turns still running, ignores further requests. */
+  close(): void
+}
+
+/** Replies stay well under 16 KiB: the envelope (ids, MAC) takes the rest. */
+const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
+/** A phone may have this many typed turns running at once; more are refused, not queued. */
+const MAX_SAYS_PER_PHONE = 2
+const DEFAULT_FOLLOW_MS = 10 * 60_000
+const MAX_FOLLOW_MS = 60 * 60_000
+
+interface Follow {
+  readonly re: string
+  readonly target: string
+  readonly until: number
+  /** The follow's own answer counter: it may outlive any bounded memory of request ids. */
+  n: number
+}
+
+/**
+ * Conversations over MQTT (docs/protocol.md, "Conversations"): verifies each phone request like a
+ * decision (paired phone, MAC, time window, fresh nonce), runs it on the ConversationService and
+ * answers on that phone's own reply topic, never retained, every answer signed with its key.
+ * Anything that does not verify is logged with the reason and gets no answer at all.
+ */
+export function createConversationEndpoint(o: ConversationEndpointOptions): ConversationEndpoint {
+  return new Endpoint(o)
+}
+
+class Endpoint implements ConversationEndpoint {
+  readonly rejected = new Map<ConversationRejectReason, number>()
+  readonly #o: ConversationEndpointOptions
+  readonly #topics: Topics
+  readonly #log: Logger
+  readonly #now: () => number
+  readonly #nonces: BoundedMap<string, true>
+  /** Reply counters per request id: n of the next answer. Bounded like the nonces. */
+  readonly #counters: BoundedMap<string, number>
+  readonly #follows = new Map<string, Follow>()
+  readonly #says = new Map<string, Set<AbortController>>()
+  readonly #stopFeed: () => void
+  readonly #stopApprovals: () => void
+  #closed = false
+  readonly #ready: Promise<void>
+
+  constructor(o: ConversationEndpointOptions) {
+    this.#o = o
+    this.#topics = topicsFor(o.prefix ?? DEFAULT_PREFIX, o.deviceId)
+    this.#log = o.logger.child({ component: 'mqtt-conversations', device: o.deviceId })
+    this.#now = o.now ?? Date.now
+    this.#nonces = new BoundedMap(o.remember ?? 4096)
+    this.#counters = new BoundedMap(o.remember ?? 4096)
+    let resolveReady!: () => void
+    this.#ready = new Promise((r) => {
+      resolveReady = r
+    })
+    o.connection.onMessage((topic, payload) => {
+      if (this.#closed) return
+      const phone = parseConversationRequestTopic(this.#topics, topic)
+      if (phone !== undefined) this.#onRequest(phone, payload)
+    })
+    o.connection.onConnect(() => {
+      o.connection
+        .subscribe([this.#topics.conversationRequests])
+        .then(resolveReady, (err) =>
+          this.#log.error({ err: String(err) }, 'cannot subscribe to conversation requests'),
+        )
+    })
+    this.#stopFeed = o.feed.subscribe((m) => this.#onStored(m))
+    this.#stopApprovals = o.feed.subscribeApprovals((e) => this.#onApproval(e))
+  }
+
+  ready(): Promise<void> {
+    return this.#ready
+  }
+
+  close(): void {
+    this.#closed = true
+    this.#stopFeed()
+    this.#stopApprovals()
+    this.#follows.clear()
+    for (const set of this.#says.values()) for (const c of set) c.abort()
+    this.#says.clear()
+  }
+
+  #reject(reason: ConversationRejectReason, fields: Record<string, unknown>): void {
+    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1)
+    this.#log.warn({ ...fields, reason }, 'conversation request rejected')
+  }
+
+  #onRequest(topicPhone: string, payload: Buffer): void {
+    const v = this.#verify(topicPhone, payload)
+    if ('reason' in v) {
+      this.#reject(v.reason, v.fields)
+      return
+    }
+    const { r, key } = v
+    this.#log.info({ requestId: r.id, phone: r.phone, op: r.op }, 'conversation request accepted')
+    try {
+      this.#dispatch(r, key)
+    } catch (err) {
+      this.#refuse(r, key, err)
+    }
+  }
+
+  /** The checks of docs/protocol.md, in order; the first that fails is the reason. */
+  #verify(
+    topicPhone: string,
+    payload: Buffer,
+  ):
+    | { r: ConversationRequest; key: Uint8Array }
+    | { reason: ConversationRejectReason; fields: Record<string, unknown> } {
+    const parsed = parsePayload(conversationRequestSchema, payload)
+    if (!parsed.ok) {
+      const fields = { topicPhone, bytes: payload.length, detail: parsed.detail }
+      return { reason: parsed.reason, fields }
+    }
+    const r = parsed.value
+    const fields = { requestId: r.id, phone: r.phone, op: r.op }
+    if (r.phone !== topicPhone)
+      return { reason: 'phone-mismatch', fields: { ...fields, topicPhone } }
+    if (r.device !== this.#o.deviceId) {
+      return { reason: 'wrong-device', fields: { ...fields, device: r.device } }
+    }
+    const key = this.#o.phones().get(r.phone)
+    if (!key) return { reason: 'unknown-phone', fields }
+    // The args as received: the MAC covers them exactly, unknown fields included.
+    if (!verifyConversationRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
+    const now = this.#now()
+    if (Math.abs(r.at - now) > (this.#o.skewMs ?? 30_000)) {
+      return { reason: 'outside-window', fields: { ...fields, at: r.at, now } }
+    }
+    const nonceKey = `${r.phone}:${r.nonce}`
+    if (this.#nonces.has(nonceKey)) return { reason: 'replayed-nonce', fields }
+    this.#nonces.set(nonceKey, true)
+    return { r, key }
+  }
+
+  #dispatch(r: ConversationRequest, key: Uint8Array): void {
+    const { service } = this.#o
+    switch (r.op) {
+      case 'list': {
+        const a = args(opArgSchemas.list, r.args)
+        const page = service.list({
+          ...(a.limit !== undefined && { limit: a.limit }),
+          ...(a.before !== undefined && { before: a.before }),
+        })
+        this.#sendItems(r, key, page, (c) => ({ id: c.id, truncated: true }))
+        const oldest = page.at(-1)
+        this.#reply(r.phone, key, r.id, 'done', {
+          count: page.length,
+          ...(oldest && { next: { before: oldest.updatedAt } }),
+        })
+        return
+      }
+      case 'show': {
+        const a = args(opArgSchemas.show, r.args)
+        const { conversation, messages } = service.show({
+          id: a.conversation,
+          ...(a.afterSeq !== undefined && { afterSeq: a.afterSeq }),
+          ...(a.limit !== undefined && { limit: a.limit }),
+        })
+        this.#sendItems(r, key, messages.map(wireMessage), shrinkMessage)
+        const last = messages.at(-1)
+        this.#reply(r.phone, key, r.id, 'done', {
+          conversation,
+          count: messages.length,
+          ...(last && { next: { afterSeq: last.seq } }),
+        })
+        return
+      }
+      case 'say':
+        this.#say(r, key, args(opArgSchemas.say, r.args))
+        return
+      case 'delete': {
+        const a = args(opArgSchemas.delete, r.args)
+        service.delete(a.conversation)
+        // The words must leave the file too, not only the index.
+        this.#o.feed.vacuum()
+        this.#reply(r.phone, key, r.id, 'done', { deleted: a.conversation })
+        return
+      }
+      case 'follow': {
+        const a = args(opArgSchemas.follow, r.args)
+        const forMs = a.forMs ?? DEFAULT_FOLLOW_MS
+        if (!Number.isInteger(forMs) || forMs < 1 || forMs > MAX_FOLLOW_MS) {
+          throw badRequest(`forMs: expected a whole number from 1 to ${MAX_FOLLOW_MS}`)
+        }
+        if (a.conversation !== '*') service.show({ id: a.conversation, limit: 1 })
+        const until = this.#now() + forMs
+        // One follow per phone: a new one replaces the old (bounded by the number of paired phones).
+        const follow: Follow = { re: r.id, target: a.conversation, until, n: 0 }
+        this.#follows.set(r.phone, follow)
+        this.#reply(r.phone, key, r.id, 'done', { following: a.conversation, until }, follow)
+        return
+      }
+      case 'unfollow':
+        this.#follows.delete(r.phone)
+        this.#reply(r.phone, key, r.id, 'done', { following: null })
+        return
+    }
+  }
+
+  #say(r: ConversationRequest, key: Uint8Array, a: { conversation: string; text: string }): void {
+    const running = this.#says.get(r.phone) ?? new Set<AbortController>()
+    if (running.size >= MAX_SAYS_PER_PHONE) {
+      throw badRequest('too many typed messages at once from this phone; wait for an answer')
+    }
+    const abort = new AbortController()
+    running.add(abort)
+    this.#says.set(r.phone, running)
+    this.#o.service
+      .say({
+        conversationId: a.conversation,
+        text: a.text,
+        phone: r.phone,
+        signal: abort.signal,
+        onText: (delta) => this.#reply(r.phone, key, r.id, 'part', { text: delta }),
+        onPending: (n) =>
+          this.#reply(r.phone, key, r.id, 'pending', {
+            approvalId: n.approvalId,
+            audience: n.audience,
+            tool: n.tool,
+            action: n.action,
+          }),
+      })
+      .then(
+        (result) =>
+          this.#reply(r.phone, key, r.id, 'done', {
+            conversation: result.conversationId,
+            text: result.text,
+          }),
+        (err: unknown) => this.#refuse(r, key, err),
+      )
+      .finally(() => {
+        running.delete(abort)
+        if (running.size === 0) this.#says.delete(r.phone)
+      })
+  }
+
+  /** A verified request that cannot be done: the phone is told why; the reason is logged. */
+  #refuse(r: ConversationRequest, key: Uint8Array, err: unknown): void {
+    const known = isNocturnError(err)
+    const code: ErrorCode = known ? err.code : 'NOC_ERR_INTERNAL'
+    const message = known ? err.message : 'Something went wrong on the speaker.'
+    const fields = { requestId: r.id, phone: r.phone, op: r.op, code }
+    if (known) this.#log.info(fields, 'conversation request refused')
+    else this.#log.error({ ...fields, err: String(err) }, 'conversation request failed')
+    this.#reply(r.phone, key, r.id, 'error', { code, message })
+  }
+
+  #sendItems<T>(
+    r: ConversationRequest,
+    key: Uint8Array,
+    items: readonly T[],
+    shrink: (item: T) => unknown,
+  ): void {
+    for (const chunk of chunkItems(items, ITEMS_BUDGET, shrink)) {
+      this.#reply(r.phone, key, r.id, 'items', { items: chunk })
+    }
+  }
+
+  #reply(
+    phone: string,
+    key: Uint8Array,
+    re: string,
+    kind: ReplyKind,
+    body: unknown,
+    follow?: Follow,
+  ): void {
+    if (this.#closed) return
+    let n: number
+    if (follow) n = follow.n++
+    else {
+      n = this.#counters.get(re) ?? 0
+      this.#counters.set(re, n + 1)
+    }
+    const reply: Record<string, unknown> = {
+      v: PROTOCOL_VERSION,
+      re,
+      device: this.#o.deviceId,
+      phone,
+      n,
+      kind,
+      body,
+      at: this.#now(),
+    }
+    reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
+    this.#o.connection
+      .publish(this.#topics.conversationReply(phone), JSON.stringify(reply), { qos: 1 })
+      .catch((err: unknown) =>
+        this.#log.warn({ phone, requestId: re, kind, err: String(err) }, 'reply not published'),
+      )
+  }
+
+  /** Every message the store keeps goes to each phone following its conversation. */
+  #onStored(m: StoredMessage): void {
+    if (this.#closed || this.#follows.size === 0) return
+    this.#toFollowers(m.conversationId, 'message', {
+      conversation: m.conversationId,
+      message: wireMessage(m),
+    })
+  }
+
+  #onApproval(e: ApprovalEvent): void {
+    if (this.#closed || this.#follows.size === 0) return
+    const { conversationId, ...rest } = e
+    this.#toFollowers(conversationId, 'approval', { conversation: conversationId, ...rest })
+  }
+
+  #toFollowers(conversation: string, kind: ReplyKind, body: unknown): void {
+    const now = this.#now()
+    const keys = this.#o.phones()
+    for (const [phone, f] of this.#follows) {
+      const key = keys.get(phone)
+      // A revoked phone or an ended follow hears nothing more.
+      if (!key || now > f.until) {
+        this.#follows.delete(phone)
+        continue
+      }
+      if (f.target !== '*' && f.target !== conversation) continue
+      const fits = Buffer.byteLength(JSON.stringify(body)) <= ITEMS_BUDGET
+      this.#reply(phone, key, f.re, kind, fits ? body : shrinkEvent(body), f)
+    }
+  }
+}
+
+/** A stored message as the phone reads it: exactly what is stored, less the conversation id. */
+function wireMessage(m: StoredMessage): Record<string, unknown> {
+  const { conversationId: _c, ...rest } = m
+  return rest
+}
+
+function shrinkMessage(m: Record<string, unknown>): unknown {
+  return { seq: m.seq, role: m.role, channel: m.channel, at: m.at, truncated: true }
+}
+
+function shrinkEvent(body: unknown): unknown {
+  const b = body as { conversation?: unknown; message?: Record<string, unknown> }
+  return {
+    conversation: b.conversation,
+    ...(b.message && { message: shrinkMessage(b.message) }),
+    truncated: true,
+  }
+}
+
+function args<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value)
+  if (!r.success) throw badRequest('args: not what this operation takes')
+  return r.data
+}
+
+function badRequest(message: string): NocturnError {
+  return new NocturnError('NOC_ERR_BAD_REQUEST', message)
+}

@@ -1,0 +1,31 @@
+/**
+ * Splits a list into slices whose JSON stays under `budget` bytes, so every reply fits the
+ * protocol's 16 KiB limit with room for the envelope. An item that alone is too large is replaced
+ * by `shrink(item)` (a marker saying it was cut), never dropped silently.
+ */
+export function chunkItems<T>(
+  items: readonly T[],
+  budget: number,
+  shrink: (item: T) => unknown,
+): unknown[][] {
+  const chunks: unknown[][] = []
+  let current: unknown[] = []
+  let size = 2
+  for (const item of items) {
+    let value: unknown = item
+    let bytes = Buffer.byteLength(JSON.stringify(value)) + 1
+    if (bytes > budget) {
+      value = shrink(item)
+      bytes = Buffer.byteLength(JSON.stringify(value)) + 1
+    }
+    if (current.length > 0 && size + bytes > budget) {
+      chunks.push(current)
+      current = []
+      size = 2
+    }
+    current.push(value)
+    size += bytes
+  }
+  if (current.length > 0) chunks.push(current)
+  return chunks
+}

@@ -1,0 +1,107 @@
+import {
+  DeviceRefusal,
+  type PhoneConversations,
+  type WireMessage,
+} from '../../phone/conversations.js'
+import type { Io } from './pair.js'
+
+export const CONVERSATION_VERBS = ['conversations', 'show', 'say', 'follow'] as const
+export type ConversationVerb = (typeof CONVERSATION_VERBS)[number]
+
+export function isConversationVerb(v: string | undefined): v is ConversationVerb {
+  return (CONVERSATION_VERBS as readonly string[]).includes(v ?? '')
+}
+
+/**
+ * The conversation verbs of `nocturn phone`: list, read, type into and follow this device's
+ * conversations, as a phone app would. Refusals from the device are printed with their code.
+ */
+export async function conversationVerb(
+  client: PhoneConversations,
+  verb: ConversationVerb,
+  rest: string[],
+  io: Io,
+  opts: { limit?: number; signal?: AbortSignal },
+): Promise<number> {
+  try {
+    switch (verb) {
+      case 'conversations': {
+        const { conversations } = await client.list({ limit: opts.limit ?? 20 })
+        for (const c of conversations) {
+          const when = new Date(c.updatedAt).toISOString()
+          io.out.write(`${c.id}  ${c.channel.padEnd(5)}  ${when}  ${c.summary}\n`)
+        }
+        return 0
+      }
+      case 'show': {
+        const [id] = rest
+        if (!id) return usage(io)
+        for (const m of await client.showAll(id)) io.out.write(`${line(m)}\n`)
+        return 0
+      }
+      case 'say': {
+        const [id, text] = rest
+        if (!id || text === undefined) return usage(io)
+        const r = await client.say(id, text, {
+          onPart: (t) => io.out.write(t),
+          onPending: (p) =>
+            io.err.write(
+              `\n(waiting for approval on ${String(p.audience)}: ${String(p.action)})\n`,
+            ),
+        })
+        io.out.write(`\n(conversation ${r.conversation})\n`)
+        return 0
+      }
+      case 'follow': {
+        const target = rest[0] ?? '*'
+        const f = await client.follow(target, (e) => {
+          const b = e.body
+          if (e.kind === 'message') {
+            io.out.write(`${String(b.conversation)}  ${line(b.message as WireMessage)}\n`)
+          } else {
+            io.out.write(
+              `${String(b.conversation)}  approval ${String(b.state)}: ${String(b.action)}${b.by ? ` by ${String(b.by)}` : ''}\n`,
+            )
+          }
+        })
+        await new Promise<void>((resolve) => {
+          const stop = () => resolve()
+          opts.signal?.addEventListener('abort', stop, { once: true })
+          process.once('SIGINT', stop)
+          process.once('SIGTERM', stop)
+        })
+        await f.stop()
+        return 0
+      }
+    }
+  } catch (err) {
+    if (err instanceof DeviceRefusal) {
+      io.err.write(`nocturn phone: the speaker refused (${err.code}): ${err.message}\n`)
+      return 1
+    }
+    throw err
+  }
+}
+
+/** One stored message, as the device's own `nocturn transcripts show` prints it. */
+export function line(m: WireMessage): string {
+  let body: string
+  if (m.truncated === true) body = '(too long to send)'
+  else if (m.role === 'tool') {
+    const o = m.outcome as { ok: boolean; value?: unknown; error?: string }
+    body = `${String(m.toolName)} → ${o.ok ? JSON.stringify(o.value) : o.error}`
+  } else {
+    const calls = (m.toolCalls as { name: string }[] | undefined) ?? []
+    const text = String(m.text ?? '')
+    body =
+      calls.length > 0
+        ? `${text}${text ? ' ' : ''}(calls ${calls.map((c) => c.name).join(', ')})`
+        : text
+  }
+  return `${String(m.seq).padStart(4)} ${String(m.channel).padEnd(5)} ${m.role.padEnd(9)} ${body}`
+}
+
+function usage(io: Io): number {
+  io.err.write('nocturn phone: show <id> | say <id|new> "<text>" need their arguments\n')
+  return 2
+}

@@ -1,0 +1,320 @@
+import { MqttConnection } from '../adapters/mqtt/connection.js'
+import type { Logger } from '../core/logger.js'
+import {
+  type ConversationOp,
+  type ConversationReply,
+  conversationReplySchema,
+  newNonce,
+  type Pairing,
+  PROTOCOL_VERSION,
+  parsePayload,
+  signConversationRequest,
+  type Topics,
+  topicsFor,
+  verifyConversationReply,
+} from '../protocol/index.js'
+
+export interface PhoneConversationsOptions {
+  readonly pairing: Pairing
+  readonly username?: string
+  readonly password?: string
+  readonly ca?: string | Buffer
+  readonly logger: Logger
+  readonly now?: () => number
+  /** How long a request waits for its final answer. */
+  readonly timeoutMs?: number
+  /** How long `say` waits: a typed turn may wait for a human's approval (two minutes by default). */
+  readonly sayTimeoutMs?: number
+}
+
+/** A refusal from the device, with its error code (docs/errors.md). */
+export class DeviceRefusal extends Error {
+  readonly code: string
+  constructor(code: string, message: string) {
+    super(message)
+    this.name = 'DeviceRefusal'
+    this.code = code
+  }
+}
+
+export interface FollowEvent {
+  readonly kind: 'message' | 'approval'
+  readonly body: Record<string, unknown>
+}
+
+interface Waiter {
+  readonly replies: ConversationReply[]
+  onReply(r: ConversationReply): void
+}
+
+/**
+ * The phone's side of conversations over MQTT: signed requests, and only answers that verify with
+ * this phone's key, name this device and this phone, and answer a request this phone sent are
+ * believed. Anything else on the reply topic is counted in `refused` and ignored.
+ */
+export class PhoneConversations {
+  readonly topics: Topics
+  readonly #o: PhoneConversationsOptions
+  readonly #conn: MqttConnection
+  readonly #log: Logger
+  readonly #now: () => number
+  readonly #waiting = new Map<string, Waiter>()
+  readonly #ready: Promise<void>
+  refused = 0
+
+  constructor(o: PhoneConversationsOptions) {
+    this.#o = o
+    this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
+    this.#log = o.logger.child({ component: 'phone-conversations', phone: o.pairing.phone })
+    this.#now = o.now ?? Date.now
+    this.#conn = new MqttConnection({
+      url: o.pairing.broker,
+      clientId: `nocturn-phone-${o.pairing.phone}-c-${newNonce().slice(0, 8)}`,
+      ...(o.username !== undefined && { username: o.username }),
+      ...(o.password !== undefined && { password: o.password }),
+      ...(o.ca !== undefined && { ca: o.ca }),
+      logger: o.logger,
+    })
+    let resolveReady!: () => void
+    this.#ready = new Promise((r) => {
+      resolveReady = r
+    })
+    this.#conn.onMessage((topic, payload) => this.#onMessage(topic, payload))
+    this.#conn.onConnect(() => {
+      this.#conn
+        .subscribe([this.topics.conversationReply(o.pairing.phone)])
+        .then(resolveReady, (err: unknown) =>
+          this.#log.error({ err: String(err) }, 'phone cannot subscribe to its replies'),
+        )
+    })
+  }
+
+  async start(): Promise<void> {
+    this.#conn.start()
+    await this.#ready
+  }
+
+  async close(): Promise<void> {
+    await this.#conn.close()
+  }
+
+  /** Newest first; `next.before` asks for the page after this one. */
+  async list(page: { limit?: number; before?: number } = {}) {
+    const { items, done } = await this.request('list', page)
+    return {
+      conversations: items as ConversationSummaryWire[],
+      next: (done.next as { before: number } | undefined) ?? null,
+    }
+  }
+
+  /** One page of messages in stored order; `next.afterSeq` continues it. */
+  async show(conversation: string, page: { afterSeq?: number; limit?: number } = {}) {
+    const { items, done } = await this.request('show', { conversation, ...page })
+    return {
+      conversation: done.conversation as Record<string, unknown>,
+      messages: items as WireMessage[],
+      next: (done.next as { afterSeq: number } | undefined) ?? null,
+    }
+  }
+
+  /** Every message of a conversation, page by page. */
+  async showAll(conversation: string, limit = 500): Promise<WireMessage[]> {
+    const all: WireMessage[] = []
+    let afterSeq = 0
+    for (;;) {
+      const page = await this.show(conversation, { afterSeq, limit })
+      all.push(...page.messages)
+      if (page.messages.length < limit || !page.next) return all
+      afterSeq = page.next.afterSeq
+    }
+  }
+
+  /** Types a message into a conversation (or `new`); parts stream to `onPart` as they arrive. */
+  async say(
+    conversation: string,
+    text: string,
+    hooks: {
+      onPart?: (text: string) => void
+      onPending?: (p: Record<string, unknown>) => void
+    } = {},
+  ): Promise<{ conversation: string; text: string }> {
+    const { done } = await this.request('say', { conversation, text }, (r) => {
+      const body = r.body as Record<string, unknown>
+      if (r.kind === 'part' && typeof body.text === 'string') hooks.onPart?.(body.text)
+      if (r.kind === 'pending') hooks.onPending?.(body)
+    })
+    return { conversation: String(done.conversation), text: String(done.text) }
+  }
+
+  async delete(conversation: string): Promise<void> {
+    await this.request('delete', { conversation })
+  }
+
+  /**
+   * Follows a conversation (or `*`, all of them) live: every message the device stores and every
+   * approval it asks for arrive at `onEvent` until `stop()`. The device ends a follow after
+   * `forMs`; this renews it at half that, so a follow lasts as long as the phone wants it.
+   */
+  async follow(
+    conversation: string,
+    onEvent: (e: FollowEvent) => void,
+    forMs = 10 * 60_000,
+  ): Promise<{ stop(): Promise<void> }> {
+    let current = await this.#follow(conversation, onEvent, forMs)
+    let stopped = false
+    const renew = setInterval(
+      () => {
+        this.#follow(conversation, onEvent, forMs).then(
+          (id) => {
+            // Events for the old follow all came before the new one's answer (one topic, in order).
+            this.#waiting.delete(current)
+            current = id
+            if (stopped) this.#waiting.delete(id)
+          },
+          (err: unknown) => this.#log.warn({ err: String(err) }, 'follow not renewed'),
+        )
+      },
+      Math.max(1000, Math.floor(forMs / 2)),
+    )
+    renew.unref()
+    return {
+      stop: async () => {
+        stopped = true
+        clearInterval(renew)
+        this.#waiting.delete(current)
+        await this.request('unfollow', {}).catch(() => {})
+      },
+    }
+  }
+
+  async #follow(
+    conversation: string,
+    onEvent: (e: FollowEvent) => void,
+    forMs: number,
+  ): Promise<string> {
+    const id = newNonce().slice(0, 22)
+    // The follow keeps its waiter after the final answer: events arrive on the follow's id.
+    const replies = await this.#send(id, 'follow', { conversation, forMs }, (r) => {
+      if (r.kind === 'message' || r.kind === 'approval') {
+        onEvent({ kind: r.kind, body: r.body as Record<string, unknown> })
+      }
+    })
+    const last = replies.at(-1)
+    if (last?.kind === 'error') {
+      this.#waiting.delete(id)
+      const body = last.body as Record<string, unknown>
+      throw new DeviceRefusal(String(body.code), String(body.message))
+    }
+    return id
+  }
+
+  /**
+   * Sends one signed request and collects its answers until the final one. `items` are the
+   * slices of a list or show answer, in order.
+   */
+  async request(
+    op: ConversationOp,
+    args: Record<string, unknown>,
+    onReply?: (r: ConversationReply) => void,
+  ): Promise<{ items: unknown[]; done: Record<string, unknown>; replies: ConversationReply[] }> {
+    const id = newNonce().slice(0, 22)
+    const replies = await this.#send(id, op, args, onReply)
+    this.#waiting.delete(id)
+    const last = replies.at(-1)
+    const body = (last?.body ?? {}) as Record<string, unknown>
+    if (last?.kind === 'error') {
+      throw new DeviceRefusal(String(body.code), String(body.message))
+    }
+    const items = replies
+      .filter((r) => r.kind === 'items')
+      .flatMap((r) => ((r.body as { items?: unknown[] }).items ?? []) as unknown[])
+    return { items, done: body, replies }
+  }
+
+  /** Resolves with the answers (in order, no gaps) once the final one is here. */
+  #send(
+    id: string,
+    op: ConversationOp,
+    args: Record<string, unknown>,
+    onReply?: (r: ConversationReply) => void,
+  ): Promise<ConversationReply[]> {
+    const { device, phone, key } = this.#o.pairing
+    const fields = { id, device, phone, op, args, at: this.#now(), nonce: newNonce() }
+    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signConversationRequest(key, fields) }
+    return new Promise<ConversationReply[]>((resolve, reject) => {
+      const byN = new Map<number, ConversationReply>()
+      let next = 0
+      let finalAt: number | undefined
+      const timer = setTimeout(
+        () => {
+          this.#waiting.delete(id)
+          reject(new Error(`no answer from the speaker to ${op}`))
+        },
+        op === 'say' ? (this.#o.sayTimeoutMs ?? 150_000) : (this.#o.timeoutMs ?? 30_000),
+      )
+      const ordered: ConversationReply[] = []
+      const waiter: Waiter = {
+        replies: ordered,
+        onReply: (r) => {
+          byN.set(r.n, r)
+          // Deliver in order: QoS 1 keeps order on one topic, but a phone must not rely on it.
+          while (byN.has(next)) {
+            const x = byN.get(next) as ConversationReply
+            byN.delete(next)
+            next++
+            ordered.push(x)
+            onReply?.(x)
+            if (x.kind === 'done' || x.kind === 'error') finalAt = ordered.length
+          }
+          if (finalAt !== undefined && ordered.length >= finalAt) {
+            clearTimeout(timer)
+            // A follow keeps listening for events after its final answer.
+            if (op !== 'follow') this.#waiting.delete(id)
+            resolve(ordered.slice())
+          }
+        },
+      }
+      this.#waiting.set(id, waiter)
+      this.#conn
+        .publish(this.topics.conversationRequest(phone), JSON.stringify(msg), { qos: 1 })
+        .catch((err: unknown) => {
+          clearTimeout(timer)
+          this.#waiting.delete(id)
+          reject(err instanceof Error ? err : new Error(String(err)))
+        })
+    })
+  }
+
+  #onMessage(topic: string, payload: Buffer): void {
+    const { device, phone, key } = this.#o.pairing
+    if (topic !== this.topics.conversationReply(phone)) return
+    const r = parsePayload(conversationReplySchema, payload)
+    let reason: string | undefined
+    if (!r.ok) reason = r.reason
+    else if (r.value.device !== device) reason = 'wrong-device'
+    else if (r.value.phone !== phone) reason = 'wrong-phone'
+    else if (!verifyConversationReply(key, r.raw, r.value.mac)) reason = 'bad-mac'
+    else if (!this.#waiting.has(r.value.re)) reason = 'unasked'
+    if (reason !== undefined || !r.ok) {
+      this.refused++
+      this.#log.warn({ reason, bytes: payload.length }, 'reply refused')
+      return
+    }
+    this.#waiting.get(r.value.re)?.onReply(r.value)
+  }
+}
+
+export interface ConversationSummaryWire {
+  readonly id: string
+  readonly channel: 'voice' | 'text'
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly summary: string
+  readonly last: { role: string; text: string; at: number } | null
+}
+
+/** A stored message as the device sends it (see docs/protocol.md). */
+export type WireMessage = Record<string, unknown> & {
+  readonly seq: number
+  readonly role: 'user' | 'assistant' | 'tool'
+}

@@ -1,0 +1,235 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import mqtt, { type MqttClient } from 'mqtt'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
+import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
+import { createConversationEndpoint, createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { MicGate } from '../../src/audio/mic-gate.js'
+import { announcingApprover } from '../../src/conversations/announcing-approver.js'
+import { ConversationService } from '../../src/conversations/conversation-service.js'
+import { LiveConversations } from '../../src/conversations/live-conversations.js'
+import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
+import { Gate } from '../../src/core/gate.js'
+import { Grants } from '../../src/core/grants.js'
+import { defaultPersona } from '../../src/core/persona.js'
+import type { Tool } from '../../src/core/tool.js'
+import { ToolSet } from '../../src/core/tool-set.js'
+import { PhoneClient } from '../../src/phone/client.js'
+import { PhoneConversations } from '../../src/phone/conversations.js'
+import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
+import type { Pairing } from '../../src/protocol/index.js'
+import { type FakeConnection, FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
+import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
+import { TurnLoop } from '../../src/turn/turn-loop.js'
+import { VoiceDriver } from '../../src/voice/voice-driver.js'
+import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { captureLogger } from '../mqtt/fixture.js'
+import { doorTool, TestMic, timeTool } from '../voice/harness.js'
+
+/** A light that needs a phone's yes when typed (text is otherwise allowed), and by voice. */
+export function lightTool(lit: string[]): Tool {
+  return {
+    name: 'set_light',
+    description: 'Switches a light on.',
+    parameters: { type: 'object', properties: { room: { type: 'string' } }, required: ['room'] },
+    policy: { voice: 'ask', text: 'ask' },
+    describe: (a) => `switch on the ${(a as { room: string }).room} light`,
+    call: async (_ctx, a) => {
+      lit.push((a as { room: string }).room)
+      return { on: (a as { room: string }).room }
+    },
+  }
+}
+
+class CountingApprover implements Approver {
+  readonly asked: ApprovalRequest[] = []
+  constructor(readonly inner: Approver) {}
+  get audience() {
+    return this.inner.audience
+  }
+  request(r: ApprovalRequest, s: AbortSignal): Promise<ApprovalDecision> {
+    this.asked.push(r)
+    return this.inner.request(r, s)
+  }
+}
+
+/**
+ * One device as the lead wires it — MQTT approver, conversation endpoint, typed turns on Gemini
+ * `generateContent` and spoken sessions on Gemini Live, both against the fake server — and two
+ * paired phones (anna, ben), each with its own broker user.
+ */
+export async function phoneWorld(broker: TestBroker) {
+  const server = await FakeLiveServer.start()
+  const deviceId = `dev-${randomUUID().slice(0, 8)}`
+  const keys = new Map<string, Buffer>([
+    ['anna', randomBytes(32)],
+    ['ben', randomBytes(32)],
+  ])
+  const logger = captureLogger()
+  const device = createDeviceMqtt({
+    url: broker.url,
+    deviceId,
+    prefix: PREFIX,
+    ...USERS.device,
+    phones: () => keys,
+    logger,
+    backoffMinMs: 50,
+    backoffMaxMs: 300,
+  })
+  await device.approver.ready()
+  const store = new SqliteStore(':memory:')
+  const feed = new TranscriptFeed(store, logger)
+  const live = new LiveConversations()
+  const grants = new Grants(store)
+  const counting = new CountingApprover(announcingApprover(device.approver, feed))
+  // Approvals carry wall-clock times the approver checks decisions against: a real clock here.
+  const gate = new Gate({
+    policies: {},
+    approver: counting,
+    grants,
+    clock: realClock(),
+    approvalTimeoutMs: 15_000,
+  })
+  const unlocked: string[] = []
+  const lit: string[] = []
+  const tools = new ToolSet([doorTool(unlocked), lightTool(lit), timeTool])
+  const llm = new GeminiLLM({
+    apiKey: 'k',
+    model: 'gemini-3.5-flash',
+    baseUrl: server.baseUrl,
+    logger,
+  })
+  const turns = new TurnLoop({
+    llm,
+    tools,
+    gate,
+    store: feed,
+    persona: defaultPersona,
+    clock: realClock(),
+    logger,
+  })
+  const service = new ConversationService({ store: feed, turns, live, clock: realClock(), logger })
+  const endpoint = createConversationEndpoint({
+    connection: device.connection,
+    service,
+    feed,
+    phones: () => keys,
+    deviceId,
+    prefix: PREFIX,
+    logger,
+  })
+  await endpoint.ready()
+
+  const pairing = (phone: string): Pairing => ({
+    broker: broker.url,
+    device: deviceId,
+    prefix: PREFIX,
+    phone,
+    key: keys.get(phone) ?? randomBytes(32),
+  })
+  const closers: Array<() => Promise<unknown>> = []
+  const creds = (name: string) =>
+    name === 'anna' ? USERS.anna : name === 'ben' ? USERS.ben : USERS.intruder
+  /** The phone's conversation side, logged in as its own broker user. */
+  const phone = async (name: string, over: Partial<Pairing> = {}) => {
+    const p = new PhoneConversations({
+      pairing: { ...pairing(name), ...over },
+      ...creds(name),
+      logger: captureLogger(),
+      timeoutMs: 10_000,
+    })
+    closers.push(() => p.close())
+    await p.start()
+    return p
+  }
+  /** The phone's approval side. */
+  const approvals = async (name: string) => {
+    const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
+    closers.push(() => p.close())
+    await p.start()
+    return p
+  }
+  const raw = async (user: { username: string; password: string } = USERS.intruder) => {
+    const c: MqttClient = await mqtt.connectAsync(broker.url, { ...user, reconnectPeriod: 0 })
+    closers.push(() => c.endAsync(true))
+    return c
+  }
+
+  /**
+   * One spoken session through the real SDK against the fake Live server: `script` plays the
+   * provider's side; the conversation is marked live for its length, as the composition does.
+   */
+  const speak = async (script: (conn: FakeConnection, clock: VirtualClock) => Promise<void>) => {
+    const clock = new VirtualClock(Date.now())
+    const speaker = new FakeSpeaker(clock)
+    const mic = new MicGate({ source: new TestMic(), speaker, clock, echo: 'aec', tailMs: 300 })
+    const driver = new VoiceDriver({
+      llm: new GeminiLive({
+        apiKey: 'k',
+        model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+        baseUrl: server.baseUrl,
+        logger,
+      }),
+      tools,
+      gate,
+      store: feed,
+      persona: defaultPersona,
+      clock,
+      logger,
+      mic,
+      speaker,
+      options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
+    })
+    const conversation = feed.createConversation({ channel: 'voice', at: Date.now() })
+    live.begin(conversation.id)
+    const connections = server.connections.length
+    const done = driver.runSession({ conversationId: conversation.id })
+    const conn = await server.waitForConnection(connections)
+    await tick()
+    await settle()
+    try {
+      await script(conn, clock)
+      await driver.stop()
+      await done
+    } finally {
+      live.end(conversation.id)
+    }
+    return conversation.id
+  }
+
+  return {
+    server,
+    deviceId,
+    keys,
+    logger,
+    device,
+    store,
+    feed,
+    live,
+    grants,
+    gate,
+    asked: counting.asked,
+    unlocked,
+    lit,
+    service,
+    endpoint,
+    topics: device.approver.topics,
+    phone,
+    approvals,
+    raw,
+    speak,
+    async close() {
+      endpoint.close()
+      for (const c of closers) await c().catch(() => {})
+      await device.close().catch(() => {})
+      store.close()
+      await server.close()
+    },
+  }
+}
+
+export type PhoneWorld = Awaited<ReturnType<typeof phoneWorld>>
+
+export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
