@@ -23,6 +23,7 @@ import type { Tool } from '../core/tool.js'
 import { ToolSet } from '../core/tool-set.js'
 import { PanelController } from '../panel/panel-controller.js'
 import type { Approver } from '../ports/approver.js'
+import type { AudioOut, DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
 import type { LedState } from '../ports/panel.js'
 import type { Publisher } from '../ports/publisher.js'
@@ -56,6 +57,8 @@ export interface ApplianceOptions {
   readonly onSessionEnd?: (summary: SessionSummary) => void
   /** Every change of what the LED shows. */
   readonly onState?: (state: LedState) => void
+  /** Every drop of the speaker's buffer (barge-in, the stop button), with what it discarded. */
+  readonly onDrop?: (report: DropReport) => void
 }
 
 /** Everything the running appliance is made of, for the commands and the offline run. */
@@ -122,6 +125,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
         model: c.provider.model,
         phones: () => phoneKeys.keys(),
         selfApproval: c.mqtt.selfApproval,
+        audience: audienceOf(phoneKeys.list().map((p) => p.name)),
         logger: log.child({ component: 'mqtt' }),
       })
       closers.push(() => mqtt?.close())
@@ -183,6 +187,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       },
     )
     closers.push(() => audio.speaker.close())
+    const speaker = o.onDrop ? observedDrops(audio.speaker, o.onDrop) : audio.speaker
 
     const timeZone = c.persona.timeZone
     const timers = new TimerService({
@@ -238,7 +243,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       clock,
       logger: log,
       mic: router.sessionMic(),
-      speaker: audio.speaker,
+      speaker,
       listener: {
         state: (state) => {
           o.onState?.(state)
@@ -348,4 +353,26 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
     await close()
     throw err
   }
+}
+
+/** The speaker, telling `onDrop` about every drop after it happened. */
+function observedDrops(inner: AudioOut, onDrop: (r: DropReport) => void): AudioOut {
+  return {
+    sampleRateHz: inner.sampleRateHz,
+    write: (pcm) => inner.write(pcm),
+    drop: () => {
+      const r = inner.drop()
+      onDrop(r)
+      return r
+    },
+    playedMs: () => inner.playedMs(),
+    queuedMs: () => inner.queuedMs(),
+    close: () => inner.close(),
+  }
+}
+
+/** Who the model says it is waiting for: the one paired phone by name, or "your phones". */
+function audienceOf(names: readonly string[]): string {
+  if (names.length === 1 && names[0]) return names[0]
+  return names.length === 0 ? 'your phone' : 'your phones'
 }

@@ -1,12 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
 import { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
 import { PhoneClient } from '../phone/client.js'
 import { DEFAULT_PREFIX } from '../protocol/index.js'
-import { FakeLiveServer, phrase, type Script } from '../testing/fake-live-server/index.js'
+import {
+  FakeLiveServer,
+  type ReceivedFrame,
+  type Script,
+} from '../testing/fake-live-server/index.js'
 import type { SessionSummary } from '../voice/voice-session.js'
 import { type Appliance, startAppliance } from './appliance.js'
 import { parseConfig } from './config/load.js'
@@ -17,6 +21,8 @@ export interface OfflineRunOptions {
   readonly logger: Logger
   /** The project root, where fixtures/ lives. */
   readonly root: string
+  /** Where the store and the speaker WAV go; kept afterwards. A temporary folder (removed) if unset. */
+  readonly workDir?: string
   /** Give up (exit 1) if the run has not finished by then. */
   readonly timeoutMs?: number
 }
@@ -26,10 +32,11 @@ const DEVICE = 'kitchen'
 
 /**
  * The offline run of the whole appliance (DESIGN §7): no hardware, no key, no network. A WAV file
- * speaks to the microphone, the local detector opens a session, the real Gemini adapter talks to
- * the local fake Live service, a critical home action asks a simulated phone over the embedded
- * broker, the speaker plays into a WAV file — then the spoken session is read back as a chat and
- * continued by typing. Prints a timeline; resolves with the exit code.
+ * speaks to the microphone; the local detector opens a session; the real Gemini adapter talks to
+ * the local fake Live service, which plays a household scene: a critical action approved on a
+ * simulated phone over the embedded broker while the conversation carries on, a second request the
+ * model withdraws, a barge-in that drops the speaker, the mute button. Then the spoken session is
+ * read back as a chat and continued by typing. Prints a timeline; resolves with the exit code.
  */
 export async function runOffline(o: OfflineRunOptions): Promise<number> {
   const t0 = Date.now()
@@ -37,44 +44,43 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     o.out.write(
       `${`+${((Date.now() - t0) / 1000).toFixed(2)}s`.padStart(8)}  ${who.padEnd(9)} ${text}\n`,
     )
-  const work = mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
-  const stack: (() => Promise<void> | void)[] = [
-    () => rmSync(work, { recursive: true, force: true }),
-  ]
+  const work = o.workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
+  rmSync(join(work, 'nocturn.db'), { force: true })
+  rmSync(join(work, 'phones'), { recursive: true, force: true })
+  mkdirSync(work, { recursive: true })
+  const stack: (() => Promise<void> | void)[] = []
+  if (!o.workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
   const unwind = async () => {
     for (const fn of stack.reverse()) await Promise.resolve(fn()).catch(() => {})
   }
+  const timers: NodeJS.Timeout[] = []
+  const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms))
+  stack.push(() => timers.forEach(clearTimeout))
   try {
     const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger: o.logger })
     await broker.start()
     stack.push(() => broker.stop())
 
     // Anna pairs her phone: a key of its own, as `nocturn pair anna "Anna's phone"` would make.
-    const phones = new PhoneKeyStore(join(work, 'phones'))
-    const anna = phones.add('anna', "Anna's phone")
+    const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
 
     const server = await FakeLiveServer.start({
       logger: o.logger,
-      scripts: [conversationScript()],
+      scripts: [householdScene()],
       generate: [
-        {
-          text: 'You are welcome. Anna approved it from her phone, and the door was unlocked once.',
-        },
+        { text: 'You are welcome. Anna approved it on her phone; the garage stayed shut.' },
       ],
     })
     stack.push(() => server.close())
+    stack.push(watchModelSide(server, say))
 
-    // The front door's lock, on the household broker (zigbee2mqtt would sit here).
-    const lock = new MqttConnection({
-      url: broker.url,
-      clientId: 'front-door-lock',
-      logger: o.logger,
-    })
-    lock.onMessage((topic, payload) => say('[lock]', `${topic} ← ${payload.toString()}`))
-    lock.start()
-    await lock.ready()
-    await lock.subscribe(['home/front-door/set'])
-    stack.push(() => lock.close())
+    // The household's devices on the broker (zigbee2mqtt would sit here).
+    const devices = new MqttConnection({ url: broker.url, clientId: 'household', logger: o.logger })
+    devices.onMessage((topic, payload) => say('[house]', `${topic} ← ${payload.toString()}`))
+    devices.start()
+    await devices.ready()
+    await devices.subscribe(['home/#'])
+    stack.push(() => devices.close())
 
     const phone = new PhoneClient({
       pairing: {
@@ -88,13 +94,15 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     })
     phone.on((e) => {
       if (e.kind === 'pending') {
-        say('[phone]', `Anna's phone shows: "${e.request.action}" — she taps Approve`)
+        say('[phone]', `Anna's phone shows: "${e.request.action}"`)
         // A person takes a moment to read it; the conversation carries on meanwhile.
-        setTimeout(() => void phone.decide(e.request.id, 'approve', 'once'), 1500)
+        later(1500, () => {
+          if (!phone.pending().some((r) => r.id === e.request.id)) return
+          say('[phone]', `Anna taps Approve on "${e.request.action}"`)
+          void phone.decide(e.request.id, 'approve', 'once').catch(() => {})
+        })
       } else if (e.kind === 'outcome') {
-        say('[phone]', `outcome: ${e.outcome.state}`)
-      } else if (e.kind === 'refused') {
-        say('[phone]', `refused to show ${e.id}: ${e.reason}`)
+        say('[phone]', `request ${e.outcome.state}`)
       }
     })
     await phone.start()
@@ -121,6 +129,14 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
             payload: { state: 'UNLOCK' },
             critical: true,
           },
+          {
+            name: 'open_garage',
+            description: 'Opens the garage door.',
+            says: 'open the garage door',
+            topic: 'home/garage/set',
+            payload: { state: 'OPEN' },
+            critical: true,
+          },
         ],
       }),
       'offline config',
@@ -132,13 +148,29 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
       ended = r
     })
     let lastState = ''
-    const appliance: Appliance = await startAppliance({
+    let appliance!: Appliance
+    appliance = await startAppliance({
       loaded,
       logger: o.logger,
       onSessionEnd: (s) => ended(s),
       onState: (s) => {
         if (s !== lastState) say('[led]', s)
         lastState = s
+      },
+      onDrop: (r) => {
+        say(
+          '[speaker]',
+          `dropped at once: ${Math.round(r.discardedMs)} ms of stale reply discarded`,
+        )
+        // A moment later someone presses the button: mute, then unmute.
+        later(600, () => {
+          say('[button]', 'short press: mute')
+          appliance.panel.setMuted(true)
+          later(900, () => {
+            say('[button]', 'short press: unmute')
+            appliance.panel.setMuted(false)
+          })
+        })
       },
     })
     stack.push(() => appliance.close())
@@ -154,7 +186,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     const summary = await withTimeout(sessionEnded, o.timeoutMs ?? 60_000, 'the spoken session')
     say(
       '[session]',
-      `closed (${summary.reason}): ${summary.turns} turns, ${summary.calls.answered} call answered`,
+      `closed (${summary.reason}): ${summary.turns} turns, ${summary.calls.answered} answered, ${summary.calls.withdrawn} withdrawn`,
     )
 
     o.out.write('\n— the spoken session, read back as a chat —\n')
@@ -175,7 +207,16 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
       phone: 'anna',
     })
     const stored = appliance.store.messages(summary.conversationId).length
-    o.out.write(`\n${stored} messages stored in one conversation; the offline run is done.\n`)
+    await appliance.close()
+    const wav = join(work, 'speaker.wav')
+    const heardMs = Math.round(((statSync(wav).size - 44) / 48_000) * 1000)
+    const store = join(work, 'nocturn.db')
+    const shown = o.workDir ? relative(process.cwd(), store) || store : store
+    o.out.write(
+      `\n${stored} messages in one conversation. The speaker played ${heardMs} ms into ${
+        o.workDir ? relative(process.cwd(), wav) || wav : wav
+      }.\nRead it again: nocturn transcripts show ${summary.conversationId} --store ${shown}\n`,
+    )
     return 0
   } catch (err) {
     o.out.write(`offline run failed: ${err instanceof Error ? err.message : String(err)}\n`)
@@ -185,34 +226,75 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
   }
 }
 
-/** What the fake Live service plays: it hears the request, calls the lock, waits, confirms. */
-function conversationScript(): Script {
-  const isFinal = (f: { key: string; frame: Record<string, unknown> }) =>
-    f.key === 'toolResponse' && JSON.stringify(f.frame).includes('"willContinue":false')
+/**
+ * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
+ * confirms when the phone said yes; is asked for the garage and withdraws that call; starts a long
+ * answer and is talked over.
+ */
+function householdScene(): Script {
+  const final = (id: string) => (f: ReceivedFrame) =>
+    f.key === 'toolResponse' &&
+    JSON.stringify(f.frame).includes(`"id":"${id}"`) &&
+    !JSON.stringify(f.frame).includes('"willContinue":true')
+  const interim = (id: string) => (f: ReceivedFrame) =>
+    f.key === 'toolResponse' && JSON.stringify(f.frame).includes(`"id":"${id}"`)
+  const user = (text: string) => ({ send: { serverContent: { inputTranscription: { text } } } })
+  const turnComplete = { send: { serverContent: { turnComplete: true } } }
   return {
     steps: [
       { waitFor: 'realtimeInput', timeoutMs: 20_000 },
       { delayMs: 1200 },
-      {
-        send: {
-          serverContent: {
-            inputTranscription: { text: 'Please unlock the front door for the plumber.' },
-          },
-        },
-      },
-      {
-        send: {
-          toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door', args: {} }] },
-        },
-      },
-      { waitFor: 'toolResponse', timeoutMs: 10_000 },
-      { speak: phrase('waiting').pcm, transcript: "I've asked Anna's phone; one moment." },
-      { send: { serverContent: { turnComplete: true } } },
-      { waitFor: isFinal, timeoutMs: 30_000 },
-      { speak: phrase('unlocked').pcm, transcript: 'The front door is unlocked.' },
-      { send: { serverContent: { turnComplete: true } } },
+      user('Please unlock the front door for the plumber.'),
+      { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
+      { waitFor: interim('call-1'), timeoutMs: 10_000 },
+      { speak: 'waiting' },
+      turnComplete,
+      { waitFor: final('call-1'), timeoutMs: 30_000 },
+      { speak: 'unlocked' },
+      turnComplete,
+      { delayMs: 400 },
+      user('And open the garage.'),
+      { send: { toolCall: { functionCalls: [{ id: 'call-2', name: 'open_garage' }] } } },
+      { waitFor: interim('call-2'), timeoutMs: 10_000 },
+      { delayMs: 500 },
+      // The model thinks better of it before anyone answers: the call is withdrawn.
+      { send: { toolCallCancellation: { ids: ['call-2'] } } },
+      turnComplete,
+      { delayMs: 300 },
+      user('What time is it?'),
+      // A long answer arrives much faster than it plays, then the person talks over it.
+      { speak: 'checking' },
+      { speak: 'time' },
+      { speak: 'hello' },
+      { delayMs: 900 },
+      user('Stop, thanks.'),
+      { send: { serverContent: { interrupted: true } } },
+      turnComplete,
     ],
   }
+}
+
+/** Prints what the model side received that matters: answers to calls, and the end of audio. */
+function watchModelSide(server: FakeLiveServer, say: (who: string, text: string) => void) {
+  let seen = 0
+  const t = setInterval(() => {
+    for (; seen < server.received.length; seen++) {
+      const f = server.received[seen] as ReceivedFrame
+      if (f.key === 'toolResponse') {
+        const responses = (f.frame.toolResponse as { functionResponses?: unknown[] })
+          ?.functionResponses as Record<string, unknown>[] | undefined
+        for (const r of responses ?? []) {
+          const how = r.willContinue
+            ? `interim ${JSON.stringify(r.response)}`
+            : `final, scheduling ${String(r.scheduling ?? 'none')}`
+          say('[model←]', `${String(r.id)}: ${how}`)
+        }
+      } else if (JSON.stringify(f.frame).includes('"audioStreamEnd":true')) {
+        say('[model←]', 'audioStreamEnd: the microphone is muted, no audio leaves')
+      }
+    }
+  }, 10)
+  return () => clearInterval(t)
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -1,48 +1,73 @@
+import { existsSync, mkdtempSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { expect, it } from 'vitest'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { runOffline } from '../../src/app/offline-run.js'
 import { silentLogger } from '../../src/core/logger.js'
 
-it('the offline run: speech opens a session, a phone approves over the broker, the lock gets the command, the chat is read back and continued by typing', async () => {
+it('the offline run plays the household scene end to end and leaves a readable chat and a speaker WAV', async () => {
   const out = new PassThrough()
   let text = ''
   out.on('data', (c: Buffer) => {
     text += c.toString()
   })
+  const workDir = mkdtempSync(join(tmpdir(), 'nocturn-offline-test-'))
   const code = await runOffline({
     out,
     logger: silentLogger,
     root: join(import.meta.dirname, '../..'),
-    timeoutMs: 30_000,
+    workDir,
+    timeoutMs: 40_000,
   })
   expect(code, text).toBe(0)
-  // The events, in the order a person in the room would see them.
-  const order = [
+  const inOrder = (lines: string[]) => {
+    let at = 0
+    for (const line of lines) {
+      const i = text.indexOf(line, at)
+      expect(i, `"${line}" after position ${at} in:\n${text}`).toBeGreaterThan(-1)
+      at = i + line.length
+    }
+  }
+  // What the room, the phone, the house and the model saw, in order.
+  inOrder([
     '[led]     listening',
     '[person]  Please unlock the front door for the plumber.',
     '[tool]    unlock_front_door called',
-    "[nocturn] I've asked Anna's phone; one moment.",
-    '[phone]   outcome: approved',
-    '[lock]    home/front-door/set ← {"state":"UNLOCK"}',
+    `call-1: interim {"status":"waiting_for_approval","approver":"Anna's phone","action":"unlock the front door"}`,
+    'Anna taps Approve on "unlock the front door"',
+    '[house]   home/front-door/set ← {"state":"UNLOCK"}',
     '[nocturn] The front door is unlocked.',
-    '[session] closed (idle)',
+    '[person]  And open the garage.',
+    '[phone]   request withdrawn',
+    '[speaker] dropped at once:',
+    '[button]  short press: mute',
+    '[model←]  audioStreamEnd',
+    '[session] closed (idle): 4 turns, 1 answered, 1 withdrawn',
     '— the spoken session, read back as a chat —',
-    '  voice tool      unlock_front_door → done',
     '[typed]   Thanks! Who let the plumber in?',
     '[nocturn] You are welcome.',
-    '7 messages stored in one conversation',
-  ]
-  let at = 0
-  for (const line of order) {
-    const i = text.indexOf(line, at)
-    expect(i, `"${line}" after position ${at} in:\n${text}`).toBeGreaterThan(-1)
-    at = i + line.length
-  }
-  // The phone shows the request while the model explains the wait (the two race, both are right),
-  // and the lock moved only after the phone said yes.
-  const shown = text.indexOf('[phone]   Anna\'s phone shows: "unlock the front door"')
-  expect(shown).toBeGreaterThan(text.indexOf('unlock_front_door called'))
-  expect(shown).toBeLessThan(text.indexOf('outcome: approved'))
-  expect(text.indexOf('outcome: approved')).toBeLessThan(text.indexOf('[lock]'))
+  ])
+  // The phone saw the unlock before it was answered, and the answer interrupted (nobody had moved on).
+  expect(text.indexOf('[phone]   request approved')).toBeLessThan(text.indexOf('[house]'))
+  expect(text).toContain('call-1: final, scheduling INTERRUPT')
+  // The withdrawn garage call: no answer went to the model, and the garage never moved.
+  expect(text).not.toMatch(/call-2: final/)
+  expect(text).not.toContain('home/garage/set')
+
+  // The speaker WAV holds what was really played, and the chat is in the store as printed.
+  const wav = statSync(join(workDir, 'speaker.wav')).size
+  expect(wav).toBeGreaterThan(44 + 48_000) // more than a second of 24 kHz speech
+  expect(existsSync(join(workDir, 'nocturn.db'))).toBe(true)
+  const store = new SqliteStore(join(workDir, 'nocturn.db'))
+  const [conv] = store.listConversations()
+  const chat = store
+    .messages(conv!.id)
+    .map((m) => (m.role === 'tool' ? `tool:${m.toolName}` : m.text))
+  expect(chat).toContain('Please unlock the front door for the plumber.')
+  expect(chat).toContain('Stop, thanks.')
+  expect(chat).not.toContain('It is twenty past seven.') // the reply cut by the barge-in is gone
+  expect(chat.at(-1)).toMatch(/^You are welcome\./)
+  store.close()
 }, 60_000)

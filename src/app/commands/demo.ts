@@ -12,5 +12,5 @@ export async function run(_args: string[]): Promise<number> {
   })
   // src/app/commands or dist/app/commands: the project root is three levels up.
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-  return runOffline({ out: process.stdout, logger, root })
+  return runOffline({ out: process.stdout, logger, root, workDir: resolve(root, 'var/offline') })
 }
