@@ -6,14 +6,11 @@ import { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
 import { PhoneClient } from '../phone/client.js'
 import { DEFAULT_PREFIX } from '../protocol/index.js'
-import {
-  FakeLiveServer,
-  type ReceivedFrame,
-  type Script,
-} from '../testing/fake-live-server/index.js'
+import { FakeLiveServer, type ReceivedFrame } from '../testing/fake-live-server/index.js'
 import type { SessionSummary } from '../voice/voice-session.js'
 import { type Appliance, startAppliance } from './appliance.js'
 import { parseConfig } from './config/load.js'
+import { householdScene } from './household-scene.js'
 import { PhoneKeyStore } from './phone-keys.js'
 
 export interface OfflineRunOptions {
@@ -223,54 +220,6 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     return 1
   } finally {
     await unwind()
-  }
-}
-
-/**
- * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
- * confirms when the phone said yes; is asked for the garage and withdraws that call; starts a long
- * answer and is talked over.
- */
-function householdScene(): Script {
-  const final = (id: string) => (f: ReceivedFrame) =>
-    f.key === 'toolResponse' &&
-    JSON.stringify(f.frame).includes(`"id":"${id}"`) &&
-    !JSON.stringify(f.frame).includes('"willContinue":true')
-  const interim = (id: string) => (f: ReceivedFrame) =>
-    f.key === 'toolResponse' && JSON.stringify(f.frame).includes(`"id":"${id}"`)
-  const user = (text: string) => ({ send: { serverContent: { inputTranscription: { text } } } })
-  const turnComplete = { send: { serverContent: { turnComplete: true } } }
-  return {
-    steps: [
-      { waitFor: 'realtimeInput', timeoutMs: 20_000 },
-      { delayMs: 1200 },
-      user('Please unlock the front door for the plumber.'),
-      { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
-      { waitFor: interim('call-1'), timeoutMs: 10_000 },
-      { speak: 'waiting' },
-      turnComplete,
-      { waitFor: final('call-1'), timeoutMs: 30_000 },
-      { speak: 'unlocked' },
-      turnComplete,
-      { delayMs: 400 },
-      user('And open the garage.'),
-      { send: { toolCall: { functionCalls: [{ id: 'call-2', name: 'open_garage' }] } } },
-      { waitFor: interim('call-2'), timeoutMs: 10_000 },
-      { delayMs: 500 },
-      // The model thinks better of it before anyone answers: the call is withdrawn.
-      { send: { toolCallCancellation: { ids: ['call-2'] } } },
-      turnComplete,
-      { delayMs: 300 },
-      user('What time is it?'),
-      // A long answer arrives much faster than it plays, then the person talks over it.
-      { speak: 'checking' },
-      { speak: 'time' },
-      { speak: 'hello' },
-      { delayMs: 900 },
-      user('Stop, thanks.'),
-      { send: { serverContent: { interrupted: true } } },
-      turnComplete,
-    ],
   }
 }
 

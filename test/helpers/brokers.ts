@@ -70,7 +70,10 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
 }
 
 /** Mosquitto on a free loopback port, with a generated password file and ACL. */
-export function mosquittoBroker(port: number): TestBroker {
+export function mosquittoBroker(
+  port: number,
+  opts: { extraAcl?: readonly string[] } = {},
+): TestBroker {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-mosq-'))
   chmodSync(dir, 0o700)
   const passwd = join(dir, 'passwd')
@@ -96,6 +99,8 @@ export function mosquittoBroker(port: number): TestBroker {
       '',
       `user ${USERS.intruder.username}`,
       `topic readwrite ${PREFIX}/#`,
+      '',
+      ...(opts.extraAcl ?? []),
       '',
       ...PHONE_PATTERNS,
       '',

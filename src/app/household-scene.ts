@@ -1,0 +1,49 @@
+import type { ReceivedFrame, Script } from '../testing/fake-live-server/index.js'
+
+/**
+ * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
+ * confirms when the phone said yes; is asked for the garage and withdraws that call; starts a long
+ * answer and is talked over.
+ */
+export function householdScene(): Script {
+  const final = (id: string) => (f: ReceivedFrame) =>
+    f.key === 'toolResponse' &&
+    JSON.stringify(f.frame).includes(`"id":"${id}"`) &&
+    !JSON.stringify(f.frame).includes('"willContinue":true')
+  const interim = (id: string) => (f: ReceivedFrame) =>
+    f.key === 'toolResponse' && JSON.stringify(f.frame).includes(`"id":"${id}"`)
+  const user = (text: string) => ({ send: { serverContent: { inputTranscription: { text } } } })
+  const turnComplete = { send: { serverContent: { turnComplete: true } } }
+  return {
+    steps: [
+      { waitFor: 'realtimeInput', timeoutMs: 20_000 },
+      { delayMs: 1200 },
+      user('Please unlock the front door for the plumber.'),
+      { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
+      { waitFor: interim('call-1'), timeoutMs: 10_000 },
+      { speak: 'waiting' },
+      turnComplete,
+      { waitFor: final('call-1'), timeoutMs: 30_000 },
+      { speak: 'unlocked' },
+      turnComplete,
+      { delayMs: 400 },
+      user('And open the garage.'),
+      { send: { toolCall: { functionCalls: [{ id: 'call-2', name: 'open_garage' }] } } },
+      { waitFor: interim('call-2'), timeoutMs: 10_000 },
+      { delayMs: 500 },
+      // The model thinks better of it before anyone answers: the call is withdrawn.
+      { send: { toolCallCancellation: { ids: ['call-2'] } } },
+      turnComplete,
+      { delayMs: 300 },
+      user('What time is it?'),
+      // A long answer arrives much faster than it plays, then the person talks over it.
+      { speak: 'checking' },
+      { speak: 'time' },
+      { speak: 'hello' },
+      { delayMs: 900 },
+      user('Stop, thanks.'),
+      { send: { serverContent: { interrupted: true } } },
+      turnComplete,
+    ],
+  }
+}

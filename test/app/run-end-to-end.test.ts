@@ -1,0 +1,247 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
+import { householdScene } from '../../src/app/household-scene.js'
+import { PhoneKeyStore } from '../../src/app/phone-keys.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
+import { FakeLiveServer, phrase } from '../../src/testing/fake-live-server/index.js'
+import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { missingCommands } from '../helpers/system.js'
+
+const ROOT = join(import.meta.dirname, '../..')
+const skip = missingCommands('mosquitto', 'mosquitto_passwd')
+
+/**
+ * The appliance as a household runs it: `nocturn run` as its own process, with a config file, the
+ * fake Live service standing in for Gemini, WAV files for microphone and speaker, a real Mosquitto
+ * with a password file and ACL, and the reference phone client answering.
+ */
+describe.skipIf(skip)('nocturn run, end to end', () => {
+  let broker: TestBroker
+  let server: FakeLiveServer
+  let child: ChildProcess
+  let work: string
+  let logs = ''
+  const phoneSaw: PhoneEvent[] = []
+  const house: string[] = []
+  const closers: (() => Promise<unknown> | unknown)[] = []
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'nocturn-run-'))
+    broker = mosquittoBroker(await freePort(), {
+      extraAcl: [
+        // The household lets Nocturn command its lock and garage, and the house read them.
+        `user ${USERS.device.username}`,
+        'topic write home/#',
+        `user ${USERS.intruder.username}`,
+        'topic read home/#',
+      ],
+    })
+    await broker.start()
+    closers.push(() => broker.stop())
+    server = await FakeLiveServer.start({
+      scripts: [householdScene()],
+      logger: silentLogger,
+    })
+    closers.push(() => server.close())
+
+    const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
+    const phone = new PhoneClient({
+      pairing: {
+        broker: broker.url,
+        device: 'kitchen',
+        prefix: PREFIX,
+        phone: 'anna',
+        key: anna.key,
+      },
+      username: USERS.phone.username,
+      password: USERS.phone.password,
+      logger: silentLogger,
+    })
+    phone.on((e) => {
+      phoneSaw.push(e)
+      // Anna approves the front door after reading it; she never gets to the garage.
+      if (e.kind === 'pending' && e.request.tool === 'unlock_front_door') {
+        setTimeout(() => void phone.decide(e.request.id, 'approve', 'once').catch(() => {}), 1000)
+      }
+    })
+    await phone.start()
+    closers.push(() => phone.close())
+
+    const houseConn = new MqttConnection({
+      url: broker.url,
+      clientId: 'house',
+      username: USERS.intruder.username,
+      password: USERS.intruder.password,
+      logger: silentLogger,
+    })
+    houseConn.onMessage((topic, payload) => house.push(`${topic} ${payload.toString()}`))
+    houseConn.start()
+    await houseConn.ready()
+    await houseConn.subscribe(['home/#'])
+    closers.push(() => houseConn.close())
+
+    const config = join(work, 'config.json')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        provider: {
+          model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+          baseUrl: server.baseUrl,
+        },
+        audio: {
+          backend: 'wav',
+          inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
+          outputWav: join(work, 'speaker.wav'),
+        },
+        mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
+        phonesDir: join(work, 'phones'),
+        store: { path: join(work, 'nocturn.db') },
+        session: { idleTimeoutSeconds: 2, approvalTimeoutSeconds: 30 },
+        homeActions: [
+          {
+            name: 'unlock_front_door',
+            description: 'Unlocks the front door.',
+            says: 'unlock the front door',
+            topic: 'home/front-door/set',
+            payload: { state: 'UNLOCK' },
+            critical: true,
+          },
+          {
+            name: 'open_garage',
+            description: 'Opens the garage door.',
+            says: 'open the garage door',
+            topic: 'home/garage/set',
+            payload: { state: 'OPEN' },
+            critical: true,
+          },
+        ],
+      }),
+    )
+    // Secrets travel in the environment, never in argv.
+    child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/app/cli.ts', 'run', '--config', config],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          GEMINI_API_KEY: 'e2e-key-not-for-logs',
+          NOCTURN_MQTT_PASSWORD: USERS.device.password,
+          NOCTURN_LOG_LEVEL: 'info',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    child.stdout?.on('data', (c: Buffer) => {
+      logs += c.toString()
+    })
+    child.stderr?.on('data', (c: Buffer) => {
+      logs += c.toString()
+    })
+    const deadline = Date.now() + 45_000
+    while (!logs.includes('"msg":"session closed"')) {
+      if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
+      if (Date.now() > deadline) throw new Error(`no session closed within 45 s:\n${logs}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+  }, 90_000)
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL')
+    for (const c of closers.reverse()) await Promise.resolve(c()).catch(() => {})
+  })
+
+  it('the phone saw the unlock and the garage, approved one, and saw the other withdrawn', () => {
+    const pending = phoneSaw.flatMap((e) => (e.kind === 'pending' ? [e.request] : []))
+    expect(pending.map((r) => [r.tool, r.action, r.channel])).toEqual([
+      ['unlock_front_door', 'unlock the front door', 'voice'],
+      ['open_garage', 'open the garage door', 'voice'],
+    ])
+    const outcomes = phoneSaw.flatMap((e) => (e.kind === 'outcome' ? [e.outcome.state] : []))
+    expect(outcomes).toEqual(['approved', 'withdrawn'])
+    expect(house).toEqual(['home/front-door/set {"state":"UNLOCK"}'])
+  })
+
+  it('the model received an interim, then one final with INTERRUPT, and nothing final for the withdrawn call', () => {
+    const setup = server.framesOf('setup')[0] as {
+      setup: { tools: { functionDeclarations: { behavior?: string }[] }[] }
+    }
+    const declared = setup.setup.tools.flatMap((t) => t.functionDeclarations)
+    expect(declared.length).toBeGreaterThan(0)
+    expect(declared.every((d) => d.behavior === 'NON_BLOCKING')).toBe(true)
+    const responses = server
+      .framesOf('toolResponse')
+      .flatMap(
+        (f) =>
+          (f as { toolResponse: { functionResponses: Record<string, unknown>[] } }).toolResponse
+            .functionResponses,
+      )
+    expect(responses.map((r) => [r.id, r.name, r.willContinue, r.scheduling ?? null])).toEqual([
+      ['call-1', 'unlock_front_door', true, 'WHEN_IDLE'],
+      ['call-1', 'unlock_front_door', false, 'INTERRUPT'],
+      ['call-2', 'open_garage', true, 'WHEN_IDLE'],
+    ])
+    expect(responses[0]?.response).toEqual({
+      status: 'waiting_for_approval',
+      approver: "Anna's phone",
+      action: 'unlock the front door',
+    })
+  })
+
+  it('the speaker WAV holds the replies that played and not the reply cut by the barge-in', () => {
+    const wav = readFileSync(join(work, 'speaker.wav'))
+    expect(wav.subarray(0, 4).toString()).toBe('RIFF')
+    const data = wav.subarray(44)
+    expect(data.indexOf(phrase('waiting').pcm)).toBeGreaterThanOrEqual(0)
+    expect(data.indexOf(phrase('unlocked').pcm)).toBeGreaterThanOrEqual(0)
+    // The long answer was dropped when the person spoke: its end never reached the speaker.
+    expect(data.indexOf(phrase('hello').pcm.subarray(-4800))).toBe(-1)
+  })
+
+  it('the session reads as a chat in nocturn transcripts, and no secret reached a log', () => {
+    const list = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/app/cli.ts',
+        'transcripts',
+        'list',
+        '--store',
+        join(work, 'nocturn.db'),
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    )
+    const id = list.stdout.split(/\s+/)[0] as string
+    const show = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/app/cli.ts',
+        'transcripts',
+        'show',
+        id,
+        '--store',
+        join(work, 'nocturn.db'),
+      ],
+      { cwd: ROOT, encoding: 'utf8' },
+    )
+    expect(show.stdout).toMatch(/voice +user +Please unlock the front door for the plumber\./)
+    expect(show.stdout).toMatch(/voice +tool +unlock_front_door → /)
+    expect(show.stdout).toMatch(/voice +assistant +The front door is unlocked\./)
+    expect(show.stdout).not.toContain('twenty past seven')
+    expect(logs).toContain('"msg":"nocturn running"') // the logs were there to look at
+    expect(logs).not.toContain('e2e-key-not-for-logs')
+    expect(logs).not.toContain(USERS.device.password)
+    expect(logs).not.toContain('Please unlock the front door') // transcripts only under pii, redacted
+  })
+})
