@@ -47,3 +47,23 @@ export function householdScene(): Script {
     ],
   }
 }
+
+/** The household's home actions the scene uses: both critical, so each needs a phone's yes. */
+export const HOUSEHOLD_ACTIONS = [
+  {
+    name: 'unlock_front_door',
+    description: 'Unlocks the front door.',
+    says: 'unlock the front door',
+    topic: 'home/front-door/set',
+    payload: { state: 'UNLOCK' },
+    critical: true,
+  },
+  {
+    name: 'open_garage',
+    description: 'Opens the garage door.',
+    says: 'open the garage door',
+    topic: 'home/garage/set',
+    payload: { state: 'OPEN' },
+    critical: true,
+  },
+] as const

@@ -10,7 +10,7 @@ import { FakeLiveServer, type ReceivedFrame } from '../testing/fake-live-server/
 import type { SessionSummary } from '../voice/voice-session.js'
 import { type Appliance, startAppliance } from './appliance.js'
 import { parseConfig } from './config/load.js'
-import { householdScene } from './household-scene.js'
+import { HOUSEHOLD_ACTIONS, householdScene } from './household-scene.js'
 import { PhoneKeyStore } from './phone-keys.js'
 
 export interface OfflineRunOptions {
@@ -117,24 +117,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
         phonesDir: join(work, 'phones'),
         store: { path: join(work, 'nocturn.db') },
         session: { idleTimeoutSeconds: 2, approvalTimeoutSeconds: 30 },
-        homeActions: [
-          {
-            name: 'unlock_front_door',
-            description: 'Unlocks the front door.',
-            says: 'unlock the front door',
-            topic: 'home/front-door/set',
-            payload: { state: 'UNLOCK' },
-            critical: true,
-          },
-          {
-            name: 'open_garage',
-            description: 'Opens the garage door.',
-            says: 'open the garage door',
-            topic: 'home/garage/set',
-            payload: { state: 'OPEN' },
-            critical: true,
-          },
-        ],
+        homeActions: HOUSEHOLD_ACTIONS,
       }),
       'offline config',
       { GEMINI_API_KEY: 'offline-run-key' },

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
-import { householdScene } from '../../src/app/household-scene.js'
+import { HOUSEHOLD_ACTIONS, householdScene } from '../../src/app/household-scene.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
@@ -102,24 +102,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
         phonesDir: join(work, 'phones'),
         store: { path: join(work, 'nocturn.db') },
         session: { idleTimeoutSeconds: 2, approvalTimeoutSeconds: 30 },
-        homeActions: [
-          {
-            name: 'unlock_front_door',
-            description: 'Unlocks the front door.',
-            says: 'unlock the front door',
-            topic: 'home/front-door/set',
-            payload: { state: 'UNLOCK' },
-            critical: true,
-          },
-          {
-            name: 'open_garage',
-            description: 'Opens the garage door.',
-            says: 'open the garage door',
-            topic: 'home/garage/set',
-            payload: { state: 'OPEN' },
-            critical: true,
-          },
-        ],
+        homeActions: HOUSEHOLD_ACTIONS,
       }),
     )
     // Secrets travel in the environment, never in argv.
