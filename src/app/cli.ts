@@ -15,6 +15,10 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`nocturn: unknown command "${name}"\n\n${usage()}`)
     return 2
   }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: nocturn ${name} ${entry.usage}\n\n${entry.summary}\n`)
+    return 0
+  }
   const mod = await entry.load()
   return mod.run(rest)
 }

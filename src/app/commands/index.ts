@@ -5,6 +5,8 @@ export interface Command {
 
 export interface CommandEntry {
   readonly summary: string
+  /** The arguments, as `nocturn <name> --help` shows them. */
+  readonly usage: string
   load(): Promise<Command>
 }
 
@@ -12,42 +14,55 @@ export interface CommandEntry {
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   run: {
     summary: 'the appliance: listen, talk, act, ask phones (--config /etc/nocturn/config.json)',
+    usage:
+      '[--config /etc/nocturn/config.json]   (NOCTURN_CONFIG also names the file; secrets from the environment or systemd credentials)',
     load: () => import('./run.js'),
   },
   config: {
     summary: 'print a commented example configuration, or check one (exit 2 when unusable)',
+    usage: '--example | --check [--config <path>]',
     load: () => import('./config.js'),
   },
   demo: {
     summary: 'the offline run of the whole appliance: no hardware, no key, no network',
+    usage: '   (what npm start runs; keeps var/offline/ for nocturn transcripts)',
     load: () => import('./demo.js'),
   },
   transcripts: {
     summary: 'list, show or delete stored conversations',
+    usage: 'list | show <id> | delete <id>  [--store <path>]',
     load: () => import('./transcripts.js'),
   },
   doctor: {
     summary: 'check the Gemini key, the live models (and which support async calls) and more',
+    usage: '[--config <path>] [--json] [--model <id>] [--base-url <url>]',
     load: () => import('./doctor.js'),
   },
   'fake-live': {
     summary: 'run the local fake Gemini Live service (for doctor and offline runs)',
+    usage: '[--port 8790]',
     load: () => import('./fake-live.js'),
   },
   broker: {
     summary: 'the embedded MQTT broker on loopback, for development',
+    usage: '[--port 1883] [--prefix nocturn/v1]',
     load: () => import('./broker.js'),
   },
   pair: {
     summary: 'pair a phone (a key shown once as a URI and QR code), list or revoke phones',
+    usage:
+      '<phone-id> "<name>" [--broker URL] [--device ID] [--prefix P] [--dir DIR] [--no-qr] | --list | --revoke <phone-id>',
     load: () => import('./pair.js'),
   },
   phone: {
     summary: 'the reference phone client: watch, approve <id>, deny <id>',
+    usage:
+      'watch [--once] | approve <id> [--grant once|session|2h] | deny <id> | conversations | show <id> | say <id|new> "<text>" | follow [<id>]',
     load: () => import('./phone.js'),
   },
   devices: {
     summary: 'list the capture and playback devices of an audio backend (--backend alsa|portaudio)',
+    usage: '[--backend alsa|portaudio]',
     load: () => import('./devices.js'),
   },
 }

@@ -3,6 +3,7 @@ import { startAppliance } from '../appliance.js'
 import { ConfigError } from '../config/errors.js'
 import { loadConfig } from '../config/load.js'
 import { createLogger } from '../logger.js'
+import { Watchdog } from '../watchdog.js'
 
 /**
  * `nocturn run [--config path]`: the appliance. Runs until SIGTERM (systemd stop) or SIGINT, then
@@ -21,6 +22,10 @@ export async function run(args: string[]): Promise<number> {
     throw err
   }
   const logger = createLogger({ level: process.env.NOCTURN_LOG_LEVEL ?? loaded.config.logLevel })
+  // A stuck event loop cannot run any handler: a worker thread notices and kills the process, and
+  // systemd restarts it. (A microphone that stops delivering is the capture watchdog's: it restarts
+  // capture and shows the error on the LED, without killing a process that may just be muted.)
+  const watchdog = new Watchdog({ loopLimitMs: 15_000 })
   const appliance = await startAppliance({
     loaded,
     logger,
@@ -34,5 +39,6 @@ export async function run(args: string[]): Promise<number> {
   })
   logger.info({}, 'stopping')
   await appliance.close()
+  await watchdog.stop()
   return 0
 }
