@@ -8,6 +8,7 @@ import { HOUSEHOLD_ACTIONS, householdScene } from '../../src/app/household-scene
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
+import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer, phrase } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
@@ -26,6 +27,8 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
   let child: ChildProcess
   let work: string
   let logs = ''
+  let chat: { role: string; text?: string; toolName?: string }[] = []
+  let typed = { conversation: '', text: '' }
   const phoneSaw: PhoneEvent[] = []
   const house: string[] = []
   const closers: (() => Promise<unknown> | unknown)[] = []
@@ -45,6 +48,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     closers.push(() => broker.stop())
     server = await FakeLiveServer.start({
       scripts: [householdScene()],
+      generate: [{ text: 'Anna let the plumber in from her phone.' }],
       logger: silentLogger,
     })
     closers.push(() => server.close())
@@ -91,6 +95,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
       JSON.stringify({
         provider: {
           model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+          textModel: 'gemini-3.5-flash',
           baseUrl: server.baseUrl,
         },
         audio: {
@@ -132,6 +137,25 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
       if (Date.now() > deadline) throw new Error(`no session closed within 45 s:\n${logs}`)
       await new Promise((r) => setTimeout(r, 50))
     }
+    // Later, on Anna's phone (her own broker user, so only she reads her replies): the spoken
+    // session is listed, read, and continued by typing, while the appliance runs.
+    const convs = new PhoneConversations({
+      pairing: {
+        broker: broker.url,
+        device: 'kitchen',
+        prefix: PREFIX,
+        phone: 'anna',
+        key: anna.key,
+      },
+      username: USERS.anna.username,
+      password: USERS.anna.password,
+      logger: silentLogger,
+    })
+    await convs.start()
+    closers.push(() => convs.close())
+    const [spoken] = (await convs.list()).conversations
+    chat = (await convs.showAll(String(spoken?.id))) as typeof chat
+    typed = await convs.say(String(spoken?.id), 'Who let the plumber in?')
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
@@ -187,6 +211,35 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     expect(data.indexOf(phrase('unlocked').pcm)).toBeGreaterThanOrEqual(0)
     // The long answer was dropped when the person spoke: its end never reached the speaker.
     expect(data.indexOf(phrase('hello').pcm.subarray(-4800))).toBe(-1)
+  })
+
+  it("the spoken session is read on Anna's phone as stored, and continued by typing with its whole history", () => {
+    const lines = chat.map((m) =>
+      m.role === 'tool' ? `tool ${m.toolName}` : `${m.role} ${m.text}`,
+    )
+    expect(lines).toContain('user Please unlock the front door for the plumber.')
+    expect(lines).toContain('tool unlock_front_door')
+    expect(lines).toContain('assistant The front door is unlocked.')
+    expect(lines).toContain('user Stop, thanks.')
+    expect(lines.some((l) => l.includes('twenty past seven'))).toBe(false) // cut by the barge-in
+    expect(typed.text).toBe('Anna let the plumber in from her phone.')
+    // The text model was sent the spoken conversation, in order, then the typed question.
+    const body = server.rest.find((r) => /generatecontent/i.test(r.path))?.body as {
+      contents: { role: string; parts: { text?: string }[] }[]
+    }
+    const said = body.contents.flatMap((c) => c.parts.flatMap((p) => (p.text ? [p.text] : [])))
+    const order = [
+      'Please unlock the front door for the plumber.',
+      'The front door is unlocked.',
+      'And open the garage.',
+      'Who let the plumber in?',
+    ]
+    const at = order.map((t) => said.findIndex((x) => x.includes(t)))
+    expect(
+      at.every((i) => i >= 0),
+      JSON.stringify(said),
+    ).toBe(true)
+    expect([...at].sort((a, b) => a - b)).toEqual(at)
   })
 
   it('the session reads as a chat in nocturn transcripts, and no secret reached a log', () => {
