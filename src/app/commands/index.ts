@@ -27,7 +27,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./transcripts.js'),
   },
   doctor: {
-    summary: 'check the Gemini key, the live models (and which support async calls) and more',
+    summary:
+      'check config, audio, panel, broker, phones, the Gemini key and models, each with a fix',
     load: () => import('./doctor.js'),
   },
   'fake-live': {
