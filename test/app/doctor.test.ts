@@ -29,12 +29,14 @@ let server: FakeLiveServer
 let broker: TestBroker
 let alsa: HermeticAlsa
 let dir: string
+let nowherePort: number
 
 beforeAll(async () => {
   if (skip) return
   dir = mkdtempSync(join(tmpdir(), 'nocturn-doctor-'))
   server = await FakeLiveServer.start({ apiKey: KEY })
   broker = mosquittoBroker(await freePort())
+  nowherePort = await freePort()
   await broker.start()
   // One second of silence: arecord -d 1 reads exactly this much from the file PCM.
   alsa = hermeticAlsa(Buffer.alloc(32_000), { stall: false })
@@ -54,7 +56,7 @@ interface Setup {
   name: string
   audio?: Record<string, unknown>
   panel?: Record<string, unknown>
-  mqtt?: 'right' | 'wrong' | 'none'
+  mqtt?: 'right' | 'wrong' | 'none' | 'nowhere'
   phones?: 'one' | 'none'
   model?: string
   raw?: string
@@ -72,7 +74,7 @@ function writeConfig(s: Setup): string {
     panel: s.panel ?? { backend: 'none' },
     ...(s.mqtt !== 'none' && {
       mqtt: {
-        url: broker.url,
+        url: s.mqtt === 'nowhere' ? `mqtt://127.0.0.1:${nowherePort}` : broker.url,
         username: USERS.device.username,
         passwordFile: join(dir, s.mqtt === 'wrong' ? 'mqtt-wrong' : 'mqtt-right'),
         deviceId: 'kitchen',
@@ -85,7 +87,12 @@ function writeConfig(s: Setup): string {
   return path
 }
 
-async function doctor(setup: Setup, args: string[] = [], extraEnv: Record<string, string> = {}) {
+async function doctor(
+  setup: Setup,
+  args: string[] = [],
+  extraEnv: Record<string, string> = {},
+  viaEnv = false,
+) {
   const env = {
     ...alsa.env,
     // The key only in the environment, as the unit's credential would be; nothing else leaks in.
@@ -100,7 +107,10 @@ async function doctor(setup: Setup, args: string[] = [], extraEnv: Record<string
     NOCTURN_GEMINI_MODEL: '',
     ...extraEnv,
   }
-  const cmd = ['--import', 'tsx', 'src/app/cli.ts', 'doctor', '--config', writeConfig(setup)]
+  const path = writeConfig(setup)
+  // NOCTURN_CONFIG names the configuration as well as --config does (the unit sets neither).
+  if (viaEnv) env.NOCTURN_CONFIG = path
+  const cmd = ['--import', 'tsx', 'src/app/cli.ts', 'doctor', ...(viaEnv ? [] : ['--config', path])]
   try {
     const r = await run(process.execPath, [...cmd, ...args], { cwd: ROOT, env })
     return { code: 0, stdout: r.stdout, stderr: r.stderr }
@@ -267,6 +277,17 @@ describe.skipIf(skip)('nocturn doctor --config: the whole device', () => {
     expect(line(r.stdout, 'broker')).toMatch(
       /^warn +broker +not configured: approvals are asked on the terminal, or denied/,
     )
+  })
+
+  it('a broker that is not there: unreachable, with the fix; the config found through NOCTURN_CONFIG', async () => {
+    const r = await doctor({ name: 'nowhere', mqtt: 'nowhere' }, [], {}, true)
+    expect(r.code).toBe(1)
+    expect(line(r.stdout, 'config')).toMatch(/^ok +config +\S+nowhere\.json is valid$/)
+    expect(line(r.stdout, 'broker')).toMatch(
+      /^fail +broker +mqtt:\/\/127\.0\.0\.1:\d+: unreachable \(.*ECONNREFUSED.*\)$/,
+    )
+    expect(details(r.stdout, 'broker')).toMatch(/fix: is the broker running/)
+    noSecrets(r)
   })
 
   it('an unusable configuration: the one-line problems, the checks that need it skipped, exit 1', async () => {
