@@ -134,9 +134,11 @@ export async function checkPanel(opts: PanelCheckOptions = {}): Promise<PanelChe
     if (b === 'rpi-gpio' && kernelAtLeast66) {
       checks.push({
         name: 'panel backend',
-        status: sysfsGpio ? 'warn' : 'fail',
-        detail: `rpi-gpio on Linux ${kernel}: the rpi-gpio package's raw numbers fail with EINVAL from 6.6 (the header chip moved to a high base); Nocturn's sysfs backend reads the base, but sysfs GPIO is deprecated${sysfsGpio ? '' : ' and absent here'}`,
-        fix: 'set panel.backend to "gpiod" and install gpiod',
+        // A fail even where sysfs still exists: the design card's rpi-gpio raw numbers give EINVAL
+        // here, and sysfs GPIO is deprecated and gone from many current kernels.
+        status: 'fail',
+        detail: `rpi-gpio on Linux ${kernel}: the rpi-gpio package's raw numbers fail with EINVAL from 6.6 (the header chip moved to a high base); sysfs GPIO is deprecated${sysfsGpio ? '' : ' and absent here'}`,
+        fix: 'use gpiod: set panel.backend to "gpiod" and install gpiod (sudo apt install gpiod)',
       })
     } else if ((b === 'gpiod' || b === 'rpi-gpio') && b !== recommended) {
       checks.push({

@@ -29,7 +29,7 @@ let fake: FakeGpiod | undefined
 afterEach(() => fake?.cleanup())
 
 describe('checkPanel: which GPIO backend this board needs', () => {
-  it('Pi OS Bookworm, kernel 6.6, chips present: gpiod, and rpi-gpio is explained away', async () => {
+  it('Pi OS Bookworm, kernel 6.6, chips present: gpiod, and rpi-gpio fails with the fix "use gpiod"', async () => {
     fake = fakeGpiod(1)
     const r = await checkPanel({
       root: board({ chips: true, sysfsBase: 512 }),
@@ -41,9 +41,11 @@ describe('checkPanel: which GPIO backend this board needs', () => {
     expect(r.kernelAtLeast66).toBe(true)
     expect(r.libgpiod).toBe(1)
     const backend = r.checks.find((c) => c.name === 'panel backend')
-    expect(backend?.status).toBe('warn')
+    expect(backend?.status).toBe('fail')
     expect(backend?.detail).toMatch(/EINVAL/)
-    expect(backend?.fix).toBe('set panel.backend to "gpiod" and install gpiod')
+    expect(backend?.fix).toBe(
+      'use gpiod: set panel.backend to "gpiod" and install gpiod (sudo apt install gpiod)',
+    )
     expect(r.checks.find((c) => c.name === 'sysfs gpio')?.detail).toMatch(/GPIO17 is 529 there/)
   })
 

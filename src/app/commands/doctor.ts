@@ -1,34 +1,93 @@
+import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { formatHuman, formatJson, runChecks } from '../doctor/check.js'
+import { ConfigError } from '../config/errors.js'
+import { DEFAULT_CONFIG_PATH, type LoadedConfig, loadConfig } from '../config/load.js'
+import { type Check, formatHuman, formatJson, runChecks } from '../doctor/check.js'
+import { type DeviceDoctorContext, deviceChecks } from '../doctor/device-checks.js'
 import { type GeminiDoctorContext, geminiChecks } from '../doctor/gemini-checks.js'
 import { createLogger } from '../logger.js'
 
+const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--base-url URL] [--model ID]
+
+Checks what a person would otherwise debug by hand, each with a plain-language fix: the
+configuration, the audio PCMs, the panel's GPIO backend and pins, the broker and its credentials,
+the paired phones, the Gemini key, the account's live models and which support asynchronous calls.
+
+  --config path   the configuration (default: $NOCTURN_CONFIG, else ${DEFAULT_CONFIG_PATH} if it
+                  exists; without one the Gemini settings come from the environment)
+  --json          the report as JSON, for programs
+  --connect       also open a short live session to the model
+  --base-url URL  the Gemini endpoint (overrides provider.baseUrl)
+  --model ID      the live model (overrides provider.model; implies --connect)
+
+Exit code 1 when any check fails, 0 otherwise (warnings allowed). Never prints a secret.
+`
+
+type DoctorContext = DeviceDoctorContext & GeminiDoctorContext
+
 /**
- * `nocturn doctor [--json] [--base-url URL] [--model ID]`: checks what a person would otherwise
- * debug by hand. For now: the Gemini key, the account's live models and which of them support
- * asynchronous calls, and a short connect to the configured model.
+ * `nocturn doctor`: DESIGN §7. Reads the configuration when there is one (the model, base URL and
+ * key from it), then runs every check; one failing never stops the others.
  */
 export async function run(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
       json: { type: 'boolean', default: false },
+      config: { type: 'string' },
+      connect: { type: 'boolean', default: false },
       'base-url': { type: 'string' },
       model: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
   })
-  // Log lines go to stderr at warn: stdout is the report (and must stay parseable with --json).
+  if (values.help) {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  // Log lines go to stderr: stdout is the report (and must stay parseable with --json).
   const logger = createLogger({
     level: process.env.NOCTURN_LOG_LEVEL ?? 'error',
     destination: process.stderr,
   })
-  const ctx: GeminiDoctorContext = {
-    env: process.env,
-    baseUrl: values['base-url'] ?? process.env.NOCTURN_GEMINI_BASE_URL,
-    model: values.model ?? process.env.NOCTURN_GEMINI_MODEL,
+
+  const env = process.env
+  const configPath =
+    values.config ??
+    (env.NOCTURN_CONFIG || (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined))
+  let loaded: LoadedConfig | undefined
+  let configError: ConfigError | undefined
+  if (configPath !== undefined) {
+    try {
+      loaded = loadConfig({ path: configPath, env })
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err
+      configError = err
+    }
+  }
+
+  const provider = loaded?.config.provider
+  const ctx: DoctorContext = {
+    env,
+    loaded,
+    configPath,
+    configError,
+    baseUrl: values['base-url'] ?? provider?.baseUrl ?? env.NOCTURN_GEMINI_BASE_URL,
+    model: values.model ?? provider?.model ?? env.NOCTURN_GEMINI_MODEL,
+    connect: values.connect === true || values.model !== undefined,
     logger,
   }
-  const results = await runChecks(geminiChecks, ctx)
+  if (loaded) {
+    // The configuration resolved the key already (environment, credential or file): use that.
+    ctx.key = provider?.apiKey
+      ? { key: provider.apiKey, source: loaded.secretSources.apiKey }
+      : new Error(
+          'not set: put it in the gemini-api-key credential (LoadCredential=), provider.apiKeyFile, or GEMINI_API_KEY',
+        )
+  }
+
+  const checks: Check<DoctorContext>[] = [...deviceChecks, ...geminiChecks]
+  const results = await runChecks(checks, ctx)
   process.stdout.write(values.json ? formatJson(results) : formatHuman(results))
   return results.some((r) => r.status === 'fail') ? 1 : 0
 }

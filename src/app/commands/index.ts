@@ -34,8 +34,9 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./transcripts.js'),
   },
   doctor: {
-    summary: 'check the Gemini key, the live models (and which support async calls) and more',
-    usage: '[--config <path>] [--json] [--model <id>] [--base-url <url>]',
+    summary:
+      'check config, audio, panel, broker, phones, the Gemini key and models, each with a fix',
+    usage: '[--config <path>] [--json] [--connect] [--model <id>] [--base-url <url>]',
     load: () => import('./doctor.js'),
   },
   'fake-live': {

@@ -9,6 +9,8 @@ export interface GeminiDoctorContext {
   readonly env: NodeJS.ProcessEnv
   readonly baseUrl: string | undefined
   readonly model: string | undefined
+  /** Open a short live session to the model (otherwise it is only looked up in the listing). */
+  readonly connect: boolean
   readonly logger: Logger
   /** Filled by the checks, so later ones reuse earlier answers. */
   key?: GeminiKey | Error
@@ -35,7 +37,7 @@ async function account(ctx: GeminiDoctorContext): Promise<AccountReport | Error>
       ctx.account = await checkAccount({
         apiKey: k.key,
         baseUrl: ctx.baseUrl,
-        probeModel: ctx.model,
+        ...(ctx.connect && ctx.model !== undefined && { probeModel: ctx.model }),
         connectTimeoutMs: 10_000,
         logger: ctx.logger,
       })
@@ -95,10 +97,51 @@ export const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
   },
 }
 
+const DEAD_AIR =
+  'this model makes approvals dead air: it cannot wait for a phone while talking, so the speaker plays a waiting cue meanwhile — choose a model with async calls (e.g. gemini-3.8-live) in provider.model'
+
+export const geminiModelCheck: Check<GeminiDoctorContext> = {
+  name: 'Gemini model',
+  async run(ctx): Promise<CheckResult> {
+    if (!ctx.model)
+      return { status: 'skip', summary: 'no model configured (provider.model or --model)' }
+    const caps = lookupCapabilities(ctx.model)
+    const details = [`capability table: ${caps.capabilities.note}`]
+    if (!caps.capabilities.asyncToolCalls) details.push(DEAD_AIR)
+    const a = key(ctx) instanceof Error ? undefined : await account(ctx)
+    const listed =
+      a && !(a instanceof Error) ? a.liveModels.some((m) => m.id === ctx.model) : undefined
+    if (listed === false) {
+      details.push('fix: pick one of the live models listed above for provider.model')
+      return {
+        status: 'fail',
+        summary: `${ctx.model}: the account does not list this model as a live model`,
+        details,
+        data: { model: ctx.model, listed, asyncToolCalls: caps.capabilities.asyncToolCalls },
+      }
+    }
+    const data = {
+      model: ctx.model,
+      listed,
+      known: caps.known,
+      asyncToolCalls: caps.capabilities.asyncToolCalls,
+    }
+    return {
+      status: caps.known && caps.capabilities.asyncToolCalls ? 'ok' : 'warn',
+      summary: `${ctx.model}: ${listed ? 'listed by the account, ' : ''}asynchronous calls ${caps.capabilities.asyncToolCalls ? 'yes' : 'no'}`,
+      details,
+      data,
+    }
+  },
+}
+
 export const geminiConnectCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini live connect',
   async run(ctx): Promise<CheckResult> {
     if (!ctx.model) return { status: 'skip', summary: 'no model configured (--model)' }
+    if (!ctx.connect) {
+      return { status: 'skip', summary: 'not asked: --connect opens a short session to the model' }
+    }
     if (key(ctx) instanceof Error) return { status: 'skip', summary: 'no API key' }
     const a = await account(ctx)
     if (a instanceof Error || !a.probe) return { status: 'skip', summary: 'the model list failed' }
@@ -110,7 +153,7 @@ export const geminiConnectCheck: Check<GeminiDoctorContext> = {
         : `capability table: ${caps.capabilities.note}`,
     ]
     if (!caps.capabilities.asyncToolCalls) {
-      details.push('this model makes approvals dead air: the speaker plays a waiting cue meanwhile')
+      details.push(DEAD_AIR)
     }
     if (!p.listed) details.push('the account does not list this model as a live model')
     if (!p.ok) return { status: 'fail', summary: `${p.model}: ${p.error}`, details, data: p }
@@ -123,4 +166,9 @@ export const geminiConnectCheck: Check<GeminiDoctorContext> = {
   },
 }
 
-export const geminiChecks = [geminiKeyCheck, geminiLiveModelsCheck, geminiConnectCheck]
+export const geminiChecks = [
+  geminiKeyCheck,
+  geminiLiveModelsCheck,
+  geminiModelCheck,
+  geminiConnectCheck,
+]
