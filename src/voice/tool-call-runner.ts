@@ -48,6 +48,29 @@ export class ToolCallRunner {
     this.#log = deps.log
   }
 
+  /** At session start: are tools non-blocking on this model, and why (DESIGN §2.2, §2.11). */
+  logCapabilities(): void {
+    const caps = this.#d.llm.capabilities
+    if (caps.asyncToolCalls) {
+      this.#log.info(
+        { model: caps.model, nonBlocking: true, why: 'the model supports asynchronous calls' },
+        'voice tools declared',
+      )
+    } else {
+      this.#log.info(
+        { model: caps.model, nonBlocking: false, why: 'the model has no asynchronous calls' },
+        'voice tools declared',
+      )
+      this.#log.warn(
+        { model: caps.model },
+        'approvals will be dead air on this model: it is silent while a phone decides',
+      )
+    }
+    if (!caps.transcription) {
+      this.#log.warn({ model: caps.model }, 'voice transcript will hold tool calls only')
+    }
+  }
+
   /** A `toolCall` event: registers every well-formed call and starts a task for each. */
   onToolCall(conn: Issuer, calls: readonly LiveToolCall[]): void {
     const accepted: LiveCall[] = []

@@ -1,20 +1,16 @@
 import type { Logger } from '../core/logger.js'
-import type { TimerHandle } from '../ports/clock.js'
 import type { LiveEvents, LiveToolCall } from '../ports/live-llm.js'
 import { CallRegistry } from './call-registry.js'
 import { type Connection, ConnectionKeeper } from './connection-keeper.js'
 import { MicUplink } from './mic-uplink.js'
 import { SessionTimers } from './session-timers.js'
-import {
-  DEFAULT_VOICE_OPTIONS,
-  type SessionEndReason,
-  type SessionHooks,
-  type SessionSummary,
-  type VoiceMic,
-  type VoiceOptions,
-  type VoiceSessionDeps,
-  type WaitingNotice,
+import type {
+  SessionEndReason,
+  SessionHooks,
+  SessionSummary,
+  VoiceSessionDeps,
 } from './session-types.js'
+import { SpeakingWatch } from './speaking-watch.js'
 import { ToolCallRunner } from './tool-call-runner.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
@@ -30,7 +26,7 @@ export {
   type VoiceOptions,
   type VoiceSessionDeps,
   type WaitingNotice,
-}
+} from './session-types.js'
 
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
@@ -39,8 +35,9 @@ export {
  * never awaits anything; every tool call runs as its own task.
  *
  * The connections and their resumption are the `ConnectionKeeper`'s, microphone audio the
- * `MicUplink`'s, the tool-call tasks and their answers the `ToolCallRunner`'s; what is left here
- * is the provider events, the speaker, and the start and end of the session.
+ * `MicUplink`'s, the tool-call tasks and their answers the `ToolCallRunner`'s, the speaking light
+ * the `SpeakingWatch`'s; what is left here is the provider events, turns, the speaker and the
+ * transcript, and the start and end of the session.
  */
 export class VoiceSession {
   readonly conversationId: string
@@ -55,8 +52,7 @@ export class VoiceSession {
   readonly #link: ConnectionKeeper
   readonly #runner: ToolCallRunner
   readonly #startedAt: number
-  #speaking = false
-  #speakingTimer?: TimerHandle
+  readonly #speakingWatch: SpeakingWatch
   /** The stop button dropped this reply: the rest of it is not played either. */
   #suppressReply = false
   /**
@@ -87,6 +83,11 @@ export class VoiceSession {
       idleMs: deps.options.idleMs,
       playingMs: () => deps.speaker.queuedMs(),
       onExpire: (reason) => void this.end(reason),
+    })
+    this.#speakingWatch = new SpeakingWatch({
+      clock: deps.clock,
+      speaker: deps.speaker,
+      changed: () => hooks.changed(),
     })
     const ending = () => this.#ending
     const shared = {
@@ -126,7 +127,7 @@ export class VoiceSession {
   }
 
   get speaking(): boolean {
-    return this.#speaking
+    return this.#speakingWatch.speaking
   }
 
   get waitingForApproval(): boolean {
@@ -143,7 +144,7 @@ export class VoiceSession {
 
   /** Opens the first connection and runs until the session ends; resolves with a summary. */
   async run(preRoll: readonly Uint8Array[] = []): Promise<SessionSummary> {
-    this.#logCapabilities()
+    this.#runner.logCapabilities()
     this.#uplink.preRoll(preRoll)
     this.#timers.start()
     // The microphone and the connection start together: frames before the open are kept.
@@ -186,7 +187,7 @@ export class VoiceSession {
       this.#suppressReply = true
       this.#transcript.cutReply()
     }
-    this.#checkSpeaking()
+    this.#speakingWatch.check()
   }
 
   /** Ends the session cleanly: approvals withdrawn, transcript complete, connection closed. */
@@ -200,7 +201,7 @@ export class VoiceSession {
     )
     this.#timers.stop()
     this.#link.cancelResume()
-    if (this.#speakingTimer) clock.clearTimeout(this.#speakingTimer)
+    this.#speakingWatch.stop()
     this.#transcript.flush()
     // Nobody will hear these answers: withdraw them, so no phone keeps asking.
     for (const call of this.#calls.running()) this.#runner.withdraw(call.id, 'session_end')
@@ -272,31 +273,7 @@ export class VoiceSession {
     this.#transcript.modelOutput()
     this.#timers.activity()
     this.#d.speaker.write(pcm)
-    if (!this.#speaking) {
-      this.#speaking = true
-      this.#hooks.changed()
-    }
-    if (!this.#speakingTimer) this.#armSpeaking()
-  }
-
-  #armSpeaking(): void {
-    const left = this.#d.speaker.queuedMs()
-    this.#speakingTimer = this.#d.clock.setTimeout(
-      () => {
-        this.#speakingTimer = undefined
-        this.#checkSpeaking()
-      },
-      Math.max(1, left),
-    )
-  }
-
-  #checkSpeaking(): void {
-    const playing = this.#d.speaker.queuedMs() > 0
-    if (playing && !this.#speakingTimer) this.#armSpeaking()
-    if (playing !== this.#speaking) {
-      this.#speaking = playing
-      this.#hooks.changed()
-    }
+    this.#speakingWatch.wrote()
   }
 
   #onUserText(text: string): void {
@@ -331,7 +308,7 @@ export class VoiceSession {
     this.#afterBargeIn = true
     this.#transcript.interrupted()
     this.#turns.end()
-    this.#checkSpeaking()
+    this.#speakingWatch.check()
   }
 
   #onTurnComplete(): void {
@@ -348,30 +325,6 @@ export class VoiceSession {
     this.#sign('model_output')
     this.#timers.activity()
     this.#runner.onToolCall(conn, calls)
-  }
-
-  // ---- helpers --------------------------------------------------------------------------
-
-  #logCapabilities(): void {
-    const caps = this.#d.llm.capabilities
-    if (caps.asyncToolCalls) {
-      this.#log.info(
-        { model: caps.model, nonBlocking: true, why: 'the model supports asynchronous calls' },
-        'voice tools declared',
-      )
-    } else {
-      this.#log.info(
-        { model: caps.model, nonBlocking: false, why: 'the model has no asynchronous calls' },
-        'voice tools declared',
-      )
-      this.#log.warn(
-        { model: caps.model },
-        'approvals will be dead air on this model: it is silent while a phone decides',
-      )
-    }
-    if (!caps.transcription) {
-      this.#log.warn({ model: caps.model }, 'voice transcript will hold tool calls only')
-    }
   }
 }
 
