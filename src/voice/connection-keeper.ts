@@ -7,7 +7,7 @@ import type {
   LiveSetup,
   LiveToolResponse,
 } from '../ports/live-llm.js'
-import { AnswerOutbox, type Outgoing } from './answer-outbox.js'
+import { AnswerOutbox } from './answer-outbox.js'
 import type { CallRegistry, LiveCall, WithdrawReason } from './call-registry.js'
 import type { MicUplink } from './mic-uplink.js'
 import type { SessionHooks, VoiceSessionDeps } from './session-types.js'
@@ -47,8 +47,8 @@ export interface ConnectionKeeperDeps
 
 /**
  * The session's provider connections (DESIGN §2.10): opens them, resumes across `goAway` and
- * drops with the last resumable handle, falls back to fresh ones, and keeps the answers finished
- * in a gap for the lineage that issued their calls.
+ * drops with the last resumable handle, falls back to fresh ones; a fresh one starts a new lineage,
+ * whose calls and answers never cross to another.
  */
 export class ConnectionKeeper {
   readonly #d: ConnectionKeeperDeps
@@ -60,7 +60,7 @@ export class ConnectionKeeper {
   #handle?: string
   /** Resumable handles received so far; the last one is `#handle`. */
   #handleSeq = 0
-  readonly #outbox = new AnswerOutbox()
+  readonly #outbox: AnswerOutbox
   #reconnecting = false
   #resumeAfterTurn = false
   #resumeTimer?: TimerHandle
@@ -70,6 +70,11 @@ export class ConnectionKeeper {
   constructor(deps: ConnectionKeeperDeps) {
     this.#d = deps
     this.#log = deps.log
+    this.#outbox = new AnswerOutbox({
+      log: deps.log,
+      live: () => (this.#conn?.live ? this.#conn : undefined),
+      lineage: () => this.#lineage,
+    })
   }
 
   /** The open, current connection's session: audio and answers go here. */
@@ -93,48 +98,14 @@ export class ConnectionKeeper {
     return this.#fresh
   }
 
-  // ---- answers --------------------------------------------------------------------------
-
+  /** Sends an answer on a connection of the call's lineage, or keeps it for the resumption. */
   send(call: LiveCall, response: LiveToolResponse): void {
-    const o: Outgoing = { lineage: call.lineage, response }
-    const c = this.#conn
-    if (c?.live && c.lineage === call.lineage) {
-      this.#respond(c, o)
-      return
-    }
-    if (call.lineage === this.#lineage) {
-      // Between connections: delivered when this lineage resumes, dropped if it cannot.
-      this.#log.info({ callId: call.id }, 'voice answer queued until the connection resumes')
-      this.#outbox.push(o)
-      return
-    }
-    this.#log.warn({ callId: call.id }, 'voice answer for a lost connection dropped')
+    this.#outbox.send(call, response)
   }
 
   /** A withdrawn call: an answer still queued for it must not go out. */
   unqueue(callId: string): void {
     this.#outbox.remove(new Set([callId]))
-  }
-
-  #flushOutbox(conn: Connection): void {
-    for (const o of this.#outbox.take()) {
-      if (o.lineage !== conn.lineage) continue
-      this.#log.info(
-        { callId: o.response.id, willContinue: o.response.willContinue === true },
-        'voice queued answer delivered after resumption',
-      )
-      this.#respond(conn, o)
-    }
-  }
-
-  #respond(conn: Connection, o: Outgoing): void {
-    try {
-      conn.session?.respond(o.response)
-    } catch (err) {
-      // The socket died under us; keep the answer for the connection that resumes this one.
-      this.#log.warn({ callId: o.response.id, err: errText(err) }, 'voice respond failed: queued')
-      this.#outbox.push(o)
-    }
   }
 
   // ---- opening --------------------------------------------------------------------------
@@ -184,7 +155,7 @@ export class ConnectionKeeper {
       { connection: conn.n, lineage: conn.lineage, kind, history: setup.history?.length ?? 0 },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
     )
-    this.#flushOutbox(conn)
+    this.#outbox.deliver(conn)
     this.#d.uplink.flushGap(session)
     this.#d.hooks.changed()
     return true
