@@ -1,0 +1,82 @@
+import type { Gate } from '../core/gate.js'
+import type { Logger } from '../core/logger.js'
+import type { Persona } from '../core/persona.js'
+import type { ToolSet } from '../core/tool-set.js'
+import type { AudioIn, AudioOut } from '../ports/audio.js'
+import type { Clock } from '../ports/clock.js'
+import type { LiveLLM } from '../ports/live-llm.js'
+import type { TranscriptStore } from '../ports/transcript-store.js'
+import type { ExpiryReason } from './session-timers.js'
+
+export interface VoiceOptions {
+  /** Wall-clock budget of one session. */
+  readonly budgetMs: number
+  /** The session ends after this long with nobody speaking and nothing playing. */
+  readonly idleMs: number
+  /** Microphone audio kept while no connection is open (opening, resuming); oldest dropped first. */
+  readonly gapBufferMs: number
+  /** Fresh connections tried after a connection is lost before the session gives up. */
+  readonly maxReconnectAttempts: number
+  /** After `goAway`, resume at the end of the current turn, but no later than this before the cut. */
+  readonly goAwayMarginMs: number
+  /** At session end, how long withdrawn calls get to unwind before the transcript is closed. */
+  readonly endDrainMs: number
+}
+
+/** Ten minutes, about one provider connection; sixty seconds of silence means the room moved on. */
+export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
+  budgetMs: 10 * 60_000,
+  idleMs: 60_000,
+  gapBufferMs: 2_000,
+  maxReconnectAttempts: 3,
+  goAwayMarginMs: 5_000,
+  endDrainMs: 2_000,
+})
+
+/** The microphone as the driver needs it: frames, and an authoritative mute (the MicGate). */
+export interface VoiceMic extends AudioIn {
+  setMuted(muted: boolean): void
+}
+
+export interface VoiceSessionDeps {
+  readonly llm: LiveLLM
+  readonly tools: ToolSet
+  readonly gate: Gate
+  readonly store: TranscriptStore
+  readonly persona: Persona
+  readonly clock: Clock
+  readonly logger: Logger
+  readonly mic: VoiceMic
+  readonly speaker: AudioOut
+  readonly options: VoiceOptions
+}
+
+/** What the device shows while a model without asynchronous calls waits for a phone. */
+export interface WaitingNotice {
+  readonly callId: string
+  readonly approvalId: string
+  readonly tool: string
+  readonly action: string
+  readonly audience: string
+}
+
+export type SessionEndReason = ExpiryReason | 'stopped' | 'error'
+
+export interface SessionSummary {
+  readonly conversationId: string
+  readonly reason: SessionEndReason
+  readonly startedAt: number
+  readonly endedAt: number
+  readonly turns: number
+  readonly calls: { readonly answered: number; readonly withdrawn: number }
+  readonly resumptions: number
+  readonly freshConnections: number
+  readonly messagesWritten: number
+}
+
+export interface SessionHooks {
+  /** Something the LED shows changed (speaking, waiting, open). */
+  changed(): void
+  waiting(notice: WaitingNotice): void
+  isMuted(): boolean
+}

@@ -1,0 +1,263 @@
+import type { CallContext, PendingNotice } from '../core/context.js'
+import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import type { Logger } from '../core/logger.js'
+import type { LiveToolCall, LiveToolResponse } from '../ports/live-llm.js'
+import type { CallRegistry, LiveCall, WithdrawReason } from './call-registry.js'
+import type { SessionHooks, VoiceSessionDeps } from './session-types.js'
+import { finalAnswer, interimAnswer } from './tool-answers.js'
+import type { TranscriptAssembler } from './transcript-assembler.js'
+import type { TurnCounter } from './turn-counter.js'
+
+export interface ToolCallRunnerDeps
+  extends Pick<VoiceSessionDeps, 'llm' | 'tools' | 'gate' | 'clock' | 'options'> {
+  readonly conversationId: string
+  readonly log: Logger
+  readonly hooks: SessionHooks
+  readonly calls: CallRegistry
+  readonly turns: TurnCounter
+  readonly transcript: TranscriptAssembler
+  /** Resumption handles received so far: a call remembers how many it came after. */
+  handleSeq(): number
+  /** Sends an answer on a connection of the call's lineage, or keeps it for the resumption. */
+  send(call: LiveCall, response: LiveToolResponse): void
+  /** Drops any answer to this call still waiting for a connection. */
+  unqueue(callId: string): void
+  /** True once the session has started ending. */
+  ending(): boolean
+}
+
+/** The connection that issued a batch of calls. */
+export interface Issuer {
+  readonly n: number
+  readonly lineage: number
+}
+
+/**
+ * The session's tool calls, each its own task (DESIGN §2.1): dispatched through the ToolSet and
+ * its gate, an interim answer (or the local waiting cue) while a phone decides, one final answer
+ * scheduled by its lateness, and withdrawal — by the provider, at session end, or when its
+ * connection is gone — after which nothing is ever sent for it.
+ */
+export class ToolCallRunner {
+  readonly #d: ToolCallRunnerDeps
+  readonly #log: Logger
+  #drained?: () => void
+
+  constructor(deps: ToolCallRunnerDeps) {
+    this.#d = deps
+    this.#log = deps.log
+  }
+
+  /** At session start: are tools non-blocking on this model, and why (DESIGN §2.2, §2.11). */
+  logCapabilities(): void {
+    const caps = this.#d.llm.capabilities
+    if (caps.asyncToolCalls) {
+      this.#log.info(
+        { model: caps.model, nonBlocking: true, why: 'the model supports asynchronous calls' },
+        'voice tools declared',
+      )
+    } else {
+      this.#log.info(
+        { model: caps.model, nonBlocking: false, why: 'the model has no asynchronous calls' },
+        'voice tools declared',
+      )
+      this.#log.warn(
+        { model: caps.model },
+        'approvals will be dead air on this model: it is silent while a phone decides',
+      )
+    }
+    if (!caps.transcription) {
+      this.#log.warn({ model: caps.model }, 'voice transcript will hold tool calls only')
+    }
+  }
+
+  /** A `toolCall` event: registers every well-formed call and starts a task for each. */
+  onToolCall(conn: Issuer, calls: readonly LiveToolCall[]): void {
+    const accepted: LiveCall[] = []
+    for (const c of Array.isArray(calls) ? calls : []) {
+      const id = typeof c?.id === 'string' ? c.id : ''
+      if (id === '') {
+        this.#log.error({ tool: String(c?.name).slice(0, 80) }, 'voice tool call without an id')
+        continue
+      }
+      const call = this.#d.calls.add({
+        id,
+        name: typeof c.name === 'string' ? c.name : String(c.name),
+        args: c.args ?? {},
+        turn: this.#d.turns.current,
+        lineage: conn.lineage,
+        connection: conn.n,
+        handleSeq: this.#d.handleSeq(),
+        at: this.#d.clock.now(),
+      })
+      if (!call) {
+        const known = this.#d.calls.get(id)
+        this.#log.warn({ callId: id, state: known?.state }, 'voice duplicate tool call id ignored')
+        continue
+      }
+      accepted.push(call)
+    }
+    if (accepted.length === 0) return
+    this.#d.transcript.toolCalls(accepted.map(recordOf))
+    for (const call of accepted) {
+      this.#log.info({ callId: call.id, tool: call.name, turn: call.turn }, 'voice tool call')
+      // Its own task: the event handler returns before the tool (or its gate) starts.
+      queueMicrotask(() => void this.#run(call))
+    }
+  }
+
+  /** A `toolCallCancellation` event. */
+  onCancellation(ids: readonly string[]): void {
+    for (const id of Array.isArray(ids) ? ids : []) {
+      if (!this.withdraw(String(id), 'provider')) {
+        const known = this.#d.calls.get(String(id))
+        this.#log.warn(
+          { callId: String(id).slice(0, 120), state: known?.state ?? 'unknown' },
+          'voice cancellation for a call not running ignored',
+        )
+      }
+    }
+  }
+
+  withdraw(id: string, reason: WithdrawReason): boolean {
+    const waiting = this.#d.calls.get(id)?.pending
+    const call = this.#d.calls.withdraw(id, reason)
+    if (!call) return false
+    // An interim still queued for it must not go out either.
+    this.#d.unqueue(id)
+    this.#log.info(
+      { callId: id, tool: call.name, reason, approvalWithdrawn: waiting?.approvalId },
+      'voice call withdrawn',
+    )
+    this.#d.hooks.changed()
+    return true
+  }
+
+  /** Resolves when every tool task has finished, or after `endDrainMs`. */
+  drain(): Promise<void> {
+    if (this.#d.calls.unsettled().length === 0) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const timer = this.#d.clock.setTimeout(() => done(), this.#d.options.endDrainMs)
+      const done = () => {
+        this.#drained = undefined
+        this.#d.clock.clearTimeout(timer)
+        resolve()
+      }
+      this.#drained = done
+    })
+  }
+
+  /** After the drain: a tool still running is recorded as cancelled; its late result is ignored. */
+  abandonUnsettled(): void {
+    for (const call of this.#d.calls.unsettled()) {
+      this.#log.warn(
+        { callId: call.id, tool: call.name },
+        'voice call still running at session end',
+      )
+      this.#record(call, {
+        ok: false,
+        code: 'NOC_ERR_CANCELLED',
+        error: 'the session ended before the call finished',
+      })
+    }
+  }
+
+  async #run(call: LiveCall): Promise<void> {
+    const ctx: CallContext = {
+      signal: call.controller.signal,
+      channel: 'voice',
+      conversationId: this.#d.conversationId,
+      callId: call.id,
+      gate: this.#d.gate,
+      logger: this.#log.child({ callId: call.id }),
+      onPending: (n) => this.#onPending(call, n),
+    }
+    let outcome: ToolOutcome
+    try {
+      outcome = await this.#d.tools.call(ctx, call.name, call.args)
+    } catch (err) {
+      // ToolSet.call never throws; should that ever change, the call is still answered.
+      outcome = { ok: false, code: 'NOC_ERR_TOOL_FAILED', error: `${call.name} failed` }
+      this.#log.error({ callId: call.id, err: errText(err) }, 'voice tool call threw')
+    }
+    call.settled = true
+    this.#onOutcome(call, outcome)
+    if (this.#d.calls.unsettled().length === 0) this.#drained?.()
+  }
+
+  #onPending(call: LiveCall, notice: PendingNotice): void {
+    if (call.state !== 'running' || this.#d.ending()) return
+    call.pending = notice
+    const caps = this.#d.llm.capabilities
+    this.#log.info(
+      { callId: call.id, approvalId: notice.approvalId, audience: notice.audience },
+      'voice call waiting for approval',
+    )
+    if (caps.asyncToolCalls) {
+      if (!call.interimSent) {
+        call.interimSent = true
+        this.#d.send(call, interimAnswer(call, notice))
+        this.#log.info({ callId: call.id, scheduling: 'WHEN_IDLE' }, 'voice interim answer sent')
+      }
+    } else {
+      // The model is silent until the answer: the device fills the dead air locally.
+      this.#log.info({ callId: call.id }, 'voice waiting cue: the model waits silently')
+      this.#d.hooks.waiting({
+        callId: call.id,
+        approvalId: notice.approvalId,
+        tool: notice.tool,
+        action: notice.action,
+        audience: notice.audience,
+      })
+    }
+    this.#d.hooks.changed()
+  }
+
+  #onOutcome(call: LiveCall, outcome: ToolOutcome): void {
+    this.#record(call, outcome)
+    if (call.state === 'withdrawn') {
+      this.#log.info(
+        { callId: call.id, reason: call.withdrawReason, code: outcome.ok ? 'ok' : outcome.code },
+        'voice withdrawn call settled: nothing sent',
+      )
+      this.#d.hooks.changed()
+      return
+    }
+    if (!this.#d.calls.answer(call)) return
+    if (!this.#d.llm.capabilities.asyncToolCalls) {
+      this.#log.info({ callId: call.id, tool: call.name, ok: outcome.ok }, 'voice final answer')
+      this.#d.send(call, finalAnswer(call, outcome))
+      this.#d.hooks.changed()
+      return
+    }
+    const scheduling = this.#d.turns.schedulingFor(call.turn)
+    const turnsSince = this.#d.turns.since(call.turn)
+    this.#log.info(
+      {
+        callId: call.id,
+        tool: call.name,
+        ok: outcome.ok,
+        scheduling,
+        turnsSince,
+        why: turnsSince === 0 ? 'no new turn since the call' : 'a new turn started since the call',
+      },
+      'voice final answer',
+    )
+    this.#d.send(call, finalAnswer(call, outcome, { scheduling, afterInterim: call.interimSent }))
+    this.#d.hooks.changed()
+  }
+
+  #record(call: LiveCall, outcome: ToolOutcome): void {
+    if (call.recorded) return
+    call.recorded = true
+    this.#d.transcript.toolOutcome(recordOf(call), outcome)
+  }
+}
+
+function recordOf(call: LiveCall): ToolCallRecord {
+  return { id: call.id, name: call.name, args: call.args }
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
