@@ -10,6 +10,12 @@ export interface SessionTimerOptions {
   readonly idleMs: number
   /** What the speaker still has to play; the room is not idle while it plays. */
   readonly playingMs: () => number
+  /**
+   * True while a human is being asked (an approval on a phone). That is waiting, not idleness:
+   * a person finding their phone must not see the request withdrawn because the room was quiet.
+   * The gate's approval timeout bounds the wait; the budget still ends everything.
+   */
+  readonly waitingForHuman?: () => boolean
   readonly onExpire: (reason: ExpiryReason) => void
 }
 
@@ -57,6 +63,12 @@ export class SessionTimers {
   #checkIdle(): void {
     this.#idle = undefined
     if (this.#expired) return
+    if (this.#o.waitingForHuman?.()) {
+      // Quiet time starts again once the answer is in and the model has said so.
+      this.#lastActivity = this.#o.clock.now()
+      this.#armIdle(this.#o.idleMs)
+      return
+    }
     const quietFor = this.#o.clock.now() - this.#lastActivity
     const left = Math.max(this.#o.idleMs - quietFor, this.#o.playingMs())
     if (left > 0) this.#armIdle(left)

@@ -67,7 +67,6 @@ export class VoiceSession {
 
   constructor(deps: VoiceSessionDeps, hooks: SessionHooks, conversationId: string) {
     this.#d = deps
-    this.#hooks = hooks
     this.conversationId = conversationId
     this.#log = deps.logger.child({ component: 'voice', conversation: conversationId })
     this.#startedAt = deps.clock.now()
@@ -82,6 +81,7 @@ export class VoiceSession {
       budgetMs: deps.options.budgetMs,
       idleMs: deps.options.idleMs,
       playingMs: () => deps.speaker.queuedMs(),
+      waitingForHuman: () => this.#calls.waitingForApproval() > 0,
       onExpire: (reason) => void this.end(reason),
     })
     this.#speakingWatch = new SpeakingWatch({
@@ -90,10 +90,23 @@ export class VoiceSession {
       changed: () => hooks.changed(),
     })
     const ending = () => this.#ending
+    // When the last pending approval settles, the wait for a human is over and the room's quiet
+    // time starts from then (SessionTimers does not count it while a phone is deciding).
+    let waited = false
+    const sessionHooks: SessionHooks = {
+      ...hooks,
+      changed: () => {
+        const waiting = this.#calls.waitingForApproval() > 0
+        if (waited && !waiting) this.#timers.activity()
+        waited = waiting
+        hooks.changed()
+      },
+    }
+    this.#hooks = sessionHooks
     const shared = {
       conversationId,
       log: this.#log,
-      hooks,
+      hooks: sessionHooks,
       calls: this.#calls,
       turns: this.#turns,
       transcript: this.#transcript,
