@@ -49,3 +49,8 @@ export class NocturnError extends Error {
 export function isNocturnError(value: unknown): value is NocturnError {
   return value instanceof Error && typeof (value as { code?: unknown }).code === 'string'
 }
+
+/** The message of anything thrown, for a log field. */
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

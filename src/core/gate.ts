@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js'
 import { raceAbort } from './abort.js'
 import { digestOf } from './canonical.js'
 import type { CallContext } from './context.js'
-import { NocturnError } from './errors.js'
+import { errorText, NocturnError } from './errors.js'
 import type { GrantExpiry, Grants } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
 import { actionOf, type Tool } from './tool.js'
@@ -198,8 +198,4 @@ export function gated<A>(tool: Tool<A>): Tool<A> {
 
 function cancelled(): NocturnError {
   return new NocturnError('NOC_ERR_CANCELLED', 'the call was withdrawn')
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveSession, LiveToolResponse } from '../ports/live-llm.js'
 import type { LiveCall } from './call-registry.js'
@@ -85,12 +86,11 @@ export class AnswerOutbox {
       conn.session?.respond(o.response)
     } catch (err) {
       // The socket died under us; keep the answer for the connection that resumes this one.
-      this.#d.log.warn({ callId: o.response.id, err: errText(err) }, 'voice respond failed: queued')
+      this.#d.log.warn(
+        { callId: o.response.id, err: errorText(err) },
+        'voice respond failed: queued',
+      )
       this.#queued.push(o)
     }
   }
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { TimerHandle } from '../ports/clock.js'
 import type {
@@ -137,7 +138,7 @@ export class ConnectionKeeper {
     } catch (err) {
       if (this.#opening === conn) this.#opening = undefined
       conn.retired = true
-      this.#log.warn({ connection: conn.n, kind, err: errText(err) }, 'voice connection failed')
+      this.#log.warn({ connection: conn.n, kind, err: errorText(err) }, 'voice connection failed')
       return false
     }
     if (this.#opening === conn) this.#opening = undefined
@@ -325,15 +326,11 @@ export class ConnectionKeeper {
     try {
       await conn.session?.close()
     } catch (err) {
-      this.#log.warn({ connection: conn.n, err: errText(err) }, 'voice close failed')
+      this.#log.warn({ connection: conn.n, err: errorText(err) }, 'voice close failed')
     }
   }
 
   #sleep(ms: number): Promise<void> {
     return new Promise((r) => this.#d.clock.setTimeout(r, ms))
   }
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

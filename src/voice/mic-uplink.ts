@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveSession } from '../ports/live-llm.js'
 import { GapBuffer } from './gap-buffer.js'
@@ -41,7 +42,7 @@ export class MicUplink {
         session.sendAudio(pcm)
       } catch (err) {
         // A socket that died under us: its close event starts the reconnect; say so once.
-        if (!this.#sendFailed) this.#log.warn({ err: errText(err) }, 'voice sendAudio failed')
+        if (!this.#sendFailed) this.#log.warn({ err: errorText(err) }, 'voice sendAudio failed')
         this.#sendFailed = true
       }
       return
@@ -57,7 +58,7 @@ export class MicUplink {
     try {
       s.endAudio()
     } catch (err) {
-      this.#log.warn({ err: errText(err) }, 'voice endAudio failed')
+      this.#log.warn({ err: errorText(err) }, 'voice endAudio failed')
     }
   }
 
@@ -74,11 +75,7 @@ export class MicUplink {
     try {
       for (const f of frames) session.sendAudio(f)
     } catch (err) {
-      this.#log.warn({ err: errText(err) }, 'voice sendAudio failed')
+      this.#log.warn({ err: errorText(err) }, 'voice sendAudio failed')
     }
   }
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

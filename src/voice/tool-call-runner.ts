@@ -1,5 +1,6 @@
 import type { CallContext, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveToolCall, LiveToolResponse } from '../ports/live-llm.js'
 import type { CallRegistry, LiveCall, WithdrawReason } from './call-registry.js'
@@ -178,7 +179,7 @@ export class ToolCallRunner {
     } catch (err) {
       // ToolSet.call never throws; should that ever change, the call is still answered.
       outcome = { ok: false, code: 'NOC_ERR_TOOL_FAILED', error: `${call.name} failed` }
-      this.#log.error({ callId: call.id, err: errText(err) }, 'voice tool call threw')
+      this.#log.error({ callId: call.id, err: errorText(err) }, 'voice tool call threw')
     }
     call.settled = true
     this.#onOutcome(call, outcome)
@@ -256,8 +257,4 @@ export class ToolCallRunner {
 
 function recordOf(call: LiveCall): ToolCallRecord {
   return { id: call.id, name: call.name, args: call.args }
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }

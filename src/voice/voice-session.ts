@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveEvents, LiveToolCall } from '../ports/live-llm.js'
 import { CallRegistry } from './call-registry.js'
@@ -174,7 +175,7 @@ export class VoiceSession {
       .then(
         () => true,
         (err: unknown) => {
-          this.#log.error({ err: errText(err) }, 'voice microphone would not start')
+          this.#log.error({ err: errorText(err) }, 'voice microphone would not start')
           return false
         },
       )
@@ -225,7 +226,7 @@ export class VoiceSession {
       Promise.resolve()
         .then(() => this.#d.mic.stop())
         .catch((err: unknown) => {
-          this.#log.warn({ err: errText(err) }, 'voice microphone stop failed')
+          this.#log.warn({ err: errorText(err) }, 'voice microphone stop failed')
         }),
       this.#runner.drain(),
     ])
@@ -339,8 +340,4 @@ export class VoiceSession {
     this.#timers.activity()
     this.#runner.onToolCall(conn, calls)
   }
-}
-
-function errText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
 }
