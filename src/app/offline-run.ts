@@ -195,7 +195,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     o.out.write(
       `\n${stored} messages in one conversation. The speaker played ${heardMs} ms into ${
         o.workDir ? relative(process.cwd(), wav) || wav : wav
-      }.\nRead it again: nocturn transcripts show ${summary.conversationId} --store ${shown}\n`,
+      }.\nRead it again: npm run nocturn -- transcripts show ${summary.conversationId} --store ${shown}\n`,
     )
     return 0
   } catch (err) {
