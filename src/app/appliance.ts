@@ -54,6 +54,8 @@ export interface ApplianceOptions {
   readonly output?: NodeJS.WriteStream
   /** For the offline run: the WAV microphone plays in real time (default) or not. */
   readonly wavPaced?: boolean
+  /** For benchmarks and soak runs: the WAV microphone starts again at the end of its file. */
+  readonly wavLoop?: boolean
   readonly onSessionEnd?: (summary: SessionSummary) => void
   /** Every change of what the LED shows. */
   readonly onState?: (state: LedState) => void
@@ -176,6 +178,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
         echo: c.audio.echo,
         echoTailMs: c.audio.tailMs,
         wavPaced: o.wavPaced ?? true,
+        ...(o.wavLoop !== undefined && { wavLoop: o.wavLoop }),
       },
       {
         clock,
