@@ -13,6 +13,8 @@ export interface OnsetDetector {
 export interface SessionRunner {
   readonly muted: boolean
   readonly sessionRunning: boolean
+  /** Ends the running session cleanly (approvals withdrawn, transcript complete). */
+  stop(): Promise<unknown>
   runSession(opts: {
     preRoll?: readonly Uint8Array[]
     onConversation?: (id: string) => void
@@ -59,6 +61,9 @@ export class SessionLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true
+    // A session in progress is ended now, not waited out to its idle or budget: a service stop
+    // must withdraw pending approvals and close the transcript within systemd's stop timeout.
+    await this.#d.driver.stop()
     await this.#current
     await this.#d.router.stop()
   }
