@@ -1,4 +1,4 @@
-import { MqttConnection } from '../adapters/mqtt/connection.js'
+import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
 import {
   type DecisionMessage,
@@ -18,6 +18,7 @@ import {
   topicsFor,
   verifyRequestMac,
 } from '../protocol/index.js'
+import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneClientOptions {
   readonly pairing: Pairing
@@ -56,26 +57,15 @@ export class PhoneClient {
     this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
     this.#log = o.logger.child({ component: 'phone', phone: o.pairing.phone })
     this.#now = o.now ?? Date.now
-    this.#conn = new MqttConnection({
-      url: o.pairing.broker,
-      clientId: `nocturn-phone-${o.pairing.phone}-${newNonce().slice(0, 8)}`,
-      ...(o.username !== undefined && { username: o.username }),
-      ...(o.password !== undefined && { password: o.password }),
-      ...(o.ca !== undefined && { ca: o.ca }),
-      logger: o.logger,
-    })
-    let resolveReady!: () => void
-    this.#ready = new Promise((r) => {
-      resolveReady = r
-    })
-    this.#conn.onMessage((topic, payload) => this.#onMessage(topic, payload))
-    this.#conn.onConnect(() => {
-      this.#conn
-        .subscribe([this.topics.requests, this.topics.outcomes])
-        .then(resolveReady, (err: unknown) =>
-          this.#log.error({ err: String(err) }, 'phone cannot subscribe'),
-        )
-    })
+    const { conn, ready } = phoneConnection(
+      o,
+      'a',
+      [this.topics.requests, this.topics.outcomes],
+      (topic, payload) => this.#onMessage(topic, payload),
+      this.#log,
+    )
+    this.#conn = conn
+    this.#ready = ready
   }
 
   /** Connects and subscribes; retained requests arrive right after. */

@@ -1,4 +1,4 @@
-import { MqttConnection } from '../adapters/mqtt/connection.js'
+import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
 import {
   type ConversationOp,
@@ -13,6 +13,7 @@ import {
   topicsFor,
   verifyConversationReply,
 } from '../protocol/index.js'
+import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneConversationsOptions {
   readonly pairing: Pairing
@@ -67,26 +68,15 @@ export class PhoneConversations {
     this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
     this.#log = o.logger.child({ component: 'phone-conversations', phone: o.pairing.phone })
     this.#now = o.now ?? Date.now
-    this.#conn = new MqttConnection({
-      url: o.pairing.broker,
-      clientId: `nocturn-phone-${o.pairing.phone}-c-${newNonce().slice(0, 8)}`,
-      ...(o.username !== undefined && { username: o.username }),
-      ...(o.password !== undefined && { password: o.password }),
-      ...(o.ca !== undefined && { ca: o.ca }),
-      logger: o.logger,
-    })
-    let resolveReady!: () => void
-    this.#ready = new Promise((r) => {
-      resolveReady = r
-    })
-    this.#conn.onMessage((topic, payload) => this.#onMessage(topic, payload))
-    this.#conn.onConnect(() => {
-      this.#conn
-        .subscribe([this.topics.conversationReply(o.pairing.phone)])
-        .then(resolveReady, (err: unknown) =>
-          this.#log.error({ err: String(err) }, 'phone cannot subscribe to its replies'),
-        )
-    })
+    const { conn, ready } = phoneConnection(
+      o,
+      'c',
+      [this.topics.conversationReply(o.pairing.phone)],
+      (topic, payload) => this.#onMessage(topic, payload),
+      this.#log,
+    )
+    this.#conn = conn
+    this.#ready = ready
   }
 
   async start(): Promise<void> {

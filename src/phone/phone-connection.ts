@@ -1,0 +1,45 @@
+import { MqttConnection } from '../adapters/mqtt/connection.js'
+import type { Logger } from '../core/logger.js'
+import { newNonce, type Pairing } from '../protocol/index.js'
+
+export interface PhoneConnectionOptions {
+  readonly pairing: Pairing
+  readonly username?: string
+  readonly password?: string
+  readonly ca?: string | Buffer
+  readonly logger: Logger
+}
+
+/**
+ * The phone's broker connection: its own client id, and the phone's subscriptions renewed on every
+ * (re)connect. `ready` resolves after the first subscription, so nothing is missed after start.
+ */
+export function phoneConnection(
+  o: PhoneConnectionOptions,
+  role: string,
+  filters: readonly string[],
+  onMessage: (topic: string, payload: Buffer) => void,
+  log: Logger,
+): { conn: MqttConnection; ready: Promise<void> } {
+  const conn = new MqttConnection({
+    url: o.pairing.broker,
+    clientId: `nocturn-phone-${o.pairing.phone}-${role}-${newNonce().slice(0, 8)}`,
+    ...(o.username !== undefined && { username: o.username }),
+    ...(o.password !== undefined && { password: o.password }),
+    ...(o.ca !== undefined && { ca: o.ca }),
+    logger: o.logger,
+  })
+  let resolveReady!: () => void
+  const ready = new Promise<void>((r) => {
+    resolveReady = r
+  })
+  conn.onMessage(onMessage)
+  conn.onConnect(() => {
+    conn
+      .subscribe([...filters])
+      .then(resolveReady, (err: unknown) =>
+        log.error({ err: String(err), filters }, 'phone cannot subscribe'),
+      )
+  })
+  return { conn, ready }
+}
