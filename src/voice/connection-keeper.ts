@@ -289,7 +289,8 @@ export class ConnectionKeeper {
           this.#fresh++
           return
         }
-        await this.#sleep(1000 * attempt)
+        // Back off between attempts, not after the last one: that would only delay the error.
+        if (attempt < this.#d.options.maxReconnectAttempts) await this.#sleep(1000 * attempt)
       }
       if (this.#d.ending()) return
       this.#log.error({ why }, 'voice could not reconnect')

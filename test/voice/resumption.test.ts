@@ -178,6 +178,22 @@ describe('voice: connection lifetime (DESIGN §2.10)', () => {
     expect(v.unlocked).toEqual([])
   })
 
+  it('a connection that cannot be reopened: fresh attempts with backoff between them, then the session ends in error at once', async () => {
+    const v = voiceFixture({
+      options: { maxReconnectAttempts: 3 },
+      failOpen: (_setup, attempt) => (attempt > 1 ? new Error('ECONNREFUSED') : undefined),
+    })
+    const { conn: first, done } = await v.start()
+    const droppedAt = v.clock.now()
+    first.drop(1006, 'abnormal closure')
+    await v.clock.advance(10_000)
+    const summary = await done
+    expect(summary.reason).toBe('error')
+    expect(v.llm.opens).toHaveLength(4) // the first, then three fresh attempts
+    // Backoff of 1 s and 2 s between the three attempts; no third wait before giving up.
+    expect(summary.endedAt - droppedAt).toBe(3000)
+  })
+
   it('events from a connection after it was replaced are ignored', async () => {
     const v = voiceFixture()
     const { conn: first } = await v.start()
