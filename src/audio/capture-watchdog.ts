@@ -14,6 +14,8 @@ export interface CaptureWatchdogOptions {
 }
 
 export const DEFAULT_STALL_MS = 3000
+/** A device that stays dead is retried ever less often: 3, 6, 12, 24, then every 48 s. */
+const MAX_BACKOFF_DOUBLINGS = 4
 
 /**
  * An AudioIn decorator that notices a capture device delivering nothing — an unplugged USB mic
@@ -28,6 +30,8 @@ export class CaptureWatchdog implements AudioIn {
   #timer: TimerHandle | undefined
   #inner: AudioInSink | undefined
   #restarting = false
+  /** Restarts since the last frame arrived. */
+  #stalls = 0
 
   constructor(options: CaptureWatchdogOptions) {
     this.#o = options
@@ -43,6 +47,7 @@ export class CaptureWatchdog implements AudioIn {
     this.#inner = {
       frame: (pcm, at) => {
         this.#lastFrameAt = clock.now()
+        this.#stalls = 0
         sink.frame(pcm, at)
       },
       error: (e) => sink.error(e),
@@ -68,7 +73,9 @@ export class CaptureWatchdog implements AudioIn {
     const inner = this.#inner
     if (!inner) return
     const silentMs = this.#o.clock.now() - this.#lastFrameAt
-    if (silentMs >= this.#stallMs && !this.#restarting) {
+    const limit = this.#stallMs * 2 ** Math.min(this.#stalls, MAX_BACKOFF_DOUBLINGS)
+    if (silentMs >= limit && !this.#restarting) {
+      this.#stalls++
       const error = new NocturnError(
         'NOC_ERR_AUDIO_STALLED',
         `capture device "${this.#o.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
