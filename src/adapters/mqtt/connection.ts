@@ -1,17 +1,10 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import type { Logger } from '../../core/logger.js'
+import { type BrokerCredentials, clientOptions } from './client-options.js'
 
-export interface MqttConnectionOptions {
+export interface MqttConnectionOptions extends BrokerCredentials {
   /** mqtt://host:port or mqtts://host:port. */
   readonly url: string
-  readonly clientId: string
-  readonly username?: string
-  /** Read from a file or the environment by the caller; never logged. */
-  readonly password?: string
-  /** TLS: CA bundle, and optionally a client certificate and key (PEM contents). */
-  readonly ca?: string | Buffer
-  readonly cert?: string | Buffer
-  readonly key?: string | Buffer
   /** The last will, published by the broker if this client vanishes. */
   readonly will?: { topic: string; payload: string; retain: boolean; qos: 0 | 1 }
   readonly logger: Logger
@@ -62,21 +55,12 @@ export class MqttConnection {
   start(): void {
     if (this.#client) return
     const o = this.#o
+    // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off).
     const opts: IClientOptions = {
-      clientId: o.clientId,
-      clean: true,
-      // We schedule reconnects ourselves, with backoff.
-      reconnectPeriod: 0,
-      connectTimeout: o.connectTimeoutMs ?? 5000,
+      ...clientOptions(o, o.connectTimeoutMs ?? 5000),
       keepalive: 30,
       resubscribe: false,
-      protocolVersion: 4,
     }
-    if (o.username !== undefined) opts.username = o.username
-    if (o.password !== undefined) opts.password = o.password
-    if (o.ca !== undefined) opts.ca = o.ca
-    if (o.cert !== undefined) opts.cert = o.cert
-    if (o.key !== undefined) opts.key = o.key
     if (o.will) opts.will = { ...o.will }
     const client = mqtt.connect(o.url, opts)
     this.#client = client

@@ -1,13 +1,8 @@
-import mqtt, { type IClientOptions } from 'mqtt'
+import mqtt from 'mqtt'
+import { type BrokerCredentials, clientOptions } from './client-options.js'
 
-export interface BrokerProbeOptions {
+export interface BrokerProbeOptions extends BrokerCredentials {
   readonly url: string
-  readonly clientId: string
-  readonly username?: string
-  readonly password?: string
-  readonly ca?: string | Buffer
-  readonly cert?: string | Buffer
-  readonly key?: string | Buffer
   readonly timeoutMs?: number
 }
 
@@ -32,18 +27,7 @@ export type BrokerProbe =
 export function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
   const started = Date.now()
   const timeoutMs = o.timeoutMs ?? 4000
-  const opts: IClientOptions = {
-    clientId: o.clientId,
-    clean: true,
-    reconnectPeriod: 0,
-    connectTimeout: timeoutMs,
-    protocolVersion: 4,
-  }
-  if (o.username !== undefined) opts.username = o.username
-  if (o.password !== undefined) opts.password = o.password
-  if (o.ca !== undefined) opts.ca = o.ca
-  if (o.cert !== undefined) opts.cert = o.cert
-  if (o.key !== undefined) opts.key = o.key
+  const opts = clientOptions(o, timeoutMs)
   return new Promise((resolve) => {
     let done = false
     const client = mqtt.connect(o.url, opts)
