@@ -4,6 +4,7 @@ import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
+import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
 
 export interface AplayDeviceOptions {
@@ -43,17 +44,7 @@ export class AplayDevice implements SpeakerDevice {
     this.#child = new SupervisedChild({
       command: o.command ?? 'aplay',
       args: [
-        '-q',
-        '-D',
-        o.device,
-        '-t',
-        'raw',
-        '-f',
-        'S16_LE',
-        '-r',
-        String(o.sampleRateHz),
-        '-c',
-        '1',
+        ...pcmArgs(o.device, o.sampleRateHz),
         `--buffer-time=${o.bufferTimeUs ?? 40_000}`,
         `--period-time=${o.periodTimeUs ?? 10_000}`,
         '-',

@@ -5,6 +5,7 @@ import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock } from '../../ports/clock.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
+import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
 
 export interface ArecordMicOptions {
@@ -59,17 +60,7 @@ export class ArecordMic implements AudioIn {
       command: o.command ?? 'arecord',
       // The period is one frame so audio arrives as it is captured, not in 125 ms lumps.
       args: [
-        '-q',
-        '-D',
-        o.device,
-        '-t',
-        'raw',
-        '-f',
-        'S16_LE',
-        '-r',
-        String(rate),
-        '-c',
-        '1',
+        ...pcmArgs(o.device, rate),
         `--period-time=${periodUs}`,
         `--buffer-time=${periodUs * 8}`,
       ],
