@@ -221,7 +221,9 @@ function watchModelSide(server: FakeLiveServer, say: (who: string, text: string)
             : `final, scheduling ${String(r.scheduling ?? 'none')}`
           say('[model←]', `${String(r.id)}: ${how}`)
         }
-      } else if (JSON.stringify(f.frame).includes('"audioStreamEnd":true')) {
+      } else if (
+        (f.frame.realtimeInput as { audioStreamEnd?: boolean } | undefined)?.audioStreamEnd
+      ) {
         say('[model←]', 'audioStreamEnd: the microphone is muted, no audio leaves')
       }
     }
