@@ -3,9 +3,16 @@ import type { ReceivedFrame, Script } from '../testing/fake-live-server/index.js
 /**
  * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
  * confirms when the phone said yes; is asked for the garage and withdraws that call; starts a long
- * answer and is talked over.
+ * answer and is talked over; hears the microphone muted. The scene ends there: the offline run
+ * ends the session when the last step has played, so no timer decides it.
+ *
+ * Each `waitFor` is on what the device must send next; its timeout is only a guard against a hang
+ * (several minutes: a Zero 2 W, or an emulated one, is slow, not broken). Delays are the model's
+ * pace, never a guess at how long the device needs.
  */
 export function householdScene(): Script {
+  const streamEnd = (f: ReceivedFrame) =>
+    (f.frame.realtimeInput as { audioStreamEnd?: boolean } | undefined)?.audioStreamEnd === true
   const final = (id: string) => (f: ReceivedFrame) =>
     f.key === 'toolResponse' &&
     JSON.stringify(f.frame).includes(`"id":"${id}"`) &&
@@ -16,20 +23,20 @@ export function householdScene(): Script {
   const turnComplete = { send: { serverContent: { turnComplete: true } } }
   return {
     steps: [
-      { waitFor: 'realtimeInput', timeoutMs: 20_000 },
+      { waitFor: 'realtimeInput', timeoutMs: GUARD_MS },
       { delayMs: 1200 },
       user('Please unlock the front door for the plumber.'),
       { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
-      { waitFor: interim('call-1'), timeoutMs: 10_000 },
+      { waitFor: interim('call-1'), timeoutMs: GUARD_MS },
       { speak: 'waiting' },
       turnComplete,
-      { waitFor: final('call-1'), timeoutMs: 30_000 },
+      { waitFor: final('call-1'), timeoutMs: GUARD_MS },
       { speak: 'unlocked' },
       turnComplete,
       { delayMs: 400 },
       user('And open the garage.'),
       { send: { toolCall: { functionCalls: [{ id: 'call-2', name: 'open_garage' }] } } },
-      { waitFor: interim('call-2'), timeoutMs: 10_000 },
+      { waitFor: interim('call-2'), timeoutMs: GUARD_MS },
       { delayMs: 500 },
       // The model thinks better of it before anyone answers: the call is withdrawn.
       { send: { toolCallCancellation: { ids: ['call-2'] } } },
@@ -44,9 +51,14 @@ export function householdScene(): Script {
       user('Stop, thanks.'),
       { send: { serverContent: { interrupted: true } } },
       turnComplete,
+      // Someone presses mute: the device tells the model the microphone stream ended.
+      { waitFor: streamEnd, timeoutMs: GUARD_MS },
     ],
   }
 }
+
+/** How long the model side waits for the device before it calls the scene broken. */
+const GUARD_MS = 300_000
 
 /** The household's home actions the scene uses: both critical, so each needs a phone's yes. */
 export const HOUSEHOLD_ACTIONS = [

@@ -2,10 +2,11 @@ import { existsSync, mkdtempSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
-import { expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { runOffline } from '../../src/app/offline-run.js'
 import { silentLogger } from '../../src/core/logger.js'
+import { type CpuQuota, makeCpuQuota, runInQuota } from '../helpers/cpu-quota.js'
 
 it('the offline run plays the household scene end to end and leaves a readable chat and a speaker WAV', async () => {
   const out = new PassThrough()
@@ -19,7 +20,6 @@ it('the offline run plays the household scene end to end and leaves a readable c
     logger: silentLogger,
     root: join(import.meta.dirname, '../..'),
     workDir,
-    timeoutMs: 40_000,
   })
   expect(code, text).toBe(0)
   const inOrder = (lines: string[]) => {
@@ -44,11 +44,13 @@ it('the offline run plays the household scene end to end and leaves a readable c
     '[speaker] dropped at once:',
     '[button]  short press: mute',
     '[model←]  audioStreamEnd',
-    '[session] closed (idle): 4 turns, 1 answered, 1 withdrawn',
+    '[session] closed (stopped): 4 turns, 1 answered, 1 withdrawn',
     '— the spoken session, read back as a chat —',
     '[typed]   Thanks! Who let the plumber in?',
-    '[nocturn] You are welcome.',
+    '[nocturn] You are welcome. Anna approved the front door on her phone; the garage stayed shut.',
+    'Read it again: nocturn transcripts show',
   ])
+  expect(text).not.toContain('did not play as scripted')
   // The phone saw the unlock before it was answered, and the answer interrupted (nobody had moved on).
   expect(text.indexOf('[phone]   request approved')).toBeLessThan(text.indexOf('[house]'))
   expect(text).toContain('call-1: final, scheduling INTERRUPT')
@@ -71,3 +73,64 @@ it('the offline run plays the household scene end to end and leaves a readable c
   expect(chat.at(-1)).toMatch(/^You are welcome\./)
   store.close()
 }, 60_000)
+
+it('a scene that does not play as scripted exits 1, names what differed, and claims nothing that did not happen', async () => {
+  const out = new PassThrough()
+  let text = ''
+  out.on('data', (c: Buffer) => {
+    text += c.toString()
+  })
+  // Sabotaged: the model hears the request but never calls the lock, and no barge-in comes.
+  const code = await runOffline({
+    out,
+    logger: silentLogger,
+    root: join(import.meta.dirname, '../..'),
+    workDir: mkdtempSync(join(tmpdir(), 'nocturn-offline-sabotage-')),
+    scene: {
+      steps: [
+        { waitFor: 'realtimeInput', timeoutMs: 60_000 },
+        { send: { serverContent: { inputTranscription: { text: 'Please unlock the door.' } } } },
+        { speak: 'waiting' },
+        { send: { serverContent: { turnComplete: true } } },
+      ],
+    },
+  })
+  expect(code, text).toBe(1)
+  expect(text).toContain('The scene did not play as scripted:')
+  expect(text).toContain('the front door was never told to unlock')
+  expect(text).toContain('the barge-in never dropped the speaker')
+  // The typed reply is made from what happened, not from the script.
+  expect(text).toContain('the front door was not unlocked')
+  expect(text).not.toContain('Anna approved')
+  expect(text).not.toContain('Read it again')
+}, 120_000)
+
+describe('on a machine as slow as a small board', () => {
+  // 4 % of one core: where the idle timer used to win the race against connection set-up.
+  const quota = makeCpuQuota('nocturn-offline-test', 4)
+  const skip = typeof quota === 'string' ? quota : undefined
+  if (skip) process.stdout.write(`skipped: no CPU quota: ${skip}\n`)
+
+  it.skipIf(skip)(
+    'plays the whole scene and exits 0 under a 4 % CPU quota',
+    async () => {
+      const q = quota as CpuQuota
+      const dir = mkdtempSync(join(tmpdir(), 'nocturn-offline-slow-'))
+      try {
+        const r = await runInQuota(
+          q,
+          `${JSON.stringify(process.execPath)} --import tsx test/app/offline-run-child.ts ${JSON.stringify(dir)}`,
+          { cwd: join(import.meta.dirname, '../..'), killAfterMs: 1_500_000 },
+        )
+        process.stdout.write(`offline run under a 4 % CPU quota: ${r.ms} ms\n`)
+        expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
+        expect(r.stdout).toContain('[session] closed (stopped): 4 turns, 1 answered, 1 withdrawn')
+        expect(r.stdout).toContain('[house]   home/front-door/set')
+        expect(r.stdout).toContain('Anna approved the front door on her phone')
+      } finally {
+        q.remove()
+      }
+    },
+    1_600_000,
+  )
+})

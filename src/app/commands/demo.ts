@@ -1,4 +1,4 @@
-import { dirname, resolve } from 'node:path'
+import { dirname, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createLogger } from '../logger.js'
 import { runOffline } from '../offline-run.js'
@@ -12,5 +12,17 @@ export async function run(_args: string[]): Promise<number> {
   })
   // src/app/commands or dist/app/commands: the project root is three levels up.
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
-  return runOffline({ out: process.stdout, logger, root, workDir: resolve(root, 'var/offline') })
+  // The closing hint names a command that works here: tsx is a development tool, absent from an
+  // installed device, so a built run points at the built CLI.
+  const self = fileURLToPath(import.meta.url)
+  const cli = self.endsWith('.ts')
+    ? 'npm run nocturn --'
+    : `node ${relative(process.cwd(), resolve(dirname(self), '../cli.js')) || 'cli.js'}`
+  return runOffline({
+    out: process.stdout,
+    logger,
+    root,
+    workDir: resolve(root, 'var/offline'),
+    cli,
+  })
 }

@@ -139,11 +139,15 @@ export class FakeConnection {
       )
   }
 
+  /** True once every step of the script has been played (not when it stopped early on a close). */
+  finished = false
+
   async play(steps: readonly Step[]): Promise<void> {
     for (const step of steps) {
       if (!this.open && !('delayMs' in step)) return
       await this.#step(step)
     }
+    this.finished = true
   }
 
   async #step(step: Step): Promise<void> {
