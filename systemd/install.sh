@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 if ! id nocturn >/dev/null 2>&1; then
   useradd --system --home-dir /var/lib/nocturn --shell /usr/sbin/nologin nocturn
 fi
-for g in audio gpio; do
+for g in audio gpio spi; do
   getent group "$g" >/dev/null && usermod -aG "$g" nocturn
 done
 

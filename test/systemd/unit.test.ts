@@ -38,6 +38,19 @@ describe('systemd/nocturn.service', () => {
     expect(r.status).toBe(0)
   })
 
+  it.skipIf(skip)('scores 1.5 or better in systemd-analyze security', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-unit-'))
+    copyFileSync(UNIT, join(dir, 'nocturn.service'))
+    const r = spawnSync(
+      'systemd-analyze',
+      ['security', '--offline=yes', '--no-pager', join(dir, 'nocturn.service')],
+      { encoding: 'utf8' },
+    )
+    const score = /Overall exposure level for nocturn\.service: ([\d.]+)/.exec(r.stdout)?.[1]
+    expect(score, r.stdout + r.stderr).toBeDefined()
+    expect(Number(score)).toBeLessThanOrEqual(1.5)
+  })
+
   it('has none of the options that break Node or hide the devices', () => {
     const keys = directives().map(([k]) => k)
     expect(keys).not.toContain('PrivateDevices') // a private /dev: no /dev/snd, no /dev/gpiochip*
@@ -50,8 +63,8 @@ describe('systemd/nocturn.service', () => {
     expect(values('NoNewPrivileges')).toEqual(['yes'])
     expect(values('ProtectHome')).toEqual(['yes'])
     expect(values('DevicePolicy')).toEqual(['closed'])
-    expect(values('DeviceAllow')).toEqual(['char-alsa rw', 'char-gpiochip rw'])
-    expect(values('SupplementaryGroups')[0]?.split(/\s+/)).toEqual(['audio', 'gpio'])
+    expect(values('DeviceAllow')).toEqual(['char-alsa rw', 'char-gpiochip rw', 'char-spi rw'])
+    expect(values('SupplementaryGroups')[0]?.split(/\s+/)).toEqual(['audio', 'gpio', 'spi'])
     expect(values('User')).toEqual(['nocturn'])
   })
 
