@@ -46,7 +46,6 @@ export class Watchdog {
         action: opts.action ?? 'kill',
       },
     })
-    this.#worker.unref()
     this.#worker.on('error', (err) => {
       // A watchdog that failed must not take the appliance down with it; say so and carry on.
       process.stderr.write(
@@ -56,6 +55,9 @@ export class Watchdog {
     this.#worker.on('message', (m: { what: string; silentMs: number }) =>
       opts.onStall?.(m.what, m.silentMs),
     )
+    // Last: adding a 'message' listener refs the worker again, and a watchdog must never be what
+    // keeps a process alive (a failed start has to exit, not hang with only its watchdog running).
+    this.#worker.unref()
     this.#timer = setInterval(() => {
       this.#stamps[0] = Date.now()
     }, interval)

@@ -42,6 +42,7 @@ export class SpeechDetector {
   #pos = 0
   #voiced = 0
   #armed = true
+  readonly #warmup: number
   #warmupFrames: number
 
   private constructor(vad: WebRtcVad, o: Required<SpeechDetectorOptions>) {
@@ -49,7 +50,8 @@ export class SpeechDetector {
     this.#ring = new PreRollRing(bytesForMs(o.sampleRateHz, o.preRollMs))
     this.#window = new Uint8Array(o.windowFrames)
     this.#trigger = o.triggerFrames
-    this.#warmupFrames = Math.ceil(o.warmupMs / VAD_FRAME_MS)
+    this.#warmup = Math.ceil(o.warmupMs / VAD_FRAME_MS)
+    this.#warmupFrames = this.#warmup
   }
 
   static async create(options: SpeechDetectorOptions = {}): Promise<SpeechDetector> {
@@ -94,8 +96,15 @@ export class SpeechDetector {
     return undefined
   }
 
-  /** Listen for the next onset (after a session closed). */
+  /**
+   * Listen for the next onset (after a session closed), exactly as strict as when created: the
+   * voice detector's models last adapted to the speech that opened the session, and the room may
+   * have changed while the session held the microphone, so they are forgotten and the warm-up runs
+   * again. Keeping them made the third frame after a session open the next one, on any noise.
+   */
   rearm(): void {
+    this.#vad.reset()
+    this.#warmupFrames = this.#warmup
     this.#window.fill(0)
     this.#voiced = 0
     this.#pos = 0

@@ -7,6 +7,7 @@ interface FvadModule {
   HEAPU8: Uint8Array
   _fvad_new(): number
   _fvad_free(inst: number): void
+  _fvad_reset(inst: number): void
   _fvad_set_mode(inst: number, mode: number): number
   _fvad_set_sample_rate(inst: number, rate: number): number
   _fvad_process(inst: number, frame: number, samples: number): number
@@ -25,10 +26,19 @@ export class WebRtcVad {
   readonly #inst: number
   readonly #buf: number
   readonly #samples: number
+  readonly #rate: number
+  readonly #mode: VadMode
 
-  private constructor(m: FvadModule, inst: number, frameSamples: number) {
+  private constructor(
+    m: FvadModule,
+    inst: number,
+    o: { sampleRateHz: number; frameMs: number; mode: VadMode },
+  ) {
     this.#m = m
     this.#inst = inst
+    this.#rate = o.sampleRateHz
+    this.#mode = o.mode
+    const frameSamples = (o.sampleRateHz * o.frameMs) / 1000
     this.#samples = frameSamples
     this.frameBytes = frameSamples * 2
     this.#buf = m._malloc(this.frameBytes)
@@ -49,7 +59,18 @@ export class WebRtcVad {
       )
     }
     m._fvad_set_mode(inst, options.mode)
-    return new WebRtcVad(m, inst, (options.sampleRateHz * options.frameMs) / 1000)
+    return new WebRtcVad(m, inst, options)
+  }
+
+  /**
+   * Forgets everything learnt from past audio (its noise and speech models adapt continuously),
+   * as if just created. libfvad's reset also restores the default mode and rate, so both are set
+   * again.
+   */
+  reset(): void {
+    this.#m._fvad_reset(this.#inst)
+    this.#m._fvad_set_sample_rate(this.#inst, this.#rate)
+    this.#m._fvad_set_mode(this.#inst, this.#mode)
   }
 
   /** True when `frame` (exactly `frameBytes` long) holds speech. */

@@ -28,6 +28,23 @@ describe('the watchdog', () => {
     expect(r.stderr).toMatch(/"watchdog":"event loop".*"msg":"watchdog: event loop stalled"/)
   })
 
+  it('never keeps a process alive by itself: one whose work is done exits though not stopped', () => {
+    const script = `
+      import { Watchdog } from './src/app/watchdog.ts'
+      new Watchdog({ loopLimitMs: 15_000, onStall: () => {} })
+      console.log('started')
+    `
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
+    )
+    // Killed by the timeout means the worker held the process open.
+    expect(r.signal).toBeNull()
+    expect(r.status).toBe(0)
+    expect(r.stdout).toContain('started')
+  })
+
   it('notices a feed that went quiet (the microphone) and not one that is fed', async () => {
     const stalls: string[] = []
     const dog = new Watchdog({

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3'
 import { NocturnError } from '../../core/errors.js'
+import { checkIntegrity, checkStoreFiles } from './integrity.js'
 import { MIGRATIONS } from './migrations.js'
 
 /**
@@ -8,6 +9,7 @@ import { MIGRATIONS } from './migrations.js'
  * from a newer Nocturn, a file it may not write.
  */
 export function openDatabase(path: string): Database.Database {
+  checkStoreFiles(path)
   let db: Database.Database
   try {
     db = new Database(path, { fileMustExist: false })
@@ -23,6 +25,7 @@ export function openDatabase(path: string): Database.Database {
     db.pragma('synchronous = NORMAL')
     db.pragma('foreign_keys = ON')
     db.pragma('busy_timeout = 2000')
+    checkIntegrity(db, path)
     migrate(db, path)
     // Fail now, not at the first message, if the file or its folder cannot be written.
     db.exec('BEGIN IMMEDIATE; ROLLBACK')
@@ -67,6 +70,13 @@ function storeError(path: string, err: unknown): NocturnError {
     return new NocturnError(
       'NOC_ERR_STORE_READ_ONLY',
       `cannot write the store at ${path} (${detail}); check that the file and its folder are writable by this user`,
+      { cause: err },
+    )
+  }
+  if (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_WRITE') {
+    return new NocturnError(
+      'NOC_ERR_STORE_READ_ONLY',
+      `cannot write the store at ${path}: the disk is full (${detail}); free some space on it and start again`,
       { cause: err },
     )
   }

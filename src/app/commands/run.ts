@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { startAppliance } from '../appliance.js'
 import { ConfigError } from '../config/errors.js'
 import { loadConfig } from '../config/load.js'
+import { runProblems } from '../config/startup.js'
 import { createLogger } from '../logger.js'
 import { Watchdog } from '../watchdog.js'
 
@@ -21,18 +22,34 @@ export async function run(args: string[]): Promise<number> {
     }
     throw err
   }
+  const problems = runProblems(loaded)
+  if (problems.length > 0) {
+    process.stderr.write(`${problems.join('\n')}\n`)
+    return 2
+  }
   const logger = createLogger({ level: process.env.NOCTURN_LOG_LEVEL ?? loaded.config.logLevel })
   // A stuck event loop cannot run any handler: a worker thread notices and kills the process, and
   // systemd restarts it. (A microphone that stops delivering is the capture watchdog's: it restarts
   // capture and shows the error on the LED, without killing a process that may just be muted.)
   const watchdog = new Watchdog({ loopLimitMs: 15_000 })
-  const appliance = await startAppliance({
-    loaded,
-    logger,
-    env: process.env,
-    input: process.stdin,
-    output: process.stdout,
-  })
+  let appliance: Awaited<ReturnType<typeof startAppliance>>
+  try {
+    appliance = await startAppliance({
+      loaded,
+      logger,
+      env: process.env,
+      input: process.stdin,
+      output: process.stdout,
+    })
+  } catch (err) {
+    // startAppliance closed what it had opened; the watchdog goes too, and the caller exits
+    // non-zero at once so systemd's Restart= (or the person at the terminal) sees the failure.
+    await watchdog.stop()
+    const message = err instanceof Error ? err.message : String(err)
+    logger.error({ code: (err as { code?: string }).code, err: message }, 'start failed')
+    process.stderr.write(`nocturn: ${message}\n`)
+    return 1
+  }
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve)
     process.once('SIGINT', resolve)

@@ -83,9 +83,17 @@ function article(expected: string): string {
 function secretSafeGot(path: readonly string[], raw: unknown): string {
   if (path.some((p) => SECRET_KEYS.has(p))) return ''
   const v = valueAt(raw, path)
-  if (typeof v === 'string') return ` (got ${JSON.stringify(v.slice(0, 60))})`
+  if (typeof v === 'string') return ` (got ${JSON.stringify(maskUserinfo(v).slice(0, 60))})`
   if (typeof v === 'number' || typeof v === 'boolean') return ` (got ${String(v)})`
   return ''
+}
+
+/**
+ * A URL's password (`scheme://user:password@host`) replaced by `***`: a broker URL may carry one,
+ * and a URL that fails validation is echoed back to say what was found.
+ */
+export function maskUserinfo(text: string): string {
+  return text.replace(/(\/\/[^/@:\s]*:)[^@\s]*@/g, '$1***@')
 }
 
 function unionHint(path: readonly string[]): string {
