@@ -80,7 +80,7 @@ export const mqttSchema = z.strictObject({
 })
 
 export const sessionSchema = z.strictObject({
-  /** Wall-clock budget of one spoken session (DESIGN §2.9), in minutes. */
+  /** Wall-clock budget of one spoken session (docs/design.md §2.9), in minutes. */
   budgetMinutes: z.number().positive().max(240).default(10),
   idleTimeoutSeconds: seconds(3600).default(20),
   approvalTimeoutSeconds: seconds(3600).default(60),
