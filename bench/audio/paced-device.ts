@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * A device that plays in real time without a sound card (reference/drop.md §1): a PulseAudio
+ * A device that plays in real time without a sound card (bench/RESULTS.md): a PulseAudio
  * null sink at 24 kHz mono, reached from ALSA through the pulse plugin as `paplay` (playback)
  * and `pamon` (its monitor, for capture). A keepalive stream keeps the sink rendering, or the
  * first ~14 ms of each new stream go missing from the monitor.

@@ -79,7 +79,7 @@ export interface Appliance {
 }
 
 /**
- * Composition: the one place that reads the configuration and wires adapters to ports (DESIGN §1).
+ * Composition: the one place that reads the config and wires adapters to ports (docs/design.md §1).
  * Everything below is built from explicit objects; nothing reaches for a global.
  */
 export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {

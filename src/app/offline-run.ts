@@ -39,7 +39,7 @@ const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
 const DEVICE = 'kitchen'
 
 /**
- * The offline run of the whole appliance (DESIGN §7): no hardware, no key, no network. A WAV file
+ * The offline run of the whole appliance (docs/design.md §7): no hardware, key, network. A WAV file
  * speaks to the microphone; the local detector opens a session; the real Gemini adapter talks to
  * the local fake Live service, which plays a household scene: a critical action approved on a
  * simulated phone over the embedded broker while the conversation carries on, a second request the

@@ -1,3 +1,4 @@
+import { LIVE_INPUT_RATE_HZ } from '../ports/live-llm.js'
 import { bytesForMs } from './pcm.js'
 import { PreRollRing } from './pre-roll.js'
 import type { VadMode } from './webrtc-vad.js'
@@ -56,7 +57,7 @@ export class SpeechDetector {
 
   static async create(options: SpeechDetectorOptions = {}): Promise<SpeechDetector> {
     const o: Required<SpeechDetectorOptions> = {
-      sampleRateHz: options.sampleRateHz ?? 16_000,
+      sampleRateHz: options.sampleRateHz ?? LIVE_INPUT_RATE_HZ,
       mode: options.mode ?? 3,
       triggerFrames: options.triggerFrames ?? 4,
       windowFrames: options.windowFrames ?? 6,

@@ -18,9 +18,6 @@ export interface GateOptions {
   readonly approvalTimeoutMs: number
 }
 
-/** Two minutes: long enough to find a phone, short enough that the room still remembers asking. */
-export const DEFAULT_APPROVAL_TIMEOUT_MS = 120_000
-
 /**
  * The gate decides whether a call may run: by policy, then by a remembered grant, then by asking a
  * human. It fails closed — no approver, no answer in time, or anything but a clear yes is a no,

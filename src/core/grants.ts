@@ -1,37 +1,16 @@
-import type { GrantStore } from '../ports/grant-store.js'
+import type { Grant, GrantStore, NewGrant } from '../ports/grant-store.js'
 import { canonicalJson } from './canonical.js'
-import type { Channel } from './context.js'
 import { NocturnError } from './errors.js'
+import type { Channel } from './types.js'
 
-/** What a remembered yes covers: exactly these arguments, or every call matching a pattern. */
-export type GrantScope =
-  | { readonly kind: 'exact'; readonly argsDigest: string }
-  | { readonly kind: 'pattern'; readonly pattern: Readonly<Record<string, unknown>> }
-
-/** How long it lasts: this conversation, or until a time. A "once" yes is never stored. */
-export type GrantExpiry =
-  | { readonly kind: 'session'; readonly conversationId: string }
-  | { readonly kind: 'until'; readonly at: number }
-
-/** Who said yes. Only a human approver creates grants; speech never does. */
-export interface GrantOrigin {
-  readonly kind: 'phone' | 'console' | 'voice'
-  readonly id: string
-}
-
-export interface NewGrant {
-  readonly tool: string
-  readonly channel: Channel
-  readonly scope: GrantScope
-  readonly expiry: GrantExpiry
-  readonly createdBy: GrantOrigin
-  readonly createdAt: number
-}
-
-export interface Grant extends NewGrant {
-  readonly id: string
-  readonly revokedAt: number | null
-}
+// The grant records are declared with the port that stores them; callers import them from here.
+export type {
+  Grant,
+  GrantExpiry,
+  GrantOrigin,
+  GrantScope,
+  NewGrant,
+} from '../ports/grant-store.js'
 
 export interface GrantQuery {
   readonly tool: string

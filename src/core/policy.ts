@@ -1,8 +1,6 @@
-import type { Channel } from './context.js'
-import type { Tool } from './tool.js'
+import type { Channel, Policy, Tool } from './types.js'
 
-/** allow: run; ask: a phone must say yes; deny: never. */
-export type Policy = 'allow' | 'ask' | 'deny'
+export type { Policy } from './types.js'
 
 /** Per tool, per channel overrides, as configured by the household. */
 export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy>>>>

@@ -1,30 +1,8 @@
-import type { CallContext, Channel } from './context.js'
-import type { Policy } from './policy.js'
 import type { JsonSchema } from './schema.js'
+import type { Tool } from './types.js'
 
-/**
- * A tool the model may call. Tools do I/O only; validation, policy and approval wrap them from the
- * outside (the ToolSet and the gate), so a tool never checks who is asking.
- */
-export interface Tool<A = unknown> {
-  readonly name: string
-  /** What the model reads to decide when to call it. */
-  readonly description: string
-  readonly parameters: JsonSchema
-  /** Needs a second look every time: policy never `allow`, no grant "until" a time. */
-  readonly critical?: boolean
-  /** The tool's own default policy per channel; config may override it. */
-  readonly policy?: Partial<Record<Channel, Policy>>
-  /** One human sentence for the approval request, e.g. "unlock the front door". */
-  describe?(args: A): string
-  /**
-   * The part of the arguments a remembered yes covers, e.g. `{ room }` for a light: a grant then
-   * covers any brightness in that room. Without it a grant covers exactly these arguments.
-   */
-  grantPattern?(args: A): Record<string, unknown>
-  /** Runs the tool. Returns what the model reads; throws when the tool failed. */
-  call(ctx: CallContext, args: A): Promise<unknown>
-}
+// `Tool` is declared with the call context in `types.ts` (they refer to each other).
+export type { Tool } from './types.js'
 
 /** What a model is told about a tool. */
 export interface ToolDeclaration {

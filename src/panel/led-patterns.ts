@@ -7,7 +7,7 @@ export interface LedStep {
 }
 
 /**
- * One pattern per state, told apart on a single one-colour LED by rhythm alone (DESIGN §6):
+ * One pattern per state, told apart on a single one-colour LED by rhythm (docs/design.md §6):
  * steady light, darkness, a slow even blink, a double blink, a rare blip and a fast flicker are
  * distinct even in peripheral vision. A pattern with one step is steady; longer ones repeat.
  */

@@ -28,7 +28,7 @@ export interface PanelControllerOptions {
 export const DEFAULT_LONG_PRESS_MS = 800
 
 /**
- * The panel's behaviour, independent of how it is wired (DESIGN §6): a short press toggles mute; a
+ * The panel's behaviour, whatever the wiring (docs/design.md §6): a short press toggles mute; a
  * press held for `longPressMs` while the speaker talks stops it without muting — recognised while
  * still held, so the speaker falls silent under the finger. The LED shows the activity, except
  * that mute always wins.

@@ -1,4 +1,4 @@
-/** A header line by name, as the kernel names it on every Pi (`GPIO0`…`GPIO27`, DESIGN §6). */
+/** A header line by name, as every Pi's kernel names it (`GPIO0`…`GPIO27`, docs/design.md §6). */
 export type LineName = `GPIO${number}`
 
 export interface PanelPins {
@@ -14,7 +14,7 @@ export interface PanelPins {
 export type PresetName = 'respeaker-2mic' | 'aiy-voice-hat' | 'custom'
 
 /**
- * Known boards (reference/hardware.md §4). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
+ * Known boards (hardware/wiring.md). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
  * a GPIO line, so the preset has a button only; wire a plain LED to a free line and set `led`.
  */
 export const PRESETS: Readonly<Record<Exclude<PresetName, 'custom'>, PanelPins>> = {

@@ -1,4 +1,4 @@
-import type { Channel } from '../core/context.js'
+import type { Channel } from '../core/types.js'
 
 /**
  * Approver: asks a human (a phone, or the console during development) whether an action may go

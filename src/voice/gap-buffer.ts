@@ -1,5 +1,7 @@
-// 16 kHz, 16-bit mono.
-const MIC_BYTES_PER_MS = 32
+import { LIVE_INPUT_RATE_HZ } from '../ports/live-llm.js'
+
+// The model's input rate, 16-bit mono.
+const MIC_BYTES_PER_MS = (LIVE_INPUT_RATE_HZ / 1000) * 2
 
 /**
  * Microphone audio held while no connection is open (the first one opening, a resumption): the

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 /**
- * A hermetic ALSA world for tests (reference/hardware.md §2, corrected by what this alsa-lib does):
+ * A hermetic ALSA world for tests (what this alsa-lib really does: hardware/audio.md):
  * only our PCMs, through ALSA_CONFIG_PATH, backed by files instead of sound cards.
  * - `nocturn_cap` captures the bytes of `infile` (past its end alsa-lib 1.2.8 repeats the last
  *   block, so compare only the file's own length);

@@ -9,7 +9,7 @@ const interim = (id: string, name: string, action: string) => ({
   scheduling: 'WHEN_IDLE',
 })
 
-describe('voice: a gated call answered by a phone (DESIGN §2.3, §2.4, §2.5)', () => {
+describe('voice: a gated call answered by a phone (docs/design.md §2.3, §2.4, §2.5)', () => {
   it('approval while the user still waits: the interim result at once, then the final with INTERRUPT', async () => {
     const v = voiceFixture()
     const { conn } = await v.start()
@@ -157,7 +157,7 @@ describe('voice: a gated call answered by a phone (DESIGN §2.3, §2.4, §2.5)',
   })
 })
 
-describe('voice: every call not withdrawn gets exactly one final answer (DESIGN §2.5)', () => {
+describe('voice: a call not withdrawn gets exactly one final answer (docs/design.md §2.5)', () => {
   const cases: [string, (v: ReturnType<typeof voiceFixture>) => Promise<void>, string][] = [
     [
       'nobody answers in time',

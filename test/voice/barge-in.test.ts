@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { settle, voiceFixture } from './harness.js'
 
-describe('voice: barge-in (DESIGN §2.7, §2.8)', () => {
+describe('voice: barge-in (docs/design.md §2.7, §2.8)', () => {
   it('3 s of model audio buffered: dropped at once, nothing plays after, the user is kept, the cut reply is not, tools carry on', async () => {
     const v = voiceFixture()
     const { conn } = await v.start()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { settle, voiceFixture } from './harness.js'
 
-describe('voice: budget and idle timeout (DESIGN §2.9)', () => {
+describe('voice: budget and idle timeout (docs/design.md §2.9)', () => {
   it('the budget runs out with an approval pending: withdrawn, transcript complete, connection closed, LED idle', async () => {
     const v = voiceFixture({ options: { budgetMs: 60_000, idleMs: 3_600_000 } })
     const { conn, done } = await v.start()
@@ -55,7 +55,7 @@ describe('voice: budget and idle timeout (DESIGN §2.9)', () => {
   })
 
   it('idle never withdraws an approval a phone is still deciding; once answered, the quiet time runs again', async () => {
-    // Deliberately not DESIGN §2.9's letter: a quiet room while Anna finds her phone is waiting,
+    // Not docs/design.md §2.9's letter: a quiet room while Anna finds her phone is waiting,
     // not idleness. The gate's approval timeout bounds the wait, and the budget still ends all.
     const v = voiceFixture({ options: { idleMs: 10_000 } })
     const { conn, done } = await v.start()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { settle, voiceFixture } from './harness.js'
 
-describe('voice: mute from the panel (DESIGN §5, §6)', () => {
+describe('voice: mute from the panel (docs/design.md §5, §6)', () => {
   it('mute during model speech: no microphone audio leaves, the stream is ended, playback and session carry on', async () => {
     const v = voiceFixture()
     const { conn, done } = await v.start()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { settle, voiceFixture } from './harness.js'
 
-describe('voice: connection lifetime (DESIGN §2.10)', () => {
+describe('voice: connection lifetime (docs/design.md §2.10)', () => {
   it('goAway with an approval pending: waits for the turn to end, closes the old socket first, resumes without history, delivers the result on the new connection', async () => {
     const v = voiceFixture()
     const { conn: first } = await v.start()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { settle, voiceFixture } from './harness.js'
 
-describe('voice: a model without asynchronous calls (DESIGN §2.11)', () => {
+describe('voice: a model without asynchronous calls (docs/design.md §2.11)', () => {
   it('warns at session start, declares tools blocking, emits the waiting event, answers once with no interim', async () => {
     const v = voiceFixture({ capabilities: { model: 'sync-live', asyncToolCalls: false } })
     const { conn } = await v.start()

@@ -6,7 +6,7 @@ import { ScriptedLLM } from '../../src/testing/scripted-llm.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { doorTool, settle, timeTool, voiceFixture } from './harness.js'
 
-describe('voice: the session kept as an ordinary chat (DESIGN §2.8)', () => {
+describe('voice: the session kept as an ordinary chat (docs/design.md §2.8)', () => {
   it('transcriptions become user and assistant messages in order, with calls and outcomes, and the typed turn loop continues it', async () => {
     const v = voiceFixture()
     const { conn, done } = await v.start()

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { TurnCounter } from '../../src/voice/turn-counter.js'
 
-describe('TurnCounter (DESIGN §2.4)', () => {
+describe('TurnCounter (docs/design.md §2.4)', () => {
   it('a turn starts with the first sign after the previous turn ended, not with every sign', () => {
     const t = new TurnCounter()
     expect(t.signal('user_speech')).toBe(1)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { doorTool, latchTool, settle, voiceFixture } from './harness.js'
 
-describe('voice: a call the provider withdraws (DESIGN §2.6)', () => {
+describe('voice: a call the provider withdraws (docs/design.md §2.6)', () => {
   it('withdrawn while the approval is pending: approval taken off the phone, nothing sent, a later yes runs and grants nothing', async () => {
     const v = voiceFixture()
     const { conn } = await v.start()

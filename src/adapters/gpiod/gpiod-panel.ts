@@ -40,7 +40,7 @@ export interface GpiodPanelOptions {
 export const DEFAULT_DEBOUNCE_MS = 30
 
 /**
- * The panel on libgpiod's command-line tools (reference/hardware.md §3.3): a long-lived `gpiomon`
+ * The panel on libgpiod's command-line tools (docs/design.md §6): a long-lived `gpiomon`
  * for the button and a `gpioset` holding the LED, lines addressed by name so the Pi 4 / Pi 5 chip
  * renumbering does not matter. Both the 1.x (Bookworm) and 2.x (Trixie) command lines are spoken;
  * the version is asked of `gpiomon --version`. A helper that dies puts the LED in `error` (mute

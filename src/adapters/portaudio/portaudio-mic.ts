@@ -5,6 +5,7 @@ import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
+import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { loadNaudiodon, type NaudiodonStream } from './naudiodon.js'
 import { resolvePortAudioDevice } from './portaudio-devices.js'
 
@@ -32,7 +33,7 @@ export class PortAudioMic implements AudioIn {
 
   constructor(options: PortAudioMicOptions) {
     this.#o = options
-    this.sampleRateHz = options.sampleRateHz ?? 16_000
+    this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
   }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 /**
  * The sysfs number of a header line. Before kernel 6.6 the Pi's header chip started at 0, so
  * GPIO17 was 17 — what rpi-gpio writes to /sys/class/gpio/export. From 6.6 the chip has a high base
- * (Pi 4: 512, Pi 5: 571) and writing 17 fails with EINVAL (reference/hardware.md §3.1). Reading
+ * (Pi 4: 512, Pi 5: 571) and writing 17 fails with EINVAL (docs/design.md §6). Reading
  * the base from the chip's own `base` file works on both.
  */
 export function sysfsNumber(sysGpio: string, line: string): number {

@@ -3,6 +3,7 @@ import { bytesForMs } from '../../audio/pcm.js'
 import { parseWav } from '../../audio/wav.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
+import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 
 export interface WavMicOptions {
   readonly path: string
@@ -31,7 +32,7 @@ export class WavMic implements AudioIn {
 
   constructor(options: WavMicOptions) {
     this.#o = options
-    this.sampleRateHz = options.sampleRateHz ?? 16_000
+    this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
   }
 
   async start(sink: AudioInSink): Promise<void> {

@@ -26,7 +26,7 @@ Exit code 1 when any check fails, 0 otherwise (warnings allowed). Never prints a
 type DoctorContext = DeviceDoctorContext & GeminiDoctorContext
 
 /**
- * `nocturn doctor`: DESIGN §7. Reads the configuration when there is one (the model, base URL and
+ * `nocturn doctor` (docs/design.md §7). Reads the config when there is one (the model, base URL and
  * key from it), then runs every check; one failing never stops the others.
  */
 export async function run(args: string[]): Promise<number> {

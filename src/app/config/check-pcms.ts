@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { LIVE_INPUT_RATE_HZ, LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
 import type { Config } from './schema.js'
 
 export interface PcmProblem {
@@ -58,7 +59,7 @@ export async function probePcms(
         '-f',
         'S16_LE',
         '-r',
-        '16000',
+        String(LIVE_INPUT_RATE_HZ),
         '-c',
         '1',
         '-d',
@@ -79,7 +80,7 @@ export async function probePcms(
         '-f',
         'S16_LE',
         '-r',
-        '24000',
+        String(LIVE_OUTPUT_RATE_HZ),
         '-c',
         '1',
         '-s',

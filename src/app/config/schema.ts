@@ -1,4 +1,9 @@
 import { z } from 'zod'
+import {
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_IDLE_MS,
+  DEFAULT_SESSION_BUDGET_MS,
+} from '../../core/defaults.js'
 import { HEADER_LINE } from '../../panel/presets.js'
 
 /**
@@ -80,10 +85,14 @@ export const mqttSchema = z.strictObject({
 })
 
 export const sessionSchema = z.strictObject({
-  /** Wall-clock budget of one spoken session (DESIGN §2.9), in minutes. */
-  budgetMinutes: z.number().positive().max(240).default(10),
-  idleTimeoutSeconds: seconds(3600).default(20),
-  approvalTimeoutSeconds: seconds(3600).default(60),
+  /** Wall-clock budget of one spoken session (docs/design.md §2.9), in minutes. */
+  budgetMinutes: z
+    .number()
+    .positive()
+    .max(240)
+    .default(DEFAULT_SESSION_BUDGET_MS / 60_000),
+  idleTimeoutSeconds: seconds(3600).default(DEFAULT_IDLE_MS / 1000),
+  approvalTimeoutSeconds: seconds(3600).default(DEFAULT_APPROVAL_TIMEOUT_MS / 1000),
 })
 
 export const personaSchema = z.strictObject({

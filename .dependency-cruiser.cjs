@@ -1,0 +1,116 @@
+// The layering of src/ (docs/design.md §1, docs/architecture.md). `npm test` checks it through
+// test/architecture.test.ts; `npm run deps` prints the same verdict for a person.
+
+/** Node built-ins that do I/O or start processes: none of them belongs in the core or a port. */
+const IO_BUILTINS = [
+  'fs',
+  'fs/promises',
+  'child_process',
+  'net',
+  'dgram',
+  'dns',
+  'http',
+  'http2',
+  'https',
+  'tls',
+  'worker_threads',
+  'cluster',
+  'os',
+  'process',
+  'readline',
+  'repl',
+  'tty',
+  'v8',
+  'vm',
+  'inspector',
+  'perf_hooks',
+]
+const IO_PATH = `^(node:)?(${IO_BUILTINS.join('|')})$`
+
+/** The files that are the offline run and the developer's fake Live service, not the appliance. */
+const OFFLINE = '^src/app/(offline-run|household-scene|commands/fake-live)\\.ts$'
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment:
+        'A cycle, even of types only, means two modules are one idea in two files: move what both need into a third.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'core-no-vendor',
+      comment:
+        'The core, the ports and the two drivers import no vendor package: Gemini, ALSA, MQTT and GPIO live behind ports.',
+      severity: 'error',
+      from: { path: '^src/(core|ports|turn|voice)/' },
+      to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
+    },
+    {
+      name: 'core-no-io',
+      comment:
+        'The core, the ports and the two drivers do no I/O of their own (no files, processes, sockets): adapters do.',
+      severity: 'error',
+      from: { path: '^src/(core|ports|turn|voice)/' },
+      to: { dependencyTypes: ['core'], path: IO_PATH },
+    },
+    {
+      name: 'core-no-adapter-or-app',
+      comment: 'Ports are implemented by adapters and wired in app/; the core never reaches for either.',
+      severity: 'error',
+      from: { path: '^src/(core|ports|turn|voice)/' },
+      to: { path: '^src/(adapters|app)/' },
+    },
+    {
+      name: 'ports-only-core',
+      comment: 'A port is an interface with its contract; it may lean on core types and other ports, nothing else.',
+      severity: 'error',
+      from: { path: '^src/ports/' },
+      to: { path: '^src/', pathNot: '^src/(ports|core)/' },
+    },
+    {
+      name: 'adapter-not-adapter',
+      comment: 'An adapter imports no other adapter: two adapters meet only where app/ wires them.',
+      severity: 'error',
+      from: { path: '^src/adapters/([^/]+)/' },
+      to: { path: '^src/adapters/', pathNot: '^src/adapters/$1/' },
+    },
+    {
+      name: 'testing-only-offline',
+      comment:
+        'src/testing/ (scripted fakes) is for tests, bench/ and the offline run; the appliance never imports it.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['^src/testing/', OFFLINE] },
+      to: { path: '^src/testing/' },
+    },
+    {
+      name: 'appliance-never-reaches-testing',
+      comment: '`nocturn run` must not load a fake, even through a chain of imports.',
+      severity: 'error',
+      from: { path: '^src/app/(appliance|commands/run)\\.ts$' },
+      to: { path: '^src/testing/', reachable: true },
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'An import that does not resolve would hide an edge from every rule above.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are edges too: the cycle rule must see them.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.d.ts', '.js', '.mjs', '.cjs', '.json'],
+    },
+    // Dynamic `import()` with a literal path is an edge like any other (commands, optional adapters).
+  },
+}

@@ -1,0 +1,21 @@
+/**
+ * The defaults a household can change in its configuration, in one place, so that the config
+ * schema (`app/config/schema.ts`) and any code with a default of its own for the same thing (the
+ * voice driver's options) cannot drift apart: a session run without a configuration then behaves
+ * like the appliance out of the box.
+ */
+
+/**
+ * How long a phone has to answer before the gate takes silence as a no (fail closed): long enough
+ * to find a phone, short enough that the room still remembers asking.
+ */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000
+
+/**
+ * A spoken session ends after this long with nobody speaking and nothing playing: long enough for
+ * a pause to think, short enough that the room is not streamed once the talk is over.
+ */
+export const DEFAULT_IDLE_MS = 20_000
+
+/** Wall-clock budget of one spoken session: ten minutes, about one provider connection. */
+export const DEFAULT_SESSION_BUDGET_MS = 10 * 60_000
