@@ -5,13 +5,13 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     const onAbort = () => reject(abortReason(signal))
     signal.addEventListener('abort', onAbort, { once: true })
     promise.then(
-      (v) => {
+      (value) => {
         signal.removeEventListener('abort', onAbort)
-        resolve(v)
+        resolve(value)
       },
-      (e: unknown) => {
+      (err: unknown) => {
         signal.removeEventListener('abort', onAbort)
-        reject(e)
+        reject(err)
       },
     )
   })

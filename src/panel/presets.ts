@@ -14,7 +14,7 @@ export interface PanelPins {
 export type PresetName = 'respeaker-2mic' | 'aiy-voice-hat' | 'custom'
 
 /**
- * Known boards (hardware/wiring.md). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
+ * Known boards (reference/hardware.md §4). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
  * a GPIO line, so the preset has a button only; wire a plain LED to a free line and set `led`.
  */
 export const PRESETS: Readonly<Record<Exclude<PresetName, 'custom'>, PanelPins>> = {

@@ -24,7 +24,7 @@ export interface AnswerOutboxDeps {
 }
 
 /**
- * Tool answers on their way to the model (docs/design.md §2.10): only sent on a connection of the
+ * Tool answers on their way to the model (DESIGN §2.10): only ever sent on a connection of the
  * lineage that issued the call. Answers finished in a gap are kept and sent right after the
  * resumption; they are dropped when the lineage cannot be resumed.
  */

@@ -13,7 +13,7 @@ export interface LiveCall {
   readonly id: string
   readonly name: string
   readonly args: unknown
-  /** The turn current when the call was made (docs/design.md §2.4). */
+  /** The turn current when the call was made (DESIGN §2.4). */
   readonly turn: number
   /** The connection lineage that issued it: a resumed connection keeps it, a fresh one does not. */
   readonly lineage: number

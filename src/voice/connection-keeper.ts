@@ -47,7 +47,7 @@ export interface ConnectionKeeperDeps
 }
 
 /**
- * The session's provider connections (docs/design.md §2.10): opens, resumes across `goAway` and
+ * The session's provider connections (DESIGN §2.10): opens them, resumes across `goAway` and
  * drops with the last resumable handle, falls back to fresh ones; a fresh one starts a new lineage,
  * whose calls and answers never cross to another.
  */

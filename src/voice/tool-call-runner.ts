@@ -34,7 +34,7 @@ export interface Issuer {
 }
 
 /**
- * The session's tool calls, each its own task (docs/design.md §2.1): dispatched via the ToolSet and
+ * The session's tool calls, each its own task (DESIGN §2.1): dispatched through the ToolSet and
  * its gate, an interim answer (or the local waiting cue) while a phone decides, one final answer
  * scheduled by its lateness, and withdrawal — by the provider, at session end, or when its
  * connection is gone — after which nothing is ever sent for it.
@@ -49,7 +49,7 @@ export class ToolCallRunner {
     this.#log = deps.log
   }
 
-  /** At session start: are tools non-blocking on this model, why (docs/design.md §2.2, §2.11). */
+  /** At session start: are tools non-blocking on this model, and why (DESIGN §2.2, §2.11). */
   logCapabilities(): void {
     const caps = this.#d.llm.capabilities
     if (caps.asyncToolCalls) {

@@ -157,7 +157,7 @@ describe('voice: a gated call answered by a phone (docs/design.md §2.3, §2.4, 
   })
 })
 
-describe('voice: a call not withdrawn gets exactly one final answer (docs/design.md §2.5)', () => {
+describe('voice: every call not withdrawn gets exactly one final answer (DESIGN §2.5)', () => {
   const cases: [string, (v: ReturnType<typeof voiceFixture>) => Promise<void>, string][] = [
     [
       'nobody answers in time',

@@ -4,7 +4,6 @@ import { bytesForMs } from '../../audio/pcm.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock } from '../../ports/clock.js'
-import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
@@ -37,7 +36,7 @@ export class ArecordMic implements AudioIn {
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
     this.#o = options
-    this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
+    this.sampleRateHz = options.sampleRateHz ?? 16_000
     this.#frameMs = options.frameMs ?? 20
   }
 

@@ -15,11 +15,11 @@ export interface ConsoleApproverOptions {
  */
 export class ConsoleApprover implements Approver {
   readonly audience = 'the console'
-  readonly #o: ConsoleApproverOptions
+  readonly #options: ConsoleApproverOptions
   #queue: Promise<unknown> = Promise.resolve()
 
   constructor(options: ConsoleApproverOptions) {
-    this.#o = options
+    this.#options = options
   }
 
   request(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
@@ -30,16 +30,16 @@ export class ConsoleApprover implements Approver {
 
   async #ask(req: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     signal.throwIfAborted()
-    const { output } = this.#o
+    const { output } = this.#options
     const line = `approval needed (${req.channel}): ${req.action}`
-    if (!this.#o.interactive) {
-      const done = this.#o.autoAnswer === 'approve' ? 'approved' : 'denied'
+    if (!this.#options.interactive) {
+      const done = this.#options.autoAnswer === 'approve' ? 'approved' : 'denied'
       output.write(`${line} — ${done} automatically (stdin is not a terminal)\n`)
-      return this.#o.autoAnswer === 'approve'
+      return this.#options.autoAnswer === 'approve'
         ? { decision: 'approve', grant: 'once', by: 'console' }
         : { decision: 'deny', by: 'console' }
     }
-    const rl = createInterface({ input: this.#o.input, output, terminal: true })
+    const rl = createInterface({ input: this.#options.input, output, terminal: true })
     try {
       const answer = await rl.question(`${line}\n  [y]es once, [s]ession, anything else: no > `, {
         signal,

@@ -30,7 +30,7 @@ export interface SysfsPanelOptions {
  * board's own pull-up (both HATs have one) is relied on.
  */
 export class SysfsPanel implements Panel {
-  readonly #o: SysfsPanelOptions
+  readonly #options: SysfsPanelOptions
   readonly #root: string
   #exported: number[] = []
   #poll: TimerHandle | undefined
@@ -39,17 +39,17 @@ export class SysfsPanel implements Panel {
   #ledValue: string | undefined
 
   constructor(opts: SysfsPanelOptions) {
-    this.#o = opts
+    this.#options = opts
     this.#root = opts.sysGpio ?? '/sys/class/gpio'
   }
 
   async start(onButton: (event: ButtonEvent) => void): Promise<void> {
-    const { clock } = this.#o
-    if (this.#o.button) {
-      const n = this.#export(this.#o.button, 'in')
-      const activeLow = this.#o.buttonActiveLow ?? true
+    const { clock } = this.#options
+    if (this.#options.button) {
+      const n = this.#export(this.#options.button, 'in')
+      const activeLow = this.#options.buttonActiveLow ?? true
       const valueFile = join(this.#root, `gpio${n}`, 'value')
-      this.#debouncer = new Debouncer(clock, this.#o.debounceMs ?? 30, (pressed, atMs) =>
+      this.#debouncer = new Debouncer(clock, this.#options.debounceMs ?? 30, (pressed, atMs) =>
         onButton({ kind: pressed ? 'press' : 'release', atMs }),
       )
       let last: boolean | undefined
@@ -62,16 +62,19 @@ export class SysfsPanel implements Panel {
             this.#debouncer?.input(pressed)
           }
         } catch (err) {
-          this.#o.logger.error({ err: String(err), file: valueFile }, 'cannot read the button')
+          this.#options.logger.error(
+            { err: String(err), file: valueFile },
+            'cannot read the button',
+          )
         }
-        this.#poll = clock.setTimeout(tick, this.#o.pollMs ?? 10)
+        this.#poll = clock.setTimeout(tick, this.#options.pollMs ?? 10)
       }
       tick()
     }
-    if (this.#o.led) {
-      const n = this.#export(this.#o.led, 'out')
+    if (this.#options.led) {
+      const n = this.#export(this.#options.led, 'out')
       this.#ledValue = join(this.#root, `gpio${n}`, 'value')
-      const activeLow = this.#o.ledActiveLow ?? false
+      const activeLow = this.#options.ledActiveLow ?? false
       this.#blinker = new LedBlinker(clock, (on) => {
         if (this.#ledValue) writeFileSync(this.#ledValue, on !== activeLow ? '1' : '0')
       })
@@ -84,7 +87,7 @@ export class SysfsPanel implements Panel {
   }
 
   async close(): Promise<void> {
-    if (this.#poll) this.#o.clock.clearTimeout(this.#poll)
+    if (this.#poll) this.#options.clock.clearTimeout(this.#poll)
     this.#poll = undefined
     this.#debouncer?.dispose()
     this.#blinker?.stop()

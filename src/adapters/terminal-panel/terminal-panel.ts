@@ -27,8 +27,8 @@ const SYMBOL: Record<LedState, string> = {
  * it prints one line per change. Ctrl-C still ends the process (raw mode would swallow it).
  */
 export class TerminalPanel implements Panel {
-  readonly #o: TerminalPanelOptions
-  #onButton: ((e: ButtonEvent) => void) | undefined
+  readonly #options: TerminalPanelOptions
+  #onButton: ((event: ButtonEvent) => void) | undefined
   #last: LedState | undefined
   #releaseTimer: TimerHandle | undefined
   readonly #onData = (chunk: Buffer | string) => {
@@ -36,12 +36,12 @@ export class TerminalPanel implements Panel {
   }
 
   constructor(opts: TerminalPanelOptions) {
-    this.#o = opts
+    this.#options = opts
   }
 
   async start(onButton: (event: ButtonEvent) => void): Promise<void> {
     this.#onButton = onButton
-    const { input } = this.#o
+    const { input } = this.#options
     if (input.isTTY && input.setRawMode) input.setRawMode(true)
     input.on('data', this.#onData)
     input.resume?.()
@@ -51,20 +51,20 @@ export class TerminalPanel implements Panel {
     if (state === this.#last) return
     this.#last = state
     const line = `[nocturn] ${SYMBOL[state]}   (m: mute, s: stop talking)`
-    this.#o.output.write(this.#o.output.isTTY ? `\r\x1b[2K${line}` : `${line}\n`)
+    this.#options.output.write(this.#options.output.isTTY ? `\r\x1b[2K${line}` : `${line}\n`)
   }
 
   async close(): Promise<void> {
-    const { input, output } = this.#o
+    const { input, output } = this.#options
     input.removeListener('data', this.#onData)
     if (input.isTTY && input.setRawMode) input.setRawMode(false)
     input.pause?.()
-    if (this.#releaseTimer) this.#o.clock.clearTimeout(this.#releaseTimer)
+    if (this.#releaseTimer) this.#options.clock.clearTimeout(this.#releaseTimer)
     if (output.isTTY && this.#last) output.write('\n')
   }
 
   #key(ch: string): void {
-    const now = this.#o.clock.now()
+    const now = this.#options.clock.now()
     if (ch === '\u0003') {
       // Raw mode turns Ctrl-C into a byte; give it back its meaning.
       process.kill(process.pid, 'SIGINT')
@@ -75,10 +75,10 @@ export class TerminalPanel implements Panel {
       this.#onButton?.({ kind: 'release', atMs: now + 50 })
     } else if ((ch === 's' || ch === 'S') && !this.#releaseTimer) {
       this.#onButton?.({ kind: 'press', atMs: now })
-      const hold = this.#o.holdMs ?? 1200
-      this.#releaseTimer = this.#o.clock.setTimeout(() => {
+      const hold = this.#options.holdMs ?? 1200
+      this.#releaseTimer = this.#options.clock.setTimeout(() => {
         this.#releaseTimer = undefined
-        this.#onButton?.({ kind: 'release', atMs: this.#o.clock.now() })
+        this.#onButton?.({ kind: 'release', atMs: this.#options.clock.now() })
       }, hold)
     }
   }
