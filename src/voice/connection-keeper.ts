@@ -168,8 +168,10 @@ export class ConnectionKeeper {
       return
     }
     this.#resumeAfterTurn = true
-    const margin = this.#d.options.goAwayMarginMs
-    const wait = timeLeftMs === undefined ? 0 : Math.max(0, timeLeftMs - margin)
+    // No readable time left (a malformed goAway): wait for the end of the turn, or the close.
+    // Taking it as "now" would cut the reply and lose the frames still on their way to us.
+    if (timeLeftMs === undefined) return
+    const wait = Math.max(0, timeLeftMs - this.#d.options.goAwayMarginMs)
     if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
     this.#resumeTimer = this.#d.clock.setTimeout(() => {
       this.#resumeTimer = undefined
