@@ -180,7 +180,13 @@ export class VoiceSession {
       .then(() =>
         this.#d.mic.start({
           frame: (pcm) => this.#uplink.frame(pcm),
-          error: (err) => {
+          error: (err, recoverable) => {
+            if (recoverable) {
+              // A recorder hiccup: the source restarts itself and the session rides through it;
+              // what the room said meanwhile is lost, the conversation is not.
+              this.#log.warn({ err: err.message }, 'voice microphone restarting')
+              return
+            }
             this.#log.error({ err: err.message }, 'voice microphone failed')
             this.#fail()
           },
