@@ -50,7 +50,7 @@ export class CaptureWatchdog implements AudioIn {
         this.#stalls = 0
         sink.frame(pcm, at)
       },
-      error: (e) => sink.error(e),
+      error: (e, recoverable) => sink.error(e, recoverable),
     }
     this.#lastFrameAt = clock.now()
     await this.#o.source.start(this.#inner)
@@ -81,13 +81,13 @@ export class CaptureWatchdog implements AudioIn {
         `capture device "${this.#o.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
       )
       this.#o.logger.warn({ device: this.#o.deviceName, silentMs }, 'audio capture stalled')
-      sink.error(error)
+      sink.error(error, true)
       this.#restarting = true
       this.#lastFrameAt = this.#o.clock.now()
       void this.#o.source
         .stop()
         .then(() => (this.#inner === inner ? this.#o.source.start(inner) : undefined))
-        .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(String(e))))
+        .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(String(e)), false))
         .finally(() => {
           this.#restarting = false
         })

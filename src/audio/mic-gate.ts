@@ -60,7 +60,7 @@ export class MicGate implements AudioIn {
         if (this.echoGated) sink.frame(this.#silent(pcm.byteLength), at)
         else sink.frame(pcm, at)
       },
-      error: (e) => sink.error(e),
+      error: (e, recoverable) => sink.error(e, recoverable),
     })
   }
 

@@ -23,7 +23,7 @@ export class MicRouter {
     try {
       await this.#source.start({
         frame: (pcm, at) => (this.#session ?? this.#idle)?.frame(pcm, at),
-        error: (e) => (this.#session ?? this.#idle)?.error(e),
+        error: (e, recoverable) => (this.#session ?? this.#idle)?.error(e, recoverable),
       })
     } catch (err) {
       this.#started = false

@@ -10,7 +10,12 @@ export interface AudioIn {
 
 export interface AudioInSink {
   frame(pcm: Uint8Array, capturedAtMs: number): void
-  error(error: Error): void
+  /**
+   * The source failed. `recoverable: true` — the source is already restarting itself (a recorder
+   * respawned, a stalled device reopened) and frames will resume after a gap: a consumer carries
+   * on. `false` — the source has given up: no frame comes until it is started again.
+   */
+  error(error: Error, recoverable: boolean): void
 }
 
 export interface AudioOut {

@@ -38,14 +38,31 @@ export const LIVE_INPUT_RATE_HZ = 16_000
 /** Output audio: 16-bit little-endian mono PCM at 24 kHz. */
 export const LIVE_OUTPUT_RATE_HZ = 24_000
 
+/**
+ * One connection. It is open from the moment `open()` resolves until `close()` is called or the
+ * far side closes it (`closed` is then reported, once); it never reopens. What each send does when
+ * the connection is not open is part of the contract (test/voice/live-llm-contract.ts runs it
+ * against every implementation):
+ */
 export interface LiveSession {
-  /** Send one microphone frame (16 kHz S16LE mono). Never blocks; the adapter queues. */
+  /**
+   * Send one microphone frame (16 kHz S16LE mono). Never blocks and never throws. While open the
+   * frame is handed to the transport at once (no queue of its own); when not open it is dropped —
+   * live audio is worthless later, and keeping the audio of a gap between connections is the
+   * caller's business.
+   */
   sendAudio(pcm: Uint8Array): void
-  /** The microphone stopped (mute): tell the provider the stream ended. */
+  /** The microphone stopped (mute): tell the provider the stream ended. Never throws; a no-op
+   *  when not open. */
   endAudio(): void
-  /** Answer a tool call (interim with `willContinue`, or final). */
+  /**
+   * Answer a tool call (interim with `willContinue`, or final). When the connection is not open
+   * nothing is sent and it throws a `NocturnError` with code `NOC_ERR_LIVE_CLOSED`: unlike audio,
+   * an answer must not vanish, so the caller keeps it for a resumed connection. Whether an answer
+   * may be sent at all (exactly one final, none for a withdrawn call) is the caller's rule.
+   */
   respond(response: LiveToolResponse): void
-  /** Close the connection; resolves when the socket is closed. */
+  /** Close the connection; resolves when the socket is closed. Calling it again is harmless. */
   close(): Promise<void>
 }
 

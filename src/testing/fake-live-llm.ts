@@ -1,3 +1,4 @@
+import { NocturnError } from '../core/errors.js'
 import type { Clock } from '../ports/clock.js'
 import {
   LIVE_OUTPUT_RATE_HZ,
@@ -65,8 +66,19 @@ export class FakeLiveConnection implements LiveSession {
 
   // ---- what the client does (LiveSession) -------------------------------------------------
 
+  /** Frames sent while not open (closing or closed): dropped, as the port says. */
+  droppedAudio = 0
+
+  /** Not open once `close()` was called or either side closed it (the port's contract). */
+  #isOpen(): boolean {
+    return this.closedBy === undefined && !this.closing
+  }
+
   sendAudio(pcm: Uint8Array): void {
-    if (this.closedBy) throw new Error('WebSocket is not open')
+    if (!this.#isOpen()) {
+      this.droppedAudio++
+      return
+    }
     this.#audioBytes += pcm.byteLength
     this.#audioFrames++
     this.lastAudio = pcm
@@ -78,12 +90,17 @@ export class FakeLiveConnection implements LiveSession {
   }
 
   endAudio(): void {
-    if (this.closedBy) throw new Error('WebSocket is not open')
+    if (!this.#isOpen()) return
     this.sent.push({ kind: 'endAudio' })
   }
 
   respond(response: LiveToolResponse): void {
-    if (this.closedBy) throw new Error('WebSocket is not open')
+    if (!this.#isOpen()) {
+      throw new NocturnError(
+        'NOC_ERR_LIVE_CLOSED',
+        `the live connection is not open; the answer for call ${response.id} was not sent`,
+      )
+    }
     this.sent.push({ kind: 'respond', response })
     this.#waiters = this.#waiters.filter((w) => {
       const match = w.id === response.id && (w.interim || response.willContinue !== true)
@@ -96,7 +113,8 @@ export class FakeLiveConnection implements LiveSession {
     if (this.closedBy || this.closing) return
     const latency = this.#closeLatency
     if (latency && latency.ms > 0) {
-      // A socket's closing handshake takes a while; until it is done the socket is still open.
+      // A socket's closing handshake takes a while: nothing more is sent, but the far side may
+      // still deliver events until it is done.
       this.closing = true
       await new Promise<void>((r) => latency.clock.setTimeout(r, latency.ms))
     }

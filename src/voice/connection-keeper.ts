@@ -1,19 +1,8 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { TimerHandle } from '../ports/clock.js'
-import type {
-  LiveCloseInfo,
-  LiveEvents,
-  LiveSession,
-  LiveSetup,
-  LiveToolResponse,
-} from '../ports/live-llm.js'
-import { AnswerOutbox } from './answer-outbox.js'
-import type { CallRegistry, LiveCall, WithdrawReason } from './call-registry.js'
-import type { MicUplink } from './mic-uplink.js'
-import type { SessionHooks, VoiceSessionDeps } from './session-types.js'
-import type { TranscriptAssembler } from './transcript-assembler.js'
-import type { TurnCounter } from './turn-counter.js'
+import type { LiveCloseInfo, LiveEvents, LiveSession, LiveSetup } from '../ports/live-llm.js'
+import type { VoiceSessionDeps } from './session-types.js'
 
 export interface Connection {
   /** 1, 2, … in the order opened. */
@@ -27,19 +16,38 @@ export interface Connection {
   retired: boolean
 }
 
+/** A connection that is open and current. */
+export interface OpenConnection extends Connection {
+  readonly session: LiveSession
+}
+
+/** What the keeper reports; the call ledger, the transcript and the uplink react. */
+export interface ConnectionListener {
+  /**
+   * A connection is open and current. `resumedFromHandle`: it resumed its lineage from the
+   * handle that was the n-th to arrive (calls made after that handle are unknown to it).
+   */
+  opened(conn: OpenConnection, resumedFromHandle: number | undefined): void
+  /**
+   * The lineage cannot be resumed; a fresh one is about to open and will read the history from
+   * the store (so whatever is certain must be written now, before this returns).
+   */
+  lineageLost(lineage: number): void
+  /** A connection stopped being current (closed by either side, or given up). */
+  closed(conn: Connection): void
+  /** A resumable handle arrived; `seq` counts them. */
+  handle(seq: number): void
+}
+
 export interface ConnectionKeeperDeps
   extends Pick<VoiceSessionDeps, 'llm' | 'tools' | 'persona' | 'store' | 'clock' | 'options'> {
   readonly conversationId: string
   readonly log: Logger
-  readonly hooks: SessionHooks
-  readonly calls: CallRegistry
-  readonly turns: TurnCounter
-  readonly transcript: TranscriptAssembler
-  /** Told when a connection opens: the audio kept in the gap goes first. */
-  readonly uplink: MicUplink
+  readonly listener: ConnectionListener
   /** The provider events of one connection (the session wires them). */
   events(conn: Connection): LiveEvents
-  withdraw(id: string, reason: WithdrawReason): void
+  /** A turn is under way: a resumption after `goAway` waits for its end. */
+  inTurn(): boolean
   /** True once the session has started ending. */
   ending(): boolean
   /** No connection could be had: the session ends in error. */
@@ -47,9 +55,10 @@ export interface ConnectionKeeperDeps
 }
 
 /**
- * The session's provider connections (DESIGN §2.10): opens them, resumes across `goAway` and
- * drops with the last resumable handle, falls back to fresh ones; a fresh one starts a new lineage,
- * whose calls and answers never cross to another.
+ * The session's provider connections (docs/voice-driver.md, rule 10): opens them, resumes across
+ * `goAway` and drops with the last resumable handle, falls back to fresh ones, each starting a new
+ * lineage. It only keeps connections and reports what happened to its listener; what that means
+ * for calls, answers, the transcript and the microphone is decided by those who listen.
  */
 export class ConnectionKeeper {
   readonly #d: ConnectionKeeperDeps
@@ -61,7 +70,6 @@ export class ConnectionKeeper {
   #handle?: string
   /** Resumable handles received so far; the last one is `#handle`. */
   #handleSeq = 0
-  readonly #outbox: AnswerOutbox
   #reconnecting = false
   #resumeAfterTurn = false
   #resumeTimer?: TimerHandle
@@ -71,11 +79,6 @@ export class ConnectionKeeper {
   constructor(deps: ConnectionKeeperDeps) {
     this.#d = deps
     this.#log = deps.log
-    this.#outbox = new AnswerOutbox({
-      log: deps.log,
-      live: () => (this.#conn?.live ? this.#conn : undefined),
-      lineage: () => this.#lineage,
-    })
   }
 
   /** The open, current connection's session: audio and answers go here. */
@@ -87,10 +90,6 @@ export class ConnectionKeeper {
     return this.#reconnecting
   }
 
-  get handleSeq(): number {
-    return this.#handleSeq
-  }
-
   get resumptions(): number {
     return this.#resumptions
   }
@@ -99,23 +98,13 @@ export class ConnectionKeeper {
     return this.#fresh
   }
 
-  /** Sends an answer on a connection of the call's lineage, or keeps it for the resumption. */
-  send(call: LiveCall, response: LiveToolResponse): void {
-    this.#outbox.send(call, response)
-  }
-
-  /** A withdrawn call: an answer still queued for it must not go out. */
-  unqueue(callId: string): void {
-    this.#outbox.remove(new Set([callId]))
-  }
-
   // ---- opening --------------------------------------------------------------------------
 
   async connect(kind: 'resume' | 'fresh'): Promise<boolean> {
     const { llm, tools, persona, store } = this.#d
     const resumeHandle = kind === 'resume' ? this.#handle : undefined
     // Which handle this resumes from: calls made after it are unknown to the resumed session.
-    const resumedFrom = this.#handleSeq
+    const resumedFrom = resumeHandle ? this.#handleSeq : undefined
     if (kind === 'fresh') this.#startLineage()
     const conn: Connection = {
       n: ++this.#connections,
@@ -150,65 +139,20 @@ export class ConnectionKeeper {
     }
     conn.live = true
     this.#conn = conn
-    this.#d.uplink.opened()
-    if (resumeHandle) this.#forgetCallsAfter(resumedFrom, conn.n)
     this.#log.info(
       { connection: conn.n, lineage: conn.lineage, kind, history: setup.history?.length ?? 0 },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
     )
-    this.#outbox.deliver(conn)
-    this.#d.uplink.flushGap(session)
-    this.#d.hooks.changed()
+    this.#d.listener.opened(conn as OpenConnection, resumedFrom)
     return true
   }
 
-  /**
-   * A fresh connection is a new model that never saw the old calls: they are withdrawn (their
-   * approvals taken off the phones) and nothing of theirs is ever sent on the new one.
-   */
+  /** A fresh connection is a new model that never saw the old lineage. */
   #startLineage(): void {
-    for (const call of this.#d.calls.running()) {
-      if (call.lineage === this.#lineage) {
-        this.#log.info({ callId: call.id, tool: call.name }, 'voice call orphaned: no resumption')
-        this.#d.withdraw(call.id, 'connection_lost')
-      }
-    }
-    if (this.#outbox.size > 0) {
-      this.#log.info(
-        { responses: this.#outbox.size },
-        'voice queued answers dropped: no resumption',
-      )
-    }
-    this.#outbox.clear()
+    const lost = this.#lineage
     this.#handle = undefined
-    // The new model reads the history from the store: write what is certain first.
-    this.#d.transcript.flush()
     this.#lineage++
-  }
-
-  /**
-   * The resumed session is the one the handle captured: a call made after that handle was issued
-   * is unknown to it, and answering it there wedges the model. Such calls are treated like calls
-   * of a connection that could not be resumed.
-   */
-  #forgetCallsAfter(seq: number, resumedOn: number): void {
-    const unknown = new Set<string>()
-    for (const call of this.#d.calls.all()) {
-      if (call.lineage !== this.#lineage || call.connection >= resumedOn) continue
-      if (call.handleSeq < seq) continue
-      unknown.add(call.id)
-      if (call.state === 'running') {
-        this.#log.info(
-          { callId: call.id, tool: call.name },
-          'voice call orphaned: newer than the handle',
-        )
-        this.#d.withdraw(call.id, 'connection_lost')
-      }
-    }
-    const dropped = this.#outbox.remove(unknown)
-    if (dropped > 0) {
-      this.#log.info({ responses: dropped }, 'voice queued answers dropped: newer than the handle')
-    }
+    if (lost > 0) this.#d.listener.lineageLost(lost)
   }
 
   // ---- goAway, drops and resumption ------------------------------------------------------
@@ -219,13 +163,15 @@ export class ConnectionKeeper {
     if (!canResume || this.#reconnecting) return
     // Resuming mid-reply cuts the reply off: wait for the end of the turn, but not past the cut.
     // Between turns it is safe at once (what is already in the speaker plays on regardless).
-    if (!this.#d.turns.inTurn) {
+    if (!this.#d.inTurn()) {
       void this.#reconnect('goAway')
       return
     }
     this.#resumeAfterTurn = true
-    const margin = this.#d.options.goAwayMarginMs
-    const wait = timeLeftMs === undefined ? 0 : Math.max(0, timeLeftMs - margin)
+    // No readable time left (a malformed goAway): wait for the end of the turn, or the close.
+    // Taking it as "now" would cut the reply and lose the frames still on their way to us.
+    if (timeLeftMs === undefined) return
+    const wait = Math.max(0, timeLeftMs - this.#d.options.goAwayMarginMs)
     if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
     this.#resumeTimer = this.#d.clock.setTimeout(() => {
       this.#resumeTimer = undefined
@@ -243,14 +189,13 @@ export class ConnectionKeeper {
     if (resumable && typeof handle === 'string' && handle !== '') {
       this.#handle = handle
       this.#handleSeq++
+      this.#d.listener.handle(this.#handleSeq)
     }
   }
 
   onClosed(conn: Connection, info: LiveCloseInfo): void {
     if (conn.retired || info.byClient) return
-    conn.retired = true
-    conn.live = false
-    if (this.#conn === conn) this.#conn = undefined
+    this.#retire(conn)
     if (this.#opening === conn) this.#opening = undefined
     this.#log.warn(
       { connection: conn.n, code: info.code, reason: info.reason },
@@ -266,11 +211,9 @@ export class ConnectionKeeper {
     if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
     this.#resumeTimer = undefined
     const old = this.#conn
-    this.#conn = undefined
     try {
       if (old) {
-        old.live = false
-        old.retired = true
+        this.#retire(old)
         // The provider refuses a resumption while the old socket is open: close it first.
         await this.closeQuietly(old)
       }
@@ -312,14 +255,9 @@ export class ConnectionKeeper {
    * the caller to close.
    */
   retireAll(): Connection[] {
-    this.#outbox.clear()
     const conns = [this.#conn, this.#opening].filter((c): c is Connection => c !== undefined)
-    this.#conn = undefined
     this.#opening = undefined
-    for (const c of conns) {
-      c.live = false
-      c.retired = true
-    }
+    for (const c of conns) this.#retire(c)
     return conns
   }
 
@@ -328,6 +266,16 @@ export class ConnectionKeeper {
       await conn.session?.close()
     } catch (err) {
       this.#log.warn({ connection: conn.n, err: errorText(err) }, 'voice close failed')
+    }
+  }
+
+  #retire(conn: Connection): void {
+    const wasCurrent = this.#conn === conn
+    conn.live = false
+    conn.retired = true
+    if (wasCurrent) {
+      this.#conn = undefined
+      this.#d.listener.closed(conn)
     }
   }
 

@@ -8,7 +8,7 @@ interface CallRef {
 }
 
 /**
- * The interim answer while a phone decides (DESIGN §2.3): what is pending and where, as the
+ * The interim answer while a phone decides (docs/voice-driver.md, rule 3): what is pending and where, as the
  * answer to the call — never as injected text, which counts as the user speaking. `WHEN_IDLE`:
  * the model finishes its sentence, then says what it is waiting for.
  */

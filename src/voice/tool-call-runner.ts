@@ -2,8 +2,8 @@ import type { CallContext, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { LiveToolCall, LiveToolResponse } from '../ports/live-llm.js'
-import type { CallRegistry, LiveCall, WithdrawReason } from './call-registry.js'
+import type { LiveToolCall } from '../ports/live-llm.js'
+import type { CallLedger, VoiceCall } from './call-ledger.js'
 import type { SessionHooks, VoiceSessionDeps } from './session-types.js'
 import { finalAnswer, interimAnswer } from './tool-answers.js'
 import type { TranscriptAssembler } from './transcript-assembler.js'
@@ -14,15 +14,10 @@ export interface ToolCallRunnerDeps
   readonly conversationId: string
   readonly log: Logger
   readonly hooks: SessionHooks
-  readonly calls: CallRegistry
+  /** Owns every call's state and lineage, and is the only way an answer leaves. */
+  readonly ledger: CallLedger
   readonly turns: TurnCounter
   readonly transcript: TranscriptAssembler
-  /** Resumption handles received so far: a call remembers how many it came after. */
-  handleSeq(): number
-  /** Sends an answer on a connection of the call's lineage, or keeps it for the resumption. */
-  send(call: LiveCall, response: LiveToolResponse): void
-  /** Drops any answer to this call still waiting for a connection. */
-  unqueue(callId: string): void
   /** True once the session has started ending. */
   ending(): boolean
 }
@@ -34,10 +29,9 @@ export interface Issuer {
 }
 
 /**
- * The session's tool calls, each its own task (DESIGN §2.1): dispatched through the ToolSet and
- * its gate, an interim answer (or the local waiting cue) while a phone decides, one final answer
- * scheduled by its lateness, and withdrawal — by the provider, at session end, or when its
- * connection is gone — after which nothing is ever sent for it.
+ * The session's tool calls, each its own task (docs/voice-driver.md, rule 1): dispatched through
+ * the ToolSet and its gate, an interim answer (or the local waiting cue) while a phone decides, and
+ * a final answer scheduled by its lateness. What may be sent, and where, is the `CallLedger`'s.
  */
 export class ToolCallRunner {
   readonly #d: ToolCallRunnerDeps
@@ -49,7 +43,7 @@ export class ToolCallRunner {
     this.#log = deps.log
   }
 
-  /** At session start: are tools non-blocking on this model, and why (DESIGN §2.2, §2.11). */
+  /** At session start: are tools non-blocking on this model, and why (rules 2 and 11). */
   logCapabilities(): void {
     const caps = this.#d.llm.capabilities
     if (caps.asyncToolCalls) {
@@ -74,25 +68,21 @@ export class ToolCallRunner {
 
   /** A `toolCall` event: registers every well-formed call and starts a task for each. */
   onToolCall(conn: Issuer, calls: readonly LiveToolCall[]): void {
-    const accepted: LiveCall[] = []
+    const accepted: VoiceCall[] = []
     for (const c of Array.isArray(calls) ? calls : []) {
       const id = typeof c?.id === 'string' ? c.id : ''
       if (id === '') {
         this.#log.error({ tool: String(c?.name).slice(0, 80) }, 'voice tool call without an id')
         continue
       }
-      const call = this.#d.calls.add({
-        id,
-        name: typeof c.name === 'string' ? c.name : String(c.name),
-        args: c.args ?? {},
-        turn: this.#d.turns.current,
-        lineage: conn.lineage,
-        connection: conn.n,
-        handleSeq: this.#d.handleSeq(),
-        at: this.#d.clock.now(),
-      })
+      const call = this.#d.ledger.issue(
+        conn,
+        { id, name: typeof c.name === 'string' ? c.name : String(c.name), args: c.args ?? {} },
+        this.#d.turns.current,
+        this.#d.clock.now(),
+      )
       if (!call) {
-        const known = this.#d.calls.get(id)
+        const known = this.#d.ledger.get(id)
         this.#log.warn({ callId: id, state: known?.state }, 'voice duplicate tool call id ignored')
         continue
       }
@@ -110,8 +100,8 @@ export class ToolCallRunner {
   /** A `toolCallCancellation` event. */
   onCancellation(ids: readonly string[]): void {
     for (const id of Array.isArray(ids) ? ids : []) {
-      if (!this.withdraw(String(id), 'provider')) {
-        const known = this.#d.calls.get(String(id))
+      if (!this.#d.ledger.withdraw(String(id), 'provider')) {
+        const known = this.#d.ledger.get(String(id))
         this.#log.warn(
           { callId: String(id).slice(0, 120), state: known?.state ?? 'unknown' },
           'voice cancellation for a call not running ignored',
@@ -120,23 +110,9 @@ export class ToolCallRunner {
     }
   }
 
-  withdraw(id: string, reason: WithdrawReason): boolean {
-    const waiting = this.#d.calls.get(id)?.pending
-    const call = this.#d.calls.withdraw(id, reason)
-    if (!call) return false
-    // An interim still queued for it must not go out either.
-    this.#d.unqueue(id)
-    this.#log.info(
-      { callId: id, tool: call.name, reason, approvalWithdrawn: waiting?.approvalId },
-      'voice call withdrawn',
-    )
-    this.#d.hooks.changed()
-    return true
-  }
-
   /** Resolves when every tool task has finished, or after `endDrainMs`. */
   drain(): Promise<void> {
-    if (this.#d.calls.unsettled().length === 0) return Promise.resolve()
+    if (this.#d.ledger.unsettled().length === 0) return Promise.resolve()
     return new Promise<void>((resolve) => {
       const timer = this.#d.clock.setTimeout(() => done(), this.#d.options.endDrainMs)
       const done = () => {
@@ -150,7 +126,7 @@ export class ToolCallRunner {
 
   /** After the drain: a tool still running is recorded as cancelled; its late result is ignored. */
   abandonUnsettled(): void {
-    for (const call of this.#d.calls.unsettled()) {
+    for (const call of this.#d.ledger.unsettled()) {
       this.#log.warn(
         { callId: call.id, tool: call.name },
         'voice call still running at session end',
@@ -163,9 +139,9 @@ export class ToolCallRunner {
     }
   }
 
-  async #run(call: LiveCall): Promise<void> {
+  async #run(call: VoiceCall): Promise<void> {
     const ctx: CallContext = {
-      signal: call.controller.signal,
+      signal: call.signal,
       channel: 'voice',
       conversationId: this.#d.conversationId,
       callId: call.id,
@@ -183,21 +159,18 @@ export class ToolCallRunner {
     }
     call.settled = true
     this.#onOutcome(call, outcome)
-    if (this.#d.calls.unsettled().length === 0) this.#drained?.()
+    if (this.#d.ledger.unsettled().length === 0) this.#drained?.()
   }
 
-  #onPending(call: LiveCall, notice: PendingNotice): void {
-    if (call.state !== 'running' || this.#d.ending()) return
-    call.pending = notice
+  #onPending(call: VoiceCall, notice: PendingNotice): void {
+    if (this.#d.ending() || !this.#d.ledger.waiting(call, notice)) return
     const caps = this.#d.llm.capabilities
     this.#log.info(
       { callId: call.id, approvalId: notice.approvalId, audience: notice.audience },
       'voice call waiting for approval',
     )
     if (caps.asyncToolCalls) {
-      if (!call.interimSent) {
-        call.interimSent = true
-        this.#d.send(call, interimAnswer(call, notice))
+      if (this.#d.ledger.sendInterim(call, interimAnswer(call, notice))) {
         this.#log.info({ callId: call.id, scheduling: 'WHEN_IDLE' }, 'voice interim answer sent')
       }
     } else {
@@ -214,7 +187,7 @@ export class ToolCallRunner {
     this.#d.hooks.changed()
   }
 
-  #onOutcome(call: LiveCall, outcome: ToolOutcome): void {
+  #onOutcome(call: VoiceCall, outcome: ToolOutcome): void {
     this.#record(call, outcome)
     if (call.state === 'withdrawn') {
       this.#log.info(
@@ -224,10 +197,10 @@ export class ToolCallRunner {
       this.#d.hooks.changed()
       return
     }
-    if (!this.#d.calls.answer(call)) return
+    if (call.state !== 'running') return
     if (!this.#d.llm.capabilities.asyncToolCalls) {
       this.#log.info({ callId: call.id, tool: call.name, ok: outcome.ok }, 'voice final answer')
-      this.#d.send(call, finalAnswer(call, outcome))
+      this.#d.ledger.sendFinal(call, finalAnswer(call, outcome))
       this.#d.hooks.changed()
       return
     }
@@ -244,17 +217,20 @@ export class ToolCallRunner {
       },
       'voice final answer',
     )
-    this.#d.send(call, finalAnswer(call, outcome, { scheduling, afterInterim: call.interimSent }))
+    this.#d.ledger.sendFinal(
+      call,
+      finalAnswer(call, outcome, { scheduling, afterInterim: call.interimSent }),
+    )
     this.#d.hooks.changed()
   }
 
-  #record(call: LiveCall, outcome: ToolOutcome): void {
+  #record(call: VoiceCall, outcome: ToolOutcome): void {
     if (call.recorded) return
     call.recorded = true
     this.#d.transcript.toolOutcome(recordOf(call), outcome)
   }
 }
 
-function recordOf(call: LiveCall): ToolCallRecord {
+function recordOf(call: VoiceCall): ToolCallRecord {
   return { id: call.id, name: call.name, args: call.args }
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
 
 /**
- * Turns the provider's transcriptions into an ordinary chat (DESIGN §2.8): user words and model
+ * Turns the provider's transcriptions into an ordinary chat (docs/voice-driver.md, rule 8): user words and model
  * replies become user and assistant messages, in the order they were said, with tool calls and
  * outcomes between them. A reply cut by barge-in is discarded; the words that cut it are kept.
  *

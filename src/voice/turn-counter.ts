@@ -4,7 +4,7 @@ import type { Scheduling } from '../ports/live-llm.js'
 export type TurnSignal = 'user_speech' | 'model_output'
 
 /**
- * Numbers the exchanges of a spoken session (DESIGN §2.4). A turn *starts* with the first sign of
+ * Numbers the exchanges of a spoken session (docs/voice-driver.md, rule 4). A turn *starts* with the first sign of
  * a new exchange — the user's words or new model output — after the previous turn ended; a turn
  * ends at `turnComplete`, or early at `interrupted` (the model's generation is over either way).
  * A call remembers the turn current when it was made; the lateness of its answer, never its

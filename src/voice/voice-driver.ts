@@ -51,8 +51,8 @@ export interface RunSessionOptions {
 
 /**
  * The voice driver: drives spoken sessions over the LiveLLM port with the same ToolSet, gate,
- * grants and persona as typed sessions (DESIGN §2). It outlives sessions — mute and the LED state
- * are the device's, not a session's — and runs one session at a time. When a session opens is not
+ * grants and persona as typed sessions (docs/voice-driver.md). It outlives sessions — mute and the
+ * LED state are the device's, not a session's — and runs one session at a time. When a session opens is not
  * its decision (the local voice detector's is); when it ends is (budget, idle).
  */
 export class VoiceDriver {

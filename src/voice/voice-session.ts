@@ -1,7 +1,7 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveEvents, LiveToolCall } from '../ports/live-llm.js'
-import { CallRegistry } from './call-registry.js'
+import { CallLedger } from './call-ledger.js'
 import { type Connection, ConnectionKeeper } from './connection-keeper.js'
 import { MicUplink } from './mic-uplink.js'
 import { SessionTimers } from './session-timers.js'
@@ -35,10 +35,11 @@ export {
  * path — microphone frame → `sendAudio`, model audio → `speaker.write`, `interrupted` → `drop` —
  * never awaits anything; every tool call runs as its own task.
  *
- * The connections and their resumption are the `ConnectionKeeper`'s, microphone audio the
- * `MicUplink`'s, the tool-call tasks and their answers the `ToolCallRunner`'s, the speaking light
- * the `SpeakingWatch`'s; what is left here is the provider events, turns, the speaker and the
- * transcript, and the start and end of the session.
+ * The connections and their resumption are the `ConnectionKeeper`'s, which only reports what
+ * happened; the calls, their lineage and every answer that leaves are the `CallLedger`'s;
+ * microphone audio the `MicUplink`'s, the tool-call tasks the `ToolCallRunner`'s, the speaking
+ * light the `SpeakingWatch`'s. What is left here is the wiring (who reacts to which connection
+ * event), the provider events, turns, the speaker and the transcript, and the start and end.
  */
 export class VoiceSession {
   readonly conversationId: string
@@ -46,7 +47,7 @@ export class VoiceSession {
   readonly #hooks: SessionHooks
   readonly #log: Logger
   readonly #turns = new TurnCounter()
-  readonly #calls = new CallRegistry()
+  readonly #calls: CallLedger
   readonly #transcript: TranscriptAssembler
   readonly #timers: SessionTimers
   readonly #uplink: MicUplink
@@ -104,15 +105,7 @@ export class VoiceSession {
       },
     }
     this.#hooks = sessionHooks
-    const shared = {
-      conversationId,
-      log: this.#log,
-      hooks: sessionHooks,
-      calls: this.#calls,
-      turns: this.#turns,
-      transcript: this.#transcript,
-      ending,
-    }
+    this.#calls = new CallLedger({ log: this.#log, changed: () => sessionHooks.changed() })
     this.#uplink = new MicUplink({
       gapBufferMs: deps.options.gapBufferMs,
       log: this.#log,
@@ -120,20 +113,41 @@ export class VoiceSession {
       isMuted: () => hooks.isMuted(),
       ending,
     })
+    // The keeper reports; the ledger, the transcript and the uplink react, in this order: answers
+    // kept for a resumed lineage go out before the audio kept in the gap.
     this.#link = new ConnectionKeeper({
       ...deps,
-      ...shared,
-      uplink: this.#uplink,
+      conversationId,
+      log: this.#log,
       events: (conn) => this.#eventsFor(conn),
-      withdraw: (id, reason) => void this.#runner.withdraw(id, reason),
+      inTurn: () => this.#turns.inTurn,
+      ending,
       fail: () => this.#fail(),
+      listener: {
+        opened: (conn, resumedFrom) => {
+          this.#uplink.opened()
+          this.#calls.opened(conn, resumedFrom)
+          this.#uplink.flushGap(conn.session)
+          sessionHooks.changed()
+        },
+        lineageLost: (lineage) => {
+          this.#calls.lineageLost(lineage)
+          // The new model reads the history from the store: write what is certain first.
+          this.#transcript.flush()
+        },
+        closed: (conn) => this.#calls.closed(conn),
+        handle: (seq) => this.#calls.handle(seq),
+      },
     })
     this.#runner = new ToolCallRunner({
       ...deps,
-      ...shared,
-      handleSeq: () => this.#link.handleSeq,
-      send: (call, response) => this.#link.send(call, response),
-      unqueue: (id) => this.#link.unqueue(id),
+      conversationId,
+      log: this.#log,
+      hooks: sessionHooks,
+      ledger: this.#calls,
+      turns: this.#turns,
+      transcript: this.#transcript,
+      ending,
     })
     this.#done = new Promise((r) => {
       this.#finish = r
@@ -166,7 +180,13 @@ export class VoiceSession {
       .then(() =>
         this.#d.mic.start({
           frame: (pcm) => this.#uplink.frame(pcm),
-          error: (err) => {
+          error: (err, recoverable) => {
+            if (recoverable) {
+              // A recorder hiccup: the source restarts itself and the session rides through it;
+              // what the room said meanwhile is lost, the conversation is not.
+              this.#log.warn({ err: err.message }, 'voice microphone restarting')
+              return
+            }
             this.#log.error({ err: err.message }, 'voice microphone failed')
             this.#fail()
           },
@@ -218,7 +238,7 @@ export class VoiceSession {
     this.#speakingWatch.stop()
     this.#transcript.flush()
     // Nobody will hear these answers: withdraw them, so no phone keeps asking.
-    for (const call of this.#calls.running()) this.#runner.withdraw(call.id, 'session_end')
+    this.#calls.endSession()
     const conns = this.#link.retireAll()
     this.#hooks.changed()
     await Promise.all([

@@ -10,7 +10,7 @@ export interface VoiceStateInputs {
 
 /**
  * What the LED and the status topic show, from what the driver knows. Muted wins over every other
- * state (DESIGN §6): a muted device must never look like it is listening.
+ * state (docs/architecture.md, the panel): a muted device must never look like it is listening.
  */
 export function voiceState(i: VoiceStateInputs): LedState {
   if (i.muted) return 'muted'

@@ -180,7 +180,7 @@ function tap(source: AudioIn) {
           seen.bytes.push(pcm.slice())
           sink.frame(pcm, at)
         },
-        error: (e) => sink.error(e),
+        error: (e, recoverable) => sink.error(e, recoverable),
       }),
     stop: () => source.stop(),
   }

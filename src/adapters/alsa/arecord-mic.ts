@@ -74,7 +74,8 @@ export class ArecordMic implements AudioIn {
         splitter.push(chunk)
       },
       describeExit: (exit, stderr) => childExitError('arecord', 'capture', o.device, exit, stderr),
-      onFailure: (error) => sink.error(error),
+      // SupervisedChild respawns every exit until stop(): each failure is recoverable.
+      onFailure: (error) => sink.error(error, true),
       onSpawn: () => splitter.reset(),
     })
     this.#child.start()

@@ -19,9 +19,10 @@ type State = 'connecting' | 'open' | 'closing' | 'closed'
 
 /**
  * One live connection, as the port's LiveSession. It holds back server events until `open()` has
- * resolved (the SDK would deliver them while the caller's `session` variable is still unassigned),
- * keeps the per-connection tool-call bookkeeping (no response for a withdrawn id, one final per id,
- * no interim to a blocking model), and never throws from a send on a closed socket.
+ * resolved (the SDK would deliver them while the caller's `session` variable is still unassigned)
+ * and never throws from an audio send on a closed socket. Which answers may be sent at all (one
+ * final per call, none for a withdrawn one, only on the lineage that asked) is the voice driver's
+ * call ledger's rule, enforced there once; this sends what it is given.
  */
 export class LiveConnection implements LiveSession {
   #state: State = 'connecting'
@@ -39,8 +40,6 @@ export class LiveConnection implements LiveSession {
   readonly #caps: ModelCapabilities
   /** Calls on this connection were declared NON_BLOCKING. */
   readonly #nonBlocking: boolean
-  readonly #cancelled = new Set<string>()
-  readonly #answered = new Set<string>()
   #audioSinceEnd = false
   #droppedAudio = 0
 
@@ -133,19 +132,11 @@ export class LiveConnection implements LiveSession {
 
   respond(r: LiveToolResponse): void {
     const interim = r.willContinue === true
-    if (this.#cancelled.has(r.id)) {
-      this.#log.info({ callId: r.id, tool: r.name }, 'live response for a withdrawn call; not sent')
-      return
-    }
-    if (this.#answered.has(r.id)) {
-      this.#log.warn(
-        { callId: r.id, tool: r.name },
-        'live call already has its final answer; not sent',
-      )
-      return
-    }
+    // The one guard kept here: how this connection declared its tools on the wire (`behaviorFor`:
+    // a model that cannot block is declared NON_BLOCKING whatever was asked, one that blocks by
+    // default BLOCKING) is known only to the adapter, not to the driver's ledger. A blocking call
+    // takes the first response as the answer: an interim would end it.
     if (interim && !this.#nonBlocking) {
-      // A blocking call takes the first response as the answer: an interim would end it.
       this.#log.warn({ callId: r.id, tool: r.name }, 'interim result for a blocking call; not sent')
       return
     }
@@ -162,7 +153,6 @@ export class LiveConnection implements LiveSession {
         `the live connection is not open; the answer for call ${r.id} was not sent`,
       )
     }
-    if (!interim) this.#answered.add(r.id)
   }
 
   close(): Promise<void> {
@@ -208,7 +198,7 @@ export class LiveConnection implements LiveSession {
     }
   }
 
-  /** Events pass through here so the connection learns which calls exist and which were withdrawn. */
+  /** Events pass through here to be logged where the adapter sees them. */
   #bookkeeping(events: LiveEvents): LiveEvents {
     return {
       audio: (pcm) => events.audio(pcm),
@@ -225,7 +215,6 @@ export class LiveConnection implements LiveSession {
         events.toolCall(calls)
       },
       toolCallCancellation: (ids) => {
-        for (const id of ids) this.#cancelled.add(id)
         this.#log.info({ ids }, 'live tool calls withdrawn')
         events.toolCallCancellation(ids)
       },

@@ -100,7 +100,7 @@ export class PortAudioMic implements AudioIn {
       { device: this.#o.device, restartInMs: delay, err: error.message },
       'audio stream failed; reopening',
     )
-    sink.error(error)
+    sink.error(error, true)
     this.#retry = this.#o.clock.setTimeout(() => {
       this.#retry = undefined
       if (this.#sink === sink) this.#open(sink, backoff, false)

@@ -68,3 +68,19 @@ export function truncateReason(reason: string): string {
         .toString('utf8')
         .replace(/\uFFFD$/, '')
 }
+
+/**
+ * Raw frames no service should send, one of each kind a client must survive: not JSON, JSON that
+ * is not an object, a tool call without a name, a tool call whose calls are not a list, and
+ * `goAway`s whose time left cannot be read. Each must cost itself only.
+ */
+export const MALFORMED_FRAMES: readonly string[] = [
+  'this is not json {',
+  '[1, 2, 3]',
+  '"a string"',
+  'null',
+  JSON.stringify({ toolCall: { functionCalls: [{ id: 'no-name', args: {} }] } }),
+  JSON.stringify({ toolCall: { functionCalls: 'not a list' } }),
+  JSON.stringify({ goAway: { timeLeft: 'soon' } }),
+  JSON.stringify({ goAway: 'not an object' }),
+]

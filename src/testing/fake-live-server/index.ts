@@ -1,4 +1,9 @@
-export { type ServerFrame, serverFrame, unknownModelReason } from './frames.js'
+export {
+  MALFORMED_FRAMES,
+  type ServerFrame,
+  serverFrame,
+  unknownModelReason,
+} from './frames.js'
 export { DEFAULT_MODELS, type FakeModel, type GenerateAnswer, type GenerateStep } from './rest.js'
 export type { ReceivedFrame, Script, Step } from './script.js'
 export { FakeConnection, FakeLiveServer, type FakeLiveServerOptions } from './server.js'

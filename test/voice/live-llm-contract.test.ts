@@ -1,0 +1,52 @@
+import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { KEY } from '../gemini/helpers.js'
+import { liveSessionContract } from './live-llm-contract.js'
+
+liveSessionContract('GeminiLive (the real SDK) against the fake Live server', async () => {
+  const server = await FakeLiveServer.start()
+  const llm = new GeminiLive({
+    apiKey: KEY,
+    model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+    baseUrl: server.baseUrl,
+    logger: silentLogger,
+  })
+  const conn = () => server.waitForConnection(server.connections.length - 1)
+  /** Everything the client sent has arrived once the server has seen the connection close. */
+  const closed = async () => {
+    const c = await conn()
+    await server.until(() => server.timeline.some((e) => e.conn === c.index && e.event === 'close'))
+    return c
+  }
+  return {
+    llm,
+    toolCall: async (id) => (await conn()).toolCall({ id, name: 'current_time' }),
+    drop: async () => (await conn()).drop(),
+    audioBytes: async () => {
+      const c = await closed()
+      return server
+        .framesOf('realtimeInput', c.index)
+        .map((f) => (f.realtimeInput as { audio?: { data: string } }).audio?.data ?? '')
+        .reduce((n, d) => n + Buffer.from(d, 'base64').length, 0)
+    },
+    responses: async () => (await closed()).responses,
+    dispose: () => server.close(),
+  }
+})
+
+liveSessionContract(
+  'FakeLiveLLM, the scripted model the voice tests and the offline run use',
+  async () => {
+    const llm = new FakeLiveLLM()
+    return {
+      llm,
+      toolCall: async (id) => llm.current.toolCall({ id, name: 'current_time', args: {} }),
+      drop: async () => llm.current.drop(),
+      audioBytes: async () => llm.current.audioBytes,
+      responses: async () => llm.current.responses,
+      dispose: async () => undefined,
+    }
+  },
+)
