@@ -34,6 +34,8 @@ export const PHONE_PATTERNS = [
 export interface TestBroker {
   readonly name: string
   readonly url: string
+  /** ws://127.0.0.1:<port> when the broker was asked for a WebSocket listener. */
+  readonly wsUrl?: string
   start(): Promise<void>
   /** The broker vanishes at once (SIGKILL for Mosquitto). */
   kill(): Promise<void>
@@ -69,11 +71,18 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
+export interface MosquittoOptions {
+  readonly extraAcl?: readonly string[]
+  /**
+   * Also serve MQTT over WebSocket on this port (same users and ACL), as a phone app in a browser
+   * needs. Mosquitto 2.0.11 binds a websockets listener on every interface whatever address is
+   * written on its line, and refuses a websockets-only config: the TCP listener stays beside it.
+   */
+  readonly websocketPort?: number
+}
+
 /** Mosquitto on a free loopback port, with a generated password file and ACL. */
-export function mosquittoBroker(
-  port: number,
-  opts: { extraAcl?: readonly string[] } = {},
-): TestBroker {
+export function mosquittoBroker(port: number, opts: MosquittoOptions = {}): TestBroker {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-mosq-'))
   chmodSync(dir, 0o700)
   const passwd = join(dir, 'passwd')
@@ -111,6 +120,9 @@ export function mosquittoBroker(
     join(dir, 'mosquitto.conf'),
     [
       `listener ${port} 127.0.0.1`,
+      ...(opts.websocketPort !== undefined
+        ? [`listener ${opts.websocketPort}`, 'protocol websockets']
+        : []),
       'allow_anonymous false',
       `password_file ${passwd}`,
       `acl_file ${join(dir, 'acl')}`,
@@ -131,6 +143,7 @@ export function mosquittoBroker(
   const broker: TestBroker = {
     name: 'mosquitto',
     url: `mqtt://127.0.0.1:${port}`,
+    ...(opts.websocketPort !== undefined && { wsUrl: `ws://127.0.0.1:${opts.websocketPort}` }),
     async start() {
       stderr = ''
       const c = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], {
@@ -143,6 +156,7 @@ export function mosquittoBroker(
       child = c
       try {
         await waitForPort(port, 5000)
+        if (opts.websocketPort !== undefined) await waitForPort(opts.websocketPort, 5000)
       } catch (err) {
         c.kill('SIGKILL')
         throw new Error(`mosquitto did not start: ${stderr || String(err)}`)
