@@ -2,42 +2,49 @@
  * Errors that cross a boundary (the store, the broker, a tool result the model reads) carry a
  * string `code`, because `instanceof` does not survive JSON. Every code is listed in docs/errors.md.
  */
-export type ErrorCode =
-  | 'NOC_ERR_UNKNOWN_TOOL'
-  | 'NOC_ERR_INVALID_ARGS'
-  | 'NOC_ERR_ARGS_TOO_LARGE'
-  | 'NOC_ERR_TOOL_FAILED'
-  | 'NOC_ERR_DENIED_BY_POLICY'
-  | 'NOC_ERR_DENIED_BY_HUMAN'
-  | 'NOC_ERR_APPROVAL_TIMEOUT'
-  | 'NOC_ERR_APPROVER_UNREACHABLE'
-  | 'NOC_ERR_APPROVAL_UNCLEAR'
-  | 'NOC_ERR_CANCELLED'
-  | 'NOC_ERR_NO_GATE'
-  | 'NOC_ERR_STEP_LIMIT'
-  | 'NOC_ERR_STORE_NOT_DATABASE'
-  | 'NOC_ERR_STORE_READ_ONLY'
-  | 'NOC_ERR_STORE_TOO_NEW'
-  | 'NOC_ERR_STORE_DAMAGED'
-  | 'NOC_ERR_STORE_UNWRITABLE'
-  | 'NOC_ERR_STORE_UNKNOWN_CONVERSATION'
-  | 'NOC_ERR_GRANT_REFUSED'
-  | 'NOC_ERR_BAD_REQUEST'
-  | 'NOC_ERR_NOT_FOUND'
-  | 'NOC_ERR_CONVERSATION_LIVE'
-  | 'NOC_ERR_LIVE_CONNECT_TIMEOUT'
-  | 'NOC_ERR_LIVE_UNKNOWN_MODEL'
-  | 'NOC_ERR_LIVE_REJECTED'
-  | 'NOC_ERR_LIVE_SERVER_ERROR'
-  | 'NOC_ERR_LIVE_CLOSED'
-  | 'NOC_ERR_GEMINI_NO_KEY'
-  | 'NOC_ERR_AUDIO_DEVICE_UNKNOWN'
-  | 'NOC_ERR_AUDIO_DEVICE_FAILED'
-  | 'NOC_ERR_AUDIO_STALLED'
-  | 'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE'
-  | 'NOC_ERR_WAV_FORMAT'
-  | 'NOC_ERR_WAV_TRUNCATED'
-  | 'NOC_ERR_INTERNAL'
+export const ERROR_CODES = [
+  'NOC_ERR_UNKNOWN_TOOL',
+  'NOC_ERR_INVALID_ARGS',
+  'NOC_ERR_ARGS_TOO_LARGE',
+  'NOC_ERR_TOOL_FAILED',
+  'NOC_ERR_DENIED_BY_POLICY',
+  'NOC_ERR_DENIED_BY_HUMAN',
+  'NOC_ERR_APPROVAL_TIMEOUT',
+  'NOC_ERR_APPROVER_UNREACHABLE',
+  'NOC_ERR_APPROVAL_UNCLEAR',
+  'NOC_ERR_BROKER_REFUSED',
+  'NOC_ERR_BROKER_UNREACHABLE',
+  'NOC_ERR_CANCELLED',
+  'NOC_ERR_NO_GATE',
+  'NOC_ERR_STEP_LIMIT',
+  'NOC_ERR_STORE_NOT_DATABASE',
+  'NOC_ERR_STORE_READ_ONLY',
+  'NOC_ERR_STORE_TOO_NEW',
+  'NOC_ERR_STORE_DAMAGED',
+  'NOC_ERR_STORE_UNWRITABLE',
+  'NOC_ERR_STORE_UNKNOWN_CONVERSATION',
+  'NOC_ERR_GRANT_REFUSED',
+  'NOC_ERR_BAD_REQUEST',
+  'NOC_ERR_NOT_FOUND',
+  'NOC_ERR_CONVERSATION_LIVE',
+  'NOC_ERR_LIVE_CONNECT_TIMEOUT',
+  'NOC_ERR_LIVE_UNKNOWN_MODEL',
+  'NOC_ERR_LIVE_REJECTED',
+  'NOC_ERR_LIVE_SERVER_ERROR',
+  'NOC_ERR_LIVE_CLOSED',
+  'NOC_ERR_GEMINI_NO_KEY',
+  'NOC_ERR_AUDIO_DEVICE_UNKNOWN',
+  'NOC_ERR_AUDIO_DEVICE_FAILED',
+  'NOC_ERR_AUDIO_STALLED',
+  'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE',
+  'NOC_ERR_WAV_FORMAT',
+  'NOC_ERR_WAV_TRUNCATED',
+  'NOC_ERR_INTERNAL',
+] as const
+
+export type ErrorCode = (typeof ERROR_CODES)[number]
+
+const KNOWN = new Set<string>(ERROR_CODES)
 
 export class NocturnError extends Error {
   readonly code: ErrorCode
@@ -48,8 +55,18 @@ export class NocturnError extends Error {
   }
 }
 
+/**
+ * Only Nocturn's own errors cross a boundary with their code and message. A system error also has
+ * a string `code` (ENOENT, ECONNREFUSED) and a message that may hold a path: it is not one of ours.
+ */
 export function isNocturnError(value: unknown): value is NocturnError {
-  return value instanceof Error && typeof (value as { code?: unknown }).code === 'string'
+  if (value instanceof NocturnError) return true
+  // Another copy of this module (a worker, a second bundle) makes instanceof fail: match by shape.
+  return (
+    value instanceof Error &&
+    value.name === 'NocturnError' &&
+    KNOWN.has(String((value as { code?: unknown }).code))
+  )
 }
 
 /** The message of anything thrown, for a log field. */

@@ -5,7 +5,7 @@ import { raceAbort } from './abort.js'
 import { digestOf } from './canonical.js'
 import type { CallContext } from './context.js'
 import { errorText, NocturnError } from './errors.js'
-import type { GrantExpiry, Grants } from './grants.js'
+import { type GrantExpiry, type Grants, rememberedGrant } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
 import { actionOf, type Tool } from './tool.js'
 
@@ -73,6 +73,15 @@ export class Gate {
   ): Promise<ApprovalDecision> {
     const { approver, clock, approvalTimeoutMs } = this.#o
     if (ctx.signal.aborted) throw cancelled()
+    // Nobody can be asked (no broker, no phone): say so at once, with no "waiting" first.
+    const unavailable = approver.unavailable?.()
+    if (unavailable !== undefined) {
+      log.warn({ why: unavailable }, 'gate cannot ask: approver unavailable')
+      throw new NocturnError(
+        'NOC_ERR_APPROVER_UNREACHABLE',
+        `I can't reach ${approver.audience} right now, so I did not ${action}.`,
+      )
+    }
     const createdAt = clock.now()
     const request: ApprovalRequest = {
       id: randomUUID(),
@@ -153,17 +162,18 @@ export class Gate {
     ctx: CallContext,
     log: CallContext['logger'],
   ): void {
-    const g = decision.grant
-    if (g === undefined || g === 'once') return
-    let expiry: GrantExpiry
-    if (g === 'session') expiry = { kind: 'session', conversationId: ctx.conversationId }
-    else if (typeof g === 'object' && typeof g.until === 'number' && !tool.critical) {
-      expiry = { kind: 'until', at: g.until }
-    } else {
-      // "until" for a critical tool (or a malformed grant): this yes counts once only.
-      log.warn({ grant: g }, 'grant not remembered: only once for this tool')
+    const g = rememberedGrant(tool.critical === true, decision.grant)
+    if (g === 'once') {
+      // A critical tool asks every time (docs/protocol.md): its yes counts for this call only.
+      if (decision.grant !== undefined && decision.grant !== 'once') {
+        log.info({ grant: decision.grant }, 'grant not remembered: this tool asks every time')
+      }
       return
     }
+    const expiry: GrantExpiry =
+      g === 'session'
+        ? { kind: 'session', conversationId: ctx.conversationId }
+        : { kind: 'until', at: g.until }
     const pattern = tool.grantPattern?.(args)
     const created = this.#o.grants.add(
       {

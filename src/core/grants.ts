@@ -21,9 +21,30 @@ export interface GrantQuery {
   readonly now: number
 }
 
+/** What a phone may ask to be remembered with its yes. */
+export type AskedGrant = 'once' | 'session' | { readonly until: number }
+
+/**
+ * What the gate will actually remember for a yes: a critical tool asks every time, so for it every
+ * yes counts once, whatever was asked; anything malformed also counts once. The approver tells the
+ * phone this (the outcome's `grant`), so a phone learns what became of the grant it asked for.
+ */
+export function rememberedGrant(critical: boolean, asked: unknown): AskedGrant {
+  if (critical) return 'once'
+  if (asked === 'session') return 'session'
+  if (
+    typeof asked === 'object' &&
+    asked !== null &&
+    typeof (asked as { until?: unknown }).until === 'number'
+  ) {
+    return { until: (asked as { until: number }).until }
+  }
+  return 'once'
+}
+
 /**
  * Grants: a phone's yes, remembered within a narrow scope. Listable and revocable; refused when
- * they would come from speech or would let a critical tool run "until" some time unasked.
+ * they would come from speech or would let a critical tool run unasked (it asks every time).
  */
 export class Grants {
   readonly #store: GrantStore
@@ -39,10 +60,10 @@ export class Grants {
         'a grant can only come from a phone, never from speech',
       )
     }
-    if (opts.critical && grant.expiry.kind === 'until') {
+    if (opts.critical) {
       throw new NocturnError(
         'NOC_ERR_GRANT_REFUSED',
-        `${grant.tool} is critical: it can be approved once or for this session, never until a time`,
+        `${grant.tool} is critical: it asks every time, so no yes is remembered for it`,
       )
     }
     return this.#store.addGrant(grant)

@@ -59,9 +59,10 @@ export class ToolSet {
     } catch (err) {
       if (isNocturnError(err)) return fail(err.code, err.message)
       if (ctx.signal.aborted) return fail('NOC_ERR_CANCELLED', 'the call was withdrawn')
+      // What a foreign error says (a path, a host, a secret in a URL) stays in the device log.
       const message = err instanceof Error ? err.message : String(err)
       ctx.logger.warn({ tool: name, err: message }, 'tool failed')
-      return fail('NOC_ERR_TOOL_FAILED', `${name} failed: ${message}`)
+      return fail('NOC_ERR_TOOL_FAILED', `${name} failed on the speaker.`)
     }
   }
 }

@@ -7,6 +7,12 @@ import type { Channel } from '../core/types.js'
 export interface Approver {
   /** Who is asked, in words the model can say: "Anna's phone", "your phones". */
   readonly audience: string
+  /**
+   * Why nobody can be asked right now (no broker, no paired phone), or undefined when a request
+   * can go out. Checked before the model is told "waiting for approval", so an unreachable phone
+   * gets one clear answer instead of a "waiting" followed by a failure.
+   */
+  unavailable?(): string | undefined
   request(approval: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>
 }
 

@@ -32,7 +32,10 @@ export function finalAnswer(
   outcome: ToolOutcome,
   nonBlocking?: { readonly scheduling: Scheduling; readonly afterInterim: boolean },
 ): LiveToolResponse {
-  const response = outcome.ok ? { output: outcome.value } : { error: outcome.error }
+  // docs/errors.md promises the model a code beside the sentence.
+  const response = outcome.ok
+    ? { output: outcome.value }
+    : { error: outcome.error, code: outcome.code }
   if (!nonBlocking) return { id: call.id, name: call.name, response }
   return {
     id: call.id,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { digestOf } from '../../src/core/canonical.js'
+import { rememberedGrant } from '../../src/core/grants.js'
 import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import { settle } from '../../src/testing/virtual-clock.js'
@@ -150,6 +151,38 @@ describe('grants', () => {
     const f = coreFixture({ policies: { set_light: { voice: 'allow' } } })
     await callOnce(f, new ToolSet([lightTool([])]), { room: 'hall', level: 1 })
     expect(f.grants.list()).toEqual([])
+  })
+
+  it('a critical tool asks every time: a "session" yes is not remembered either', async () => {
+    const f = coreFixture()
+    const tools = new ToolSet([lightTool([], { critical: true })])
+    const args = { room: 'hall', level: 40 }
+    const first = await callOnce(
+      f,
+      tools,
+      args,
+      {},
+      { decision: 'approve', grant: 'session', by: 'p' },
+    )
+    expect(first.outcome.ok).toBe(true)
+    expect(f.grants.list()).toEqual([])
+    expect((await callOnce(f, tools, args)).asked).toBe(true)
+    expect(rememberedGrant(true, 'session')).toBe('once')
+    expect(rememberedGrant(false, 'session')).toBe('session')
+    expect(rememberedGrant(false, { until: 5 })).toEqual({ until: 5 })
+    expect(() =>
+      f.grants.add(
+        {
+          tool: 'set_light',
+          channel: 'voice',
+          scope: { kind: 'exact', argsDigest: 'x' },
+          expiry: { kind: 'session', conversationId: 'c' },
+          createdBy: { kind: 'phone', id: 'p' },
+          createdAt: 0,
+        },
+        { critical: true },
+      ),
+    ).toThrow(/critical/)
   })
 
   it('a critical tool never gets "until": the yes counts once', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { isNocturnError, NocturnError } from '../../src/core/errors.js'
 import type { Tool } from '../../src/core/tool.js'
 import { MAX_ARGS_BYTES, ToolSet } from '../../src/core/tool-set.js'
 import { coreFixture } from '../helpers/core.js'
@@ -76,20 +77,42 @@ describe('ToolSet', () => {
     expect(out).toMatchObject({ ok: false, code: 'NOC_ERR_ARGS_TOO_LARGE' })
   })
 
-  it('a tool that throws is an error result, not an exception', async () => {
+  it('a tool that throws is an error result, not an exception; what it said stays in the log', async () => {
     const f = coreFixture()
     const broken = new ToolSet([
       {
         ...timer,
         name: 'broken',
-        call: async () => Promise.reject(new Error('disk full')),
+        call: async () => Promise.reject(new Error('disk full at /var/lib/nocturn/secret.db')),
       } as Tool,
     ])
     expect(await broken.call(f.ctx(), 'broken', { minutes: 1 })).toEqual({
       ok: false,
       code: 'NOC_ERR_TOOL_FAILED',
-      error: 'broken failed: disk full',
+      error: 'broken failed on the speaker.',
     })
+  })
+
+  it('a system error with a string code is not a Nocturn error: no path, no foreign code', async () => {
+    const f = coreFixture()
+    const sys = Object.assign(new Error("ENOENT: no such file, open '/home/anna/.key'"), {
+      code: 'ENOENT',
+    })
+    expect(isNocturnError(sys)).toBe(false)
+    expect(
+      isNocturnError(Object.assign(new Error('x'), { name: 'NocturnError', code: 'EPERM' })),
+    ).toBe(false)
+    expect(isNocturnError(new NocturnError('NOC_ERR_BROKER_REFUSED', 'no'))).toBe(true)
+    const broken = new ToolSet([
+      { ...timer, name: 'broken', call: async () => Promise.reject(sys) } as Tool,
+    ])
+    const out = await broken.call(f.ctx(), 'broken', { minutes: 1 })
+    expect(out).toEqual({
+      ok: false,
+      code: 'NOC_ERR_TOOL_FAILED',
+      error: 'broken failed on the speaker.',
+    })
+    expect(JSON.stringify(out)).not.toContain('/home/anna')
   })
 
   it('refuses two tools with one name', () => {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,20 +20,28 @@ export const USERS = {
   ben: { username: 'ben', password: 'ben-secret-1' },
 } as const
 
-/** The per-phone ACL of docs/protocol.md: `%u` is the broker user, which is the phone id. */
-export const PHONE_PATTERNS = [
-  `pattern read ${PREFIX}/+/status`,
-  `pattern read ${PREFIX}/+/approvals/+`,
-  `pattern read ${PREFIX}/+/approvals/+/outcome`,
-  `pattern write ${PREFIX}/+/approvals/+/decision`,
-  `pattern write ${PREFIX}/+/conversations/request/%u`,
-  `pattern read ${PREFIX}/+/conversations/reply/%u`,
-]
+/**
+ * The ACL of docs/protocol.md, byte for byte: read out of its ```acl block, so the tests run on
+ * exactly what a household is told to write.
+ */
+export function documentedAcl(): string {
+  const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
+  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
+  if (!m?.[1]) throw new Error('docs/protocol.md has no ```acl block')
+  return m[1]
+}
+
+/** The home action topic the documented ACL lets the device write (its example). */
+export const HOME_TOPIC = 'zigbee2mqtt/front_door/set'
 
 /** A broker a test can start, kill and bring back on the same port. */
 export interface TestBroker {
   readonly name: string
   readonly url: string
+  /** ws://127.0.0.1:<port> when the broker was asked for a WebSocket listener. */
+  readonly wsUrl?: string
+  /** What the broker wrote to stderr since it last started (Mosquitto: warnings and errors). */
+  log?(): string
   start(): Promise<void>
   /** The broker vanishes at once (SIGKILL for Mosquitto). */
   kill(): Promise<void>
@@ -69,11 +77,18 @@ async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   }
 }
 
+export interface MosquittoOptions {
+  readonly extraAcl?: readonly string[]
+  /**
+   * Also serve MQTT over WebSocket on this port (same users and ACL), as a phone app in a browser
+   * needs. Mosquitto 2.0.11 binds a websockets listener on every interface whatever address is
+   * written on its line, and refuses a websockets-only config: the TCP listener stays beside it.
+   */
+  readonly websocketPort?: number
+}
+
 /** Mosquitto on a free loopback port, with a generated password file and ACL. */
-export function mosquittoBroker(
-  port: number,
-  opts: { extraAcl?: readonly string[] } = {},
-): TestBroker {
+export function mosquittoBroker(port: number, opts: MosquittoOptions = {}): TestBroker {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-mosq-'))
   chmodSync(dir, 0o700)
   const passwd = join(dir, 'passwd')
@@ -90,19 +105,17 @@ export function mosquittoBroker(
   writeFileSync(
     join(dir, 'acl'),
     [
-      `user ${USERS.device.username}`,
+      documentedAcl(),
+      // Test-only users after the documented ACL: someone else with write access everywhere,
+      // and the shared phone user of the doc's one-user-for-all-phones variant.
+      `user ${USERS.intruder.username}`,
       `topic readwrite ${PREFIX}/#`,
       '',
       `user ${USERS.phone.username}`,
       `topic read ${PREFIX}/#`,
       `topic write ${PREFIX}/+/approvals/+/decision`,
       '',
-      `user ${USERS.intruder.username}`,
-      `topic readwrite ${PREFIX}/#`,
-      '',
       ...(opts.extraAcl ?? []),
-      '',
-      ...PHONE_PATTERNS,
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -111,6 +124,9 @@ export function mosquittoBroker(
     join(dir, 'mosquitto.conf'),
     [
       `listener ${port} 127.0.0.1`,
+      ...(opts.websocketPort !== undefined
+        ? [`listener ${opts.websocketPort}`, 'protocol websockets']
+        : []),
       'allow_anonymous false',
       `password_file ${passwd}`,
       `acl_file ${join(dir, 'acl')}`,
@@ -131,6 +147,8 @@ export function mosquittoBroker(
   const broker: TestBroker = {
     name: 'mosquitto',
     url: `mqtt://127.0.0.1:${port}`,
+    ...(opts.websocketPort !== undefined && { wsUrl: `ws://127.0.0.1:${opts.websocketPort}` }),
+    log: () => stderr,
     async start() {
       stderr = ''
       const c = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], {
@@ -143,6 +161,7 @@ export function mosquittoBroker(
       child = c
       try {
         await waitForPort(port, 5000)
+        if (opts.websocketPort !== undefined) await waitForPort(opts.websocketPort, 5000)
       } catch (err) {
         c.kill('SIGKILL')
         throw new Error(`mosquitto did not start: ${stderr || String(err)}`)

@@ -64,6 +64,7 @@ describe('voice: a gated call answered by a phone (docs/design.md §2.3, §2.4, 
       if (decision === 'deny') {
         expect(final?.response).toEqual({
           error: "Anna's phone said no to: unlock the front door.",
+          code: 'NOC_ERR_DENIED_BY_HUMAN',
         })
         expect(v.unlocked).toEqual([])
       } else expect(final?.response).toEqual({ output: { unlocked: 'front' } })
@@ -158,19 +159,21 @@ describe('voice: a gated call answered by a phone (docs/design.md §2.3, §2.4, 
 })
 
 describe('voice: every call not withdrawn gets exactly one final answer (DESIGN §2.5)', () => {
-  const cases: [string, (v: ReturnType<typeof voiceFixture>) => Promise<void>, string][] = [
+  const cases: [string, (v: ReturnType<typeof voiceFixture>) => Promise<void>, string, string][] = [
     [
       'nobody answers in time',
       async (v) => v.clock.advance(120_000),
       "Nobody answered on Anna's phone in time, so I did not unlock the front door.",
+      'NOC_ERR_APPROVAL_TIMEOUT',
     ],
     [
       'the broker is down',
       async (v) => v.approver.last().fail(new Error('ECONNREFUSED')),
       "I can't reach Anna's phone right now, so I did not unlock the front door.",
+      'NOC_ERR_APPROVER_UNREACHABLE',
     ],
   ]
-  for (const [name, act, error] of cases) {
+  for (const [name, act, error, code] of cases) {
     it(`${name}: one final error answer the model can say`, async () => {
       const v = voiceFixture()
       const { conn } = await v.start()
@@ -182,7 +185,7 @@ describe('voice: every call not withdrawn gets exactly one final answer (DESIGN 
         {
           id: 'c1',
           name: 'unlock_door',
-          response: { error },
+          response: { error, code },
           scheduling: 'INTERRUPT',
           willContinue: false,
         },
@@ -211,7 +214,7 @@ describe('voice: every call not withdrawn gets exactly one final answer (DESIGN 
       {
         id: 'c1',
         name: 'flaky',
-        response: { error: 'flaky failed: the hub did not answer' },
+        response: { error: 'flaky failed on the speaker.', code: 'NOC_ERR_TOOL_FAILED' },
         scheduling: 'INTERRUPT',
       },
     ])

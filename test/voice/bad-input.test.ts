@@ -57,7 +57,10 @@ describe('voice: provider events out of order or duplicated are logged, never a 
       {
         id: 'c1',
         name: 'launch_rockets',
-        response: { error: 'There is no tool called "launch_rockets".' },
+        response: {
+          error: 'There is no tool called "launch_rockets".',
+          code: 'NOC_ERR_UNKNOWN_TOOL',
+        },
         scheduling: 'INTERRUPT',
       },
     ])
