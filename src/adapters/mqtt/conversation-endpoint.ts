@@ -1,12 +1,17 @@
 import type { z } from 'zod'
 import type { ConversationService } from '../../conversations/conversation-service.js'
+import type { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { StoredMessage } from '../../core/conversation.js'
 import { type ErrorCode, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
-  type ConversationRequest,
-  conversationRequestSchema,
+  type PhoneRequest as ConversationRequest,
+  grantOpArgSchemas,
+  phoneRequestSchema,
+  verifyPhoneRequest,
+} from '../../protocol/grant-ops.js'
+import {
   DEFAULT_PREFIX,
   MAX_PAYLOAD_BYTES,
   opArgSchemas,
@@ -17,7 +22,6 @@ import {
   signConversationReply,
   type Topics,
   topicsFor,
-  verifyConversationRequest,
 } from '../../protocol/index.js'
 import type { PhoneKeys } from './approver.js'
 import { BoundedMap } from './bounded.js'
@@ -27,6 +31,8 @@ import { chunkItems } from './reply-chunks.js'
 export interface ConversationEndpointOptions {
   readonly connection: MqttConnection
   readonly service: ConversationService
+  /** The grants a phone may list and revoke (docs/protocol.md "Grants"). */
+  readonly grants: PhoneGrants
   /**
    * The store as a feed, for the live view (messages, and approvals when the gate's approver is
    * wrapped with `announcingApprover`); `delete` also vacuums through it.
@@ -172,7 +178,7 @@ class Endpoint implements ConversationEndpoint {
   ):
     | { r: ConversationRequest; key: Uint8Array }
     | { reason: ConversationRejectReason; fields: Record<string, unknown> } {
-    const parsed = parsePayload(conversationRequestSchema, payload)
+    const parsed = parsePayload(phoneRequestSchema, payload)
     if (!parsed.ok) {
       const fields = { topicPhone, bytes: payload.length, detail: parsed.detail }
       return { reason: parsed.reason, fields }
@@ -187,7 +193,7 @@ class Endpoint implements ConversationEndpoint {
     const key = this.#o.phones().get(r.phone)
     if (!key) return { reason: 'unknown-phone', fields }
     // The args as received: the MAC covers them exactly, unknown fields included.
-    if (!verifyConversationRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
+    if (!verifyPhoneRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
     const now = this.#now()
     if (Math.abs(r.at - now) > (this.#o.skewMs ?? 30_000)) {
       return { reason: 'outside-window', fields: { ...fields, at: r.at, now } }
@@ -260,6 +266,19 @@ class Endpoint implements ConversationEndpoint {
         this.#follows.delete(r.phone)
         this.#reply(r.phone, key, r.id, 'done', { following: null })
         return
+      case 'grants': {
+        args(grantOpArgSchemas.grants, r.args)
+        const items = this.#o.grants.list()
+        this.#sendItems(r, key, items, (g) => ({ ...g, args: undefined, truncated: true }))
+        this.#reply(r.phone, key, r.id, 'done', { count: items.length })
+        return
+      }
+      case 'revoke': {
+        const a = args(grantOpArgSchemas.revoke, r.args)
+        this.#o.grants.revoke(a.grant, r.phone)
+        this.#reply(r.phone, key, r.id, 'done', { revoked: a.grant })
+        return
+      }
     }
   }
 
