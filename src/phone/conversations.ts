@@ -1,14 +1,13 @@
 import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
+import { type GrantSummary, type PhoneOp, signPhoneRequest } from '../protocol/grant-ops.js'
 import {
-  type ConversationOp,
   type ConversationReply,
   conversationReplySchema,
   newNonce,
   type Pairing,
   PROTOCOL_VERSION,
   parsePayload,
-  signConversationRequest,
   type Topics,
   topicsFor,
   verifyConversationReply,
@@ -140,6 +139,17 @@ export class PhoneConversations {
     await this.request('delete', { conversation })
   }
 
+  /** The grants in force on the device, oldest first (docs/protocol.md "Grants"). */
+  async grants(): Promise<GrantSummary[]> {
+    const { items } = await this.request('grants', {})
+    return items as GrantSummary[]
+  }
+
+  /** Takes a grant back: the next call it covered asks again. */
+  async revoke(grant: string): Promise<void> {
+    await this.request('revoke', { grant })
+  }
+
   /**
    * Follows a conversation (or `*`, all of them) live: every message the device stores and every
    * approval it asks for arrive at `onEvent` until `stop()`. The device ends a follow after
@@ -203,7 +213,7 @@ export class PhoneConversations {
    * slices of a list or show answer, in order.
    */
   async request(
-    op: ConversationOp,
+    op: PhoneOp,
     args: Record<string, unknown>,
     onReply?: (r: ConversationReply) => void,
   ): Promise<{ items: unknown[]; done: Record<string, unknown>; replies: ConversationReply[] }> {
@@ -224,13 +234,13 @@ export class PhoneConversations {
   /** Resolves with the answers (in order, no gaps) once the final one is here. */
   #send(
     id: string,
-    op: ConversationOp,
+    op: PhoneOp,
     args: Record<string, unknown>,
     onReply?: (r: ConversationReply) => void,
   ): Promise<ConversationReply[]> {
     const { device, phone, key } = this.#o.pairing
     const fields = { id, device, phone, op, args, at: this.#now(), nonce: newNonce() }
-    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signConversationRequest(key, fields) }
+    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signPhoneRequest(key, fields) }
     return new Promise<ConversationReply[]>((resolve, reject) => {
       const byN = new Map<number, ConversationReply>()
       let next = 0
