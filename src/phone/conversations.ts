@@ -100,7 +100,8 @@ export class PhoneConversations {
   async show(conversation: string, page: { afterSeq?: number; limit?: number } = {}) {
     const { items, done } = await this.request('show', { conversation, ...page })
     return {
-      conversation: done.conversation as Record<string, unknown>,
+      conversation: String(done.conversation),
+      info: done.info as ConversationInfoWire,
       messages: items as WireMessage[],
       next: (done.next as { afterSeq: number } | undefined) ?? null,
     }
@@ -126,13 +127,19 @@ export class PhoneConversations {
       onPart?: (text: string) => void
       onPending?: (p: Record<string, unknown>) => void
     } = {},
-  ): Promise<{ conversation: string; text: string }> {
-    const { done } = await this.request('say', { conversation, text }, (r) => {
+  ): Promise<{ conversation: string; info: ConversationInfoWire; text: string }> {
+    const { items, done } = await this.request('say', { conversation, text }, (r) => {
       const body = r.body as Record<string, unknown>
       if (r.kind === 'part' && typeof body.text === 'string') hooks.onPart?.(body.text)
       if (r.kind === 'pending') hooks.onPending?.(body)
     })
-    return { conversation: String(done.conversation), text: String(done.text) }
+    // A long answer arrives as pieces in `items`, and `done` then has no text.
+    const answer = typeof done.text === 'string' ? done.text : items.map(String).join('')
+    return {
+      conversation: String(done.conversation),
+      info: done.info as ConversationInfoWire,
+      text: answer,
+    }
   }
 
   async delete(conversation: string): Promise<void> {
@@ -302,6 +309,14 @@ export class PhoneConversations {
     }
     this.#waiting.get(r.value.re)?.onReply(r.value)
   }
+}
+
+/** Sent beside a conversation's id in `show` and `say` answers. */
+export interface ConversationInfoWire {
+  readonly channel: 'voice' | 'text'
+  readonly title: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
 }
 
 export interface ConversationSummaryWire {

@@ -26,7 +26,7 @@ import {
 import type { PhoneKeys } from './approver.js'
 import { BoundedMap } from './bounded.js'
 import type { MqttConnection } from './connection.js'
-import { chunkItems } from './reply-chunks.js'
+import { chunkItems, splitText } from './reply-chunks.js'
 
 export interface ConversationEndpointOptions {
   readonly connection: MqttConnection
@@ -72,6 +72,8 @@ export interface ConversationEndpoint {
 
 /** Replies stay well under 16 KiB: the envelope (ids, MAC) takes the rest. */
 const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
+/** The most text one `part`, or `done` of `say`, carries (as JSON); longer text is split. */
+const TEXT_BUDGET = 8 * 1024
 /** A phone may have this many typed turns running at once; more are refused, not queued. */
 const MAX_SAYS_PER_PHONE = 2
 const DEFAULT_FOLLOW_MS = 10 * 60_000
@@ -209,21 +211,22 @@ class Endpoint implements ConversationEndpoint {
     switch (r.op) {
       case 'list': {
         const a = args(opArgSchemas.list, r.args)
-        const page = service.list({
+        const page = service.listPage({
           ...(a.limit !== undefined && { limit: a.limit }),
           ...(a.before !== undefined && { before: a.before }),
         })
-        this.#sendItems(r, key, page, (c) => ({ id: c.id, truncated: true }))
-        const oldest = page.at(-1)
+        this.#sendItems(r, key, page.items, (c) => ({ id: c.id, truncated: true }))
+        const oldest = page.items.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
-          count: page.length,
-          ...(oldest && { next: { before: oldest.updatedAt } }),
+          count: page.items.length,
+          // Only when another page exists: a phone stops at the first answer without `next`.
+          ...(page.more && oldest && { next: { before: oldest.updatedAt } }),
         })
         return
       }
       case 'show': {
         const a = args(opArgSchemas.show, r.args)
-        const { conversation, messages } = service.show({
+        const { conversation, messages, more } = service.show({
           id: a.conversation,
           ...(a.afterSeq !== undefined && { afterSeq: a.afterSeq }),
           ...(a.limit !== undefined && { limit: a.limit }),
@@ -231,9 +234,10 @@ class Endpoint implements ConversationEndpoint {
         this.#sendItems(r, key, messages.map(wireMessage), shrinkMessage)
         const last = messages.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
-          conversation,
+          conversation: conversation.id,
+          info: service.info(conversation.id),
           count: messages.length,
-          ...(last && { next: { afterSeq: last.seq } }),
+          ...(more && last && { next: { afterSeq: last.seq } }),
         })
         return
       }
@@ -296,7 +300,11 @@ class Endpoint implements ConversationEndpoint {
         text: a.text,
         phone: r.phone,
         signal: abort.signal,
-        onText: (delta) => this.#reply(r.phone, key, r.id, 'part', { text: delta }),
+        onText: (delta) => {
+          for (const text of splitText(delta, TEXT_BUDGET)) {
+            this.#reply(r.phone, key, r.id, 'part', { text })
+          }
+        },
         onPending: (n) =>
           this.#reply(r.phone, key, r.id, 'pending', {
             approvalId: n.approvalId,
@@ -306,11 +314,19 @@ class Endpoint implements ConversationEndpoint {
           }),
       })
       .then(
-        (result) =>
+        (result) => {
+          const info = this.#o.service.info(result.conversationId)
+          const pieces = splitText(result.text, TEXT_BUDGET)
+          // A long answer goes first as pieces in `items`; `done` then carries no text.
+          if (pieces.length > 1) {
+            for (const piece of pieces) this.#reply(r.phone, key, r.id, 'items', { items: [piece] })
+          }
           this.#reply(r.phone, key, r.id, 'done', {
             conversation: result.conversationId,
-            text: result.text,
-          }),
+            info,
+            ...(pieces.length === 1 && { text: result.text }),
+          })
+        },
         (err: unknown) => this.#refuse(r, key, err),
       )
       .finally(() => {
@@ -365,6 +381,13 @@ class Endpoint implements ConversationEndpoint {
       kind,
       body,
       at: this.#now(),
+    }
+    // The MAC field adds 73 bytes.
+    const bytes = Buffer.byteLength(JSON.stringify(reply)) + 80
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      // Every path above stays within budget; this is the last guard, so a phone never sees a gap.
+      this.#log.error({ phone, requestId: re, kind, bytes }, 'reply too large: sent truncated')
+      reply.body = { truncated: true }
     }
     reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
     this.#o.connection
