@@ -114,6 +114,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
           outputWav: join(work, 'speaker.wav'),
         },
         mqtt: { url: broker.url, deviceId: DEVICE },
+        phoneApp: { enabled: false },
         phonesDir: join(work, 'phones'),
         store: { path: join(work, 'nocturn.db') },
         session: { idleTimeoutSeconds: 2, approvalTimeoutSeconds: 30 },
