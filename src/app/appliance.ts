@@ -4,6 +4,7 @@ import { realClock } from '../adapters/clock/real-clock.js'
 import { ConsoleApprover } from '../adapters/console/console-approver.js'
 import { GeminiLive } from '../adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../adapters/gemini/gemini-llm.js'
+import type { PhoneAppServer } from '../adapters/http-static/phone-app-server.js'
 import { createConversationEndpoint } from '../adapters/mqtt/conversation-endpoint.js'
 import { createDeviceMqtt } from '../adapters/mqtt/index.js'
 import { SqliteStore } from '../adapters/sqlite/sqlite-store.js'
@@ -12,6 +13,7 @@ import { SpeechDetector } from '../audio/speech-detector.js'
 import { announcingApprover } from '../conversations/announcing-approver.js'
 import { ConversationService } from '../conversations/conversation-service.js'
 import { LiveConversations } from '../conversations/live-conversations.js'
+import { PhoneGrants } from '../conversations/phone-grants.js'
 import { startRetention } from '../conversations/retention.js'
 import { TranscriptFeed } from '../conversations/transcript-feed.js'
 import { NocturnError } from '../core/errors.js'
@@ -38,6 +40,7 @@ import type { SessionSummary } from '../voice/voice-session.js'
 import { openAudio } from './audio.js'
 import type { LoadedConfig } from './config/load.js'
 import { createPanel } from './panel-factory.js'
+import { startPhoneApp } from './phone-app.js'
 import { PhoneKeyStore } from './phone-keys.js'
 import { SessionLoop } from './session-loop.js'
 import { loadToolModules } from './tool-modules.js'
@@ -75,6 +78,8 @@ export interface Appliance {
   readonly live: LiveConversations
   readonly loop: SessionLoop
   readonly mqtt?: ReturnType<typeof createDeviceMqtt>
+  /** The phone app's server, when it is served. */
+  readonly phoneApp?: PhoneAppServer
   close(): Promise<void>
 }
 
@@ -291,6 +296,11 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       const endpoint = createConversationEndpoint({
         connection: mqtt.connection,
         service: conversations,
+        grants: new PhoneGrants({
+          grants: gate.grants,
+          clock,
+          logger: log.child({ component: 'grants' }),
+        }),
         feed,
         phones: () => phoneKeys.keys(),
         deviceId: c.mqtt.deviceId,
@@ -300,6 +310,9 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       // Closed before the broker connection (closers run in reverse).
       closers.push(() => endpoint.close())
     }
+    // The household phone app: static files and /config.json; it talks to the broker itself.
+    const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
+    if (phoneApp) closers.push(() => phoneApp.close())
     if (c.retention.days !== undefined || c.retention.keep !== undefined) {
       const stop = startRetention(
         store,
@@ -350,6 +363,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       live: liveConversations,
       loop,
       ...(mqtt && { mqtt }),
+      ...(phoneApp && { phoneApp }),
       close,
     }
   } catch (err) {

@@ -154,6 +154,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
           outputWav: join(work, 'speaker.wav'),
         },
         mqtt: { url: broker.url, deviceId: DEVICE },
+        phoneApp: { enabled: false },
         phonesDir: join(work, 'phones'),
         store: { path: join(work, 'nocturn.db') },
         // Idle never ends this session (the scene does); the approval waits for a slow board too.

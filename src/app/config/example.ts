@@ -52,6 +52,17 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // another phone), "never", or "any".
     "selfApproval": "non-critical"
   },
+  // The household phone app (docs/phone-app.md), served from this device; it talks to the broker
+  // over WebSocket itself. "port" 8080; HTTPS with both TLS files; "enabled": false turns it off.
+  "phoneApp": {
+    "enabled": true,
+    "port": 8080,
+    // The name phones reach this device by, in pairing links (default: the host name + ".local").
+    // "publicHost": "kitchen.local",
+    // "tlsCertFile": "/etc/nocturn/app-cert.pem", "tlsKeyFile": "/etc/nocturn/app-key.pem",
+    // Default: the host of mqtt.url on port 9001 (Mosquitto's WebSocket listener).
+    "brokerWsUrl": "wss://broker.home.arpa:9001"
+  },
   // Paired phones' public keys.
   "phonesDir": "/var/lib/nocturn/phones",
   // Transcripts, grants and timers (StateDirectory=nocturn in the systemd unit).

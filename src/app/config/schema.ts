@@ -84,6 +84,33 @@ export const mqttSchema = z.strictObject({
   selfApproval: z.enum(['non-critical', 'never', 'any']).default('non-critical'),
 })
 
+/** The household phone app, served by the device (docs/phone-app.md). */
+export const phoneAppSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    port: z.number().int().min(0).max(65535).default(8080),
+    /** The address to listen on; every interface if unset. */
+    host: z.string().min(1).optional(),
+    /** HTTPS: both files (PEM) or neither. */
+    tlsCertFile: absPath.optional(),
+    tlsKeyFile: absPath.optional(),
+    /** The name phones reach this device by, in pairing links; the host name + ".local" if unset. */
+    publicHost: z
+      .string()
+      .regex(/^[A-Za-z0-9.-]{1,253}$/, 'a host name or IPv4 address, e.g. "kitchen.local"')
+      .optional(),
+    /** The broker's WebSocket URL the app uses; derived from mqtt.url (port 9001) if unset. */
+    brokerWsUrl: z
+      .string()
+      .regex(/^wss?:\/\/[^\s]+$/, 'expected ws:// or wss:// and a host')
+      .optional(),
+    /** The built app's folder; dist/web of this installation if unset. */
+    root: absPath.optional(),
+  })
+  .refine((p) => (p.tlsCertFile === undefined) === (p.tlsKeyFile === undefined), {
+    message: 'tlsCertFile and tlsKeyFile go together: set both or neither',
+  })
+
 export const sessionSchema = z.strictObject({
   /** Wall-clock budget of one spoken session (docs/design.md §2.9), in minutes. */
   budgetMinutes: z
@@ -137,6 +164,7 @@ export const configSchema = z
     audio: audioSchema.default(audioSchema.parse({})),
     panel: panelSchema.default(panelSchema.parse({})),
     mqtt: mqttSchema.optional(),
+    phoneApp: phoneAppSchema.default(phoneAppSchema.parse({})),
     phonesDir: absPath.default('/var/lib/nocturn/phones'),
     store: z.strictObject({ path: absPath }).default({ path: '/var/lib/nocturn/nocturn.db' }),
     session: sessionSchema.default(sessionSchema.parse({})),

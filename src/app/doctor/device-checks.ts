@@ -8,6 +8,7 @@ import type { LoadedConfig } from '../config/load.js'
 import { checkPanel } from '../panel-check.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import type { Check, CheckResult, CheckStatus } from './check.js'
+import { phoneAppCheck } from './phone-app-check.js'
 
 /** What the device checks look at: the configuration, if there is one, and the environment. */
 export interface DeviceDoctorContext {
@@ -326,7 +327,14 @@ export const phonesCheck: Check<DeviceDoctorContext> = {
   },
 }
 
-export const deviceChecks = [configCheck, audioCheck, panelCheck, brokerCheck, phonesCheck]
+export const deviceChecks = [
+  configCheck,
+  audioCheck,
+  panelCheck,
+  brokerCheck,
+  phonesCheck,
+  phoneAppCheck,
+]
 
 /** The URL without a user:password part. */
 function redact(url: string): string {
