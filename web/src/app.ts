@@ -43,8 +43,17 @@ export class App {
   }
 
   say(text: string, kind: 'problem' | 'info' = 'info'): void {
-    this.notice = { text, kind }
+    const notice = { text, kind }
+    this.notice = notice
     this.#emit('notice')
+    // Good news fades by itself; a problem stays until it is dismissed or replaced.
+    if (kind === 'info') {
+      setTimeout(() => {
+        if (this.notice !== notice) return
+        this.notice = undefined
+        this.#emit('notice')
+      }, 6000)
+    }
   }
 
   /** Adds (or re-pairs) a speaker; everything already paired stays as it was. */

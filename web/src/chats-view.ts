@@ -328,8 +328,7 @@ function messageView(m: Message): HTMLElement {
   return h(
     'li',
     { class: `msg ${m.role}`, 'data-seq': m.seq },
-    h('span', { class: 'who' }, m.role === 'user' ? 'You' : 'Nocturn'),
-    ' ',
+    h('span', { class: 'who' }, m.role === 'user' ? 'You: ' : 'Nocturn: '),
     m.text ?? '',
   )
 }

@@ -62,17 +62,24 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     h('p', { class: 'meta' }, `This phone: ${s.phone} · ${l.pending().length} waiting`),
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
     h(
-      'form',
-      {
-        class: 'login',
-        onsubmit: (e: Event) => {
-          e.preventDefault()
-          app.pair({ ...s, username: user.value.trim() || s.phone, password: pw.value })
+      'details',
+      { class: 'login-box', open: l.state === 'problem' },
+      h('summary', {}, 'Broker login'),
+      h(
+        'form',
+        {
+          class: 'login',
+          onsubmit: (e: Event) => {
+            e.preventDefault()
+            app.notice = undefined
+            app.pair({ ...s, username: user.value.trim() || s.phone, password: pw.value })
+            app.say(`Connecting ${s.name}…`)
+          },
         },
-      },
-      h('label', {}, 'Broker user ', user),
-      h('label', {}, 'Broker password ', pw),
-      h('button', { type: 'submit' }, 'Connect'),
+        h('label', {}, 'Broker user ', user),
+        h('label', {}, 'Broker password ', pw),
+        h('button', { type: 'submit' }, 'Connect'),
+      ),
     ),
     h(
       'button',
