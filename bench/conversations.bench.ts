@@ -10,6 +10,7 @@ import { createConversationEndpoint, createDeviceMqtt } from '../src/adapters/mq
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
 import { LiveConversations } from '../src/conversations/live-conversations.js'
+import { PhoneGrants } from '../src/conversations/phone-grants.js'
 import { TranscriptFeed } from '../src/conversations/transcript-feed.js'
 import { Gate } from '../src/core/gate.js'
 import { Grants } from '../src/core/grants.js'
@@ -178,6 +179,7 @@ const service = new ConversationService({
 const endpoint = createConversationEndpoint({
   connection: device.connection,
   service,
+  grants: new PhoneGrants({ grants: gate.grants, clock, logger: silentLogger }),
   feed,
   phones: () => keys,
   deviceId: 'bench',

@@ -12,6 +12,7 @@ import { SpeechDetector } from '../audio/speech-detector.js'
 import { announcingApprover } from '../conversations/announcing-approver.js'
 import { ConversationService } from '../conversations/conversation-service.js'
 import { LiveConversations } from '../conversations/live-conversations.js'
+import { PhoneGrants } from '../conversations/phone-grants.js'
 import { startRetention } from '../conversations/retention.js'
 import { TranscriptFeed } from '../conversations/transcript-feed.js'
 import { NocturnError } from '../core/errors.js'
@@ -291,6 +292,11 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       const endpoint = createConversationEndpoint({
         connection: mqtt.connection,
         service: conversations,
+        grants: new PhoneGrants({
+          grants: gate.grants,
+          clock,
+          logger: log.child({ component: 'grants' }),
+        }),
         feed,
         phones: () => phoneKeys.keys(),
         deviceId: c.mqtt.deviceId,

@@ -27,6 +27,14 @@ export interface ConversationSummary {
   } | null
 }
 
+/** The details of a conversation sent beside its id in `show` and `say` answers. */
+export interface ConversationInfo {
+  readonly channel: Conversation['channel']
+  readonly title: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
 export interface SayRequest {
   /** An existing conversation's id, or 'new'. */
   readonly conversationId: string
@@ -60,18 +68,27 @@ export class ConversationService {
   }
 
   list(page: { limit?: number; before?: number } = {}): ConversationSummary[] {
+    return this.listPage(page).items
+  }
+
+  /** One page of summaries, and whether another page follows (one row more is read to know). */
+  listPage(page: { limit?: number; before?: number } = {}): {
+    items: ConversationSummary[]
+    more: boolean
+  } {
     const limit = pageSize(page.limit, 20, MAX_LIST_PAGE, 'limit')
     if (page.before !== undefined && !Number.isFinite(page.before)) {
       throw new NocturnError('NOC_ERR_BAD_REQUEST', 'before: expected a time in milliseconds')
     }
-    return this.#d.store
-      .listConversations({ limit, before: page.before })
-      .map((c) => this.#summary(c))
+    const rows = this.#d.store.listConversations({ limit: limit + 1, before: page.before })
+    return { items: rows.slice(0, limit).map((c) => this.#summary(c)), more: rows.length > limit }
   }
 
+  /** One page of messages; `more` says whether messages follow it (one more is read to know). */
   show(req: { id: string; afterSeq?: number; limit?: number }): {
     conversation: Conversation
     messages: StoredMessage[]
+    more: boolean
   } {
     const conversation = this.#get(req.id)
     const limit = pageSize(req.limit, 100, MAX_MESSAGE_PAGE, 'limit')
@@ -79,7 +96,14 @@ export class ConversationService {
     if (!Number.isInteger(afterSeq) || afterSeq < 0) {
       throw new NocturnError('NOC_ERR_BAD_REQUEST', 'afterSeq: expected a whole number ≥ 0')
     }
-    return { conversation, messages: this.#d.store.messages(conversation.id, { afterSeq, limit }) }
+    const rows = this.#d.store.messages(conversation.id, { afterSeq, limit: limit + 1 })
+    return { conversation, messages: rows.slice(0, limit), more: rows.length > limit }
+  }
+
+  /** A conversation's details as a phone sees them beside its id. */
+  info(id: string): ConversationInfo {
+    const c = this.#get(id)
+    return { channel: c.channel, title: c.title, createdAt: c.createdAt, updatedAt: c.updatedAt }
   }
 
   async say(req: SayRequest): Promise<{ conversationId: string; text: string }> {

@@ -182,7 +182,8 @@ export class Gate {
       {
         tool: tool.name,
         channel: ctx.channel,
-        scope: pattern ? { kind: 'pattern', pattern } : { kind: 'exact', argsDigest },
+        // The args are kept beside their digest so a phone listing grants sees what was approved.
+        scope: pattern ? { kind: 'pattern', pattern } : { kind: 'exact', argsDigest, args },
         expiry,
         createdBy: { kind: decision.by === 'console' ? 'console' : 'phone', id: decision.by },
         createdAt: this.#o.clock.now(),

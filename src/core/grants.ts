@@ -5,7 +5,7 @@ import { NocturnError } from './errors.js'
 
 /** What a remembered yes covers: exactly these arguments, or every call matching a pattern. */
 export type GrantScope =
-  | { readonly kind: 'exact'; readonly argsDigest: string }
+  | { readonly kind: 'exact'; readonly argsDigest: string; readonly args?: unknown }
   | { readonly kind: 'pattern'; readonly pattern: Readonly<Record<string, unknown>> }
 
 /** How long it lasts: this conversation, or until a time. A "once" yes is never stored. */

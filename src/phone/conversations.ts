@@ -1,14 +1,13 @@
 import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
+import { type GrantSummary, type PhoneOp, signPhoneRequest } from '../protocol/grant-ops.js'
 import {
-  type ConversationOp,
   type ConversationReply,
   conversationReplySchema,
   newNonce,
   type Pairing,
   PROTOCOL_VERSION,
   parsePayload,
-  signConversationRequest,
   type Topics,
   topicsFor,
   verifyConversationReply,
@@ -101,7 +100,8 @@ export class PhoneConversations {
   async show(conversation: string, page: { afterSeq?: number; limit?: number } = {}) {
     const { items, done } = await this.request('show', { conversation, ...page })
     return {
-      conversation: done.conversation as Record<string, unknown>,
+      conversation: String(done.conversation),
+      info: done.info as ConversationInfoWire,
       messages: items as WireMessage[],
       next: (done.next as { afterSeq: number } | undefined) ?? null,
     }
@@ -127,17 +127,34 @@ export class PhoneConversations {
       onPart?: (text: string) => void
       onPending?: (p: Record<string, unknown>) => void
     } = {},
-  ): Promise<{ conversation: string; text: string }> {
-    const { done } = await this.request('say', { conversation, text }, (r) => {
+  ): Promise<{ conversation: string; info: ConversationInfoWire; text: string }> {
+    const { items, done } = await this.request('say', { conversation, text }, (r) => {
       const body = r.body as Record<string, unknown>
       if (r.kind === 'part' && typeof body.text === 'string') hooks.onPart?.(body.text)
       if (r.kind === 'pending') hooks.onPending?.(body)
     })
-    return { conversation: String(done.conversation), text: String(done.text) }
+    // A long answer arrives as pieces in `items`, and `done` then has no text.
+    const answer = typeof done.text === 'string' ? done.text : items.map(String).join('')
+    return {
+      conversation: String(done.conversation),
+      info: done.info as ConversationInfoWire,
+      text: answer,
+    }
   }
 
   async delete(conversation: string): Promise<void> {
     await this.request('delete', { conversation })
+  }
+
+  /** The grants in force on the device, oldest first (docs/protocol.md "Grants"). */
+  async grants(): Promise<GrantSummary[]> {
+    const { items } = await this.request('grants', {})
+    return items as GrantSummary[]
+  }
+
+  /** Takes a grant back: the next call it covered asks again. */
+  async revoke(grant: string): Promise<void> {
+    await this.request('revoke', { grant })
   }
 
   /**
@@ -203,7 +220,7 @@ export class PhoneConversations {
    * slices of a list or show answer, in order.
    */
   async request(
-    op: ConversationOp,
+    op: PhoneOp,
     args: Record<string, unknown>,
     onReply?: (r: ConversationReply) => void,
   ): Promise<{ items: unknown[]; done: Record<string, unknown>; replies: ConversationReply[] }> {
@@ -224,13 +241,13 @@ export class PhoneConversations {
   /** Resolves with the answers (in order, no gaps) once the final one is here. */
   #send(
     id: string,
-    op: ConversationOp,
+    op: PhoneOp,
     args: Record<string, unknown>,
     onReply?: (r: ConversationReply) => void,
   ): Promise<ConversationReply[]> {
     const { device, phone, key } = this.#o.pairing
     const fields = { id, device, phone, op, args, at: this.#now(), nonce: newNonce() }
-    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signConversationRequest(key, fields) }
+    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signPhoneRequest(key, fields) }
     return new Promise<ConversationReply[]>((resolve, reject) => {
       const byN = new Map<number, ConversationReply>()
       let next = 0
@@ -292,6 +309,14 @@ export class PhoneConversations {
     }
     this.#waiting.get(r.value.re)?.onReply(r.value)
   }
+}
+
+/** Sent beside a conversation's id in `show` and `say` answers. */
+export interface ConversationInfoWire {
+  readonly channel: 'voice' | 'text'
+  readonly title: string | null
+  readonly createdAt: number
+  readonly updatedAt: number
 }
 
 export interface ConversationSummaryWire {

@@ -148,7 +148,16 @@ export function conversationsContract(
       w.server.queueGenerate({ text: 'It was noon then, and it is still sunny now.' })
       const parts: string[] = []
       const r = await anna.say(id, 'Is it still sunny?', { onPart: (t) => parts.push(t) })
-      expect(r).toEqual({ conversation: id, text: 'It was noon then, and it is still sunny now.' })
+      expect(r).toEqual({
+        conversation: id,
+        info: {
+          channel: 'voice',
+          title: null,
+          createdAt: expect.any(Number),
+          updatedAt: expect.any(Number),
+        },
+        text: 'It was noon then, and it is still sunny now.',
+      })
       expect(parts.length).toBeGreaterThan(1)
       expect(parts.join('')).toBe(r.text)
       const asked = w.server.rest.filter((q) => q.path.includes('GenerateContent')).at(-1)

@@ -9,6 +9,7 @@ import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
 import { ConversationService } from '../../src/conversations/conversation-service.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
+import { PhoneGrants } from '../../src/conversations/phone-grants.js'
 import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
@@ -114,6 +115,7 @@ export async function phoneWorld(broker: TestBroker) {
   const endpoint = createConversationEndpoint({
     connection: device.connection,
     service,
+    grants: new PhoneGrants({ grants, clock: realClock(), logger }),
     feed,
     phones: () => keys,
     deviceId,

@@ -1,12 +1,17 @@
 import type { z } from 'zod'
 import type { ConversationService } from '../../conversations/conversation-service.js'
+import type { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { StoredMessage } from '../../core/conversation.js'
 import { type ErrorCode, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
-  type ConversationRequest,
-  conversationRequestSchema,
+  type PhoneRequest as ConversationRequest,
+  grantOpArgSchemas,
+  phoneRequestSchema,
+  verifyPhoneRequest,
+} from '../../protocol/grant-ops.js'
+import {
   DEFAULT_PREFIX,
   MAX_PAYLOAD_BYTES,
   opArgSchemas,
@@ -17,16 +22,17 @@ import {
   signConversationReply,
   type Topics,
   topicsFor,
-  verifyConversationRequest,
 } from '../../protocol/index.js'
 import type { PhoneKeys } from './approver.js'
 import { BoundedMap } from './bounded.js'
 import type { MqttConnection } from './connection.js'
-import { chunkItems } from './reply-chunks.js'
+import { chunkItems, splitText } from './reply-chunks.js'
 
 export interface ConversationEndpointOptions {
   readonly connection: MqttConnection
   readonly service: ConversationService
+  /** The grants a phone may list and revoke (docs/protocol.md "Grants"). */
+  readonly grants: PhoneGrants
   /**
    * The store as a feed, for the live view (messages, and approvals when the gate's approver is
    * wrapped with `announcingApprover`); `delete` also vacuums through it.
@@ -66,6 +72,8 @@ export interface ConversationEndpoint {
 
 /** Replies stay well under 16 KiB: the envelope (ids, MAC) takes the rest. */
 const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
+/** The most text one `part`, or `done` of `say`, carries (as JSON); longer text is split. */
+const TEXT_BUDGET = 8 * 1024
 /** A phone may have this many typed turns running at once; more are refused, not queued. */
 const MAX_SAYS_PER_PHONE = 2
 const DEFAULT_FOLLOW_MS = 10 * 60_000
@@ -172,7 +180,7 @@ class Endpoint implements ConversationEndpoint {
   ):
     | { r: ConversationRequest; key: Uint8Array }
     | { reason: ConversationRejectReason; fields: Record<string, unknown> } {
-    const parsed = parsePayload(conversationRequestSchema, payload)
+    const parsed = parsePayload(phoneRequestSchema, payload)
     if (!parsed.ok) {
       const fields = { topicPhone, bytes: payload.length, detail: parsed.detail }
       return { reason: parsed.reason, fields }
@@ -187,7 +195,7 @@ class Endpoint implements ConversationEndpoint {
     const key = this.#o.phones().get(r.phone)
     if (!key) return { reason: 'unknown-phone', fields }
     // The args as received: the MAC covers them exactly, unknown fields included.
-    if (!verifyConversationRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
+    if (!verifyPhoneRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
     const now = this.#now()
     if (Math.abs(r.at - now) > (this.#o.skewMs ?? 30_000)) {
       return { reason: 'outside-window', fields: { ...fields, at: r.at, now } }
@@ -203,21 +211,22 @@ class Endpoint implements ConversationEndpoint {
     switch (r.op) {
       case 'list': {
         const a = args(opArgSchemas.list, r.args)
-        const page = service.list({
+        const page = service.listPage({
           ...(a.limit !== undefined && { limit: a.limit }),
           ...(a.before !== undefined && { before: a.before }),
         })
-        this.#sendItems(r, key, page, (c) => ({ id: c.id, truncated: true }))
-        const oldest = page.at(-1)
+        this.#sendItems(r, key, page.items, (c) => ({ id: c.id, truncated: true }))
+        const oldest = page.items.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
-          count: page.length,
-          ...(oldest && { next: { before: oldest.updatedAt } }),
+          count: page.items.length,
+          // Only when another page exists: a phone stops at the first answer without `next`.
+          ...(page.more && oldest && { next: { before: oldest.updatedAt } }),
         })
         return
       }
       case 'show': {
         const a = args(opArgSchemas.show, r.args)
-        const { conversation, messages } = service.show({
+        const { conversation, messages, more } = service.show({
           id: a.conversation,
           ...(a.afterSeq !== undefined && { afterSeq: a.afterSeq }),
           ...(a.limit !== undefined && { limit: a.limit }),
@@ -225,9 +234,10 @@ class Endpoint implements ConversationEndpoint {
         this.#sendItems(r, key, messages.map(wireMessage), shrinkMessage)
         const last = messages.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
-          conversation,
+          conversation: conversation.id,
+          info: service.info(conversation.id),
           count: messages.length,
-          ...(last && { next: { afterSeq: last.seq } }),
+          ...(more && last && { next: { afterSeq: last.seq } }),
         })
         return
       }
@@ -260,6 +270,19 @@ class Endpoint implements ConversationEndpoint {
         this.#follows.delete(r.phone)
         this.#reply(r.phone, key, r.id, 'done', { following: null })
         return
+      case 'grants': {
+        args(grantOpArgSchemas.grants, r.args)
+        const items = this.#o.grants.list()
+        this.#sendItems(r, key, items, (g) => ({ ...g, args: undefined, truncated: true }))
+        this.#reply(r.phone, key, r.id, 'done', { count: items.length })
+        return
+      }
+      case 'revoke': {
+        const a = args(grantOpArgSchemas.revoke, r.args)
+        this.#o.grants.revoke(a.grant, r.phone)
+        this.#reply(r.phone, key, r.id, 'done', { revoked: a.grant })
+        return
+      }
     }
   }
 
@@ -277,7 +300,11 @@ class Endpoint implements ConversationEndpoint {
         text: a.text,
         phone: r.phone,
         signal: abort.signal,
-        onText: (delta) => this.#reply(r.phone, key, r.id, 'part', { text: delta }),
+        onText: (delta) => {
+          for (const text of splitText(delta, TEXT_BUDGET)) {
+            this.#reply(r.phone, key, r.id, 'part', { text })
+          }
+        },
         onPending: (n) =>
           this.#reply(r.phone, key, r.id, 'pending', {
             approvalId: n.approvalId,
@@ -287,11 +314,19 @@ class Endpoint implements ConversationEndpoint {
           }),
       })
       .then(
-        (result) =>
+        (result) => {
+          const info = this.#o.service.info(result.conversationId)
+          const pieces = splitText(result.text, TEXT_BUDGET)
+          // A long answer goes first as pieces in `items`; `done` then carries no text.
+          if (pieces.length > 1) {
+            for (const piece of pieces) this.#reply(r.phone, key, r.id, 'items', { items: [piece] })
+          }
           this.#reply(r.phone, key, r.id, 'done', {
             conversation: result.conversationId,
-            text: result.text,
-          }),
+            info,
+            ...(pieces.length === 1 && { text: result.text }),
+          })
+        },
         (err: unknown) => this.#refuse(r, key, err),
       )
       .finally(() => {
@@ -346,6 +381,13 @@ class Endpoint implements ConversationEndpoint {
       kind,
       body,
       at: this.#now(),
+    }
+    // The MAC field adds 73 bytes.
+    const bytes = Buffer.byteLength(JSON.stringify(reply)) + 80
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      // Every path above stays within budget; this is the last guard, so a phone never sees a gap.
+      this.#log.error({ phone, requestId: re, kind, bytes }, 'reply too large: sent truncated')
+      reply.body = { truncated: true }
     }
     reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
     this.#o.connection

@@ -29,3 +29,31 @@ export function chunkItems<T>(
   if (current.length > 0) chunks.push(current)
   return chunks
 }
+
+/**
+ * Splits text into pieces whose JSON string form stays under `budget` bytes (escapes counted), at
+ * code point boundaries so no piece ends inside a surrogate pair. Joined, the pieces are the text.
+ */
+export function splitText(text: string, budget: number): string[] {
+  if (jsonBytes(text) <= budget) return [text]
+  const pieces: string[] = []
+  let start = 0
+  let size = 2
+  let i = 0
+  for (const ch of text) {
+    const bytes = jsonBytes(ch) - 2
+    if (size + bytes > budget && i > start) {
+      pieces.push(text.slice(start, i))
+      start = i
+      size = 2
+    }
+    size += bytes
+    i += ch.length
+  }
+  pieces.push(text.slice(start))
+  return pieces
+}
+
+function jsonBytes(s: string): number {
+  return Buffer.byteLength(JSON.stringify(s))
+}

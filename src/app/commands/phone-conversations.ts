@@ -3,9 +3,17 @@ import {
   type PhoneConversations,
   type WireMessage,
 } from '../../phone/conversations.js'
+import type { GrantSummary } from '../../protocol/grant-ops.js'
 import type { Io } from './pair.js'
 
-export const CONVERSATION_VERBS = ['conversations', 'show', 'say', 'follow'] as const
+export const CONVERSATION_VERBS = [
+  'conversations',
+  'show',
+  'say',
+  'follow',
+  'grants',
+  'revoke',
+] as const
 export type ConversationVerb = (typeof CONVERSATION_VERBS)[number]
 
 export function isConversationVerb(v: string | undefined): v is ConversationVerb {
@@ -50,6 +58,17 @@ export async function conversationVerb(
             ),
         })
         io.out.write(`\n(conversation ${r.conversation})\n`)
+        return 0
+      }
+      case 'grants': {
+        for (const g of await client.grants()) io.out.write(`${grantLine(g)}\n`)
+        return 0
+      }
+      case 'revoke': {
+        const [id] = rest
+        if (!id) return usage(io)
+        await client.revoke(id)
+        io.out.write(`revoked ${id}\n`)
         return 0
       }
       case 'follow': {
@@ -101,7 +120,22 @@ export function line(m: WireMessage): string {
   return `${String(m.seq).padStart(4)} ${String(m.channel).padEnd(5)} ${m.role.padEnd(9)} ${body}`
 }
 
+/** One grant: id, tool, channel, what it covers, how long, who said yes. */
+export function grantLine(g: GrantSummary): string {
+  const covers =
+    g.scope === 'pattern'
+      ? `calls with ${JSON.stringify(g.pattern)}`
+      : `exactly ${JSON.stringify(g.args ?? '(the args approved)')}`
+  const lasts =
+    g.expiry === 'until'
+      ? `until ${new Date(g.until ?? 0).toISOString()}`
+      : `in conversation ${String(g.conversation)}`
+  return `${g.id}  ${g.tool}  ${g.channel}  ${covers}  ${lasts}  by ${g.by}`
+}
+
 function usage(io: Io): number {
-  io.err.write('nocturn phone: show <id> | say <id|new> "<text>" need their arguments\n')
+  io.err.write(
+    'nocturn phone: show <id> | say <id|new> "<text>" | revoke <grant-id> need their arguments\n',
+  )
   return 2
 }

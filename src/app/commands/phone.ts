@@ -19,6 +19,8 @@ const USAGE = `usage:
   nocturn phone show <conversation-id>
   nocturn phone say <conversation-id|new> "<text>"
   nocturn phone follow [<conversation-id>]
+  nocturn phone grants
+  nocturn phone revoke <grant-id>
 
 The pairing URI (it holds the phone's key) comes from --pairing-file FILE or NOCTURN_PHONE_PAIRING;
 the broker user from --username or NOCTURN_MQTT_USERNAME, its password from --password-file FILE or

@@ -1,0 +1,69 @@
+import { z } from 'zod'
+import {
+  CONVERSATION_OPS,
+  type ConversationOp,
+  conversationRequestSchema,
+  signConversationRequest,
+} from './conversations.js'
+import { macEquals } from './crypto.js'
+import { ID_PATTERN } from './topics.js'
+
+/**
+ * Grants over MQTT (protocol v1, docs/protocol.md "Grants"): two more operations on the
+ * conversation request topic, signed and answered exactly like the conversation operations, so a
+ * phone can see every remembered yes and take one back.
+ */
+export const GRANT_OPS = ['grants', 'revoke'] as const
+export type GrantOp = (typeof GRANT_OPS)[number]
+
+/** Every operation a phone may send on `…/conversations/request/<phone>`. */
+export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS] as const
+export type PhoneOp = (typeof PHONE_OPS)[number]
+
+export function isGrantOp(op: string): op is GrantOp {
+  return (GRANT_OPS as readonly string[]).includes(op)
+}
+
+/** The conversation request with the grant operations allowed too. */
+export const phoneRequestSchema = conversationRequestSchema.extend({ op: z.enum(PHONE_OPS) })
+export type PhoneRequest = z.infer<typeof phoneRequestSchema>
+export type PhoneRequestFields = Omit<PhoneRequest, 'v' | 'mac'>
+
+export const grantOpArgSchemas = {
+  grants: z.object({}),
+  revoke: z.object({ grant: z.string().regex(ID_PATTERN) }),
+} as const
+
+/** The same MAC as a conversation request: the op is one of its lines, as text. */
+export function signPhoneRequest(key: Uint8Array, r: PhoneRequestFields): string {
+  return signConversationRequest(key, { ...r, op: r.op as ConversationOp })
+}
+
+export function verifyPhoneRequest(key: Uint8Array, r: PhoneRequestFields, mac: string): boolean {
+  return macEquals(signPhoneRequest(key, r), mac)
+}
+
+/**
+ * One remembered yes, as a phone sees it. `scope` says what it covers (exactly `args`, or every
+ * call matching `pattern`); `expiry` how long (`conversation`, or `until` a time). Nothing secret:
+ * no key, no digest, no broker detail.
+ */
+export const grantSummarySchema = z.object({
+  id: z.string().regex(ID_PATTERN),
+  tool: z.string(),
+  channel: z.enum(['voice', 'text']),
+  scope: z.enum(['exact', 'pattern']),
+  /** `scope: exact`: the arguments approved (absent for grants remembered before they were kept). */
+  args: z.unknown().optional(),
+  /** `scope: pattern`: the argument values every covered call has. */
+  pattern: z.record(z.string(), z.unknown()).optional(),
+  expiry: z.enum(['conversation', 'until']),
+  /** `expiry: conversation`: the conversation it holds in. */
+  conversation: z.string().optional(),
+  /** `expiry: until`: ms since the epoch. */
+  until: z.number().optional(),
+  createdAt: z.number(),
+  /** The phone id that said yes (or `console`). */
+  by: z.string(),
+})
+export type GrantSummary = z.infer<typeof grantSummarySchema>
