@@ -1,0 +1,110 @@
+/**
+ * The canonical forms of protocol v1 (docs/protocol.md "Canonical forms") with no Node import, so
+ * the browser app bundles the very same text the device signs. Hashing is the caller's: the device
+ * uses node:crypto, the app @noble/hashes (it must work where crypto.subtle does not exist).
+ */
+export const FORM_LABELS = {
+  request: 'nocturn-request-v1',
+  decision: 'nocturn-decision-v1',
+  outcome: 'nocturn-outcome-v1',
+  conversationRequest: 'nocturn-conversation-request-v1',
+  conversationReply: 'nocturn-conversation-reply-v1',
+} as const
+
+/** Keys sorted by UTF-16 code unit, no whitespace, absent (undefined) values left out. */
+export function canonicalJsonText(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    const s = JSON.stringify(value)
+    return s === undefined ? 'null' : s
+  }
+  if (Array.isArray(value)) return `[${value.map(canonicalJsonText).join(',')}]`
+  const o = value as Record<string, unknown>
+  const keys = Object.keys(o)
+    .filter((k) => o[k] !== undefined)
+    .sort()
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJsonText(o[k])}`).join(',')}}`
+}
+
+/** What the request digest hashes: the request without `digest` and `macs`. */
+export function requestDigestInput(request: Record<string, unknown>): string {
+  const { digest: _d, macs: _m, ...body } = request
+  return canonicalJsonText(body)
+}
+
+export function requestMacText(digest: string): string {
+  return `${FORM_LABELS.request}\n${digest}`
+}
+
+export type GrantForm = 'once' | 'session' | { readonly until: number }
+
+export function grantForm(grant: GrantForm): string {
+  return typeof grant === 'string' ? grant : `until:${grant.until}`
+}
+
+export function decisionMacText(d: {
+  readonly id: string
+  readonly decision: 'approve' | 'deny'
+  readonly grant: GrantForm
+  readonly digest: string
+  readonly phone: string
+  readonly at: number
+  readonly nonce: string
+}): string {
+  return [
+    FORM_LABELS.decision,
+    d.id,
+    d.decision,
+    grantForm(d.grant),
+    d.digest,
+    d.phone,
+    String(d.at),
+    d.nonce,
+  ].join('\n')
+}
+
+/** The signed outcome: seven lines; `by` and `grant` are empty lines when absent. */
+export function outcomeMacText(o: {
+  readonly id: string
+  readonly state: string
+  readonly by?: string | undefined
+  readonly grant?: GrantForm | undefined
+  readonly at: number
+  readonly digest: string
+}): string {
+  return [
+    FORM_LABELS.outcome,
+    o.id,
+    o.state,
+    o.by ?? '',
+    o.grant === undefined ? '' : grantForm(o.grant),
+    String(o.at),
+    o.digest,
+  ].join('\n')
+}
+
+export function conversationRequestMacText(r: {
+  readonly id: string
+  readonly device: string
+  readonly phone: string
+  readonly op: string
+  readonly at: number
+  readonly nonce: string
+  readonly args: unknown
+}): string {
+  return [
+    FORM_LABELS.conversationRequest,
+    r.id,
+    r.device,
+    r.phone,
+    r.op,
+    String(r.at),
+    r.nonce,
+    canonicalJsonText(r.args),
+  ].join('\n')
+}
+
+/** The whole reply without `mac`, unknown fields included. */
+export function conversationReplyMacText(reply: Record<string, unknown>): string {
+  const { mac: _m, ...rest } = reply
+  return `${FORM_LABELS.conversationReply}\n${canonicalJsonText(rest)}`
+}

@@ -1,0 +1,61 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { pairingUri } from '../../src/protocol/index.js'
+import { USERS } from '../helpers/brokers.js'
+import type { PhoneWorld } from '../phone/world.js'
+
+export type PhoneName = 'anna' | 'ben'
+
+/** A link to the app with the pairing in the fragment, as `nocturn pair` prints it. */
+export function pairLink(
+  appUrl: string,
+  w: PhoneWorld,
+  phone: PhoneName,
+  brokerUrl: string,
+): string {
+  const uri = pairingUri({
+    broker: brokerUrl,
+    device: w.deviceId,
+    prefix: 'nocturn/v1',
+    phone,
+    key: w.keys.get(phone) ?? Buffer.alloc(32),
+  })
+  return `${appUrl}#pair=${encodeURIComponent(uri)}`
+}
+
+export interface PhonePage {
+  readonly context: BrowserContext
+  readonly page: Page
+  readonly errors: string[]
+}
+
+/** A phone-sized page in its own context (its own storage): a separate phone. */
+export async function newPhone(browser: Browser): Promise<PhonePage> {
+  const context = await browser.newContext({ viewport: { width: 360, height: 740 } })
+  const page = await context.newPage()
+  const errors: string[] = []
+  page.on('pageerror', (e) => errors.push(String(e)))
+  return { context, page, errors }
+}
+
+/** Opens the pairing link, enters the broker password once, and waits for the speaker online. */
+export async function pairAndConnect(
+  phone: PhonePage,
+  link: string,
+  name: PhoneName,
+  device: string,
+): Promise<void> {
+  const { page } = phone
+  await page.goto(link)
+  await page.waitForSelector('body[data-ready="true"]')
+  const card = page.locator(`[data-speaker="${device}"]`)
+  await card.getByLabel(/Broker password for/).fill(USERS[name].password)
+  await card.getByRole('button', { name: 'Connect' }).click()
+  await page
+    .locator(`[data-speaker="${device}"] [data-status]`)
+    .filter({ hasText: 'Online' })
+    .waitFor()
+}
+
+export async function openTab(page: Page, tab: 'approvals' | 'chats' | 'grants' | 'speakers') {
+  await page.locator(`nav [data-tab="${tab}"]`).click()
+}

@@ -1,0 +1,65 @@
+import type { MqttClient } from 'mqtt'
+import { digestOf } from '../../src/core/canonical.js'
+import type { ApprovalDecision } from '../../src/ports/approver.js'
+import type { PhoneWorld } from '../phone/world.js'
+
+/** Everything published under the device's topics, as the broker delivered it to a bystander. */
+export async function recordBroker(w: PhoneWorld): Promise<{
+  messages: Array<{ topic: string; text: string; retain: boolean }>
+  client: MqttClient
+  json(suffix: string): Array<Record<string, unknown>>
+}> {
+  const client = await w.raw()
+  const messages: Array<{ topic: string; text: string; retain: boolean }> = []
+  client.on('message', (topic, payload, packet) =>
+    messages.push({ topic, text: payload.toString('utf8'), retain: packet.retain }),
+  )
+  await client.subscribeAsync(`${w.topics.base}/#`, { qos: 1 })
+  return {
+    messages,
+    client,
+    json: (suffix) =>
+      messages
+        .filter((m) => m.topic.endsWith(suffix) && m.text !== '')
+        .map((m) => JSON.parse(m.text) as Record<string, unknown>),
+  }
+}
+
+let counter = 0
+
+/**
+ * The device's real MQTT approver asks the paired phones, as the gate does; the test decides the
+ * deadline. Resolves with the decision, or rejects as the approver does (withdrawn, expired).
+ */
+export function ask(
+  w: PhoneWorld,
+  o: {
+    tool?: string
+    action?: string
+    args?: unknown
+    critical?: boolean
+    expiresInMs?: number
+    signal?: AbortSignal
+  } = {},
+): { id: string; decision: Promise<ApprovalDecision> } {
+  const id = `web-${Date.now().toString(36)}-${counter++}`
+  const args = o.args ?? { room: 'hall' }
+  const now = Date.now()
+  const decision = w.device.approver.request(
+    {
+      id,
+      tool: o.tool ?? 'set_light',
+      action: o.action ?? 'switch on the hall light',
+      args,
+      argsDigest: digestOf(args),
+      channel: 'voice',
+      conversationId: 'conv-web',
+      critical: o.critical ?? false,
+      createdAt: now,
+      expiresAt: now + (o.expiresInMs ?? 60_000),
+    },
+    o.signal ?? new AbortController().signal,
+  )
+  decision.catch(() => {})
+  return { id, decision }
+}

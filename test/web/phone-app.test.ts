@@ -1,0 +1,246 @@
+import type { Browser } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { requestDigest, signRequest } from '../../src/protocol/index.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { missingCommands } from '../helpers/system.js'
+import { until } from '../mqtt/fixture.js'
+import { type PhoneWorld, phoneWorld } from '../phone/world.js'
+import { newPhone, openTab, type PhonePage, pairAndConnect, pairLink } from './app-harness.js'
+import { launchChromium, missingChromium } from './browser.js'
+import { ask, recordBroker } from './device-side.js'
+import { buildApp, serveApp } from './serve-app.js'
+
+const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
+
+describe.skipIf(skip !== undefined)('the phone app in Chromium', () => {
+  let broker: TestBroker
+  let wsUrl: string
+  let app: Awaited<ReturnType<typeof buildApp>>
+  let server: Awaited<ReturnType<typeof serveApp>>
+  let chromium: Awaited<ReturnType<typeof launchChromium>>
+  let browser: Browser
+  const worlds: PhoneWorld[] = []
+  const phones: PhonePage[] = []
+
+  beforeAll(async () => {
+    broker = mosquittoBroker(await freePort(), { websocketPort: await freePort() })
+    wsUrl = broker.wsUrl ?? ''
+    await broker.start()
+    app = await buildApp()
+    server = await serveApp(app.dir, { brokerWsUrl: wsUrl, prefix: 'nocturn/v1' })
+    chromium = await launchChromium()
+    browser = chromium.browser
+  }, 60_000)
+  afterAll(async () => {
+    await chromium?.close()
+    await server?.close()
+    app?.remove()
+    await broker?.stop()
+  })
+  afterEach(async () => {
+    for (const p of phones.splice(0)) {
+      expect(p.errors).toEqual([])
+      await p.context.close()
+    }
+    for (const w of worlds.splice(0)) await w.close()
+  })
+
+  async function world(): Promise<PhoneWorld> {
+    const w = await phoneWorld(broker)
+    worlds.push(w)
+    return w
+  }
+
+  async function phone(name: 'anna' | 'ben', w: PhoneWorld, into?: PhonePage) {
+    const p = into ?? (await newPhone(browser))
+    if (!into) phones.push(p)
+    await pairAndConnect(p, pairLink(server.url, w, name, broker.url), name, w.deviceId)
+    await openTab(p.page, 'approvals')
+    return p
+  }
+
+  const card = (p: PhonePage, id: string) => p.page.locator(`[data-card="${id}"]`)
+
+  it('a request nobody answers counts down and ends as expired, buttons disabled', async () => {
+    const w = await world()
+    const seen = await recordBroker(w)
+    const anna = await phone('anna', w)
+    const q = ask(w, { expiresInMs: 2500 })
+    await card(anna, q.id).waitFor()
+    expect(await card(anna, q.id).locator('[data-expires]').textContent()).toMatch(/^[1-3] s$/)
+    await expect(q.decision).rejects.toMatchObject({ code: 'NOC_ERR_APPROVAL_TIMEOUT' })
+    await anna.page.locator(`[data-card="${q.id}"][data-state="expired"]`).waitFor()
+    expect(
+      await card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .isDisabled(),
+    ).toBe(true)
+    await until(() => seen.json('/outcome').length === 1, 'the expired outcome')
+    expect(seen.json('/outcome')[0]).toMatchObject({ id: q.id, state: 'expired' })
+  })
+
+  it('forged requests (bad MAC, changed arguments, another device) never appear; diagnostics counts them', async () => {
+    const w = await world()
+    const anna = await phone('anna', w)
+    const intruder = await w.raw(USERS.intruder)
+    const key = w.keys.get('anna') ?? Buffer.alloc(32)
+    const now = Date.now()
+    const body = (id: string, device = w.deviceId) => ({
+      v: 1,
+      id,
+      device,
+      tool: 'unlock_door',
+      action: 'unlock the front door',
+      args: { door: 'front' },
+      critical: true,
+      channel: 'voice',
+      conversation: 'conv-x',
+      createdAt: now,
+      expiresAt: now + 60_000,
+    })
+    const signedFor = (b: ReturnType<typeof body>) => {
+      const digest = requestDigest(b)
+      return { ...b, digest, macs: { anna: signRequest(key, digest) } }
+    }
+    // 1. a MAC made with another key
+    const bad = body('forged-mac')
+    const badDigest = requestDigest(bad)
+    const forged = {
+      ...bad,
+      digest: badDigest,
+      macs: { anna: signRequest(Buffer.alloc(32, 7), badDigest) },
+    }
+    // 2. a genuine signature, then the arguments changed
+    const changed = { ...signedFor(body('forged-args')), args: { door: 'back' } }
+    // 3. signed with anna's key, for another device, planted on this device's topic
+    const other = signedFor(body('forged-device', 'garage'))
+    for (const m of [forged, changed, other]) {
+      await intruder.publishAsync(w.topics.request(m.id), JSON.stringify(m), {
+        qos: 1,
+        retain: true,
+      })
+    }
+    await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
+    // A genuine request after them: once it shows, the forged ones had their chance.
+    const q = ask(w)
+    await card(anna, q.id).waitFor()
+    expect(await anna.page.locator('[data-card]').count()).toBe(1)
+    await openTab(anna.page, 'speakers')
+    const diag = anna.page.locator('.diagnostics')
+    await diag.locator('[data-reason="bad-mac"]').waitFor()
+    expect(await diag.locator('[data-reason="bad-mac"] td').last().textContent()).toBe('1')
+    expect(await diag.locator('[data-reason="digest-mismatch"] td').last().textContent()).toBe('1')
+    expect(await diag.locator('[data-reason="wrong-device"] td').last().textContent()).toBe('1')
+    expect(await diag.locator('[data-reason="malformed-json"] td').last().textContent()).toBe('1')
+    expect(w.device.approver.rejected.size).toBe(0)
+  })
+
+  it('a conversation is read, and continued by typing: the answer streams in and is stored', async () => {
+    const w = await world()
+    const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
+    w.feed.append(c.id, {
+      role: 'user',
+      text: 'What time is it?',
+      channel: 'voice',
+      at: Date.now() - 59_000,
+    })
+    w.feed.append(c.id, {
+      role: 'assistant',
+      text: 'It is noon.',
+      toolCalls: [],
+      channel: 'voice',
+      at: Date.now() - 58_000,
+    })
+    const anna = await phone('anna', w)
+    await openTab(anna.page, 'chats')
+    await anna.page.locator(`[data-conversation="${c.id}"]`).click()
+    await anna.page.locator('.msg.assistant', { hasText: 'It is noon.' }).waitFor()
+    expect(await anna.page.locator('.msg.user').first().textContent()).toContain('What time is it?')
+    w.server.queueGenerate({ text: 'The kettle is by the window.' })
+    await anna.page.getByLabel('Message to the speaker').fill('Where is the kettle?')
+    await anna.page.getByRole('button', { name: 'Send' }).click()
+    await anna.page.locator('.msg.assistant', { hasText: 'The kettle is by the window.' }).waitFor()
+    const stored = w.feed.messages(c.id).map((m) => [m.role, m.channel, 'text' in m ? m.text : ''])
+    expect(stored.slice(2)).toEqual([
+      ['user', 'text', 'Where is the kettle?'],
+      ['assistant', 'text', 'The kettle is by the window.'],
+    ])
+  })
+
+  it('the broker restarts: the app reconnects by itself and shows what is still pending', async () => {
+    const w = await world()
+    const anna = await phone('anna', w)
+    const q = ask(w)
+    await card(anna, q.id).waitFor()
+    await broker.kill()
+    await openTab(anna.page, 'speakers')
+    await anna.page.locator('[data-status]', { hasText: 'Connecting' }).waitFor()
+    await broker.start()
+    await anna.page.locator('[data-status]', { hasText: 'Online' }).waitFor({ timeout: 15_000 })
+    await openTab(anna.page, 'approvals')
+    await card(anna, q.id)
+      .getByRole('button', { name: /^Approve/ })
+      .click()
+    await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+  })
+
+  it('two speakers paired in one app: each shown by name with its own requests and key', async () => {
+    const kitchen = await world()
+    const bedroom = await world()
+    const anna = await phone('anna', kitchen)
+    await phone('anna', bedroom, anna)
+    await openTab(anna.page, 'speakers')
+    expect(await anna.page.locator('[data-speaker]').count()).toBe(2)
+    await openTab(anna.page, 'approvals')
+    const a = ask(kitchen, { action: 'switch on the kitchen light' })
+    const b = ask(bedroom, { action: 'switch on the bedroom light' })
+    await card(anna, a.id).waitFor()
+    await card(anna, b.id).waitFor()
+    expect(await card(anna, a.id).locator('.speaker-name').textContent()).toContain(
+      kitchen.deviceId,
+    )
+    expect(await card(anna, b.id).locator('.speaker-name').textContent()).toContain(
+      bedroom.deviceId,
+    )
+    await card(anna, b.id)
+      .getByRole('button', { name: /^Approve/ })
+      .click()
+    await card(anna, a.id).getByRole('button', { name: /^Deny/ }).click()
+    await expect(b.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+    await expect(a.decision).resolves.toMatchObject({ decision: 'deny', by: 'anna' })
+  })
+
+  it('bad input gets a plain sentence, and what is paired stays paired', {
+    timeout: 45_000,
+  }, async () => {
+    const w = await world()
+    const anna = await phone('anna', w)
+    // A link cut short.
+    await anna.page.goto(
+      `${server.url}#pair=${encodeURIComponent('nocturn-pair:v1?broker=mqtt%3A%2F%2Fx&device=kitchen&phone=anna&key=abc')}`,
+    )
+    await anna.page.locator('#notice [role="alert"]', { hasText: 'key is not 256 bits' }).waitFor()
+    await anna.page
+      .locator(`[data-speaker="${w.deviceId}"] [data-status]`, { hasText: 'Online' })
+      .waitFor()
+    // A wrong broker password.
+    const ben = await newPhone(browser)
+    phones.push(ben)
+    await ben.page.goto(pairLink(server.url, w, 'ben', broker.url))
+    const benCard = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
+    await benCard.getByLabel(/Broker password for/).fill('not-the-password')
+    await benCard.getByRole('button', { name: 'Connect' }).click()
+    await benCard
+      .locator('[role="alert"]', { hasText: 'refused the user name or password' })
+      .waitFor()
+    // A device that never answers: its endpoint is gone, the broker is fine.
+    w.endpoint.close()
+    await openTab(anna.page, 'chats')
+    await anna.page
+      .locator('[role="alert"]', { hasText: 'did not answer within 10 s' })
+      .waitFor({ timeout: 15_000 })
+    expect(await anna.page.evaluate("localStorage.getItem('nocturn.speakers.v1')")).toContain(
+      w.deviceId,
+    )
+  })
+})

@@ -1,0 +1,151 @@
+import { App, type Tab } from './app.js'
+import { renderApprovals, tickCountdowns } from './approvals-view.js'
+import { Attention } from './attention.js'
+import { ChatsView } from './chats-view.js'
+import { h, replace } from './dom.js'
+import { GrantsView } from './grants-view.js'
+import { type AppConfig, pairWith, renderSpeakers } from './speakers-view.js'
+import './style.css'
+
+const TABS: Array<[Tab, string]> = [
+  ['approvals', 'Approvals'],
+  ['chats', 'Chats'],
+  ['grants', 'Grants'],
+  ['speakers', 'Speakers'],
+]
+
+/** The device serves `/config.json` with its broker's WebSocket URL; a missing one is no error. */
+async function loadConfig(): Promise<AppConfig> {
+  try {
+    const r = await fetch('config.json', { cache: 'no-store' })
+    return r.ok ? ((await r.json()) as AppConfig) : {}
+  } catch {
+    return {}
+  }
+}
+
+async function main(): Promise<void> {
+  const app = new App(localStorage)
+  const config = await loadConfig()
+  const chats = new ChatsView(app)
+  const grants = new GrantsView(app)
+  const view = h('main', { id: 'view', tabindex: -1 })
+  const notice = h('div', { id: 'notice', 'aria-live': 'assertive' })
+  const nav = h('nav', { 'aria-label': 'Screens' })
+
+  const renderNav = () => {
+    const n = app.pendingCount()
+    replace(
+      nav,
+      ...TABS.map(([tab, label]) =>
+        h(
+          'button',
+          {
+            class: 'tab',
+            'data-tab': tab,
+            'aria-current': app.tab === tab ? 'page' : undefined,
+            'aria-label': tab === 'approvals' && n > 0 ? `${label}, ${n} waiting` : label,
+            onclick: () => app.setTab(tab),
+          },
+          label,
+          tab === 'approvals' && n > 0 ? h('span', { class: 'count' }, String(n)) : null,
+        ),
+      ),
+    )
+  }
+  const renderNotice = () => {
+    const m = app.notice
+    replace(
+      notice,
+      m
+        ? h(
+            'p',
+            { class: m.kind, role: m.kind === 'problem' ? 'alert' : 'status' },
+            m.text,
+            h(
+              'button',
+              {
+                class: 'close',
+                'aria-label': 'Dismiss',
+                onclick: () => {
+                  app.notice = undefined
+                  renderNotice()
+                },
+              },
+              '×',
+            ),
+          )
+        : null,
+    )
+  }
+  const renderView = () => {
+    if (app.tab === 'approvals') renderApprovals(view, app)
+    else if (app.tab === 'speakers') renderSpeakers(view, app, config)
+    else if (app.tab === 'chats') chats.render(view)
+    else grants.render(view)
+  }
+
+  app.onChange((what) => {
+    if (what === 'tick') {
+      tickCountdowns(view)
+      return
+    }
+    if (what === 'notice') return renderNotice()
+    renderNav()
+    if (what === 'tab') {
+      renderView()
+      if (app.tab === 'chats') void chats.refresh()
+      if (app.tab === 'grants') void grants.refresh()
+      return
+    }
+    // Chats and grants hold a person's typing: they re-render only from their own answers.
+    if (app.tab === 'approvals' || app.tab === 'speakers') renderView()
+    else if (what === 'speakers' || what === 'link') renderView()
+  })
+
+  document.body.append(
+    h('header', {}, h('h1', {}, 'Nocturn'), notificationsButton()),
+    notice,
+    view,
+    nav,
+  )
+  app.start()
+
+  // A pairing in the fragment never reached a server; take it, then wipe it from the address bar.
+  const takePairing = (): boolean => {
+    const hash = location.hash
+    if (!hash.startsWith('#pair=')) return false
+    history.replaceState(null, '', location.pathname + location.search)
+    pairWith(app, hash, config)
+    return true
+  }
+  if (!takePairing() && app.links.size === 0) app.setTab('speakers')
+  // A second speaker's link opened in the same tab changes only the fragment.
+  window.addEventListener('hashchange', () => {
+    if (takePairing()) renderView()
+  })
+  renderNav()
+  renderView()
+
+  if ('serviceWorker' in navigator && window.isSecureContext) {
+    void navigator.serviceWorker.register('sw.js').catch(() => {})
+  }
+  document.body.dataset.ready = 'true'
+}
+
+function notificationsButton(): HTMLElement | null {
+  if (!Attention.notificationsPossible() || Notification.permission !== 'default') return null
+  const b = h(
+    'button',
+    {
+      class: 'secondary small',
+      onclick: () => {
+        void Notification.requestPermission().then(() => b.remove())
+      },
+    },
+    'Allow notifications',
+  )
+  return b
+}
+
+void main()

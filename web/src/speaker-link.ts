@@ -1,0 +1,382 @@
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import {
+  conversationRequestMacText,
+  decisionMacText,
+  type GrantForm,
+} from '../../src/protocol/forms.js'
+import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
+import { fromBase64url, hmacHex, newNonce } from './crypto.js'
+import { type Speaker, speakerKey } from './pairing.js'
+import {
+  type ApprovalRequest,
+  type Outcome,
+  type PhoneIdentity,
+  parseJsonObject,
+  type Reply,
+  verifyOutcome,
+  verifyReply,
+  verifyRequest,
+} from './verify.js'
+
+export interface SpeakerStatus {
+  readonly online: boolean
+  readonly state: string
+  readonly muted: boolean | null
+}
+
+/** A verified request and what became of it. */
+export interface Card {
+  readonly speaker: string
+  readonly request: ApprovalRequest
+  /** The verified signed outcome, or `expired` when its time ran out here first. */
+  ended?: Outcome | { state: 'expired'; local: true }
+  /** What this phone sent, while it waits for the speaker's outcome. */
+  sent?: 'approve' | 'deny'
+  /** The device refused or the decision could not be sent. */
+  problem?: string
+  readonly shownAt: number
+}
+
+export type LinkState = 'connecting' | 'connected' | 'problem'
+
+export interface CallHandlers {
+  /** Every reply before the final one (parts, items, events of a follow). */
+  onReply?(r: Reply): void
+  /** Keep listening after `done` (a follow's events continue its request's numbering). */
+  keep?: boolean
+  timeoutMs?: number
+}
+
+export class CallError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+interface Pending {
+  handlers: CallHandlers
+  resolve(body: unknown): void
+  reject(err: Error): void
+  timer: ReturnType<typeof setTimeout> | undefined
+  settled: boolean
+  /** A `say` waiting on a human's approval may stay quiet until that approval's time runs out. */
+  waiting: boolean
+}
+
+const CALL_TIMEOUT_MS = 10_000
+const APPROVAL_WAIT_MS = 5 * 60_000
+
+/**
+ * One paired speaker: its own MQTT-over-WebSocket connection to the household broker, its key, the
+ * verified requests it has asked this phone, its status and the refusals it counted. The device is
+ * never a proxy: this talks to the broker as the phone's own broker user.
+ */
+export class SpeakerLink {
+  readonly id: string
+  readonly topics: Topics
+  readonly me: PhoneIdentity
+  state: LinkState = 'connecting'
+  problem = ''
+  status: SpeakerStatus | undefined
+  readonly cards = new Map<string, Card>()
+  readonly refusals = new Map<string, number>()
+  #client: MqttClient | undefined
+  readonly #calls = new Map<string, Pending>()
+  #seq = 0
+
+  constructor(
+    readonly speaker: Speaker,
+    private readonly changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.id = speakerKey(speaker)
+    this.topics = topicsFor(speaker.prefix, speaker.device)
+    const key = fromBase64url(speaker.key) ?? new Uint8Array()
+    this.me = { device: speaker.device, phone: speaker.phone, key }
+  }
+
+  connect(): void {
+    if (!this.speaker.wsUrl) {
+      this.#fail(
+        `No broker address for ${this.speaker.name}: open the app from the speaker's own link, or pair again with a link that names the broker's WebSocket URL (ws://…).`,
+      )
+      return
+    }
+    const opts: IClientOptions = {
+      clientId: `nocturn-app-${this.speaker.phone}-${newNonce().slice(0, 10)}`,
+      username: this.speaker.username,
+      password: this.speaker.password,
+      clean: true,
+      reconnectPeriod: 1000,
+      connectTimeout: 8000,
+      keepalive: 30,
+      protocolVersion: 4,
+    }
+    this.state = 'connecting'
+    const client = mqtt.connect(this.speaker.wsUrl, opts)
+    this.#client = client
+    client.on('connect', () => {
+      this.state = 'connected'
+      this.problem = ''
+      client.subscribe(
+        [
+          this.topics.status,
+          this.topics.requests,
+          this.topics.outcomes,
+          this.topics.conversationReply(this.speaker.phone),
+        ],
+        { qos: 1 },
+      )
+      this.changed('link', this)
+    })
+    client.on('message', (topic, payload) => this.#onMessage(topic, payload))
+    client.on('error', (err: Error & { code?: number }) => {
+      // MQTT 3.1.1 CONNACK 4 and 5: the broker refused the login; retrying cannot help.
+      if (err.code === 4 || err.code === 5) {
+        client.end(true)
+        this.#fail(
+          `The broker refused the user name or password for ${this.speaker.name}. Enter the broker password for "${this.speaker.username}" again under Speakers.`,
+        )
+      }
+    })
+    client.on('offline', () => {
+      if (this.state === 'problem') return
+      this.state = 'connecting'
+      this.problem = `Cannot reach the broker at ${this.speaker.wsUrl}; retrying. Check that the broker is running and has its WebSocket listener on.`
+      this.changed('link', this)
+    })
+  }
+
+  close(): void {
+    this.#client?.end(true)
+    this.#client = undefined
+    for (const p of this.#calls.values()) if (p.timer) clearTimeout(p.timer)
+    this.#calls.clear()
+  }
+
+  /** Pending cards: verified, not ended, not past their time. */
+  pending(): Card[] {
+    return [...this.cards.values()].filter((c) => !c.ended)
+  }
+
+  /** Marks cards whose time ran out; returns whether any changed. */
+  expireDue(): boolean {
+    let changed = false
+    const now = this.now()
+    for (const c of this.cards.values()) {
+      if (!c.ended && c.request.expiresAt <= now) {
+        c.ended = { state: 'expired', local: true }
+        changed = true
+      }
+      // Ended cards stay a minute so a person sees how it went, then leave.
+      if (
+        c.ended &&
+        now - Math.max(c.request.expiresAt, c.shownAt) > 60_000 &&
+        now > c.request.expiresAt
+      ) {
+        this.cards.delete(c.request.id)
+        changed = true
+      }
+    }
+    return changed
+  }
+
+  /** Signs and sends this phone's answer to a verified request. */
+  decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
+    const card = this.cards.get(id)
+    if (!card || card.ended || !this.#client) return
+    const g: GrantForm = decision === 'deny' ? 'once' : grant
+    const at = this.now()
+    const nonce = newNonce()
+    const fields = {
+      id,
+      decision,
+      grant: g,
+      digest: card.request.digest,
+      phone: this.speaker.phone,
+      at,
+      nonce,
+    }
+    const mac = hmacHex(this.me.key, decisionMacText(fields))
+    const msg = { v: 1, id, decision, grant: g, phone: this.speaker.phone, at, nonce, mac }
+    card.sent = decision
+    card.problem = undefined
+    this.#client.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 }, (err) => {
+      if (err) {
+        card.sent = undefined
+        card.problem = 'Could not send your answer: the broker connection dropped. Try again.'
+        this.changed('cards', this)
+      }
+    })
+    this.changed('cards', this)
+  }
+
+  /** A signed conversation request; resolves with the `done` body, rejects on `error` or silence. */
+  call(
+    op: string,
+    args: Record<string, unknown>,
+    handlers: CallHandlers = {},
+  ): {
+    id: string
+    done: Promise<unknown>
+  } {
+    const id = `app-${this.now().toString(36)}-${(this.#seq++).toString(36)}`
+    const at = this.now()
+    const nonce = newNonce()
+    const base = { id, device: this.speaker.device, phone: this.speaker.phone, op, at, nonce, args }
+    const mac = hmacHex(this.me.key, conversationRequestMacText(base))
+    const done = new Promise<unknown>((resolve, reject) => {
+      const p: Pending = {
+        handlers,
+        resolve,
+        reject,
+        timer: undefined,
+        settled: false,
+        waiting: false,
+      }
+      this.#calls.set(id, p)
+      this.#arm(id, p)
+      const client = this.#client
+      if (!client?.connected) {
+        this.#settle(id, p, new CallError('offline', this.#offlineText()))
+        return
+      }
+      client.publish(
+        this.topics.conversationRequest(this.speaker.phone),
+        JSON.stringify({ v: 1, ...base, mac }),
+        { qos: 1 },
+      )
+    })
+    return { id, done }
+  }
+
+  /** Stops listening for a kept call (a follow that was replaced). */
+  forget(id: string): void {
+    const p = this.#calls.get(id)
+    if (p?.timer) clearTimeout(p.timer)
+    this.#calls.delete(id)
+  }
+
+  #offlineText(): string {
+    return `${this.speaker.name} is not connected to the broker right now; try again when it shows Online.`
+  }
+
+  #arm(id: string, p: Pending): void {
+    if (p.timer) clearTimeout(p.timer)
+    if (p.settled) return
+    const ms = p.waiting ? APPROVAL_WAIT_MS : (p.handlers.timeoutMs ?? CALL_TIMEOUT_MS)
+    p.timer = setTimeout(() => {
+      this.#settle(
+        id,
+        p,
+        new CallError(
+          'timeout',
+          `${this.speaker.name} did not answer within ${Math.round(ms / 1000)} s. Check that the speaker is switched on and connected to the same broker.`,
+        ),
+      )
+    }, ms)
+  }
+
+  #settle(id: string, p: Pending, result: Error | { body: unknown }): void {
+    if (p.timer) clearTimeout(p.timer)
+    p.timer = undefined
+    if (!p.settled) {
+      p.settled = true
+      if (result instanceof Error) p.reject(result)
+      else p.resolve(result.body)
+    }
+    if (!p.handlers.keep || result instanceof Error) this.#calls.delete(id)
+  }
+
+  #refuse(reason: string): void {
+    this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1)
+    this.changed('status', this)
+  }
+
+  #fail(problem: string): void {
+    this.state = 'problem'
+    this.problem = problem
+    this.changed('link', this)
+  }
+
+  #onMessage(topic: string, payload: Uint8Array): void {
+    if (topic === this.topics.status) {
+      const s = parseJsonObject(payload)
+      if (s.ok && typeof s.value.online === 'boolean' && typeof s.value.state === 'string') {
+        const muted = s.value.muted
+        this.status = {
+          online: s.value.online,
+          state: s.value.state,
+          muted: typeof muted === 'boolean' ? muted : null,
+        }
+        this.changed('status', this)
+      }
+      return
+    }
+    if (topic === this.topics.conversationReply(this.speaker.phone)) {
+      this.#onReply(payload)
+      return
+    }
+    const where = parseApprovalTopic(this.topics, topic)
+    if (!where) return
+    if (where.kind === 'request') this.#onRequest(where.id, payload)
+    else if (where.kind === 'outcome') this.#onOutcome(where.id, payload)
+  }
+
+  #onRequest(id: string, payload: Uint8Array): void {
+    // An empty retained payload is unsigned: it ends nothing. The signed outcome or the clock does.
+    if (payload.byteLength === 0) return
+    const had = this.cards.get(id)
+    const r = verifyRequest(this.me, id, payload, this.now())
+    if (!r.ok) {
+      this.#refuse(r.reason)
+      return
+    }
+    if (had && had.request.digest === r.value.digest) return
+    this.cards.set(id, { speaker: this.id, request: r.value, shownAt: this.now() })
+    this.changed('cards', this)
+  }
+
+  #onOutcome(id: string, payload: Uint8Array): void {
+    const card = this.cards.get(id)
+    if (!card) return
+    if (card.ended && !('local' in card.ended)) return
+    const r = verifyOutcome(this.me, card.request, payload)
+    if (!r.ok) {
+      this.#refuse(r.reason)
+      return
+    }
+    card.ended = r.value
+    this.changed('cards', this)
+  }
+
+  #onReply(payload: Uint8Array): void {
+    const r = verifyReply(this.me, payload)
+    if (!r.ok) {
+      this.#refuse(r.reason)
+      return
+    }
+    const reply = r.value
+    const p = this.#calls.get(reply.re)
+    if (!p) return
+    if (reply.kind === 'done') {
+      this.#settle(reply.re, p, { body: reply.body })
+      return
+    }
+    if (reply.kind === 'error') {
+      const b = (reply.body ?? {}) as { code?: string; message?: string }
+      this.#settle(
+        reply.re,
+        p,
+        new CallError(b.code ?? 'error', b.message ?? 'The speaker refused the request.'),
+      )
+      return
+    }
+    if (reply.kind === 'pending') p.waiting = true
+    if (!p.settled) this.#arm(reply.re, p)
+    p.handlers.onReply?.(reply)
+  }
+}
