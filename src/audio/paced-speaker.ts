@@ -52,6 +52,7 @@ export class PacedSpeaker implements AudioOut {
   #runStart = 0 // monotonic time at which the device began playing the current run
   #runFed = 0 // bytes handed to the device in the current run
   #running = false
+  #padded = false // endOfAudio already sent for what the device holds
   #playedBefore = 0 // bytes played in earlier runs since the last drop
   #timer: TimerHandle | undefined
   #closed = false
@@ -80,6 +81,7 @@ export class PacedSpeaker implements AudioOut {
     if (this.#closed || pcm.byteLength === 0) return
     this.#chunks.push(pcm)
     this.#queuedBytes += pcm.byteLength
+    this.#padded = false // audio after the padding will need its own
     if (!this.#running) {
       this.#running = true
       this.#runStart = this.#now()
@@ -149,8 +151,8 @@ export class PacedSpeaker implements AudioOut {
     const played = this.#playedInRun(now)
     if (played >= this.#runFed && this.#runFed > 0) {
       if (this.#queuedBytes === 0) {
+        if (!this.#padded) this.#device.endOfAudio?.()
         this.#endRun()
-        this.#device.endOfAudio?.()
         return
       }
       // The device ran dry (a late timer): it has been silent since, so play resumes from now.
@@ -174,6 +176,17 @@ export class PacedSpeaker implements AudioOut {
         this.#chunks.shift()
         this.#head = 0
       }
+    }
+    // Nothing more to feed and the device would run dry before the next tick: let it push out
+    // what it holds back now, so the reply's last samples follow on without a pause. (Not
+    // sooner: a model only just ahead of playback would find its next chunk behind the padding.)
+    if (
+      !this.#padded &&
+      this.#queuedBytes === 0 &&
+      this.#runFed - played <= this.#tickMs * this.#bytesPerMs
+    ) {
+      this.#padded = true
+      this.#device.endOfAudio?.()
     }
     this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs)
   }
@@ -214,6 +227,7 @@ export class PacedSpeaker implements AudioOut {
     this.#timer = undefined
     this.#playedBefore += this.#runFed > 0 ? this.#playedInRun(this.#now()) : 0
     this.#running = false
+    this.#padded = false
     this.#runFed = 0
   }
 
