@@ -1,357 +1,404 @@
-// Stale audio after a barge-in, Nocturn's paced speaker vs a naive write-through into the same
-// device, and CPU per second of full-duplex audio per backend. Measured on a paced device (a
-// PulseAudio null sink, listened to through its monitor) when the bench can start one itself;
-// otherwise from the speaker's own accounting, and the output says which.
-import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+// The speaker on a device that plays in real time (a PulseAudio null sink, heard through its
+// monitor), with sample-counter audio so every sample heard is identified:
+//  1. gaps over long speech-like playback, Nocturn's paced speaker on aplay and on naudiodon beside
+//     the naive player (one long-lived aplay fed everything at once), each on its own sink, idle
+//     and with two CPU hogs the bench starts and stops itself;
+//  2. stale audio after a drop at varied points, beside the killed-player floor, and whether the
+//     next reply starts whole;
+//  3. CPU of the audio path (capture → VAD, downlink → speaker) beside `arecord | cat` + `aplay`
+//     with the same device buffer sizes, and with aplay's defaults.
+// Durations are parameters: BENCH_PLAY_S (per phase, 300), BENCH_DROPS (30), BENCH_CPU_S (60);
+// BENCH_ONLY=gaps|drops|cpu runs one part. Needs pulseaudio, pulseaudio-utils, libasound2-plugins
+// and alsa-utils (Debian); naudiodon is measured when it is installed.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import { createAlsaSpeaker } from '../src/adapters/alsa/alsa-speaker.js'
+import {
+  DEFAULT_BUFFER_TIME_US,
+  DEFAULT_PERIOD_TIME_US,
+} from '../src/adapters/alsa/aplay-device.js'
 import { ArecordMic } from '../src/adapters/alsa/arecord-mic.js'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { WavMic } from '../src/adapters/wav/wav-mic.js'
-import { createWavSpeaker } from '../src/adapters/wav/wav-speaker.js'
-import { PacedSpeaker } from '../src/audio/paced-speaker.js'
-import type { SpeakerDevice } from '../src/audio/speaker-device.js'
-import { wavHeader } from '../src/audio/wav.js'
+import { DEFAULT_LEAD_MS, DEFAULT_TICK_MS } from '../src/audio/paced-speaker.js'
+import { WebRtcVad } from '../src/audio/webrtc-vad.js'
 import { silentLogger } from '../src/core/logger.js'
-import type { AudioIn, AudioOut } from '../src/ports/audio.js'
+import type { AudioOut } from '../src/ports/audio.js'
+import { counterReply, countGaps, firstIndexFrom } from './audio/counter.js'
 import { Monitor, nowMs, staleAfter } from './audio/monitor.js'
 import { pacedDeviceAvailable, startPacedDevice } from './audio/paced-device.js'
-import { speechLike } from './audio/speech-like.js'
 import { machineLine, quantile } from './machine.js'
 
 const RATE = 24_000
-const CONTENT = speechLike(5)
-const CHUNK = (RATE * 2) / 10 // 100 ms
-const RUNS = Number(process.env.BENCH_RUNS ?? 5)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-const clock = realClock()
-const LEAD_MS = Number(process.env.BENCH_LEAD_MS ?? 20)
-const TICK_MS = Number(process.env.BENCH_TICK_MS ?? 5)
+const PLAY_S = Number(process.env.BENCH_PLAY_S ?? 300)
+const DROPS = Number(process.env.BENCH_DROPS ?? 30)
+const PA_LEAD = process.env.BENCH_PA_LEAD_MS ? Number(process.env.BENCH_PA_LEAD_MS) : undefined
+const PA_TICK = process.env.BENCH_PA_TICK_MS ? Number(process.env.BENCH_PA_TICK_MS) : undefined
+const CPU_S = Number(process.env.BENCH_CPU_S ?? 60)
 const ONLY = process.env.BENCH_ONLY ?? ''
+const clock = realClock()
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+// The sink renders in quanta of the monitor's latency: a stream starting mid-quantum shows up to
+// one quantum clipped at its start. 5 ms keeps that small without 1 ms wake-ups for minutes.
+const MONITOR_MS = Number(process.env.BENCH_MONITOR_MS ?? 5)
+const CHUNK = (RATE * 2) / 10 // the model's 100 ms chunks
 
-/** The model hands over 50 chunks of 100 ms within 200 ms; barge-in 1 s after the first. */
-async function deliver(write: (c: Uint8Array) => void, stopWriting: () => boolean) {
-  for (let at = 0; at < CONTENT.byteLength; at += CHUNK) {
-    if (stopWriting()) return
-    write(CONTENT.subarray(at, at + CHUNK))
-    await sleep(4)
+/** A seeded generator, so every run plays the same schedule. */
+function rng(seed: number) {
+  let s = seed
+  return () => {
+    s = (s * 1103515245 + 12345) & 0x7fffffff
+    return s / 0x7fffffff
   }
 }
 
-interface Case {
-  name: string
-  /** Pre-spawn/open the player 300 ms before t0; returns how to write and how to barge in. */
-  open(): Promise<{ write(c: Uint8Array): void; bargeIn(): void; close(): Promise<void> }>
+interface Player {
+  readonly name: string
+  write(c: Uint8Array): void
+  close(): Promise<void>
 }
 
-function pacedCase(name: string, make: () => AudioOut): Case {
-  return {
-    name,
-    async open() {
-      const speaker = make()
-      return {
-        write: (c) => speaker.write(c),
-        bargeIn: () => {
-          speaker.drop()
-        },
-        close: () => speaker.close(),
-      }
-    },
-  }
-}
-
-function naiveAplay(env: NodeJS.ProcessEnv): Case {
-  return {
-    name: 'naive write-through → aplay (default 500 ms buffer), stop writing',
-    async open() {
-      const child = spawn(
-        'aplay',
-        ['-q', '-D', 'paplay', '-t', 'raw', '-f', 'S16_LE', '-r', '24000', '-c', '1', '-'],
-        {
-          env,
-          stdio: ['pipe', 'ignore', 'ignore'],
-        },
-      )
-      child.stdin.on('error', () => {})
-      let stopped = false
-      return {
-        write: (c) => {
-          if (!stopped) child.stdin.write(c)
-        },
-        bargeIn: () => {
-          stopped = true
-        },
-        close: async () => {
-          const gone = new Promise((r) => child.once('exit', r))
-          child.kill('SIGKILL')
-          await gone
-        },
-      }
-    },
-  }
-}
-
-async function measureStale(c: Case, env: NodeJS.ProcessEnv, tailMs: number) {
-  const stale: number[] = []
-  for (let run = 0; run < RUNS; run++) {
-    const monitor = new Monitor(env)
-    await monitor.ready()
-    const player = await c.open()
-    await sleep(300)
-    const t0 = nowMs()
-    let barged = 0
-    const delivery = deliver(player.write, () => barged > 0)
-    await sleep(1000 - (nowMs() - t0))
-    barged = nowMs()
-    player.bargeIn()
-    await delivery
-    await sleep(tailMs)
-    const heard = await monitor.stop()
-    await player.close()
-    stale.push(staleAfter(heard, barged))
-  }
-  stale.sort((a, b) => a - b)
-  return stale
-}
-
-/** Gaps of 1 ms or more inside a full 5 s playback, and whether a reply after a drop is whole. */
-async function measureGapsAndRestart(make: () => AudioOut, env: NodeJS.ProcessEnv) {
-  const monitor = new Monitor(env)
-  await monitor.ready()
-  const speaker = make()
-  await sleep(300)
-  const start = nowMs()
-  await deliver(
-    (c) => speaker.write(c),
-    () => false,
+function naivePlayer(env: NodeJS.ProcessEnv, pcm: string): Player & { child: ChildProcess } {
+  const child = spawn(
+    'aplay',
+    ['-q', '-D', pcm, '-t', 'raw', '-f', 'S16_LE', '-r', String(RATE), '-c', '1', '-'],
+    { env, stdio: ['pipe', 'ignore', 'ignore'] },
   )
-  await sleep(5300 - (nowMs() - start))
-  // A drop, then a 500 ms reply: is its first syllable there?
-  speaker.write(CONTENT.subarray(0, CHUNK * 5))
-  await sleep(200)
-  speaker.drop()
-  await sleep(300)
-  const replyAt = nowMs()
-  speaker.write(CONTENT.subarray(0, CHUNK * 5))
-  await sleep(800)
-  const heard = await monitor.stop()
-  await speaker.close()
-  const { samples, t0 } = heard
-  const idx = (ms: number) => Math.max(0, Math.floor(((ms - t0) / 1000) * RATE))
-  let first = -1
-  let last = -1
-  for (let i = idx(start); i < idx(start + 5250) && i < samples.length; i++) {
-    if (Math.abs(samples[i] as number) > 100) {
-      if (first < 0) first = i
-      last = i
-    }
+  child.stdin?.on('error', () => {})
+  return {
+    name: 'naive: one aplay (default 500 ms buffer), fed at once',
+    child,
+    write: (c) => child.stdin?.write(c),
+    async close() {
+      const gone = new Promise((r) => child.once('exit', r))
+      child.kill('SIGKILL')
+      await gone
+    },
   }
-  let gaps = 0
-  let gapMs = 0
-  let quiet = 0
-  const where: number[] = []
-  for (let i = first; i <= last && first >= 0; i++) {
-    if (Math.abs(samples[i] as number) <= 100) {
-      quiet++
-      if (quiet === RATE / 1000) {
-        gaps++
-        where.push(Math.round(((i - first) / RATE) * 1000))
-      }
-    } else {
-      if (quiet >= RATE / 1000) gapMs += (quiet / RATE) * 1000
-      quiet = 0
-    }
-  }
-  if (process.env.BENCH_DEBUG) console.log('gaps at ms', where.join(' '))
-  let heardReply = 0
-  for (let i = idx(replyAt); i < samples.length; i++)
-    if (Math.abs(samples[i] as number) > 100) heardReply++
-  return { gaps, gapMs, replyHeardMs: (heardReply / RATE) * 1000 }
 }
 
-function childCpuMs(pid: number | undefined): number {
+function pacedPlayer(name: string, speaker: AudioOut): Player & { speaker: AudioOut } {
+  return { name, speaker, write: (c) => speaker.write(c), close: () => speaker.close() }
+}
+
+/**
+ * Speech-like playback: replies of 2–12 s, each handed over in 100 ms chunks at twice real time
+ * (as a Live model streams), with 0.3–2 s between replies, until `seconds` have been scheduled.
+ */
+async function playSchedule(players: readonly Player[], seconds: number): Promise<number[]> {
+  const rand = rng(42)
+  const lengths: number[] = []
+  const end = performance.now() + seconds * 1000
+  while (performance.now() < end) {
+    const n = Math.round((2 + rand() * 10) * RATE)
+    lengths.push(n)
+    const reply = counterReply(n)
+    const start = performance.now()
+    for (let at = 0, k = 0; at < reply.byteLength; at += CHUNK, k++) {
+      const c = reply.subarray(at, at + CHUNK)
+      for (const p of players) p.write(c)
+      await sleep(Math.max(0, start + k * 50 + 50 - performance.now()))
+    }
+    // Wait for the reply to finish playing, then the pause before the next one.
+    await sleep(Math.max(0, start + (n / RATE) * 1000 - performance.now()) + 300 + rand() * 1700)
+  }
+  return lengths
+}
+
+function hogs(n: number): ChildProcess[] {
+  return Array.from({ length: n }, () =>
+    spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }),
+  )
+}
+
+async function stopAll(children: readonly ChildProcess[]) {
+  for (const c of children) {
+    if (c.exitCode !== null || c.signalCode !== null) continue
+    const gone = new Promise((r) => c.once('exit', r))
+    c.kill('SIGKILL')
+    await gone
+  }
+}
+
+function cpuMsOf(pid: number | undefined): number {
   if (pid === undefined) return 0
   try {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
-    return (Number(f[11]) + Number(f[12])) * 10 // utime + stime, in 10 ms ticks
+    return (Number(f[11]) + Number(f[12])) * 10 // utime + stime, 10 ms ticks
   } catch {
-    return 0
+    return Number.NaN
   }
 }
 
-/** CPU per second of audio with the microphone capturing and the speaker playing for 5 s. */
-async function measureCpu(mic: AudioIn, out: AudioOut, children: () => (number | undefined)[]) {
-  let frames = 0
-  await mic.start({ frame: () => frames++, error: () => {} })
-  await sleep(2000) // the pulse monitor takes 1–2 s to start delivering
-  const before = process.cpuUsage()
-  const childBefore = children().map(childCpuMs)
-  const start = nowMs()
-  for (let at = 0; at < CONTENT.byteLength; at += CHUNK) out.write(CONTENT.subarray(at, at + CHUNK))
-  await sleep(5000)
-  const seconds = (nowMs() - start) / 1000
-  const used = process.cpuUsage(before)
-  const childMs = children()
-    .map(childCpuMs)
-    .reduce((a, b, i) => a + b - (childBefore[i] ?? 0), 0)
-  await mic.stop()
-  await out.close()
-  const nodeMs = (used.user + used.system) / 1000
-  return { nodeMsPerS: nodeMs / seconds, childMsPerS: childMs / seconds, frames }
-}
+const fmt = (xs: readonly number[]) =>
+  xs.length === 0
+    ? '—'
+    : `${xs.length}: ${[...xs]
+        .sort((a, b) => a - b)
+        .map((x) => x.toFixed(1))
+        .join(', ')}`
 
-const line = machineLine()
-console.log(line)
-const unavailable = process.env.BENCH_NO_PULSE ? 'BENCH_NO_PULSE is set' : pacedDeviceAvailable()
+console.log(machineLine())
+const unavailable = pacedDeviceAvailable()
 if (unavailable) {
-  // No paced device: the speaker's own accounting. Stale = what the device held at the drop.
-  console.log(`paced device unavailable (${unavailable}): figures from the speaker's accounting`)
-  let fed = 0
-  const counting: SpeakerDevice = {
-    write: (c) => {
-      fed += c.byteLength
-    },
-    silence() {},
-    async close() {},
-  }
-  const s = new PacedSpeaker({ device: counting, sampleRateHz: RATE, clock })
-  for (let at = 0; at < CONTENT.byteLength; at += CHUNK) s.write(CONTENT.subarray(at, at + CHUNK))
-  await sleep(1000)
-  const played = s.playedMs()
-  const heldMs = (fed / 2 / RATE) * 1000 - played
-  s.drop()
-  // Without a kill, what the device holds at the drop is what still plays; naive hands it all.
-  console.table({
-    'paced (accounting): held by the device at drop': { ms: +heldMs.toFixed(1) },
-    'naive write-through (accounting): held downstream at drop': {
-      ms: +(5000 - played).toFixed(1),
-    },
-  })
-  await s.close()
+  console.log(
+    `skipped: no paced device (${unavailable}); install pulseaudio pulseaudio-utils libasound2-plugins alsa-utils`,
+  )
   process.exit(0)
 }
-
-const pulse = await startPacedDevice()
+const sinks = ['s_paced', 's_naive', 's_pa']
+const pulse = await startPacedDevice(sinks)
 // PortAudio reads ALSA's configuration once, from the environment of this process.
 Object.assign(process.env, pulse.env)
 const env = pulse.env
-let naudiodon: typeof import('../src/adapters/portaudio/portaudio-speaker.js') | undefined
-let paMic: typeof import('../src/adapters/portaudio/portaudio-mic.js') | undefined
+let paSpeaker: typeof import('../src/adapters/portaudio/portaudio-speaker.js') | undefined
 try {
   const { loadNaudiodon } = await import('../src/adapters/portaudio/naudiodon.js')
   loadNaudiodon()
-  naudiodon = await import('../src/adapters/portaudio/portaudio-speaker.js')
-  paMic = await import('../src/adapters/portaudio/portaudio-mic.js')
+  paSpeaker = await import('../src/adapters/portaudio/portaudio-speaker.js')
 } catch (e) {
   console.log(`naudiodon not available: ${(e as Error).message}`)
 }
+console.log(
+  `aplay: lead ${DEFAULT_LEAD_MS} ms, tick ${DEFAULT_TICK_MS} ms, buffer ${DEFAULT_BUFFER_TIME_US / 1000} ms, period ${DEFAULT_PERIOD_TIME_US / 1000} ms` +
+    (paSpeaker
+      ? `; naudiodon: lead ${PA_LEAD ?? paSpeaker.PORTAUDIO_LEAD_MS} ms, tick ${PA_TICK ?? paSpeaker.PORTAUDIO_TICK_MS} ms`
+      : ''),
+)
+const alsaSpeaker = (pcm: string) =>
+  createAlsaSpeaker({ device: pcm, clock, logger: silentLogger, env })
+const portAudioSpeaker = (pcm: string) =>
+  paSpeaker?.createPortAudioSpeaker({
+    device: pcm,
+    clock,
+    logger: silentLogger,
+    leadMs: PA_LEAD,
+    tickMs: PA_TICK,
+  })
 
 try {
-  const alsaSpeaker = () =>
-    createAlsaSpeaker({
-      device: 'paplay',
-      clock,
-      logger: silentLogger,
-      env,
-      leadMs: LEAD_MS,
-      tickMs: TICK_MS,
-    }).speaker
-  const paSpeaker = naudiodon
-    ? () =>
-        naudiodon!.createPortAudioSpeaker({
-          device: 'paplay',
-          clock,
-          logger: silentLogger,
-          leadMs: LEAD_MS,
-          tickMs: TICK_MS,
-        }).speaker
-    : undefined
-  const cases: [Case, number][] = [
-    [pacedCase('Nocturn paced speaker → aplay (lead 20 ms), drop', alsaSpeaker), 400],
-    [naiveAplay(env), 4600],
-  ]
-  if (paSpeaker)
-    cases.push([pacedCase('Nocturn paced speaker → naudiodon (lead 20 ms), drop', paSpeaker), 400])
-  const rows: Record<string, Record<string, number | string>> = {}
-  for (const [c, tail] of cases) {
-    if (ONLY && ONLY !== 'quality') continue
-    const s = await measureStale(c, env, tail)
-    rows[c.name] = {
-      runs: s.length,
-      'stale min ms': +(s[0] ?? Number.NaN).toFixed(1),
-      'stale median ms': +quantile(s, 0.5).toFixed(1),
-      'stale max ms': +(s.at(-1) ?? Number.NaN).toFixed(1),
+  // 1. Gaps over long playback, idle and loaded.
+  if (!ONLY || ONLY === 'gaps') {
+    for (const load of process.env.BENCH_LOADS?.split(',').map(Number) ?? [0, 2]) {
+      const players: Player[] = [
+        pacedPlayer('Nocturn paced → aplay', alsaSpeaker('play_s_paced').speaker),
+        naivePlayer(env, 'play_s_naive'),
+      ]
+      const pa = process.env.BENCH_NO_PA ? undefined : portAudioSpeaker('play_s_pa')
+      if (pa) players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
+      const monitors = players.map((_, i) => new Monitor(env, sinks[i] as string, MONITOR_MS))
+      await Promise.all(monitors.map((m) => m.ready()))
+      await sleep(300)
+      const hogging = hogs(load)
+      const t0 = performance.now()
+      const lengths = await playSchedule(players, PLAY_S)
+      const seconds = (performance.now() - t0) / 1000
+      await stopAll(hogging)
+      await sleep(500)
+      const heard = await Promise.all(monitors.map((m) => m.stop()))
+      await Promise.all(players.map((p) => p.close()))
+      const rows: Record<string, Record<string, string | number>> = {}
+      for (const [i, p] of players.entries()) {
+        const g = countGaps((heard[i] as { samples: Int16Array }).samples, lengths)
+        rows[p.name] = {
+          'replies played / heard': `${lengths.length} / ${g.replies}`,
+          gaps: g.gaps,
+          'gap ms (sorted)': fmt(g.gapMs),
+          'starts clipped, ms (sorted)': fmt(g.clippedStartMs),
+          'cut short': g.cutShort,
+          'tail late': g.lateTails,
+          rewinds: g.rewinds,
+          'foreign samples': g.foreign,
+        }
+      }
+      console.log(
+        `\ngaps over ${seconds.toFixed(0)} s of speech-like playback (${lengths.length} replies, ${(lengths.reduce((a, b) => a + b, 0) / RATE).toFixed(0)} s of audio), ${load === 0 ? 'machine idle' : `${load} CPU hogs running`}:`,
+      )
+      console.table(rows)
     }
   }
-  console.log(
-    '\nstale audio after barge-in, measured on the paced device (PulseAudio null sink monitor):',
-  )
-  console.table(rows)
 
-  const quality: Record<string, Record<string, number>> = {}
-  const g = await measureGapsAndRestart(alsaSpeaker, env)
-  quality['paced → aplay'] = {
-    'gaps ≥1 ms in 5 s': g.gaps,
-    'gap total ms': +g.gapMs.toFixed(1),
-    'reply after drop heard ms (of 500)': +g.replyHeardMs.toFixed(1),
-  }
-  if (paSpeaker) {
-    const p = await measureGapsAndRestart(paSpeaker, env)
-    quality['paced → naudiodon'] = {
-      'gaps ≥1 ms in 5 s': p.gaps,
-      'gap total ms': +p.gapMs.toFixed(1),
-      'reply after drop heard ms (of 500)': +p.replyHeardMs.toFixed(1),
+  // 2. Stale audio after drops at varied points; the next reply must start whole.
+  if (!ONLY || ONLY === 'drops') {
+    const reply = counterReply(5 * RATE)
+    const next = counterReply(RATE / 2)
+    const paced = alsaSpeaker('play_s_paced').speaker
+    const pa = portAudioSpeaker('play_s_pa')?.speaker
+    const rand = rng(7)
+    const stale: Record<string, number[]> = { paced: [], floor: [], pa: [] }
+    const clipped: Record<string, number[]> = { paced: [], floor: [], pa: [] }
+    let floorPlayer = naivePlayer(env, 'play_s_naive')
+    for (let d = 0; d < DROPS; d++) {
+      const monitors = {
+        paced: new Monitor(env, 's_paced'),
+        floor: new Monitor(env, 's_naive'),
+        pa: pa ? new Monitor(env, 's_pa') : undefined,
+      }
+      await Promise.all(Object.values(monitors).map((m) => m?.ready()))
+      await sleep(300)
+      const at = 300 + rand() * 2700 // the drop falls anywhere from 0.3 s to 3 s into the reply
+      const start = nowMs()
+      let barged = 0
+      for (let off = 0, k = 0; off < reply.byteLength && barged === 0; off += CHUNK, k++) {
+        const c = reply.subarray(off, off + CHUNK)
+        paced.write(c)
+        floorPlayer.write(c)
+        pa?.write(c)
+        await sleep(Math.max(0, start + k * 4 + 4 - nowMs()))
+      }
+      await sleep(Math.max(0, start + at - nowMs()))
+      // Each from its own moment: opening the next player (PortAudio's is synchronous) takes time.
+      const bargedAt: Record<string, number> = {}
+      bargedAt.floor = barged = nowMs()
+      // The floor: the same write-through, its player killed; the next one starts at once.
+      floorPlayer.child.kill('SIGKILL')
+      bargedAt.paced = nowMs()
+      paced.drop()
+      bargedAt.pa = nowMs()
+      pa?.drop()
+      floorPlayer = naivePlayer(env, 'play_s_naive')
+      await sleep(300)
+      const nextAt = nowMs()
+      paced.write(next)
+      pa?.write(next)
+      floorPlayer.write(next)
+      await sleep(800)
+      for (const [k, m] of Object.entries(monitors)) {
+        if (!m) continue
+        const heard = await m.stop()
+        stale[k]?.push(staleAfter(heard, bargedAt[k] as number))
+        const from = Math.floor(((nextAt - 150 - heard.t0) / 1000) * RATE)
+        const first = firstIndexFrom(heard.samples, from)
+        clipped[k]?.push(first === undefined ? Number.NaN : (first / RATE) * 1000)
+      }
     }
+    await floorPlayer.close()
+    await paced.close()
+    await pa?.close()
+    const rows: Record<string, Record<string, string | number>> = {}
+    const names: Record<string, string> = {
+      paced: 'Nocturn paced → aplay, drop (kills aplay)',
+      floor: 'floor: write-through → aplay, SIGKILL',
+      pa: 'Nocturn paced → naudiodon, drop',
+    }
+    for (const k of Object.keys(stale)) {
+      const s = (stale[k] ?? []).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b)
+      if (s.length === 0) continue
+      const c = (clipped[k] ?? []).sort((a, b) => a - b)
+      rows[names[k] as string] = {
+        drops: s.length,
+        'stale median ms': +quantile(s, 0.5).toFixed(1),
+        'p25–p75': `${quantile(s, 0.25).toFixed(1)}–${quantile(s, 0.75).toFixed(1)}`,
+        'min–max': `${(s[0] as number).toFixed(1)}–${(s.at(-1) as number).toFixed(1)}`,
+        'next reply: ms missing at its start, max': +(c.at(-1) ?? Number.NaN).toFixed(2),
+      }
+    }
+    console.log(`\nstale audio after ${DROPS} drops at 0.3–3 s into a 5 s reply (monitor at 1 ms):`)
+    console.table(rows)
   }
-  console.table(quality)
 
-  const cpu: Record<string, Record<string, number>> = {}
-  {
-    const mic = new ArecordMic({ device: 'pamon', clock, logger: silentLogger, env })
-    const { speaker, device } = createAlsaSpeaker({
-      device: 'paplay',
-      clock,
-      logger: silentLogger,
-      env,
-    })
-    const r = await measureCpu(mic, speaker, () => [mic.pid, device.pid])
-    cpu['alsa (arecord + paced aplay)'] = {
-      'node ms/s': +r.nodeMsPerS.toFixed(1),
-      'children ms/s': +r.childMsPerS.toFixed(1),
-      'total % of a core': +((r.nodeMsPerS + r.childMsPerS) / 10).toFixed(2),
+  // 3. CPU of the audio path vs the floor, over CPU_S seconds each, one after another.
+  if (!ONLY || ONLY === 'cpu') {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-bench-cpu-'))
+    const content = counterReply((CPU_S + 5) * RATE)
+    writeFileSync(join(dir, 'out.raw'), content)
+    const pulseBefore = () => cpuMsOf(pulse.serverPid)
+    const rows: Record<string, Record<string, number>> = {}
+
+    // Nocturn: arecord (frames of 20 ms) → WebRTC VAD per frame; replies → paced speaker → aplay.
+    {
+      const vad = await WebRtcVad.create({ sampleRateHz: 16_000, frameMs: 20, mode: 3 })
+      const mic = new ArecordMic({ device: 'mon_s_naive', clock, logger: silentLogger, env })
+      const { speaker, device } = alsaSpeaker('play_s_paced')
+      let speech = 0
+      await mic.start({ frame: (f) => (vad.isSpeech(f) ? speech++ : 0), error: () => {} })
+      await sleep(2000)
+      const before = process.cpuUsage()
+      const kids = [mic.pid, device.pid]
+      const kidsBefore = kids.map(cpuMsOf)
+      const pb = pulseBefore()
+      const start = performance.now()
+      for (let at = 0; at < content.byteLength; at += CHUNK * 10)
+        speaker.write(content.subarray(at, at + CHUNK * 10))
+      await sleep(CPU_S * 1000)
+      const s = (performance.now() - start) / 1000
+      const used = process.cpuUsage(before)
+      const kidMs = kids.map(cpuMsOf).reduce((a, b, i) => a + b - (kidsBefore[i] ?? 0), 0)
+      const pulseMs = cpuMsOf(pulse.serverPid) - pb
+      await mic.stop()
+      await speaker.close()
+      vad.close()
+      const nodeMs = (used.user + used.system) / 1000
+      rows['Nocturn audio path (node + arecord + aplay)'] = {
+        'node ms/s': +(nodeMs / s).toFixed(1),
+        'children ms/s': +(kidMs / s).toFixed(1),
+        '% of a core': +((nodeMs + kidMs) / s / 10).toFixed(2),
+        'pulse server ms/s': +(pulseMs / s).toFixed(1),
+      }
     }
-  }
-  if (naudiodon && paMic) {
-    const mic = new paMic.PortAudioMic({ device: 'pamon', clock, logger: silentLogger })
-    const { speaker } = naudiodon.createPortAudioSpeaker({
-      device: 'paplay',
-      clock,
-      logger: silentLogger,
-    })
-    const r = await measureCpu(mic, speaker, () => [])
-    cpu['portaudio (naudiodon in and out)'] = {
-      'node ms/s': +r.nodeMsPerS.toFixed(1),
-      'children ms/s': 0,
-      'total % of a core': +(r.nodeMsPerS / 10).toFixed(2),
+    // Floors: arecord | cat, and aplay reading the same audio from a file.
+    for (const [label, recArgs, playArgs] of [
+      [
+        'floor, same buffers (arecord 20/160 ms | cat; aplay 400/20 ms)',
+        ['--period-time=20000', '--buffer-time=160000'],
+        [`--buffer-time=${DEFAULT_BUFFER_TIME_US}`, `--period-time=${DEFAULT_PERIOD_TIME_US}`],
+      ],
+      ['floor, defaults (arecord | cat; aplay)', [], []],
+    ] as const) {
+      const cat = spawn('cat', [], { stdio: ['pipe', 'ignore', 'ignore'] })
+      const rec = spawn(
+        'arecord',
+        [
+          '-q',
+          '-D',
+          'mon_s_naive',
+          '-t',
+          'raw',
+          '-f',
+          'S16_LE',
+          '-r',
+          '16000',
+          '-c',
+          '1',
+          ...recArgs,
+        ],
+        { env, stdio: ['ignore', cat.stdin, 'ignore'] },
+      )
+      await sleep(2000)
+      const fd = openSync(join(dir, 'out.raw'), 'r')
+      const pb = pulseBefore()
+      const recBefore = [rec.pid, cat.pid].map(cpuMsOf)
+      const start = performance.now()
+      const play = spawn(
+        'aplay',
+        ['-q', '-D', 'play_s_paced', '-t', 'raw', '-f', 'S16_LE', '-r', '24000', '-c', '1'].concat(
+          playArgs,
+        ),
+        { env, stdio: [fd, 'ignore', 'ignore'] },
+      )
+      closeSync(fd)
+      await sleep(CPU_S * 1000)
+      const s = (performance.now() - start) / 1000
+      const kidMs =
+        [rec.pid, cat.pid].map(cpuMsOf).reduce((a, b, i) => a + b - (recBefore[i] ?? 0), 0) +
+        cpuMsOf(play.pid)
+      const pulseMs = cpuMsOf(pulse.serverPid) - pb
+      await stopAll([play, rec, cat])
+      rows[label] = {
+        'node ms/s': 0,
+        'children ms/s': +(kidMs / s).toFixed(1),
+        '% of a core': +(kidMs / s / 10).toFixed(2),
+        'pulse server ms/s': +(pulseMs / s).toFixed(1),
+      }
     }
+    console.log(`\nCPU of full-duplex audio over ${CPU_S} s each (16 kHz in, 24 kHz out):`)
+    console.table(rows)
+    const path = rows['Nocturn audio path (node + arecord + aplay)']?.['% of a core'] ?? 0
+    const floor = Object.values(rows)[1]?.['% of a core'] ?? Number.NaN
+    console.log(`audio path / floor with the same buffers: ${(path / floor).toFixed(2)}×`)
   }
-  {
-    const dir = mkdtempSync(join(tmpdir(), 'nocturn-bench-wav-'))
-    const pcm16 = speechLike(10, 16_000)
-    writeFileSync(join(dir, 'in.wav'), Buffer.concat([wavHeader(16_000, pcm16.byteLength), pcm16]))
-    const mic = new WavMic({ path: join(dir, 'in.wav'), clock, paced: true, loop: true })
-    const { speaker } = createWavSpeaker({ path: join(dir, 'out.wav'), clock })
-    const r = await measureCpu(mic, speaker, () => [])
-    cpu['wav (paced file in, paced file out)'] = {
-      'node ms/s': +r.nodeMsPerS.toFixed(1),
-      'children ms/s': 0,
-      'total % of a core': +(r.nodeMsPerS / 10).toFixed(2),
-    }
-  }
-  console.log('\nCPU per second of full-duplex audio (16 kHz in, 24 kHz out) on the paced device:')
-  console.table(cpu)
 } finally {
   await pulse.stop()
 }

@@ -12,7 +12,8 @@ export class Monitor {
   #bytes = 0
   #off = Number.POSITIVE_INFINITY
 
-  constructor(env: NodeJS.ProcessEnv) {
+  /** `latencyMs` 1 for timing (the sink renders in ~1 ms quanta); more for long gap counts. */
+  constructor(env: NodeJS.ProcessEnv, sink = 'vsink', latencyMs = 1) {
     this.#child = spawn(
       'parec',
       [
@@ -20,8 +21,8 @@ export class Monitor {
         '--format=s16le',
         '--rate=24000',
         '--channels=1',
-        '--device=vsink.monitor',
-        '--latency-msec=1',
+        `--device=${sink}.monitor`,
+        `--latency-msec=${latencyMs}`,
       ],
       { env, stdio: ['ignore', 'pipe', 'ignore'] },
     )

@@ -11,6 +11,8 @@ import { join } from 'node:path'
  */
 export interface PacedDevice {
   readonly env: NodeJS.ProcessEnv
+  /** The pulse server's pid, to read its CPU time. */
+  readonly serverPid: number | undefined
   stop(): Promise<void>
 }
 
@@ -26,19 +28,34 @@ export function pacedDeviceAvailable(): string | undefined {
   return undefined
 }
 
-export async function startPacedDevice(): Promise<PacedDevice> {
+/**
+ * `extraSinks` adds independent null sinks (each with its keepalive), reached as `play_<name>` and
+ * `mon_<name>` (ALSA) and `<name>.monitor` (parec), so players can be measured side by side
+ * without hearing each other.
+ */
+export async function startPacedDevice(extraSinks: readonly string[] = []): Promise<PacedDevice> {
   const d = mkdtempSync(join(tmpdir(), 'nocturn-pulse-'))
   mkdirSync(join(d, 'home'))
   mkdirSync(join(d, 'runtime'), { mode: 0o700 })
   writeFileSync(
     join(d, 'pa.conf'),
-    'load-module module-null-sink sink_name=vsink rate=24000 channels=1 format=s16le\n' +
+    ['vsink', ...extraSinks]
+      .map(
+        (n) => `load-module module-null-sink sink_name=${n} rate=24000 channels=1 format=s16le\n`,
+      )
+      .join('') +
       'load-module module-native-protocol-unix auth-anonymous=1\nset-default-sink vsink\n',
   )
   writeFileSync(
     join(d, 'asoundrc'),
     'pcm.paplay { type pulse; device "vsink" }\npcm.pamon { type pulse; device "vsink.monitor" }\n' +
-      'pcm.!default { type asym; playback.pcm "paplay"; capture.pcm "pamon" }\n',
+      'pcm.!default { type asym; playback.pcm "paplay"; capture.pcm "pamon" }\n' +
+      extraSinks
+        .map(
+          (n) =>
+            `pcm.play_${n} { type pulse; device "${n}" }\npcm.mon_${n} { type pulse; device "${n}.monitor" }\n`,
+        )
+        .join(''),
   )
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -66,25 +83,28 @@ export async function startPacedDevice(): Promise<PacedDevice> {
     if (spawnSync('pactl', ['info'], { env, stdio: 'ignore' }).status === 0) break
     await new Promise((r) => setTimeout(r, 50))
   }
-  const keepalive = spawn(
-    'pacat',
-    [
-      '--playback',
-      '--raw',
-      '--format=s16le',
-      '--rate=24000',
-      '--channels=1',
-      '--device=vsink',
-      '--latency-msec=100',
-      '--client-name=keepalive',
-      '/dev/zero',
-    ],
-    { env, stdio: 'ignore' },
+  const keepalives = ['vsink', ...extraSinks].map((sink) =>
+    spawn(
+      'pacat',
+      [
+        '--playback',
+        '--raw',
+        '--format=s16le',
+        '--rate=24000',
+        '--channels=1',
+        `--device=${sink}`,
+        '--latency-msec=100',
+        '--client-name=keepalive',
+        '/dev/zero',
+      ],
+      { env, stdio: 'ignore' },
+    ),
   )
   await new Promise((r) => setTimeout(r, 300))
-  const children: ChildProcess[] = [keepalive, server]
+  const children: ChildProcess[] = [...keepalives, server]
   return {
     env,
+    serverPid: server.pid,
     async stop() {
       for (const c of children) {
         const gone = new Promise((r) => c.once('exit', r))

@@ -1,5 +1,6 @@
+import type { Logger } from '../core/logger.js'
 import type { AudioOut, DropReport } from '../ports/audio.js'
-import type { Clock, TimerHandle } from '../ports/clock.js'
+import { type Clock, monotonicNow, type TimerHandle } from '../ports/clock.js'
 import { bytesForMs, msForBytes } from './pcm.js'
 import type { SpeakerDevice } from './speaker-device.js'
 
@@ -7,20 +8,34 @@ export interface PacedSpeakerOptions {
   readonly device: SpeakerDevice
   readonly sampleRateHz: number
   readonly clock: Clock
-  /** How far ahead of what has played the device is fed. 20 ms was the smallest without gaps. */
+  /** How far ahead of what has played the device is fed (see the defaults below). */
   readonly leadMs?: number
-  /** How often the queue is looked at. 5 ms: with a 20 ms lead a 10 ms tick let PortAudio underrun. */
+  /** How often the queue is looked at. */
   readonly tickMs?: number
+  /**
+   * A device that has taken in nothing for this long while it had audio to take is hung: it is
+   * replaced and what it held is dropped. Needs `device.progress`.
+   */
+  readonly stallMs?: number
+  readonly logger?: Logger
 }
 
-export const DEFAULT_LEAD_MS = 20
-export const DEFAULT_TICK_MS = 5
+/**
+ * A 200 ms lead fed every 40 ms: the device always holds 150–200 ms, so a late timer (a busy
+ * machine) has well over 100 ms before the device runs dry. A small lead buys nothing where the
+ * drop kills the player, which is what removes stale audio (docs/audio.md). A device that cannot
+ * be killed (PortAudio) asks for less, since there the lead is what a drop still plays.
+ */
+export const DEFAULT_LEAD_MS = 200
+export const DEFAULT_TICK_MS = 40
+export const DEFAULT_STALL_MS = 1000
 
 /**
  * The one speaker buffer every backend shares: Nocturn keeps the reply in its own queue and feeds
- * the device only `leadMs` ahead of the real-time play position, so a drop has almost nothing
- * in the device to take back. What has played is inferred from the clock since the device started
- * on the current run of audio; a run ends when the device has played everything it was fed.
+ * the device only `leadMs` ahead of the real-time play position, so a drop has little in the
+ * device to take back and what was heard is known. What has played is inferred from a monotonic
+ * clock (never the wall clock, which can step) since the device started on the current run of
+ * audio; a run ends when the device has played everything it was fed.
  */
 export class PacedSpeaker implements AudioOut {
   readonly sampleRateHz: number
@@ -28,16 +43,24 @@ export class PacedSpeaker implements AudioOut {
   readonly #clock: Clock
   readonly #leadBytes: number
   readonly #tickMs: number
+  readonly #stallMs: number
+  readonly #logger: Logger | undefined
   readonly #bytesPerMs: number
   #chunks: Uint8Array[] = []
   #head = 0 // read offset into #chunks[0]
   #queuedBytes = 0 // in Nocturn's queue, not yet handed to the device
-  #runStart = 0 // clock time at which the device began playing the current run
+  #runStart = 0 // monotonic time at which the device began playing the current run
   #runFed = 0 // bytes handed to the device in the current run
   #running = false
+  #padded = false // endOfAudio already sent for what the device holds
   #playedBefore = 0 // bytes played in earlier runs since the last drop
   #timer: TimerHandle | undefined
   #closed = false
+  // The stall watch: the device's last progress reading, when it changed, and what was fed by then.
+  #progress: number | undefined
+  #progressAt = 0
+  #fedTotal = 0
+  #fedAtProgress = 0
   readonly #tick = () => {
     this.#timer = undefined
     this.#pump()
@@ -49,6 +72,8 @@ export class PacedSpeaker implements AudioOut {
     this.#clock = options.clock
     this.#leadBytes = bytesForMs(options.sampleRateHz, options.leadMs ?? DEFAULT_LEAD_MS)
     this.#tickMs = options.tickMs ?? DEFAULT_TICK_MS
+    this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
+    this.#logger = options.logger
     this.#bytesPerMs = (options.sampleRateHz * 2) / 1000
   }
 
@@ -56,21 +81,24 @@ export class PacedSpeaker implements AudioOut {
     if (this.#closed || pcm.byteLength === 0) return
     this.#chunks.push(pcm)
     this.#queuedBytes += pcm.byteLength
+    this.#padded = false // audio after the padding will need its own
     if (!this.#running) {
       this.#running = true
-      this.#runStart = this.#clock.now()
+      this.#runStart = this.#now()
       this.#runFed = 0
+      // Between runs a device takes nothing and owes nothing: the watch starts afresh.
+      this.#watchFrom(this.#runStart)
     }
     // Feed the lead now rather than at the next tick: the first syllable starts without delay.
     if (this.#timer === undefined) this.#pump()
   }
 
   drop(): DropReport {
-    const now = this.#clock.now()
+    const now = this.#now()
     const playedNow = this.#playedInRun(now)
     const discarded = this.#queuedBytes + (this.#runFed - playedNow)
     const played = this.#playedBefore + playedNow
-    if (this.#running && this.#runFed > 0) this.#device.silence()
+    if (this.#running && this.#runFed > 0) this.#silenceDevice()
     this.#chunks = []
     this.#head = 0
     this.#queuedBytes = 0
@@ -80,11 +108,11 @@ export class PacedSpeaker implements AudioOut {
   }
 
   playedMs(): number {
-    return this.#ms(this.#playedBefore + this.#playedInRun(this.#clock.now()))
+    return this.#ms(this.#playedBefore + this.#playedInRun(this.#now()))
   }
 
   queuedMs(): number {
-    const inDevice = this.#runFed - this.#playedInRun(this.#clock.now())
+    const inDevice = this.#runFed - this.#playedInRun(this.#now())
     return this.#ms(this.#queuedBytes + inDevice)
   }
 
@@ -99,6 +127,10 @@ export class PacedSpeaker implements AudioOut {
     await this.#device.close()
   }
 
+  #now(): number {
+    return monotonicNow(this.#clock)
+  }
+
   /** Bytes of the current run the device has played by `now`: real time, capped at what it got. */
   #playedInRun(now: number): number {
     if (!this.#running) return 0
@@ -107,12 +139,20 @@ export class PacedSpeaker implements AudioOut {
   }
 
   #pump(): void {
-    const now = this.#clock.now()
+    const now = this.#now()
+    if (this.#stalled(now)) {
+      // What the hung device held was due by now: it is stale. Play on from the current position.
+      this.#logger?.warn(
+        { event: 'speaker_stalled', stalledMs: Math.round(now - this.#progressAt) },
+        'speaker stopped taking audio; replacing it',
+      )
+      this.#silenceDevice()
+    }
     const played = this.#playedInRun(now)
     if (played >= this.#runFed && this.#runFed > 0) {
       if (this.#queuedBytes === 0) {
+        if (!this.#padded) this.#device.endOfAudio?.()
         this.#endRun()
-        this.#device.endOfAudio?.()
         return
       }
       // The device ran dry (a late timer): it has been silent since, so play resumes from now.
@@ -129,6 +169,7 @@ export class PacedSpeaker implements AudioOut {
       )
       this.#head += take
       this.#runFed += take
+      this.#fedTotal += take
       this.#queuedBytes -= take
       want -= take
       if (this.#head === chunk.byteLength) {
@@ -136,14 +177,57 @@ export class PacedSpeaker implements AudioOut {
         this.#head = 0
       }
     }
+    // Nothing more to feed and the device would run dry before the next tick: let it push out
+    // what it holds back now, so the reply's last samples follow on without a pause. (Not
+    // sooner: a model only just ahead of playback would find its next chunk behind the padding.)
+    if (
+      !this.#padded &&
+      this.#queuedBytes === 0 &&
+      this.#runFed - played <= this.#tickMs * this.#bytesPerMs
+    ) {
+      this.#padded = true
+      this.#device.endOfAudio?.()
+    }
     this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs)
+  }
+
+  /**
+   * True when the device has shown no progress for `stallMs` although it was fed since its last
+   * progress. A device that took everything it was given and is waiting for more is not stalled.
+   */
+  #stalled(now: number): boolean {
+    const progress = this.#device.progress?.()
+    if (progress === undefined) return false
+    if (progress !== this.#progress) {
+      this.#progress = progress
+      this.#progressAt = now
+      this.#fedAtProgress = this.#fedTotal
+      return false
+    }
+    if (this.#fedTotal === this.#fedAtProgress) {
+      this.#progressAt = now
+      return false
+    }
+    return now - this.#progressAt >= this.#stallMs
+  }
+
+  #silenceDevice(): void {
+    this.#device.silence()
+    this.#watchFrom(this.#now())
+  }
+
+  #watchFrom(now: number): void {
+    this.#progress = this.#device.progress?.()
+    this.#progressAt = now
+    this.#fedAtProgress = this.#fedTotal
   }
 
   #endRun(): void {
     if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer)
     this.#timer = undefined
-    this.#playedBefore += this.#runFed > 0 ? this.#playedInRun(this.#clock.now()) : 0
+    this.#playedBefore += this.#runFed > 0 ? this.#playedInRun(this.#now()) : 0
     this.#running = false
+    this.#padded = false
     this.#runFed = 0
   }
 

@@ -1,6 +1,6 @@
 /**
  * SpeakerDevice: what the paced speaker feeds — an `aplay` child, a PortAudio stream, a WAV file.
- * It only ever holds the small lead the paced speaker hands it, so `silence()` has little to lose.
+ * It only ever holds the lead the paced speaker hands it, and `silence()` throws that away.
  */
 export interface SpeakerDevice {
   /** Hand PCM to the device now. Never blocks. */
@@ -12,5 +12,10 @@ export interface SpeakerDevice {
    * (aplay reads stdin in whole periods) pushes them out here instead of at the next reply.
    */
   endOfAudio?(): void
+  /**
+   * A reading that changes whenever the device takes in audio (any unit), or undefined when it
+   * cannot tell right now. A reading that stays put while audio waits means the device is hung.
+   */
+  progress?(): number | undefined
   close(): Promise<void>
 }

@@ -11,20 +11,34 @@ interface Pending {
  * every timer due on the way, in order, letting promises settle between them.
  */
 export class VirtualClock implements Clock {
-  #now: number
+  #wallOffset: number // now() = #wallOffset + #mono
+  #mono = 0
   #nextId = 1
   #timers: Pending[] = []
 
   constructor(startMs = Date.UTC(2026, 0, 1)) {
-    this.#now = startMs
+    this.#wallOffset = startMs
   }
 
   now(): number {
-    return this.#now
+    return this.#wallOffset + this.#mono
+  }
+
+  /** Moves with `advance` only; `stepWall` leaves it alone. */
+  monotonic(): number {
+    return this.#mono
+  }
+
+  /**
+   * Steps the wall clock (`now()`) by `ms`, forward or back, as NTP or a user setting the time
+   * would: timers and the monotonic reading are not affected.
+   */
+  stepWall(ms: number): void {
+    this.#wallOffset += ms
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const t = { id: this.#nextId++, at: this.#now + Math.max(0, ms), fn }
+    const t = { id: this.#nextId++, at: this.#mono + Math.max(0, ms), fn }
     this.#timers.push(t)
     return { id: t.id }
   }
@@ -40,7 +54,7 @@ export class VirtualClock implements Clock {
 
   /** Moves time forward by `ms`, firing due timers in order and settling promises after each. */
   async advance(ms: number): Promise<void> {
-    const end = this.#now + ms
+    const end = this.#mono + ms
     for (;;) {
       await settle()
       const next = this.#timers
@@ -48,10 +62,10 @@ export class VirtualClock implements Clock {
         .sort((a, b) => a.at - b.at || a.id - b.id)[0]
       if (!next) break
       this.#timers = this.#timers.filter((t) => t !== next)
-      this.#now = next.at
+      this.#mono = next.at
       next.fn()
     }
-    this.#now = end
+    this.#mono = end
     await settle()
   }
 }

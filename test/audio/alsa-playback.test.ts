@@ -3,6 +3,7 @@ import { createAlsaSpeaker } from '../../src/adapters/alsa/alsa-speaker.js'
 import { bytesForMs } from '../../src/audio/pcm.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
+import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { hermeticAlsa, processExists, until } from '../helpers/alsa.js'
 import { indexOf, vadClip } from '../helpers/fixtures.js'
@@ -24,17 +25,21 @@ afterEach(async () => {
  * The paced speaker runs on a virtual clock (pacing is exact and instant); the `aplay` children and
  * the file PCM they write to are real. The file PCM is unpaced, so whatever is fed lands at once.
  */
-function speaker() {
+function speaker(stallMs?: number, logger = silentLogger) {
   const alsa = hermeticAlsa(new Uint8Array(640))
   const clock = new VirtualClock()
   const errors: NocturnError[] = []
   const s = createAlsaSpeaker({
     device: alsa.playback,
     clock,
-    logger: silentLogger,
     env: alsa.env,
     backoff: fast,
     onError: (e) => errors.push(e),
+    // Virtual time outruns the real aplay; only the hung-player test watches for stalls.
+    stallMs: stallMs ?? Number.POSITIVE_INFINITY,
+    logger,
+    // The file PCM holds back a whole buffer (400 ms) until more comes: pad past it.
+    endPaddingUs: 420_000,
   })
   closers.push(() => s.speaker.close())
   return { alsa, clock, errors, ...s }
@@ -77,8 +82,8 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
     await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
     const files = s.alsa.played()
-    // Nothing after 1000 ms + the 20 ms lead of the first reply was ever handed to a device.
-    const fed = bytesForMs(RATE, 1020)
+    // Nothing after 1000 ms + the 200 ms lead of the first reply was ever handed to a device.
+    const fed = bytesForMs(RATE, 1200)
     const all = Buffer.concat(files)
     // (Part of that was still inside the killed player: killing it is what discards it.)
     expect(indexOf(files[0] as Buffer, reply.subarray(0, 4800))).toBe(0)
@@ -110,6 +115,51 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     s.speaker.write(second)
     await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
     await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
+  })
+
+  it('a hung aplay (SIGSTOP mid-reply) is noticed, replaced, and what it held is dropped', async () => {
+    const log = new MemoryLogger()
+    const s = speaker(500, log)
+    await until(() => s.device.pid !== undefined)
+    const hung = s.device.pid as number
+    s.speaker.write(reply)
+    // Play 400 ms for real: aplay reads each period as it is fed (the file PCM passes on all but
+    // its last buffer, 400 ms, of the 600 ms fed by then).
+    for (let t = 0; t < 400; t += 40) {
+      await s.clock.advance(40)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 150))
+    process.kill(hung, 'SIGSTOP')
+    try {
+      // The speaker keeps feeding the stopped player; after 500 ms without progress it gives up.
+      for (let t = 0; t < 1000 && s.device.pid === hung; t += 40) {
+        await s.clock.advance(40)
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      expect(s.device.pid).not.toBe(hung)
+      await until(() => !processExists(hung))
+    } finally {
+      if (processExists(hung)) process.kill(hung, 'SIGCONT')
+    }
+    const stall = log.records.find((e) => e.fields.event === 'speaker_stalled')
+    expect(stall?.level).toBe('warn')
+    const at = s.speaker.playedMs()
+    // Play the rest for real too (virtual time alone would outrun the new aplay's start-up).
+    await until(() => s.device.progress() !== undefined)
+    for (let t = at; t < (reply.byteLength / 48_000) * 1000 + 500; t += 40) {
+      await s.clock.advance(40)
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    const tail = reply.subarray(reply.byteLength - 960)
+    await until(() => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) > 0)
+    const [first, next] = s.alsa.played() as [Buffer, Buffer]
+    // The new player plays on from where the reply is now: what the hung one held (due while it
+    // hung) never reaches the speaker, and the rest of the reply does, to its last sample.
+    const resumedAt = indexOf(reply, next.subarray(0, 960))
+    expect(resumedAt).toBeGreaterThan(first.byteLength)
+    expect(resumedAt).toBeGreaterThanOrEqual(bytesForMs(RATE, at - 200))
+    expect(s.errors).toEqual([])
   })
 
   it('an unknown playback device is a clear error naming `nocturn devices`', async () => {

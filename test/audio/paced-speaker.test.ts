@@ -103,3 +103,59 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(s.device.fed).toBe(ms(60))
   })
 })
+
+describe('PacedSpeaker: time and a hung device', () => {
+  it('plays on when the wall clock steps back mid-reply: pacing runs on the monotonic clock', async () => {
+    const s = setup()
+    s.speaker.write(new Uint8Array(ms(2000)))
+    await s.clock.advance(500)
+    // NTP (or a user) sets the time back an hour, then forward a day, mid-reply.
+    s.clock.stepWall(-3_600_000)
+    expect(s.speaker.playedMs()).toBe(500)
+    await s.clock.advance(500)
+    s.clock.stepWall(86_400_000)
+    expect(s.speaker.playedMs()).toBe(1000)
+    expect(s.device.fed).toBe(ms(1020))
+    await s.clock.advance(1100)
+    // Every byte went out, at the pace of the reply, and the run ended normally.
+    expect(s.device.fed).toBe(ms(2000))
+    expect(s.speaker.playedMs()).toBe(2000)
+    expect(s.device.ended).toBe(1)
+  })
+
+  it('a device that stops taking audio is silenced (replaced) once, and the reply plays on', async () => {
+    const clock = new VirtualClock()
+    const device = new RecordingDevice(clock)
+    let taken = 0
+    let hung = false
+    Object.assign(device, {
+      progress: () => {
+        if (!hung) taken = device.fed
+        return taken
+      },
+      silence: () => {
+        device.silenced++
+        hung = false
+      },
+    })
+    const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, stallMs: 500 })
+    speaker.write(new Uint8Array(ms(5000)))
+    await clock.advance(1000)
+    expect(device.silenced).toBe(0)
+    hung = true
+    await clock.advance(400)
+    expect(device.silenced).toBe(0)
+    await clock.advance(200)
+    expect(device.silenced).toBe(1)
+    const fedAtReplace = device.fed
+    await clock.advance(1000)
+    // The fresh device is fed on from the play position, not from where the hung one stopped.
+    expect(device.fed - fedAtReplace).toBeGreaterThanOrEqual(ms(960))
+    expect(device.silenced).toBe(1)
+    // Waiting between replies with everything taken is not a stall.
+    await clock.advance(10_000)
+    speaker.write(new Uint8Array(ms(100)))
+    await clock.advance(1000)
+    expect(device.silenced).toBe(1)
+  })
+})

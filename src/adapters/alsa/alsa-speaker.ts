@@ -12,13 +12,21 @@ export interface AlsaSpeakerOptions {
   readonly sampleRateHz?: number
   readonly leadMs?: number
   readonly tickMs?: number
+  readonly stallMs?: number
+  /** aplay's buffer and period (defaults in aplay-device.ts). */
+  readonly bufferTimeUs?: number
+  readonly periodTimeUs?: number
+  readonly endPaddingUs?: number
   readonly backoff?: BackoffOptions
   readonly onError?: (error: NocturnError) => void
   readonly command?: string
   readonly env?: NodeJS.ProcessEnv
 }
 
-/** The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`. */
+/**
+ * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 200 ms lead
+ * every 40 ms. A drop kills aplay, which takes the whole lead with it (docs/audio.md).
+ */
 export function createAlsaSpeaker(o: AlsaSpeakerOptions): {
   speaker: PacedSpeaker
   device: AplayDevice
@@ -31,6 +39,8 @@ export function createAlsaSpeaker(o: AlsaSpeakerOptions): {
     clock: o.clock,
     leadMs: o.leadMs,
     tickMs: o.tickMs,
+    stallMs: o.stallMs,
+    logger: o.logger,
   })
   return { speaker, device }
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { BackoffOptions } from '../../audio/backoff.js'
 import type { SpeakerDevice } from '../../audio/speaker-device.js'
 import type { NocturnError } from '../../core/errors.js'
@@ -7,14 +8,25 @@ import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
 
+export const DEFAULT_BUFFER_TIME_US = 400_000
+export const DEFAULT_PERIOD_TIME_US = 20_000
+
 export interface AplayDeviceOptions {
   readonly device: string
   readonly sampleRateHz: number
   readonly clock: Clock
   readonly logger: Logger
-  /** aplay's own buffer and period; 40/10 ms let a 20 ms lead play without gaps. */
+  /**
+   * aplay's own buffer and period. The buffer holds the paced speaker's whole lead with room to
+   * spare, so aplay never blocks on the device and reads stdin as soon as a period is there.
+   */
   readonly bufferTimeUs?: number
   readonly periodTimeUs?: number
+  /**
+   * Silence written after a reply's last period is completed (default one period). A file PCM
+   * holds back a whole buffer until more comes, so tests on one ask for a buffer's worth.
+   */
+  readonly endPaddingUs?: number
   readonly backoff?: BackoffOptions
   readonly onError?: (error: NocturnError) => void
   readonly command?: string
@@ -36,17 +48,20 @@ export class AplayDevice implements SpeakerDevice {
   constructor(o: AplayDeviceOptions) {
     checkPcmName(o.device, 'playback')
     const bytesPerUs = (o.sampleRateHz * 2) / 1_000_000
-    this.#periodBytes = Math.round((o.periodTimeUs ?? 10_000) * bytesPerUs) & ~1
-    // One period to complete a partial one, plus a whole buffer so ALSA passes everything on.
+    const periodUs = o.periodTimeUs ?? DEFAULT_PERIOD_TIME_US
+    this.#periodBytes = Math.round(periodUs * bytesPerUs) & ~1
+    // Up to one period to complete a partial one, then the padding that carries it out.
     this.#padding = new Uint8Array(
-      this.#periodBytes + (Math.round((o.bufferTimeUs ?? 40_000) * bytesPerUs) & ~1),
+      this.#periodBytes + (Math.round((o.endPaddingUs ?? periodUs) * bytesPerUs) & ~1),
     )
     this.#child = new SupervisedChild({
       command: o.command ?? 'aplay',
       args: [
         ...pcmArgs(o.device, o.sampleRateHz),
-        `--buffer-time=${o.bufferTimeUs ?? 40_000}`,
-        `--period-time=${o.periodTimeUs ?? 10_000}`,
+        `--buffer-time=${o.bufferTimeUs ?? DEFAULT_BUFFER_TIME_US}`,
+        `--period-time=${periodUs}`,
+        // Start on the first period, not (aplay's default) a full buffer: the lead never fills it.
+        `--start-delay=${periodUs}`,
         '-',
       ],
       env: o.env,
@@ -81,9 +96,9 @@ export class AplayDevice implements SpeakerDevice {
   }
 
   /**
-   * aplay reads stdin in whole periods and ALSA keeps the last buffer until more comes, so the
-   * last few ms of a reply would otherwise sound only when the next reply starts. Silence after
-   * the reply carries it out; it is silence, so playing it costs nothing audible.
+   * aplay reads stdin in whole periods, so the last few ms of a reply would otherwise sound only
+   * when the next reply starts. Silence after the reply completes the period and carries it out;
+   * it is silence, so playing it costs nothing audible.
    */
   endOfAudio(): void {
     const stdin = this.#child.child?.stdin
@@ -96,6 +111,19 @@ export class AplayDevice implements SpeakerDevice {
 
   silence(): void {
     this.#child.replace()
+  }
+
+  /** Bytes aplay has read so far (its `rchar`): stdin, mostly. Stays put when aplay is hung. */
+  progress(): number | undefined {
+    const pid = this.pid
+    if (pid === undefined) return undefined
+    try {
+      const io = readFileSync(`/proc/${pid}/io`, 'latin1')
+      const m = /^rchar: (\d+)$/m.exec(io)
+      return m ? Number(m[1]) : undefined
+    } catch {
+      return undefined // gone, or no /proc: the watch cannot tell
+    }
   }
 
   close(): Promise<void> {

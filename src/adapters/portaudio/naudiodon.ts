@@ -23,7 +23,7 @@ export interface NaudiodonStreamOptions {
 
 export interface NaudiodonStream {
   start(): void
-  write(chunk: Buffer): boolean
+  write(chunk: Buffer, cb?: (err?: Error | null) => void): boolean
   destroy(): void
   quit(cb?: () => void): void
   on(event: 'data', fn: (chunk: Buffer) => void): this

@@ -9,15 +9,15 @@ export interface PortAudioDeviceOptions {
   readonly device: string
   readonly sampleRateHz: number
   readonly logger: Logger
-  /** PortAudio's period; 10 ms, like aplay's, so a 20 ms lead plays without gaps. */
+  /** PortAudio's period; 10 ms. */
   readonly framesPerBuffer?: number
   readonly onError?: (error: NocturnError) => void
 }
 
 /**
  * The speaker as a naudiodon output stream. naudiodon cannot flush: its quit/abort play out every
- * queued chunk. So `silence()` destroys the stream and opens a new one at once; what is lost is the
- * paced speaker's small lead, never a whole reply.
+ * queued chunk. So `silence()` destroys the stream and opens a new one at once; what still plays
+ * is the paced speaker's lead, never a whole reply — which is why this backend keeps a small lead.
  */
 export class PortAudioDevice implements SpeakerDevice {
   readonly #o: PortAudioDeviceOptions
@@ -25,6 +25,7 @@ export class PortAudioDevice implements SpeakerDevice {
   #stream: NaudiodonStream | undefined
   #closed = false
   #sinceOpen = 0
+  #accepted = 0 // bytes naudiodon has passed to its native queue (its write callbacks)
   readonly #periodBytes: number
   readonly #padding: Uint8Array
 
@@ -73,8 +74,11 @@ export class PortAudioDevice implements SpeakerDevice {
 
   write(pcm: Uint8Array): void {
     if (!this.#stream) return
-    this.#stream.write(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength))
-    this.#sinceOpen += pcm.byteLength
+    const n = pcm.byteLength
+    this.#stream.write(Buffer.from(pcm.buffer, pcm.byteOffset, n), () => {
+      this.#accepted += n
+    })
+    this.#sinceOpen += n
   }
 
   /**
@@ -85,6 +89,14 @@ export class PortAudioDevice implements SpeakerDevice {
     if (!this.#stream) return
     const pad = this.#padding.byteLength - (this.#sinceOpen % this.#periodBytes)
     this.write(this.#padding.subarray(0, pad))
+  }
+
+  /**
+   * Bytes the native queue has taken. It takes a write only when PortAudio's callback has made
+   * room, so a stream whose callback stopped stops this count once its queue is full.
+   */
+  progress(): number {
+    return this.#accepted
   }
 
   silence(): void {

@@ -2,6 +2,13 @@ import { PacedSpeaker } from '../../audio/paced-speaker.js'
 import type { Clock } from '../../ports/clock.js'
 import { WavFileDevice } from './wav-file-device.js'
 
+/**
+ * A file keeps whatever it was fed, so here the lead is what a drop leaves in the file past the
+ * point that "played": it stays small. Nothing plays in real time, so no lead is needed for gaps.
+ */
+export const WAV_LEAD_MS = 20
+export const WAV_TICK_MS = 20
+
 /** The speaker into a WAV file, through the same paced buffer as every other backend. */
 export function createWavSpeaker(o: {
   path: string
@@ -12,7 +19,13 @@ export function createWavSpeaker(o: {
   const sampleRateHz = o.sampleRateHz ?? 24_000
   const device = new WavFileDevice(o.path, sampleRateHz)
   return {
-    speaker: new PacedSpeaker({ device, sampleRateHz, clock: o.clock, leadMs: o.leadMs }),
+    speaker: new PacedSpeaker({
+      device,
+      sampleRateHz,
+      clock: o.clock,
+      leadMs: o.leadMs ?? WAV_LEAD_MS,
+      tickMs: WAV_TICK_MS,
+    }),
     device,
   }
 }

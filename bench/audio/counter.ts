@@ -1,0 +1,118 @@
+/**
+ * Sample-counter audio: sample j of a reply is BASE + (j mod SPAN), so every sample heard on the
+ * monitor names its place in its reply. Never silent, so any silence inside a reply is a gap, and
+ * any jump is lost audio.
+ */
+export const BASE = 1000
+export const SPAN = 30_000
+
+export function counterReply(samples: number): Uint8Array {
+  const out = new Int16Array(samples)
+  for (let j = 0; j < samples; j++) out[j] = BASE + (j % SPAN)
+  return new Uint8Array(out.buffer)
+}
+
+export interface GapReport {
+  /** Replies whose start was heard. */
+  readonly replies: number
+  /** Interruptions inside a reply: a silence (underrun) or a jump (lost samples). */
+  readonly gaps: number
+  /** Each gap's length in ms (silence heard plus samples lost). */
+  readonly gapMs: number[]
+  /** For each reply that began late into its audio, the ms missing at its start. */
+  readonly clippedStartMs: number[]
+  /** Replies heard only in part (cut short before their last sample). */
+  readonly cutShort: number
+  /** Replies whose last samples came out only after a pause (with the next reply). */
+  readonly lateTails: number
+  /** Short backward jumps: the sound server re-rendering (rewinding) what the monitor had seen. */
+  readonly rewinds: number
+  /** Samples that were not counter audio where counter audio was due (mixing errors). */
+  readonly foreign: number
+}
+
+/** Walks what the monitor heard against the lengths (in samples) of the replies played, in order. */
+export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 24_000): GapReport {
+  let r = -1
+  let j = 0 // next sample expected of reply r
+  let silence = 0
+  const gapMs: number[] = []
+  const clippedStartMs: number[] = []
+  let cutShort = 0
+  let rewinds = 0
+  let lateTails = 0
+  let foreign = 0
+  const ms = (n: number) => (n / rate) * 1000
+  const near = rate / 10 // 100 ms
+  for (let i = 0; i < heard.length; i++) {
+    const x = heard[i] as number
+    const due = r >= 0 && j < (lengths[r] ?? 0)
+    if (x === 0) {
+      if (due) silence++
+      continue
+    }
+    const idx = x - BASE
+    if (idx < 0 || idx >= SPAN) {
+      foreign++
+      continue
+    }
+    if (due && idx === j % SPAN) {
+      // A reply's tail heard only after a pause: held back until the next reply pushed it out.
+      if (silence >= rate / 4) lateTails++
+      else if (silence > 0) gapMs.push(ms(silence))
+      if (silence > 0 && process.env.BENCH_DEBUG)
+        console.log(`reply ${r}: ${ms(silence).toFixed(1)} ms silent at ${ms(j).toFixed(0)} ms`)
+      silence = 0
+      j++
+      continue
+    }
+    const d = due ? (idx - (j % SPAN) + SPAN) % SPAN : 0
+    if (due && silence >= rate / 4) {
+      // A pause as long as those between replies, then a jump: the reply was cut short there (a
+      // ≥ 250 ms underrun inside a reply would land here too, so "cut short" must stay 0).
+      cutShort++
+      silence = 0
+      if (idx < near) {
+        if (idx > 0) clippedStartMs.push(ms(idx))
+        r++
+        j = idx + 1
+      } else j += d + 1
+    } else if (due && d > 0 && d <= SPAN / 2) {
+      // A jump forward inside the reply: samples lost.
+      gapMs.push(ms(silence + d))
+      if (process.env.BENCH_DEBUG)
+        console.log(`reply ${r}: ${ms(silence + d).toFixed(1)} ms at ${ms(j).toFixed(0)} ms`)
+      j += d + 1
+      silence = 0
+    } else if (due && SPAN - d <= near && j - (SPAN - d) >= 0) {
+      rewinds++
+      j = j - (SPAN - d) + 1
+    } else if (idx < near) {
+      // A new reply begins (late by `idx` samples if its start was not heard).
+      if (due) cutShort++
+      if (idx > 0) clippedStartMs.push(ms(idx))
+      r++
+      j = idx + 1
+      silence = 0
+    } else foreign++
+  }
+  return {
+    replies: r + 1,
+    gaps: gapMs.length,
+    gapMs,
+    clippedStartMs,
+    cutShort,
+    lateTails,
+    rewinds,
+    foreign,
+  }
+}
+
+/** The first counter index heard at or after sample `from`: 0 means the reply began whole. */
+export function firstIndexFrom(heard: Int16Array, from: number): number | undefined {
+  for (let i = Math.max(0, from); i < heard.length; i++) {
+    const x = heard[i] as number
+    if (x !== 0) return x - BASE
+  }
+  return undefined
+}
