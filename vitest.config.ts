@@ -5,6 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Integration tests start real processes (brokers, ALSA tools); two cores are all CI has.
     maxWorkers: 2,
-    testTimeout: 20_000,
+    // Generous: a bound for a hang, not a speed requirement (a slow board or a busy CI must pass).
+    testTimeout: 60_000,
   },
 })

@@ -1,5 +1,7 @@
 import type { Logger } from '../core/logger.js'
+import { ColourLedBlinker } from '../panel/colour-led-blinker.js'
 import { NullPanel } from '../panel/null-panel.js'
+import { PanelWithLeds } from '../panel/panel-with-leds.js'
 import type { Clock } from '../ports/clock.js'
 import type { Panel } from '../ports/panel.js'
 import type { ResolvedPanel } from './config/load.js'
@@ -17,6 +19,31 @@ export interface PanelDeps {
  * gpiod never loads the sysfs code and a laptop never spawns gpiomon.
  */
 export async function createPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Panel> {
+  const panel = await buttonPanel(p, deps)
+  if (!p.rgbLeds || (p.backend !== 'gpiod' && p.backend !== 'rpi-gpio')) return panel
+  const logger = deps.logger.child({ panel: 'apa102' })
+  const { Apa102Leds } = await import('../adapters/apa102/apa102-leds.js')
+  try {
+    const leds = await Apa102Leds.open({ ...p.rgbLeds, logger })
+    const blinker = new ColourLedBlinker(deps.clock, (c) => leds.show(c))
+    return new PanelWithLeds(panel, {
+      show: (state) => blinker.show(state),
+      close: async () => {
+        blinker.stop()
+        await leds.close()
+      },
+    })
+  } catch (err) {
+    // The lights are a courtesy: without them the speaker still hears and speaks (doctor says why).
+    logger.error(
+      { device: p.rgbLeds.device, err: err instanceof Error ? err.message : String(err) },
+      'APA102 LEDs unavailable; running without them',
+    )
+    return panel
+  }
+}
+
+async function buttonPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Panel> {
   const logger = deps.logger.child({ panel: p.backend })
   switch (p.backend) {
     case 'gpiod': {

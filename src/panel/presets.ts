@@ -9,16 +9,23 @@ export interface PanelPins {
   /** Pressed reads low: the button pulls the line to ground against a pull-up. */
   readonly buttonActiveLow: boolean
   readonly ledActiveLow: boolean
+  /** APA102 colour LEDs on SPI: the spidev device and how many. */
+  readonly rgbLeds?: { readonly device: string; readonly count: number }
 }
 
 export type PresetName = 'respeaker-2mic' | 'aiy-voice-hat' | 'custom'
 
 /**
- * Known boards (reference/hardware.md §4). The ReSpeaker 2-Mic HAT's LEDs are APA102s on SPI, not
- * a GPIO line, so the preset has a button only; wire a plain LED to a free line and set `led`.
+ * Known boards (hardware/wiring.md). The ReSpeaker 2-Mic HAT's LEDs are three APA102s on SPI
+ * (chip select 1), not a GPIO line: its preset has the button and those.
  */
 export const PRESETS: Readonly<Record<Exclude<PresetName, 'custom'>, PanelPins>> = {
-  'respeaker-2mic': { button: 'GPIO17', buttonActiveLow: true, ledActiveLow: false },
+  'respeaker-2mic': {
+    button: 'GPIO17',
+    buttonActiveLow: true,
+    ledActiveLow: false,
+    rgbLeds: { device: '/dev/spidev0.1', count: 3 },
+  },
   'aiy-voice-hat': { button: 'GPIO23', led: 'GPIO25', buttonActiveLow: true, ledActiveLow: false },
 }
 

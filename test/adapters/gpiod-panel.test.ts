@@ -49,7 +49,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     })
     await panel.start((e) => events.push(e))
     expect(panel.version).toBe(version)
-    await waitFor(() => events.length >= 2, 5000, 'press and release')
+    await waitFor(() => events.length >= 2, 15_000, 'press and release')
     await sleep(100) // any extra (bounce) event would have arrived by now
     expect(events.map((e) => e.kind)).toEqual(['press', 'release'])
     const held = (events[1]?.atMs ?? 0) - (events[0]?.atMs ?? 0)
@@ -83,9 +83,9 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     await panel.start(() => {})
     const starts = () => fake!.log().filter((l) => l.tool === 'gpioset' && l.event === 'start')
     panel.setLed('listening') // steady on
-    await waitFor(() => starts().at(-1)?.argv.at(-1)?.endsWith('=1') === true, 5000, 'LED on')
+    await waitFor(() => starts().at(-1)?.argv.at(-1)?.endsWith('=1') === true, 15_000, 'LED on')
     panel.setLed('idle') // off
-    await waitFor(() => starts().at(-1)?.argv.at(-1)?.endsWith('=0') === true, 5000, 'LED off')
+    await waitFor(() => starts().at(-1)?.argv.at(-1)?.endsWith('=0') === true, 15_000, 'LED off')
     expect(starts().at(-1)?.argv).toEqual(
       version === 1 ? ['--mode=signal', 'gpiochip0', '25=0'] : ['GPIO25=0'],
     )
@@ -117,10 +117,10 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
         .map((l) => l.argv)
     if (version === 1) {
       // on 150, off 150, on 150, off 1050: within ~500 ms both levels were held.
-      await waitFor(() => spawns().filter((a) => a.at(-1) === '25=1').length >= 2, 5000, 'blink')
+      await waitFor(() => spawns().filter((a) => a.at(-1) === '25=1').length >= 2, 15_000, 'blink')
       expect(spawns().every((a) => a[0] === '--mode=signal')).toBe(true)
     } else {
-      await waitFor(() => spawns().some((a) => a[0] === '--toggle'), 5000, 'pattern')
+      await waitFor(() => spawns().some((a) => a[0] === '--toggle'), 15_000, 'pattern')
       await new Promise((r) => setTimeout(r, 500))
       // One process plays the whole pattern: nothing was spawned after it.
       expect(spawns().at(-1)).toEqual(['--toggle', '150ms,150ms,150ms,1050ms', 'GPIO25=1'])
@@ -145,9 +145,9 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     })
     await panel.start((e) => events.push(e))
     panel.setLed('listening')
-    await waitFor(() => faults.includes(false), 5000, 'fault')
+    await waitFor(() => faults.includes(false), 15_000, 'fault')
     // Error is a fast blink: the LED goes on and off repeatedly while the monitor is down.
-    await waitFor(() => events.length >= 2, 5000, 'events from the restarted gpiomon')
+    await waitFor(() => events.length >= 2, 15_000, 'events from the restarted gpiomon')
     const starts = fake.log().filter((l) => l.tool === 'gpiomon' && l.event === 'start')
     expect(starts.length).toBe(2)
     // 'listening' is steady on; the error flicker is gpioset restarted with each level (1.x) or
@@ -158,10 +158,10 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
         .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
         .map((l) => l.argv)
     if (version === 1) {
-      await waitFor(() => spawns().length >= 4, 5000, 'LED flicker')
+      await waitFor(() => spawns().length >= 4, 15_000, 'LED flicker')
       expect(new Set(spawns().map((a) => a.at(-1))).size).toBe(2)
     } else {
-      await waitFor(() => spawns().some((a) => a[0] === '--toggle'), 5000, 'LED flicker')
+      await waitFor(() => spawns().some((a) => a[0] === '--toggle'), 15_000, 'LED flicker')
       expect(spawns().find((a) => a[0] === '--toggle')).toEqual([
         '--toggle',
         '100ms,100ms',
@@ -242,7 +242,7 @@ describe('the real libgpiod tools (installed here; no /dev/gpiochip*, so only ar
       ['gpiomon', gpiomonArgs(line, { bias: 'pull-up', debounceMs: 30 })],
       ['gpioset', gpiosetArgs(line, 1)],
     ] as const) {
-      const r = await runCommand(cmd, args, process.env, 3000)
+      const r = await runCommand(cmd, args, process.env, 15_000)
       // Argument errors read "unrecognized option" / "invalid …" and are reported before any
       // chip is touched; this machine has no GPIO chip, so a good argv fails only at the chip.
       expect(r.stderr).not.toMatch(/unrecognized|invalid|usage|try .* --help/i)

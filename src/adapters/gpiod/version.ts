@@ -25,7 +25,9 @@ export function runCommand(
   cmd: string,
   args: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-  timeoutMs = 5000,
+  // A probe of a C binary takes milliseconds; the bound is for a hung one, and holds for a Zero 2 W
+  // under load (or a stand-in script that must start a whole Node first).
+  timeoutMs = 15_000,
 ): Promise<RunResult> {
   return new Promise((resolve) => {
     execFile(cmd, [...args], { env, timeout: timeoutMs }, (err, stdout, stderr) => {

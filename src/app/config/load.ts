@@ -4,7 +4,13 @@ import type { PolicyTable } from '../../core/policy.js'
 import { type LineName, PRESETS } from '../../panel/presets.js'
 import { ConfigError, describeIssues } from './errors.js'
 import { lineColumn, stripJsonComments } from './jsonc.js'
-import { type Config, configSchema, type PanelConfig } from './schema.js'
+import {
+  type Config,
+  configSchema,
+  type PanelConfig,
+  type RgbLedsConfig,
+  rgbLedsSchema,
+} from './schema.js'
 
 export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
@@ -20,6 +26,8 @@ export interface ResolvedPanel {
   readonly ledActiveLow: boolean
   readonly debounceMs: number
   readonly longPressMs: number
+  /** APA102 colour LEDs on SPI, from the config or the preset. */
+  readonly rgbLeds?: RgbLedsConfig
 }
 
 export type SecretSource =
@@ -143,6 +151,10 @@ export function resolvePanel(p: PanelConfig): ResolvedPanel {
   const preset = p.preset === 'custom' ? undefined : PRESETS[p.preset]
   const button = (p.button ?? preset?.button) as LineName | undefined
   const led = (p.led ?? preset?.led) as LineName | undefined
+  const rgbLeds =
+    p.rgbLeds === false
+      ? undefined
+      : (p.rgbLeds ?? (preset?.rgbLeds ? rgbLedsSchema.parse(preset.rgbLeds) : undefined))
   return {
     backend: p.backend,
     ...(button ? { button } : {}),
@@ -151,6 +163,7 @@ export function resolvePanel(p: PanelConfig): ResolvedPanel {
     ledActiveLow: p.ledActiveLow ?? preset?.ledActiveLow ?? false,
     debounceMs: p.debounceMs,
     longPressMs: p.longPressMs,
+    ...(rgbLeds ? { rgbLeds } : {}),
   }
 }
 

@@ -47,6 +47,14 @@ export const audioSchema = z.strictObject({
   outputWav: absPath.optional(),
 })
 
+export const rgbLedsSchema = z.strictObject({
+  device: absPath.default('/dev/spidev0.1'),
+  count: z.number().int().min(1).max(64).default(3),
+  /** The APA102's global brightness, 0–31: 8 is plain in daylight and no lamp at night. */
+  brightness: z.number().int().min(0).max(31).default(8),
+  speedHz: z.number().int().min(100_000).max(20_000_000).default(4_000_000),
+})
+
 export const panelSchema = z.strictObject({
   backend: z.enum(['gpiod', 'rpi-gpio', 'terminal', 'none']).default('none'),
   preset: z.enum(['respeaker-2mic', 'aiy-voice-hat', 'custom']).default('custom'),
@@ -56,6 +64,11 @@ export const panelSchema = z.strictObject({
   ledActiveLow: z.boolean().optional(),
   debounceMs: z.number().int().min(0).max(500).default(30),
   longPressMs: z.number().int().min(200).max(10_000).default(800),
+  /**
+   * APA102 colour LEDs on SPI (the ReSpeaker 2-Mic HAT's three, which its preset turns on); false:
+   * none, even where the preset has them. They show the LED's states in colour (docs in hardware/).
+   */
+  rgbLeds: z.union([z.literal(false), rgbLedsSchema]).optional(),
 })
 
 export const mqttSchema = z.strictObject({
@@ -223,3 +236,4 @@ export type PanelConfig = z.infer<typeof panelSchema>
 
 /** Keys whose values are secrets: never echoed in an error or a log. */
 export const SECRET_KEYS = new Set(['apiKey', 'password'])
+export type RgbLedsConfig = z.infer<typeof rgbLedsSchema>

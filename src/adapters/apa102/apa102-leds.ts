@@ -1,0 +1,71 @@
+import type { Logger } from '../../core/logger.js'
+import type { Rgb, RgbLeds } from '../../ports/rgb-leds.js'
+import { apa102Frame } from './apa102-frame.js'
+import { openSpiBus, type SpiBus } from './spi-bus.js'
+
+export interface Apa102Options {
+  /** `/dev/spidev0.1` on the ReSpeaker 2-Mic HAT. */
+  readonly device: string
+  readonly count: number
+  /** Global brightness, 0–31 (the APA102's 5-bit field). */
+  readonly brightness: number
+  readonly speedHz: number
+  readonly logger: Logger
+}
+
+/**
+ * APA102 colour LEDs on SPI, all in one colour. Frames go out one at a time; while one is being
+ * written only the newest waiting colour is kept, so a burst of changes costs one transfer. A
+ * failed write is logged once and the next colour tried again; the lights never stop the speaker.
+ */
+export class Apa102Leds implements RgbLeds {
+  readonly #o: Apa102Options
+  readonly #bus: SpiBus
+  #pending: Buffer | undefined
+  #writing: Promise<void> | undefined
+  #failed = false
+
+  private constructor(o: Apa102Options, bus: SpiBus) {
+    this.#o = o
+    this.#bus = bus
+  }
+
+  static async open(o: Apa102Options): Promise<Apa102Leds> {
+    // Validates count and brightness before the device is touched.
+    apa102Frame(o.count, undefined, o.brightness)
+    const leds = new Apa102Leds(o, await openSpiBus({ device: o.device, speedHz: o.speedHz }))
+    leds.show(undefined)
+    return leds
+  }
+
+  show(colour: Rgb | undefined): void {
+    this.#pending = apa102Frame(this.#o.count, colour, this.#o.brightness)
+    this.#writing ??= this.#drain()
+  }
+
+  async close(): Promise<void> {
+    this.show(undefined)
+    await this.#writing
+    await this.#bus.close()
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending) {
+      const frame = this.#pending
+      this.#pending = undefined
+      try {
+        await this.#bus.write(frame)
+        this.#failed = false
+      } catch (err) {
+        if (!this.#failed) {
+          this.#o.logger.error(
+            { device: this.#o.device, err: err instanceof Error ? err.message : String(err) },
+            'APA102 LEDs: write failed',
+          )
+        }
+        this.#failed = true
+      }
+    }
+    this.#writing = undefined
+  }
+}
