@@ -24,6 +24,7 @@ import { defaultPersona, type Persona } from '../core/persona.js'
 import type { Tool } from '../core/tool.js'
 import { ToolSet } from '../core/tool-set.js'
 import { PanelController } from '../panel/panel-controller.js'
+import { ShownState } from '../panel/shown-state.js'
 import type { Approver } from '../ports/approver.js'
 import type { AudioOut, DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
@@ -240,7 +241,18 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       logger: log.child({ component: 'gemini' }),
     })
 
-    const router = new MicRouter(audio.mic)
+    // The LED and the status show the driver's state, or `error` and why while a device is failing.
+    const shown = new ShownState((state, reason) => {
+      if (state !== 'muted') panel.setActivity(state)
+      void mqtt?.status.setState(state, driver.muted, reason)
+    })
+    const router = new MicRouter(audio.mic, {
+      onHealth: (h) => {
+        if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')
+        else log.info({}, 'microphone hears again')
+        shown.fault('microphone', h.ok ? undefined : h.reason)
+      },
+    })
     const cue = chimePcm(audio.speaker.sampleRateHz, 1)
     const driver = new VoiceDriver({
       llm: live,
@@ -255,8 +267,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       listener: {
         state: (state) => {
           o.onState?.(state)
-          if (state !== 'muted') panel.setActivity(state)
-          void mqtt?.status.setState(state, driver.muted)
+          shown.driver(state)
         },
         // A model without asynchronous calls is silent while a phone decides: fill the dead air.
         waiting: () => audio.speaker.write(cue),
@@ -272,7 +283,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
     panel.on((e) => {
       if (e.kind === 'mute') {
         driver.setMuted(e.muted)
-        void mqtt?.status.setState(driver.state, e.muted)
+        void mqtt?.status.setState(shown.reason ? 'error' : driver.state, e.muted, shown.reason)
       } else if (e.kind === 'stop_speaking') driver.stopSpeaking()
     })
 

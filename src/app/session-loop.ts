@@ -41,6 +41,8 @@ export class SessionLoop {
   #opening = false
   #stopped = false
   #current: Promise<void> = Promise.resolve()
+  /** Microphone errors since frames last arrived: logged as a summary, not one line per retry. */
+  #micErrors = 0
 
   constructor(deps: SessionLoopDeps) {
     this.#d = deps
@@ -50,11 +52,21 @@ export class SessionLoop {
     const { router, detector, logger } = this.#d
     await router.start({
       frame: (pcm, at) => {
+        if (this.#micErrors > 0) {
+          logger.info({ failures: this.#micErrors }, 'microphone delivering again')
+          this.#micErrors = 0
+        }
         if (this.#opening || this.#stopped || this.#d.driver.sessionRunning) return
         const onset = detector.push(pcm, at)
         if (onset) this.#current = this.#open(onset.preRoll)
       },
-      error: (err) => logger.error({ err: err.message }, 'microphone failed'),
+      error: (err) => {
+        this.#micErrors++
+        // The first failure, then every 20th: a mic left unplugged for an hour is a few lines.
+        if (this.#micErrors === 1 || this.#micErrors % 20 === 0) {
+          logger.error({ err: err.message, failures: this.#micErrors }, 'microphone failed')
+        }
+      },
     })
     logger.info({}, 'listening for speech')
   }

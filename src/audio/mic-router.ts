@@ -1,18 +1,36 @@
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
 
+/** Whether the microphone is hearing anything, and if not, why (for the LED and the status). */
+export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly reason: string }
+
 /**
  * One microphone, two listeners: between sessions the local speech detector hears it; during a
  * session the voice driver does. The device runs continuously, so no audio is lost while a session
  * opens (restarting `arecord` would drop the syllables right after the trigger).
+ *
+ * It also keeps the microphone's health whoever listens: an error from the device (gone, stalled,
+ * its recorder dying) makes it deaf, with the error as the reason, until frames arrive again —
+ * told once per change to `onHealth`, so a dead device is not a line per retry.
  */
 export class MicRouter {
   readonly #source: AudioIn & { setMuted(muted: boolean): void }
+  readonly #onHealth: ((h: MicHealth) => void) | undefined
   #idle?: AudioInSink
   #session?: AudioInSink
   #started = false
+  #deaf: string | undefined
 
-  constructor(source: AudioIn & { setMuted(muted: boolean): void }) {
+  constructor(
+    source: AudioIn & { setMuted(muted: boolean): void },
+    options: { onHealth?: (h: MicHealth) => void } = {},
+  ) {
     this.#source = source
+    this.#onHealth = options.onHealth
+  }
+
+  /** The reason the microphone hears nothing, or undefined while frames arrive. */
+  get deaf(): string | undefined {
+    return this.#deaf
   }
 
   /** Starts the device (once) with frames going to `idle` whenever no session holds them. */
@@ -22,8 +40,20 @@ export class MicRouter {
     this.#started = true
     try {
       await this.#source.start({
-        frame: (pcm, at) => (this.#session ?? this.#idle)?.frame(pcm, at),
-        error: (e, recoverable) => (this.#session ?? this.#idle)?.error(e, recoverable),
+        frame: (pcm, at) => {
+          if (this.#deaf !== undefined) {
+            this.#deaf = undefined
+            this.#onHealth?.({ ok: true })
+          }
+          ;(this.#session ?? this.#idle)?.frame(pcm, at)
+        },
+        error: (e, recoverable) => {
+          if (this.#deaf !== e.message) {
+            this.#deaf = e.message
+            this.#onHealth?.({ ok: false, reason: e.message })
+          }
+          ;(this.#session ?? this.#idle)?.error(e, recoverable)
+        },
       })
     } catch (err) {
       this.#started = false

@@ -83,6 +83,8 @@ export const statusSchema = z.object({
   muted: z.boolean().nullable(),
   model: z.string().max(128).nullable(),
   since: time.nullable(),
+  /** Why the state is `error`, in one line; absent when all is well. */
+  reason: z.string().max(300).optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

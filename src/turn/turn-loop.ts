@@ -8,6 +8,7 @@ import type { ToolSet } from '../core/tool-set.js'
 import type { Clock } from '../ports/clock.js'
 import type { LLM, LLMToolCall } from '../ports/llm.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
+import { wellFormedHistory } from './history.js'
 
 /** Eight model steps is plenty for one typed request; more means the model is looping. */
 export const DEFAULT_MAX_STEPS = 8
@@ -69,7 +70,7 @@ export class TurnLoop {
       at: clock.now(),
     })
     for (let step = 1; step <= maxSteps; step++) {
-      const history = store.messages(input.conversationId)
+      const history = wellFormedHistory(store.messages(input.conversationId))
       const answer = await llm.next(
         { persona, history, tools: tools.declarations(), onText: input.onText },
         signal,

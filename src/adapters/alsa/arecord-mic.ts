@@ -1,4 +1,4 @@
-import type { BackoffOptions } from '../../audio/backoff.js'
+import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../audio/backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
 import type { Logger } from '../../core/logger.js'
@@ -31,11 +31,14 @@ export class ArecordMic implements AudioIn {
   readonly sampleRateHz: number
   readonly #o: ArecordMicOptions
   readonly #frameMs: number
+  /** Kept across start/stop: a device that stays gone is retried ever less often. */
+  readonly #backoff: Backoff
   #child: SupervisedChild | undefined
 
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
     this.#o = options
+    this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF)
     this.sampleRateHz = options.sampleRateHz ?? 16_000
     this.#frameMs = options.frameMs ?? 20
   }
@@ -68,6 +71,7 @@ export class ArecordMic implements AudioIn {
       clock,
       logger: o.logger,
       backoff: o.backoff,
+      backoffState: this.#backoff,
       stdin: 'ignore',
       onStdout: (chunk) => {
         chunkAt = clock.now()

@@ -12,6 +12,11 @@ export interface SupervisedChildOptions {
   readonly clock: Clock
   readonly logger: Logger
   readonly backoff?: BackoffOptions
+  /**
+   * A backoff kept by the owner across children it starts anew (a capture restarted by its stall
+   * watchdog), so each new supervisor does not begin again from the shortest wait.
+   */
+  readonly backoffState?: Backoff
   /** stdin is a pipe for a player, ignored for a recorder. */
   readonly stdin: 'pipe' | 'ignore'
   readonly onStdout?: (chunk: Buffer) => void
@@ -39,10 +44,12 @@ export class SupervisedChild {
   #restartTimer: TimerHandle | undefined
   #stopped = true
   #exits = new Map<ChildProcess, Promise<void>>()
+  /** Exits in a row, each after a short life: logged as a summary, not a line per restart. */
+  #failures = 0
 
   constructor(options: SupervisedChildOptions) {
     this.#o = options
-    this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF)
+    this.#backoff = options.backoffState ?? new Backoff(options.backoff ?? DEFAULT_BACKOFF)
   }
 
   /** The running child, if any (for writing to its stdin, and for tests to find its pid). */
@@ -103,9 +110,20 @@ export class SupervisedChild {
       this.#child = undefined
       if (this.#stopped) return
       const error = o.describeExit({ code, signal, spawnError }, stderr.text)
-      const delay = this.#backoff.next(o.clock.now() - this.#startedAt)
-      o.logger.warn(
-        { command: o.command, code, signal, restartInMs: delay, err: error.message },
+      const lived = o.clock.now() - this.#startedAt
+      const delay = this.#backoff.next(lived)
+      this.#failures = lived >= (o.backoff ?? DEFAULT_BACKOFF).healthyMs ? 1 : this.#failures + 1
+      // The first exit of a streak, then every 20th, at warn; the rest at debug.
+      const level = this.#failures === 1 || this.#failures % 20 === 0 ? 'warn' : 'debug'
+      o.logger[level](
+        {
+          command: o.command,
+          code,
+          signal,
+          restartInMs: delay,
+          failures: this.#failures,
+          err: error.message,
+        },
         'audio child ended; restarting',
       )
       this.#restartTimer = o.clock.setTimeout(() => {

@@ -19,6 +19,7 @@ export class MqttStatus {
   readonly #now: () => number
   #state = 'idle'
   #muted = false
+  #reason: string | undefined
   #since: number
 
   constructor(o: {
@@ -37,11 +38,15 @@ export class MqttStatus {
     this.#conn.onConnect(() => this.#publish())
   }
 
-  /** Called by the voice driver whenever its state or mute changes. */
-  setState(state: string, muted: boolean): void {
-    if (state === this.#state && muted === this.#muted) return
+  /**
+   * Called by the voice driver whenever its state or mute changes. `reason` says why the state is
+   * `error` (the microphone hears nothing, the store cannot be written), and is absent otherwise.
+   */
+  setState(state: string, muted: boolean, reason?: string): void {
+    if (state === this.#state && muted === this.#muted && reason === this.#reason) return
     this.#state = state
     this.#muted = muted
+    this.#reason = reason
     this.#since = this.#now()
     this.#publish()
   }
@@ -54,6 +59,7 @@ export class MqttStatus {
       muted: this.#muted,
       model: this.#model,
       since: this.#since,
+      ...(this.#reason !== undefined && { reason: this.#reason }),
     }
   }
 
