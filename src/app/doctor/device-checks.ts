@@ -3,29 +3,13 @@ import { hostname } from 'node:os'
 import { probeBroker, type RightResult, writeProbes } from '../../adapters/mqtt/probe.js'
 import { topicsFor } from '../../protocol/index.js'
 import { probePcms } from '../config/check-pcms.js'
-import type { ConfigError } from '../config/errors.js'
-import type { LoadedConfig } from '../config/load.js'
 import { checkPanel } from '../panel-check.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import type { Check, CheckResult, CheckStatus } from './check.js'
+import type { DeviceDoctorContext } from './device-context.js'
 import { phoneAppCheck } from './phone-app-check.js'
 
-/** What the device checks look at: the configuration, if there is one, and the environment. */
-export interface DeviceDoctorContext {
-  readonly env: NodeJS.ProcessEnv
-  /** The configuration in use; undefined when there is none or it is unusable. */
-  readonly loaded: LoadedConfig | undefined
-  /** Where the configuration was looked for (or given), if anywhere. */
-  readonly configPath: string | undefined
-  /** Why the configuration could not be used. */
-  readonly configError: ConfigError | undefined
-  /** How long the broker may take to accept a connection. */
-  readonly brokerTimeoutMs?: number
-  /** The Node version judged (default: the one running). */
-  readonly nodeVersion?: string
-  /** Where the firmware's config.txt may be (default: Pi OS bookworm's, then the older place). */
-  readonly bootConfigPaths?: readonly string[]
-}
+export type { DeviceDoctorContext } from './device-context.js'
 
 const NO_CONFIG = 'no configuration (--config <path>, NOCTURN_CONFIG or /etc/nocturn/config.json)'
 

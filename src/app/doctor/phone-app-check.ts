@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { DEFAULT_APP_ROOT, phoneAppUrl } from '../phone-app.js'
 import type { Check, CheckResult } from './check.js'
-import type { DeviceDoctorContext } from './device-checks.js'
+import type { DeviceDoctorContext } from './device-context.js'
 
 /**
  * Is the phone app served, or can it be? Built, its TLS files readable, and its port either
