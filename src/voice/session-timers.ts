@@ -20,9 +20,9 @@ export interface SessionTimerOptions {
 }
 
 /**
- * The session's wall-clock budget and idle timeout (docs/voice-driver.md, rule 9), on the Clock port. Activity
- * only stamps a time — no timer is re-armed per audio frame — and the idle timer, when it fires
- * early, re-arms itself for what is left.
+ * The session's wall-clock budget and idle timeout (docs/voice-driver.md, rule 9), on the Clock
+ * port. Activity only stamps a time — no timer is re-armed per audio frame — and the idle timer,
+ * when it fires early, re-arms itself for what is left.
  */
 export class SessionTimers {
   readonly #o: SessionTimerOptions

@@ -29,13 +29,13 @@ function adapter(model = ASYNC, o: { connectTimeoutMs?: number; baseUrl?: string
 describe('connect', () => {
   it('times out when setupComplete never comes, and closes the socket it opened', async () => {
     server = await FakeLiveServer.start({ scripts: [{ handshake: 'ignore', steps: [] }] })
-    const t0 = Date.now()
+    // The code says the adapter's own timer ended the wait (no wall-clock bound: a loaded machine
+    // takes seconds to load the SDK on the first connect).
     await expect(
       adapter(ASYNC, { connectTimeoutMs: 300 }).open(liveSetup(), recorder()),
     ).rejects.toMatchObject({
       code: 'NOC_ERR_LIVE_CONNECT_TIMEOUT',
     })
-    expect(Date.now() - t0).toBeLessThan(2000)
     await server.until(() => server?.timeline.some((e) => e.event === 'close'))
   })
 
