@@ -1,35 +1,89 @@
 #!/usr/bin/env bash
 # Puts Nocturn on a Raspberry Pi as a system service. Run from a built checkout (npm ci && npm run
 # build) as root: sudo systemd/install.sh. Safe to run again: it never overwrites config or secrets.
+#
+# /opt/nocturn gets the built program and the production dependencies only: a staged copy of
+# node_modules is pruned of the development tools (TypeScript, Biome, Vitest… ~160 MB) before it
+# is copied, with no download and no recompiling.
+#
+# DESTDIR=<dir> installs under that folder instead (<dir>/opt/nocturn, <dir>/etc/nocturn, …) and
+# skips what needs root (the user, groups, systemctl): for tests and for building a package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+DESTDIR="${DESTDIR:-}"
+OPT="$DESTDIR/opt/nocturn"
+ETC="$DESTDIR/etc/nocturn"
+MIN_NODE=20
 
-[ "$(id -u)" -eq 0 ] || { echo "run as root: sudo $0" >&2; exit 1; }
+# A Node that fits. Raspberry Pi OS bookworm's own is 18, too old for the dependencies.
+node_version="$(node -p process.versions.node 2>/dev/null || true)"
+if [ -z "$node_version" ]; then
+  echo "no node on PATH: install Node $MIN_NODE or later (README, step 1)" >&2
+  exit 1
+fi
+if [ "${node_version%%.*}" -lt "$MIN_NODE" ]; then
+  cat >&2 <<EOF
+Node $node_version is too old: Nocturn needs Node $MIN_NODE or later.
+  Raspberry Pi OS trixie:   sudo apt install nodejs npm   (Node 20)
+  Raspberry Pi OS bookworm: it ships Node 18 — install Node 22 from NodeSource, or the official
+                            linux-arm64 tarball (README, step 1), then npm ci again.
+EOF
+  exit 1
+fi
+
+[ -n "$DESTDIR" ] || [ "$(id -u)" -eq 0 ] || { echo "run as root: sudo $0" >&2; exit 1; }
 [ -f dist/app/cli.js ] || { echo "build first: npm ci && npm run build" >&2; exit 1; }
 
-# The service's own user, in the groups that own the sound card and the GPIO chips.
-if ! id nocturn >/dev/null 2>&1; then
-  useradd --system --home-dir /var/lib/nocturn --shell /usr/sbin/nologin nocturn
+# The store's native module must load for this Node: built by npm ci (a prebuilt binary, or
+# compiled with make, g++ and python3), or the service would die at its first start.
+if ! node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null; then
+  missing=""
+  for t in make g++ python3; do command -v "$t" >/dev/null 2>&1 || missing="$missing $t"; done
+  echo "better-sqlite3 does not load for Node $node_version." >&2
+  [ -z "$missing" ] || echo "  missing build tools:$missing" >&2
+  echo "  fix: sudo apt install build-essential python3, then npm ci && npm run build again" >&2
+  exit 1
 fi
-for g in audio gpio spi; do
-  getent group "$g" >/dev/null && usermod -aG "$g" nocturn
-done
 
-# The program.
-install -d -m 0755 /opt/nocturn
-cp -a dist node_modules package.json systemd /opt/nocturn/
+# The service's own user, in the groups that own the sound card, the GPIO chips and SPI.
+if [ -z "$DESTDIR" ]; then
+  if ! id nocturn >/dev/null 2>&1; then
+    useradd --system --home-dir /var/lib/nocturn --shell /usr/sbin/nologin nocturn
+  fi
+  for g in audio gpio spi; do
+    getent group "$g" >/dev/null && usermod -aG "$g" nocturn
+  done
+fi
+
+# The program: a staged copy pruned to the production dependencies, then moved into place.
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+cp -a dist bin package.json package-lock.json vendor node_modules "$stage/"
+mkdir -p "$stage/fixtures" && cp -a fixtures/offline "$stage/fixtures/"
+(cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
+install -d -m 0755 "$OPT"
+rm -rf "$OPT/dist" "$OPT/node_modules" "$OPT/bin" "$OPT/vendor" "$OPT/fixtures"
+cp -a "$stage/." "$OPT/"
+cp -a systemd "$OPT/"
+# `nocturn …` on the command line, as the README and the demo's hint say.
+install -d -m 0755 "$DESTDIR/usr/local/bin"
+ln -sfn /opt/nocturn/bin/nocturn.js "$DESTDIR/usr/local/bin/nocturn"
 
 # Configuration and secrets (LoadCredential= reads them as root and hands them to the service).
-install -d -m 0755 /etc/nocturn
-install -d -m 0700 /etc/nocturn/credentials
-[ -f /etc/nocturn/config.json ] || node dist/app/cli.js config --example > /etc/nocturn/config.json
+install -d -m 0755 "$ETC"
+install -d -m 0700 "$ETC/credentials"
+[ -f "$ETC/config.json" ] || node dist/app/cli.js config --example > "$ETC/config.json"
 for c in gemini-api-key mqtt-password; do
-  [ -f "/etc/nocturn/credentials/$c" ] || install -m 0600 /dev/null "/etc/nocturn/credentials/$c"
+  [ -f "$ETC/credentials/$c" ] || install -m 0600 /dev/null "$ETC/credentials/$c"
 done
 
-install -m 0644 systemd/nocturn.service /etc/systemd/system/nocturn.service
-systemctl daemon-reload
-echo "installed. Next:"
+# The unit runs the node found here (NodeSource puts it in /usr/bin, a tarball or `n` elsewhere).
+install -d -m 0755 "$DESTDIR/etc/systemd/system"
+sed "s#^ExecStart=/usr/bin/node #ExecStart=$(command -v node) #" systemd/nocturn.service \
+  > "$DESTDIR/etc/systemd/system/nocturn.service"
+chmod 0644 "$DESTDIR/etc/systemd/system/nocturn.service"
+[ -n "$DESTDIR" ] || systemctl daemon-reload
+echo "installed ($(du -sh "$OPT" | cut -f1) in $OPT). Next:"
 echo "  1. put the API key in /etc/nocturn/credentials/gemini-api-key (and the broker password in mqtt-password)"
-echo "  2. edit /etc/nocturn/config.json, then: sudo -u nocturn node /opt/nocturn/dist/app/cli.js config --check"
+echo "  2. edit /etc/nocturn/config.json, then: sudo -u nocturn nocturn config --check && sudo -u nocturn nocturn doctor"
 echo "  3. sudo systemctl enable --now nocturn && journalctl -u nocturn -f"

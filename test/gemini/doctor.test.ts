@@ -49,7 +49,8 @@ describe('nocturn doctor against the fake server', () => {
     expect(r.code).toBe(0)
     const lines = r.stdout.split('\n')
     // Without a configuration the device checks skip and the Gemini settings come from env/flags.
-    expect(lines[0]).toMatch(
+    expect(lines[0]).toMatch(/^ok +node +Node \d+\./)
+    expect(lines.find((l) => / config /.test(l))).toMatch(
       /^skip +config +no configuration .*reading the Gemini settings from the environment$/,
     )
     const at = lines.findIndex((l) => /Gemini API key/.test(l))

@@ -15,9 +15,11 @@ export async function run(_args: string[]): Promise<number> {
   // The closing hint names a command that works here: tsx is a development tool, absent from an
   // installed device, so a built run points at the built CLI.
   const self = fileURLToPath(import.meta.url)
+  const built = resolve(dirname(self), '../cli.js')
+  const near = relative(process.cwd(), built)
   const cli = self.endsWith('.ts')
     ? 'npm run nocturn --'
-    : `node ${relative(process.cwd(), resolve(dirname(self), '../cli.js')) || 'cli.js'}`
+    : `node ${near && !near.startsWith('..') ? near : built}`
   return runOffline({
     out: process.stdout,
     logger,

@@ -1,0 +1,69 @@
+import { execFileSync, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const INSTALL = join(ROOT, 'systemd', 'install.sh')
+
+/** Bytes under `dir`, as du counts them (apparent size, so sparse or shared blocks don't hide any). */
+function duBytes(dir: string): number {
+  return Number(execFileSync('du', ['-sb', dir], { encoding: 'utf8' }).split('\t')[0])
+}
+
+describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
+  it('produces a lean /opt/nocturn: production dependencies only, and it runs', () => {
+    if (!existsSync(join(ROOT, 'dist', 'app', 'cli.js'))) {
+      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' })
+    }
+    const dest = mkdtempSync(join(tmpdir(), 'nocturn-install-'))
+    const r = spawnSync('bash', [INSTALL], {
+      cwd: ROOT,
+      env: { ...process.env, DESTDIR: dest },
+      encoding: 'utf8',
+    })
+    expect(r.status, r.stderr).toBe(0)
+    const opt = join(dest, 'opt', 'nocturn')
+    // What the README's path used to ship: 240 MB with the development tools; these must be gone.
+    for (const dev of ['typescript', '@biomejs/biome', 'vitest', 'tsx', 'rolldown', 'vite']) {
+      expect(existsSync(join(opt, 'node_modules', dev)), dev).toBe(false)
+    }
+    for (const prod of ['better-sqlite3', '@google/genai', 'mqtt', 'zod', 'ws']) {
+      expect(existsSync(join(opt, 'node_modules', prod)), prod).toBe(true)
+    }
+    const mb = duBytes(opt) / 1e6
+    process.stdout.write(`/opt/nocturn: ${mb.toFixed(0)} MB\n`)
+    expect(mb).toBeLessThan(120)
+    // It runs from there with nothing but what was installed.
+    const help = spawnSync(process.execPath, [join(opt, 'dist', 'app', 'cli.js'), '--help'], {
+      cwd: opt,
+      encoding: 'utf8',
+    })
+    expect(help.status, help.stderr).toBe(0)
+    expect(help.stdout).toMatch(/usage: nocturn/)
+    // The unit runs the node this install found; the config was written from the example.
+    const unit = readFileSync(join(dest, 'etc', 'systemd', 'system', 'nocturn.service'), 'utf8')
+    expect(unit).toMatch(/^ExecStart=\S*node \/opt\/nocturn\/dist\/app\/cli\.js run /m)
+    expect(existsSync(join(dest, 'etc', 'nocturn', 'config.json'))).toBe(true)
+  }, 300_000)
+
+  it('refuses Node 18 (what bookworm ships) and says how to get a supported one', () => {
+    const bin = mkdtempSync(join(tmpdir(), 'nocturn-old-node-'))
+    mkdirSync(bin, { recursive: true })
+    // A stand-in for bookworm's node: answers the version question as 18.19 does.
+    writeFileSync(join(bin, 'node'), '#!/bin/sh\necho 18.19.0\n')
+    chmodSync(join(bin, 'node'), 0o755)
+    const dest = mkdtempSync(join(tmpdir(), 'nocturn-install-'))
+    const r = spawnSync('bash', [INSTALL], {
+      cwd: ROOT,
+      env: { ...process.env, DESTDIR: dest, PATH: `${bin}:${process.env.PATH ?? ''}` },
+      encoding: 'utf8',
+    })
+    expect(r.status).toBe(1)
+    expect(r.stderr).toMatch(/Node 18\.19\.0 is too old: Nocturn needs Node 20 or later/)
+    expect(r.stderr).toMatch(/trixie: +sudo apt install nodejs npm/)
+    expect(r.stderr).toMatch(/bookworm: .*NodeSource/)
+    expect(existsSync(join(dest, 'opt'))).toBe(false)
+  })
+})
