@@ -34,18 +34,8 @@ export async function openSpiBus(o: SpiBusOptions): Promise<SpiBus> {
   if (!m) {
     throw new Error(`${o.device}: expected /dev/spidev<bus>.<device>`)
   }
-  let spi: typeof import('spi-device')
-  try {
-    const mod = (await import('spi-device')) as typeof import('spi-device') & {
-      default?: typeof import('spi-device')
-    }
-    spi = mod.default ?? mod
-  } catch {
-    throw new Error(
-      'the optional package spi-device is not installed (it compiles at install: apt install build-essential python3, then npm ci again)',
-    )
-  }
-  const device = await new Promise<import('spi-device').SpiDevice>((resolve, reject) => {
+  const spi = await loadSpiDevice()
+  const device = await new Promise<SpiDevice>((resolve, reject) => {
     const d = spi.open(Number(m[1]), Number(m[2]), { mode: 0, maxSpeedHz: o.speedHz }, (err) =>
       err ? reject(err) : resolve(d),
     )
@@ -59,6 +49,51 @@ export async function openSpiBus(o: SpiBusOptions): Promise<SpiBus> {
         ),
       ),
     close: () => new Promise((resolve) => device.close(() => resolve())),
+  }
+}
+
+/** The part of `spi-device` used here, typed locally so the build does not need the package. */
+interface SpiDevice {
+  transfer(
+    messages: { sendBuffer: Buffer; byteLength: number; speedHz: number }[],
+    done: (err: Error | null) => void,
+  ): void
+  close(done: (err: Error | null) => void): void
+}
+
+interface SpiDeviceModule {
+  open(
+    bus: number,
+    device: number,
+    options: { mode: number; maxSpeedHz: number },
+    done: (err: Error | null) => void,
+  ): SpiDevice
+}
+
+/**
+ * `spi-device` is optional and compiles at install: a Pi without a compiler has no copy, and the
+ * build must still work there. The name is held in a variable so the compiler does not look for it.
+ */
+const SPI_PACKAGE = 'spi-device'
+
+/** Whether the optional package loads here (doctor asks). */
+export async function spiDeviceLoads(): Promise<boolean> {
+  try {
+    await loadSpiDevice()
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function loadSpiDevice(): Promise<SpiDeviceModule> {
+  try {
+    const mod = (await import(SPI_PACKAGE)) as SpiDeviceModule & { default?: SpiDeviceModule }
+    return mod.default ?? mod
+  } catch {
+    throw new Error(
+      'the optional package spi-device is not installed (it compiles at install: apt install build-essential python3, then npm ci again)',
+    )
   }
 }
 

@@ -7,9 +7,13 @@ import { checkPanel } from '../panel-check.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import type { Check, CheckResult, CheckStatus } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
+import { nodeCheck } from './node-check.js'
 import { phoneAppCheck } from './phone-app-check.js'
+import { spiCheck } from './spi-check.js'
 
 export type { DeviceDoctorContext } from './device-context.js'
+export { MIN_NODE_MAJOR, NODE_FIX, nodeCheck } from './node-check.js'
+export { spiCheck } from './spi-check.js'
 
 const NO_CONFIG = 'no configuration (--config <path>, NOCTURN_CONFIG or /etc/nocturn/config.json)'
 
@@ -313,93 +317,6 @@ export const phonesCheck: Check<DeviceDoctorContext> = {
       data,
     }
   },
-}
-
-/** The oldest Node Nocturn runs on: the dependencies' floor (better-sqlite3, @google/genai, aedes). */
-export const MIN_NODE_MAJOR = 20
-
-/** How to get a supported Node, per Raspberry Pi OS release (the README's step 1 says the same). */
-export const NODE_FIX =
-  'Raspberry Pi OS trixie: sudo apt install nodejs npm (Node 20). Bookworm ships Node 18: install Node 22 from NodeSource (see README step 1), or the official linux-arm64 tarball'
-
-export const nodeCheck: Check<DeviceDoctorContext> = {
-  name: 'node',
-  async run(ctx) {
-    const version = ctx.nodeVersion ?? process.versions.node
-    const major = Number(version.split('.')[0])
-    if (major >= MIN_NODE_MAJOR)
-      return { status: 'ok', summary: `Node ${version}`, data: { version } }
-    return {
-      status: 'fail',
-      summary: `Node ${version} is too old: Nocturn needs Node ${MIN_NODE_MAJOR} or later`,
-      details: [`fix: ${NODE_FIX}`],
-      data: { version, needed: MIN_NODE_MAJOR },
-    }
-  },
-}
-
-/** The ReSpeaker's LEDs need SPI: the firmware's `dtparam=spi=on` and the spidev device. */
-export const spiCheck: Check<DeviceDoctorContext> = {
-  name: 'spi',
-  async run(ctx) {
-    const leds = ctx.loaded?.panel.rgbLeds
-    if (!leds) return { status: 'skip', summary: 'no APA102 LEDs configured (panel.rgbLeds)' }
-    const bootPaths = ctx.bootConfigPaths ?? ['/boot/firmware/config.txt', '/boot/config.txt']
-    const boot = bootPaths.find((p) => existsSync(p))
-    const enabled = boot
-      ? /^\s*dtparam=(?:[^#\n]*,)?spi=on\b/m.test(readFileSync(boot, 'utf8'))
-      : undefined
-    const device = statOrUndefined(leds.device)
-    const data = { device: leds.device, bootConfig: boot ?? null, spiOn: enabled ?? null }
-    const details = [
-      boot
-        ? `${boot}: ${enabled ? 'dtparam=spi=on' : 'no dtparam=spi=on'}`
-        : 'no firmware config.txt found (not a Raspberry Pi?)',
-    ]
-    if (!device) {
-      return {
-        status: 'fail',
-        summary: `${leds.device} is missing: the LEDs stay dark`,
-        details: [
-          ...details,
-          enabled
-            ? 'fix: SPI is enabled but the device is missing: reboot after enabling it'
-            : `fix: add dtparam=spi=on to ${boot ?? '/boot/firmware/config.txt'} (or raspi-config → Interface Options → SPI) and reboot`,
-        ],
-        data,
-      }
-    }
-    if (!device.isCharacterDevice()) {
-      return {
-        status: 'warn',
-        summary: `${leds.device} is not an SPI device (a stand-in file?)`,
-        details,
-        data,
-      }
-    }
-    try {
-      await import('spi-device')
-    } catch {
-      return {
-        status: 'fail',
-        summary: `${leds.device} is there, but the optional package spi-device is not installed`,
-        details: [
-          ...details,
-          'fix: sudo apt install build-essential python3, then npm ci again (it compiles at install)',
-        ],
-        data,
-      }
-    }
-    return { status: 'ok', summary: `${leds.device} is there for the LEDs`, details, data }
-  },
-}
-
-function statOrUndefined(path: string) {
-  try {
-    return statSync(path)
-  } catch {
-    return undefined
-  }
 }
 
 export const deviceChecks = [
