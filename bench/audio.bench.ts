@@ -148,7 +148,10 @@ if (unavailable) {
   )
   process.exit(0)
 }
-const sinks = ['s_paced', 's_naive', 's_pa']
+// BENCH_VARIANT=<lead ms>/<tick ms>/<aplay buffer ms> adds a fourth player: the paced aplay with
+// other sizes, on its own sink, in the gap runs.
+const VARIANT = process.env.BENCH_VARIANT?.split('/').map(Number)
+const sinks = ['s_paced', 's_naive', 's_pa', 's_variant']
 const pulse = await startPacedDevice(sinks)
 // PortAudio reads ALSA's configuration once, from the environment of this process.
 Object.assign(process.env, pulse.env)
@@ -187,8 +190,31 @@ try {
         naivePlayer(env, 'play_s_naive'),
       ]
       const pa = process.env.BENCH_NO_PA ? undefined : portAudioSpeaker('play_s_pa')
-      if (pa) players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
-      const monitors = players.map((_, i) => new Monitor(env, sinks[i] as string, MONITOR_MS))
+      const sinkOf = ['s_paced', 's_naive']
+      if (pa) {
+        players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
+        sinkOf.push('s_pa')
+      }
+      if (VARIANT) {
+        const [leadMs, tickMs, bufferMs] = VARIANT as [number, number, number]
+        const v = createAlsaSpeaker({
+          device: 'play_s_variant',
+          clock,
+          logger: silentLogger,
+          env,
+          leadMs,
+          tickMs,
+          bufferTimeUs: bufferMs * 1000,
+        })
+        players.push(
+          pacedPlayer(
+            `variant: paced → aplay, lead ${leadMs}/tick ${tickMs}/buffer ${bufferMs}`,
+            v.speaker,
+          ),
+        )
+        sinkOf.push('s_variant')
+      }
+      const monitors = players.map((_, i) => new Monitor(env, sinkOf[i] as string, MONITOR_MS))
       await Promise.all(monitors.map((m) => m.ready()))
       await sleep(300)
       const hogging = hogs(load)
