@@ -23,7 +23,7 @@ export interface PacedSpeakerOptions {
 /**
  * A 200 ms lead fed every 40 ms: the device always holds 150–200 ms, so a late timer (a busy
  * machine) has well over 100 ms before the device runs dry. A small lead buys nothing where the
- * drop kills the player, which is what removes stale audio (docs/audio.md). A device that cannot
+ * drop kills the player, which is what removes stale audio (hardware/audio.md). A device that cannot
  * be killed (PortAudio) asks for less, since there the lead is what a drop still plays.
  */
 export const DEFAULT_LEAD_MS = 200
