@@ -170,8 +170,17 @@ console.log(
       ? `; naudiodon: lead ${PA_LEAD ?? paSpeaker.PORTAUDIO_LEAD_MS} ms, tick ${PA_TICK ?? paSpeaker.PORTAUDIO_TICK_MS} ms`
       : ''),
 )
+// Counts the hung-player watch's replacements: each one drops audio, so it would show as a gap.
+let stalls = 0
+const countingLogger = {
+  ...silentLogger,
+  warn(fields: object) {
+    if ((fields as { event?: string }).event === 'speaker_stalled') stalls++
+  },
+  child: () => countingLogger,
+}
 const alsaSpeaker = (pcm: string) =>
-  createAlsaSpeaker({ device: pcm, clock, logger: silentLogger, env })
+  createAlsaSpeaker({ device: pcm, clock, logger: countingLogger, env })
 const portAudioSpeaker = (pcm: string) =>
   paSpeaker?.createPortAudioSpeaker({
     device: pcm,
@@ -221,6 +230,8 @@ try {
       const t0 = performance.now()
       const lengths = await playSchedule(players, PLAY_S)
       const seconds = (performance.now() - t0) / 1000
+      console.log(`hung-player replacements (speaker_stalled) during the phase: ${stalls}`)
+      stalls = 0
       await stopAll(hogging)
       await sleep(500)
       const heard = await Promise.all(monitors.map((m) => m.stop()))

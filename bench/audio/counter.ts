@@ -71,8 +71,9 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
       j++
       continue
     }
-    if (afterPause && idx < near && r + 1 < lengths.length) {
-      // A new reply begins, after a pause (late by `idx` samples if its start was not heard).
+    if ((afterPause || !due) && idx < near && r + 1 < lengths.length) {
+      // A new reply begins, after a pause or the last one's end (late by `idx` samples if its
+      // start was not heard).
       if (due) cutShort++
       if (idx > 0) clippedStartMs.push(ms(idx))
       r++
