@@ -378,7 +378,7 @@ try {
     // Floors: arecord | cat, and aplay reading the same audio from a file.
     for (const [label, recArgs, playArgs] of [
       [
-        'floor, same buffers (arecord 20/160 ms | cat; aplay 400/20 ms)',
+        `floor, same buffers (arecord 20/160 ms | cat; aplay ${DEFAULT_BUFFER_TIME_US / 1000}/${DEFAULT_PERIOD_TIME_US / 1000} ms)`,
         ['--period-time=20000', '--buffer-time=160000'],
         [`--buffer-time=${DEFAULT_BUFFER_TIME_US}`, `--period-time=${DEFAULT_PERIOD_TIME_US}`],
       ],
