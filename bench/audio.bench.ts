@@ -148,7 +148,10 @@ if (unavailable) {
   )
   process.exit(0)
 }
-const sinks = ['s_paced', 's_naive', 's_pa']
+// BENCH_VARIANT=<lead ms>/<tick ms>/<aplay buffer ms> adds a fourth player: the paced aplay with
+// other sizes, on its own sink, in the gap runs.
+const VARIANT = process.env.BENCH_VARIANT?.split('/').map(Number)
+const sinks = ['s_paced', 's_naive', 's_pa', 's_variant']
 const pulse = await startPacedDevice(sinks)
 // PortAudio reads ALSA's configuration once, from the environment of this process.
 Object.assign(process.env, pulse.env)
@@ -167,8 +170,17 @@ console.log(
       ? `; naudiodon: lead ${PA_LEAD ?? paSpeaker.PORTAUDIO_LEAD_MS} ms, tick ${PA_TICK ?? paSpeaker.PORTAUDIO_TICK_MS} ms`
       : ''),
 )
+// Counts the hung-player watch's replacements: each one drops audio, so it would show as a gap.
+let stalls = 0
+const countingLogger = {
+  ...silentLogger,
+  warn(fields: object) {
+    if ((fields as { event?: string }).event === 'speaker_stalled') stalls++
+  },
+  child: () => countingLogger,
+}
 const alsaSpeaker = (pcm: string) =>
-  createAlsaSpeaker({ device: pcm, clock, logger: silentLogger, env })
+  createAlsaSpeaker({ device: pcm, clock, logger: countingLogger, env })
 const portAudioSpeaker = (pcm: string) =>
   paSpeaker?.createPortAudioSpeaker({
     device: pcm,
@@ -187,14 +199,39 @@ try {
         naivePlayer(env, 'play_s_naive'),
       ]
       const pa = process.env.BENCH_NO_PA ? undefined : portAudioSpeaker('play_s_pa')
-      if (pa) players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
-      const monitors = players.map((_, i) => new Monitor(env, sinks[i] as string, MONITOR_MS))
+      const sinkOf = ['s_paced', 's_naive']
+      if (pa) {
+        players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
+        sinkOf.push('s_pa')
+      }
+      if (VARIANT) {
+        const [leadMs, tickMs, bufferMs] = VARIANT as [number, number, number]
+        const v = createAlsaSpeaker({
+          device: 'play_s_variant',
+          clock,
+          logger: silentLogger,
+          env,
+          leadMs,
+          tickMs,
+          bufferTimeUs: bufferMs * 1000,
+        })
+        players.push(
+          pacedPlayer(
+            `variant: paced → aplay, lead ${leadMs}/tick ${tickMs}/buffer ${bufferMs}`,
+            v.speaker,
+          ),
+        )
+        sinkOf.push('s_variant')
+      }
+      const monitors = players.map((_, i) => new Monitor(env, sinkOf[i] as string, MONITOR_MS))
       await Promise.all(monitors.map((m) => m.ready()))
       await sleep(300)
       const hogging = hogs(load)
       const t0 = performance.now()
       const lengths = await playSchedule(players, PLAY_S)
       const seconds = (performance.now() - t0) / 1000
+      console.log(`hung-player replacements (speaker_stalled) during the phase: ${stalls}`)
+      stalls = 0
       await stopAll(hogging)
       await sleep(500)
       const heard = await Promise.all(monitors.map((m) => m.stop()))
@@ -341,7 +378,7 @@ try {
     // Floors: arecord | cat, and aplay reading the same audio from a file.
     for (const [label, recArgs, playArgs] of [
       [
-        'floor, same buffers (arecord 20/160 ms | cat; aplay 400/20 ms)',
+        `floor, same buffers (arecord 20/160 ms | cat; aplay ${DEFAULT_BUFFER_TIME_US / 1000}/${DEFAULT_PERIOD_TIME_US / 1000} ms)`,
         ['--period-time=20000', '--buffer-time=160000'],
         [`--buffer-time=${DEFAULT_BUFFER_TIME_US}`, `--period-time=${DEFAULT_PERIOD_TIME_US}`],
       ],

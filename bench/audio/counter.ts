@@ -44,13 +44,18 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
   let foreign = 0
   const ms = (n: number) => (n / rate) * 1000
   const near = rate / 10 // 100 ms
+  const pause = rate / 4 // replies are played at least 300 ms apart
+  let quiet = pause // zeros since the last counter sample
   for (let i = 0; i < heard.length; i++) {
     const x = heard[i] as number
     const due = r >= 0 && j < (lengths[r] ?? 0)
     if (x === 0) {
+      quiet++
       if (due) silence++
       continue
     }
+    const afterPause = quiet >= pause
+    quiet = 0
     const idx = x - BASE
     if (idx < 0 || idx >= SPAN) {
       foreign++
@@ -58,7 +63,7 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
     }
     if (due && idx === j % SPAN) {
       // A reply's tail heard only after a pause: held back until the next reply pushed it out.
-      if (silence >= rate / 4) lateTails++
+      if (silence >= pause) lateTails++
       else if (silence > 0) gapMs.push(ms(silence))
       if (silence > 0 && process.env.BENCH_DEBUG)
         console.log(`reply ${r}: ${ms(silence).toFixed(1)} ms silent at ${ms(j).toFixed(0)} ms`)
@@ -66,35 +71,37 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
       j++
       continue
     }
-    const d = due ? (idx - (j % SPAN) + SPAN) % SPAN : 0
-    if (due && silence >= rate / 4) {
-      // A pause as long as those between replies, then a jump: the reply was cut short there (a
-      // ≥ 250 ms underrun inside a reply would land here too, so "cut short" must stay 0).
-      cutShort++
-      silence = 0
-      if (idx < near) {
-        if (idx > 0) clippedStartMs.push(ms(idx))
-        r++
-        j = idx + 1
-      } else j += d + 1
-    } else if (due && d > 0 && d <= SPAN / 2) {
-      // A jump forward inside the reply: samples lost.
-      gapMs.push(ms(silence + d))
-      if (process.env.BENCH_DEBUG)
-        console.log(`reply ${r}: ${ms(silence + d).toFixed(1)} ms at ${ms(j).toFixed(0)} ms`)
-      j += d + 1
-      silence = 0
-    } else if (due && SPAN - d <= near && j - (SPAN - d) >= 0) {
-      rewinds++
-      j = j - (SPAN - d) + 1
-    } else if (idx < near) {
-      // A new reply begins (late by `idx` samples if its start was not heard).
+    if ((afterPause || !due) && idx < near && r + 1 < lengths.length) {
+      // A new reply begins, after a pause or the last one's end (late by `idx` samples if its
+      // start was not heard).
       if (due) cutShort++
       if (idx > 0) clippedStartMs.push(ms(idx))
       r++
       j = idx + 1
       silence = 0
-    } else foreign++
+      continue
+    }
+    if (!due) {
+      foreign++
+      continue
+    }
+    const d = (idx - (j % SPAN) + SPAN) % SPAN
+    if (silence >= pause) {
+      // A pause as long as those between replies inside a reply, then a jump: cut short there.
+      cutShort++
+      j += d + 1
+    } else if (d <= SPAN / 2) {
+      // A jump forward inside the reply: samples lost.
+      gapMs.push(ms(silence + d))
+      if (process.env.BENCH_DEBUG)
+        console.log(`reply ${r}: ${ms(silence + d).toFixed(1)} ms at ${ms(j).toFixed(0)} ms`)
+      j += d + 1
+    } else {
+      // A jump back: the sound server re-rendering (rewinding) what the monitor had already seen.
+      rewinds++
+      j = Math.max(0, j - (SPAN - d)) + 1
+    }
+    silence = 0
   }
   return {
     replies: r + 1,

@@ -21,13 +21,14 @@ export interface PacedSpeakerOptions {
 }
 
 /**
- * A 200 ms lead fed every 40 ms: the device always holds 150–200 ms, so a late timer (a busy
- * machine) has well over 100 ms before the device runs dry. A small lead buys nothing where the
- * drop kills the player, which is what removes stale audio (docs/audio.md). A device that cannot
+ * A 500 ms lead fed every 50 ms: the device always holds 450–500 ms, so a late timer (a busy
+ * machine) has over 400 ms before the device runs dry (measured: a 200 ms lead still gapped on a
+ * loaded machine, bench/RESULTS.md). A small lead buys nothing where the
+ * drop kills the player, which is what removes stale audio (hardware/audio.md). A device that cannot
  * be killed (PortAudio) asks for less, since there the lead is what a drop still plays.
  */
-export const DEFAULT_LEAD_MS = 200
-export const DEFAULT_TICK_MS = 40
+export const DEFAULT_LEAD_MS = 500
+export const DEFAULT_TICK_MS = 50
 export const DEFAULT_STALL_MS = 1000
 
 /**

@@ -38,8 +38,8 @@ function speaker(stallMs?: number, logger = silentLogger) {
     // Virtual time outruns the real aplay; only the hung-player test watches for stalls.
     stallMs: stallMs ?? Number.POSITIVE_INFINITY,
     logger,
-    // The file PCM holds back a whole buffer (400 ms) until more comes: pad past it.
-    endPaddingUs: 420_000,
+    // The file PCM holds back a whole buffer (1 s) until more comes: pad past it.
+    endPaddingUs: 1_020_000,
   })
   closers.push(() => s.speaker.close())
   return { alsa, clock, errors, ...s }
@@ -82,8 +82,8 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
     await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
     const files = s.alsa.played()
-    // Nothing after 1000 ms + the 200 ms lead of the first reply was ever handed to a device.
-    const fed = bytesForMs(RATE, 1200)
+    // Nothing after 1000 ms + the 500 ms lead of the first reply was ever handed to a device.
+    const fed = bytesForMs(RATE, 1500)
     const all = Buffer.concat(files)
     // (Part of that was still inside the killed player: killing it is what discards it.)
     expect(indexOf(files[0] as Buffer, reply.subarray(0, 4800))).toBe(0)
@@ -123,9 +123,9 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     await until(() => s.device.pid !== undefined)
     const hung = s.device.pid as number
     s.speaker.write(reply)
-    // Play 400 ms for real: aplay reads each period as it is fed (the file PCM passes on all but
-    // its last buffer, 400 ms, of the 600 ms fed by then).
-    for (let t = 0; t < 400; t += 40) {
+    // Play 1.2 s for real: aplay reads each period as it is fed (the file PCM passes on all but
+    // its last buffer, 1 s, of the 1.7 s fed by then).
+    for (let t = 0; t < 1200; t += 40) {
       await s.clock.advance(40)
       await new Promise((r) => setTimeout(r, 5))
     }

@@ -8,7 +8,7 @@ import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
 
-export const DEFAULT_BUFFER_TIME_US = 400_000
+export const DEFAULT_BUFFER_TIME_US = 1_000_000
 export const DEFAULT_PERIOD_TIME_US = 20_000
 
 export interface AplayDeviceOptions {
