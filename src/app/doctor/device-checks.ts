@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { probeBroker, type RightResult, writeProbes } from '../../adapters/mqtt/probe.js'
 import { topicsFor } from '../../protocol/index.js'
