@@ -246,6 +246,11 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       if (state !== 'muted') panel.setActivity(state)
       void mqtt?.status.setState(state, driver.muted, reason)
     })
+    store.onWriteHealth((failing) => {
+      if (failing) log.error({ err: failing }, 'store cannot be written')
+      else log.info({}, 'store writable again')
+      shown.fault('store', failing)
+    })
     const router = new MicRouter(audio.mic, {
       onHealth: (h) => {
         if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')

@@ -43,6 +43,10 @@ export class SessionLoop {
   #current: Promise<void> = Promise.resolve()
   /** Microphone errors since frames last arrived: logged as a summary, not one line per retry. */
   #micErrors = 0
+  /** Sessions in a row that failed to run; the next onset waits ever longer. */
+  #failedSessions = 0
+  #pause: NodeJS.Timeout | undefined
+  #resume: (() => void) | undefined
 
   constructor(deps: SessionLoopDeps) {
     this.#d = deps
@@ -73,6 +77,8 @@ export class SessionLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true
+    clearTimeout(this.#pause)
+    this.#resume?.()
     // A session in progress is ended now, not waited out to its idle or budget: a service stop
     // must withdraw pending approvals and close the transcript within systemd's stop timeout.
     await this.#d.driver.stop()
@@ -98,8 +104,27 @@ export class SessionLoop {
         'session closed',
       )
       this.#d.onSessionEnd?.(summary)
+      this.#failedSessions = 0
     } catch (err) {
-      logger.error({ err: err instanceof Error ? err.message : String(err) }, 'session failed')
+      this.#failedSessions++
+      // A cause that lasts (the store cannot be written, the service refuses the key) would
+      // otherwise fail every onset of the same sentence: the first failure and every 10th are
+      // logged, and listening resumes after 1 s, doubling to 30 s, until a session runs again.
+      if (this.#failedSessions === 1 || this.#failedSessions % 10 === 0) {
+        logger.error(
+          {
+            err: err instanceof Error ? err.message : String(err),
+            code: (err as { code?: unknown }).code,
+            failures: this.#failedSessions,
+          },
+          'session failed',
+        )
+      }
+      const pause = Math.min(30_000, 1000 * 2 ** (this.#failedSessions - 1))
+      await new Promise<void>((resolve) => {
+        this.#pause = setTimeout(resolve, pause)
+        this.#resume = resolve
+      })
     } finally {
       if (conversationId) live.end(conversationId)
       detector.rearm()

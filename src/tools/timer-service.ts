@@ -103,8 +103,17 @@ export class TimerService {
   }
 
   #ring(t: StoredTimer, late: boolean): void {
-    // Record first: a crash while ringing must not ring it again forever after.
-    if (!this.#o.store.finishTimer(t.id, this.#o.clock.now(), 'rang')) return
+    // Record first: a crash while ringing must not ring it again forever after. A store that
+    // cannot be written (disk full, read-only) does not stop the ring: the person is waiting for
+    // it; it may ring once more after a restart, which is better than never.
+    try {
+      if (!this.#o.store.finishTimer(t.id, this.#o.clock.now(), 'rang')) return
+    } catch (err) {
+      this.#o.logger.error(
+        { timer: t.id, err: err instanceof Error ? err.message : String(err) },
+        'timer ringing, but its end could not be recorded',
+      )
+    }
     this.#o.logger.info({ timer: t.id, kind: t.kind, late }, 'timer ringing')
     try {
       this.#o.sink.write(chimePcm(this.#o.sink.sampleRateHz))

@@ -10,46 +10,47 @@ export const INTERRUPTED: ToolOutcome = {
 
 /**
  * A stored conversation as a history every model accepts: each tool call answered by exactly one
- * tool result, right after the model turn that made it. The store keeps what happened, and a
- * process killed while a phone was deciding leaves a call with no result; Gemini refuses a
- * `functionCall` without its `functionResponse`, so the household's chat would be stuck. Here a
- * call left open gets the `INTERRUPTED` answer (not stored: the chat on the phone shows what
- * really happened), and a result whose call is not in the model turn before it is left out.
- * See docs/store.md ("Calls cut short").
+ * tool result. The store keeps what happened, and a process killed while a phone was deciding
+ * leaves a call with no result; Gemini refuses a `functionCall` without its `functionResponse`, so
+ * the household's chat would be stuck. Here a call never answered gets the `INTERRUPTED` answer
+ * right after the model turn that made it (not stored: the chat on the phone shows what really
+ * happened), and a result for a call that was never made is left out. Results that arrive later
+ * (a spoken session's asynchronous calls answer after the model has spoken on) stay where they
+ * are. See docs/store.md ("Calls cut short").
  */
 export function wellFormedHistory<M extends Message>(messages: readonly M[]): Message[] {
-  const out: Message[] = []
-  let open: { calls: Map<string, string>; channel: M['channel']; at: number } | undefined
-  const closeOpen = () => {
-    if (!open) return
-    for (const [id, name] of open.calls) {
-      out.push({
-        role: 'tool',
-        toolCallId: id,
-        toolName: name,
-        args: {},
-        outcome: INTERRUPTED,
-        channel: open.channel,
-        at: open.at,
-      })
-    }
-    open = undefined
+  const called = new Set<string>()
+  const answered = new Set<string>()
+  for (const m of messages) {
+    if (m.role === 'assistant') for (const c of m.toolCalls) called.add(c.id)
+    else if (m.role === 'tool') answered.add(m.toolCallId)
   }
+  const out: Message[] = []
+  const given = new Set<string>()
   for (const m of messages) {
     if (m.role === 'tool') {
-      if (open?.calls.delete(m.toolCallId)) out.push(m)
-      continue // an answer to no call in the turn before it: the model would refuse it
+      // Once per call, and only for calls that were made.
+      if (called.has(m.toolCallId) && !given.has(m.toolCallId)) {
+        given.add(m.toolCallId)
+        out.push(m)
+      }
+      continue
     }
-    closeOpen()
     out.push(m)
-    if (m.role === 'assistant' && m.toolCalls.length > 0) {
-      open = {
-        calls: new Map(m.toolCalls.map((c) => [c.id, c.name])),
+    if (m.role !== 'assistant') continue
+    for (const c of m.toolCalls) {
+      if (answered.has(c.id)) continue
+      given.add(c.id)
+      out.push({
+        role: 'tool',
+        toolCallId: c.id,
+        toolName: c.name,
+        args: c.args,
+        outcome: INTERRUPTED,
         channel: m.channel,
         at: m.at,
-      }
+      })
     }
   }
-  // Calls still open at the end are the ones being run now: their answers come next.
   return out
 }

@@ -14,6 +14,7 @@ import type { GrantStore } from '../../ports/grant-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { TranscriptStore } from '../../ports/transcript-store.js'
 import { openDatabase } from './open.js'
+import { WriteHealth } from './write-health.js'
 
 interface ConversationRow {
   id: string
@@ -52,9 +53,11 @@ interface GrantRow {
 export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   readonly #db: Database.Database
   readonly #q
+  readonly #writes: WriteHealth
 
   constructor(path: string) {
     this.#db = openDatabase(path)
+    this.#writes = new WriteHealth(path)
     const db = this.#db
     this.#q = {
       insertConv: db.prepare(
@@ -109,9 +112,16 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
     }
   }
 
+  /** Told when writes start failing (disk full, file made read-only) and when they work again. */
+  onWriteHealth(listener: (failing: string | undefined) => void): void {
+    this.#writes.listen(listener)
+  }
+
   createConversation(input: { channel: Channel; title?: string; at: number }): Conversation {
     const id = randomUUID()
-    this.#q.insertConv.run(id, input.channel, input.title ?? null, input.at, input.at)
+    this.#writes.run(() =>
+      this.#q.insertConv.run(id, input.channel, input.title ?? null, input.at, input.at),
+    )
     return {
       id,
       channel: input.channel,
@@ -153,7 +163,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
 
   append(conversationId: string, message: NewMessage): StoredMessage {
     // One transaction: the message and the conversation's activity time land together or not at all.
-    return this.#db.transaction(this.#appendTx)(conversationId, message)
+    return this.#writes.run(() => this.#db.transaction(this.#appendTx)(conversationId, message))
   }
 
   messages(
@@ -232,7 +242,9 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
 
   addTimer(timer: NewTimer): StoredTimer {
     const id = randomUUID()
-    this.#q.insertTimer.run(id, timer.kind, timer.label, timer.dueAt, timer.createdAt)
+    this.#writes.run(() =>
+      this.#q.insertTimer.run(id, timer.kind, timer.label, timer.dueAt, timer.createdAt),
+    )
     return { ...timer, id }
   }
 
@@ -254,7 +266,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   }
 
   finishTimer(id: string, at: number, outcome: TimerOutcome): boolean {
-    return this.#q.finishTimer.run(at, outcome, id).changes > 0
+    return this.#writes.run(() => this.#q.finishTimer.run(at, outcome, id).changes > 0)
   }
 
   close(): void {

@@ -1,0 +1,114 @@
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { type Appliance, startAppliance } from '../../src/app/appliance.js'
+import { parseConfig } from '../../src/app/config/load.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { MemoryLogger } from '../../src/testing/memory-logger.js'
+import { until } from '../helpers/alsa.js'
+
+const ROOT = join(import.meta.dirname, '../..')
+
+/** A small tmpfs of our own, so the store's filesystem can fill up under it. */
+function smallDisk(): { dir: string; fill(): void; release(): void } | undefined {
+  const dir = join(mkdtempSync(join(tmpdir(), 'nocturn-ro-')), 'disk')
+  mkdirSync(dir)
+  if (spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', dir]).status !== 0) {
+    process.stdout.write('skipped: cannot mount a tmpfs here (needs root)\n')
+    return undefined
+  }
+  return {
+    dir,
+    // (A read-only remount is refused while the store is open for writing; a full disk is not.)
+    fill: () => {
+      for (let i = 0; ; i++) {
+        try {
+          writeFileSync(join(dir, `filler-${i}`), Buffer.alloc(64 * 1024))
+        } catch {
+          break
+        }
+      }
+      for (let i = 0; ; i++) {
+        try {
+          writeFileSync(join(dir, `crumb-${i}`), Buffer.alloc(512))
+        } catch {
+          break
+        }
+      }
+    },
+    release: () => void spawnSync('umount', ['-l', dir]),
+  }
+}
+
+/**
+ * Issue 16 item 10: the store's disk fills up under a running appliance. Speech keeps
+ * arriving and a timer comes due. Nothing may crash (the timer's bookkeeping used to throw out of
+ * its callback and take the process down), the LED shows `error` with the reason, and the failed
+ * sessions are a few log lines, not dozens per utterance.
+ */
+describe('a store whose disk fills up while running', () => {
+  const disk = smallDisk()
+  let appliance: Appliance | undefined
+  let server: FakeLiveServer | undefined
+  afterAll(async () => {
+    await appliance?.close()
+    await server?.close()
+    disk?.release()
+  })
+
+  it.skipIf(!disk)(
+    'the timer still rings, the LED shows error and why, nothing crashes',
+    async () => {
+      if (!disk) return
+      const work = mkdtempSync(join(tmpdir(), 'nocturn-ro-work-'))
+      const path = join(disk.dir, 'nocturn.db')
+      // A timer set earlier, due a few seconds after the start.
+      const before = new SqliteStore(path)
+      before.addTimer({
+        kind: 'timer',
+        label: 'tea',
+        dueAt: Date.now() + 4000,
+        createdAt: Date.now(),
+      })
+      before.close()
+      server = await FakeLiveServer.start({ scripts: [], logger: new MemoryLogger() })
+      const log = new MemoryLogger()
+      appliance = await startAppliance({
+        loaded: parseConfig(
+          JSON.stringify({
+            provider: {
+              model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+              baseUrl: server.baseUrl,
+            },
+            audio: {
+              backend: 'wav',
+              inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
+              outputWav: join(work, 'speaker.wav'),
+            },
+            phonesDir: join(work, 'phones'),
+            store: { path },
+            session: { idleTimeoutSeconds: 2 },
+          }),
+          'test config',
+          { GEMINI_API_KEY: 'test-key' },
+        ),
+        logger: log,
+        wavLoop: true,
+      })
+      disk.fill()
+      await until(() => log.find('timer ringing').length > 0, 50)
+      await until(() => appliance?.panel.led === 'error', 50)
+      const failed = log.find('store cannot be written')
+      expect(failed.length).toBe(1)
+      expect(String(failed[0]?.fields.err)).toMatch(/cannot write the store at .*nocturn\.db/)
+      // Speech keeps coming (the file loops); failed sessions are summarised.
+      await new Promise((r) => setTimeout(r, 6000))
+      expect(log.find('session failed').length).toBeLessThanOrEqual(3)
+      expect(appliance.panel.led).toBe('error')
+    },
+    60_000,
+  )
+})
