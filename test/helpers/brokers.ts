@@ -18,6 +18,8 @@ export const USERS = {
   /** Per-phone broker users, named as the phone ids: each reads only its own conversation replies. */
   anna: { username: 'anna', password: 'anna-secret-1' },
   ben: { username: 'ben', password: 'ben-secret-1' },
+  /** A device user the tests give narrower rights than the documented ACL (via `extraAcl`). */
+  lockedDevice: { username: 'nocturn-locked', password: 'locked-secret-1' },
 } as const
 
 /**

@@ -475,6 +475,11 @@ export class MqttApprover implements Approver {
     resolve({ decision: d.decision, grant: d.grant, by: d.phone })
   }
 
+  /** Logs the summary of rejections held back so far (shutdown, tests). */
+  flushRejections(): void {
+    this.#rejections.flush()
+  }
+
   /** Ends every pending approval as withdrawn (the device is shutting down). */
   withdrawAll(): void {
     for (const [id, p] of [...this.#pending]) {

@@ -63,7 +63,7 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // Default: the host of mqtt.url on port 9001 (Mosquitto's WebSocket listener).
     "brokerWsUrl": "wss://broker.home.arpa:9001"
   },
-  // Paired phones' public keys.
+  // Paired phones' keys: shared secrets (256 random bits each, one file per phone, owner-only).
   "phonesDir": "/var/lib/nocturn/phones",
   // Transcripts, grants and timers (StateDirectory=nocturn in the systemd unit).
   "store": { "path": "/var/lib/nocturn/nocturn.db" },
