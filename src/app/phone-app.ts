@@ -48,10 +48,24 @@ export function publicHostOf(c: Config): string {
 
 /** The app's address as a phone opens it, e.g. `http://kitchen.local:8080/`. */
 export function phoneAppUrl(c: Config): string {
-  const scheme = c.phoneApp.tlsCertFile ? 'https' : 'http'
-  const port = c.phoneApp.port
-  const standard = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443)
-  return `${scheme}://${publicHostOf(c)}${standard ? '' : `:${port}`}/`
+  return appUrlOf(publicHostOf(c), c.phoneApp.port, c.phoneApp.tlsCertFile !== undefined)
+}
+
+/**
+ * The link a phone's camera opens: the app with the pairing in the URL fragment, which a browser
+ * never sends to a server (docs/phone-app.md). `appUrl` is the app's address, e.g.
+ * `http://kitchen.local:8080/`.
+ */
+export function pairingLink(appUrl: string, uri: string): string {
+  return `${appUrl.split('#')[0]}#pair=${encodeURIComponent(uri)}`
+}
+
+/** The app's address from its parts: `http(s)://host[:port]/`, the port left out when standard. */
+export function appUrlOf(host: string, port: number, tls: boolean): string {
+  const scheme = tls ? 'https' : 'http'
+  const standard = (!tls && port === 80) || (tls && port === 443)
+  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  return `${scheme}://${h}${standard ? '' : `:${port}`}/`
 }
 
 /**

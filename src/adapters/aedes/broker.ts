@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http'
 import { createServer, type Server, type Socket } from 'node:net'
 import { Aedes, type Client } from 'aedes'
+import { createWebSocketStream, WebSocketServer } from 'ws'
 import type { Logger } from '../../core/logger.js'
 
 /**
@@ -21,6 +23,11 @@ export interface EmbeddedBrokerOptions {
   readonly port?: number
   /** Topic prefix the ACL applies to, e.g. "nocturn/v1". */
   readonly prefix: string
+  /**
+   * Also serve MQTT over WebSocket (what a browser speaks), on this port of 127.0.0.1; 0 picks a
+   * free one. Unset: TCP only. Same users, same ACL.
+   */
+  readonly wsPort?: number
   /** Without users the broker is open to anyone on loopback (the offline run); with them, the ACL applies. */
   readonly users?: readonly BrokerUser[]
   readonly logger: Logger
@@ -39,7 +46,9 @@ export class EmbeddedBroker {
   readonly #sockets = new Set<Socket>()
   #aedes: Aedes | undefined
   #server: Server | undefined
+  #ws: { http: HttpServer; wss: WebSocketServer } | undefined
   #port = 0
+  #wsPort = 0
 
   constructor(o: EmbeddedBrokerOptions) {
     this.#o = o
@@ -52,6 +61,16 @@ export class EmbeddedBroker {
 
   get url(): string {
     return `mqtt://127.0.0.1:${this.#port}`
+  }
+
+  /** The WebSocket port, 0 when WebSocket is not served. */
+  get wsPort(): number {
+    return this.#wsPort
+  }
+
+  /** e.g. `ws://127.0.0.1:9001`; undefined when WebSocket is not served. */
+  get wsUrl(): string | undefined {
+    return this.#ws ? `ws://127.0.0.1:${this.#wsPort}` : undefined
   }
 
   async start(): Promise<void> {
@@ -101,12 +120,47 @@ export class EmbeddedBroker {
     })
     const addr = server.address()
     this.#port = typeof addr === 'object' && addr ? addr.port : 0
-    this.#log.info({ port: this.#port }, 'embedded broker listening on loopback')
+    if (this.#o.wsPort !== undefined) await this.#startWebSocket(aedes, this.#o.wsPort)
+    this.#log.info(
+      { port: this.#port, ...(this.#ws && { wsPort: this.#wsPort }) },
+      'embedded broker listening on loopback',
+    )
+  }
+
+  async #startWebSocket(aedes: Aedes, port: number): Promise<void> {
+    const http = createHttpServer((_req, res) => {
+      res.statusCode = 426
+      res.end('MQTT over WebSocket only\n')
+    })
+    // Browsers offer the "mqtt" subprotocol; the reply must name it or they drop the connection.
+    const wss = new WebSocketServer({
+      server: http,
+      handleProtocols: (offered) => (offered.has('mqtt') ? 'mqtt' : false),
+    })
+    wss.on('connection', (socket, req) => {
+      const stream = createWebSocketStream(socket)
+      stream.on('error', () => socket.terminate())
+      aedes.handle(stream, req)
+    })
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject)
+      http.listen(port, '127.0.0.1', () => resolve())
+    })
+    const addr = http.address()
+    this.#wsPort = typeof addr === 'object' && addr ? addr.port : 0
+    this.#ws = { http, wss }
   }
 
   /** Stops listening and drops every connection (clients see the broker vanish). */
   async stop(): Promise<void> {
     for (const s of this.#sockets) s.destroy()
+    const ws = this.#ws
+    this.#ws = undefined
+    if (ws) {
+      for (const c of ws.wss.clients) c.terminate()
+      await new Promise<void>((resolve) => ws.wss.close(() => resolve()))
+      await new Promise<void>((resolve) => ws.http.close(() => resolve()))
+    }
     const server = this.#server
     const aedes = this.#aedes
     this.#server = undefined

@@ -2,9 +2,13 @@ import { dirname, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createLogger } from '../logger.js'
 import { runOffline } from '../offline-run.js'
+import { runPhoneDemo } from '../phone-demo.js'
 
-/** `nocturn demo`: what `npm start` runs — the offline run of the whole appliance. */
-export async function run(_args: string[]): Promise<number> {
+/**
+ * `nocturn demo`: what `npm start` runs — the offline run of the whole appliance. With `--phone`
+ * (`npm start -- --phone`): the same appliance serving the phone app, waiting for a browser's yes.
+ */
+export async function run(args: string[]): Promise<number> {
   // The timeline goes to stdout; log lines to stderr at warn unless asked for more.
   const logger = createLogger({
     level: process.env.NOCTURN_LOG_LEVEL ?? 'warn',
@@ -20,6 +24,23 @@ export async function run(_args: string[]): Promise<number> {
   const cli = self.endsWith('.ts')
     ? 'npm run nocturn --'
     : `node ${near && !near.startsWith('..') ? near : built}`
+  if (args.includes('--phone')) {
+    const stop = new AbortController()
+    const onSignal = () => stop.abort()
+    process.once('SIGINT', onSignal)
+    process.once('SIGTERM', onSignal)
+    try {
+      return await runPhoneDemo({
+        out: process.stdout,
+        logger,
+        workDir: resolve(root, 'var/phone-demo'),
+        signal: stop.signal,
+      })
+    } finally {
+      process.off('SIGINT', onSignal)
+      process.off('SIGTERM', onSignal)
+    }
+  }
   return runOffline({
     out: process.stdout,
     logger,

@@ -1,6 +1,8 @@
+import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { renderUnicodeCompact } from 'uqr'
 import { DEFAULT_PREFIX, isId, isPrefix, pairingUri } from '../../protocol/index.js'
+import { appUrlOf, pairingLink } from '../phone-app.js'
 import { DEV_PHONES_DIR, PhoneKeyStore } from '../phone-keys.js'
 
 export interface Io {
@@ -11,11 +13,16 @@ export interface Io {
 
 const USAGE = `usage:
   nocturn pair <phone-id> "<name>" [--broker URL] [--device ID] [--prefix P] [--dir DIR] [--no-qr]
+                                   [--app-host NAME] [--app-port N] [--app-https]
   nocturn pair --list [--dir DIR]
   nocturn pair --revoke <phone-id> [--dir DIR]
 
 Broker URL, device id and prefix also come from NOCTURN_MQTT_URL, NOCTURN_DEVICE_ID and
 NOCTURN_MQTT_PREFIX; the key folder from NOCTURN_PHONES_DIR (default ${DEV_PHONES_DIR}).
+The QR code opens the phone app served by this device, the pairing in the link's #fragment (never
+sent to a server): the name phones reach the device by from --app-host or NOCTURN_APP_HOST
+(default: this machine's host name + ".local"), the port from --app-port or NOCTURN_APP_PORT
+(default 8080, as phoneApp.port), --app-https when phoneApp has TLS files.
 `
 
 /** `nocturn pair`: give a phone its own key, shown once as a URI and a QR code; list; revoke. */
@@ -71,6 +78,18 @@ export async function pair(args: string[], io: Io): Promise<number> {
     io.err.write('nocturn pair: --prefix is not a usable topic prefix\n')
     return 2
   }
+  const appHost = values['app-host'] ?? io.env.NOCTURN_APP_HOST ?? `${hostname()}.local`
+  const appPort = Number(values['app-port'] ?? io.env.NOCTURN_APP_PORT ?? 8080)
+  if (!/^[A-Za-z0-9.-]{1,253}$/.test(appHost)) {
+    io.err.write(
+      'nocturn pair: --app-host must be a host name or IPv4 address, e.g. kitchen.local\n',
+    )
+    return 2
+  }
+  if (!Number.isInteger(appPort) || appPort < 1 || appPort > 65535) {
+    io.err.write('nocturn pair: --app-port must be a port number (1–65535)\n')
+    return 2
+  }
   let created: ReturnType<PhoneKeyStore['add']>
   try {
     created = store.add(phone, name)
@@ -79,12 +98,14 @@ export async function pair(args: string[], io: Io): Promise<number> {
     return 1
   }
   const uri = pairingUri({ broker, device, prefix, phone, key: created.key })
+  const link = pairingLink(appUrlOf(appHost, appPort, values['app-https'] === true), uri)
   io.out.write(
-    `Paired "${name}" as ${phone}. Scan this with the phone, or copy the line below it.\n` +
-      "It holds the phone's key and is shown only this once: keep it private.\n\n",
+    `Paired "${name}" as ${phone}. Scan this with the phone's camera: it opens the phone app, paired.\n` +
+      'Or open the link below on the phone, or paste the pairing line into the app.\n' +
+      "They hold the phone's key and are shown only this once: keep them private.\n\n",
   )
-  if (!values['no-qr']) io.out.write(`${renderUnicodeCompact(uri, { border: 2 })}\n\n`)
-  io.out.write(`${uri}\n`)
+  if (!values['no-qr']) io.out.write(`${renderUnicodeCompact(link, { border: 2 })}\n\n`)
+  io.out.write(`${link}\n\n${uri}\n`)
   return 0
 }
 
@@ -100,6 +121,9 @@ function parse(args: string[]) {
       device: { type: 'string' },
       prefix: { type: 'string' },
       'no-qr': { type: 'boolean' },
+      'app-host': { type: 'string' },
+      'app-port': { type: 'string' },
+      'app-https': { type: 'boolean' },
     },
   })
 }
