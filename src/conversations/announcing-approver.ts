@@ -22,6 +22,7 @@ export function announcingApprover(inner: Approver, feed: TranscriptFeed): Appro
     get audience() {
       return inner.audience
     },
+    unavailable: () => inner.unavailable?.(),
     async request(r: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
       announce(r, 'pending')
       try {

@@ -16,6 +16,7 @@ import {
   signDecision,
   type Topics,
   topicsFor,
+  verifyOutcomeMac,
   verifyRequestMac,
 } from '../protocol/index.js'
 import { phoneConnection } from './phone-connection.js'
@@ -33,14 +34,20 @@ export interface PhoneClientOptions {
 
 export type PhoneEvent =
   | { kind: 'pending'; request: RequestMessage }
+  /** The card closed: a verified outcome ended it. */
   | { kind: 'gone'; id: string }
+  /** A verified outcome (its MAC for this phone checked over the request's digest). */
   | { kind: 'outcome'; outcome: OutcomeMessage }
+  /** The broker no longer holds the request; unsigned, so on its own it ends nothing. */
+  | { kind: 'cleared'; id: string }
   | { kind: 'refused'; id: string; reason: string }
 
 /**
  * The reference phone: the second implementation of protocol v1, small enough to read next to
  * docs/protocol.md. It shows and answers only requests it can verify with its own key — anything
- * else on the broker (a stranger's request, an overwritten `action`) is refused and never answered.
+ * else on the broker (a stranger's request, an overwritten `action`) is refused and never answered —
+ * and shows an ending only from an outcome it can verify: a clear or a forged outcome leaves the
+ * card as it was until a verified outcome or its `expiresAt`.
  */
 export class PhoneClient {
   readonly topics: Topics
@@ -49,6 +56,8 @@ export class PhoneClient {
   readonly #log: Logger
   readonly #now: () => number
   readonly #verified = new Map<string, { request: RequestMessage; digest: string }>()
+  /** Digests of requests whose card closed recently, so a repeated outcome still verifies. */
+  readonly #ended = new Map<string, string>()
   readonly #listeners: Array<(e: PhoneEvent) => void> = []
   #ready: Promise<void>
 
@@ -111,14 +120,17 @@ export class PhoneClient {
   }
 
   /**
-   * Answers a verified request. Refuses anything it has not verified, and "until" for a critical
-   * tool (the device would count it once anyway; the phone should not offer it).
+   * Answers a verified request. Refuses anything it has not verified, and any grant but "once" for
+   * a critical tool (it asks every time: the device would remember nothing; the phone does not
+   * offer it).
    */
   async decide(id: string, decision: 'approve' | 'deny', grant: Grant = 'once'): Promise<void> {
     const v = this.#verified.get(id)
     if (!v) throw new Error(`request ${id} is not pending here, or could not be verified`)
-    if (v.request.critical && typeof grant === 'object') {
-      throw new Error(`${v.request.tool} is critical: only "once" or "session" can be granted`)
+    if (v.request.critical && grant !== 'once') {
+      throw new Error(
+        `${v.request.tool} is critical: it asks every time, so only "once" can be granted`,
+      )
     }
     const { phone, key } = this.#o.pairing
     const fields = {
@@ -175,22 +187,20 @@ export class PhoneClient {
     const where = parseApprovalTopic(this.topics, topic)
     if (!where) return
     if (where.kind === 'outcome') {
-      const r = parsePayload(outcomeSchema, payload)
-      if (!r.ok || r.value.id !== where.id) return
-      this.#emit({ kind: 'outcome', outcome: r.value })
+      this.#onOutcome(where.id, payload)
       return
     }
     if (where.kind !== 'request') return
     const id = where.id
-    const had = this.#verified.delete(id)
     if (payload.length === 0) {
-      if (had) this.#emit({ kind: 'gone', id })
+      // Unsigned: anyone on the broker can clear a topic. It means only "the broker no longer
+      // holds it"; the card stays until a verified outcome or its expiry.
+      if (this.#verified.has(id)) this.#emit({ kind: 'cleared', id })
       return
     }
     const reason = this.#verify(id, payload)
     if (typeof reason === 'string') {
-      // An overwritten request loses its place: the phone never answers what it cannot verify.
-      if (had) this.#emit({ kind: 'gone', id })
+      // Refused: never shown, never answered; a card already shown for this id stays as it was.
       this.#log.warn({ approvalId: id, reason }, 'request refused')
       this.#emit({ kind: 'refused', id, reason })
       return
@@ -199,10 +209,45 @@ export class PhoneClient {
     this.#emit({ kind: 'pending', request: reason.request })
   }
 
+  /** An ending counts only if its MAC for this phone verifies over the request's digest. */
+  #onOutcome(id: string, payload: Buffer): void {
+    const checked = this.#checkOutcome(id, payload)
+    if (checked === undefined) return
+    if (typeof checked === 'string') {
+      this.#log.warn({ approvalId: id, reason: checked }, 'outcome refused')
+      this.#emit({ kind: 'refused', id, reason: `outcome ${checked}` })
+      return
+    }
+    const digest = this.#verified.get(id)?.digest
+    if (digest !== undefined) {
+      this.#verified.delete(id)
+      this.#ended.set(id, digest)
+      if (this.#ended.size > 256) this.#ended.delete(this.#ended.keys().next().value as string)
+      this.#emit({ kind: 'gone', id })
+    }
+    this.#emit({ kind: 'outcome', outcome: checked })
+  }
+
+  /** The verified outcome, a reason to refuse it, or undefined for one about a request never shown. */
+  #checkOutcome(id: string, payload: Buffer): OutcomeMessage | string | undefined {
+    const r = parsePayload(outcomeSchema, payload)
+    if (!r.ok) return r.reason
+    const o = r.value
+    if (o.id !== id) return 'id-mismatch'
+    const digest = this.#verified.get(id)?.digest ?? this.#ended.get(id)
+    // Never shown here: there is no card to end, and nothing to verify it against.
+    if (digest === undefined) return undefined
+    const mac = o.macs?.[this.#o.pairing.phone]
+    if (mac === undefined) return 'not-signed-for-this-phone'
+    if (!verifyOutcomeMac(this.#o.pairing.key, { ...o, digest }, mac)) return 'bad-mac'
+    return o
+  }
+
   #verify(id: string, payload: Buffer): string | { request: RequestMessage; digest: string } {
     const r = parsePayload(requestSchema, payload)
     if (!r.ok) return r.reason
     const req = r.value
+    // `v` is checked by the schema (a literal 1); the id must be the topic's.
     if (req.id !== id) return 'id-mismatch'
     if (req.device !== this.#o.pairing.device) return 'wrong-device'
     const digest = requestDigest(r.raw)

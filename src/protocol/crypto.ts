@@ -9,12 +9,14 @@ import type { Grant } from './messages.js'
  *   `macs` (keys sorted at every level, no whitespace; the phone hashes what it received, unknown
  *   fields included, so nothing can be added unnoticed);
  * - request MAC (one per paired phone) = hex HMAC-SHA256(phone key, "nocturn-request-v1\n" + digest);
- * - decision MAC = hex HMAC-SHA256(phone key, the decision lines below joined by "\n").
+ * - decision MAC = hex HMAC-SHA256(phone key, the decision lines below joined by "\n");
+ * - outcome MAC (one per paired phone) = hex HMAC-SHA256(phone key, the outcome lines below).
  *
  * Every field in the line forms is drawn from an alphabet without "\n", so the joins are unambiguous.
  */
 export const REQUEST_MAC_LABEL = 'nocturn-request-v1'
 export const DECISION_MAC_LABEL = 'nocturn-decision-v1'
+export const OUTCOME_MAC_LABEL = 'nocturn-outcome-v1'
 
 /** Pairing keys are 256 random bits. */
 export const KEY_BYTES = 32
@@ -90,4 +92,34 @@ export function signDecision(key: Uint8Array, d: DecisionFields): string {
 
 export function verifyDecisionMac(key: Uint8Array, d: DecisionFields, mac: string): boolean {
   return macEquals(signDecision(key, d), mac)
+}
+
+export interface OutcomeFields {
+  readonly id: string
+  readonly state: string
+  readonly by?: string | undefined
+  readonly grant?: Grant | undefined
+  readonly at: number
+  /** The digest of the request this outcome ends: an outcome binds to exactly that request. */
+  readonly digest: string
+}
+
+export function outcomeMacInput(o: OutcomeFields): string {
+  return [
+    OUTCOME_MAC_LABEL,
+    o.id,
+    o.state,
+    o.by ?? '',
+    o.grant === undefined ? '' : grantText(o.grant),
+    String(o.at),
+    o.digest,
+  ].join('\n')
+}
+
+export function signOutcome(key: Uint8Array, o: OutcomeFields): string {
+  return hmacHex(key, outcomeMacInput(o))
+}
+
+export function verifyOutcomeMac(key: Uint8Array, o: OutcomeFields, mac: string): boolean {
+  return macEquals(signOutcome(key, o), mac)
 }

@@ -64,7 +64,14 @@ export const outcomeSchema = z.object({
   id,
   state: z.enum(OUTCOME_STATES),
   by: id.optional(),
+  /** Only on `approved`: what the device remembered (a critical tool: always "once"). */
+  grant: grantSchema.optional(),
   at: time,
+  /**
+   * One outcome MAC per paired phone (docs/protocol.md, "Outcome MAC"). Optional in the schema so
+   * an old device's outcome still parses; a phone shows an ending only when its own MAC verifies.
+   */
+  macs: z.record(id, hex64).optional(),
 })
 export type OutcomeMessage = z.infer<typeof outcomeSchema>
 

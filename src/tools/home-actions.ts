@@ -1,4 +1,5 @@
 import type { Channel } from '../core/context.js'
+import { isNocturnError, NocturnError } from '../core/errors.js'
 import type { Policy } from '../core/policy.js'
 import type { Tool } from '../core/tool.js'
 import type { Publisher } from '../ports/publisher.js'
@@ -36,17 +37,34 @@ export function homeActionTool(
     ...(action.policy ? { policy: action.policy } : {}),
     describe: () => says,
     async call(ctx) {
-      if (ctx.signal.aborted) throw new Error('withdrawn before it was sent')
+      if (ctx.signal.aborted) throw new NocturnError('NOC_ERR_CANCELLED', 'the call was withdrawn')
+      // At least QoS 1: only an acknowledged publish can come back refused (MQTT 5 reason code),
+      // so the result is what the broker said, not what we hoped (docs/protocol.md, home actions).
+      const qos = action.qos === 0 ? 1 : action.qos
+      const log = ctx.logger.child({ tool: action.name, topic: action.topic })
       try {
-        await publisher.publish(action.topic, payload, { qos: action.qos, retain: action.retain })
+        await publisher.publish(action.topic, payload, { qos, retain: action.retain })
       } catch (err) {
-        throw new Error(
-          `the home broker did not take the command (${err instanceof Error ? err.message : String(err)})`,
+        const refused = isNocturnError(err) && err.code === 'NOC_ERR_BROKER_REFUSED'
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err), refused },
+          'home action not sent',
+        )
+        if (refused) {
+          throw new NocturnError(
+            'NOC_ERR_BROKER_REFUSED',
+            `The home broker refused the command, so I did not ${says}: it was not sent (${err.message}). Nothing happened; the speaker's broker rights need fixing.`,
+          )
+        }
+        throw new NocturnError(
+          'NOC_ERR_BROKER_UNREACHABLE',
+          `The home broker did not take the command, so I did not ${says}: it was not sent.`,
         )
       }
-      ctx.logger.info({ tool: action.name, topic: action.topic }, 'home action sent')
-      // "Sent", not "done": the broker has it; whether the lock turned is the device's business.
-      return { sent: true, action: says }
+      log.info({ acknowledged: true }, 'home action sent')
+      // "Sent", not "done": the broker acknowledged it; whether the lock turned is the lock's
+      // business.
+      return { sent: true, acknowledgedByBroker: true, action: says }
     },
   }
 }

@@ -1,10 +1,16 @@
+import { NocturnError } from '../core/errors.js'
+
 /**
  * The next instant a wall-clock time ("07:30") occurs in a time zone, after `now` — for alarms,
  * which are set in local time and must stay right across daylight-saving changes.
  */
 export function nextLocalTime(now: number, hhmm: string, timeZone: string): number {
   const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(hhmm)
-  if (!m) throw new Error(`not a time of day: ${hhmm} (expected HH:MM, 24-hour)`)
+  if (!m)
+    throw new NocturnError(
+      'NOC_ERR_INVALID_ARGS',
+      `not a time of day: ${hhmm} (expected HH:MM, 24-hour)`,
+    )
   const hour = Number(m[1])
   const minute = Number(m[2])
   const today = partsIn(now, timeZone)
@@ -12,7 +18,7 @@ export function nextLocalTime(now: number, hhmm: string, timeZone: string): numb
     const at = zonedToUtc(today.year, today.month, today.day + day, hour, minute, timeZone)
     if (at > now) return at
   }
-  throw new Error(`cannot place ${hhmm} in ${timeZone}`)
+  throw new NocturnError('NOC_ERR_INVALID_ARGS', `cannot place ${hhmm} in ${timeZone}`)
 }
 
 /** The UTC instant of a wall-clock time in `timeZone` (two passes settle a DST offset). */

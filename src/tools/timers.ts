@@ -1,3 +1,4 @@
+import { NocturnError } from '../core/errors.js'
 import type { Tool } from '../core/tool.js'
 import type { Clock } from '../ports/clock.js'
 import type { StoredTimer } from '../ports/timer-store.js'
@@ -101,9 +102,15 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
           (a.label === undefined || t.label?.toLowerCase() === a.label.toLowerCase()),
       )
       if (matches.length === 0)
-        throw new Error(pending.length ? 'no timer matches that' : 'there are no timers')
+        throw new NocturnError(
+          'NOC_ERR_NOT_FOUND',
+          pending.length ? 'no timer matches that' : 'there are no timers',
+        )
       if (matches.length > 1 && a.id === undefined) {
-        throw new Error(`${matches.length} timers match; say which (by label or id)`)
+        throw new NocturnError(
+          'NOC_ERR_INVALID_ARGS',
+          `${matches.length} timers match; say which (by label or id)`,
+        )
       }
       for (const t of matches) service.cancel(t.id)
       return { cancelled: matches.map((t) => view(t, clock, zone)) }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,17 +18,23 @@ export const USERS = {
   /** Per-phone broker users, named as the phone ids: each reads only its own conversation replies. */
   anna: { username: 'anna', password: 'anna-secret-1' },
   ben: { username: 'ben', password: 'ben-secret-1' },
+  /** A device user the tests give narrower rights than the documented ACL (via `extraAcl`). */
+  lockedDevice: { username: 'nocturn-locked', password: 'locked-secret-1' },
 } as const
 
-/** The per-phone ACL of docs/protocol.md: `%u` is the broker user, which is the phone id. */
-export const PHONE_PATTERNS = [
-  `pattern read ${PREFIX}/+/status`,
-  `pattern read ${PREFIX}/+/approvals/+`,
-  `pattern read ${PREFIX}/+/approvals/+/outcome`,
-  `pattern write ${PREFIX}/+/approvals/+/decision`,
-  `pattern write ${PREFIX}/+/conversations/request/%u`,
-  `pattern read ${PREFIX}/+/conversations/reply/%u`,
-]
+/**
+ * The ACL of docs/protocol.md, byte for byte: read out of its ```acl block, so the tests run on
+ * exactly what a household is told to write.
+ */
+export function documentedAcl(): string {
+  const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
+  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
+  if (!m?.[1]) throw new Error('docs/protocol.md has no ```acl block')
+  return m[1]
+}
+
+/** The home action topic the documented ACL lets the device write (its example). */
+export const HOME_TOPIC = 'zigbee2mqtt/front_door/set'
 
 /** A broker a test can start, kill and bring back on the same port. */
 export interface TestBroker {
@@ -36,6 +42,8 @@ export interface TestBroker {
   readonly url: string
   /** ws://127.0.0.1:<port> when the broker was asked for a WebSocket listener. */
   readonly wsUrl?: string
+  /** What the broker wrote to stderr since it last started (Mosquitto: warnings and errors). */
+  log?(): string
   start(): Promise<void>
   /** The broker vanishes at once (SIGKILL for Mosquitto). */
   kill(): Promise<void>
@@ -99,19 +107,17 @@ export function mosquittoBroker(port: number, opts: MosquittoOptions = {}): Test
   writeFileSync(
     join(dir, 'acl'),
     [
-      `user ${USERS.device.username}`,
+      documentedAcl(),
+      // Test-only users after the documented ACL: someone else with write access everywhere,
+      // and the shared phone user of the doc's one-user-for-all-phones variant.
+      `user ${USERS.intruder.username}`,
       `topic readwrite ${PREFIX}/#`,
       '',
       `user ${USERS.phone.username}`,
       `topic read ${PREFIX}/#`,
       `topic write ${PREFIX}/+/approvals/+/decision`,
       '',
-      `user ${USERS.intruder.username}`,
-      `topic readwrite ${PREFIX}/#`,
-      '',
       ...(opts.extraAcl ?? []),
-      '',
-      ...PHONE_PATTERNS,
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -144,6 +150,7 @@ export function mosquittoBroker(port: number, opts: MosquittoOptions = {}): Test
     name: 'mosquitto',
     url: `mqtt://127.0.0.1:${port}`,
     ...(opts.websocketPort !== undefined && { wsUrl: `ws://127.0.0.1:${opts.websocketPort}` }),
+    log: () => stderr,
     async start() {
       stderr = ''
       const c = spawn('mosquitto', ['-c', join(dir, 'mosquitto.conf')], {

@@ -54,6 +54,9 @@ class CountingApprover implements Approver {
   get audience() {
     return this.inner.audience
   }
+  unavailable(): string | undefined {
+    return this.inner.unavailable?.()
+  }
   request(r: ApprovalRequest, s: AbortSignal): Promise<ApprovalDecision> {
     this.asked.push(r)
     return this.inner.request(r, s)

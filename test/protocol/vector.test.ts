@@ -4,11 +4,16 @@ import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
 import {
   decisionMacInput,
+  outcomeMacInput,
+  outcomeSchema,
+  parsePayload,
   requestDigest,
   requestMacInput,
   signDecision,
+  signOutcome,
   signRequest,
   verifyDecisionMac,
+  verifyOutcomeMac,
   verifyRequestMac,
 } from '../../src/protocol/index.js'
 
@@ -83,5 +88,36 @@ describe('protocol v1 test vector (docs/protocol.md)', () => {
     expect(verifyDecisionMac(key, { ...decision, digest: '0'.repeat(64) }, mac)).toBe(false)
     expect(verifyDecisionMac(key, decision, mac.toUpperCase())).toBe(true)
     expect(verifyDecisionMac(key, decision, mac.slice(0, 62))).toBe(false)
+  })
+
+  it('outcome MAC over the example outcome and the request digest; any changed field breaks it', () => {
+    const example = /### Outcome[^\n]*\n\n```json\n(.*)\n```/.exec(doc)?.[1] ?? ''
+    const parsed = parsePayload(outcomeSchema, Buffer.from(example))
+    if (!parsed.ok) throw new Error(`the doc's outcome example does not parse: ${parsed.reason}`)
+    const o = { ...parsed.value, digest: v['request.digest'] ?? '' }
+    expect(outcomeMacInput(o)).toBe(JSON.parse(v['outcome.mac.input'] ?? '""'))
+    expect(signOutcome(key, o)).toBe(v['outcome.mac'])
+    expect(parsed.value.macs?.anna).toBe(v['outcome.mac'])
+    const mac = v['outcome.mac'] ?? ''
+    expect(verifyOutcomeMac(key, o, mac)).toBe(true)
+    expect(verifyOutcomeMac(key, { ...o, state: 'denied' }, mac)).toBe(false)
+    expect(verifyOutcomeMac(key, { ...o, grant: 'session' }, mac)).toBe(false)
+    expect(verifyOutcomeMac(key, { ...o, by: undefined }, mac)).toBe(false)
+    expect(verifyOutcomeMac(key, { ...o, at: o.at + 1 }, mac)).toBe(false)
+    expect(verifyOutcomeMac(key, { ...o, digest: '0'.repeat(64) }, mac)).toBe(false)
+    // Absent `by` and `grant` are empty lines, and an "until" grant is written until:<ms>.
+    expect(outcomeMacInput({ id: 'x', state: 'expired', at: 5, digest: 'd' })).toBe(
+      'nocturn-outcome-v1\nx\nexpired\n\n\n5\nd',
+    )
+    expect(
+      outcomeMacInput({
+        id: 'x',
+        state: 'approved',
+        by: 'p',
+        grant: { until: 9 },
+        at: 5,
+        digest: 'd',
+      }),
+    ).toBe('nocturn-outcome-v1\nx\napproved\np\nuntil:9\n5\nd')
   })
 })

@@ -45,12 +45,16 @@ describe('home actions from the configuration', () => {
   it('an allowed action publishes its configured payload with its qos and retain', async () => {
     const { f, publisher, tools } = rig()
     const out = await tools.call(f.ctx({ channel: 'voice' }), 'hall_light_on', {})
-    expect(out).toEqual({ ok: true, value: { sent: true, action: 'turns the hall light on' } })
+    expect(out).toEqual({
+      ok: true,
+      value: { sent: true, acknowledgedByBroker: true, action: 'turns the hall light on' },
+    })
     expect(publisher.published).toEqual([
+      // Configured QoS 0, sent at QoS 1: only an acknowledged publish can come back refused.
       {
         topic: 'zigbee2mqtt/hall_light/set',
         payload: '{"state":"ON"}',
-        opts: { qos: 0, retain: false },
+        opts: { qos: 1, retain: false },
       },
     ])
   })
@@ -87,7 +91,8 @@ describe('home actions from the configuration', () => {
     const failed = await tools.call(f.ctx({ channel: 'voice' }), 'hall_light_on', {})
     expect(failed).toMatchObject({
       ok: false,
-      error: expect.stringContaining('the home broker did not take the command (not connected)'),
+      code: 'NOC_ERR_BROKER_UNREACHABLE',
+      error: expect.stringContaining('The home broker did not take the command'),
     })
     expect(publisher.published).toEqual([])
   })

@@ -1,10 +1,12 @@
 import { NocturnError } from '../../core/errors.js'
+import { rememberedGrant } from '../../core/grants.js'
 import type { Logger } from '../../core/logger.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
 import {
   DEFAULT_PREFIX,
   type DecisionMessage,
   decisionSchema,
+  type Grant,
   MAX_PAYLOAD_BYTES,
   type OutcomeMessage,
   type OutcomeState,
@@ -13,13 +15,15 @@ import {
   parsePayload,
   type RequestBody,
   requestDigest,
+  signOutcome,
   signRequest,
   type Topics,
   topicsFor,
   verifyDecisionMac,
 } from '../../protocol/index.js'
 import { BoundedMap } from './bounded.js'
-import type { MqttConnection } from './connection.js'
+import { type MqttConnection, PublishRefused } from './connection.js'
+import { RejectionLog } from './rejection-log.js'
 
 /** The paired phones and their keys, read fresh for each request so a revocation counts at once. */
 export type PhoneKeys = () => ReadonlyMap<string, Uint8Array>
@@ -77,6 +81,7 @@ export type RejectReason =
   | 'outside-window'
   | 'replayed-nonce'
   | 'self-approval'
+  | 'invalid-topic'
 
 interface Pending {
   readonly request: ApprovalRequest
@@ -103,6 +108,7 @@ export class MqttApprover implements Approver {
   readonly #log: Logger
   readonly #now: () => number
   readonly #pending = new Map<string, Pending>()
+  /** How each recent approval ended, and the digest its outcome was signed over. */
   readonly #settled: BoundedMap<string, OutcomeState>
   readonly #nonces: BoundedMap<string, true>
   /** Endings that happened while disconnected: cleared and announced on reconnect. */
@@ -110,7 +116,9 @@ export class MqttApprover implements Approver {
   #subscribed = false
   #ready: Promise<void>
   #resolveReady!: () => void
-  readonly rejected = new Map<RejectReason, number>()
+  readonly #rejections: RejectionLog<RejectReason>
+  /** How many decisions were rejected, by reason (diagnostics and tests). */
+  readonly rejected: Map<RejectReason, number>
   /** Nanoseconds the device spent in its own code (signing, verifying), for the benchmark. */
   busyNs = 0n
 
@@ -120,6 +128,8 @@ export class MqttApprover implements Approver {
     this.audience = options.audience ?? 'your phone'
     this.topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
     this.#log = options.logger.child({ component: 'mqtt-approver', device: options.deviceId })
+    this.#rejections = new RejectionLog(this.#log, 'decision rejected')
+    this.rejected = this.#rejections.counts
     this.#now = options.now ?? Date.now
     const remember = options.remember ?? 4096
     this.#settled = new BoundedMap(remember)
@@ -146,6 +156,12 @@ export class MqttApprover implements Approver {
   /** How many nonces and settled ids are held; bounded by `remember`. */
   get rememberedCount(): number {
     return this.#nonces.size + this.#settled.size + this.#owed.size
+  }
+
+  unavailable(): string | undefined {
+    if (!this.#conn.connected || !this.#subscribed) return 'the MQTT broker is unreachable'
+    if (this.#o.phones().size === 0) return 'no phone is paired with this speaker'
+    return undefined
   }
 
   request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
@@ -234,21 +250,58 @@ export class MqttApprover implements Approver {
     this.#conn
       .publish(this.topics.request(id), payload, { retain: true, qos: 1 })
       .catch((err: unknown) => {
+        if (err instanceof PublishRefused) {
+          // The broker's ACL forbids our own request topic: no phone can ever see it, so waiting
+          // for the timeout would only keep the room waiting. Fail it now, and say why.
+          this.#log.error(
+            { approvalId: id, topic: err.topic, reasonCode: err.reasonCode, err: err.message },
+            'approval request refused by the broker; the approval fails (check the ACL: nocturn doctor)',
+          )
+          const p = this.#pending.get(id)
+          if (!p) return
+          p.cleanup()
+          this.#pending.delete(id)
+          this.#settled.set(id, 'withdrawn')
+          p.reject(err)
+          return
+        }
         // The request stays pending: it is re-published when the broker is back.
         this.#log.warn({ approvalId: id, err: String(err) }, 'approval request not published')
       })
   }
 
-  /** Ends an approval: forget it, clear the retained request, announce the outcome. */
-  #settle(id: string, state: OutcomeState, by?: string): void {
+  /** Ends an approval: forget it, clear the retained request, announce the signed outcome. */
+  #settle(id: string, state: OutcomeState, by?: string, grant?: Grant): void {
     const p = this.#pending.get(id)
     if (!p) return
     p.cleanup()
     this.#pending.delete(id)
     this.#settled.set(id, state)
-    const outcome: OutcomeMessage = { v: PROTOCOL_VERSION, id, state, at: this.#now() }
-    if (by !== undefined) outcome.by = by
-    this.#announce(outcome)
+    this.#announce(this.#outcome(id, state, p.digest, by, grant))
+  }
+
+  /** An outcome signed for every phone paired now, over the digest of the request it ends. */
+  #outcome(
+    id: string,
+    state: OutcomeState,
+    digest: string,
+    by?: string,
+    grant?: Grant,
+  ): OutcomeMessage {
+    const at = this.#now()
+    const macs: Record<string, string> = {}
+    for (const [phone, key] of this.#o.phones()) {
+      macs[phone] = signOutcome(key, { id, state, by, grant, at, digest })
+    }
+    return {
+      v: PROTOCOL_VERSION,
+      id,
+      state,
+      ...(by !== undefined && { by }),
+      ...(grant !== undefined && { grant }),
+      at,
+      macs,
+    }
   }
 
   #announce(outcome: OutcomeMessage): void {
@@ -290,12 +343,34 @@ export class MqttApprover implements Approver {
     const t0 = process.hrtime.bigint()
     try {
       const where = parseApprovalTopic(this.topics, topic)
-      if (!where) return
+      if (!where) {
+        this.#onBadTopic(topic, payload, retained)
+        return
+      }
       if (where.kind === 'decision') this.#onDecision(where.id, payload)
       else if (where.kind === 'request') this.#onRequestTopic(where.id, payload, retained)
     } finally {
       this.busyNs += process.hrtime.bigint() - t0
     }
+  }
+
+  /**
+   * A message under our approvals whose id is outside the id alphabet (`approvals/not json`, an
+   * 80-character id): never ours, so a retained one is cleared and reported, a decision rejected.
+   */
+  #onBadTopic(topic: string, payload: Buffer, retained: boolean): void {
+    const head = `${this.topics.base}/approvals/`
+    if (!topic.startsWith(head)) return
+    const rest = topic.slice(head.length).split('/')
+    const shown = { topic: topic.slice(0, 200), bytes: payload.length }
+    if (rest.length === 2 && rest[1] === 'decision') {
+      this.#reject('invalid-topic', shown)
+      return
+    }
+    if (rest.length !== 1 || payload.length === 0) return
+    // Clearing is safe: no request of ours can live there (our ids always match the alphabet).
+    this.#log.warn({ ...shown, retained }, 'request under an invalid id cleared')
+    this.#conn.publish(topic, '', { retain: true, qos: 1 }).catch(() => {})
   }
 
   /** What is on a request topic must be ours, or nothing. */
@@ -313,10 +388,11 @@ export class MqttApprover implements Approver {
     if (payload.length === 0) return
     const known = this.#settled.get(id)
     if (retained && known === undefined) {
-      // Left behind by a previous run (or planted): nobody can answer it any more.
+      // Left behind by a previous run (or planted): nobody can answer it any more. A phone that
+      // showed it verified its digest, so the expiry is signed over the digest of what is there.
       this.#log.info({ approvalId: id }, 'leftover request cleared and reported expired')
       this.#settled.set(id, 'expired')
-      this.#announce({ v: PROTOCOL_VERSION, id, state: 'expired', at: this.#now() })
+      this.#announce(this.#outcome(id, 'expired', leftoverDigest(payload)))
       return
     }
     if (known === undefined) {
@@ -326,9 +402,9 @@ export class MqttApprover implements Approver {
     this.#conn.publish(this.topics.request(id), '', { retain: true, qos: 1 }).catch(() => {})
   }
 
+  /** Counted always; logged in full only for the first few per reason, then in summaries. */
   #reject(reason: RejectReason, fields: Record<string, unknown>): void {
-    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1)
-    this.#log.warn({ ...fields, reason }, 'decision rejected')
+    this.#rejections.add(reason, fields)
   }
 
   #onDecision(topicId: string, payload: Buffer): void {
@@ -391,10 +467,17 @@ export class MqttApprover implements Approver {
       return
     }
     const state: OutcomeState = d.decision === 'approve' ? 'approved' : 'denied'
-    this.#log.info({ ...fields, state }, 'decision accepted')
+    // The outcome tells the phones what the gate will remember (a critical tool: once only).
+    const grant = state === 'approved' ? rememberedGrant(p.request.critical, d.grant) : undefined
+    this.#log.info({ ...fields, state, ...(grant !== undefined && { grant }) }, 'decision accepted')
     const resolve = p.resolve
-    this.#settle(d.id, state, d.phone)
+    this.#settle(d.id, state, d.phone, grant)
     resolve({ decision: d.decision, grant: d.grant, by: d.phone })
+  }
+
+  /** Logs the summary of rejections held back so far (shutdown, tests). */
+  flushRejections(): void {
+    this.#rejections.flush()
   }
 
   /** Ends every pending approval as withdrawn (the device is shutting down). */
@@ -404,4 +487,20 @@ export class MqttApprover implements Approver {
       p.reject(new NocturnError('NOC_ERR_CANCELLED', 'the speaker is shutting down'))
     }
   }
+}
+
+/**
+ * The digest of a leftover request, computed as a phone would from what it received; for a payload
+ * that is no JSON object at all (no phone could have shown it) the digest of the empty object.
+ */
+function leftoverDigest(payload: Buffer): string {
+  try {
+    const raw: unknown = JSON.parse(payload.toString('utf8'))
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      return requestDigest(raw as Record<string, unknown>)
+    }
+  } catch {
+    // not JSON: falls through
+  }
+  return requestDigest({})
 }

@@ -12,16 +12,22 @@ export interface BrokerCredentials {
 }
 
 /**
- * The mqtt.js options every Nocturn client shares: MQTT 3.1.1 (nothing needs v5), a clean session,
- * no mqtt.js reconnects (callers decide), and only the credentials that were given.
+ * The mqtt.js options every Nocturn client shares: MQTT 5 by default (a broker then answers a
+ * forbidden publish with a reason code, 0x87, where 3.1.1 drops it silently), a clean session, no
+ * mqtt.js reconnects (callers decide), and only the credentials that were given. `protocolVersion`
+ * 4 is for a broker that refuses 5 (the embedded one): see `speaksOnly311`.
  */
-export function clientOptions(o: BrokerCredentials, connectTimeoutMs: number): IClientOptions {
+export function clientOptions(
+  o: BrokerCredentials,
+  connectTimeoutMs: number,
+  protocolVersion: 4 | 5 = 5,
+): IClientOptions {
   const opts: IClientOptions = {
     clientId: o.clientId,
     clean: true,
     reconnectPeriod: 0,
     connectTimeout: connectTimeoutMs,
-    protocolVersion: 4,
+    protocolVersion,
   }
   if (o.username !== undefined) opts.username = o.username
   if (o.password !== undefined) opts.password = o.password
@@ -29,4 +35,27 @@ export function clientOptions(o: BrokerCredentials, connectTimeoutMs: number): I
   if (o.cert !== undefined) opts.cert = o.cert
   if (o.key !== undefined) opts.key = o.key
   return opts
+}
+
+/**
+ * Whether a connection error is the broker refusing MQTT 5 (3.1.1 CONNACK code 1, or v5's 0x84):
+ * then the client connects again with 3.1.1, where a refused publish cannot be told apart.
+ */
+export function speaksOnly311(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 1 || code === 0x84
+}
+
+/** The MQTT 5 reason codes a broker may answer a publish with, by name, for logs and messages. */
+export function reasonName(code: number): string {
+  const names: Record<number, string> = {
+    128: 'unspecified error',
+    131: 'implementation specific error',
+    135: 'not authorized',
+    144: 'topic name invalid',
+    145: 'packet identifier in use',
+    151: 'quota exceeded',
+    153: 'payload format invalid',
+  }
+  return names[code] ?? `reason code 0x${code.toString(16)}`
 }

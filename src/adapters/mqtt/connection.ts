@@ -1,6 +1,26 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import { type BrokerCredentials, clientOptions } from './client-options.js'
+import {
+  type BrokerCredentials,
+  clientOptions,
+  reasonName,
+  speaksOnly311,
+} from './client-options.js'
+
+/**
+ * The broker answered a publish with a refusal (MQTT 5 reason code ≥ 0x80, e.g. 0x87 not
+ * authorized by its ACL). Only QoS ≥ 1 publishes over MQTT 5 can be refused visibly.
+ */
+export class PublishRefused extends NocturnError {
+  readonly reasonCode: number
+  readonly topic: string
+  constructor(topic: string, reasonCode: number) {
+    super('NOC_ERR_BROKER_REFUSED', `the broker refused it (${reasonName(reasonCode)})`)
+    this.reasonCode = reasonCode
+    this.topic = topic
+  }
+}
 
 export interface MqttConnectionOptions extends BrokerCredentials {
   /** mqtt://host:port or mqtts://host:port. */
@@ -8,7 +28,10 @@ export interface MqttConnectionOptions extends BrokerCredentials {
   /** The last will, published by the broker if this client vanishes. */
   readonly will?: { topic: string; payload: string; retain: boolean; qos: 0 | 1 }
   readonly logger: Logger
-  /** Reconnect backoff: first delay, doubled per failure up to the maximum. */
+  /**
+   * Reconnect backoff: first delay, doubled per failure up to the maximum (default 5 s, so a
+   * broker's return is noticed within ~6 s, jitter included: well inside an approval window).
+   */
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
   readonly connectTimeoutMs?: number
@@ -33,6 +56,8 @@ export class MqttConnection {
   #closed = false
   #attempt = 0
   #timer: NodeJS.Timeout | undefined
+  #version: 4 | 5 = 5
+  #downgraded = false
   readonly #onMessage: MessageHandler[] = []
   readonly #onConnect: Array<() => void> = []
   readonly #onDisconnect: Array<() => void> = []
@@ -51,13 +76,18 @@ export class MqttConnection {
     return this.#client?.connected === true
   }
 
+  /** 5 unless the broker refused MQTT 5; with 4 a publish the ACL forbids is dropped unseen. */
+  get protocolVersion(): 4 | 5 {
+    return this.#version
+  }
+
   /** Starts connecting; the device runs (failing approvals closed) while the broker is away. */
   start(): void {
     if (this.#client) return
     const o = this.#o
     // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off).
     const opts: IClientOptions = {
-      ...clientOptions(o, o.connectTimeoutMs ?? 5000),
+      ...clientOptions(o, o.connectTimeoutMs ?? 5000, this.#version),
       keepalive: 30,
       resubscribe: false,
     }
@@ -76,7 +106,9 @@ export class MqttConnection {
     })
     client.on('close', () => {
       if (this.#closed) return
-      const delay = this.#nextDelay()
+      // A broker that refused MQTT 5 is asked again at once, in 3.1.1.
+      const delay = this.#downgraded ? 0 : this.#nextDelay()
+      this.#downgraded = false
       this.#log.warn({ retryInMs: delay }, 'mqtt connection lost')
       for (const h of this.#onDisconnect) h()
       clearTimeout(this.#timer)
@@ -86,6 +118,16 @@ export class MqttConnection {
       this.#timer.unref()
     })
     client.on('error', (err) => {
+      if (this.#version === 5 && speaksOnly311(err)) {
+        this.#version = 4
+        this.#downgraded = true
+        client.options.protocolVersion = 4
+        this.#log.warn(
+          {},
+          'broker refuses MQTT 5: using 3.1.1, where a publish its ACL forbids is dropped unseen',
+        )
+        return
+      }
       // Errors are followed by 'close'; say what it was, never with credentials.
       this.#log.warn({ err: err.message }, 'mqtt error')
     })
@@ -126,8 +168,8 @@ export class MqttConnection {
     return new Promise((resolve, reject) => {
       client.subscribe(filters, { qos: 1 }, (err, granted) => {
         if (err) return reject(err)
-        // 128 (0x80) is the broker's refusal, e.g. by ACL.
-        const refused = (granted ?? []).filter((g) => g.qos === 128).map((g) => g.topic)
+        // 128 and up (0x80, MQTT 5: 0x87…) is the broker's refusal, e.g. by ACL.
+        const refused = (granted ?? []).filter((g) => g.qos >= 128).map((g) => g.topic)
         if (refused.length > 0)
           return reject(new Error(`subscription refused: ${refused.join(', ')}`))
         resolve()
@@ -155,7 +197,11 @@ export class MqttConnection {
         topic,
         body,
         { qos: options.qos ?? 1, retain: options.retain ?? false },
-        (err) => (err ? reject(err) : resolve()),
+        (err) => {
+          if (!err) return resolve()
+          const code = (err as { code?: unknown }).code
+          reject(typeof code === 'number' && code >= 0x80 ? new PublishRefused(topic, code) : err)
+        },
       )
     })
   }
@@ -183,7 +229,7 @@ export class MqttConnection {
 
   #nextDelay(): number {
     const min = this.#o.backoffMinMs ?? 250
-    const max = this.#o.backoffMaxMs ?? 30_000
+    const max = this.#o.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS
     const base = Math.min(max, min * 2 ** Math.min(this.#attempt, 20))
     this.#attempt++
     // Jitter, so a household's devices do not all reconnect in the same instant after an outage.
@@ -191,8 +237,15 @@ export class MqttConnection {
   }
 }
 
+/**
+ * The reconnect back-off's cap. An approval waits 60 s by default; a cap of 5 s (≤ 6.25 s with
+ * jitter) means a returning broker is noticed with most of that window left, and costs a LAN
+ * broker one connection attempt every few seconds while it is away.
+ */
+export const DEFAULT_BACKOFF_MAX_MS = 5000
+
 function notConnected(): Error {
-  return new Error('not connected to the MQTT broker')
+  return new NocturnError('NOC_ERR_BROKER_UNREACHABLE', 'not connected to the MQTT broker')
 }
 
 /** The URL without any user:password part, for logs. */

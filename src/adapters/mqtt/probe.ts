@@ -1,13 +1,43 @@
-import mqtt from 'mqtt'
-import { type BrokerCredentials, clientOptions } from './client-options.js'
+import mqtt, { type MqttClient } from 'mqtt'
+import type { Topics } from '../../protocol/index.js'
+import {
+  type BrokerCredentials,
+  clientOptions,
+  reasonName,
+  speaksOnly311,
+} from './client-options.js'
 
 export interface BrokerProbeOptions extends BrokerCredentials {
   readonly url: string
   readonly timeoutMs?: number
+  /** Write rights to try once connected (see `writeProbes`); none by default. */
+  readonly rights?: readonly RightProbe[]
+}
+
+/** One write right to try: a publish that reaches nobody who acts on it. */
+export interface RightProbe {
+  /** What the right is for, e.g. "approval requests" or "home action unlock_front_door". */
+  readonly label: string
+  /** The topic the device really writes (for the message). */
+  readonly needed: string
+  /** The topic probed: inside the same ACL rule, but not consumed by anyone. */
+  readonly topic: string
+  readonly retain: boolean
+}
+
+export type RightResult = RightProbe & {
+  /** ok: the broker acknowledged it; refused: a reason code ≥ 0x80; unknown: MQTT 3.1.1 only. */
+  readonly result: 'ok' | 'refused' | 'unknown'
+  readonly reason?: string
 }
 
 export type BrokerProbe =
-  | { readonly ok: true; readonly ms: number }
+  | {
+      readonly ok: true
+      readonly ms: number
+      readonly protocolVersion: 4 | 5
+      readonly rights: readonly RightResult[]
+    }
   | {
       readonly ok: false
       readonly ms: number
@@ -20,35 +50,132 @@ export type BrokerProbe =
       readonly message: string
     }
 
+/** The last level of every probe topic: no Nocturn client and no home device subscribes to it. */
+export const PROBE_LEVEL = 'nocturn-doctor-probe'
+
 /**
- * One connection attempt, no retries, then a clean goodbye: is the broker reachable and does it
- * accept these credentials? For `nocturn doctor`; the appliance itself uses MqttConnection.
+ * The write rights a device needs, each probed without side effects (docs/protocol.md, "What
+ * doctor checks"): an empty retained publish on a request topic under an id nobody uses (a clear
+ * of nothing; phones and the device ignore it), an empty outcome for that id (no phone can verify
+ * it), and for the status, the conversation replies and every home action an empty publish one
+ * level *below* the real topic, which the documented `…/#` rule covers and nobody listens to — a
+ * lock subscribed to its own topic never sees it.
  */
-export function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
+export function writeProbes(topics: Topics, homeTopics: readonly string[]): RightProbe[] {
+  return [
+    {
+      label: 'approval requests',
+      needed: topics.requests,
+      topic: topics.request(PROBE_LEVEL),
+      retain: true,
+    },
+    {
+      label: 'approval outcomes',
+      needed: topics.outcomes,
+      topic: topics.outcome(PROBE_LEVEL),
+      retain: false,
+    },
+    {
+      label: 'status',
+      needed: topics.status,
+      topic: `${topics.status}/${PROBE_LEVEL}`,
+      retain: false,
+    },
+    {
+      label: 'conversation replies',
+      needed: topics.conversationReply('+'),
+      topic: topics.conversationReply(PROBE_LEVEL),
+      retain: false,
+    },
+    ...[...new Set(homeTopics)].map((t) => ({
+      label: `home action topic ${t}`,
+      needed: t,
+      topic: `${t}/${PROBE_LEVEL}`,
+      retain: false,
+    })),
+  ]
+}
+
+/**
+ * One connection attempt (MQTT 5, again in 3.1.1 if the broker refuses 5), no retries, the write
+ * probes, then a clean goodbye. For `nocturn doctor`; the appliance itself uses MqttConnection.
+ */
+export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
   const started = Date.now()
+  const first = await connectOnce(o, 5, started)
+  const attempt =
+    !first.ok && first.reason === 'refused' && first.only311
+      ? await connectOnce(o, 4, started)
+      : first
+  if (!attempt.ok) {
+    const { only311: _o, ...failure } = attempt
+    return failure
+  }
+  const { client, version } = attempt
+  const rights: RightResult[] = []
+  for (const r of o.rights ?? []) rights.push(await tryRight(client, r, version))
+  await new Promise<void>((resolve) => client.end(false, {}, () => resolve()))
+  return { ok: true, ms: Date.now() - started, protocolVersion: version, rights }
+}
+
+function tryRight(client: MqttClient, r: RightProbe, version: 4 | 5): Promise<RightResult> {
+  return new Promise((resolve) => {
+    client.publish(r.topic, '', { qos: 1, retain: r.retain }, (err) => {
+      const code = (err as { code?: unknown } | undefined)?.code
+      if (!err) resolve({ ...r, result: version === 5 ? 'ok' : 'unknown' })
+      else if (typeof code === 'number' && code >= 0x80) {
+        resolve({ ...r, result: 'refused', reason: reasonName(code) })
+      } else resolve({ ...r, result: 'unknown', reason: err.message })
+    })
+  })
+}
+
+type Attempt =
+  | { ok: true; client: MqttClient; version: 4 | 5 }
+  | {
+      ok: false
+      ms: number
+      reason: 'auth' | 'unreachable' | 'tls' | 'timeout' | 'refused'
+      message: string
+      only311: boolean
+    }
+
+function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Promise<Attempt> {
   const timeoutMs = o.timeoutMs ?? 4000
-  const opts = clientOptions(o, timeoutMs)
+  const opts = clientOptions(o, timeoutMs, version)
   return new Promise((resolve) => {
     let done = false
     const client = mqtt.connect(o.url, opts)
-    const finish = (r: BrokerProbe) => {
-      if (done) return
-      done = true
-      clearTimeout(timer)
-      client.end(true, {}, () => resolve(r))
-    }
     const fail = (
       reason: 'auth' | 'unreachable' | 'tls' | 'timeout' | 'refused',
       message: string,
-    ) =>
-      finish({ ok: false, ms: Date.now() - started, reason, message: scrub(message, o.password) })
+      only311 = false,
+    ) => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      const r: Attempt = {
+        ok: false,
+        ms: Date.now() - started,
+        reason,
+        message: scrub(message, o.password),
+        only311,
+      }
+      client.end(true, {}, () => resolve(r))
+    }
     const timer = setTimeout(
       () => fail('timeout', `no answer within ${timeoutMs} ms`),
       timeoutMs + 500,
     )
-    client.on('connect', () => finish({ ok: true, ms: Date.now() - started }))
+    client.on('connect', () => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      resolve({ ok: true, client, version })
+    })
     client.on('error', (err: Error & { code?: string | number }) => {
       const code = err.code
+      if (version === 5 && speaksOnly311(err)) return fail('refused', err.message, true)
       if (code === 4 || code === 5 || code === 134 || code === 135) return fail('auth', err.message)
       if (typeof code === 'number') return fail('refused', err.message)
       if (

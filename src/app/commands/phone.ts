@@ -104,18 +104,27 @@ async function watch(
   client.on((e) => {
     if (e.kind === 'pending') io.out.write(show(e.request))
     else if (e.kind === 'gone') io.out.write(`gone     ${e.id}\n`)
-    else if (e.kind === 'outcome')
-      io.out.write(
-        `outcome  ${e.outcome.id}  ${e.outcome.state}${e.outcome.by ? ` by ${e.outcome.by}` : ''}\n`,
-      )
-    else io.out.write(`refused  ${e.id}  (${e.reason}: not shown, cannot be answered)\n`)
+    else if (e.kind === 'cleared')
+      io.out.write(`cleared  ${e.id}  (unsigned: still shown until a verified outcome)\n`)
+    else if (e.kind === 'outcome') {
+      const o = e.outcome
+      const grant =
+        o.grant === undefined
+          ? ''
+          : `, remembered: ${typeof o.grant === 'string' ? o.grant : `until ${new Date(o.grant.until).toISOString()}`}`
+      io.out.write(`outcome  ${o.id}  ${o.state}${o.by ? ` by ${o.by}` : ''}${grant}\n`)
+    } else io.out.write(`refused  ${e.id}  (${e.reason}: not shown, cannot be answered)\n`)
   })
+  // The connection reconnects by itself when the broker comes back; its timer does not hold the
+  // process, so this one does: `watch` ends only on a signal (or the caller's abort).
+  const keepAlive = setInterval(() => {}, 60_000)
   await new Promise<void>((resolve) => {
     const stop = () => resolve()
     signal?.addEventListener('abort', stop, { once: true })
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)
   })
+  clearInterval(keepAlive)
   return 0
 }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { probeBroker } from '../../adapters/mqtt/probe.js'
+import { probeBroker, type RightResult, writeProbes } from '../../adapters/mqtt/probe.js'
+import { topicsFor } from '../../protocol/index.js'
 import { probePcms } from '../config/check-pcms.js'
 import type { ConfigError } from '../config/errors.js'
 import type { LoadedConfig } from '../config/load.js'
@@ -198,6 +199,10 @@ export const brokerCheck: Check<DeviceDoctorContext> = {
       ...(m.password !== undefined && { password: m.password }),
       ...tls,
       timeoutMs: ctx.brokerTimeoutMs ?? 4000,
+      rights: writeProbes(
+        topicsFor(m.prefix, m.deviceId),
+        ctx.loaded.config.homeActions.map((a) => a.topic),
+      ),
     })
     const data = {
       url,
@@ -205,13 +210,7 @@ export const brokerCheck: Check<DeviceDoctorContext> = {
       tls: m.url.startsWith('mqtts') || m.url.startsWith('wss'),
       ...p,
     }
-    if (p.ok) {
-      return {
-        status: 'ok',
-        summary: `${url}: reachable, ${who} accepted (${p.ms} ms)`,
-        data,
-      }
-    }
+    if (p.ok) return rightsResult(`${url}: reachable, ${who} accepted (${p.ms} ms)`, p, data)
     switch (p.reason) {
       case 'auth':
         return {
@@ -258,6 +257,41 @@ export const brokerCheck: Check<DeviceDoctorContext> = {
         }
     }
   },
+}
+
+/**
+ * What the write probes found: a missing right is a failure naming the topic and the ACL line that
+ * gives it; over MQTT 3.1.1 nothing can be told (a refused publish looks delivered), a warning.
+ */
+function rightsResult(
+  reachable: string,
+  p: { protocolVersion: 4 | 5; rights: readonly RightResult[] },
+  data: Record<string, unknown>,
+): CheckResult {
+  const missing = p.rights.filter((r) => r.result === 'refused')
+  if (missing.length > 0) {
+    return {
+      status: 'fail',
+      summary: `${reachable}, but its ACL forbids writing ${missing.map((r) => r.label).join(', ')}`,
+      details: missing.map(
+        (r) =>
+          `missing right: write ${r.needed} (${r.reason ?? 'refused'}) — add "topic write ${r.needed.replace(/\/\+$/, '')}/#" under the device's user in the broker's ACL (docs/protocol.md)`,
+      ),
+      data,
+    }
+  }
+  if (p.protocolVersion === 4 && p.rights.length > 0) {
+    return {
+      status: 'warn',
+      summary: `${reachable}; it speaks only MQTT 3.1.1, so write rights cannot be checked (a forbidden publish is dropped unseen)`,
+      data,
+    }
+  }
+  return {
+    status: 'ok',
+    summary: `${reachable}; may write ${p.rights.length} topics it needs`,
+    data,
+  }
 }
 
 export const phonesCheck: Check<DeviceDoctorContext> = {

@@ -1,0 +1,56 @@
+import type { Logger } from '../../core/logger.js'
+
+/**
+ * Counts rejected input and logs it without letting a flood write a line per message: the first
+ * few of each reason in a window are logged in full (so a real fault is seen with its details),
+ * the rest are counted and reported in one summary line per window.
+ */
+export class RejectionLog<R extends string> {
+  readonly counts = new Map<R, number>()
+  readonly #log: Logger
+  readonly #msg: string
+  readonly #perWindow: number
+  readonly #windowMs: number
+  readonly #inWindow = new Map<R, number>()
+  readonly #suppressed = new Map<R, number>()
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(log: Logger, msg: string, o: { perWindow?: number; windowMs?: number } = {}) {
+    this.#log = log
+    this.#msg = msg
+    this.#perWindow = o.perWindow ?? 5
+    this.#windowMs = o.windowMs ?? 10_000
+  }
+
+  add(reason: R, fields: Record<string, unknown>): void {
+    this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
+    const seen = (this.#inWindow.get(reason) ?? 0) + 1
+    this.#inWindow.set(reason, seen)
+    this.#arm()
+    if (seen <= this.#perWindow) {
+      this.#log.warn({ ...fields, reason }, this.#msg)
+      return
+    }
+    this.#suppressed.set(reason, (this.#suppressed.get(reason) ?? 0) + 1)
+  }
+
+  /** Reports what was held back and starts a new window. */
+  flush(): void {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    if (this.#suppressed.size > 0) {
+      this.#log.warn(
+        { suppressed: Object.fromEntries(this.#suppressed), windowMs: this.#windowMs },
+        `${this.#msg} (summary: more of the same, not logged one by one)`,
+      )
+    }
+    this.#suppressed.clear()
+    this.#inWindow.clear()
+  }
+
+  #arm(): void {
+    if (this.#timer) return
+    this.#timer = setTimeout(() => this.flush(), this.#windowMs)
+    this.#timer.unref()
+  }
+}
