@@ -73,7 +73,10 @@ function ask(): { id: string; at: number; decided: Promise<number> } {
       },
       new AbortController().signal,
     )
-    .then(() => now())
+    .then(
+      () => now(),
+      () => Number.NaN,
+    )
   return { id, at, decided }
 }
 
