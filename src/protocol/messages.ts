@@ -98,7 +98,11 @@ export function parsePayload<T>(schema: z.ZodType<T>, payload: Uint8Array): Pars
   if (payload.byteLength > MAX_PAYLOAD_BYTES) return { ok: false, reason: 'oversized' }
   let json: unknown
   try {
-    json = JSON.parse(Buffer.from(payload).toString('utf8'))
+    // A view on the same bytes, not a copy (this runs for every message, junk included).
+    const bytes = Buffer.isBuffer(payload)
+      ? payload
+      : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
+    json = JSON.parse(bytes.toString('utf8'))
   } catch {
     return { ok: false, reason: 'malformed-json' }
   }

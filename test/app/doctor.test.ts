@@ -162,7 +162,7 @@ describe.skipIf(skip)('nocturn doctor --config: the whole device', () => {
     expect(line(r.stdout, 'panel')).toMatch(/^ok +panel +panel\.backend "none"; this board needs/)
     expect(line(r.stdout, 'broker')).toMatch(
       new RegExp(
-        `^ok +broker +${broker.url.replace(/[.]/g, '\\.')}: reachable, user "nocturn-device" accepted \\(\\d+ ms\\)$`,
+        `^ok +broker +${broker.url.replace(/[.]/g, '\\.')}: reachable, user "nocturn-device" accepted \\(\\d+ ms\\); may write 4 topics it needs$`,
       ),
     )
     expect(line(r.stdout, 'phones')).toMatch(/^ok +phones +1 paired: Anna$/)

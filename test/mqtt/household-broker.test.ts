@@ -66,7 +66,8 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('a home action the ACL does not cover is refused and the model is told so; a covered one is acknowledged and delivered', async () => {
-    const w = (world = await deviceWorld(broker))
+    const w = await deviceWorld(broker)
+    world = w
     expect(w.device.connection.protocolVersion).toBe(5)
     const house = await w.raw(USERS.intruder)
     const delivered: string[] = []
@@ -208,7 +209,8 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('outcomes are signed per phone with the grant the device kept; a forged outcome or a clear ends no card', async () => {
-    const w = (world = await deviceWorld(broker))
+    const w = await deviceWorld(broker)
+    world = w
     const anna = await w.phone('anna')
     const intruder = await w.raw()
     const events: string[] = []
@@ -249,7 +251,8 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('a critical tool asks every time: a "session" yes is counted once, and the outcome says so', async () => {
-    const w = (world = await deviceWorld(broker))
+    const w = await deviceWorld(broker)
+    world = w
     const anna = await w.phone('anna')
     const critical = { ...unlockDoor, critical: true }
     const first = w.check(critical, { door: 'front' }, w.ctx())
@@ -290,7 +293,8 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     const planter = await mqtt.connectAsync(broker.url, { ...USERS.intruder, reconnectPeriod: 0 })
     const bad = [`${base}/not json`, `${base}/${'x'.repeat(80)}`]
     for (const t of bad) await planter.publishAsync(t, '{"v":1}', { qos: 1, retain: true })
-    const w = (world = await deviceWorld(broker, { deviceId }))
+    const w = await deviceWorld(broker, { deviceId })
+    world = w
     await until(
       () =>
         w.logger.entries.filter((e) => e.msg === 'request under an invalid id cleared').length ===
@@ -311,7 +315,8 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('a flood of junk decisions is counted in full but logged in summaries, not a line each', async () => {
-    const w = (world = await deviceWorld(broker))
+    const w = await deviceWorld(broker)
+    world = w
     const flooder = await w.raw(USERS.intruder)
     const N = 2000
     for (let i = 0; i < N; i += 250) {

@@ -94,6 +94,7 @@ export class MqttConnection {
     if (o.will) opts.will = { ...o.will }
     const client = mqtt.connect(o.url, opts)
     this.#client = client
+    yieldBetweenSlices(client)
     client.on('connect', () => {
       this.#attempt = 0
       // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
@@ -246,6 +247,34 @@ export const DEFAULT_BACKOFF_MAX_MS = 5000
 
 function notConnected(): Error {
   return new NocturnError('NOC_ERR_BROKER_UNREACHABLE', 'not connected to the MQTT broker')
+}
+
+/** How long incoming messages may hold the event loop before the client yields to it. */
+const SLICE_MS = 8
+
+/**
+ * A flood must not stall the loop: libuv reads a socket up to 32 times per turn, and mqtt.js
+ * handles every packet of those reads in one nextTick chain, so 20 000 junk messages could hold
+ * the loop for seconds (and the watchdog would kill the device). mqtt.js waits for
+ * `handleMessage`'s callback before the next packet; after SLICE_MS of work in one turn the
+ * callback is deferred to the next turn, so timers and I/O run in between, and the unread bytes
+ * stay in the socket (TCP back-pressure towards the broker) instead of in memory.
+ */
+function yieldBetweenSlices(client: MqttClient): void {
+  let sliceStart = 0
+  let inSlice = false
+  client.handleMessage = (_packet, callback) => {
+    const now = performance.now()
+    if (!inSlice) {
+      inSlice = true
+      sliceStart = now
+      setImmediate(() => {
+        inSlice = false
+      })
+    }
+    if (now - sliceStart < SLICE_MS) callback()
+    else setImmediate(() => callback())
+  }
 }
 
 /** The URL without any user:password part, for logs. */

@@ -52,7 +52,7 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // another phone), "never", or "any".
     "selfApproval": "non-critical"
   },
-  // Paired phones' public keys.
+  // Paired phones' keys: shared secrets (256 random bits each, one file per phone, owner-only).
   "phonesDir": "/var/lib/nocturn/phones",
   // Transcripts, grants and timers (StateDirectory=nocturn in the systemd unit).
   "store": { "path": "/var/lib/nocturn/nocturn.db" },
