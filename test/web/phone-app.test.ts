@@ -301,7 +301,9 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     w.server.queueGenerate({ text: 'The kettle is by the window.' })
     await anna.page.getByLabel('Message to the speaker').fill('Where is the kettle?')
     await anna.page.getByRole('button', { name: 'Send' }).click()
-    await anna.page.locator('.msg.assistant', { hasText: 'The kettle is by the window.' }).waitFor()
+    await anna.page
+      .locator('.msg.assistant[data-seq]', { hasText: 'The kettle is by the window.' })
+      .waitFor()
     const stored = w.feed.messages(c.id).map((m) => [m.role, m.channel, 'text' in m ? m.text : ''])
     expect(stored.slice(2)).toEqual([
       ['user', 'text', 'Where is the kettle?'],
