@@ -120,6 +120,25 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
     expect(verifyReply({ ...me, phone: 'ben' }, bytes(reply))).toMatchObject({ ok: false })
   })
 
+  it('verifies the documented signed outcome', () => {
+    const shown = verifyRequest(me, request.id, bytes(request), request.createdAt)
+    if (!shown.ok) throw new Error('the vector request must verify')
+    const o = {
+      v: 1,
+      id: request.id,
+      state: 'approved',
+      by: 'anna',
+      grant: 'once',
+      at: 1764489630012,
+    }
+    expect(outcomeMacText({ ...o, grant: 'once', digest: shown.value.digest })).toBe(
+      JSON.parse(v['outcome.mac.input'] ?? '""'),
+    )
+    expect(
+      verifyOutcome(me, shown.value, bytes({ ...o, macs: { anna: v['outcome.mac'] } })),
+    ).toMatchObject({ ok: true })
+  })
+
   it('believes an outcome only with a MAC binding it to the digest of the request it showed', () => {
     const shown = verifyRequest(me, request.id, bytes(request), request.createdAt)
     if (!shown.ok) throw new Error('the vector request must verify')

@@ -1,10 +1,13 @@
 import type { Browser } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { CallContext } from '../../src/core/context.js'
+import { silentLogger } from '../../src/core/logger.js'
+import type { Tool } from '../../src/core/tool.js'
 import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { type PhoneWorld, phoneWorld } from '../phone/world.js'
+import { lightTool, type PhoneWorld, phoneWorld } from '../phone/world.js'
 import { newPhone, openTab, type PhonePage, pairAndConnect, pairLink } from './app-harness.js'
 import { launchChromium, missingChromium } from './browser.js'
 import { ask, recordBroker } from './device-side.js'
@@ -12,7 +15,7 @@ import { buildApp, serveApp } from './serve-app.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
 
-describe.skipIf(skip !== undefined)('the phone app in Chromium', () => {
+describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_000 }, () => {
   let broker: TestBroker
   let wsUrl: string
   let app: Awaited<ReturnType<typeof buildApp>>
@@ -60,6 +63,145 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', () => {
   }
 
   const card = (p: PhonePage, id: string) => p.page.locator(`[data-card="${id}"]`)
+
+  it('pairs through the fragment (then wipes it), shows a spoken request verified, and an approval runs the tool', async () => {
+    const w = await world()
+    const seen = await recordBroker(w)
+    const anna = await phone('anna', w)
+    expect(new URL(anna.page.url()).hash).toBe('')
+    expect(await anna.page.evaluate('localStorage.length')).toBe(1)
+    await w.speak(async (conn) => {
+      conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+      const c = anna.page.locator('[data-card]')
+      await c.waitFor()
+      expect(await c.locator('.action').textContent()).toBe('Unlock the front door')
+      const text = await c.textContent()
+      expect(text).toContain('spoken in the room')
+      expect(text).toContain('unlock_door')
+      expect(text).toContain('door: front')
+      expect(text).toContain('Asks every time')
+      // A critical tool: only "once" is offered.
+      expect(await c.locator('input[type=radio]').count()).toBe(1)
+      await c.getByRole('button', { name: 'Approve: unlock the front door' }).click()
+      await until(() => w.unlocked.length === 1, 'the door to be unlocked')
+      await c
+        .locator('[data-state="approved"]')
+        .or(c.and(anna.page.locator('[data-state="approved"]')))
+        .first()
+        .waitFor()
+    })
+    expect(w.unlocked).toEqual(['front'])
+    const decisions = seen.json('/decision')
+    expect(decisions).toEqual([
+      expect.objectContaining({ decision: 'approve', grant: 'once', phone: 'anna' }),
+    ])
+    expect(seen.json('/outcome')).toContainEqual(
+      expect.objectContaining({ state: 'approved', by: 'anna' }),
+    )
+  })
+
+  it('a deny reaches the device as a deny, and the card says so with its buttons disabled', async () => {
+    const w = await world()
+    const seen = await recordBroker(w)
+    const anna = await phone('anna', w)
+    const q = ask(w, { action: 'switch on the hall light' })
+    await card(anna, q.id).getByRole('button', { name: /^Deny/ }).click()
+    await expect(q.decision).resolves.toMatchObject({ decision: 'deny', by: 'anna' })
+    await card(anna, q.id).and(anna.page.locator('[data-state="denied"]')).waitFor()
+    expect(await card(anna, q.id).textContent()).toContain("Denied on anna's phone")
+    expect(
+      await card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .isDisabled(),
+    ).toBe(true)
+    expect(seen.json('/decision')).toEqual([
+      expect.objectContaining({ id: q.id, decision: 'deny', phone: 'anna' }),
+    ])
+  })
+
+  it('a call withdrawn by the model closes its card at once; the tool never runs', async () => {
+    const w = await world()
+    const seen = await recordBroker(w)
+    const anna = await phone('anna', w)
+    await w.speak(async (conn) => {
+      conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'back' } })
+      const c = anna.page.locator('[data-card]')
+      await c.waitFor()
+      expect(await c.getAttribute('data-state')).toBe('pending')
+      conn.cancel('c1')
+      await anna.page.locator('[data-card][data-state="withdrawn"]').waitFor()
+      expect(await c.getByRole('button', { name: /^Approve/ }).isDisabled()).toBe(true)
+    })
+    expect(w.unlocked).toEqual([])
+    expect(seen.json('/outcome')).toContainEqual(expect.objectContaining({ state: 'withdrawn' }))
+    expect(seen.json('/decision')).toEqual([])
+  })
+
+  it("two phones: ben approves, and the card on anna's phone closes at once saying who", async () => {
+    const w = await world()
+    const seen = await recordBroker(w)
+    const anna = await phone('anna', w)
+    const ben = await phone('ben', w)
+    const q = ask(w, { action: 'switch on the hall light' })
+    await card(anna, q.id).waitFor()
+    await card(ben, q.id)
+      .getByRole('button', { name: /^Approve/ })
+      .click()
+    await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'ben' })
+    await anna.page.locator(`[data-card="${q.id}"][data-state="approved"]`).waitFor()
+    expect(await card(anna, q.id).textContent()).toContain("Approved on ben's phone")
+    expect(
+      await card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .isDisabled(),
+    ).toBe(true)
+    expect(seen.json('/decision').map((d) => d.phone)).toEqual(['ben'])
+  })
+
+  it('a grant is listed and revoked from the app; the next call asks again', async () => {
+    const w = await world()
+    const anna = await phone('anna', w)
+    const ctx: CallContext = {
+      signal: new AbortController().signal,
+      channel: 'voice',
+      conversationId: 'conv-grants',
+      callId: 'g1',
+      gate: w.gate,
+      logger: silentLogger,
+      onPending: () => {},
+    }
+    const first = w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
+    await until(() => w.asked.length === 1, 'the gate to ask')
+    const c = card(anna, w.asked[0]?.id ?? '')
+    await c.getByLabel('For this conversation').check()
+    await c.getByRole('button', { name: /^Approve/ }).click()
+    await first
+    expect(w.grants.list()).toHaveLength(1)
+    await openTab(anna.page, 'grants')
+    const item = anna.page.locator('[data-grant]')
+    await item.waitFor()
+    expect(await item.textContent()).toContain('set_light')
+    expect(await item.textContent()).toContain('room: hall')
+    // Covered by the grant: no question.
+    await w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
+    expect(w.asked).toHaveLength(1)
+    await item.getByRole('button', { name: /^Revoke/ }).click()
+    await anna.page.locator('[data-grant]').waitFor({ state: 'detached' })
+    expect(w.logger.entries).toContainEqual(
+      expect.objectContaining({
+        msg: 'grant revoked from phone',
+        fields: expect.objectContaining({ phone: 'anna' }),
+      }),
+    )
+    const again = w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
+    again.catch(() => {})
+    await until(() => w.asked.length === 2, 'the gate to ask again')
+    await openTab(anna.page, 'approvals')
+    await card(anna, w.asked[1]?.id ?? '')
+      .getByRole('button', { name: /^Deny/ })
+      .click()
+    await expect(again).rejects.toMatchObject({ code: 'NOC_ERR_DENIED_BY_HUMAN' })
+  })
 
   it('a request nobody answers counts down and ends as expired, buttons disabled', async () => {
     const w = await world()
@@ -159,7 +301,9 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', () => {
     w.server.queueGenerate({ text: 'The kettle is by the window.' })
     await anna.page.getByLabel('Message to the speaker').fill('Where is the kettle?')
     await anna.page.getByRole('button', { name: 'Send' }).click()
-    await anna.page.locator('.msg.assistant', { hasText: 'The kettle is by the window.' }).waitFor()
+    await anna.page
+      .locator('.msg.assistant[data-seq]', { hasText: 'The kettle is by the window.' })
+      .waitFor()
     const stored = w.feed.messages(c.id).map((m) => [m.role, m.channel, 'text' in m ? m.text : ''])
     expect(stored.slice(2)).toEqual([
       ['user', 'text', 'Where is the kettle?'],

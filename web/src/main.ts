@@ -131,6 +131,7 @@ async function main(): Promise<void> {
     void navigator.serviceWorker.register('sw.js').catch(() => {})
   }
   document.body.dataset.ready = 'true'
+  performance.mark('nocturn-ready')
 }
 
 function notificationsButton(): HTMLElement | null {
