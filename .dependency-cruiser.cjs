@@ -28,7 +28,7 @@ const IO_BUILTINS = [
 const IO_PATH = `^(node:)?(${IO_BUILTINS.join('|')})$`
 
 /** The files that are the offline run and the developer's fake Live service, not the appliance. */
-const OFFLINE = '^src/app/(offline-run|household-scene|commands/fake-live)\\.ts$'
+const OFFLINE = '^src/app/(offline-run|phone-demo|household-scene|commands/fake-live)\\.ts$'
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
