@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { canonicalJson } from '../core/canonical.js'
 import { hmacHex, macEquals } from './crypto.js'
+import { conversationReplyMacText, conversationRequestMacText, FORM_LABELS } from './forms.js'
 import { PROTOCOL_VERSION } from './messages.js'
 import { ID_PATTERN } from './topics.js'
 
@@ -9,8 +9,8 @@ import { ID_PATTERN } from './topics.js'
  * signed requests on `…/conversations/request/<phone>`; the device answers on
  * `…/conversations/reply/<phone>`, never retained, each answer signed with that phone's key.
  */
-export const CONVERSATION_REQUEST_LABEL = 'nocturn-conversation-request-v1'
-export const CONVERSATION_REPLY_LABEL = 'nocturn-conversation-reply-v1'
+export const CONVERSATION_REQUEST_LABEL = FORM_LABELS.conversationRequest
+export const CONVERSATION_REPLY_LABEL = FORM_LABELS.conversationReply
 
 export const CONVERSATION_OPS = ['list', 'show', 'say', 'delete', 'follow', 'unfollow'] as const
 export type ConversationOp = (typeof CONVERSATION_OPS)[number]
@@ -86,19 +86,9 @@ export const conversationReplySchema = z.object({
 })
 export type ConversationReply = z.infer<typeof conversationReplySchema>
 
-export function conversationRequestMacInput(r: ConversationRequestFields): string {
-  // args is canonical JSON, in which a newline can only appear escaped: the join stays unambiguous.
-  return [
-    CONVERSATION_REQUEST_LABEL,
-    r.id,
-    r.device,
-    r.phone,
-    r.op,
-    String(r.at),
-    r.nonce,
-    canonicalJson(r.args),
-  ].join('\n')
-}
+// The signed texts come from forms.ts, which the phone app bundles too: one source for both sides.
+export const conversationRequestMacInput: (r: ConversationRequestFields) => string =
+  conversationRequestMacText
 
 export function signConversationRequest(key: Uint8Array, r: ConversationRequestFields): string {
   return hmacHex(key, conversationRequestMacInput(r))
@@ -113,10 +103,7 @@ export function verifyConversationRequest(
 }
 
 /** The reply MAC covers the canonical JSON of the whole reply except `mac`, unknown fields included. */
-export function conversationReplyMacInput(reply: Record<string, unknown>): string {
-  const { mac: _m, ...rest } = reply
-  return `${CONVERSATION_REPLY_LABEL}\n${canonicalJson(rest)}`
-}
+export const conversationReplyMacInput = conversationReplyMacText
 
 export function signConversationReply(key: Uint8Array, reply: Record<string, unknown>): string {
   return hmacHex(key, conversationReplyMacInput(reply))

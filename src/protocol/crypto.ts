@@ -1,5 +1,12 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { canonicalJson } from '../core/canonical.js'
+import {
+  decisionMacText,
+  FORM_LABELS,
+  grantForm,
+  outcomeMacText,
+  requestDigestInput,
+  requestMacText,
+} from './forms.js'
 import type { Grant } from './messages.js'
 
 /**
@@ -14,9 +21,9 @@ import type { Grant } from './messages.js'
  *
  * Every field in the line forms is drawn from an alphabet without "\n", so the joins are unambiguous.
  */
-export const REQUEST_MAC_LABEL = 'nocturn-request-v1'
-export const DECISION_MAC_LABEL = 'nocturn-decision-v1'
-export const OUTCOME_MAC_LABEL = 'nocturn-outcome-v1'
+export const REQUEST_MAC_LABEL = FORM_LABELS.request
+export const DECISION_MAC_LABEL = FORM_LABELS.decision
+export const OUTCOME_MAC_LABEL = FORM_LABELS.outcome
 
 /** Pairing keys are 256 random bits. */
 export const KEY_BYTES = 32
@@ -31,17 +38,13 @@ export function newNonce(): string {
 
 /** The digest of a request: everything in it except `digest` and `macs`. */
 export function requestDigest(request: Record<string, unknown>): string {
-  const { digest: _d, macs: _m, ...body } = request
-  return createHash('sha256').update(canonicalJson(body), 'utf8').digest('hex')
+  return createHash('sha256').update(requestDigestInput(request), 'utf8').digest('hex')
 }
 
-export function requestMacInput(digest: string): string {
-  return `${REQUEST_MAC_LABEL}\n${digest}`
-}
+// The signed texts come from forms.ts, which the phone app bundles too: one source for both sides.
+export const requestMacInput = requestMacText
 
-export function grantText(grant: Grant): string {
-  return typeof grant === 'string' ? grant : `until:${grant.until}`
-}
+export const grantText: (grant: Grant) => string = grantForm
 
 export interface DecisionFields {
   readonly id: string
@@ -53,18 +56,7 @@ export interface DecisionFields {
   readonly nonce: string
 }
 
-export function decisionMacInput(d: DecisionFields): string {
-  return [
-    DECISION_MAC_LABEL,
-    d.id,
-    d.decision,
-    grantText(d.grant),
-    d.digest,
-    d.phone,
-    String(d.at),
-    d.nonce,
-  ].join('\n')
-}
+export const decisionMacInput: (d: DecisionFields) => string = decisionMacText
 
 export function hmacHex(key: Uint8Array, input: string): string {
   return createHmac('sha256', key).update(input, 'utf8').digest('hex')
@@ -104,17 +96,7 @@ export interface OutcomeFields {
   readonly digest: string
 }
 
-export function outcomeMacInput(o: OutcomeFields): string {
-  return [
-    OUTCOME_MAC_LABEL,
-    o.id,
-    o.state,
-    o.by ?? '',
-    o.grant === undefined ? '' : grantText(o.grant),
-    String(o.at),
-    o.digest,
-  ].join('\n')
-}
+export const outcomeMacInput: (o: OutcomeFields) => string = outcomeMacText
 
 export function signOutcome(key: Uint8Array, o: OutcomeFields): string {
   return hmacHex(key, outcomeMacInput(o))

@@ -3,6 +3,8 @@
  * the browser app bundles the very same text the device signs. Hashing is the caller's: the device
  * uses node:crypto, the app @noble/hashes (it must work where crypto.subtle does not exist).
  */
+import { canonicalJson } from '../core/canonical-json.js'
+
 export const FORM_LABELS = {
   request: 'nocturn-request-v1',
   decision: 'nocturn-decision-v1',
@@ -12,18 +14,7 @@ export const FORM_LABELS = {
 } as const
 
 /** Keys sorted by UTF-16 code unit, no whitespace, absent (undefined) values left out. */
-export function canonicalJsonText(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const s = JSON.stringify(value)
-    return s === undefined ? 'null' : s
-  }
-  if (Array.isArray(value)) return `[${value.map(canonicalJsonText).join(',')}]`
-  const o = value as Record<string, unknown>
-  const keys = Object.keys(o)
-    .filter((k) => o[k] !== undefined)
-    .sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJsonText(o[k])}`).join(',')}}`
-}
+export const canonicalJsonText = canonicalJson
 
 /** What the request digest hashes: the request without `digest` and `macs`. */
 export function requestDigestInput(request: Record<string, unknown>): string {
