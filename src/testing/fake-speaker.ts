@@ -1,5 +1,6 @@
 import type { AudioOut, DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
+import { LIVE_OUTPUT_RATE_HZ } from '../ports/live-llm.js'
 
 /** One stretch of audio that really played: which bytes of the written stream, and when. */
 export interface PlayedSpan {
@@ -37,7 +38,7 @@ export class FakeSpeaker implements AudioOut {
 
   constructor(clock: Clock, opts: { sampleRateHz?: number; keepAudio?: boolean } = {}) {
     this.#clock = clock
-    this.sampleRateHz = opts.sampleRateHz ?? 24_000
+    this.sampleRateHz = opts.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
     this.#keepAudio = opts.keepAudio ?? false
   }
 

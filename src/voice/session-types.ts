@@ -1,3 +1,4 @@
+import { DEFAULT_IDLE_MS, DEFAULT_SESSION_BUDGET_MS } from '../core/defaults.js'
 import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
 import type { Persona } from '../core/persona.js'
@@ -23,10 +24,10 @@ export interface VoiceOptions {
   readonly endDrainMs: number
 }
 
-/** Ten minutes, about one provider connection; sixty seconds of silence means the room moved on. */
+/** The household's defaults (core/defaults.ts), so a driver run without a configuration matches one with it. */
 export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
-  budgetMs: 10 * 60_000,
-  idleMs: 60_000,
+  budgetMs: DEFAULT_SESSION_BUDGET_MS,
+  idleMs: DEFAULT_IDLE_MS,
   gapBufferMs: 2_000,
   maxReconnectAttempts: 3,
   goAwayMarginMs: 5_000,

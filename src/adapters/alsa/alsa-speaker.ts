@@ -3,6 +3,7 @@ import { PacedSpeaker } from '../../audio/paced-speaker.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
+import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { AplayDevice } from './aplay-device.js'
 
 export interface AlsaSpeakerOptions {
@@ -31,7 +32,7 @@ export function createAlsaSpeaker(o: AlsaSpeakerOptions): {
   speaker: PacedSpeaker
   device: AplayDevice
 } {
-  const sampleRateHz = o.sampleRateHz ?? 24_000
+  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
   const device = new AplayDevice({ ...o, sampleRateHz })
   const speaker = new PacedSpeaker({
     device,

@@ -4,6 +4,7 @@ import { bytesForMs } from '../../audio/pcm.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock } from '../../ports/clock.js'
+import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
 import { SupervisedChild } from './supervised-child.js'
@@ -39,7 +40,7 @@ export class ArecordMic implements AudioIn {
     checkPcmName(options.device, 'capture')
     this.#o = options
     this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF)
-    this.sampleRateHz = options.sampleRateHz ?? 16_000
+    this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
   }
 

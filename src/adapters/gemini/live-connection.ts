@@ -8,12 +8,13 @@ import type {
   LiveToolCall,
   LiveToolResponse,
 } from '../../ports/live-llm.js'
+import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import type { ModelCapabilities } from './capabilities.js'
 import { redactKey } from './redact.js'
 import { ServerFrames } from './server-frames.js'
 import type { GuardedSocket } from './socket.js'
 
-export const INPUT_MIME = 'audio/pcm;rate=16000'
+export const INPUT_MIME = `audio/pcm;rate=${LIVE_INPUT_RATE_HZ}`
 
 type State = 'connecting' | 'open' | 'closing' | 'closed'
 

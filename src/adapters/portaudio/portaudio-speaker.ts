@@ -2,6 +2,7 @@ import { PacedSpeaker } from '../../audio/paced-speaker.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
+import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { PortAudioDevice } from './portaudio-device.js'
 
 /**
@@ -22,7 +23,7 @@ export function createPortAudioSpeaker(o: {
   stallMs?: number
   onError?: (error: NocturnError) => void
 }): { speaker: PacedSpeaker; device: PortAudioDevice } {
-  const sampleRateHz = o.sampleRateHz ?? 24_000
+  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
   const device = new PortAudioDevice({ ...o, sampleRateHz })
   return {
     speaker: new PacedSpeaker({

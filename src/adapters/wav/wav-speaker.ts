@@ -1,5 +1,6 @@
 import { PacedSpeaker } from '../../audio/paced-speaker.js'
 import type { Clock } from '../../ports/clock.js'
+import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { WavFileDevice } from './wav-file-device.js'
 
 /**
@@ -16,7 +17,7 @@ export function createWavSpeaker(o: {
   sampleRateHz?: number
   leadMs?: number
 }): { speaker: PacedSpeaker; device: WavFileDevice } {
-  const sampleRateHz = o.sampleRateHz ?? 24_000
+  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
   const device = new WavFileDevice(o.path, sampleRateHz)
   return {
     speaker: new PacedSpeaker({
