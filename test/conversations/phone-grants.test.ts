@@ -1,34 +1,22 @@
 import { PassThrough } from 'node:stream'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Io } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import { grantSummarySchema } from '../../src/protocol/grant-ops.js'
 import { pairingUri } from '../../src/protocol/index.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { type PhoneWorld, phoneWorld } from '../phone/world.js'
+import { worldsOn } from '../phone/world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 
 describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone ACL)', () => {
-  let broker: TestBroker
-  let w: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = mosquittoBroker(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await w?.close()
-    w = undefined
-  })
+  const worlds = worldsOn(mosquittoBroker)
 
   it('a grant is listed (exactly the documented shape) and revoked; the next call asks again', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const world = w
     const anna = await w.phone('anna')
     const ben = await w.phone('ben')
@@ -123,7 +111,7 @@ describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone
   })
 
   it('nocturn phone grants / revoke: the reference phone lists and takes back a grant', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const g = w.grants.add(
       {
         tool: 'unlock_door',
@@ -137,7 +125,7 @@ describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone
     )
     const env = {
       NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: broker.url,
+        broker: worlds.broker().url,
         device: w.deviceId,
         prefix: PREFIX,
         phone: 'anna',

@@ -1,8 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { describe, expect, it } from 'vitest'
+import { mosquittoBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { type PhoneWorld, phoneWorld } from '../phone/world.js'
+import { type PhoneWorld, worldsOn } from '../phone/world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 const LIMIT = 16 * 1024
@@ -20,22 +20,10 @@ async function tap(w: PhoneWorld) {
 }
 
 describe.skipIf(skip !== undefined)('conversation replies a phone can rely on (Mosquitto)', () => {
-  let broker: TestBroker
-  let w: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = mosquittoBroker(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await w?.close()
-    w = undefined
-  })
+  const worlds = worldsOn(mosquittoBroker)
 
   it('a long answer to say arrives whole in replies that each fit 16 KiB, the final done included', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const anna = await w.phone('anna')
     const t = await tap(w)
     // ~40 KB as UTF-8, most of it one streamed piece (no spaces), with quotes that grow when
@@ -74,7 +62,7 @@ describe.skipIf(skip !== undefined)('conversation replies a phone can rely on (M
   })
 
   it('next is present only when another page exists (list and show)', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const anna = await w.phone('anna')
     const ids: string[] = []
     for (let i = 0; i < 3; i++) {
@@ -107,7 +95,7 @@ describe.skipIf(skip !== undefined)('conversation replies a phone can rely on (M
   })
 
   it('show and say answer a conversation in one shape: its id, and the same info', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const anna = await w.phone('anna')
     const t = await tap(w)
     w.server.queueGenerate({ text: 'Hello.' })

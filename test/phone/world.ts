@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import mqtt, { type MqttClient } from 'mqtt'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
@@ -25,7 +26,7 @@ import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
@@ -235,3 +236,37 @@ export async function phoneWorld(broker: TestBroker) {
 export type PhoneWorld = Awaited<ReturnType<typeof phoneWorld>>
 
 export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * One broker for a describe block and a fresh phone world per test: the broker starts before the
+ * block and stops after it; each test's world is closed when the test ends.
+ */
+export function worldsOn(make: (port: number) => TestBroker): {
+  broker(): TestBroker
+  open(): Promise<PhoneWorld>
+} {
+  let broker: TestBroker | undefined
+  let current: PhoneWorld | undefined
+  beforeAll(async () => {
+    broker = make(await freePort())
+    await broker.start()
+  })
+  afterAll(async () => {
+    await broker?.stop()
+  })
+  afterEach(async () => {
+    await current?.close()
+    current = undefined
+  })
+  const started = () => {
+    if (!broker) throw new Error('the broker is not started (worldsOn runs inside a describe)')
+    return broker
+  }
+  return {
+    broker: started,
+    open: async () => {
+      current = await phoneWorld(started())
+      return current
+    },
+  }
+}
