@@ -7,13 +7,13 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  statSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { grantTraverse } from '../helpers/system.js'
 import { damagePage, storeWithChats } from '../store/damage.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -40,7 +40,7 @@ function nocturnRun(config: string, env: NodeJS.ProcessEnv, asNobody = false): P
   delete base.CREDENTIALS_DIRECTORY
   delete base.NOCTURN_MQTT_PASSWORD
   // The unprivileged user must reach the project's code under a private temporary folder.
-  const restore = asNobody ? grantTraverse(ROOT) : () => {}
+  if (asNobody) grantTraverse(ROOT)
   return new Promise<Outcome>((resolve) => {
     const child = spawn(
       process.execPath,
@@ -64,7 +64,7 @@ function nocturnRun(config: string, env: NodeJS.ProcessEnv, asNobody = false): P
       clearTimeout(hung)
       resolve({ code, signal, stderr, stdout })
     })
-  }).finally(restore)
+  })
 }
 
 function workDir(): string {
@@ -242,19 +242,3 @@ describe('nocturn run: every failed start exits at once, non-zero, touching noth
     expect(r.stderr).toMatch(/cannot write the store at .*nocturn\.db/)
   }, 90_000)
 })
-
-/** Adds o+x to every ancestor of `path` that lacks it; returns what puts the modes back. */
-function grantTraverse(path: string): () => void {
-  const changed: [string, number][] = []
-  for (let p = resolve(path); ; p = dirname(p)) {
-    const mode = statSync(p).mode & 0o7777
-    if ((mode & 0o001) === 0) {
-      changed.push([p, mode])
-      chmodSync(p, mode | 0o001)
-    }
-    if (dirname(p) === p) break
-  }
-  return () => {
-    for (const [p, mode] of changed) chmodSync(p, mode)
-  }
-}

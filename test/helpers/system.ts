@@ -1,4 +1,6 @@
 import { spawnSync } from 'node:child_process'
+import { chmodSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 
 /**
  * Tests that use real system parts (mosquitto, arecord, gpiomon…) skip with a printed reason when
@@ -24,4 +26,17 @@ export function missingCommands(...commands: string[]): string | undefined {
 /** The environment with the sbin folders on PATH: Debian puts daemons such as mosquitto there. */
 export function systemEnv(): NodeJS.ProcessEnv {
   return { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/local/sbin:/usr/sbin:/sbin` }
+}
+
+/**
+ * Adds o+x (traverse, not list) to every ancestor of `path` that lacks it, so an unprivileged
+ * probe reaches a clone under a private (0700) temporary folder. Not taken back: test files run in
+ * parallel workers, and one putting the modes back would cut off another's probe mid-run.
+ */
+export function grantTraverse(path: string): void {
+  for (let p = resolve(path); ; p = dirname(p)) {
+    const mode = statSync(p).mode & 0o7777
+    if ((mode & 0o001) === 0) chmodSync(p, mode | 0o001)
+    if (dirname(p) === p) break
+  }
 }

@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process'
-import { chmodSync, chownSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
+import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { MIGRATIONS } from '../../src/adapters/sqlite/migrations.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { grantTraverse } from '../helpers/system.js'
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'nocturn-store-'))
 
@@ -124,7 +125,7 @@ describe('SqliteStore', () => {
     if (asNobody) chownSync(dir, 65534, 65534)
     // That user must reach the project's code: a clone under a private (0700) temporary folder
     // needs traverse permission on its ancestors for the length of the probe.
-    const restore = asNobody ? grantTraverse(join(import.meta.dirname, '../..')) : () => {}
+    if (asNobody) grantTraverse(join(import.meta.dirname, '../..'))
     const probe = spawnSync(
       process.execPath,
       [
@@ -139,7 +140,6 @@ describe('SqliteStore', () => {
         ...(asNobody ? { uid: 65534, gid: 65534 } : {}),
       },
     )
-    restore()
     expect(probe.stdout + probe.stderr).toMatch(
       /^NOC_ERR_STORE_READ_ONLY cannot write the store at .*s\.db/,
     )
@@ -150,22 +150,6 @@ describe('SqliteStore', () => {
     again.close()
   })
 })
-
-/** Adds o+x to every ancestor of `path` that lacks it; returns what puts the modes back. */
-function grantTraverse(path: string): () => void {
-  const changed: [string, number][] = []
-  for (let p = resolve(path); ; p = dirname(p)) {
-    const mode = statSync(p).mode & 0o7777
-    if ((mode & 0o001) === 0) {
-      changed.push([p, mode])
-      chmodSync(p, mode | 0o001)
-    }
-    if (dirname(p) === p) break
-  }
-  return () => {
-    for (const [p, mode] of changed) chmodSync(p, mode)
-  }
-}
 
 describe('SqliteStore retention', () => {
   function seeded() {
