@@ -57,6 +57,8 @@ function rng(seed: number) {
 interface Player {
   readonly name: string
   write(c: Uint8Array): void
+  /** The voice driver's word that the reply is complete (generationComplete). */
+  endOfReply?(): void
   close(): Promise<void>
 }
 
@@ -80,12 +82,19 @@ function naivePlayer(env: NodeJS.ProcessEnv, pcm: string): Player & { child: Chi
 }
 
 function pacedPlayer(name: string, speaker: AudioOut): Player & { speaker: AudioOut } {
-  return { name, speaker, write: (c) => speaker.write(c), close: () => speaker.close() }
+  return {
+    name,
+    speaker,
+    write: (c) => speaker.write(c),
+    endOfReply: () => speaker.endOfReply(),
+    close: () => speaker.close(),
+  }
 }
 
 /**
  * Speech-like playback: replies of 2–12 s, each handed over in 100 ms chunks at twice real time
- * (as a Live model streams), with 0.3–2 s between replies, until `seconds` have been scheduled.
+ * (as a Live model streams) and closed by the model's end-of-reply word, with 0.3–2 s between
+ * replies, until `seconds` have been scheduled.
  */
 async function playSchedule(players: readonly Player[], seconds: number): Promise<number[]> {
   const rand = rng(42)
@@ -101,6 +110,8 @@ async function playSchedule(players: readonly Player[], seconds: number): Promis
       for (const p of players) p.write(c)
       await sleep(Math.max(0, start + k * 50 + 50 - performance.now()))
     }
+    // The model's generationComplete after its last chunk, as the voice driver passes it on.
+    for (const p of players) p.endOfReply?.()
     // Wait for the reply to finish playing, then the pause before the next one.
     await sleep(Math.max(0, start + (n / RATE) * 1000 - performance.now()) + 300 + rand() * 1700)
   }
@@ -148,7 +159,7 @@ if (unavailable) {
   )
   process.exit(0)
 }
-// BENCH_VARIANT=<lead ms>/<tick ms>/<aplay buffer ms> adds a fourth player: the paced aplay with
+// BENCH_VARIANT=<lead ms>/<tick ms>/<aplay buffer ms>[/<period ms>] adds a fourth player: the paced aplay with
 // other sizes, on its own sink, in the gap runs.
 const VARIANT = process.env.BENCH_VARIANT?.split('/').map(Number)
 const sinks = ['s_paced', 's_naive', 's_pa', 's_variant']
@@ -205,7 +216,7 @@ try {
         sinkOf.push('s_pa')
       }
       if (VARIANT) {
-        const [leadMs, tickMs, bufferMs] = VARIANT as [number, number, number]
+        const [leadMs, tickMs, bufferMs, periodMs] = VARIANT as [number, number, number, number?]
         const v = createAlsaSpeaker({
           device: 'play_s_variant',
           clock,
@@ -214,10 +225,11 @@ try {
           leadMs,
           tickMs,
           bufferTimeUs: bufferMs * 1000,
+          ...(periodMs !== undefined && { periodTimeUs: periodMs * 1000 }),
         })
         players.push(
           pacedPlayer(
-            `variant: paced → aplay, lead ${leadMs}/tick ${tickMs}/buffer ${bufferMs}`,
+            `variant: paced → aplay, lead ${leadMs}/tick ${tickMs}/buffer ${bufferMs}/period ${periodMs ?? DEFAULT_PERIOD_TIME_US / 1000}`,
             v.speaker,
           ),
         )

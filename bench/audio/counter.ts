@@ -66,7 +66,9 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
       if (silence >= pause) lateTails++
       else if (silence > 0) gapMs.push(ms(silence))
       if (silence > 0 && process.env.BENCH_DEBUG)
-        console.log(`reply ${r}: ${ms(silence).toFixed(1)} ms silent at ${ms(j).toFixed(0)} ms`)
+        console.log(
+          `reply ${r}: ${ms(silence).toFixed(1)} ms silent at ${ms(j).toFixed(1)} ms, ${(lengths[r] ?? 0) - j} samples before its end`,
+        )
       silence = 0
       j++
       continue
@@ -94,7 +96,9 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
       // A jump forward inside the reply: samples lost.
       gapMs.push(ms(silence + d))
       if (process.env.BENCH_DEBUG)
-        console.log(`reply ${r}: ${ms(silence + d).toFixed(1)} ms at ${ms(j).toFixed(0)} ms`)
+        console.log(
+          `reply ${r}: ${ms(silence).toFixed(1)} ms silent + ${d} samples lost at ${ms(j).toFixed(1)} ms, ${(lengths[r] ?? 0) - j} samples before its end`,
+        )
       j += d + 1
     } else {
       // A jump back: the sound server re-rendering (rewinding) what the monitor had already seen.

@@ -393,6 +393,7 @@ function observedDrops(inner: AudioOut, onDrop: (r: DropReport) => void): AudioO
   return {
     sampleRateHz: inner.sampleRateHz,
     write: (pcm) => inner.write(pcm),
+    endOfReply: () => inner.endOfReply(),
     drop: () => {
       const r = inner.drop()
       onDrop(r)

@@ -54,6 +54,7 @@ export class PacedSpeaker implements AudioOut {
   #runFed = 0 // bytes handed to the device in the current run
   #running = false
   #padded = false // endOfAudio already sent for what the device holds
+  #replyEnded = false // the model said the queued audio is the whole reply
   #playedBefore = 0 // bytes played in earlier runs since the last drop
   #timer: TimerHandle | undefined
   #closed = false
@@ -83,6 +84,7 @@ export class PacedSpeaker implements AudioOut {
     this.#chunks.push(pcm)
     this.#queuedBytes += pcm.byteLength
     this.#padded = false // audio after the padding will need its own
+    this.#replyEnded = false
     if (!this.#running) {
       this.#running = true
       this.#runStart = this.#now()
@@ -92,6 +94,13 @@ export class PacedSpeaker implements AudioOut {
     }
     // Feed the lead now rather than at the next tick: the first syllable starts without delay.
     if (this.#timer === undefined) this.#pump()
+  }
+
+  endOfReply(): void {
+    if (this.#closed || !this.#running) return
+    this.#replyEnded = true
+    // All of it already handed over: pad now. Else the pump pads when it hands over the last byte.
+    if (this.#queuedBytes === 0 && !this.#padded) this.#pad()
   }
 
   drop(): DropReport {
@@ -178,16 +187,16 @@ export class PacedSpeaker implements AudioOut {
         this.#head = 0
       }
     }
-    // Nothing more to feed and the device would run dry before the next tick: let it push out
-    // what it holds back now, so the reply's last samples follow on without a pause. (Not
-    // sooner: a model only just ahead of playback would find its next chunk behind the padding.)
-    if (
-      !this.#padded &&
-      this.#queuedBytes === 0 &&
-      this.#runFed - played <= this.#tickMs * this.#bytesPerMs
-    ) {
-      this.#padded = true
-      this.#device.endOfAudio?.()
+    // The model said the reply is complete and its last byte is out: let the device push out
+    // what it holds back (a partial period), so the reply's last samples follow on without a
+    // pause. The word comes with the last chunk, a lead ahead of playback. Guessing the end from
+    // the clock instead (pad when the device is about to run dry) was measured to do harm both
+    // ways: a timer that fires late leaves the player no time to hand the last period on (the
+    // tail came 7–40 ms late), and a model only just ahead of playback finds its next chunk behind
+    // the padding (40 ms of silence mid-reply; bench/RESULTS.md). Without the word, the padding
+    // goes when the run ends.
+    if (!this.#padded && this.#queuedBytes === 0 && this.#replyEnded) {
+      this.#pad()
     }
     this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs)
   }
@@ -212,6 +221,11 @@ export class PacedSpeaker implements AudioOut {
     return now - this.#progressAt >= this.#stallMs
   }
 
+  #pad(): void {
+    this.#padded = true
+    this.#device.endOfAudio?.()
+  }
+
   #silenceDevice(): void {
     this.#device.silence()
     this.#watchFrom(this.#now())
@@ -229,6 +243,7 @@ export class PacedSpeaker implements AudioOut {
     this.#playedBefore += this.#runFed > 0 ? this.#playedInRun(this.#now()) : 0
     this.#running = false
     this.#padded = false
+    this.#replyEnded = false
     this.#runFed = 0
   }
 

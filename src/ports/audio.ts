@@ -22,6 +22,12 @@ export interface AudioOut {
   readonly sampleRateHz: number
   /** Queue PCM for playback. Never blocks. */
   write(pcm: Uint8Array): void
+  /**
+   * The reply's audio is complete (the model said so): play out what is queued without waiting
+   * for more. A device that plays in whole periods holds a reply's last partial one back until
+   * something follows it; told now, the speaker can follow it with silence long before it is due.
+   */
+  endOfReply(): void
   /** Discard everything not yet played and silence the device now. */
   drop(): DropReport
   /** Milliseconds of audio really played since the last drop (written − still queued). */

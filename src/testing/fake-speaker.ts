@@ -32,6 +32,8 @@ export class FakeSpeaker implements AudioOut {
   #closed = false
   readonly played: PlayedSpan[] = []
   readonly drops: (DropReport & { readonly at: number })[] = []
+  /** How many times the voice driver said a reply's audio was complete. */
+  endsOfReply = 0
   /** Every byte that really played, in order (kept only when `keepAudio` is set). */
   readonly #audio: Uint8Array[] = []
   readonly #keepAudio: boolean
@@ -53,6 +55,11 @@ export class FakeSpeaker implements AudioOut {
     this.#queue.push(pcm.slice())
     this.#queuedBytes += pcm.byteLength
     this.#writtenTotal += pcm.byteLength
+  }
+
+  /** Nothing to push out (no device periods here); counted, so tests can see it was said. */
+  endOfReply(): void {
+    this.endsOfReply++
   }
 
   drop(): DropReport {

@@ -287,9 +287,7 @@ export class VoiceSession {
       inputTranscription: (text) => ok('inputTranscription') && this.#onUserText(text),
       outputTranscription: (text) => ok('outputTranscription') && this.#onModelText(text),
       interrupted: () => ok('interrupted') && this.#onInterrupted(),
-      generationComplete: () => {
-        ok('generationComplete')
-      },
+      generationComplete: () => ok('generationComplete') && this.#onGenerationComplete(),
       turnComplete: () => ok('turnComplete') && this.#onTurnComplete(),
       toolCall: (calls) => ok('toolCall') && this.#onToolCall(conn, calls),
       toolCallCancellation: (ids) => ok('toolCallCancellation') && this.#runner.onCancellation(ids),
@@ -345,7 +343,14 @@ export class VoiceSession {
     this.#speakingWatch.check()
   }
 
+  /** The model's audio for this reply is all here: the speaker plays out its tail now. */
+  #onGenerationComplete(): void {
+    this.#d.speaker.endOfReply()
+  }
+
   #onTurnComplete(): void {
+    // Also here: not every model sends generationComplete before turnComplete.
+    this.#d.speaker.endOfReply()
     if (!this.#turns.end()) {
       this.#log.debug({ turn: this.#turns.current }, 'voice turnComplete with no turn open')
     }

@@ -97,6 +97,48 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(s.speaker.queuedMs()).toBe(50)
   })
 
+  it('the end of a reply, once the model says so, reaches the device as soon as its last byte does', async () => {
+    const s = setup(200)
+    s.speaker.write(new Uint8Array(ms(1000)))
+    s.speaker.endOfReply()
+    // 800 ms still in Nocturn's queue: padding now would land in the middle of the reply.
+    expect(s.device.ended).toBe(0)
+    await s.clock.advance(790)
+    expect(s.device.ended).toBe(0)
+    await s.clock.advance(20)
+    // The last byte went out with ~200 ms still to play, and the end with it.
+    expect(s.device.fed).toBe(ms(1000))
+    expect(s.device.ended).toBe(1)
+    await s.clock.advance(300)
+    expect(s.device.ended).toBe(1) // once per reply, not again when the run ends
+  })
+
+  it('with everything already handed over, the end of the reply reaches the device at once', async () => {
+    const s = setup(500)
+    s.speaker.write(new Uint8Array(ms(130)))
+    expect(s.device.ended).toBe(0)
+    s.speaker.endOfReply()
+    expect(s.device.ended).toBe(1)
+    // Audio after it needs its own end, sent with its last byte at the next tick.
+    s.speaker.write(new Uint8Array(ms(50)))
+    s.speaker.endOfReply()
+    await s.clock.advance(10)
+    expect(s.device.fed).toBe(ms(180))
+    expect(s.device.ended).toBe(2)
+  })
+
+  it('without word from the model, the end is not guessed: it goes when the run ends', async () => {
+    const s = setup(500) // tick 10 ms
+    s.speaker.write(new Uint8Array(ms(300)))
+    await s.clock.advance(290)
+    expect(s.device.ended).toBe(0) // 10 ms left: more audio may still come, and must not wait
+    s.speaker.write(new Uint8Array(ms(100)))
+    await s.clock.advance(100)
+    expect(s.device.ended).toBe(0)
+    await s.clock.advance(20)
+    expect(s.device.ended).toBe(1) // all 400 ms played: the run is over
+  })
+
   it('honours a configurable lead', async () => {
     const s = setup(60)
     s.speaker.write(new Uint8Array(ms(1000)))

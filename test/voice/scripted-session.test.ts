@@ -29,6 +29,7 @@ describe('the scripted fake LiveLLM, as the offline run uses it', () => {
             { awaitResponse: 'c1' },
             { model: 'The front door is open.' },
             { audioMs: 600 },
+            { generationComplete: true },
             { turnComplete: true },
           ],
           core.clock,
@@ -64,6 +65,9 @@ describe('the scripted fake LiveLLM, as the offline run uses it', () => {
     })
     expect(unlocked).toEqual(['front'])
     expect(speaker.playedBytes()).toBe(1400 * 48)
+    // Each reply's end reached the speaker once it was known (generationComplete or, where a
+    // model sends none, turnComplete), so a device can play out its last period at once.
+    expect(speaker.endsOfReply).toBe(3)
     expect(core.store.messages(summary.conversationId).map((m) => m.role)).toEqual([
       'user',
       'assistant',
