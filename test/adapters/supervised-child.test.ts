@@ -96,6 +96,7 @@ describe('SupervisedChild', () => {
       },
     )
     child.start()
+    await until(() => seen.lines.length === 1)
     const first = child.child?.pid as number
     child.replace()
     // The next child exists before the old one has even been reaped.
