@@ -1,3 +1,4 @@
+import { Backoff } from '../core/backoff.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
@@ -15,7 +16,7 @@ export interface CaptureWatchdogOptions {
 
 export const DEFAULT_STALL_MS = 3000
 /** A device that stays dead is retried ever less often: 3, 6, 12, 24, then every 48 s. */
-const MAX_BACKOFF_DOUBLINGS = 4
+const MAX_STALL_FACTOR = 16
 
 /**
  * An AudioIn decorator that notices a capture device delivering nothing — an unplugged USB mic
@@ -30,12 +31,16 @@ export class CaptureWatchdog implements AudioIn {
   #timer: TimerHandle | undefined
   #inner: AudioInSink | undefined
   #restarting = false
-  /** Restarts since the last frame arrived. */
-  #stalls = 0
+  /** How much silence counts as a stall: grows with each restart, reset by a frame. */
+  readonly #stallLimit: Backoff
 
   constructor(options: CaptureWatchdogOptions) {
     this.#o = options
     this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
+    this.#stallLimit = new Backoff({
+      initialMs: this.#stallMs,
+      maxMs: this.#stallMs * MAX_STALL_FACTOR,
+    })
   }
 
   get sampleRateHz(): number {
@@ -47,7 +52,7 @@ export class CaptureWatchdog implements AudioIn {
     this.#inner = {
       frame: (pcm, at) => {
         this.#lastFrameAt = clock.now()
-        this.#stalls = 0
+        this.#stallLimit.reset()
         sink.frame(pcm, at)
       },
       error: (e, recoverable) => sink.error(e, recoverable),
@@ -73,9 +78,8 @@ export class CaptureWatchdog implements AudioIn {
     const inner = this.#inner
     if (!inner) return
     const silentMs = this.#o.clock.now() - this.#lastFrameAt
-    const limit = this.#stallMs * 2 ** Math.min(this.#stalls, MAX_BACKOFF_DOUBLINGS)
-    if (silentMs >= limit && !this.#restarting) {
-      this.#stalls++
+    if (silentMs >= this.#stallLimit.peek() && !this.#restarting) {
+      this.#stallLimit.next()
       const error = new NocturnError(
         'NOC_ERR_AUDIO_STALLED',
         `capture device "${this.#o.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,

@@ -1,3 +1,4 @@
+import { Backoff, type BackoffPolicy } from '../core/backoff.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { TimerHandle } from '../ports/clock.js'
@@ -52,6 +53,17 @@ export interface ConnectionKeeperDeps
   ending(): boolean
   /** No connection could be had: the session ends in error. */
   fail(): void
+}
+
+/**
+ * Between fresh attempts to reach the provider: 1 s, 2 s, 3 s, … (linear: a handful of attempts
+ * in all, each wait long enough for a blip to pass, none so long that the person gives up).
+ */
+const RECONNECT_BACKOFF: BackoffPolicy = {
+  initialMs: 1000,
+  factor: 1,
+  stepMs: 1000,
+  maxMs: Number.POSITIVE_INFINITY,
 }
 
 /**
@@ -226,14 +238,19 @@ export class ConnectionKeeper {
         }
         this.#log.warn({ why }, 'voice resumption failed: opening a fresh connection')
       }
-      for (let attempt = 1; attempt <= this.#d.options.maxReconnectAttempts; attempt++) {
-        if (this.#d.ending()) return
+      const backoff = new Backoff({
+        ...RECONNECT_BACKOFF,
+        giveUpAfter: this.#d.options.maxReconnectAttempts,
+      })
+      while (!this.#d.ending() && !backoff.exhausted) {
         if (await this.connect('fresh')) {
           this.#fresh++
           return
         }
-        // Back off between attempts, not after the last one: that would only delay the error.
-        if (attempt < this.#d.options.maxReconnectAttempts) await this.#sleep(1000 * attempt)
+        const wait = backoff.next()
+        // No wait after the last attempt: that would only delay the error.
+        if (backoff.exhausted) break
+        await this.#sleep(wait)
       }
       if (this.#d.ending()) return
       this.#log.error({ why }, 'voice could not reconnect')

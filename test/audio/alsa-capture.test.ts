@@ -15,7 +15,7 @@ import { missingCommands } from '../helpers/system.js'
 
 const skip = missingCommands('arecord', 'aplay', 'mkfifo')
 const clip = vadClip('speech-en-us-m.wav')
-const fast = { baseMs: 20, maxMs: 200, healthyMs: 5000 }
+const fast = { initialMs: 20, maxMs: 200, healthyMs: 5000 }
 
 /** Collects what leaves an AudioIn: frames (copied) and errors. */
 function collector() {

@@ -14,7 +14,7 @@ const RATE = 24_000
 // Model audio stands in as the speech fixtures' bytes; played at 24 kHz they are just a payload.
 const reply = Buffer.concat([vadClip('speech-en-gb-f.wav'), vadClip('speech-en-us-m.wav')])
 const second = vadClip('speech-de-m.wav')
-const fast = { baseMs: 20, maxMs: 200, healthyMs: 5000 }
+const fast = { initialMs: 20, maxMs: 200, healthyMs: 5000 }
 
 const closers: (() => Promise<void>)[] = []
 afterEach(async () => {
@@ -109,7 +109,7 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     // The backoff runs on the speaker's (virtual) clock: nothing restarts until it has passed.
     await new Promise((r) => setTimeout(r, 50))
     expect(s.device.pid).toBeUndefined()
-    await s.clock.advance(fast.baseMs)
+    await s.clock.advance(fast.initialMs)
     await until(() => s.device.pid !== undefined && s.device.pid !== first)
     expect(processExists(first)).toBe(false)
     s.speaker.write(second)

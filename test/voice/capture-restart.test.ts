@@ -51,7 +51,7 @@ describe.skipIf(skip)('a recorder hiccup mid-session: real arecord on a file-bac
       clock: realClock(),
       logger: silentLogger,
       env: alsa.env,
-      backoff: { baseMs: 20, maxMs: 200, healthyMs: 5000 },
+      backoff: { initialMs: 20, maxMs: 200, healthyMs: 5000 },
     })
     stops.push(() => arecord.stop())
     const { tapped, errors } = tapErrors(arecord)

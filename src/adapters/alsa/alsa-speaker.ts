@@ -1,5 +1,5 @@
-import type { BackoffOptions } from '../../audio/backoff.js'
 import { PacedSpeaker } from '../../audio/paced-speaker.js'
+import type { BackoffPolicy } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
@@ -18,7 +18,7 @@ export interface AlsaSpeakerOptions {
   readonly bufferTimeUs?: number
   readonly periodTimeUs?: number
   readonly endPaddingUs?: number
-  readonly backoff?: BackoffOptions
+  readonly backoff?: BackoffPolicy
   readonly onError?: (error: NocturnError) => void
   readonly command?: string
   readonly env?: NodeJS.ProcessEnv

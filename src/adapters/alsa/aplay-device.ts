@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs'
-import type { BackoffOptions } from '../../audio/backoff.js'
+import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import type { SpeakerDevice } from '../../audio/speaker-device.js'
+import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
+import { SupervisedChild } from '../child-process/supervised-child.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
-import { SupervisedChild } from './supervised-child.js'
 
 export const DEFAULT_BUFFER_TIME_US = 1_000_000
 export const DEFAULT_PERIOD_TIME_US = 20_000
@@ -27,7 +28,7 @@ export interface AplayDeviceOptions {
    * holds back a whole buffer until more comes, so tests on one ask for a buffer's worth.
    */
   readonly endPaddingUs?: number
-  readonly backoff?: BackoffOptions
+  readonly backoff?: BackoffPolicy
   readonly onError?: (error: NocturnError) => void
   readonly command?: string
   readonly env?: NodeJS.ProcessEnv
@@ -39,7 +40,7 @@ export interface AplayDeviceOptions {
  * one at once, so it has opened the PCM before the next reply's first syllable arrives.
  */
 export class AplayDevice implements SpeakerDevice {
-  readonly #child: SupervisedChild
+  readonly #child: SupervisedChild<NocturnError>
   #lostBytes = 0
   #sinceSpawn = 0 // bytes written to the current child
   readonly #periodBytes: number
@@ -67,8 +68,10 @@ export class AplayDevice implements SpeakerDevice {
       env: o.env,
       clock: o.clock,
       logger: o.logger,
-      backoff: o.backoff,
+      backoff: new Backoff(o.backoff ?? DEVICE_BACKOFF),
       stdin: 'pipe',
+      // Killed, not asked: what it still holds must not sound (see silence()).
+      killSignal: 'SIGKILL',
       describeExit: (exit, stderr) => childExitError('aplay', 'playback', o.device, exit, stderr),
       onFailure: (error) => o.onError?.(error),
       onSpawn: () => {

@@ -1,13 +1,15 @@
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../audio/backoff.js'
+import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
+import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
+import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock } from '../../ports/clock.js'
 import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
+import { SupervisedChild } from '../child-process/supervised-child.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
-import { SupervisedChild } from './supervised-child.js'
 
 export interface ArecordMicOptions {
   /** A named PCM: `plughw:CARD=…,DEV=0` or a name from /etc/asound.conf — never a card index. */
@@ -17,7 +19,7 @@ export interface ArecordMicOptions {
   readonly sampleRateHz?: number
   /** 20–40 ms frames, the size the model wants them in. */
   readonly frameMs?: number
-  readonly backoff?: BackoffOptions
+  readonly backoff?: BackoffPolicy
   /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
   readonly command?: string
   readonly env?: NodeJS.ProcessEnv
@@ -34,12 +36,12 @@ export class ArecordMic implements AudioIn {
   readonly #frameMs: number
   /** Kept across start/stop: a device that stays gone is retried ever less often. */
   readonly #backoff: Backoff
-  #child: SupervisedChild | undefined
+  #child: SupervisedChild<NocturnError> | undefined
 
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
     this.#o = options
-    this.#backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF)
+    this.#backoff = new Backoff(options.backoff ?? DEVICE_BACKOFF)
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
   }
@@ -71,9 +73,9 @@ export class ArecordMic implements AudioIn {
       env: o.env,
       clock,
       logger: o.logger,
-      backoff: o.backoff,
-      backoffState: this.#backoff,
+      backoff: this.#backoff,
       stdin: 'ignore',
+      killSignal: 'SIGKILL',
       onStdout: (chunk) => {
         chunkAt = clock.now()
         splitter.push(chunk)

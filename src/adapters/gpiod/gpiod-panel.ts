@@ -1,9 +1,11 @@
+import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
 import type { Logger } from '../../core/logger.js'
 import { Debouncer } from '../../panel/debouncer.js'
 import { LedBlinker } from '../../panel/led-blinker.js'
 import { LED_PATTERNS } from '../../panel/led-patterns.js'
 import type { Clock } from '../../ports/clock.js'
 import type { ButtonEvent, LedState, Panel } from '../../ports/panel.js'
+import { type ChildExit, SupervisedChild } from '../child-process/supervised-child.js'
 import {
   type Bias,
   gpiomonArgs,
@@ -13,7 +15,6 @@ import {
   parseEdge,
   parseGpiofind,
 } from './command-lines.js'
-import { SupervisedChild } from './supervised-child.js'
 import { detectGpiodVersion, type GpiodMajor, runCommand } from './version.js'
 
 export interface GpiodPanelOptions {
@@ -31,6 +32,7 @@ export interface GpiodPanelOptions {
   readonly env?: NodeJS.ProcessEnv
   /** Skip detection (tests, or a doctor that already knows). */
   readonly version?: GpiodMajor
+  /** First restart delay of a dead helper; doubles per death in a row up to `maxBackoffMs`. */
   readonly backoffMs?: number
   readonly maxBackoffMs?: number
   /** Told when a helper dies or recovers, so the app can surface it. */
@@ -38,6 +40,12 @@ export interface GpiodPanelOptions {
 }
 
 export const DEFAULT_DEBOUNCE_MS = 30
+
+/**
+ * A dead helper: 0.5 s, doubling to 30 s (a GPIO tool that keeps dying is a wiring or permission
+ * fault, not a race); one that then held its line 10 s is healthy, and its fault is cleared.
+ */
+export const HELPER_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, healthyMs: 10_000 }
 
 /**
  * The panel on libgpiod's command-line tools (docs/design.md §6): a long-lived `gpiomon`
@@ -86,12 +94,16 @@ export class GpiodPanel implements Panel {
     const version = this.#o.version ?? (await detectGpiodVersion(this.#o.env))
     this.#version = version
     logger.info({ panel: 'gpiod', libgpiod: version }, 'panel starting')
+    const policy: BackoffPolicy = {
+      ...HELPER_BACKOFF,
+      initialMs: this.#o.backoffMs ?? HELPER_BACKOFF.initialMs,
+      maxMs: this.#o.maxBackoffMs ?? HELPER_BACKOFF.maxMs,
+    }
     const common = {
       env: this.#o.env,
       clock,
       logger,
-      backoffMs: this.#o.backoffMs,
-      maxBackoffMs: this.#o.maxBackoffMs,
+      describeExit: helperExit,
     }
 
     if (this.#o.button) {
@@ -107,12 +119,13 @@ export class GpiodPanel implements Panel {
         ...common,
         command: 'gpiomon',
         args: () => gpiomonArgs(line, { bias, debounceMs }),
+        backoff: new Backoff(policy),
         onLine: (text) => {
           const edge = parseEdge(version, text)
           if (!edge) return
           this.#debouncer?.input(activeLow ? edge === 'falling' : edge === 'rising')
         },
-        onDeath: (info) => this.#fault('button', false, info.stderr),
+        onFailure: (error) => this.#fault('button', false, error.message),
         onHealthy: () => this.#fault('button', true, 'gpiomon running again'),
       })
       this.#monitor.start()
@@ -125,7 +138,8 @@ export class GpiodPanel implements Panel {
         ...common,
         command: 'gpioset',
         args: () => this.#ledArgs,
-        onDeath: (info) => this.#fault('led', false, info.stderr),
+        backoff: new Backoff(policy),
+        onFailure: (error) => this.#fault('led', false, error.message),
         onHealthy: () => this.#fault('led', true, 'gpioset running again'),
       })
       if (version === 2) {
@@ -212,4 +226,12 @@ export class GpiodPanel implements Panel {
     }
     return { version, name, chip: found.chip, offset: found.offset }
   }
+}
+
+/** What a dead helper said last (its stderr), or how it ended when it said nothing. */
+function helperExit(exit: ChildExit, stderr: string): Error {
+  if (exit.spawnError) return exit.spawnError
+  const said = stderr.trim()
+  if (said !== '') return new Error(said)
+  return new Error(exit.signal ? `killed by ${exit.signal}` : `exited with code ${exit.code}`)
 }

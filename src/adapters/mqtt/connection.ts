@@ -1,4 +1,5 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import { Backoff } from '../../core/backoff.js'
 import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
@@ -54,7 +55,7 @@ export class MqttConnection {
   readonly #log: Logger
   #client: MqttClient | undefined
   #closed = false
-  #attempt = 0
+  readonly #backoff: Backoff
   #timer: NodeJS.Timeout | undefined
   #version: 4 | 5 = 5
   #downgraded = false
@@ -67,6 +68,12 @@ export class MqttConnection {
   constructor(options: MqttConnectionOptions) {
     this.#o = options
     this.#log = options.logger.child({ component: 'mqtt', clientId: options.clientId })
+    // Jitter, so a household's devices do not all reconnect in the same instant after an outage.
+    this.#backoff = new Backoff({
+      initialMs: options.backoffMinMs ?? 250,
+      maxMs: options.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS,
+      jitter: 0.25,
+    })
     this.#firstConnect = new Promise((resolve) => {
       this.#resolveFirst = resolve
     })
@@ -96,7 +103,7 @@ export class MqttConnection {
     this.#client = client
     yieldBetweenSlices(client)
     client.on('connect', () => {
-      this.#attempt = 0
+      this.#backoff.reset()
       // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
       // are a handful of small messages, each waited for.
       const stream = client.stream as { setNoDelay?: (on: boolean) => void }
@@ -108,7 +115,7 @@ export class MqttConnection {
     client.on('close', () => {
       if (this.#closed) return
       // A broker that refused MQTT 5 is asked again at once, in 3.1.1.
-      const delay = this.#downgraded ? 0 : this.#nextDelay()
+      const delay = this.#downgraded ? 0 : this.#backoff.next()
       this.#downgraded = false
       this.#log.warn({ retryInMs: delay }, 'mqtt connection lost')
       for (const h of this.#onDisconnect) h()
@@ -226,15 +233,6 @@ export class MqttConnection {
         resolve()
       })
     })
-  }
-
-  #nextDelay(): number {
-    const min = this.#o.backoffMinMs ?? 250
-    const max = this.#o.backoffMaxMs ?? DEFAULT_BACKOFF_MAX_MS
-    const base = Math.min(max, min * 2 ** Math.min(this.#attempt, 20))
-    this.#attempt++
-    // Jitter, so a household's devices do not all reconnect in the same instant after an outage.
-    return Math.round(base * (0.75 + Math.random() * 0.5))
   }
 }
 

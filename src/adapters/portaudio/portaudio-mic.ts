@@ -1,6 +1,7 @@
-import { Backoff, type BackoffOptions, DEFAULT_BACKOFF } from '../../audio/backoff.js'
+import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
+import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
 import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
@@ -15,7 +16,7 @@ export interface PortAudioMicOptions {
   readonly logger: Logger
   readonly sampleRateHz?: number
   readonly frameMs?: number
-  readonly backoff?: BackoffOptions
+  readonly backoff?: BackoffPolicy
 }
 
 /**
@@ -40,7 +41,7 @@ export class PortAudioMic implements AudioIn {
   async start(sink: AudioInSink): Promise<void> {
     await this.stop()
     this.#sink = sink
-    const backoff = new Backoff(this.#o.backoff ?? DEFAULT_BACKOFF)
+    const backoff = new Backoff(this.#o.backoff ?? DEVICE_BACKOFF)
     // Unknown devices and a missing naudiodon throw here, synchronously, so start() rejects.
     this.#open(sink, backoff, true)
   }

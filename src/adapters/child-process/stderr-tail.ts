@@ -1,6 +1,6 @@
 /**
- * Keeps the last few hundred characters a child wrote to stderr, made printable: ALSA tools say
- * why they failed there, and a misbehaving child may write anything at all to it.
+ * Keeps the last few hundred characters a child wrote to stderr, made printable: the ALSA and GPIO
+ * tools say why they failed there, and a misbehaving child may write anything at all to it.
  */
 export class StderrTail {
   #text = ''
