@@ -247,7 +247,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       void mqtt?.status.setState(state, driver.muted, reason)
     })
     store.onWriteHealth((failing) => {
-      if (failing) log.error({ err: failing }, 'store cannot be written')
+      if (failing) log.error({ event: 'store_unwritable', err: failing }, 'store cannot be written')
       else log.info({}, 'store writable again')
       shown.fault('store', failing)
     })
@@ -359,6 +359,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
     closers.push(() => loop.stop())
     log.info(
       {
+        event: 'nocturn_running',
         model: c.provider.model,
         asyncToolCalls: live.capabilities.asyncToolCalls,
         audio: c.audio.backend,

@@ -100,7 +100,12 @@ export async function startPhoneApp(
   } catch (err) {
     const code = (err as { code?: unknown }).code
     log.error(
-      { port: p.port, code: typeof code === 'string' ? code : undefined, err: String(err) },
+      {
+        event: 'phone_app_not_served',
+        port: p.port,
+        code: typeof code === 'string' ? code : undefined,
+        err: String(err),
+      },
       'phone app not served',
     )
     return undefined

@@ -68,7 +68,10 @@ export class SessionLoop {
         this.#micErrors++
         // The first failure, then every 20th: a mic left unplugged for an hour is a few lines.
         if (this.#micErrors === 1 || this.#micErrors % 20 === 0) {
-          logger.error({ err: err.message, failures: this.#micErrors }, 'microphone failed')
+          logger.error(
+            { event: 'mic_failed', err: err.message, failures: this.#micErrors },
+            'microphone failed',
+          )
         }
       },
     })
@@ -100,7 +103,12 @@ export class SessionLoop {
         },
       })
       logger.info(
-        { conversation: summary.conversationId, reason: summary.reason, turns: summary.turns },
+        {
+          event: 'session_closed',
+          conversation: summary.conversationId,
+          reason: summary.reason,
+          turns: summary.turns,
+        },
         'session closed',
       )
       this.#d.onSessionEnd?.(summary)
@@ -113,6 +121,7 @@ export class SessionLoop {
       if (this.#failedSessions === 1 || this.#failedSessions % 10 === 0) {
         logger.error(
           {
+            event: 'session_failed',
             err: err instanceof Error ? err.message : String(err),
             code: (err as { code?: unknown }).code,
             failures: this.#failedSessions,

@@ -87,7 +87,7 @@ setInterval(() => {
   for (let i = 0; i < limits.length; i++) {
     const silent = now - stamps[i]
     if (limits[i] > 0 && silent > limits[i]) {
-      const line = JSON.stringify({ level: 60, time: now, app: 'nocturn', watchdog: names[i], silentMs: silent, msg: 'watchdog: ' + names[i] + ' stalled' })
+      const line = JSON.stringify({ level: 60, time: now, app: 'nocturn', event: 'watchdog_stalled', watchdog: names[i], silentMs: silent, msg: 'watchdog: ' + names[i] + ' stalled' })
       if (action === 'kill') {
         writeSync(2, line + '\\n')
         process.kill(process.pid, 'SIGKILL')

@@ -33,7 +33,7 @@ export class PhoneGrants {
     if (!this.#grants.revoke(id, this.#clock.now())) {
       throw new NocturnError('NOC_ERR_NOT_FOUND', 'There is no such grant in force on this device.')
     }
-    this.#log.info({ grantId: id, phone }, 'grant revoked from phone')
+    this.#log.info({ event: 'grant_revoked', grantId: id, phone }, 'grant revoked from phone')
   }
 }
 

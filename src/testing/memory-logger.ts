@@ -34,9 +34,9 @@ export class MemoryLogger implements Logger {
     return new MemoryLogger(this.records, { ...this.#bindings, ...bindings })
   }
 
-  /** Records whose message contains `text`. */
-  find(text: string): LogRecord[] {
-    return this.records.filter((r) => r.msg.includes(text))
+  /** Records whose structured `event` field is `event`: tests assert on that, never on message text. */
+  withEvent(event: string): LogRecord[] {
+    return this.records.filter((r) => r.fields.event === event)
   }
 
   #push(level: LogRecord['level'], fields: object, msg: string): void {

@@ -47,7 +47,11 @@ export function homeActionTool(
       } catch (err) {
         const refused = isNocturnError(err) && err.code === 'NOC_ERR_BROKER_REFUSED'
         log.warn(
-          { err: err instanceof Error ? err.message : String(err), refused },
+          {
+            event: 'home_action_not_sent',
+            err: err instanceof Error ? err.message : String(err),
+            refused,
+          },
           'home action not sent',
         )
         if (refused) {
@@ -61,7 +65,7 @@ export function homeActionTool(
           `The home broker did not take the command, so I did not ${says}: it was not sent.`,
         )
       }
-      log.info({ acknowledged: true }, 'home action sent')
+      log.info({ event: 'home_action_sent', acknowledged: true }, 'home action sent')
       // "Sent", not "done": the broker acknowledged it; whether the lock turned is the lock's
       // business.
       return { sent: true, acknowledgedByBroker: true, action: says }

@@ -114,7 +114,10 @@ export class TimerService {
         'timer ringing, but its end could not be recorded',
       )
     }
-    this.#o.logger.info({ timer: t.id, kind: t.kind, late }, 'timer ringing')
+    this.#o.logger.info(
+      { event: 'timer_ringing', timer: t.id, kind: t.kind, late },
+      'timer ringing',
+    )
     try {
       this.#o.sink.write(chimePcm(this.#o.sink.sampleRateHz))
     } catch (err) {

@@ -138,7 +138,10 @@ export class CallLedger {
     this.#lost.add(lineage)
     for (const { call, origin } of this.#calls.values()) {
       if (call.state !== 'running' || origin.lineage !== lineage) continue
-      this.#log.info({ callId: call.id, tool: call.name }, 'voice call orphaned: no resumption')
+      this.#log.info(
+        { event: 'call_orphaned', cause: 'no_resumption', callId: call.id, tool: call.name },
+        'voice call orphaned: no resumption',
+      )
       this.withdraw(call.id, 'connection_lost')
     }
     const dropped = this.#drop((q) => q.lineage === lineage)
@@ -196,7 +199,13 @@ export class CallLedger {
     e.controller.abort(new Error(`call withdrawn: ${reason}`))
     this.#drop((q) => q.response.id === id)
     this.#log.info(
-      { callId: id, tool: e.call.name, reason, approvalWithdrawn: waited?.approvalId },
+      {
+        event: 'call_withdrawn',
+        callId: id,
+        tool: e.call.name,
+        reason,
+        approvalWithdrawn: waited?.approvalId,
+      },
       'voice call withdrawn',
     )
     this.#d.changed()
@@ -294,7 +303,7 @@ export class CallLedger {
       unknown.add(call.id)
       if (call.state === 'running') {
         this.#log.info(
-          { callId: call.id, tool: call.name },
+          { event: 'call_orphaned', cause: 'newer_than_handle', callId: call.id, tool: call.name },
           'voice call orphaned: newer than the handle',
         )
         this.withdraw(call.id, 'connection_lost')

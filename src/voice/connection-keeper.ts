@@ -152,7 +152,13 @@ export class ConnectionKeeper {
     conn.live = true
     this.#conn = conn
     this.#log.info(
-      { connection: conn.n, lineage: conn.lineage, kind, history: setup.history?.length ?? 0 },
+      {
+        event: kind === 'resume' ? 'connection_resumed' : 'connection_opened',
+        connection: conn.n,
+        lineage: conn.lineage,
+        kind,
+        history: setup.history?.length ?? 0,
+      },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
     )
     this.#d.listener.opened(conn as OpenConnection, resumedFrom)
@@ -171,7 +177,7 @@ export class ConnectionKeeper {
 
   onGoAway(timeLeftMs: number | undefined): void {
     const canResume = this.#d.llm.capabilities.resumption && this.#handle !== undefined
-    this.#log.info({ timeLeftMs, resume: canResume }, 'voice goAway')
+    this.#log.info({ event: 'go_away', timeLeftMs, resume: canResume }, 'voice goAway')
     if (!canResume || this.#reconnecting) return
     // Resuming mid-reply cuts the reply off: wait for the end of the turn, but not past the cut.
     // Between turns it is safe at once (what is already in the speaker plays on regardless).

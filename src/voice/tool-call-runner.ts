@@ -48,16 +48,26 @@ export class ToolCallRunner {
     const caps = this.#d.llm.capabilities
     if (caps.asyncToolCalls) {
       this.#log.info(
-        { model: caps.model, nonBlocking: true, why: 'the model supports asynchronous calls' },
+        {
+          event: 'voice_tools_declared',
+          model: caps.model,
+          nonBlocking: true,
+          why: 'the model supports asynchronous calls',
+        },
         'voice tools declared',
       )
     } else {
       this.#log.info(
-        { model: caps.model, nonBlocking: false, why: 'the model has no asynchronous calls' },
+        {
+          event: 'voice_tools_declared',
+          model: caps.model,
+          nonBlocking: false,
+          why: 'the model has no asynchronous calls',
+        },
         'voice tools declared',
       )
       this.#log.warn(
-        { model: caps.model },
+        { event: 'approvals_dead_air', model: caps.model },
         'approvals will be dead air on this model: it is silent while a phone decides',
       )
     }
@@ -72,7 +82,10 @@ export class ToolCallRunner {
     for (const c of Array.isArray(calls) ? calls : []) {
       const id = typeof c?.id === 'string' ? c.id : ''
       if (id === '') {
-        this.#log.error({ tool: String(c?.name).slice(0, 80) }, 'voice tool call without an id')
+        this.#log.error(
+          { event: 'call_without_id', tool: String(c?.name).slice(0, 80) },
+          'voice tool call without an id',
+        )
         continue
       }
       const call = this.#d.ledger.issue(
@@ -83,7 +96,10 @@ export class ToolCallRunner {
       )
       if (!call) {
         const known = this.#d.ledger.get(id)
-        this.#log.warn({ callId: id, state: known?.state }, 'voice duplicate tool call id ignored')
+        this.#log.warn(
+          { event: 'duplicate_call_id', callId: id, state: known?.state },
+          'voice duplicate tool call id ignored',
+        )
         continue
       }
       accepted.push(call)
@@ -103,7 +119,11 @@ export class ToolCallRunner {
       if (!this.#d.ledger.withdraw(String(id), 'provider')) {
         const known = this.#d.ledger.get(String(id))
         this.#log.warn(
-          { callId: String(id).slice(0, 120), state: known?.state ?? 'unknown' },
+          {
+            event: 'stray_cancellation',
+            callId: String(id).slice(0, 120),
+            state: known?.state ?? 'unknown',
+          },
           'voice cancellation for a call not running ignored',
         )
       }
@@ -199,7 +219,10 @@ export class ToolCallRunner {
     }
     if (call.state !== 'running') return
     if (!this.#d.llm.capabilities.asyncToolCalls) {
-      this.#log.info({ callId: call.id, tool: call.name, ok: outcome.ok }, 'voice final answer')
+      this.#log.info(
+        { event: 'final_answer', callId: call.id, tool: call.name, ok: outcome.ok },
+        'voice final answer',
+      )
       this.#d.ledger.sendFinal(call, finalAnswer(call, outcome))
       this.#d.hooks.changed()
       return
@@ -208,6 +231,7 @@ export class ToolCallRunner {
     const turnsSince = this.#d.turns.since(call.turn)
     this.#log.info(
       {
+        event: 'final_answer',
         callId: call.id,
         tool: call.name,
         ok: outcome.ok,

@@ -76,7 +76,7 @@ export class VoiceDriver {
     // Said at startup as well as at every session: the household should know before it asks.
     if (!caps.asyncToolCalls) {
       this.#log.warn(
-        { model: caps.model },
+        { event: 'approvals_dead_air', model: caps.model },
         'approvals will be dead air on this model: it is silent while a phone decides',
       )
     }

@@ -187,7 +187,7 @@ export class VoiceSession {
               this.#log.warn({ err: err.message }, 'voice microphone restarting')
               return
             }
-            this.#log.error({ err: err.message }, 'voice microphone failed')
+            this.#log.error({ event: 'mic_failed', err: err.message }, 'voice microphone failed')
             this.#fail()
           },
         }),
@@ -195,7 +195,10 @@ export class VoiceSession {
       .then(
         () => true,
         (err: unknown) => {
-          this.#log.error({ err: errorText(err) }, 'voice microphone would not start')
+          this.#log.error(
+            { event: 'mic_start_failed', err: errorText(err) },
+            'voice microphone would not start',
+          )
           return false
         },
       )
@@ -278,7 +281,10 @@ export class VoiceSession {
   #eventsFor(conn: Connection): LiveEvents {
     const ok = (what: string): boolean => {
       if (!conn.retired) return true
-      this.#log.debug({ connection: conn.n, event: what }, 'voice event from a closed connection')
+      this.#log.debug(
+        { event: 'retired_connection_event', connection: conn.n, liveEvent: what },
+        'voice event from a closed connection',
+      )
       return false
     }
     const link = this.#link
@@ -352,7 +358,10 @@ export class VoiceSession {
     // Also here: not every model sends generationComplete before turnComplete.
     this.#d.speaker.endOfReply()
     if (!this.#turns.end()) {
-      this.#log.debug({ turn: this.#turns.current }, 'voice turnComplete with no turn open')
+      this.#log.debug(
+        { event: 'turn_complete_without_turn', turn: this.#turns.current },
+        'voice turnComplete with no turn open',
+      )
     }
     this.#suppressReply = false
     this.#afterBargeIn = false

@@ -187,7 +187,9 @@ describe('the phone app server (static files and /config.json)', () => {
       expect((await get(s.port, '/')).status).toBe(404)
       expect((await get(s.port, '/config.json')).status).toBe(200)
       expect(logger.entries).toContainEqual(
-        expect.objectContaining({ msg: 'phone app not built: only /config.json is served' }),
+        expect.objectContaining({
+          fields: expect.objectContaining({ event: 'phone_app_not_built' }),
+        }),
       )
     } finally {
       await s.close()

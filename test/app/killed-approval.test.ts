@@ -159,7 +159,7 @@ async function startRun(
     logs += c.toString()
   })
   const deadline = Date.now() + 45_000
-  while (!logs.includes('"msg":"nocturn running"')) {
+  while (!logs.includes('"event":"nocturn_running"')) {
     if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
     if (Date.now() > deadline) throw new Error(`not running within 45 s:\n${logs}`)
     await new Promise((r) => setTimeout(r, 50))

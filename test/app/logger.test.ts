@@ -7,6 +7,7 @@ it('log lines are JSON and never carry transcripts or secrets', async () => {
   const log = createLogger({ level: 'info', destination: out })
   log.info(
     {
+      event: 'turn_answered',
       pii: { text: 'unlock the front door' },
       apiKey: 'AIza-secret',
       mqtt: { password: 'hunter2' },
@@ -16,7 +17,7 @@ it('log lines are JSON and never carry transcripts or secrets', async () => {
   await new Promise((r) => setImmediate(r))
   const line = String(out.read())
   const parsed = JSON.parse(line)
-  expect(parsed.msg).toBe('turn answered')
+  expect(parsed.event).toBe('turn_answered')
   expect(line).not.toContain('front door')
   expect(line).not.toContain('AIza-secret')
   expect(line).not.toContain('hunter2')

@@ -118,8 +118,11 @@ describe('serving the app from the appliance, and doctor', () => {
     expect(logger.entries).toContainEqual(
       expect.objectContaining({
         level: 'error',
-        msg: 'phone app not served',
-        fields: expect.objectContaining({ port: blocked, code: 'EADDRINUSE' }),
+        fields: expect.objectContaining({
+          event: 'phone_app_not_served',
+          port: blocked,
+          code: 'EADDRINUSE',
+        }),
       }),
     )
     const r = await phoneAppCheck.run(ctx(loaded))

@@ -132,7 +132,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
       logs += c.toString()
     })
     const deadline = Date.now() + 45_000
-    while (!logs.includes('"msg":"session closed"')) {
+    while (!logs.includes('"event":"session_closed"')) {
       if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
       if (Date.now() > deadline) throw new Error(`no session closed within 45 s:\n${logs}`)
       await new Promise((r) => setTimeout(r, 50))
@@ -275,7 +275,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     expect(show.stdout).toMatch(/voice +tool +unlock_front_door → /)
     expect(show.stdout).toMatch(/voice +assistant +The front door is unlocked\./)
     expect(show.stdout).not.toContain('twenty past seven')
-    expect(logs).toContain('"msg":"nocturn running"') // the logs were there to look at
+    expect(logs).toContain('"event":"nocturn_running"') // the logs were there to look at
     expect(logs).not.toContain('e2e-key-not-for-logs')
     expect(logs).not.toContain(USERS.device.password)
     expect(logs).not.toContain('Please unlock the front door') // transcripts only under pii, redacted

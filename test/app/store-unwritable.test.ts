@@ -99,14 +99,14 @@ describe('a store whose disk fills up while running', () => {
         wavLoop: true,
       })
       disk.fill()
-      await until(() => log.find('timer ringing').length > 0, 50)
+      await until(() => log.withEvent('timer_ringing').length > 0, 50)
       await until(() => appliance?.panel.led === 'error', 50)
-      const failed = log.find('store cannot be written')
+      const failed = log.withEvent('store_unwritable')
       expect(failed.length).toBe(1)
       expect(String(failed[0]?.fields.err)).toMatch(/cannot write the store at .*nocturn\.db/)
       // Speech keeps coming (the file loops); failed sessions are summarised.
       await new Promise((r) => setTimeout(r, 6000))
-      expect(log.find('session failed').length).toBeLessThanOrEqual(3)
+      expect(log.withEvent('session_failed').length).toBeLessThanOrEqual(3)
       expect(appliance.panel.led).toBe('error')
     },
     60_000,

@@ -76,8 +76,7 @@ describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone
     expect(await anna.grants()).toEqual([])
     expect(w.logger.entries).toContainEqual(
       expect.objectContaining({
-        msg: 'grant revoked from phone',
-        fields: expect.objectContaining({ grantId: g?.id, phone: 'anna' }),
+        fields: expect.objectContaining({ event: 'grant_revoked', grantId: g?.id, phone: 'anna' }),
       }),
     )
     w.server.queueGenerate(

@@ -36,9 +36,9 @@ describe('the capability table (gemini-live.md §2.3)', () => {
     const { logger, parsed } = memoryLogger()
     const live = new GeminiLive({ apiKey: KEY, model: 'gemini-4.0-live-preview', logger })
     expect(live.capabilities.asyncToolCalls).toBe(false)
-    expect(parsed().map((l) => [l.level, l.msg])).toEqual([
-      [40, 'live model not in the capability table: assuming no asynchronous calls'],
-      [40, 'this live model has no asynchronous calls: approvals will be dead air'],
+    expect(parsed().map((l) => [l.level, l.event])).toEqual([
+      [40, 'model_unknown'],
+      [40, 'approvals_dead_air'],
     ])
   })
 })

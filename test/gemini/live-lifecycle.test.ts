@@ -313,22 +313,20 @@ describe('bad input is logged and survived', () => {
     ])
     const warnings = parsed()
       .filter((l) => l.level === 40)
-      .map((l) => l.msg)
+      .map((l) => l.event)
     expect(warnings).toEqual(
       expect.arrayContaining([
-        'live frame is not JSON; dropped',
-        'live frame is not a JSON object; dropped',
-        'live frame has an unknown key; ignored',
-        'live tool call without an id; ignored',
-        'live audio has an unexpected format; dropped',
-        'live goAway without a readable timeLeft',
+        'frame_not_json',
+        'frame_not_object',
+        'frame_unknown_key',
+        'call_without_id',
+        'audio_bad_format',
+        'go_away_unreadable',
       ]),
     )
-    expect(warnings.filter((m) => m === 'live frame is not JSON; dropped')).toHaveLength(2)
-    expect(
-      warnings.filter((m) => m === 'live audio has an unexpected format; dropped'),
-    ).toHaveLength(2)
-    const unknown = parsed().filter((l) => l.msg === 'live frame has an unknown key; ignored')
+    expect(warnings.filter((m) => m === 'frame_not_json')).toHaveLength(2)
+    expect(warnings.filter((m) => m === 'audio_bad_format')).toHaveLength(2)
+    const unknown = parsed().filter((l) => l.event === 'frame_unknown_key')
     expect(unknown.map((l) => l.field)).toEqual(['somethingNew', 'serverContent.brandNewFlag'])
   })
 

@@ -246,8 +246,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         expect(await refused).toBe('digest-mismatch')
         await expect(anna.decide(id, 'approve')).rejects.toThrow(/not pending|verified/)
         await until(
-          () =>
-            w.logger.entries.some((e) => e.msg === 'request not published by this device cleared'),
+          () => w.logger.entries.some((e) => e.fields.event === 'foreign_request_cleared'),
           'device to clear it',
         )
         expect(await w.retainedRequests()).toEqual(new Map())
@@ -330,7 +329,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
           'id-mismatch': 1,
         })
         // Every refusal says why; no key or MAC ever reaches a log line.
-        const refusals = w.logger.entries.filter((e) => e.msg === 'decision rejected')
+        const refusals = w.logger.entries.filter((e) => e.fields.event === 'decision_rejected')
         expect(refusals).toHaveLength(10)
         for (const r of refusals) expect(typeof r.fields.reason).toBe('string')
         const logged = JSON.stringify(w.logger.entries)
@@ -402,8 +401,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
           retain: true,
         })
         await until(
-          () =>
-            w.logger.entries.some((e) => e.msg?.startsWith('pending request overwritten') === true),
+          () => w.logger.entries.some((e) => e.fields.event === 'pending_request_republished'),
           'the device to notice',
         )
         await until(() => anna.pending().some((r) => r.id === id), 'restored')

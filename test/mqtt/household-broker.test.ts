@@ -96,11 +96,14 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     expect(refused.ok === false && refused.error).toMatch(/refused the command.*not sent/)
     expect(w.logger.entries).toContainEqual(
       expect.objectContaining({
-        msg: 'home action not sent',
-        fields: expect.objectContaining({ refused: true, topic: 'zigbee2mqtt/back_door/set' }),
+        fields: expect.objectContaining({
+          event: 'home_action_not_sent',
+          refused: true,
+          topic: 'zigbee2mqtt/back_door/set',
+        }),
       }),
     )
-    expect(w.logger.entries.some((e) => e.msg === 'home action sent')).toBe(false)
+    expect(w.logger.entries.some((e) => e.fields.event === 'home_action_sent')).toBe(false)
     const sent = await tools.call(w.ctx(), 'unlock_front_door', {})
     expect(sent).toMatchObject({ ok: true, value: { sent: true, acknowledgedByBroker: true } })
     await until(() => delivered.length > 0, 'the lock to receive it')
@@ -199,8 +202,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       expect(logger.entries).toContainEqual(
         expect.objectContaining({
           level: 'error',
-          msg: expect.stringContaining('approval request refused by the broker'),
-          fields: expect.objectContaining({ reasonCode: 0x87 }),
+          fields: expect.objectContaining({ event: 'approval_request_refused', reasonCode: 0x87 }),
         }),
       )
     } finally {
@@ -297,8 +299,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     world = w
     await until(
       () =>
-        w.logger.entries.filter((e) => e.msg === 'request under an invalid id cleared').length ===
-        2,
+        w.logger.entries.filter((e) => e.fields.event === 'invalid_request_cleared').length === 2,
       'both leftovers cleared',
     )
     await planter.publishAsync(`${base}/not json/decision`, '{}', { qos: 1 })
@@ -327,12 +328,10 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       await Promise.all(burst)
     }
     await until(() => w.rejected('malformed-json') === N, 'every message counted', 20_000)
-    const lines = w.logger.entries.filter((e) => e.msg === 'decision rejected')
+    const lines = w.logger.entries.filter((e) => e.fields.event === 'decision_rejected')
     expect(lines.length).toBeLessThanOrEqual(5)
     w.approver.flushRejections()
-    const summary = w.logger.entries.find((e) =>
-      String(e.msg).startsWith('decision rejected (summary'),
-    )
+    const summary = w.logger.entries.find((e) => e.fields.event === 'rejections_summary')
     expect(summary?.fields.suppressed).toEqual({ 'malformed-json': N - lines.length })
   }, 60_000)
 })

@@ -241,8 +241,11 @@ export function conversationsContract(
       expect(w.unlocked).toEqual([])
       expect(w.logger.entries).toContainEqual(
         expect.objectContaining({
-          msg: 'decision rejected',
-          fields: expect.objectContaining({ reason: 'self-approval', phone: 'anna' }),
+          fields: expect.objectContaining({
+            event: 'decision_rejected',
+            reason: 'self-approval',
+            phone: 'anna',
+          }),
         }),
       )
       await benApproves.decide(third.id, 'approve', 'once')
@@ -399,7 +402,7 @@ export function conversationsContract(
         'replayed-nonce': 1,
       })
       const reasons = w.logger.entries
-        .filter((e) => e.msg === 'conversation request rejected')
+        .filter((e) => e.fields.event === 'conversation_request_rejected')
         .map((e) => e.fields.reason)
       expect(reasons).toHaveLength(9)
       expect(

@@ -116,7 +116,7 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
     expect(device.approver.pendingCount).toBe(1)
     // Every wait between tries stayed under the cap (5 s, +25 % jitter).
     const waits = logger.entries
-      .filter((e) => e.msg === 'mqtt connection lost')
+      .filter((e) => e.fields.event === 'mqtt_connection_lost')
       .map((e) => Number(e.fields.retryInMs))
     expect(waits.length).toBeGreaterThan(0)
     expect(Math.max(...waits)).toBeLessThanOrEqual(6250)

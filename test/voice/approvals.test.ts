@@ -36,7 +36,7 @@ describe('voice: a gated call answered by a phone (docs/design.md §2.3, §2.4, 
         willContinue: false,
       },
     ])
-    expect(v.log.find('voice final answer')[0]?.fields).toMatchObject({
+    expect(v.log.withEvent('final_answer')[0]?.fields).toMatchObject({
       callId: 'c1',
       scheduling: 'INTERRUPT',
       turnsSince: 0,

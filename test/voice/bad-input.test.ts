@@ -14,7 +14,7 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     v.approver.last().answer({ decision: 'approve', by: 'phone-a' })
     await settle()
     expect(conn.responses.at(-1)).toMatchObject({ id: 'c1', scheduling: 'INTERRUPT' })
-    expect(v.log.find('voice turnComplete with no turn open')).toHaveLength(1)
+    expect(v.log.withEvent('turn_complete_without_turn')).toHaveLength(1)
   })
 
   it('a cancellation for an unknown id, and for a call already answered: logged, nothing else', async () => {
@@ -25,9 +25,10 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     conn.cancel('nope', 'c1')
     await settle()
     expect(conn.responses.map((r) => r.id)).toEqual(['c1'])
-    expect(
-      v.log.find('voice cancellation for a call not running').map((r) => r.fields.state),
-    ).toEqual(['unknown', 'answered'])
+    expect(v.log.withEvent('stray_cancellation').map((r) => r.fields.state)).toEqual([
+      'unknown',
+      'answered',
+    ])
   })
 
   it('a tool call with an id already in flight (or answered) is ignored: the tool runs once, one final answer', async () => {
@@ -45,7 +46,7 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     await settle()
     expect(conn.responses.map((r) => r.id)).toEqual(['c1', 'c2'])
     expect(slow.state.started).toBe(2)
-    expect(v.log.find('voice duplicate tool call id ignored')).toHaveLength(3)
+    expect(v.log.withEvent('duplicate_call_id')).toHaveLength(3)
   })
 
   it('a tool call naming an unknown tool gets one error answer the model can say', async () => {
@@ -77,7 +78,7 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     conn.events.toolCallCancellation(null as unknown as string[])
     await settle()
     expect(conn.responses.map((r) => [r.id, r.name])).toEqual([['c9', 'undefined']])
-    expect(v.log.find('voice tool call without an id')).toHaveLength(2)
+    expect(v.log.withEvent('call_without_id')).toHaveLength(2)
   })
 
   it('audio, tool calls and turns after the session closed are ignored', async () => {
@@ -118,7 +119,7 @@ describe('voice: provider events out of order or duplicated are logged, never a 
     const summary = await v.driver.runSession()
     expect(summary.reason).toBe('error')
     expect(v.llm.current.closedBy).toBe('client')
-    expect(v.log.find('voice microphone would not start')).toHaveLength(1)
+    expect(v.log.withEvent('mic_start_failed')).toHaveLength(1)
   })
 
   it('a provider that cannot be reached: the session ends with error, the LED says so', async () => {

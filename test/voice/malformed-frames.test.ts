@@ -50,7 +50,7 @@ describe('a malformed Live frame costs itself, never the frames after it', () =>
     conn.handle('h-1')
     conn.user('What time is it?')
     for (const raw of MALFORMED_FRAMES) conn.sendRaw(raw, true)
-    await server.until(() => log.records.filter((r) => r.msg === 'voice goAway').length === 2)
+    await server.until(() => log.records.filter((r) => r.fields.event === 'go_away').length === 2)
     // Whatever timers are due run now, as they would on a real clock before the next frame.
     await core.clock.advance(10)
     await tick()

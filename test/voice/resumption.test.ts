@@ -34,7 +34,7 @@ describe('voice: connection lifetime (docs/design.md §2.10)', () => {
         willContinue: false,
       },
     ])
-    expect(v.log.find('voice connection resumed')).toHaveLength(1)
+    expect(v.log.withEvent('connection_resumed')).toHaveLength(1)
   })
 
   it('the old socket is closed — handshake finished — before the resuming open starts', async () => {
@@ -100,7 +100,9 @@ describe('voice: connection lifetime (docs/design.md §2.10)', () => {
     await settle()
     expect(second.responses).toEqual([])
     expect(v.unlocked).toEqual([])
-    expect(v.log.find('voice call orphaned: newer than the handle')).toHaveLength(1)
+    expect(
+      v.log.withEvent('call_orphaned').filter((r) => r.fields.cause === 'newer_than_handle'),
+    ).toHaveLength(1)
   })
 
   it('events the resumed connection delivers while it opens (a new handle, a new call) do not orphan the calls it knows', async () => {
@@ -157,7 +159,7 @@ describe('voice: connection lifetime (docs/design.md §2.10)', () => {
     expect(v.unlocked).toEqual([])
     expect(first.responses.map((r) => r.willContinue)).toEqual([true])
     expect(second.responses).toEqual([])
-    expect(v.log.find('voice call orphaned')[0]?.fields).toMatchObject({ callId: 'c1' })
+    expect(v.log.withEvent('call_orphaned')[0]?.fields).toMatchObject({ callId: 'c1' })
   })
 
   it('a resumption the provider refuses falls back to a fresh connection, and the old call is not answered there', async () => {

@@ -6,7 +6,7 @@ describe('voice: a model without asynchronous calls (docs/design.md §2.11)', ()
     const v = voiceFixture({ capabilities: { model: 'sync-live', asyncToolCalls: false } })
     const { conn } = await v.start()
     expect(conn.setup.nonBlockingTools).toBe(false)
-    const warn = v.log.find('approvals will be dead air')
+    const warn = v.log.withEvent('approvals_dead_air')
     expect(warn).toHaveLength(2) // at startup, and at session start
     for (const w of warn) expect(w).toMatchObject({ level: 'warn', fields: { model: 'sync-live' } })
     expect(warn[1]?.fields).toHaveProperty('conversation')
@@ -42,10 +42,10 @@ describe('voice: a model without asynchronous calls (docs/design.md §2.11)', ()
       'set_light',
       'current_time',
     ])
-    expect(v.log.find('voice tools declared')[0]?.fields).toMatchObject({
+    expect(v.log.withEvent('voice_tools_declared')[0]?.fields).toMatchObject({
       nonBlocking: true,
       why: 'the model supports asynchronous calls',
     })
-    expect(v.log.find('dead air')).toEqual([])
+    expect(v.log.withEvent('approvals_dead_air')).toEqual([])
   })
 })

@@ -19,7 +19,7 @@ describe('voice: a call the provider withdraws (docs/design.md §2.6)', () => {
     expect(v.grants.list()).toEqual([])
     expect(conn.responses.map((r) => [r.id, r.willContinue])).toEqual([['c1', true]]) // the interim only
     expect(v.driver.state).toBe('listening')
-    expect(v.log.find('voice call withdrawn')[0]?.fields).toMatchObject({
+    expect(v.log.withEvent('call_withdrawn')[0]?.fields).toMatchObject({
       callId: 'c1',
       reason: 'provider',
       approvalWithdrawn: asked.request.id,

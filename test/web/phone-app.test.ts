@@ -189,8 +189,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     await anna.page.locator('[data-grant]').waitFor({ state: 'detached' })
     expect(w.logger.entries).toContainEqual(
       expect.objectContaining({
-        msg: 'grant revoked from phone',
-        fields: expect.objectContaining({ phone: 'anna' }),
+        fields: expect.objectContaining({ event: 'grant_revoked', phone: 'anna' }),
       }),
     )
     const again = w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)

@@ -47,10 +47,16 @@ export class GeminiLive implements LiveLLM {
     this.modelCapabilities = capabilities
     this.capabilities = liveCapabilities(o.model)
     if (!known) {
-      this.#log.warn({}, 'live model not in the capability table: assuming no asynchronous calls')
+      this.#log.warn(
+        { event: 'model_unknown' },
+        'live model not in the capability table: assuming no asynchronous calls',
+      )
     }
     if (!capabilities.asyncToolCalls) {
-      this.#log.warn({}, 'this live model has no asynchronous calls: approvals will be dead air')
+      this.#log.warn(
+        { event: 'approvals_dead_air' },
+        'this live model has no asynchronous calls: approvals will be dead air',
+      )
     }
   }
 

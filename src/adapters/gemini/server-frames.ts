@@ -94,7 +94,7 @@ export class ServerFrames {
     const mime = typeof blob.mimeType === 'string' ? blob.mimeType : ''
     if (!isOutputPcm(mime)) {
       this.#log.warn(
-        { mimeType: mime.slice(0, 64) },
+        { event: 'audio_bad_format', mimeType: mime.slice(0, 64) },
         'live audio has an unexpected format; dropped',
       )
       return
@@ -110,12 +110,15 @@ export class ServerFrames {
     const calls: LiveToolCall[] = []
     for (const fc of t.functionCalls) {
       if (!isRecord(fc) || typeof fc.name !== 'string' || fc.name === '') {
-        this.#log.warn({}, 'live tool call without a name; ignored')
+        this.#log.warn({ event: 'call_without_name' }, 'live tool call without a name; ignored')
         continue
       }
       if (typeof fc.id !== 'string' || fc.id === '') {
         // Without an id it cannot be answered (the SDK refuses a response without one).
-        this.#log.warn({ tool: fc.name }, 'live tool call without an id; ignored')
+        this.#log.warn(
+          { event: 'call_without_id', tool: fc.name },
+          'live tool call without an id; ignored',
+        )
         continue
       }
       calls.push({ id: fc.id, name: fc.name, args: fc.args ?? {} })
@@ -146,7 +149,8 @@ export class ServerFrames {
 
   #goAway(g: unknown): void {
     const left = isRecord(g) ? parseDurationMs(g.timeLeft) : undefined
-    if (left === undefined) this.#log.warn({}, 'live goAway without a readable timeLeft')
+    if (left === undefined)
+      this.#log.warn({ event: 'go_away_unreadable' }, 'live goAway without a readable timeLeft')
     this.#emit('goAway', () => this.#events.goAway(left))
   }
 
@@ -156,7 +160,11 @@ export class ServerFrames {
     } catch (err) {
       // A listener's bug must not cost the rest of the frame.
       this.#log.error(
-        { event, err: err instanceof Error ? err.message : String(err) },
+        {
+          event: 'listener_threw',
+          liveEvent: event,
+          err: err instanceof Error ? err.message : String(err),
+        },
         'live event listener threw',
       )
     }
@@ -165,11 +173,14 @@ export class ServerFrames {
   #unknown(key: string): void {
     if (this.#unknownSeen.has(key)) return
     this.#unknownSeen.add(key)
-    this.#log.warn({ field: key }, 'live frame has an unknown key; ignored')
+    this.#log.warn(
+      { event: 'frame_unknown_key', field: key },
+      'live frame has an unknown key; ignored',
+    )
   }
 
   #bad(what: string): void {
-    this.#log.warn({ what }, 'live frame part is malformed; ignored')
+    this.#log.warn({ event: 'frame_part_malformed', what }, 'live frame part is malformed; ignored')
   }
 }
 

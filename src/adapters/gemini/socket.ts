@@ -119,11 +119,17 @@ export class GuardedSocket implements SdkSocket {
     try {
       frame = JSON.parse(text)
     } catch {
-      this.#log.warn({ bytes: text.length, binary: isBinary }, 'live frame is not JSON; dropped')
+      this.#log.warn(
+        { event: 'frame_not_json', bytes: text.length, binary: isBinary },
+        'live frame is not JSON; dropped',
+      )
       return
     }
     if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
-      this.#log.warn({ bytes: text.length }, 'live frame is not a JSON object; dropped')
+      this.#log.warn(
+        { event: 'frame_not_object', bytes: text.length },
+        'live frame is not a JSON object; dropped',
+      )
       return
     }
     const record = frame as Record<string, unknown>

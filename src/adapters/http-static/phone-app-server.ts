@@ -152,7 +152,10 @@ export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<Pho
     try {
       return realpathSync(dir)
     } catch {
-      log.warn({ root: dir }, 'phone app not built: only /config.json is served')
+      log.warn(
+        { event: 'phone_app_not_built', root: dir },
+        'phone app not built: only /config.json is served',
+      )
       return undefined
     }
   }

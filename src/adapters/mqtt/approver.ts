@@ -254,7 +254,13 @@ export class MqttApprover implements Approver {
           // The broker's ACL forbids our own request topic: no phone can ever see it, so waiting
           // for the timeout would only keep the room waiting. Fail it now, and say why.
           this.#log.error(
-            { approvalId: id, topic: err.topic, reasonCode: err.reasonCode, err: err.message },
+            {
+              event: 'approval_request_refused',
+              approvalId: id,
+              topic: err.topic,
+              reasonCode: err.reasonCode,
+              err: err.message,
+            },
             'approval request refused by the broker; the approval fails (check the ACL: nocturn doctor)',
           )
           const p = this.#pending.get(id)
@@ -369,7 +375,10 @@ export class MqttApprover implements Approver {
     }
     if (rest.length !== 1 || payload.length === 0) return
     // Clearing is safe: no request of ours can live there (our ids always match the alphabet).
-    this.#log.warn({ ...shown, retained }, 'request under an invalid id cleared')
+    this.#log.warn(
+      { event: 'invalid_request_cleared', ...shown, retained },
+      'request under an invalid id cleared',
+    )
     this.#conn.publish(topic, '', { retain: true, qos: 1 }).catch(() => {})
   }
 
@@ -379,7 +388,7 @@ export class MqttApprover implements Approver {
     if (p) {
       if (payload.equals(Buffer.from(p.payload))) return
       this.#log.warn(
-        { approvalId: id, bytes: payload.length },
+        { event: 'pending_request_republished', approvalId: id, bytes: payload.length },
         'pending request overwritten or cleared by another client; re-published',
       )
       this.#publishRequest(id, p.payload)
@@ -396,7 +405,10 @@ export class MqttApprover implements Approver {
       return
     }
     if (known === undefined) {
-      this.#log.warn({ approvalId: id }, 'request not published by this device cleared')
+      this.#log.warn(
+        { event: 'foreign_request_cleared', approvalId: id },
+        'request not published by this device cleared',
+      )
     }
     // Our own echo arriving after the ending, or someone re-planting a settled request: clear it.
     this.#conn.publish(this.topics.request(id), '', { retain: true, qos: 1 }).catch(() => {})
@@ -404,7 +416,7 @@ export class MqttApprover implements Approver {
 
   /** Counted always; logged in full only for the first few per reason, then in summaries. */
   #reject(reason: RejectReason, fields: Record<string, unknown>): void {
-    this.#rejections.add(reason, fields)
+    this.#rejections.add(reason, { event: 'decision_rejected', ...fields })
   }
 
   #onDecision(topicId: string, payload: Buffer): void {

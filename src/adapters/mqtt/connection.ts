@@ -117,7 +117,7 @@ export class MqttConnection {
       // A broker that refused MQTT 5 is asked again at once, in 3.1.1.
       const delay = this.#downgraded ? 0 : this.#backoff.next()
       this.#downgraded = false
-      this.#log.warn({ retryInMs: delay }, 'mqtt connection lost')
+      this.#log.warn({ event: 'mqtt_connection_lost', retryInMs: delay }, 'mqtt connection lost')
       for (const h of this.#onDisconnect) h()
       clearTimeout(this.#timer)
       this.#timer = setTimeout(() => {

@@ -155,7 +155,10 @@ class Endpoint implements ConversationEndpoint {
 
   #reject(reason: ConversationRejectReason, fields: Record<string, unknown>): void {
     this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1)
-    this.#log.warn({ ...fields, reason }, 'conversation request rejected')
+    this.#log.warn(
+      { event: 'conversation_request_rejected', ...fields, reason },
+      'conversation request rejected',
+    )
   }
 
   #onRequest(topicPhone: string, payload: Buffer): void {

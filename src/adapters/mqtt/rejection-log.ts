@@ -40,7 +40,11 @@ export class RejectionLog<R extends string> {
     this.#timer = undefined
     if (this.#suppressed.size > 0) {
       this.#log.warn(
-        { suppressed: Object.fromEntries(this.#suppressed), windowMs: this.#windowMs },
+        {
+          event: 'rejections_summary',
+          suppressed: Object.fromEntries(this.#suppressed),
+          windowMs: this.#windowMs,
+        },
         `${this.#msg} (summary: more of the same, not logged one by one)`,
       )
     }
