@@ -16,7 +16,7 @@ import { LiveConversations } from '../conversations/live-conversations.js'
 import { PhoneGrants } from '../conversations/phone-grants.js'
 import { startRetention } from '../conversations/retention.js'
 import { TranscriptFeed } from '../conversations/transcript-feed.js'
-import { NocturnError } from '../core/errors.js'
+import { errorText, NocturnError } from '../core/errors.js'
 import { Gate } from '../core/gate.js'
 import { Grants } from '../core/grants.js'
 import type { Logger } from '../core/logger.js'
@@ -98,7 +98,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       try {
         await fn()
       } catch (err) {
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'close step failed')
+        log.warn({ err: errorText(err) }, 'close step failed')
       }
     }
   }

@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import { COMMANDS } from './commands/index.js'
 
 /**
@@ -34,7 +35,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (err: unknown) => {
-    process.stderr.write(`nocturn: ${err instanceof Error ? err.message : String(err)}\n`)
+    process.stderr.write(`nocturn: ${errorText(err)}\n`)
     process.exitCode = 1
   },
 )

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
 import { MqttConnection } from '../adapters/mqtt/connection.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { PhoneClient } from '../phone/client.js'
 import { DEFAULT_PREFIX } from '../protocol/index.js'
@@ -135,7 +136,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
           say('[phone]', `Anna taps Approve on "${e.request.action}"`)
           void phone
             .decide(e.request.id, 'approve', 'once')
-            .catch((err: unknown) => say('[phone]', `the approval was not sent: ${String(err)}`))
+            .catch((err: unknown) => say('[phone]', `the approval was not sent: ${errorText(err)}`))
         })
       } else if (e.kind === 'outcome') {
         if (e.outcome.state === 'approved') seen.approvedOnPhone = true
@@ -276,7 +277,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     )
     return 0
   } catch (err) {
-    o.out.write(`offline run failed: ${err instanceof Error ? err.message : String(err)}\n`)
+    o.out.write(`offline run failed: ${errorText(err)}\n`)
     return 1
   } finally {
     await unwind()

@@ -3,6 +3,7 @@ import { release } from 'node:os'
 import { join } from 'node:path'
 import { parseGpiodVersion, runCommand } from '../adapters/gpiod/version.js'
 import { headerBase } from '../adapters/rpi-gpio/sysfs.js'
+import { errorText } from '../core/errors.js'
 import type { ResolvedPanel } from './config/load.js'
 
 export type PanelBackend = ResolvedPanel['backend']
@@ -119,7 +120,7 @@ export async function checkPanel(opts: PanelCheckOptions = {}): Promise<PanelChe
       const base = headerBase(sysGpio)
       sysfsDetail += `, header chip base ${base}${base > 0 ? ` (GPIO17 is ${base + 17} there; raw 17 gives EINVAL)` : ''}`
     } catch (err) {
-      sysfsDetail += ` (${(err as Error).message})`
+      sysfsDetail += ` (${errorText(err)})`
     }
   }
   checks.push({ name: 'sysfs gpio', status: 'ok', detail: sysfsDetail })

@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { ColourLedBlinker } from '../panel/colour-led-blinker.js'
 import { NullPanel } from '../panel/null-panel.js'
@@ -36,7 +37,7 @@ export async function createPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Pa
   } catch (err) {
     // The lights are a courtesy: without them the speaker still hears and speaks (doctor says why).
     logger.error(
-      { device: p.rgbLeds.device, err: err instanceof Error ? err.message : String(err) },
+      { device: p.rgbLeds.device, err: errorText(err) },
       'APA102 LEDs unavailable; running without them',
     )
     return panel

@@ -5,6 +5,7 @@ import {
   type PhoneAppServer,
   startPhoneAppServer,
 } from '../adapters/http-static/phone-app-server.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Config } from './config/schema.js'
 
@@ -104,7 +105,7 @@ export async function startPhoneApp(
         event: 'phone_app_not_served',
         port: p.port,
         code: typeof code === 'string' ? code : undefined,
-        err: String(err),
+        err: errorText(err),
       },
       'phone app not served',
     )

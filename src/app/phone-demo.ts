@@ -3,6 +3,7 @@ import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
 import { wavHeader } from '../audio/wav.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { DEFAULT_PREFIX, pairingUri } from '../protocol/index.js'
 import { FakeLiveServer } from '../testing/fake-live-server/index.js'
@@ -141,7 +142,7 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
     say(`Nocturn: ${result.text}`)
     return 0
   } catch (err) {
-    o.out.write(`phone demo failed: ${err instanceof Error ? err.message : String(err)}\n`)
+    o.out.write(`phone demo failed: ${errorText(err)}\n`)
     return 1
   } finally {
     await unwind()

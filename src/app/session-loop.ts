@@ -1,5 +1,6 @@
 import type { MicRouter } from '../audio/mic-router.js'
 import type { LiveConversations } from '../conversations/live-conversations.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { SessionSummary } from '../voice/voice-session.js'
 
@@ -122,7 +123,7 @@ export class SessionLoop {
         logger.error(
           {
             event: 'session_failed',
-            err: err instanceof Error ? err.message : String(err),
+            err: errorText(err),
             code: (err as { code?: unknown }).code,
             failures: this.#failedSessions,
           },

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Tool } from '../core/tool.js'
 import type { Clock } from '../ports/clock.js'
@@ -42,7 +43,7 @@ export async function loadToolModules(
       mod = (await import(pathToFileURL(path).href)) as { default?: unknown }
     } catch (err) {
       const code = (err as { code?: string }).code
-      const why = code === 'ERR_MODULE_NOT_FOUND' ? 'file not found' : (err as Error).message
+      const why = code === 'ERR_MODULE_NOT_FOUND' ? 'file not found' : errorText(err)
       throw new ToolModuleError(`${key}: cannot load ${path} (${why.split('\n')[0]})`)
     }
     let exported = mod.default
@@ -55,7 +56,7 @@ export async function loadToolModules(
       try {
         exported = await (exported as (d: ToolModuleDeps) => unknown)(deps)
       } catch (err) {
-        throw new ToolModuleError(`${key}: ${path}: its factory threw: ${(err as Error).message}`)
+        throw new ToolModuleError(`${key}: ${path}: its factory threw: ${errorText(err)}`)
       }
     }
     const list = Array.isArray(exported) ? exported : [exported]

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads'
+import { errorText } from '../core/errors.js'
 
 export interface WatchdogOptions {
   /** The event loop must tick at least this often (ms). */
@@ -49,7 +50,7 @@ export class Watchdog {
     this.#worker.on('error', (err) => {
       // A watchdog that failed must not take the appliance down with it; say so and carry on.
       process.stderr.write(
-        `${JSON.stringify({ level: 50, app: 'nocturn', msg: 'watchdog failed', err: String(err) })}\n`,
+        `${JSON.stringify({ level: 50, app: 'nocturn', event: 'watchdog_failed', msg: 'watchdog failed', err: errorText(err) })}\n`,
       )
     })
     this.#worker.on('message', (m: { what: string; silentMs: number }) =>

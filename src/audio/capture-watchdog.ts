@@ -1,5 +1,5 @@
 import { Backoff } from '../core/backoff.js'
-import { NocturnError } from '../core/errors.js'
+import { errorText, NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
@@ -91,7 +91,7 @@ export class CaptureWatchdog implements AudioIn {
       void this.#o.source
         .stop()
         .then(() => (this.#inner === inner ? this.#o.source.start(inner) : undefined))
-        .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(String(e)), false))
+        .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(errorText(e)), false))
         .finally(() => {
           this.#restarting = false
         })

@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
@@ -34,7 +35,7 @@ export function startRetention(
       if (removed > 0) store.vacuum()
       log.info({ removed }, 'retention applied')
     } catch (err) {
-      log.error({ err: err instanceof Error ? err.message : String(err) }, 'retention failed')
+      log.error({ err: errorText(err) }, 'retention failed')
     }
     if (!stopped) timer = clock.setTimeout(apply, policy.everyMs)
   }

@@ -1,5 +1,6 @@
 import type { Channel } from '../core/context.js'
 import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
 
@@ -53,10 +54,7 @@ export class TranscriptFeed implements TranscriptStore {
       try {
         l(event)
       } catch (err) {
-        this.#log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'approval listener failed',
-        )
+        this.#log.warn({ err: errorText(err) }, 'approval listener failed')
       }
     }
   }
@@ -68,10 +66,7 @@ export class TranscriptFeed implements TranscriptStore {
         l(stored)
       } catch (err) {
         // A failing follower must never fail the append that already happened.
-        this.#log.warn(
-          { err: err instanceof Error ? err.message : String(err) },
-          'feed listener failed',
-        )
+        this.#log.warn({ err: errorText(err) }, 'feed listener failed')
       }
     }
     return stored

@@ -69,7 +69,11 @@ export function isNocturnError(value: unknown): value is NocturnError {
   )
 }
 
-/** The message of anything thrown, for a log field. */
+/**
+ * The one way a thrown value becomes text (a log field, a line on stderr, a wrapped message): an
+ * Error's message without its class name, anything else as a string. Adapters that may see a
+ * secret in a vendor's message pass the result through their redaction.
+ */
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }

@@ -1,6 +1,6 @@
 import type { CallContext } from './context.js'
 import type { ToolOutcome } from './conversation.js'
-import { isNocturnError } from './errors.js'
+import { errorText, isNocturnError } from './errors.js'
 import { gated } from './gate.js'
 import { validate } from './schema.js'
 import { declarationOf, type Tool, type ToolDeclaration } from './tool.js'
@@ -60,7 +60,7 @@ export class ToolSet {
       if (isNocturnError(err)) return fail(err.code, err.message)
       if (ctx.signal.aborted) return fail('NOC_ERR_CANCELLED', 'the call was withdrawn')
       // What a foreign error says (a path, a host, a secret in a URL) stays in the device log.
-      const message = err instanceof Error ? err.message : String(err)
+      const message = errorText(err)
       ctx.logger.warn({ tool: name, err: message }, 'tool failed')
       return fail('NOC_ERR_TOOL_FAILED', `${name} failed on the speaker.`)
     }

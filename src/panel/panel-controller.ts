@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
 import type { ButtonEvent, LedState, Panel } from '../ports/panel.js'
@@ -151,7 +152,7 @@ export class PanelController {
       try {
         l(event)
       } catch (err) {
-        this.#logger.warn({ err: String(err) }, 'panel listener failed')
+        this.#logger.warn({ err: errorText(err) }, 'panel listener failed')
       }
     }
   }

@@ -1,4 +1,5 @@
 import type { MqttConnection } from '../adapters/mqtt/connection.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { type GrantSummary, type PhoneOp, signPhoneRequest } from '../protocol/grant-ops.js'
 import {
@@ -178,7 +179,7 @@ export class PhoneConversations {
             current = id
             if (stopped) this.#waiting.delete(id)
           },
-          (err: unknown) => this.#log.warn({ err: String(err) }, 'follow not renewed'),
+          (err: unknown) => this.#log.warn({ err: errorText(err) }, 'follow not renewed'),
         )
       },
       Math.max(1000, Math.floor(forMs / 2)),
@@ -287,7 +288,7 @@ export class PhoneConversations {
         .catch((err: unknown) => {
           clearTimeout(timer)
           this.#waiting.delete(id)
-          reject(err instanceof Error ? err : new Error(String(err)))
+          reject(err instanceof Error ? err : new Error(errorText(err)))
         })
     })
   }

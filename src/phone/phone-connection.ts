@@ -1,4 +1,5 @@
 import { MqttConnection } from '../adapters/mqtt/connection.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { newNonce, type Pairing } from '../protocol/index.js'
 
@@ -38,7 +39,7 @@ export function phoneConnection(
     conn
       .subscribe([...filters])
       .then(resolveReady, (err: unknown) =>
-        log.error({ err: String(err), filters }, 'phone cannot subscribe'),
+        log.error({ err: errorText(err), filters }, 'phone cannot subscribe'),
       )
   })
   return { conn, ready }

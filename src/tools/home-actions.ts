@@ -1,5 +1,5 @@
 import type { Channel } from '../core/context.js'
-import { isNocturnError, NocturnError } from '../core/errors.js'
+import { errorText, isNocturnError, NocturnError } from '../core/errors.js'
 import type { Policy } from '../core/policy.js'
 import type { Tool } from '../core/tool.js'
 import type { Publisher } from '../ports/publisher.js'
@@ -49,7 +49,7 @@ export function homeActionTool(
         log.warn(
           {
             event: 'home_action_not_sent',
-            err: err instanceof Error ? err.message : String(err),
+            err: errorText(err),
             refused,
           },
           'home action not sent',

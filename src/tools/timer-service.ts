@@ -1,3 +1,4 @@
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { AudioOut } from '../ports/audio.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
@@ -110,7 +111,7 @@ export class TimerService {
       if (!this.#o.store.finishTimer(t.id, this.#o.clock.now(), 'rang')) return
     } catch (err) {
       this.#o.logger.error(
-        { timer: t.id, err: err instanceof Error ? err.message : String(err) },
+        { timer: t.id, err: errorText(err) },
         'timer ringing, but its end could not be recorded',
       )
     }
@@ -121,13 +122,13 @@ export class TimerService {
     try {
       this.#o.sink.write(chimePcm(this.#o.sink.sampleRateHz))
     } catch (err) {
-      this.#o.logger.error({ timer: t.id, err: String(err) }, 'could not play the chime')
+      this.#o.logger.error({ timer: t.id, err: errorText(err) }, 'could not play the chime')
     }
     for (const l of this.#listeners) {
       try {
         l(t, late)
       } catch (err) {
-        this.#o.logger.warn({ err: String(err) }, 'timer listener failed')
+        this.#o.logger.warn({ err: errorText(err) }, 'timer listener failed')
       }
     }
   }

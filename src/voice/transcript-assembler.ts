@@ -1,4 +1,5 @@
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
@@ -155,10 +156,7 @@ export class TranscriptAssembler {
       this.#written++
     } catch (err) {
       // A failing store must not take the conversation down with it; the gap is logged.
-      this.#log.error(
-        { role: message.role, err: err instanceof Error ? err.message : String(err) },
-        'voice transcript append failed',
-      )
+      this.#log.error({ role: message.role, err: errorText(err) }, 'voice transcript append failed')
     }
   }
 }

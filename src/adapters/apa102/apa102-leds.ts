@@ -1,3 +1,4 @@
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Rgb, RgbLeds } from '../../ports/rgb-leds.js'
 import { apa102Frame } from './apa102-frame.js'
@@ -59,7 +60,7 @@ export class Apa102Leds implements RgbLeds {
       } catch (err) {
         if (!this.#failed) {
           this.#o.logger.error(
-            { device: this.#o.device, err: err instanceof Error ? err.message : String(err) },
+            { device: this.#o.device, err: errorText(err) },
             'APA102 LEDs: write failed',
           )
         }

@@ -1,3 +1,4 @@
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { defaultPersona } from '../../core/persona.js'
 import type { LiveEvents } from '../../ports/live-llm.js'
@@ -61,7 +62,7 @@ export async function checkAccount(o: AccountCheckOptions): Promise<AccountRepor
       liveModels.push({ id, displayName: m.displayName, known, capabilities })
     }
   } catch (err) {
-    throw new Error(redactKey(err instanceof Error ? err.message : String(err), o.apiKey))
+    throw new Error(redactKey(errorText(err), o.apiKey))
   }
   if (!o.probeModel) return { modelCount, liveModels }
   const listed = liveModels.some((m) => m.id === o.probeModel?.replace(/^models\//, ''))

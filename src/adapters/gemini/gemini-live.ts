@@ -1,4 +1,4 @@
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type {
   LiveCapabilities,
@@ -142,12 +142,7 @@ export class GeminiLive implements LiveLLM {
             // After the caller's `await` has its session, not before.
             setImmediate(() => conn.release())
           },
-          (err: unknown) =>
-            fail(
-              new Error(
-                redactKey(err instanceof Error ? err.message : String(err), this.#o.apiKey),
-              ),
-            ),
+          (err: unknown) => fail(new Error(redactKey(errorText(err), this.#o.apiKey))),
         )
     })
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { GenerateContentConfig, GenerateContentResponse, GoogleGenAI } from '@google/genai'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { LLM, LLMAnswer, LLMRequest, LLMToolCall } from '../../ports/llm.js'
 import { createClient } from './client.js'
@@ -57,7 +58,7 @@ export class GeminiLLM implements LLM {
       }
     } catch (err) {
       if (signal.aborted) throw err
-      const message = redactKey(err instanceof Error ? err.message : String(err), this.#o.apiKey)
+      const message = redactKey(errorText(err), this.#o.apiKey)
       this.#log.warn({ err: message }, 'generateContent failed')
       throw new Error(`Gemini generateContent failed: ${message}`)
     }

@@ -1,5 +1,5 @@
 import type { FunctionResponse, Session } from '@google/genai'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type {
   LiveCloseInfo,
@@ -105,7 +105,7 @@ export class LiveConnection implements LiveSession {
     try {
       this.#events.closed(this.#closedInfo)
     } catch (err) {
-      this.#log.error({ err: String(err) }, 'live closed listener threw')
+      this.#log.error({ err: errorText(err) }, 'live closed listener threw')
     }
   }
 
@@ -193,7 +193,7 @@ export class LiveConnection implements LiveSession {
       fn(s)
       return true
     } catch (err) {
-      const msg = redactKey(err instanceof Error ? err.message : String(err), this.#apiKey)
+      const msg = redactKey(errorText(err), this.#apiKey)
       this.#log.warn({ what, err: msg }, 'live send failed; dropped')
       return false
     }

@@ -1,3 +1,4 @@
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { LiveEvents, LiveToolCall } from '../../ports/live-llm.js'
 import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
@@ -163,7 +164,7 @@ export class ServerFrames {
         {
           event: 'listener_threw',
           liveEvent: event,
-          err: err instanceof Error ? err.message : String(err),
+          err: errorText(err),
         },
         'live event listener threw',
       )

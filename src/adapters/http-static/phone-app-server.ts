@@ -5,6 +5,7 @@ import { createServer as createHttps } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { resolve, sep } from 'node:path'
 import { gzipSync } from 'node:zlib'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { compressible, contentTypeOf } from './content-types.js'
 
@@ -58,7 +59,7 @@ export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<Pho
   const cache = new Map<string, Cached>()
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res).catch((err: unknown) => {
-      log.error({ err: String(err), path: pathOf(req) }, 'phone app request failed')
+      log.error({ err: errorText(err), path: pathOf(req) }, 'phone app request failed')
       if (!res.headersSent) send(res, req, 500, 'text/plain; charset=utf-8', 'Server error\n')
       else res.destroy()
     })
@@ -170,7 +171,7 @@ export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<Pho
       ok()
     })
   })
-  server.on('error', (err) => log.error({ err: String(err) }, 'phone app server error'))
+  server.on('error', (err) => log.error({ err: errorText(err) }, 'phone app server error'))
   const port = (server.address() as AddressInfo).port
   const scheme = o.tls ? 'https' : 'http'
   const shown = !o.host || o.host === '::' || o.host === '0.0.0.0' ? '127.0.0.1' : o.host

@@ -1,4 +1,4 @@
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import { rememberedGrant } from '../../core/grants.js'
 import type { Logger } from '../../core/logger.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
@@ -272,7 +272,7 @@ export class MqttApprover implements Approver {
           return
         }
         // The request stays pending: it is re-published when the broker is back.
-        this.#log.warn({ approvalId: id, err: String(err) }, 'approval request not published')
+        this.#log.warn({ approvalId: id, err: errorText(err) }, 'approval request not published')
       })
   }
 
@@ -329,7 +329,7 @@ export class MqttApprover implements Approver {
       await this.#conn.subscribe([this.topics.requests, this.topics.decisions])
     } catch (err) {
       this.#log.error(
-        { err: String(err) },
+        { err: errorText(err) },
         'cannot subscribe to approval topics; approvals fail closed',
       )
       return

@@ -1,6 +1,6 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { Backoff } from '../../core/backoff.js'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
   type BrokerCredentials,
@@ -145,7 +145,7 @@ export class MqttConnection {
           h(topic, payload, packet.retain === true)
         } catch (err) {
           // A handler bug must not take the connection (and every other handler) down with it.
-          this.#log.error({ err: String(err), topic }, 'mqtt message handler failed')
+          this.#log.error({ err: errorText(err), topic }, 'mqtt message handler failed')
         }
       }
     })

@@ -3,7 +3,7 @@ import type { ConversationService } from '../../conversations/conversation-servi
 import type { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { StoredMessage } from '../../core/conversation.js'
-import { type ErrorCode, isNocturnError, NocturnError } from '../../core/errors.js'
+import { type ErrorCode, errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import {
   type PhoneRequest as ConversationRequest,
@@ -133,7 +133,7 @@ class Endpoint implements ConversationEndpoint {
       o.connection
         .subscribe([this.#topics.conversationRequests])
         .then(resolveReady, (err) =>
-          this.#log.error({ err: String(err) }, 'cannot subscribe to conversation requests'),
+          this.#log.error({ err: errorText(err) }, 'cannot subscribe to conversation requests'),
         )
     })
     this.#stopFeed = o.feed.subscribe((m) => this.#onStored(m))
@@ -345,7 +345,7 @@ class Endpoint implements ConversationEndpoint {
     const message = known ? err.message : 'Something went wrong on the speaker.'
     const fields = { requestId: r.id, phone: r.phone, op: r.op, code }
     if (known) this.#log.info(fields, 'conversation request refused')
-    else this.#log.error({ ...fields, err: String(err) }, 'conversation request failed')
+    else this.#log.error({ ...fields, err: errorText(err) }, 'conversation request failed')
     this.#reply(r.phone, key, r.id, 'error', { code, message })
   }
 
@@ -396,7 +396,7 @@ class Endpoint implements ConversationEndpoint {
     this.#o.connection
       .publish(this.#topics.conversationReply(phone), JSON.stringify(reply), { qos: 1 })
       .catch((err: unknown) =>
-        this.#log.warn({ phone, requestId: re, kind, err: String(err) }, 'reply not published'),
+        this.#log.warn({ phone, requestId: re, kind, err: errorText(err) }, 'reply not published'),
       )
   }
 

@@ -1,3 +1,4 @@
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
 import type { MqttConnection } from './connection.js'
@@ -74,6 +75,6 @@ export class MqttStatus {
     if (!this.#conn.connected) return // re-published on reconnect
     this.#conn
       .publish(this.#topic, JSON.stringify(this.current()), { retain: true, qos: 1 })
-      .catch((err: unknown) => this.#log.warn({ err: String(err) }, 'status not published'))
+      .catch((err: unknown) => this.#log.warn({ err: errorText(err) }, 'status not published'))
   }
 }

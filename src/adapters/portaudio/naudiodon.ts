@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 
 /** The part of naudiodon 2.3.x Nocturn uses (it ships no types). */
 export interface NaudiodonDevice {
@@ -54,7 +54,7 @@ export function loadNaudiodon(): Naudiodon {
   } catch (e) {
     throw new NocturnError(
       'NOC_ERR_AUDIO_BACKEND_UNAVAILABLE',
-      `the PortAudio backend needs naudiodon, which is not installed or did not build here (${(e as Error).message.split('\n')[0]}); use the ALSA backend`,
+      `the PortAudio backend needs naudiodon, which is not installed or did not build here (${errorText(e).split('\n')[0]}); use the ALSA backend`,
       { cause: e },
     )
   }

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { Debouncer } from '../../panel/debouncer.js'
 import { LedBlinker } from '../../panel/led-blinker.js'
@@ -63,7 +64,7 @@ export class SysfsPanel implements Panel {
           }
         } catch (err) {
           this.#options.logger.error(
-            { err: String(err), file: valueFile },
+            { err: errorText(err), file: valueFile },
             'cannot read the button',
           )
         }

@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs'
 import type Database from 'better-sqlite3'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 
 /**
  * Before opening: the database and its WAL companions, where they exist, must be readable and
@@ -45,7 +45,7 @@ export function checkIntegrity(db: Database.Database, path: string): void {
     // A page so damaged that the check itself cannot read it.
     const code = (err as { code?: string }).code ?? ''
     if (code !== 'SQLITE_CORRUPT' && code !== 'SQLITE_NOTADB') throw err
-    found = [err instanceof Error ? err.message : String(err)]
+    found = [errorText(err)]
   }
   if (found.length === 1 && found[0] === 'ok') return
   throw new NocturnError(

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import { checkIntegrity, checkStoreFiles } from './integrity.js'
 import { MIGRATIONS } from './migrations.js'
 
@@ -54,7 +54,7 @@ function migrate(db: Database.Database, path: string): void {
 
 function storeError(path: string, err: unknown): NocturnError {
   const code = (err as { code?: string }).code ?? ''
-  const detail = err instanceof Error ? err.message : String(err)
+  const detail = errorText(err)
   if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
     return new NocturnError(
       'NOC_ERR_STORE_NOT_DATABASE',

@@ -1,4 +1,4 @@
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 
 /** SQLite result codes that mean "this file cannot be written now", not "this request is wrong". */
 function isUnwritable(err: unknown): boolean {
@@ -38,7 +38,7 @@ export class WriteHealth {
       result = write()
     } catch (err) {
       if (!isUnwritable(err)) throw err
-      const detail = err instanceof Error ? err.message : String(err)
+      const detail = errorText(err)
       const full = (err as { code?: string }).code === 'SQLITE_FULL'
       const reason = `cannot write the store at ${this.#path}: ${full ? 'the disk is full' : detail} — nothing new is being recorded`
       this.#set(reason)

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { errorText } from '../../core/errors.js'
 import { checkPcms } from '../config/check-pcms.js'
 import { ConfigError } from '../config/errors.js'
 import { EXAMPLE_CONFIG } from '../config/example.js'
@@ -29,7 +30,7 @@ export async function run(args: string[]): Promise<number> {
       },
     }))
   } catch (err) {
-    process.stderr.write(`nocturn config: ${(err as Error).message}\n\n${HELP}`)
+    process.stderr.write(`nocturn config: ${errorText(err)}\n\n${HELP}`)
     return 2
   }
   if (values.help) {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { renderUnicodeCompact } from 'uqr'
+import { errorText } from '../../core/errors.js'
 import { DEFAULT_PREFIX, isId, isPrefix, pairingUri } from '../../protocol/index.js'
 import { appUrlOf, pairingLink } from '../phone-app.js'
 import { DEV_PHONES_DIR, PhoneKeyStore } from '../phone-keys.js'
@@ -35,7 +36,7 @@ export async function pair(args: string[], io: Io): Promise<number> {
   try {
     parsed = parse(args)
   } catch (err) {
-    io.err.write(`nocturn pair: ${(err as Error).message}\n\n${USAGE}`)
+    io.err.write(`nocturn pair: ${errorText(err)}\n\n${USAGE}`)
     return 2
   }
   const { values, positionals } = parsed
@@ -94,7 +95,7 @@ export async function pair(args: string[], io: Io): Promise<number> {
   try {
     created = store.add(phone, name)
   } catch (err) {
-    io.err.write(`nocturn pair: ${(err as Error).message}\n`)
+    io.err.write(`nocturn pair: ${errorText(err)}\n`)
     return 1
   }
   const uri = pairingUri({ broker, device, prefix, phone, key: created.key })

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { errorText } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { PhoneClient, type PhoneClientOptions, parseGrant } from '../../phone/client.js'
 import { PhoneConversations } from '../../phone/conversations.js'
@@ -38,7 +39,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
   try {
     ;({ values, positionals } = parse(args))
   } catch (err) {
-    io.err.write(`nocturn phone: ${(err as Error).message}\n\n${USAGE}`)
+    io.err.write(`nocturn phone: ${errorText(err)}\n\n${USAGE}`)
     return 2
   }
   const [verb, id] = positionals
@@ -50,7 +51,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
   try {
     opts = clientOptions(values, io.env)
   } catch (err) {
-    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    io.err.write(`nocturn phone: ${errorText(err)}\n`)
     return 2
   }
   if (isConversationVerb(verb)) {
@@ -82,7 +83,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
     const wanted = verb === 'approve' ? 'approved' : 'denied'
     return o.state === wanted && o.by === opts.pairing.phone ? 0 : 1
   } catch (err) {
-    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    io.err.write(`nocturn phone: ${errorText(err)}\n`)
     return 1
   } finally {
     await client.close()
@@ -143,7 +144,7 @@ async function conversations(
       ...(o.signal !== undefined && { signal: o.signal }),
     })
   } catch (err) {
-    io.err.write(`nocturn phone: ${(err as Error).message}\n`)
+    io.err.write(`nocturn phone: ${errorText(err)}\n`)
     return 1
   } finally {
     await client.close()

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { errorText } from '../../core/errors.js'
 import { startAppliance } from '../appliance.js'
 import { ConfigError } from '../config/errors.js'
 import { loadConfig } from '../config/load.js'
@@ -45,7 +46,7 @@ export async function run(args: string[]): Promise<number> {
     // startAppliance closed what it had opened; the watchdog goes too, and the caller exits
     // non-zero at once so systemd's Restart= (or the person at the terminal) sees the failure.
     await watchdog.stop()
-    const message = err instanceof Error ? err.message : String(err)
+    const message = errorText(err)
     logger.error({ code: (err as { code?: string }).code, err: message }, 'start failed')
     process.stderr.write(`nocturn: ${message}\n`)
     return 1

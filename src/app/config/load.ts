@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { errorText } from '../../core/errors.js'
 import type { PolicyTable } from '../../core/policy.js'
 import { type LineName, PRESETS } from '../../panel/presets.js'
 import { ConfigError, describeIssues } from './errors.js'
@@ -87,7 +88,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
     raw = stripped.trim() === '' ? {} : JSON.parse(stripped)
   } catch (err) {
     // JSON.parse quotes the text near the error, which may be a secret: report the place only.
-    const pos = /position (\d+)/.exec(String((err as Error).message))
+    const pos = /position (\d+)/.exec(errorText(err))
     const where = pos
       ? (({ line, column }) => ` at line ${line}, column ${column}`)(
           lineColumn(stripped, Number(pos[1])),

@@ -1,3 +1,4 @@
+import { errorText } from '../../core/errors.js'
 /**
  * doctor is a list of independent checks. Each looks at one thing a person would otherwise debug
  * by hand and says what it found; one failing never stops the others. Audio, GPIO and broker
@@ -33,7 +34,7 @@ export async function runChecks<C>(checks: readonly Check<C>[], ctx: C): Promise
       out.push({
         name: c.name,
         status: 'fail',
-        summary: `the check itself failed: ${err instanceof Error ? err.message : String(err)}`,
+        summary: `the check itself failed: ${errorText(err)}`,
       })
     }
   }

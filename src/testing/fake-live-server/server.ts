@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket, { WebSocketServer } from 'ws'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { silentLogger } from '../../core/logger.js'
 import { type ServerFrame, serverFrame, truncateReason, unknownModelReason } from './frames.js'
@@ -239,7 +240,7 @@ export class FakeLiveServer {
         requests: this.rest,
         apiKey: o.apiKey,
       }).catch((err: unknown) => {
-        this.errors.push(`rest: ${String(err)}`)
+        this.errors.push(`rest: ${errorText(err)}`)
         res.destroy()
       })
     })
@@ -393,7 +394,7 @@ export class FakeLiveServer {
     // The service speaks only after setup: a frame before it crashes the SDK (a TDZ bug).
     if ((script?.handshake ?? 'answer') === 'answer') conn.send(serverFrame.setupComplete())
     if (script) {
-      conn.play(script.steps).catch((err: unknown) => this.errors.push(String(err)))
+      conn.play(script.steps).catch((err: unknown) => this.errors.push(errorText(err)))
     }
   }
 }
