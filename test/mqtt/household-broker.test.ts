@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import mqtt from 'mqtt'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { PROBE_LEVEL, probeBroker, writeProbes } from '../../src/adapters/mqtt/probe.js'
 import { ToolSet } from '../../src/core/tool-set.js'
@@ -123,6 +124,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
         clientId: `doctor-${randomUUID().slice(0, 8)}`,
         ...who,
         rights: writeProbes(topics, [HOME_TOPIC, 'zigbee2mqtt/back_door/set']),
+        clock: realClock(),
       })
     const device = await probe(USERS.device)
     const locked = await probe(USERS.lockedDevice)
@@ -174,6 +176,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       ...USERS.lockedDevice,
       phones: () => keys,
       logger,
+      clock: realClock(),
     })
     try {
       await device.approver.ready()

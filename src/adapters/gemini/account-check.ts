@@ -1,5 +1,6 @@
 import type { Logger } from '../../core/logger.js'
 import { defaultPersona } from '../../core/persona.js'
+import type { Clock } from '../../ports/clock.js'
 import type { LiveEvents } from '../../ports/live-llm.js'
 import { lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient } from './client.js'
@@ -39,6 +40,8 @@ export interface AccountCheckOptions {
   readonly connectTimeoutMs?: number
   readonly pageSize?: number
   readonly logger: Logger
+  /** For the probe's connect deadline. */
+  readonly clock: Clock
 }
 
 /**
@@ -75,6 +78,7 @@ async function probe(o: AccountCheckOptions, model: string): Promise<Omit<Connec
     baseUrl: o.baseUrl,
     connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
     logger: o.logger,
+    clock: o.clock,
   })
   const t0 = performance.now()
   try {
