@@ -272,6 +272,8 @@ function yieldBetweenSlices(client: MqttClient): void {
   let sliceStart = 0
   let inSlice = false
   client.handleMessage = (_packet, callback) => {
+    // Real elapsed time on purpose, not the injected Clock: what is bounded is how long this
+    // process really holds its event loop.
     const now = performance.now()
     if (!inSlice) {
       inSlice = true
