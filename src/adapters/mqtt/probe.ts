@@ -118,7 +118,8 @@ export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
   const rights: RightResult[] = []
   for (const r of o.rights ?? []) rights.push(await tryRight(client, r, version))
   await new Promise<void>((resolve) => client.end(false, {}, () => resolve()))
-  return { ok: true, ms: monotonicNow(o.clock) - started, protocolVersion: version, rights }
+  const ms = Math.round(monotonicNow(o.clock) - started)
+  return { ok: true, ms, protocolVersion: version, rights }
 }
 
 function tryRight(client: MqttClient, r: RightProbe, version: 4 | 5): Promise<RightResult> {
@@ -160,7 +161,7 @@ function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Pr
       clock.clearTimeout(timer)
       const r: Attempt = {
         ok: false,
-        ms: monotonicNow(clock) - started,
+        ms: Math.round(monotonicNow(clock) - started),
         reason,
         message: scrub(message, o.password),
         only311,
