@@ -69,6 +69,7 @@ async function run(hogs: number) {
     ...USERS.device,
     phones: () => keys,
     logger,
+    clock: realClock(),
   })
   await device.approver.ready()
   const phone = new PhoneClient({

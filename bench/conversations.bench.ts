@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { realClock } from '../src/adapters/clock/real-clock.js'
 import { createConversationEndpoint, createDeviceMqtt } from '../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
@@ -148,6 +149,7 @@ const device = createDeviceMqtt({
   ...USERS.device,
   phones: () => keys,
   logger: silentLogger,
+  clock: realClock(),
 })
 await device.connection.ready()
 const store = new SqliteStore(join(dir, 'latency.db'))
@@ -185,6 +187,7 @@ const endpoint = createConversationEndpoint({
   deviceId: 'bench',
   prefix: PREFIX,
   logger: silentLogger,
+  clock: realClock(),
 })
 await endpoint.ready()
 // 60 conversations of 10–30 messages, and one long one of 500.

@@ -7,6 +7,7 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { LiveServerMessage } from '@google/genai'
+import { realClock } from '../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../src/adapters/gemini/gemini-live.js'
 import { silentLogger } from '../src/core/logger.js'
 import { defaultPersona } from '../src/core/persona.js'
@@ -56,6 +57,7 @@ const live = new GeminiLive({
   model: 'gemini-3.8-live',
   baseUrl,
   logger: silentLogger,
+  clock: realClock(),
 })
 const setup = { persona: defaultPersona, tools: [], nonBlockingTools: false }
 const frame20ms = new Uint8Array(640).map((_, i) => (i * 37) % 256)

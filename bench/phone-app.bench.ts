@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
 import mqtt from 'mqtt'
+import { realClock } from '../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../src/adapters/mqtt/index.js'
 import { digestOf } from '../src/core/canonical.js'
 import { silentLogger } from '../src/core/logger.js'
@@ -45,6 +46,7 @@ const device = createDeviceMqtt({
   ...USERS.device,
   phones: () => keys,
   logger: silentLogger,
+  clock: realClock(),
 })
 await device.approver.ready()
 const app = await buildApp()

@@ -4,6 +4,7 @@
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EmbeddedBroker } from '../../src/adapters/aedes/broker.js'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
@@ -70,7 +71,12 @@ export async function startWorld(work: string): Promise<World> {
   const server = await FakeLiveServer.start({ logger, scripts: () => ({ steps: [] }) })
   stack.push(() => server.close())
 
-  const lock = new MqttConnection({ url: broker.url, clientId: 'front-door-lock', logger })
+  const lock = new MqttConnection({
+    url: broker.url,
+    clientId: 'front-door-lock',
+    logger,
+    clock: realClock(),
+  })
   lock.onMessage(() => {
     counts.unlocks++
   })

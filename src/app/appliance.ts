@@ -135,6 +135,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
         selfApproval: c.mqtt.selfApproval,
         audience: audienceOf(phoneKeys.list().map((p) => p.name)),
         logger: log.child({ component: 'mqtt' }),
+        clock,
       })
       closers.push(() => mqtt?.close())
       // Followers on a phone see approvals come and go next to the messages.
@@ -233,6 +234,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       model: c.provider.model,
       ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
       logger: log.child({ component: 'gemini-live' }),
+      clock,
     })
     const llm = new GeminiLLM({
       apiKey,
@@ -322,6 +324,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
         deviceId: c.mqtt.deviceId,
         prefix: c.mqtt.prefix,
         logger: log.child({ component: 'conversations-mqtt' }),
+        clock,
       })
       // Closed before the broker connection (closers run in reverse).
       closers.push(() => endpoint.close())

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { DeviceMqttOptions } from '../adapters/mqtt/index.js'
 import type { Logger } from '../core/logger.js'
+import type { Clock } from '../ports/clock.js'
 import { DEFAULT_PREFIX } from '../protocol/index.js'
 import type { PhoneKeyStore } from './phone-keys.js'
 
@@ -15,7 +16,7 @@ import type { PhoneKeyStore } from './phone-keys.js'
  */
 export function deviceMqttFromEnv(
   env: NodeJS.ProcessEnv,
-  deps: { phones: PhoneKeyStore; logger: Logger; model?: string | null },
+  deps: { phones: PhoneKeyStore; logger: Logger; clock: Clock; model?: string | null },
 ): DeviceMqttOptions {
   const url = env.NOCTURN_MQTT_URL
   const deviceId = env.NOCTURN_DEVICE_ID
@@ -44,6 +45,7 @@ export function deviceMqttFromEnv(
     ...(key && { key }),
     phones: () => deps.phones.keys(),
     logger: deps.logger,
+    clock: deps.clock,
     model: deps.model ?? null,
   }
 }

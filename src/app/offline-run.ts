@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative, resolve } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
+import { realClock } from '../adapters/clock/real-clock.js'
 import { MqttConnection } from '../adapters/mqtt/connection.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -103,7 +104,12 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     )
 
     // The household's devices on the broker (zigbee2mqtt would sit here).
-    const devices = new MqttConnection({ url: broker.url, clientId: 'household', logger: o.logger })
+    const devices = new MqttConnection({
+      url: broker.url,
+      clientId: 'household',
+      logger: o.logger,
+      clock: realClock(),
+    })
     devices.onMessage((topic, payload) => {
       if (topic === 'home/front-door/set') seen.doorUnlocked = true
       if (topic === 'home/garage/set') seen.garageMoved = true

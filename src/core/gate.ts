@@ -96,14 +96,15 @@ export class Gate {
       createdAt,
       expiresAt: createdAt + approvalTimeoutMs,
     }
-    // One signal for the approver: aborted by the call's withdrawal or by our own deadline.
+    // One signal for the approver: aborted by the call's withdrawal or by our own deadline. The
+    // deadline is this timer alone: approvers keep none of their own (ports/approver.ts).
     const withdraw = new AbortController()
     let timedOut = false
     const onCallAbort = () => withdraw.abort(new Error('call withdrawn'))
     ctx.signal.addEventListener('abort', onCallAbort, { once: true })
     const timer = clock.setTimeout(() => {
       timedOut = true
-      withdraw.abort(new Error('approval timed out'))
+      withdraw.abort(new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered in time'))
     }, approvalTimeoutMs)
     log.info({ approvalId: request.id, audience: approver.audience }, 'gate waiting for approval')
     ctx.onPending({ approvalId: request.id, audience: approver.audience, tool: tool.name, action })

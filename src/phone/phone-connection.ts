@@ -1,3 +1,4 @@
+import { realClock } from '../adapters/clock/real-clock.js'
 import { MqttConnection } from '../adapters/mqtt/connection.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -29,6 +30,8 @@ export function phoneConnection(
     ...(o.password !== undefined && { password: o.password }),
     ...(o.ca !== undefined && { ca: o.ca }),
     logger: o.logger,
+    // The phone client is its own program: its timers run on the real clock.
+    clock: realClock(),
   })
   let resolveReady!: () => void
   const ready = new Promise<void>((r) => {

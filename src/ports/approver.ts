@@ -13,6 +13,11 @@ export interface Approver {
    * gets one clear answer instead of a "waiting" followed by a failure.
    */
   unavailable?(): string | undefined
+  /**
+   * Asks, until a decision or until `signal` aborts. The caller owns the deadline (the gate aborts
+   * at `expiresAt` with a NOC_ERR_APPROVAL_TIMEOUT reason, so the approver can tell "expired" from
+   * "withdrawn"); an approver keeps no timer of its own.
+   */
   request(approval: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision>
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import {
   CONVERSATION_OPS,
   type ConversationOp,
+  conversationRequestMacInput,
   conversationRequestSchema,
   signConversationRequest,
 } from './conversations.js'
@@ -34,7 +35,11 @@ export const grantOpArgSchemas = {
   revoke: z.object({ grant: z.string().regex(ID_PATTERN) }),
 } as const
 
-/** The same MAC as a conversation request: the op is one of its lines, as text. */
+/** The same signed form as a conversation request: the op is one of its lines, as text. */
+export function phoneRequestMacInput(r: PhoneRequestFields): string {
+  return conversationRequestMacInput({ ...r, op: r.op as ConversationOp })
+}
+
 export function signPhoneRequest(key: Uint8Array, r: PhoneRequestFields): string {
   return signConversationRequest(key, { ...r, op: r.op as ConversationOp })
 }

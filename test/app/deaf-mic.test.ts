@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseConfig } from '../../src/app/config/load.js'
@@ -52,6 +53,7 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
       username: USERS.phone.username,
       password: USERS.phone.password,
       logger: silentLogger,
+      clock: realClock(),
     })
     watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString()) as Status))
     watcher.start()

@@ -2,13 +2,18 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { deviceMqttFromEnv } from '../../src/app/mqtt-env.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 
 describe('device MQTT settings from the environment', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-env-'))
-  const deps = { phones: new PhoneKeyStore(join(dir, 'phones')), logger: silentLogger }
+  const deps = {
+    phones: new PhoneKeyStore(join(dir, 'phones')),
+    logger: silentLogger,
+    clock: realClock(),
+  }
 
   it('reads the password from a file and the TLS parts from files', () => {
     writeFileSync(join(dir, 'pw'), 's3cret\n', { mode: 0o600 })

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { type Io, pair } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
@@ -91,6 +92,7 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
       ...USERS.device,
       phones: () => store.keys(),
       logger: silentLogger,
+      clock: realClock(),
     })
     await device.approver.ready()
     const env = {

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { HOUSEHOLD_ACTIONS, householdScene } from '../../src/app/household-scene.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
@@ -82,6 +83,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
       username: USERS.intruder.username,
       password: USERS.intruder.password,
       logger: silentLogger,
+      clock: realClock(),
     })
     houseConn.onMessage((topic, payload) => house.push(`${topic} ${payload.toString()}`))
     houseConn.start()

@@ -110,6 +110,8 @@ describe('gate: fails closed', () => {
     expect(f.approver.last().withdrawn).toBe(false)
     await f.clock.advance(1)
     expect(f.approver.last().withdrawn).toBe(true)
+    // The approver keeps no deadline of its own: the abort's reason tells it the request expired.
+    expect(f.approver.last().signal.reason).toMatchObject({ code: 'NOC_ERR_APPROVAL_TIMEOUT' })
     expect(await p).toMatchObject({ ok: false, code: 'NOC_ERR_APPROVAL_TIMEOUT' })
     // A yes that arrives after the deadline changes nothing.
     f.approver.last().answer({ decision: 'approve', by: 'phone-a' })
@@ -142,6 +144,7 @@ describe('gate: withdrawal', () => {
     expect(f.approver.last().withdrawn).toBe(false)
     call.abort()
     expect(f.approver.last().withdrawn).toBe(true)
+    expect(f.approver.last().signal.reason).not.toMatchObject({ code: 'NOC_ERR_APPROVAL_TIMEOUT' })
     expect(await p).toMatchObject({ ok: false, code: 'NOC_ERR_CANCELLED' })
     f.approver.last().answer({ decision: 'approve', grant: 'session', by: 'phone-a' })
     await settle()

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { checkAccount } from '../../src/adapters/gemini/account-check.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
@@ -137,6 +138,7 @@ describe('checkAccount', () => {
       baseUrl: server.baseUrl,
       pageSize: 2,
       logger: silentLogger,
+      clock: realClock(),
     })
     expect(report.modelCount).toBe(7)
     expect(report.liveModels.map((m) => m.id)).toHaveLength(5)

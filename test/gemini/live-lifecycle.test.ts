@@ -1,10 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import type { Message } from '../../src/core/conversation.js'
 import { silentLogger } from '../../src/core/logger.js'
+import type { Clock } from '../../src/ports/clock.js'
 import type { LiveSession } from '../../src/ports/live-llm.js'
 import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { KEY, liveSetup, memoryLogger, recorder } from './helpers.js'
 
 const ASYNC = 'gemini-2.5-flash-native-audio-preview-12-2025'
@@ -16,26 +19,37 @@ afterEach(async () => {
   server = undefined
 })
 
-function adapter(model = ASYNC, o: { connectTimeoutMs?: number; baseUrl?: string } = {}) {
+function adapter(
+  model = ASYNC,
+  o: { connectTimeoutMs?: number; baseUrl?: string; clock?: Clock } = {},
+) {
   return new GeminiLive({
     apiKey: KEY,
     model,
     baseUrl: o.baseUrl ?? server?.baseUrl,
     connectTimeoutMs: o.connectTimeoutMs,
     logger: silentLogger,
+    clock: o.clock ?? realClock(),
   })
 }
 
 describe('connect', () => {
   it('times out when setupComplete never comes, and closes the socket it opened', async () => {
     server = await FakeLiveServer.start({ scripts: [{ handshake: 'ignore', steps: [] }] })
-    // The code says the adapter's own timer ended the wait (no wall-clock bound: a loaded machine
-    // takes seconds to load the SDK on the first connect).
-    await expect(
-      adapter(ASYNC, { connectTimeoutMs: 300 }).open(liveSetup(), recorder()),
-    ).rejects.toMatchObject({
-      code: 'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-    })
+    // The deadline passes on a virtual clock once the socket is open and the setup sent: the
+    // timeout ends exactly that wait, however long the SDK takes to load on a loaded machine.
+    const clock = new VirtualClock()
+    const opening = adapter(ASYNC, { connectTimeoutMs: 10_000, clock }).open(
+      liveSetup(),
+      recorder(),
+    )
+    opening.catch(() => {})
+    // Resolves once the setup frame arrived: the adapter now waits for setupComplete.
+    await server.waitForConnection(0, 60_000)
+    await clock.advance(9_999)
+    expect(server.timeline.some((e) => e.event === 'close')).toBe(false)
+    await clock.advance(1)
+    await expect(opening).rejects.toMatchObject({ code: 'NOC_ERR_LIVE_CONNECT_TIMEOUT' })
     await server.until(() => server?.timeline.some((e) => e.event === 'close'))
   })
 
@@ -45,10 +59,13 @@ describe('connect', () => {
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', () => r()))
     const port = (tcp.address() as { port: number }).port
     try {
-      const live = adapter(ASYNC, { connectTimeoutMs: 300, baseUrl: `http://127.0.0.1:${port}` })
-      await expect(live.open(liveSetup(), recorder())).rejects.toMatchObject({
-        code: 'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-      })
+      const clock = new VirtualClock()
+      const live = adapter(ASYNC, { clock, baseUrl: `http://127.0.0.1:${port}` })
+      const opening = live.open(liveSetup(), recorder())
+      opening.catch(() => {})
+      while (sockets.length === 0) await new Promise((r) => setTimeout(r, 10))
+      await clock.advance(10_000)
+      await expect(opening).rejects.toMatchObject({ code: 'NOC_ERR_LIVE_CONNECT_TIMEOUT' })
     } finally {
       for (const s of sockets) s.destroy()
       await new Promise<void>((r) => tcp.close(() => r()))
@@ -300,7 +317,13 @@ describe('bad input is logged and survived', () => {
       ],
     })
     const { logger, parsed } = memoryLogger()
-    const live = new GeminiLive({ apiKey: KEY, model: ASYNC, baseUrl: server.baseUrl, logger })
+    const live = new GeminiLive({
+      apiKey: KEY,
+      model: ASYNC,
+      baseUrl: server.baseUrl,
+      logger,
+      clock: realClock(),
+    })
     const events = recorder()
     sessions.push(await live.open(liveSetup(), events))
     await server.until(() => events.types().includes('turnComplete'))
@@ -345,7 +368,13 @@ describe('bad input is logged and survived', () => {
     })
     expect(server.urls).toEqual([])
     const { logger, lines } = memoryLogger()
-    const live = new GeminiLive({ apiKey: KEY, model: ASYNC, baseUrl: server.baseUrl, logger })
+    const live = new GeminiLive({
+      apiKey: KEY,
+      model: ASYNC,
+      baseUrl: server.baseUrl,
+      logger,
+      clock: realClock(),
+    })
     const events = recorder()
     const s = await live.open(liveSetup(), events)
     s.sendAudio(new Uint8Array(320))

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { LiveSession } from '../../src/ports/live-llm.js'
@@ -23,7 +24,13 @@ const ASYNC = 'gemini-2.5-flash-native-audio-preview-12-2025'
 async function start(model = ASYNC, o: FakeLiveServerOptions = {}) {
   server = await FakeLiveServer.start(o)
   const events = recorder()
-  const live = new GeminiLive({ apiKey: KEY, model, baseUrl: server.baseUrl, logger: silentLogger })
+  const live = new GeminiLive({
+    apiKey: KEY,
+    model,
+    baseUrl: server.baseUrl,
+    logger: silentLogger,
+    clock: realClock(),
+  })
   session = await live.open(liveSetup(), events)
   const conn = await server.waitForConnection(0)
   return { events, conn, session }
@@ -273,6 +280,7 @@ describe('frames the adapter receives', () => {
       model: ASYNC,
       baseUrl: server.baseUrl,
       logger: silentLogger,
+      clock: realClock(),
     })
     const opened = live.open(liveSetup(), events)
     session = await opened

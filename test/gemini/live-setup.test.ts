@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
@@ -10,7 +11,13 @@ afterEach(async () => server?.close())
 
 async function openWith(model: string, setup = liveSetup()) {
   server = await FakeLiveServer.start()
-  const live = new GeminiLive({ apiKey: KEY, model, baseUrl: server.baseUrl, logger: silentLogger })
+  const live = new GeminiLive({
+    apiKey: KEY,
+    model,
+    baseUrl: server.baseUrl,
+    logger: silentLogger,
+    clock: realClock(),
+  })
   const session = await live.open(setup, recorder())
   const [frame] = server.framesOf('setup')
   await session.close()

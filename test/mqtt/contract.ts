@@ -1,6 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { Clock } from '../../src/ports/clock.js'
 import { MAX_PAYLOAD_BYTES, newNonce, signDecision } from '../../src/protocol/index.js'
+import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { deviceWorld, unlockDoor, until, type World } from './fixture.js'
 
@@ -25,7 +27,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
       world = undefined
     })
 
-    const open = async (o: { timeoutMs?: number; deviceId?: string } = {}) => {
+    const open = async (o: { timeoutMs?: number; deviceId?: string; clock?: Clock } = {}) => {
       world = await deviceWorld(broker, o)
       return world
     }
@@ -106,11 +108,14 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
       })
 
       it('expiry: nobody answers, the call is denied, the request cleared as expired', async () => {
-        const w = await open({ timeoutMs: 400 })
+        // The deadline passes on the device's clock when the test says so, not after real waiting.
+        const clock = new VirtualClock(Date.now())
+        const w = await open({ timeoutMs: 60_000, clock })
         const anna = await w.phone('anna')
         const call = w.check(unlockDoor, { door: 'front' }, w.ctx())
         const id = await w.nextRequest(anna)
         const outcome = anna.waitOutcome(id)
+        await clock.advance(60_000)
         await expect(call).rejects.toMatchObject({ code: 'NOC_ERR_APPROVAL_TIMEOUT' })
         expect(await outcome).toMatchObject({ state: 'expired' })
         expect(await w.retainedRequests()).toEqual(new Map())

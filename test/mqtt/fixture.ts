@@ -10,6 +10,7 @@ import type { Logger } from '../../src/core/logger.js'
 import type { Tool } from '../../src/core/tool.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
+import type { Clock } from '../../src/ports/clock.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 
@@ -71,11 +72,15 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 8000)
   }
 }
 
-/** One device (approver + status + real gate) and two paired phones on a broker. */
+/**
+ * One device (approver + status + real gate) and two paired phones on a broker. The device and
+ * its gate share one clock: the real one, or a virtual one the test moves (`clock`).
+ */
 export async function deviceWorld(
   broker: TestBroker,
-  opts: { timeoutMs?: number; deviceId?: string } = {},
+  opts: { timeoutMs?: number; deviceId?: string; clock?: Clock } = {},
 ) {
+  const clock = opts.clock ?? realClock()
   const deviceId = opts.deviceId ?? `dev-${randomUUID().slice(0, 8)}`
   const keys = new Map<string, Buffer>([
     ['anna', randomBytes(32)],
@@ -92,6 +97,7 @@ export async function deviceWorld(
     model: 'test-model',
     backoffMinMs: 50,
     backoffMaxMs: 300,
+    clock,
   })
   await device.approver.ready()
   const counting = new CountingApprover(device.approver)
@@ -101,7 +107,7 @@ export async function deviceWorld(
     policies: {},
     approver: counting,
     grants,
-    clock: realClock(),
+    clock,
     approvalTimeoutMs: opts.timeoutMs ?? 15_000,
   })
   const ctx = (over: Partial<CallContext> = {}): CallContext => ({

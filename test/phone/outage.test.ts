@@ -44,6 +44,7 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
       ...USERS.device,
       phones: () => new Map([['anna', key]]),
       logger,
+      clock: realClock(),
     })
     closers.push(() => device.close())
     await device.approver.ready()

@@ -79,6 +79,7 @@ export async function phoneWorld(broker: TestBroker) {
     logger,
     backoffMinMs: 50,
     backoffMaxMs: 300,
+    clock: realClock(),
   })
   await device.approver.ready()
   const store = new SqliteStore(':memory:')
@@ -122,6 +123,7 @@ export async function phoneWorld(broker: TestBroker) {
     deviceId,
     prefix: PREFIX,
     logger,
+    clock: realClock(),
   })
   await endpoint.ready()
 
@@ -174,6 +176,7 @@ export async function phoneWorld(broker: TestBroker) {
         model: 'gemini-2.5-flash-native-audio-preview-12-2025',
         baseUrl: server.baseUrl,
         logger,
+        clock: realClock(),
       }),
       tools,
       gate,

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { defaultPersona } from '../../src/core/persona.js'
@@ -24,7 +25,13 @@ async function fixture(model = 'gemini-2.5-flash-native-audio-preview-12-2025') 
   const source = new TestMic()
   const mic = new MicGate({ source, speaker, clock: core.clock, echo: 'aec', tailMs: 300 })
   const log = new MemoryLogger()
-  const llm = new GeminiLive({ apiKey: 'k', model, baseUrl: server.baseUrl, logger: log })
+  const llm = new GeminiLive({
+    apiKey: 'k',
+    model,
+    baseUrl: server.baseUrl,
+    logger: log,
+    clock: realClock(),
+  })
   const driver = new VoiceDriver({
     llm,
     tools: new ToolSet([doorTool(unlocked), timeTool]),

@@ -1,3 +1,4 @@
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
@@ -12,6 +13,7 @@ liveSessionContract('GeminiLive (the real SDK) against the fake Live server', as
     model: 'gemini-2.5-flash-native-audio-preview-12-2025',
     baseUrl: server.baseUrl,
     logger: silentLogger,
+    clock: realClock(),
   })
   const conn = () => server.waitForConnection(server.connections.length - 1)
   /** Everything the client sent has arrived once the server has seen the connection close. */

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { defaultPersona } from '../../src/core/persona.js'
@@ -29,6 +30,7 @@ describe('a malformed Live frame costs itself, never the frames after it', () =>
       model: 'gemini-2.5-flash-native-audio-preview-12-2025',
       baseUrl: server.baseUrl,
       logger: log,
+      clock: realClock(),
     })
     const driver = new VoiceDriver({
       llm,

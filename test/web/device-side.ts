@@ -58,7 +58,8 @@ export function ask(
       createdAt: now,
       expiresAt: now + (o.expiresInMs ?? 60_000),
     },
-    o.signal ?? new AbortController().signal,
+    // Asked without a gate, this plays its part: the deadline is the caller's (ports/approver.ts).
+    o.signal ?? AbortSignal.timeout(o.expiresInMs ?? 60_000),
   )
   decision.catch(() => {})
   return { id, decision }

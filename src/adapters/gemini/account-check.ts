@@ -1,6 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { defaultPersona } from '../../core/persona.js'
+import { type Clock, monotonicNow } from '../../ports/clock.js'
 import type { LiveEvents } from '../../ports/live-llm.js'
 import { lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient } from './client.js'
@@ -40,6 +41,8 @@ export interface AccountCheckOptions {
   readonly connectTimeoutMs?: number
   readonly pageSize?: number
   readonly logger: Logger
+  /** For the probe's connect deadline. */
+  readonly clock: Clock
 }
 
 /**
@@ -76,18 +79,19 @@ async function probe(o: AccountCheckOptions, model: string): Promise<Omit<Connec
     baseUrl: o.baseUrl,
     connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
     logger: o.logger,
+    clock: o.clock,
   })
-  const t0 = performance.now()
+  const t0 = monotonicNow(o.clock)
   try {
     const session = await live.open(
       { persona: defaultPersona, tools: [], nonBlockingTools: false },
       ignoreEvents,
     )
-    const ms = Math.round(performance.now() - t0)
+    const ms = Math.round(monotonicNow(o.clock) - t0)
     await session.close()
     return { model, ok: true, ms }
   } catch (err) {
-    const ms = Math.round(performance.now() - t0)
+    const ms = Math.round(monotonicNow(o.clock) - t0)
     const e = err as Error & { code?: string }
     return { model, ok: false, ms, error: redactKey(e.message, o.apiKey), code: e.code }
   }

@@ -1,5 +1,6 @@
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import type {
   LiveCapabilities,
   LiveEvents,
@@ -24,6 +25,8 @@ export interface GeminiLiveOptions {
   /** `connect()` never gives up by itself (SDK 2.32.0), so this does. */
   readonly connectTimeoutMs?: number
   readonly logger: Logger
+  /** The connect deadline and each connection's close deadline run on it. */
+  readonly clock: Clock
 }
 
 /**
@@ -71,9 +74,11 @@ export class GeminiLive implements LiveLLM {
       apiKey: this.#o.apiKey,
       capabilities: caps,
       nonBlocking,
+      clock: this.#o.clock,
     })
     const ai = createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
     const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
+    const clock = this.#o.clock
     log.info(
       { resume: setup.resumeHandle !== undefined, tools: setup.tools.length, nonBlocking },
       'live connecting',
@@ -84,12 +89,12 @@ export class GeminiLive implements LiveLLM {
       const fail = (err: Error) => {
         if (settled) return
         settled = true
-        clearTimeout(timer)
+        clock.clearTimeout(timer)
         conn.abort()
         log.warn({ err: err.message, code: (err as NocturnError).code }, 'live connect failed')
         reject(err)
       }
-      const timer = setTimeout(
+      const timer = clock.setTimeout(
         () =>
           fail(
             new NocturnError(
@@ -131,7 +136,7 @@ export class GeminiLive implements LiveLLM {
               return
             }
             settled = true
-            clearTimeout(timer)
+            clock.clearTimeout(timer)
             conn.opened(sdk)
             if (!setup.resumeHandle && setup.history?.length) {
               const turns = toTextTurns(setup.history)

@@ -1,6 +1,7 @@
 import type { FunctionResponse, Session } from '@google/genai'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import type {
   LiveCloseInfo,
   LiveEvents,
@@ -39,6 +40,7 @@ export class LiveConnection implements LiveSession {
   readonly #log: Logger
   readonly #apiKey: string
   readonly #caps: ModelCapabilities
+  readonly #clock: Clock
   /** Calls on this connection were declared NON_BLOCKING. */
   readonly #nonBlocking: boolean
   #audioSinceEnd = false
@@ -50,12 +52,14 @@ export class LiveConnection implements LiveSession {
     apiKey: string
     capabilities: ModelCapabilities
     nonBlocking: boolean
+    clock: Clock
   }) {
     this.#events = o.events
     this.#log = o.logger
     this.#apiKey = o.apiKey
     this.#caps = o.capabilities
     this.#nonBlocking = o.nonBlocking
+    this.#clock = o.clock
     this.#frames = new ServerFrames(this.#bookkeeping(o.events), o.logger)
   }
 
@@ -169,8 +173,8 @@ export class LiveConnection implements LiveSession {
         this.#socket?.terminate()
       }
       // A far side that never answers the close handshake must not hold the driver.
-      const t = setTimeout(() => this.#socket?.terminate(), 2000)
-      void done.then(() => clearTimeout(t))
+      const t = this.#clock.setTimeout(() => this.#socket?.terminate(), 2000)
+      void done.then(() => this.#clock.clearTimeout(t))
     }
     return done
   }

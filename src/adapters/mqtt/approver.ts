@@ -1,15 +1,21 @@
-import { errorText, NocturnError } from '../../core/errors.js'
+import { BoundedMap } from '../../core/bounded-map.js'
+import { errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import { rememberedGrant } from '../../core/grants.js'
 import type { Logger } from '../../core/logger.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
+import type { Clock } from '../../ports/clock.js'
 import {
   DEFAULT_PREFIX,
   type DecisionMessage,
+  decisionMacInput,
   decisionSchema,
   type Grant,
   MAX_PAYLOAD_BYTES,
   type OutcomeMessage,
   type OutcomeState,
+  type PhoneKeys,
+  type PhoneRefusal,
+  PhoneVerifier,
   PROTOCOL_VERSION,
   parseApprovalTopic,
   parsePayload,
@@ -19,14 +25,11 @@ import {
   signRequest,
   type Topics,
   topicsFor,
-  verifyDecisionMac,
 } from '../../protocol/index.js'
-import { BoundedMap } from './bounded.js'
 import { type MqttConnection, PublishRefused } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
 
-/** The paired phones and their keys, read fresh for each request so a revocation counts at once. */
-export type PhoneKeys = () => ReadonlyMap<string, Uint8Array>
+export type { PhoneKeys } from '../../protocol/index.js'
 
 export interface MqttApproverOptions {
   readonly connection: MqttConnection
@@ -36,12 +39,10 @@ export interface MqttApproverOptions {
   readonly logger: Logger
   /** What the model says it is waiting for, e.g. "your phone". */
   readonly audience?: string
-  /** Wall-clock time in ms (decisions carry wall-clock `at`). */
-  readonly now?: () => number
+  /** Wall-clock time (decisions carry wall-clock `at`) and the rejection log's timer. */
+  readonly clock: Clock
   /** How far a phone's clock may be off. */
   readonly skewMs?: number
-  /** How long past `expiresAt` the approver waits for the gate's own timeout before ending it. */
-  readonly graceMs?: number
   /** How many nonces and settled ids are remembered (bounds memory under a flood). */
   readonly remember?: number
   /**
@@ -76,10 +77,7 @@ export type RejectReason =
   | 'already-settled'
   | 'withdrawn'
   | 'expired'
-  | 'unknown-phone'
-  | 'bad-mac'
-  | 'outside-window'
-  | 'replayed-nonce'
+  | PhoneRefusal
   | 'self-approval'
   | 'invalid-topic'
 
@@ -106,11 +104,11 @@ export class MqttApprover implements Approver {
   readonly #o: MqttApproverOptions
   readonly #conn: MqttConnection
   readonly #log: Logger
-  readonly #now: () => number
+  readonly #clock: Clock
   readonly #pending = new Map<string, Pending>()
   /** How each recent approval ended, and the digest its outcome was signed over. */
   readonly #settled: BoundedMap<string, OutcomeState>
-  readonly #nonces: BoundedMap<string, true>
+  readonly #verifier: PhoneVerifier
   /** Endings that happened while disconnected: cleared and announced on reconnect. */
   readonly #owed = new BoundedMap<string, OutcomeMessage>(1024)
   #subscribed = false
@@ -119,8 +117,6 @@ export class MqttApprover implements Approver {
   readonly #rejections: RejectionLog<RejectReason>
   /** How many decisions were rejected, by reason (diagnostics and tests). */
   readonly rejected: Map<RejectReason, number>
-  /** Nanoseconds the device spent in its own code (signing, verifying), for the benchmark. */
-  busyNs = 0n
 
   constructor(options: MqttApproverOptions) {
     this.#o = options
@@ -128,12 +124,17 @@ export class MqttApprover implements Approver {
     this.audience = options.audience ?? 'your phone'
     this.topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
     this.#log = options.logger.child({ component: 'mqtt-approver', device: options.deviceId })
-    this.#rejections = new RejectionLog(this.#log, 'decision rejected')
+    this.#clock = options.clock
+    this.#rejections = new RejectionLog(this.#log, 'decision rejected', options.clock)
     this.rejected = this.#rejections.counts
-    this.#now = options.now ?? Date.now
     const remember = options.remember ?? 4096
     this.#settled = new BoundedMap(remember)
-    this.#nonces = new BoundedMap(remember)
+    this.#verifier = new PhoneVerifier({
+      phones: options.phones,
+      clock: options.clock,
+      remember,
+      ...(options.skewMs !== undefined && { skewMs: options.skewMs }),
+    })
     this.#ready = new Promise((resolve) => {
       this.#resolveReady = resolve
     })
@@ -155,7 +156,7 @@ export class MqttApprover implements Approver {
 
   /** How many nonces and settled ids are held; bounded by `remember`. */
   get rememberedCount(): number {
-    return this.#nonces.size + this.#settled.size + this.#owed.size
+    return this.#verifier.rememberedCount + this.#settled.size + this.#owed.size
   }
 
   unavailable(): string | undefined {
@@ -165,15 +166,6 @@ export class MqttApprover implements Approver {
   }
 
   request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
-    const t0 = process.hrtime.bigint()
-    try {
-      return this.#request(request, signal)
-    } finally {
-      this.busyNs += process.hrtime.bigint() - t0
-    }
-  }
-
-  #request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const log = this.#log.child({ approvalId: request.id })
     if (signal.aborted) return Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn'))
     if (!this.#conn.connected || !this.#subscribed) {
@@ -215,20 +207,20 @@ export class MqttApprover implements Approver {
       )
     }
     return new Promise<ApprovalDecision>((resolve, reject) => {
+      // The approval timeout runs once, in the gate (core/gate.ts): it is the gate's rule that no
+      // answer in time is a no, for every approver, on the injected clock. The gate aborts at
+      // `expiresAt` saying it timed out; this only tells the phones how the request ended.
       const onAbort = () => {
-        const state: OutcomeState = this.#now() >= request.expiresAt ? 'expired' : 'withdrawn'
+        const expired = timedOut(signal.reason) || this.#clock.now() >= request.expiresAt
+        const state: OutcomeState = expired ? 'expired' : 'withdrawn'
         log.info({ state }, 'approval ended without a decision')
         this.#settle(request.id, state)
-        reject(new NocturnError('NOC_ERR_CANCELLED', `approval ${state}`))
+        reject(
+          expired
+            ? new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered in time')
+            : new NocturnError('NOC_ERR_CANCELLED', 'approval withdrawn'),
+        )
       }
-      // Backstop: the gate times out at expiresAt; if nobody aborts us, end it ourselves.
-      const delay = Math.max(0, request.expiresAt - this.#now()) + (this.#o.graceMs ?? 1000)
-      const timer = setTimeout(() => {
-        log.info({}, 'approval expired')
-        this.#settle(request.id, 'expired')
-        reject(new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered in time'))
-      }, delay)
-      timer.unref()
       signal.addEventListener('abort', onAbort, { once: true })
       this.#pending.set(request.id, {
         request,
@@ -236,10 +228,7 @@ export class MqttApprover implements Approver {
         payload,
         resolve,
         reject,
-        cleanup: () => {
-          clearTimeout(timer)
-          signal.removeEventListener('abort', onAbort)
-        },
+        cleanup: () => signal.removeEventListener('abort', onAbort),
       })
       log.info({ phones: phones.size, expiresAt: request.expiresAt }, 'approval requested')
       this.#publishRequest(request.id, payload)
@@ -294,7 +283,7 @@ export class MqttApprover implements Approver {
     by?: string,
     grant?: Grant,
   ): OutcomeMessage {
-    const at = this.#now()
+    const at = this.#clock.now()
     const macs: Record<string, string> = {}
     for (const [phone, key] of this.#o.phones()) {
       macs[phone] = signOutcome(key, { id, state, by, grant, at, digest })
@@ -346,18 +335,13 @@ export class MqttApprover implements Approver {
   }
 
   #onMessage(topic: string, payload: Buffer, retained: boolean): void {
-    const t0 = process.hrtime.bigint()
-    try {
-      const where = parseApprovalTopic(this.topics, topic)
-      if (!where) {
-        this.#onBadTopic(topic, payload, retained)
-        return
-      }
-      if (where.kind === 'decision') this.#onDecision(where.id, payload)
-      else if (where.kind === 'request') this.#onRequestTopic(where.id, payload, retained)
-    } finally {
-      this.busyNs += process.hrtime.bigint() - t0
+    const where = parseApprovalTopic(this.topics, topic)
+    if (!where) {
+      this.#onBadTopic(topic, payload, retained)
+      return
     }
+    if (where.kind === 'decision') this.#onDecision(where.id, payload)
+    else if (where.kind === 'request') this.#onRequestTopic(where.id, payload, retained)
   }
 
   /**
@@ -449,28 +433,15 @@ export class MqttApprover implements Approver {
       this.#reject('unknown-request', fields)
       return
     }
-    const key = this.#o.phones().get(d.phone)
-    if (!key) {
-      this.#reject('unknown-phone', fields)
+    // Signed over the digest of the request as this device published it: the one the phone showed.
+    const verdict = this.#verifier.verify(d, decisionMacInput({ ...d, digest: p.digest }), {
+      from: p.request.createdAt,
+      to: p.request.expiresAt,
+    })
+    if (!verdict.ok) {
+      this.#reject(verdict.reason, { ...fields, ...verdict.fields })
       return
     }
-    if (!verifyDecisionMac(key, { ...d, digest: p.digest }, d.mac)) {
-      this.#reject('bad-mac', fields)
-      return
-    }
-    const skew = this.#o.skewMs ?? 30_000
-    const now = this.#now()
-    const { createdAt, expiresAt } = p.request
-    if (d.at < createdAt - skew || d.at > expiresAt + skew || d.at > now + skew) {
-      this.#reject('outside-window', { ...fields, at: d.at, now })
-      return
-    }
-    const nonceKey = `${d.phone}:${d.nonce}`
-    if (this.#nonces.has(nonceKey)) {
-      this.#reject('replayed-nonce', fields)
-      return
-    }
-    this.#nonces.set(nonceKey, true)
     // Typing a request is never approving it: the asker's yes counts only where the rule allows,
     // and otherwise the request stays pending for another phone.
     const rule = this.#o.selfApproval ?? 'non-critical'
@@ -515,4 +486,10 @@ function leftoverDigest(payload: Buffer): string {
     // not JSON: falls through
   }
   return requestDigest({})
+}
+
+/** The gate aborts with NOC_ERR_APPROVAL_TIMEOUT at expiry; `AbortSignal.timeout` says TimeoutError. */
+function timedOut(reason: unknown): boolean {
+  if (isNocturnError(reason)) return reason.code === 'NOC_ERR_APPROVAL_TIMEOUT'
+  return reason instanceof Error && reason.name === 'TimeoutError'
 }

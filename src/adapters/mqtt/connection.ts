@@ -2,6 +2,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { Backoff } from '../../core/backoff.js'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import {
   type BrokerCredentials,
   clientOptions,
@@ -29,6 +30,8 @@ export interface MqttConnectionOptions extends BrokerCredentials {
   /** The last will, published by the broker if this client vanishes. */
   readonly will?: { topic: string; payload: string; retain: boolean; qos: 0 | 1 }
   readonly logger: Logger
+  /** The timers this class sets itself (mqtt.js keeps its own: see `start`). */
+  readonly clock: Clock
   /**
    * Reconnect backoff: first delay, doubled per failure up to the maximum (default 5 s, so a
    * broker's return is noticed within ~6 s, jitter included: well inside an approval window).
@@ -92,7 +95,9 @@ export class MqttConnection {
   start(): void {
     if (this.#client) return
     const o = this.#o
-    // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off).
+    // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off). The
+    // keepalive ping and the connect timeout are mqtt.js's own timers, inside the library: they
+    // run on Node's clock, not on the injected one.
     const opts: IClientOptions = {
       ...clientOptions(o, o.connectTimeoutMs ?? 5000, this.#version),
       keepalive: 30,
@@ -227,9 +232,12 @@ export class MqttConnection {
     await new Promise<void>((resolve) => {
       // A graceful end waits for in-flight QoS 1 messages; a broker that went away mid-flight
       // would hold shutdown forever, so after a grace period the socket is dropped instead.
-      const t = force ? undefined : setTimeout(() => client.end(true, {}, () => resolve()), 2000)
+      const clock = this.#o.clock
+      const t = force
+        ? undefined
+        : clock.setTimeout(() => client.end(true, {}, () => resolve()), 2000)
       client.end(force, {}, () => {
-        clearTimeout(t)
+        if (t) clock.clearTimeout(t)
         resolve()
       })
     })
@@ -262,6 +270,8 @@ function yieldBetweenSlices(client: MqttClient): void {
   let sliceStart = 0
   let inSlice = false
   client.handleMessage = (_packet, callback) => {
+    // Real elapsed time on purpose, not the injected Clock: what is bounded is how long this
+    // process really holds its event loop.
     const now = performance.now()
     if (!inSlice) {
       inSlice = true

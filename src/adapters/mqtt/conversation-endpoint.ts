@@ -2,19 +2,24 @@ import type { z } from 'zod'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import type { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
+import { BoundedMap } from '../../core/bounded-map.js'
 import type { StoredMessage } from '../../core/conversation.js'
 import { type ErrorCode, errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import {
   type PhoneRequest as ConversationRequest,
   grantOpArgSchemas,
+  phoneRequestMacInput,
   phoneRequestSchema,
-  verifyPhoneRequest,
 } from '../../protocol/grant-ops.js'
 import {
   DEFAULT_PREFIX,
   MAX_PAYLOAD_BYTES,
   opArgSchemas,
+  type PhoneKeys,
+  type PhoneRefusal,
+  PhoneVerifier,
   PROTOCOL_VERSION,
   parseConversationRequestTopic,
   parsePayload,
@@ -23,9 +28,8 @@ import {
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
-import type { PhoneKeys } from './approver.js'
-import { BoundedMap } from './bounded.js'
 import type { MqttConnection } from './connection.js'
+import { RejectionLog } from './rejection-log.js'
 import { chunkItems, splitText } from './reply-chunks.js'
 
 export interface ConversationEndpointOptions {
@@ -42,8 +46,8 @@ export interface ConversationEndpointOptions {
   readonly deviceId: string
   readonly prefix?: string
   readonly logger: Logger
-  /** Wall-clock ms (requests carry wall-clock `at`). */
-  readonly now?: () => number
+  /** Wall-clock time (requests carry wall-clock `at`, follows end at a time) and timers. */
+  readonly clock: Clock
   /** How far a phone's clock may be off. */
   readonly skewMs?: number
   /** How many nonces are remembered. */
@@ -56,10 +60,7 @@ export type ConversationRejectReason =
   | 'invalid-payload'
   | 'phone-mismatch'
   | 'wrong-device'
-  | 'unknown-phone'
-  | 'bad-mac'
-  | 'outside-window'
-  | 'replayed-nonce'
+  | PhoneRefusal
 
 export interface ConversationEndpoint {
   /** Resolves once subscribed to the request topics. */
@@ -98,12 +99,13 @@ export function createConversationEndpoint(o: ConversationEndpointOptions): Conv
 }
 
 class Endpoint implements ConversationEndpoint {
-  readonly rejected = new Map<ConversationRejectReason, number>()
+  readonly rejected: ReadonlyMap<ConversationRejectReason, number>
   readonly #o: ConversationEndpointOptions
   readonly #topics: Topics
   readonly #log: Logger
-  readonly #now: () => number
-  readonly #nonces: BoundedMap<string, true>
+  readonly #clock: Clock
+  readonly #verifier: PhoneVerifier
+  readonly #rejections: RejectionLog<ConversationRejectReason>
   /** Reply counters per request id: n of the next answer. Bounded like the nonces. */
   readonly #counters: BoundedMap<string, number>
   readonly #follows = new Map<string, Follow>()
@@ -117,8 +119,15 @@ class Endpoint implements ConversationEndpoint {
     this.#o = o
     this.#topics = topicsFor(o.prefix ?? DEFAULT_PREFIX, o.deviceId)
     this.#log = o.logger.child({ component: 'mqtt-conversations', device: o.deviceId })
-    this.#now = o.now ?? Date.now
-    this.#nonces = new BoundedMap(o.remember ?? 4096)
+    this.#clock = o.clock
+    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', o.clock)
+    this.rejected = this.#rejections.counts
+    this.#verifier = new PhoneVerifier({
+      phones: o.phones,
+      clock: o.clock,
+      ...(o.remember !== undefined && { remember: o.remember }),
+      ...(o.skewMs !== undefined && { skewMs: o.skewMs }),
+    })
     this.#counters = new BoundedMap(o.remember ?? 4096)
     let resolveReady!: () => void
     this.#ready = new Promise((r) => {
@@ -151,14 +160,12 @@ class Endpoint implements ConversationEndpoint {
     this.#follows.clear()
     for (const set of this.#says.values()) for (const c of set) c.abort()
     this.#says.clear()
+    this.#rejections.flush()
   }
 
+  /** Counted always; logged in full only for the first few per reason, then in summaries. */
   #reject(reason: ConversationRejectReason, fields: Record<string, unknown>): void {
-    this.rejected.set(reason, (this.rejected.get(reason) ?? 0) + 1)
-    this.#log.warn(
-      { event: 'conversation_request_rejected', ...fields, reason },
-      'conversation request rejected',
-    )
+    this.#rejections.add(reason, { event: 'conversation_request_rejected', ...fields })
   }
 
   #onRequest(topicPhone: string, payload: Buffer): void {
@@ -195,18 +202,10 @@ class Endpoint implements ConversationEndpoint {
     if (r.device !== this.#o.deviceId) {
       return { reason: 'wrong-device', fields: { ...fields, device: r.device } }
     }
-    const key = this.#o.phones().get(r.phone)
-    if (!key) return { reason: 'unknown-phone', fields }
     // The args as received: the MAC covers them exactly, unknown fields included.
-    if (!verifyPhoneRequest(key, r, r.mac)) return { reason: 'bad-mac', fields }
-    const now = this.#now()
-    if (Math.abs(r.at - now) > (this.#o.skewMs ?? 30_000)) {
-      return { reason: 'outside-window', fields: { ...fields, at: r.at, now } }
-    }
-    const nonceKey = `${r.phone}:${r.nonce}`
-    if (this.#nonces.has(nonceKey)) return { reason: 'replayed-nonce', fields }
-    this.#nonces.set(nonceKey, true)
-    return { r, key }
+    const verdict = this.#verifier.verify(r, phoneRequestMacInput(r))
+    if (!verdict.ok) return { reason: verdict.reason, fields: { ...fields, ...verdict.fields } }
+    return { r, key: verdict.key }
   }
 
   #dispatch(r: ConversationRequest, key: Uint8Array): void {
@@ -262,7 +261,7 @@ class Endpoint implements ConversationEndpoint {
           throw badRequest(`forMs: expected a whole number from 1 to ${MAX_FOLLOW_MS}`)
         }
         if (a.conversation !== '*') service.show({ id: a.conversation, limit: 1 })
-        const until = this.#now() + forMs
+        const until = this.#clock.now() + forMs
         // One follow per phone: a new one replaces the old (bounded by the number of paired phones).
         const follow: Follow = { re: r.id, target: a.conversation, until, n: 0 }
         this.#follows.set(r.phone, follow)
@@ -383,7 +382,7 @@ class Endpoint implements ConversationEndpoint {
       n,
       kind,
       body,
-      at: this.#now(),
+      at: this.#clock.now(),
     }
     // The MAC field adds 73 bytes.
     const bytes = Buffer.byteLength(JSON.stringify(reply)) + 80
@@ -416,7 +415,7 @@ class Endpoint implements ConversationEndpoint {
   }
 
   #toFollowers(conversation: string, kind: ReplyKind, body: unknown): void {
-    const now = this.#now()
+    const now = this.#clock.now()
     const keys = this.#o.phones()
     for (const [phone, f] of this.#follows) {
       const key = keys.get(phone)

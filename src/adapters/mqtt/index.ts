@@ -1,4 +1,5 @@
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
 import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
 import { MqttConnection } from './connection.js'
@@ -31,6 +32,8 @@ export interface DeviceMqttOptions {
   readonly model?: string | null
   readonly phones: PhoneKeys
   readonly logger: Logger
+  /** One clock for the connection, the approver and the status (wired in app/). */
+  readonly clock: Clock
   readonly audience?: string
   readonly selfApproval?: SelfApproval
   readonly backoffMinMs?: number
@@ -64,6 +67,7 @@ export function createDeviceMqtt(o: DeviceMqttOptions): {
       qos: 1,
     },
     logger: o.logger,
+    clock: o.clock,
   })
   const approver = new MqttApprover({
     connection,
@@ -71,10 +75,17 @@ export function createDeviceMqtt(o: DeviceMqttOptions): {
     prefix,
     phones: o.phones,
     logger: o.logger,
+    clock: o.clock,
     ...(o.audience !== undefined && { audience: o.audience }),
     ...(o.selfApproval !== undefined && { selfApproval: o.selfApproval }),
   })
-  const status = new MqttStatus({ connection, topic: topics.status, model, logger: o.logger })
+  const status = new MqttStatus({
+    connection,
+    topic: topics.status,
+    model,
+    logger: o.logger,
+    clock: o.clock,
+  })
   connection.start()
   return {
     connection,
@@ -82,6 +93,8 @@ export function createDeviceMqtt(o: DeviceMqttOptions): {
     status,
     async close() {
       approver.withdrawAll()
+      // Says what was held back, and stops the summary's timer.
+      approver.flushRejections()
       await status.goOffline().catch(() => {})
       await connection.close()
     },

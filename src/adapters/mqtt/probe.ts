@@ -1,4 +1,5 @@
 import mqtt, { type MqttClient } from 'mqtt'
+import { type Clock, monotonicNow } from '../../ports/clock.js'
 import type { Topics } from '../../protocol/index.js'
 import {
   type BrokerCredentials,
@@ -9,6 +10,8 @@ import {
 
 export interface BrokerProbeOptions extends BrokerCredentials {
   readonly url: string
+  /** Times the probe and its deadlines; mqtt.js's connect timeout is its own timer. */
+  readonly clock: Clock
   readonly timeoutMs?: number
   /** Write rights to try once connected (see `writeProbes`); none by default. */
   readonly rights?: readonly RightProbe[]
@@ -101,7 +104,7 @@ export function writeProbes(topics: Topics, homeTopics: readonly string[]): Righ
  * probes, then a clean goodbye. For `nocturn doctor`; the appliance itself uses MqttConnection.
  */
 export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
-  const started = Date.now()
+  const started = monotonicNow(o.clock)
   const first = await connectOnce(o, 5, started)
   const attempt =
     !first.ok && first.reason === 'refused' && first.only311
@@ -115,7 +118,8 @@ export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
   const rights: RightResult[] = []
   for (const r of o.rights ?? []) rights.push(await tryRight(client, r, version))
   await new Promise<void>((resolve) => client.end(false, {}, () => resolve()))
-  return { ok: true, ms: Date.now() - started, protocolVersion: version, rights }
+  const ms = Math.round(monotonicNow(o.clock) - started)
+  return { ok: true, ms, protocolVersion: version, rights }
 }
 
 function tryRight(client: MqttClient, r: RightProbe, version: 4 | 5): Promise<RightResult> {
@@ -142,6 +146,7 @@ type Attempt =
 
 function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Promise<Attempt> {
   const timeoutMs = o.timeoutMs ?? 4000
+  const clock = o.clock
   const opts = clientOptions(o, timeoutMs, version)
   return new Promise((resolve) => {
     let done = false
@@ -153,24 +158,24 @@ function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Pr
     ) => {
       if (done) return
       done = true
-      clearTimeout(timer)
+      clock.clearTimeout(timer)
       const r: Attempt = {
         ok: false,
-        ms: Date.now() - started,
+        ms: Math.round(monotonicNow(clock) - started),
         reason,
         message: scrub(message, o.password),
         only311,
       }
       client.end(true, {}, () => resolve(r))
     }
-    const timer = setTimeout(
+    const timer = clock.setTimeout(
       () => fail('timeout', `no answer within ${timeoutMs} ms`),
       timeoutMs + 500,
     )
     client.on('connect', () => {
       if (done) return
       done = true
-      clearTimeout(timer)
+      clock.clearTimeout(timer)
       resolve({ ok: true, client, version })
     })
     client.on('error', (err: Error & { code?: string | number }) => {
@@ -197,7 +202,10 @@ function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Pr
     })
     client.on('close', () => {
       // A refusal's error event may follow the close: give it a moment to say why.
-      setTimeout(() => fail('unreachable', 'the connection closed before the broker answered'), 100)
+      clock.setTimeout(
+        () => fail('unreachable', 'the connection closed before the broker answered'),
+        100,
+      )
     })
   })
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../../core/logger.js'
+import type { Clock, TimerHandle } from '../../ports/clock.js'
 
 /**
  * Counts rejected input and logs it without letting a flood write a line per message: the first
@@ -13,11 +14,18 @@ export class RejectionLog<R extends string> {
   readonly #windowMs: number
   readonly #inWindow = new Map<R, number>()
   readonly #suppressed = new Map<R, number>()
-  #timer: NodeJS.Timeout | undefined
+  readonly #clock: Clock
+  #timer: TimerHandle | undefined
 
-  constructor(log: Logger, msg: string, o: { perWindow?: number; windowMs?: number } = {}) {
+  constructor(
+    log: Logger,
+    msg: string,
+    clock: Clock,
+    o: { perWindow?: number; windowMs?: number } = {},
+  ) {
     this.#log = log
     this.#msg = msg
+    this.#clock = clock
     this.#perWindow = o.perWindow ?? 5
     this.#windowMs = o.windowMs ?? 10_000
   }
@@ -36,7 +44,7 @@ export class RejectionLog<R extends string> {
 
   /** Reports what was held back and starts a new window. */
   flush(): void {
-    clearTimeout(this.#timer)
+    if (this.#timer) this.#clock.clearTimeout(this.#timer)
     this.#timer = undefined
     if (this.#suppressed.size > 0) {
       this.#log.warn(
@@ -54,7 +62,6 @@ export class RejectionLog<R extends string> {
 
   #arm(): void {
     if (this.#timer) return
-    this.#timer = setTimeout(() => this.flush(), this.#windowMs)
-    this.#timer.unref()
+    this.#timer = this.#clock.setTimeout(() => this.flush(), this.#windowMs)
   }
 }

@@ -1,5 +1,6 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
 import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
 import type { MqttConnection } from './connection.js'
 
@@ -17,7 +18,7 @@ export class MqttStatus {
   readonly #topic: string
   readonly #model: string | null
   readonly #log: Logger
-  readonly #now: () => number
+  readonly #clock: Clock
   #state = 'idle'
   #muted = false
   #reason: string | undefined
@@ -28,14 +29,14 @@ export class MqttStatus {
     topic: string
     model: string | null
     logger: Logger
-    now?: () => number
+    clock: Clock
   }) {
     this.#conn = o.connection
     this.#topic = o.topic
     this.#model = o.model
     this.#log = o.logger.child({ component: 'mqtt-status' })
-    this.#now = o.now ?? Date.now
-    this.#since = this.#now()
+    this.#clock = o.clock
+    this.#since = this.#clock.now()
     this.#conn.onConnect(() => this.#publish())
   }
 
@@ -48,7 +49,7 @@ export class MqttStatus {
     this.#state = state
     this.#muted = muted
     this.#reason = reason
-    this.#since = this.#now()
+    this.#since = this.#clock.now()
     this.#publish()
   }
 
@@ -67,7 +68,7 @@ export class MqttStatus {
   /** A clean shutdown sends no last will, so say "offline" ourselves. */
   async goOffline(): Promise<void> {
     if (!this.#conn.connected) return
-    const msg = { ...offlineStatus(this.#model), since: this.#now() }
+    const msg = { ...offlineStatus(this.#model), since: this.#clock.now() }
     await this.#conn.publish(this.#topic, JSON.stringify(msg), { retain: true, qos: 1 })
   }
 

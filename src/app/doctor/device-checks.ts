@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { realClock } from '../../adapters/clock/real-clock.js'
 import { probeBroker, type RightResult, writeProbes } from '../../adapters/mqtt/probe.js'
 import { topicsFor } from '../../protocol/index.js'
 import { probePcms } from '../config/check-pcms.js'
@@ -191,6 +192,7 @@ export const brokerCheck: Check<DeviceDoctorContext> = {
       ...(m.username !== undefined && { username: m.username }),
       ...(m.password !== undefined && { password: m.password }),
       ...tls,
+      clock: realClock(),
       timeoutMs: ctx.brokerTimeoutMs ?? 4000,
       rights: writeProbes(
         topicsFor(m.prefix, m.deviceId),

@@ -1,3 +1,4 @@
+import { realClock } from '../../adapters/clock/real-clock.js'
 import type { AccountReport } from '../../adapters/gemini/account-check.js'
 import { checkAccount } from '../../adapters/gemini/account-check.js'
 import { lookupCapabilities } from '../../adapters/gemini/capabilities.js'
@@ -40,6 +41,7 @@ async function account(ctx: GeminiDoctorContext): Promise<AccountReport | Error>
         ...(ctx.connect && ctx.model !== undefined && { probeModel: ctx.model }),
         connectTimeoutMs: 10_000,
         logger: ctx.logger,
+        clock: realClock(),
       })
     } catch (err) {
       ctx.account = err as Error

@@ -1,6 +1,6 @@
 /**
  * A map that forgets its oldest entries beyond `max`, so memory stays bounded whatever a broker
- * throws at us (nonces, settled ids).
+ * throws at us (nonces, settled ids, reply counters).
  */
 export class BoundedMap<K, V> {
   readonly #max: number
