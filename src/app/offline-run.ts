@@ -54,18 +54,18 @@ const DEVICE = 'kitchen'
  * the script and exits 1, naming each difference, when the scene did not play as written — so a
  * slow machine gives a slow run, never a silent or false one.
  */
-export async function runOffline(o: OfflineRunOptions): Promise<number> {
+export async function runOffline(options: OfflineRunOptions): Promise<number> {
   const t0 = Date.now()
   const say = (who: string, text: string) =>
-    o.out.write(
+    options.out.write(
       `${`+${((Date.now() - t0) / 1000).toFixed(2)}s`.padStart(8)}  ${who.padEnd(9)} ${text}\n`,
     )
-  const work = o.workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
+  const work = options.workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
   rmSync(join(work, 'nocturn.db'), { force: true })
   rmSync(join(work, 'phones'), { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
   const stack: (() => Promise<void> | void)[] = []
-  if (!o.workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
+  if (!options.workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
   const unwind = async () => {
     for (const fn of stack.reverse()) await Promise.resolve(fn()).catch(() => {})
   }
@@ -83,7 +83,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
   const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms))
   stack.push(() => timers.forEach(clearTimeout))
   try {
-    const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger: o.logger })
+    const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger: options.logger })
     await broker.start()
     stack.push(() => broker.stop())
 
@@ -91,8 +91,8 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
 
     const server = await FakeLiveServer.start({
-      logger: o.logger,
-      scripts: [o.scene ?? householdScene()],
+      logger: options.logger,
+      scripts: [options.scene ?? householdScene()],
       // The typed reply states only what the history it is given and the house really show.
       generate: [(body) => ({ text: typedReply(body, seen) })],
     })
@@ -107,7 +107,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     const devices = new MqttConnection({
       url: broker.url,
       clientId: 'household',
-      logger: o.logger,
+      logger: options.logger,
       clock: realClock(),
     })
     devices.onMessage((topic, payload) => {
@@ -128,7 +128,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
         phone: 'anna',
         key: anna.key,
       },
-      logger: o.logger,
+      logger: options.logger,
     })
     phone.on((e) => {
       if (e.kind === 'pending') {
@@ -157,7 +157,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
         provider: { model: MODEL, textModel: 'gemini-3.5-flash', baseUrl: server.baseUrl },
         audio: {
           backend: 'wav',
-          inputWav: resolve(o.root, 'fixtures/offline/unlock-request.wav'),
+          inputWav: resolve(options.root, 'fixtures/offline/unlock-request.wav'),
           outputWav: join(work, 'speaker.wav'),
         },
         mqtt: { url: broker.url, deviceId: DEVICE },
@@ -184,7 +184,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     let appliance!: Appliance
     appliance = await startAppliance({
       loaded,
-      logger: o.logger,
+      logger: options.logger,
       onSessionEnd: (s) => ended(s),
       onState: (s) => {
         if (s !== lastState) say('[led]', s)
@@ -223,7 +223,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
 
     // The spoken session is over when the scene is played and the button pressed — or earlier, if
     // it ended by itself (an error), which the checks below then report.
-    const budget = o.timeoutMs ?? 900_000
+    const budget = options.timeoutMs ?? 900_000
     let sessionOver = false
     void sessionEnded.then(() => {
       sessionOver = true
@@ -242,7 +242,7 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
       `closed (${summary.reason}): ${summary.turns} turns, ${summary.calls.answered} answered, ${summary.calls.withdrawn} withdrawn`,
     )
 
-    o.out.write('\n— the spoken session, read back as a chat —\n')
+    options.out.write('\n— the spoken session, read back as a chat —\n')
     const { messages } = appliance.conversations.show({ id: summary.conversationId, limit: 500 })
     for (const m of messages) {
       const body =
@@ -251,9 +251,9 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
           : m.role === 'assistant' && m.text === ''
             ? `(calls ${m.toolCalls.map((c) => c.name).join(', ')})`
             : m.text
-      o.out.write(`  ${m.channel.padEnd(5)} ${m.role.padEnd(9)} ${body}\n`)
+      options.out.write(`  ${m.channel.padEnd(5)} ${m.role.padEnd(9)} ${body}\n`)
     }
-    o.out.write("\n— continued by typing on Anna's phone —\n")
+    options.out.write("\n— continued by typing on Anna's phone —\n")
     await appliance.conversations.say({
       conversationId: summary.conversationId,
       text: 'Thanks! Who let the plumber in?',
@@ -265,25 +265,25 @@ export async function runOffline(o: OfflineRunOptions): Promise<number> {
     const wav = join(work, 'speaker.wav')
     const heardMs = Math.round(((statSync(wav).size - 44) / 48_000) * 1000)
     const store = join(work, 'nocturn.db')
-    const shown = o.workDir ? relative(process.cwd(), store) || store : store
-    o.out.write(
+    const shown = options.workDir ? relative(process.cwd(), store) || store : store
+    options.out.write(
       `\n${stored} messages in one conversation. The speaker played ${heardMs} ms into ${
-        o.workDir ? relative(process.cwd(), wav) || wav : wav
+        options.workDir ? relative(process.cwd(), wav) || wav : wav
       }.\n`,
     )
     const wrong = differences(seen, summary, server, chat, heardMs)
     if (wrong.length > 0) {
-      o.out.write(
+      options.out.write(
         `\nThe scene did not play as scripted:\n${wrong.map((w) => `  - ${w}\n`).join('')}`,
       )
       return 1
     }
-    o.out.write(
-      `Read it again: ${o.cli ?? 'nocturn'} transcripts show ${summary.conversationId} --store ${shown}\n`,
+    options.out.write(
+      `Read it again: ${options.cli ?? 'nocturn'} transcripts show ${summary.conversationId} --store ${shown}\n`,
     )
     return 0
   } catch (err) {
-    o.out.write(`offline run failed: ${errorText(err)}\n`)
+    options.out.write(`offline run failed: ${errorText(err)}\n`)
     return 1
   } finally {
     await unwind()

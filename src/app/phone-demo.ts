@@ -39,33 +39,33 @@ const DEVICE = 'kitchen'
  * Approve or Deny in the browser — the simulated approver of `npm start` steps aside. Loopback
  * only: the broker's WebSocket and the app listen on 127.0.0.1.
  */
-export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
+export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
   const stack: (() => Promise<void> | void)[] = []
   const unwind = async () => {
     for (const fn of stack.reverse()) await Promise.resolve(fn()).catch(() => {})
   }
-  const say = (text: string) => o.out.write(`${text}\n`)
+  const say = (text: string) => options.out.write(`${text}\n`)
   try {
-    rmSync(join(o.workDir, 'nocturn.db'), { force: true })
-    rmSync(join(o.workDir, 'phones'), { recursive: true, force: true })
-    mkdirSync(o.workDir, { recursive: true })
+    rmSync(join(options.workDir, 'nocturn.db'), { force: true })
+    rmSync(join(options.workDir, 'phones'), { recursive: true, force: true })
+    mkdirSync(options.workDir, { recursive: true })
 
     const broker = new EmbeddedBroker({
       port: 0,
-      wsPort: await portOr(o.brokerWsPort ?? 9001),
+      wsPort: await portOr(options.brokerWsPort ?? 9001),
       prefix: DEFAULT_PREFIX,
-      logger: o.logger,
+      logger: options.logger,
     })
     await broker.start()
     stack.push(() => broker.stop())
 
-    const phones = new PhoneKeyStore(join(o.workDir, 'phones'))
+    const phones = new PhoneKeyStore(join(options.workDir, 'phones'))
     const browser = phones.add('browser', 'This browser')
     phones.add('ben', "Ben's phone")
 
     // The typed turn: the model calls the lock, then says what came of it.
     const server = await FakeLiveServer.start({
-      logger: o.logger,
+      logger: options.logger,
       scripts: [],
       generate: [
         { functionCalls: [{ id: 'door-1', name: 'unlock_front_door', args: {} }] },
@@ -78,25 +78,29 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
     stack.push(() => server.close())
 
     // A quiet room: one second of silence, looped, so no spoken session starts.
-    const silence = join(o.workDir, 'silence.wav')
+    const silence = join(options.workDir, 'silence.wav')
     const pcm = Buffer.alloc(32_000)
     writeFileSync(silence, Buffer.concat([wavHeader(16_000, pcm.length), pcm]))
 
-    const appPort = await portOr(o.appPort ?? 8080)
+    const appPort = await portOr(options.appPort ?? 8080)
     const loaded = parseConfig(
       JSON.stringify({
         provider: { model: MODEL, textModel: 'gemini-3.5-flash', baseUrl: server.baseUrl },
-        audio: { backend: 'wav', inputWav: silence, outputWav: join(o.workDir, 'speaker.wav') },
+        audio: {
+          backend: 'wav',
+          inputWav: silence,
+          outputWav: join(options.workDir, 'speaker.wav'),
+        },
         mqtt: { url: broker.url, deviceId: DEVICE },
         phoneApp: {
           port: appPort,
           host: '127.0.0.1',
           publicHost: '127.0.0.1',
           ...(broker.wsUrl && { brokerWsUrl: broker.wsUrl }),
-          ...(o.appRoot && { root: o.appRoot }),
+          ...(options.appRoot && { root: options.appRoot }),
         },
-        phonesDir: join(o.workDir, 'phones'),
-        store: { path: join(o.workDir, 'nocturn.db') },
+        phonesDir: join(options.workDir, 'phones'),
+        store: { path: join(options.workDir, 'nocturn.db') },
         // A person at a desk takes their time: the request waits up to an hour.
         session: { approvalTimeoutSeconds: 3600 },
         homeActions: HOUSEHOLD_ACTIONS,
@@ -104,7 +108,11 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
       'phone demo config',
       { GEMINI_API_KEY: 'offline-run-key' },
     )
-    const appliance: Appliance = await startAppliance({ loaded, logger: o.logger, wavLoop: true })
+    const appliance: Appliance = await startAppliance({
+      loaded,
+      logger: options.logger,
+      wavLoop: true,
+    })
     stack.push(() => appliance.close())
     if (!appliance.phoneApp) throw new Error(`the phone app could not be served on port ${appPort}`)
 
@@ -120,7 +128,7 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
     say('Open this link in a desktop browser (it pairs the browser as a phone of this speaker):\n')
     say(`  ${link}\n`)
     say('Any broker password is accepted here (the demo broker is open, on loopback only).')
-    o.onLink?.(link)
+    options.onLink?.(link)
 
     say('\nBen types on his phone: "Please let the plumber in."')
     const turn = appliance.conversations.say({
@@ -131,8 +139,8 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
         say(`Waiting for a yes in the browser: "${p.action}" (tap Approve or Deny there)…`),
     })
     const aborted = new Promise<'stopped'>((resolve) => {
-      if (o.signal?.aborted) resolve('stopped')
-      o.signal?.addEventListener('abort', () => resolve('stopped'), { once: true })
+      if (options.signal?.aborted) resolve('stopped')
+      options.signal?.addEventListener('abort', () => resolve('stopped'), { once: true })
     })
     const result = await Promise.race([turn, aborted])
     if (result === 'stopped') {
@@ -142,7 +150,7 @@ export async function runPhoneDemo(o: PhoneDemoOptions): Promise<number> {
     say(`Nocturn: ${result.text}`)
     return 0
   } catch (err) {
-    o.out.write(`phone demo failed: ${errorText(err)}\n`)
+    options.out.write(`phone demo failed: ${errorText(err)}\n`)
     return 1
   } finally {
     await unwind()

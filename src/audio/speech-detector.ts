@@ -46,12 +46,12 @@ export class SpeechDetector {
   readonly #warmup: number
   #warmupFrames: number
 
-  private constructor(vad: WebRtcVad, o: Required<SpeechDetectorOptions>) {
+  private constructor(vad: WebRtcVad, options: Required<SpeechDetectorOptions>) {
     this.#vad = vad
-    this.#ring = new PreRollRing(bytesForMs(o.sampleRateHz, o.preRollMs))
-    this.#window = new Uint8Array(o.windowFrames)
-    this.#trigger = o.triggerFrames
-    this.#warmup = Math.ceil(o.warmupMs / VAD_FRAME_MS)
+    this.#ring = new PreRollRing(bytesForMs(options.sampleRateHz, options.preRollMs))
+    this.#window = new Uint8Array(options.windowFrames)
+    this.#trigger = options.triggerFrames
+    this.#warmup = Math.ceil(options.warmupMs / VAD_FRAME_MS)
     this.#warmupFrames = this.#warmup
   }
 

@@ -32,13 +32,13 @@ export class WebRtcVad {
   private constructor(
     m: FvadModule,
     inst: number,
-    o: { sampleRateHz: number; frameMs: number; mode: VadMode },
+    options: { sampleRateHz: number; frameMs: number; mode: VadMode },
   ) {
     this.#m = m
     this.#inst = inst
-    this.#rate = o.sampleRateHz
-    this.#mode = o.mode
-    const frameSamples = (o.sampleRateHz * o.frameMs) / 1000
+    this.#rate = options.sampleRateHz
+    this.#mode = options.mode
+    const frameSamples = (options.sampleRateHz * options.frameMs) / 1000
     this.#samples = frameSamples
     this.frameBytes = frameSamples * 2
     this.#buf = m._malloc(this.frameBytes)

@@ -14,10 +14,10 @@ export class PhoneGrants {
   readonly #clock: Clock
   readonly #log: Logger
 
-  constructor(d: { grants: Grants; clock: Clock; logger: Logger }) {
-    this.#grants = d.grants
-    this.#clock = d.clock
-    this.#log = d.logger
+  constructor(deps: { grants: Grants; clock: Clock; logger: Logger }) {
+    this.#grants = deps.grants
+    this.#clock = deps.clock
+    this.#log = deps.logger
   }
 
   /** The grants in force (not revoked, not past their time), oldest first. */

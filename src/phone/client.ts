@@ -61,13 +61,13 @@ export class PhoneClient {
   readonly #listeners: Array<(e: PhoneEvent) => void> = []
   #ready: Promise<void>
 
-  constructor(o: PhoneClientOptions) {
-    this.#o = o
-    this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
-    this.#log = o.logger.child({ component: 'phone', phone: o.pairing.phone })
-    this.#now = o.now ?? Date.now
+  constructor(options: PhoneClientOptions) {
+    this.#o = options
+    this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
+    this.#log = options.logger.child({ component: 'phone', phone: options.pairing.phone })
+    this.#now = options.now ?? Date.now
     const { conn, ready } = phoneConnection(
-      o,
+      options,
       'a',
       [this.topics.requests, this.topics.outcomes],
       (topic, payload) => this.#onMessage(topic, payload),
@@ -198,15 +198,16 @@ export class PhoneClient {
       if (this.#verified.has(id)) this.#emit({ kind: 'cleared', id })
       return
     }
-    const reason = this.#verify(id, payload)
-    if (typeof reason === 'string') {
+    // A string is why the request was refused; anything else is the verified request.
+    const verdict = this.#verify(id, payload)
+    if (typeof verdict === 'string') {
       // Refused: never shown, never answered; a card already shown for this id stays as it was.
-      this.#log.warn({ approvalId: id, reason }, 'request refused')
-      this.#emit({ kind: 'refused', id, reason })
+      this.#log.warn({ approvalId: id, reason: verdict }, 'request refused')
+      this.#emit({ kind: 'refused', id, reason: verdict })
       return
     }
-    this.#verified.set(id, reason)
-    this.#emit({ kind: 'pending', request: reason.request })
+    this.#verified.set(id, verdict)
+    this.#emit({ kind: 'pending', request: verdict.request })
   }
 
   /** An ending counts only if its MAC for this phone verifies over the request's digest. */

@@ -63,15 +63,18 @@ export class PhoneConversations {
   readonly #ready: Promise<void>
   refused = 0
 
-  constructor(o: PhoneConversationsOptions) {
-    this.#o = o
-    this.topics = topicsFor(o.pairing.prefix, o.pairing.device)
-    this.#log = o.logger.child({ component: 'phone-conversations', phone: o.pairing.phone })
-    this.#now = o.now ?? Date.now
+  constructor(options: PhoneConversationsOptions) {
+    this.#o = options
+    this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
+    this.#log = options.logger.child({
+      component: 'phone-conversations',
+      phone: options.pairing.phone,
+    })
+    this.#now = options.now ?? Date.now
     const { conn, ready } = phoneConnection(
-      o,
+      options,
       'c',
-      [this.topics.conversationReply(o.pairing.phone)],
+      [this.topics.conversationReply(options.pairing.phone)],
       (topic, payload) => this.#onMessage(topic, payload),
       this.#log,
     )

@@ -17,19 +17,19 @@ export interface PhoneConnectionOptions {
  * (re)connect. `ready` resolves after the first subscription, so nothing is missed after start.
  */
 export function phoneConnection(
-  o: PhoneConnectionOptions,
+  options: PhoneConnectionOptions,
   role: string,
   filters: readonly string[],
   onMessage: (topic: string, payload: Buffer) => void,
   log: Logger,
 ): { conn: MqttConnection; ready: Promise<void> } {
   const conn = new MqttConnection({
-    url: o.pairing.broker,
-    clientId: `nocturn-phone-${o.pairing.phone}-${role}-${newNonce().slice(0, 8)}`,
-    ...(o.username !== undefined && { username: o.username }),
-    ...(o.password !== undefined && { password: o.password }),
-    ...(o.ca !== undefined && { ca: o.ca }),
-    logger: o.logger,
+    url: options.pairing.broker,
+    clientId: `nocturn-phone-${options.pairing.phone}-${role}-${newNonce().slice(0, 8)}`,
+    ...(options.username !== undefined && { username: options.username }),
+    ...(options.password !== undefined && { password: options.password }),
+    ...(options.ca !== undefined && { ca: options.ca }),
+    logger: options.logger,
     // The phone client is its own program: its timers run on the real clock.
     clock: realClock(),
   })

@@ -78,12 +78,12 @@ export function verifyRequestMac(key: Uint8Array, digest: string, mac: string): 
   return macEquals(signRequest(key, digest), mac)
 }
 
-export function signDecision(key: Uint8Array, d: DecisionFields): string {
-  return hmacHex(key, decisionMacInput(d))
+export function signDecision(key: Uint8Array, decision: DecisionFields): string {
+  return hmacHex(key, decisionMacInput(decision))
 }
 
-export function verifyDecisionMac(key: Uint8Array, d: DecisionFields, mac: string): boolean {
-  return macEquals(signDecision(key, d), mac)
+export function verifyDecisionMac(key: Uint8Array, decision: DecisionFields, mac: string): boolean {
+  return macEquals(signDecision(key, decision), mac)
 }
 
 export interface OutcomeFields {
@@ -98,10 +98,10 @@ export interface OutcomeFields {
 
 export const outcomeMacInput: (o: OutcomeFields) => string = outcomeMacText
 
-export function signOutcome(key: Uint8Array, o: OutcomeFields): string {
-  return hmacHex(key, outcomeMacInput(o))
+export function signOutcome(key: Uint8Array, outcome: OutcomeFields): string {
+  return hmacHex(key, outcomeMacInput(outcome))
 }
 
-export function verifyOutcomeMac(key: Uint8Array, o: OutcomeFields, mac: string): boolean {
-  return macEquals(signOutcome(key, o), mac)
+export function verifyOutcomeMac(key: Uint8Array, outcome: OutcomeFields, mac: string): boolean {
+  return macEquals(signOutcome(key, outcome), mac)
 }

@@ -32,7 +32,7 @@ export function grantForm(grant: GrantForm): string {
   return typeof grant === 'string' ? grant : `until:${grant.until}`
 }
 
-export function decisionMacText(d: {
+export function decisionMacText(fields: {
   readonly id: string
   readonly decision: 'approve' | 'deny'
   readonly grant: GrantForm
@@ -43,18 +43,18 @@ export function decisionMacText(d: {
 }): string {
   return [
     FORM_LABELS.decision,
-    d.id,
-    d.decision,
-    grantForm(d.grant),
-    d.digest,
-    d.phone,
-    String(d.at),
-    d.nonce,
+    fields.id,
+    fields.decision,
+    grantForm(fields.grant),
+    fields.digest,
+    fields.phone,
+    String(fields.at),
+    fields.nonce,
   ].join('\n')
 }
 
 /** The signed outcome: seven lines; `by` and `grant` are empty lines when absent. */
-export function outcomeMacText(o: {
+export function outcomeMacText(fields: {
   readonly id: string
   readonly state: string
   readonly by?: string | undefined
@@ -64,12 +64,12 @@ export function outcomeMacText(o: {
 }): string {
   return [
     FORM_LABELS.outcome,
-    o.id,
-    o.state,
-    o.by ?? '',
-    o.grant === undefined ? '' : grantForm(o.grant),
-    String(o.at),
-    o.digest,
+    fields.id,
+    fields.state,
+    fields.by ?? '',
+    fields.grant === undefined ? '' : grantForm(fields.grant),
+    String(fields.at),
+    fields.digest,
   ].join('\n')
 }
 

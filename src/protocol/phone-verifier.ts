@@ -54,11 +54,11 @@ export class PhoneVerifier {
   readonly #skew: number
   readonly #nonces: BoundedMap<string, true>
 
-  constructor(o: PhoneVerifierOptions) {
-    this.#phones = o.phones
-    this.#clock = o.clock
-    this.#skew = o.skewMs ?? DEFAULT_SKEW_MS
-    this.#nonces = new BoundedMap(o.remember ?? 4096)
+  constructor(options: PhoneVerifierOptions) {
+    this.#phones = options.phones
+    this.#clock = options.clock
+    this.#skew = options.skewMs ?? DEFAULT_SKEW_MS
+    this.#nonces = new BoundedMap(options.remember ?? 4096)
   }
 
   /** How many nonces are held; bounded by `remember`. */

@@ -279,7 +279,8 @@ export class VoiceSession {
   // ---- provider events ------------------------------------------------------------------
 
   #eventsFor(conn: Connection): LiveEvents {
-    const ok = (what: string): boolean => {
+    // False for an event from a connection already retired: it is logged and dropped.
+    const stillLive = (what: string): boolean => {
       if (!conn.retired) return true
       this.#log.debug(
         { event: 'retired_connection_event', connection: conn.n, liveEvent: what },
@@ -289,16 +290,17 @@ export class VoiceSession {
     }
     const link = this.#link
     return {
-      audio: (pcm) => ok('audio') && this.#onAudio(pcm),
-      inputTranscription: (text) => ok('inputTranscription') && this.#onUserText(text),
-      outputTranscription: (text) => ok('outputTranscription') && this.#onModelText(text),
-      interrupted: () => ok('interrupted') && this.#onInterrupted(),
-      generationComplete: () => ok('generationComplete') && this.#onGenerationComplete(),
-      turnComplete: () => ok('turnComplete') && this.#onTurnComplete(),
-      toolCall: (calls) => ok('toolCall') && this.#onToolCall(conn, calls),
-      toolCallCancellation: (ids) => ok('toolCallCancellation') && this.#runner.onCancellation(ids),
-      goAway: (ms) => ok('goAway') && link.onGoAway(ms),
-      resumptionUpdate: (h, r) => ok('resumptionUpdate') && link.onResumption(h, r),
+      audio: (pcm) => stillLive('audio') && this.#onAudio(pcm),
+      inputTranscription: (text) => stillLive('inputTranscription') && this.#onUserText(text),
+      outputTranscription: (text) => stillLive('outputTranscription') && this.#onModelText(text),
+      interrupted: () => stillLive('interrupted') && this.#onInterrupted(),
+      generationComplete: () => stillLive('generationComplete') && this.#onGenerationComplete(),
+      turnComplete: () => stillLive('turnComplete') && this.#onTurnComplete(),
+      toolCall: (calls) => stillLive('toolCall') && this.#onToolCall(conn, calls),
+      toolCallCancellation: (ids) =>
+        stillLive('toolCallCancellation') && this.#runner.onCancellation(ids),
+      goAway: (ms) => stillLive('goAway') && link.onGoAway(ms),
+      resumptionUpdate: (h, r) => stillLive('resumptionUpdate') && link.onResumption(h, r),
       usage: () => undefined,
       closed: (info) => link.onClosed(conn, info),
     }
@@ -306,7 +308,7 @@ export class VoiceSession {
 
   #onAudio(pcm: Uint8Array): void {
     this.#afterBargeIn = false
-    this.#sign('model_output')
+    this.#noteTurnActivity('model_output')
     if (this.#suppressReply) return
     this.#transcript.modelOutput()
     this.#timers.activity()
@@ -315,7 +317,7 @@ export class VoiceSession {
   }
 
   #onUserText(text: string): void {
-    if (text.trim() !== '') this.#sign('user_speech')
+    if (text.trim() !== '') this.#noteTurnActivity('user_speech')
     this.#timers.activity()
     this.#transcript.userText(text)
   }
@@ -325,12 +327,13 @@ export class VoiceSession {
       this.#log.debug({ chars: text.length }, 'voice late transcription of a cut reply dropped')
       return
     }
-    if (text.trim() !== '') this.#sign('model_output')
+    if (text.trim() !== '') this.#noteTurnActivity('model_output')
     this.#timers.activity()
     this.#transcript.modelText(text)
   }
 
-  #sign(kind: 'user_speech' | 'model_output'): void {
+  /** User speech or model output was seen: it may open a turn (the turn counter decides). */
+  #noteTurnActivity(kind: 'user_speech' | 'model_output'): void {
     const started = this.#turns.signal(kind)
     if (started !== undefined) this.#log.debug({ turn: started, by: kind }, 'voice turn started')
   }
@@ -370,7 +373,7 @@ export class VoiceSession {
   }
 
   #onToolCall(conn: Connection, calls: readonly LiveToolCall[]): void {
-    this.#sign('model_output')
+    this.#noteTurnActivity('model_output')
     this.#timers.activity()
     this.#runner.onToolCall(conn, calls)
   }

@@ -50,9 +50,9 @@ export class EmbeddedBroker {
   #port = 0
   #wsPort = 0
 
-  constructor(o: EmbeddedBrokerOptions) {
-    this.#o = o
-    this.#log = o.logger.child({ component: 'embedded-broker' })
+  constructor(options: EmbeddedBrokerOptions) {
+    this.#o = options
+    this.#log = options.logger.child({ component: 'embedded-broker' })
   }
 
   get port(): number {

@@ -28,20 +28,20 @@ export interface AlsaSpeakerOptions {
  * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 500 ms lead
  * every 50 ms. A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
  */
-export function createAlsaSpeaker(o: AlsaSpeakerOptions): {
+export function createAlsaSpeaker(options: AlsaSpeakerOptions): {
   speaker: PacedSpeaker
   device: AplayDevice
 } {
-  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
-  const device = new AplayDevice({ ...o, sampleRateHz })
+  const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
+  const device = new AplayDevice({ ...options, sampleRateHz })
   const speaker = new PacedSpeaker({
     device,
     sampleRateHz,
-    clock: o.clock,
-    leadMs: o.leadMs,
-    tickMs: o.tickMs,
-    stallMs: o.stallMs,
-    logger: o.logger,
+    clock: options.clock,
+    leadMs: options.leadMs,
+    tickMs: options.tickMs,
+    stallMs: options.stallMs,
+    logger: options.logger,
   })
   return { speaker, device }
 }

@@ -46,34 +46,35 @@ export class AplayDevice implements SpeakerDevice {
   readonly #periodBytes: number
   readonly #padding: Uint8Array
 
-  constructor(o: AplayDeviceOptions) {
-    checkPcmName(o.device, 'playback')
-    const bytesPerUs = (o.sampleRateHz * 2) / 1_000_000
-    const periodUs = o.periodTimeUs ?? DEFAULT_PERIOD_TIME_US
+  constructor(options: AplayDeviceOptions) {
+    checkPcmName(options.device, 'playback')
+    const bytesPerUs = (options.sampleRateHz * 2) / 1_000_000
+    const periodUs = options.periodTimeUs ?? DEFAULT_PERIOD_TIME_US
     this.#periodBytes = Math.round(periodUs * bytesPerUs) & ~1
     // Up to one period to complete a partial one, then the padding that carries it out.
     this.#padding = new Uint8Array(
-      this.#periodBytes + (Math.round((o.endPaddingUs ?? periodUs) * bytesPerUs) & ~1),
+      this.#periodBytes + (Math.round((options.endPaddingUs ?? periodUs) * bytesPerUs) & ~1),
     )
     this.#child = new SupervisedChild({
-      command: o.command ?? 'aplay',
+      command: options.command ?? 'aplay',
       args: [
-        ...pcmArgs(o.device, o.sampleRateHz),
-        `--buffer-time=${o.bufferTimeUs ?? DEFAULT_BUFFER_TIME_US}`,
+        ...pcmArgs(options.device, options.sampleRateHz),
+        `--buffer-time=${options.bufferTimeUs ?? DEFAULT_BUFFER_TIME_US}`,
         `--period-time=${periodUs}`,
         // Start on the first period, not (aplay's default) a full buffer: the lead never fills it.
         `--start-delay=${periodUs}`,
         '-',
       ],
-      env: o.env,
-      clock: o.clock,
-      logger: o.logger,
-      backoff: new Backoff(o.backoff ?? DEVICE_BACKOFF),
+      env: options.env,
+      clock: options.clock,
+      logger: options.logger,
+      backoff: new Backoff(options.backoff ?? DEVICE_BACKOFF),
       stdin: 'pipe',
       // Killed, not asked: what it still holds must not sound (see silence()).
       killSignal: 'SIGKILL',
-      describeExit: (exit, stderr) => childExitError('aplay', 'playback', o.device, exit, stderr),
-      onFailure: (error) => o.onError?.(error),
+      describeExit: (exit, stderr) =>
+        childExitError('aplay', 'playback', options.device, exit, stderr),
+      onFailure: (error) => options.onError?.(error),
       onSpawn: () => {
         this.#sinceSpawn = 0
       },

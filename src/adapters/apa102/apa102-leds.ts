@@ -26,15 +26,18 @@ export class Apa102Leds implements RgbLeds {
   #writing: Promise<void> | undefined
   #failed = false
 
-  private constructor(o: Apa102Options, bus: SpiBus) {
-    this.#o = o
+  private constructor(options: Apa102Options, bus: SpiBus) {
+    this.#o = options
     this.#bus = bus
   }
 
-  static async open(o: Apa102Options): Promise<Apa102Leds> {
+  static async open(options: Apa102Options): Promise<Apa102Leds> {
     // Validates count and brightness before the device is touched.
-    apa102Frame(o.count, undefined, o.brightness)
-    const leds = new Apa102Leds(o, await openSpiBus({ device: o.device, speedHz: o.speedHz }))
+    apa102Frame(options.count, undefined, options.brightness)
+    const leds = new Apa102Leds(
+      options,
+      await openSpiBus({ device: options.device, speedHz: options.speedHz }),
+    )
     leds.show(undefined)
     return leds
   }

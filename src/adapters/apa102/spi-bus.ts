@@ -19,32 +19,35 @@ export interface SpiBusOptions {
  * on a Pi, far beyond what an APA102 follows. A FIFO or regular file gets plain writes: that is
  * the stand-in a test reads the frames from.
  */
-export async function openSpiBus(o: SpiBusOptions): Promise<SpiBus> {
+export async function openSpiBus(options: SpiBusOptions): Promise<SpiBus> {
   let kind: 'char' | 'file'
   try {
-    const s = await stat(o.device)
+    const s = await stat(options.device)
     kind = s.isCharacterDevice() ? 'char' : 'file'
   } catch {
     throw new Error(
-      `${o.device} does not exist: enable SPI (dtparam=spi=on in /boot/firmware/config.txt, or raspi-config → Interface Options → SPI) and reboot`,
+      `${options.device} does not exist: enable SPI (dtparam=spi=on in /boot/firmware/config.txt, or raspi-config → Interface Options → SPI) and reboot`,
     )
   }
-  if (kind === 'file') return fileBus(await open(o.device, 'a'))
-  const m = /\/spidev(\d+)\.(\d+)$/.exec(o.device)
+  if (kind === 'file') return fileBus(await open(options.device, 'a'))
+  const m = /\/spidev(\d+)\.(\d+)$/.exec(options.device)
   if (!m) {
-    throw new Error(`${o.device}: expected /dev/spidev<bus>.<device>`)
+    throw new Error(`${options.device}: expected /dev/spidev<bus>.<device>`)
   }
   const spi = await loadSpiDevice()
   const device = await new Promise<SpiDevice>((resolve, reject) => {
-    const d = spi.open(Number(m[1]), Number(m[2]), { mode: 0, maxSpeedHz: o.speedHz }, (err) =>
-      err ? reject(err) : resolve(d),
+    const d = spi.open(
+      Number(m[1]),
+      Number(m[2]),
+      { mode: 0, maxSpeedHz: options.speedHz },
+      (err) => (err ? reject(err) : resolve(d)),
     )
   })
   return {
     write: (bytes) =>
       new Promise((resolve, reject) =>
         device.transfer(
-          [{ sendBuffer: bytes, byteLength: bytes.length, speedHz: o.speedHz }],
+          [{ sendBuffer: bytes, byteLength: bytes.length, speedHz: options.speedHz }],
           (err) => (err ? reject(err) : resolve()),
         ),
       ),

@@ -46,7 +46,7 @@ export class GuardedSocket implements SdkSocket {
   readonly #log: Logger
   readonly #apiKey: string
 
-  constructor(o: {
+  constructor(options: {
     url: string
     headers: Record<string, string>
     sdk: SdkSocketCallbacks
@@ -54,12 +54,12 @@ export class GuardedSocket implements SdkSocket {
     logger: Logger
     apiKey: string
   }) {
-    this.#url = o.url
-    this.#headers = o.headers
-    this.#sdk = o.sdk
-    this.#hooks = o.hooks
-    this.#log = o.logger
-    this.#apiKey = o.apiKey
+    this.#url = options.url
+    this.#headers = options.headers
+    this.#sdk = options.sdk
+    this.#hooks = options.hooks
+    this.#log = options.logger
+    this.#apiKey = options.apiKey
   }
 
   get isOpen(): boolean {

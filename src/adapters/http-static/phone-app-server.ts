@@ -53,9 +53,9 @@ const GZIP_MIN_BYTES = 512
  * that leaves the app's folder (`..`, an encoded `%2e%2e`, a symlink out) is a 404 like any
  * missing file.
  */
-export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<PhoneAppServer> {
-  const log = o.logger
-  const root = realRoot(o.root)
+export async function startPhoneAppServer(options: PhoneAppServerOptions): Promise<PhoneAppServer> {
+  const log = options.logger
+  const root = realRoot(options.root)
   const cache = new Map<string, Cached>()
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res).catch((err: unknown) => {
@@ -80,7 +80,7 @@ export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<Pho
     }
     if (path === '/config.json') {
       res.setHeader('Cache-Control', 'no-store')
-      const body = JSON.stringify(o.config(hostnameOf(req.headers.host)))
+      const body = JSON.stringify(options.config(hostnameOf(req.headers.host)))
       send(res, req, 200, 'application/json; charset=utf-8', body)
       return
     }
@@ -161,22 +161,25 @@ export async function startPhoneAppServer(o: PhoneAppServerOptions): Promise<Pho
     }
   }
 
-  const server = o.tls
-    ? createHttps({ cert: o.tls.cert, key: o.tls.key }, handler)
+  const server = options.tls
+    ? createHttps({ cert: options.tls.cert, key: options.tls.key }, handler)
     : createHttp(handler)
   await new Promise<void>((ok, fail) => {
     server.once('error', fail)
-    server.listen(o.port, o.host, () => {
+    server.listen(options.port, options.host, () => {
       server.off('error', fail)
       ok()
     })
   })
   server.on('error', (err) => log.error({ err: errorText(err) }, 'phone app server error'))
   const port = (server.address() as AddressInfo).port
-  const scheme = o.tls ? 'https' : 'http'
-  const shown = !o.host || o.host === '::' || o.host === '0.0.0.0' ? '127.0.0.1' : o.host
+  const scheme = options.tls ? 'https' : 'http'
+  const shown =
+    !options.host || options.host === '::' || options.host === '0.0.0.0'
+      ? '127.0.0.1'
+      : options.host
   const url = `${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${port}/`
-  log.info({ port, scheme, root: root ?? o.root }, 'phone app served')
+  log.info({ port, scheme, root: root ?? options.root }, 'phone app served')
   return {
     port,
     url,

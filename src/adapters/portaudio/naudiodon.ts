@@ -33,7 +33,7 @@ export interface NaudiodonStream {
 export interface Naudiodon {
   readonly SampleFormat16Bit: number
   getDevices(): NaudiodonDevice[]
-  AudioIO: new (o: {
+  AudioIO: new (options: {
     inOptions?: NaudiodonStreamOptions
     outOptions?: NaudiodonStreamOptions
   }) => NaudiodonStream

@@ -29,12 +29,12 @@ export class PortAudioDevice implements SpeakerDevice {
   readonly #periodBytes: number
   readonly #padding: Uint8Array
 
-  constructor(o: PortAudioDeviceOptions) {
-    this.#o = o
-    this.#periodBytes = (o.framesPerBuffer ?? Math.round(o.sampleRateHz / 100)) * 2
+  constructor(options: PortAudioDeviceOptions) {
+    this.#o = options
+    this.#periodBytes = (options.framesPerBuffer ?? Math.round(options.sampleRateHz / 100)) * 2
     this.#padding = new Uint8Array(this.#periodBytes * 4)
     const pa = loadNaudiodon()
-    this.#deviceId = resolvePortAudioDevice(pa, o.device, 'playback').id
+    this.#deviceId = resolvePortAudioDevice(pa, options.device, 'playback').id
     this.#stream = this.#open()
   }
 

@@ -13,7 +13,7 @@ export const PORTAUDIO_LEAD_MS = 60
 export const PORTAUDIO_TICK_MS = 20
 
 /** The speaker on PortAudio: the same paced buffer, in front of a naudiodon stream. */
-export function createPortAudioSpeaker(o: {
+export function createPortAudioSpeaker(options: {
   device: string
   clock: Clock
   logger: Logger
@@ -23,17 +23,17 @@ export function createPortAudioSpeaker(o: {
   stallMs?: number
   onError?: (error: NocturnError) => void
 }): { speaker: PacedSpeaker; device: PortAudioDevice } {
-  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
-  const device = new PortAudioDevice({ ...o, sampleRateHz })
+  const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
+  const device = new PortAudioDevice({ ...options, sampleRateHz })
   return {
     speaker: new PacedSpeaker({
       device,
       sampleRateHz,
-      clock: o.clock,
-      leadMs: o.leadMs ?? PORTAUDIO_LEAD_MS,
-      tickMs: o.tickMs ?? PORTAUDIO_TICK_MS,
-      stallMs: o.stallMs,
-      logger: o.logger,
+      clock: options.clock,
+      leadMs: options.leadMs ?? PORTAUDIO_LEAD_MS,
+      tickMs: options.tickMs ?? PORTAUDIO_TICK_MS,
+      stallMs: options.stallMs,
+      logger: options.logger,
     }),
     device,
   }

@@ -11,20 +11,20 @@ export const WAV_LEAD_MS = 20
 export const WAV_TICK_MS = 5
 
 /** The speaker into a WAV file, through the same paced buffer as every other backend. */
-export function createWavSpeaker(o: {
+export function createWavSpeaker(options: {
   path: string
   clock: Clock
   sampleRateHz?: number
   leadMs?: number
 }): { speaker: PacedSpeaker; device: WavFileDevice } {
-  const sampleRateHz = o.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
-  const device = new WavFileDevice(o.path, sampleRateHz)
+  const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
+  const device = new WavFileDevice(options.path, sampleRateHz)
   return {
     speaker: new PacedSpeaker({
       device,
       sampleRateHz,
-      clock: o.clock,
-      leadMs: o.leadMs ?? WAV_LEAD_MS,
+      clock: options.clock,
+      leadMs: options.leadMs ?? WAV_LEAD_MS,
       tickMs: WAV_TICK_MS,
     }),
     device,

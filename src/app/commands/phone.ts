@@ -134,14 +134,14 @@ async function conversations(
   verb: ConversationVerb,
   rest: string[],
   io: Io,
-  o: { limit: number | undefined; signal: AbortSignal | undefined },
+  options: { limit: number | undefined; signal: AbortSignal | undefined },
 ): Promise<number> {
   const client = new PhoneConversations(opts)
   try {
     await withTimeout(client.start(), 10_000, 'cannot reach the broker')
     return await conversationVerb(client, verb, rest, io, {
-      ...(o.limit !== undefined && { limit: o.limit }),
-      ...(o.signal !== undefined && { signal: o.signal }),
+      ...(options.limit !== undefined && { limit: options.limit }),
+      ...(options.signal !== undefined && { signal: options.signal }),
     })
   } catch (err) {
     io.err.write(`nocturn phone: ${errorText(err)}\n`)

@@ -175,7 +175,7 @@ function policyTable(config: Config): PolicyTable {
   return { ...table, ...config.tools.policies }
 }
 
-function resolveSecret(o: {
+function resolveSecret(options: {
   env: NodeJS.ProcessEnv
   envName: string
   credential: string
@@ -184,23 +184,27 @@ function resolveSecret(o: {
   fileKey: string
   problems: string[]
 }): { value: string | undefined; source: SecretSource } {
-  const direct = o.env[o.envName]
+  const direct = options.env[options.envName]
   if (direct) return { value: direct, source: 'environment' }
-  const envFile = o.env[`${o.envName}_FILE`]
+  const envFile = options.env[`${options.envName}_FILE`]
   if (envFile) {
     return {
-      value: readSecret(envFile, `${o.envName}_FILE`, o.problems),
+      value: readSecret(envFile, `${options.envName}_FILE`, options.problems),
       source: 'environment file',
     }
   }
-  const credDir = o.env.CREDENTIALS_DIRECTORY
+  const credDir = options.env.CREDENTIALS_DIRECTORY
   if (credDir) {
-    const p = join(credDir, o.credential)
+    const p = join(credDir, options.credential)
     const v = tryRead(p)
     if (v !== undefined) return { value: v, source: 'credential' }
   }
-  if (o.value) return { value: o.value, source: 'config' }
-  if (o.file) return { value: readSecret(o.file, o.fileKey, o.problems), source: 'config file' }
+  if (options.value) return { value: options.value, source: 'config' }
+  if (options.file)
+    return {
+      value: readSecret(options.file, options.fileKey, options.problems),
+      source: 'config file',
+    }
   return { value: undefined, source: 'none' }
 }
 

@@ -227,18 +227,18 @@ export class FakeLiveServer {
   readonly #waiters = new Set<() => void>()
   #port = 0
 
-  private constructor(o: FakeLiveServerOptions) {
-    this.#o = o
-    this.#models = o.models ?? DEFAULT_MODELS
-    this.#generate = [...(o.generate ?? [])]
-    this.#log = (o.logger ?? silentLogger).child({ component: 'fake-live-server' })
+  private constructor(options: FakeLiveServerOptions) {
+    this.#o = options
+    this.#models = options.models ?? DEFAULT_MODELS
+    this.#generate = [...(options.generate ?? [])]
+    this.#log = (options.logger ?? silentLogger).child({ component: 'fake-live-server' })
     this.#wss = new WebSocketServer({ noServer: true })
     this.#http = createServer((req, res) => {
       handleRest(req, res, {
         models: this.#models,
         generate: this.#generate,
         requests: this.rest,
-        apiKey: o.apiKey,
+        apiKey: options.apiKey,
       }).catch((err: unknown) => {
         this.errors.push(`rest: ${errorText(err)}`)
         res.destroy()
@@ -247,11 +247,11 @@ export class FakeLiveServer {
     this.#http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head))
   }
 
-  static async start(o: FakeLiveServerOptions = {}): Promise<FakeLiveServer> {
-    const s = new FakeLiveServer(o)
+  static async start(options: FakeLiveServerOptions = {}): Promise<FakeLiveServer> {
+    const s = new FakeLiveServer(options)
     await new Promise<void>((resolve, reject) => {
       s.#http.once('error', reject)
-      s.#http.listen(o.port ?? 0, '127.0.0.1', () => resolve())
+      s.#http.listen(options.port ?? 0, '127.0.0.1', () => resolve())
     })
     s.#port = (s.#http.address() as AddressInfo).port
     return s
