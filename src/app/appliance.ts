@@ -350,6 +350,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       driver,
       live: liveConversations,
       logger: log.child({ component: 'listen' }),
+      clock,
       ...(o.onSessionEnd && { onSessionEnd: o.onSessionEnd }),
     })
 

@@ -54,6 +54,7 @@ describe.skipIf(skip)('an unplugged microphone', () => {
       },
       live: new LiveConversations(),
       logger: log,
+      clock,
     })
     await loop.start()
     for (let ms = 0; ms < 60_000; ms += 250) {
