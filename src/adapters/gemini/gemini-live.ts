@@ -54,7 +54,7 @@ export class GeminiLive implements LiveLLM {
     }
   }
 
-  open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
+  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
     const n = ++this.#connections
     const log = this.#log.child({ conn: n })
     const caps = this.modelCapabilities
@@ -66,7 +66,7 @@ export class GeminiLive implements LiveLLM {
       capabilities: caps,
       nonBlocking,
     })
-    const ai = createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
+    const ai = await createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
     const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
     log.info(
       { resume: setup.resumeHandle !== undefined, tools: setup.tools.length, nonBlocking },
