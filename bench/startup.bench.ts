@@ -2,11 +2,12 @@
 //
 // (a) floor: a fresh `node` that imports ws, mqtt, @google/genai, better-sqlite3 and pino, then
 //     prints a line — spawn → that line, on this process's clock (process.hrtime via performance.now);
-// (b) `node dist/app/cli.js run --config …` — spawn → its structured `nocturn running` log line
-//     (written once the session loop listens for speech), same clock;
+// (b) `node dist/app/cli.js run --config …` with the NODE_OPTIONS of systemd/nocturn.service —
+//     spawn → its structured `nocturn running` log line (the session loop listens), same clock;
 // (c) RSS: VmRSS from /proc/<pid>/status of each process after it has idled — a short idle after
-//     every start (NOCTURN_BENCH_SHORT_IDLE_S, default 5 s) and one long idle of both at the end
-//     (NOCTURN_BENCH_IDLE_S, default 120 s, the issue's 2 minutes).
+//     every start (NOCTURN_BENCH_SHORT_IDLE_S, default 5 s) and one long idle at the end
+//     (NOCTURN_BENCH_IDLE_S, default 120 s, the issue's 2 minutes) of the floor, the appliance, and
+//     the appliance without the unit's NODE_OPTIONS, side by side.
 //
 // (a) and (b) alternate, NOCTURN_BENCH_RUNS times each (default 10), after one unmeasured warm-up of
 // each (file cache). The appliance runs offline the way a household runs it: the compiled CLI, a
@@ -151,35 +152,46 @@ if (noPulse === undefined) {
     outputWav: join(work, 'speaker.wav'),
   }
 }
-const config = join(work, 'config.json')
-writeFileSync(
-  config,
-  JSON.stringify({
-    provider: {
-      model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-      textModel: 'gemini-3.5-flash',
-      baseUrl: server.baseUrl,
-    },
-    audio,
-    panel: { backend: 'none' },
-    mqtt: { url: broker.url, deviceId: 'kitchen' },
-    phoneApp: { enabled: true, port: 0 },
-    phonesDir: join(work, 'phones'),
-    store: { path: join(work, 'nocturn.db') },
-  }),
-)
+/** One appliance's config; two run side by side in the long idle, so each has its own device id. */
+function writeConfig(name: string): string {
+  const path = join(work, `${name}.json`)
+  writeFileSync(
+    path,
+    JSON.stringify({
+      provider: {
+        model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+        textModel: 'gemini-3.5-flash',
+        baseUrl: server.baseUrl,
+      },
+      audio,
+      panel: { backend: 'none' },
+      mqtt: { url: broker.url, deviceId: name },
+      phoneApp: { enabled: true, port: 0 },
+      phonesDir: join(work, 'phones'),
+      store: { path: join(work, `${name}.db`) },
+    }),
+  )
+  return path
+}
+const config = writeConfig('kitchen')
+// The Node options the systemd unit runs the appliance with: what is measured is what is installed.
+const unitNodeOptions =
+  /^Environment=NODE_OPTIONS=(.*)$/m.exec(
+    readFileSync(join(ROOT, 'systemd/nocturn.service'), 'utf8'),
+  )?.[1] ?? ''
 const applianceEnv: NodeJS.ProcessEnv = {
   ...process.env,
   ...pulse?.env,
   GEMINI_API_KEY: 'bench-key-not-for-logs',
   NOCTURN_LOG_LEVEL: 'info',
+  NODE_OPTIONS: unitNodeOptions,
 }
 const floorSource = `${FLOOR_IMPORTS.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 
 const floor = () =>
   startUntil(['--input-type=module', '-e', floorSource], process.env, (l) => l === FLOOR_MARK)
-const appliance = () =>
-  startUntil(['dist/app/cli.js', 'run', '--config', config], applianceEnv, (l) => {
+const appliance = (path = config, env = applianceEnv) =>
+  startUntil(['dist/app/cli.js', 'run', '--config', path], env, (l) => {
     if (!l.startsWith('{')) return false
     try {
       return (JSON.parse(l) as { msg?: string }).msg === 'nocturn running'
@@ -199,23 +211,29 @@ async function sample(start: () => Promise<Started>, idleMs: number) {
 
 out(machineLine())
 out(`load average (1/5/15 min) at start: ${uptime()}`)
+out(`nocturn run's NODE_OPTIONS (from systemd/nocturn.service): ${unitNodeOptions || 'none'}`)
 out(`audio: ${pulse ? 'ALSA on a paced PulseAudio null sink' : `WAV silence (${noPulse})`}`)
 const loads = [uptime()]
 try {
   await sample(floor, 0)
-  await sample(appliance, 0)
+  await sample(() => appliance(), 0)
   const fl: { ms: number; rss: number }[] = []
   const ap: { ms: number; rss: number }[] = []
   for (let i = 0; i < RUNS; i++) {
     fl.push(await sample(floor, SHORT_IDLE_MS))
-    ap.push(await sample(appliance, SHORT_IDLE_MS))
+    ap.push(await sample(() => appliance(), SHORT_IDLE_MS))
     out(
       `  run ${i + 1}: floor ${f0(fl.at(-1)?.ms ?? 0)} ms ${f1(fl.at(-1)?.rss ?? 0)} MB · nocturn run ${f0(ap.at(-1)?.ms ?? 0)} ms ${f1(ap.at(-1)?.rss ?? 0)} MB`,
     )
   }
   loads.push(uptime())
-  // The long idle: both at once (memory does not depend on the other's CPU), RSS every 10 s.
-  const [lf, la] = await Promise.all([floor(), appliance()])
+  // The long idle: side by side (memory does not depend on the others' CPU), RSS every 10 s; the
+  // third is the appliance without the unit's Node options, to show what they buy.
+  const [lf, la, lb] = await Promise.all([
+    floor(),
+    appliance(),
+    appliance(writeConfig('hall'), { ...applianceEnv, NODE_OPTIONS: '' }),
+  ])
   const trail: string[] = []
   for (let t = 0; t < LONG_IDLE_MS; t += 10_000) {
     await sleep(Math.min(10_000, LONG_IDLE_MS - t))
@@ -223,7 +241,8 @@ try {
   }
   const longFloor = vmRssMb(lf.child.pid as number)
   const longApp = vmRssMb(la.child.pid as number)
-  await Promise.all([stop(lf.child), stop(la.child)])
+  const longBare = vmRssMb(lb.child.pid as number)
+  await Promise.all([stop(lf.child), stop(la.child), stop(lb.child)])
   loads.push(uptime())
 
   const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b)
@@ -274,7 +293,7 @@ try {
   )
   out('')
   out(
-    `Median ratio: ${f2(quantile(apMs, 0.5) / quantile(flMs, 0.5))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB. Appliance RSS every 10 s: ${trail.join(' · ')} MB.`,
+    `Median ratio: ${f2(quantile(apMs, 0.5) / quantile(flMs, 0.5))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, \`nocturn run\` without the unit's NODE_OPTIONS ${f1(longBare)} MB. Appliance RSS every 10 s: ${trail.join(' · ')} MB.`,
   )
   out(
     `Load average (1/5/15 min): start ${loads[0]}, after the starts ${loads[1]}, end ${loads[2]}.`,
