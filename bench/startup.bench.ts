@@ -9,8 +9,9 @@
 //     (NOCTURN_BENCH_IDLE_S, default 120 s, the issue's 2 minutes) of the floor, the appliance, and
 //     the appliance without the unit's NODE_OPTIONS, side by side.
 //
-// (a) and (b) alternate, NOCTURN_BENCH_RUNS times each (default 10), after one unmeasured warm-up of
-// each (file cache). The appliance runs offline the way a household runs it: the compiled CLI, a
+// (a) and (b) alternate, NOCTURN_BENCH_RUNS rounds (default 10), after one unmeasured warm-up of
+// each (file cache), with (b) also without NODE_OPTIONS (what they cost) and, when
+// NOCTURN_BENCH_BEFORE names another built checkout (e.g. the commit before a change), that one. The appliance runs offline the way a household runs it: the compiled CLI, a
 // config file, the embedded broker with a paired phone, the fake Live service as the provider, and
 // ALSA on a paced PulseAudio null sink (bench/audio/paced-device.ts) — or, without PulseAudio, a
 // WAV microphone of silence (said in the output). Needs `npm run build`. Reports; asserts nothing.
@@ -30,6 +31,8 @@ import { machineLine, quantile } from './machine.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const RUNS = Number(process.env.NOCTURN_BENCH_RUNS ?? 10)
+/** Another checkout, built (e.g. the commit before a change): measured too, in the same alternation. */
+const BEFORE = process.env.NOCTURN_BENCH_BEFORE
 const SHORT_IDLE_MS = Number(process.env.NOCTURN_BENCH_SHORT_IDLE_S ?? 5) * 1000
 const LONG_IDLE_MS = Number(process.env.NOCTURN_BENCH_IDLE_S ?? 120) * 1000
 const TIMEOUT_MS = 30_000
@@ -190,8 +193,8 @@ const floorSource = `${FLOOR_IMPORTS.map((m) => `await import(${JSON.stringify(m
 
 const floor = () =>
   startUntil(['--input-type=module', '-e', floorSource], process.env, (l) => l === FLOOR_MARK)
-const appliance = (path = config, env = applianceEnv) =>
-  startUntil(['dist/app/cli.js', 'run', '--config', path], env, (l) => {
+const appliance = (path = config, env = applianceEnv, root = ROOT) =>
+  startUntil([join(root, 'dist/app/cli.js'), 'run', '--config', path], env, (l) => {
     if (!l.startsWith('{')) return false
     try {
       return (JSON.parse(l) as { msg?: string }).msg === 'nocturn running'
@@ -211,28 +214,39 @@ async function sample(start: () => Promise<Started>, idleMs: number) {
 
 out(machineLine())
 out(`load average (1/5/15 min) at start: ${uptime()}`)
+if (BEFORE) out(`before: ${BEFORE} (run without NODE_OPTIONS)`)
 out(`nocturn run's NODE_OPTIONS (from systemd/nocturn.service): ${unitNodeOptions || 'none'}`)
 out(`audio: ${pulse ? 'ALSA on a paced PulseAudio null sink' : `WAV silence (${noPulse})`}`)
 const loads = [uptime()]
 try {
   await sample(floor, 0)
   await sample(() => appliance(), 0)
-  const fl: { ms: number; rss: number }[] = []
-  const ap: { ms: number; rss: number }[] = []
+  // Alternating, one of each per round. The appliance also runs without the unit's NODE_OPTIONS
+  // (what they cost at start), and a checkout before runs as it ran then, without them too.
+  const bare = { ...applianceEnv, NODE_OPTIONS: '' }
+  const variants: { name: string; start: () => Promise<Started> }[] = [
+    { name: `floor: import ${FLOOR_IMPORTS.join(', ')}`, start: floor },
+    { name: '`nocturn run`', start: () => appliance() },
+    { name: '`nocturn run` without NODE_OPTIONS', start: () => appliance(config, bare) },
+    ...(BEFORE ? [{ name: 'before', start: () => appliance(config, bare, BEFORE) }] : []),
+  ]
+  for (const v of variants) await sample(v.start, 0)
+  const runs = variants.map(() => [] as { ms: number; rss: number }[])
   for (let i = 0; i < RUNS; i++) {
-    fl.push(await sample(floor, SHORT_IDLE_MS))
-    ap.push(await sample(() => appliance(), SHORT_IDLE_MS))
-    out(
-      `  run ${i + 1}: floor ${f0(fl.at(-1)?.ms ?? 0)} ms ${f1(fl.at(-1)?.rss ?? 0)} MB · nocturn run ${f0(ap.at(-1)?.ms ?? 0)} ms ${f1(ap.at(-1)?.rss ?? 0)} MB`,
-    )
+    const line: string[] = []
+    for (const [k, v] of variants.entries()) {
+      const r = await sample(v.start, SHORT_IDLE_MS)
+      runs[k]?.push(r)
+      line.push(`${f0(r.ms)} ms ${f1(r.rss)} MB`)
+    }
+    out(`  round ${i + 1}: ${line.join(' · ')}`)
   }
   loads.push(uptime())
-  // The long idle: side by side (memory does not depend on the others' CPU), RSS every 10 s; the
-  // third is the appliance without the unit's Node options, to show what they buy.
+  // The long idle: side by side (memory does not depend on the others' CPU), RSS every 10 s.
   const [lf, la, lb] = await Promise.all([
     floor(),
     appliance(),
-    appliance(writeConfig('hall'), { ...applianceEnv, NODE_OPTIONS: '' }),
+    appliance(writeConfig('hall'), bare),
   ])
   const trail: string[] = []
   for (let t = 0; t < LONG_IDLE_MS; t += 10_000) {
@@ -250,50 +264,41 @@ try {
     const s = sorted(xs)
     return `| ${name} | ${digits(quantile(s, 0.5))} ${unit} | ${digits(quantile(s, 0.25))}–${digits(quantile(s, 0.75))} | ${digits(s[0] ?? Number.NaN)}–${digits(s.at(-1) ?? Number.NaN)} |`
   }
-  const flMs = sorted(fl.map((x) => x.ms))
-  const apMs = sorted(ap.map((x) => x.ms))
-  const ratios = sorted(ap.map((x, i) => x.ms / (fl[i]?.ms ?? Number.NaN)))
+  const fl = runs[0] ?? []
   out('')
-  out(`${RUNS} alternating runs each; RSS after ${SHORT_IDLE_MS / 1000} s idle:`)
+  out(`${RUNS} alternating rounds; RSS after ${SHORT_IDLE_MS / 1000} s idle:`)
   out('')
   out('| measure | median | p25–p75 | min–max |')
   out('|---|---|---|---|')
-  out(
-    row(
-      `floor: import ${FLOOR_IMPORTS.join(', ')}`,
-      fl.map((x) => x.ms),
-      'ms',
-      f0,
-    ),
-  )
-  out(
-    row(
-      '`nocturn run`: spawn → `nocturn running`',
-      ap.map((x) => x.ms),
-      'ms',
-      f0,
-    ),
-  )
-  out(row('run ÷ floor, pairwise', ratios, '×', f2))
-  out(
-    row(
-      `floor RSS, ${SHORT_IDLE_MS / 1000} s idle`,
-      fl.map((x) => x.rss),
-      'MB',
-      f1,
-    ),
-  )
-  out(
-    row(
-      `\`nocturn run\` RSS, ${SHORT_IDLE_MS / 1000} s idle`,
-      ap.map((x) => x.rss),
-      'MB',
-      f1,
-    ),
-  )
+  for (const [k, v] of variants.entries()) {
+    const xs = runs[k] ?? []
+    out(
+      row(
+        `${v.name}: spawn → ready`,
+        xs.map((x) => x.ms),
+        'ms',
+        f0,
+      ),
+    )
+    if (k > 0) {
+      const ratio = xs.map((x, i) => x.ms / (fl[i]?.ms ?? Number.NaN))
+      out(row(`${v.name} ÷ floor, pairwise`, ratio, '×', f2))
+    }
+  }
+  for (const [k, v] of variants.entries()) {
+    out(
+      row(
+        `${v.name}: RSS`,
+        (runs[k] ?? []).map((x) => x.rss),
+        'MB',
+        f1,
+      ),
+    )
+  }
   out('')
+  const median = (k: number) => quantile(sorted((runs[k] ?? []).map((x) => x.ms)), 0.5)
   out(
-    `Median ratio: ${f2(quantile(apMs, 0.5) / quantile(flMs, 0.5))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, \`nocturn run\` without the unit's NODE_OPTIONS ${f1(longBare)} MB. Appliance RSS every 10 s: ${trail.join(' · ')} MB.`,
+    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, \`nocturn run\` without NODE_OPTIONS ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
   )
   out(
     `Load average (1/5/15 min): start ${loads[0]}, after the starts ${loads[1]}, end ${loads[2]}.`,
