@@ -25,11 +25,10 @@ export type GenAI = GoogleGenAI
  * rewrites every non-`http:` scheme to `wss://`, so a `ws://` base would fail TLS and leave
  * `connect()` waiting forever.
  *
- * The SDK is imported here, on first use, not when the appliance starts (it is a third of the
- * start-up time, docs/gemini.md). And it is the SDK's `web` entry: the same client, REST
- * (global `fetch`) and Live code as the Node entry, minus the Node entry's eager
- * google-auth-library, which it loads and instantiates even for an API key that never uses it.
- * The web entry never reads the environment; Live runs over our own transport either way.
+ * The SDK is imported here, on first use, not when the appliance starts (docs/gemini.md, "Loading
+ * the SDK"), and from its `web` entry: the same client, REST (global `fetch`) and Live code as the
+ * Node entry, without the Node entry's google-auth-library, which it loads and instantiates even
+ * for an API key. The web entry never reads the environment; Live runs over our transport anyway.
  */
 export async function createClient(o: ClientOptions): Promise<GenAI> {
   const { GoogleGenAI: WebGenAI } = await import('@google/genai/web')
