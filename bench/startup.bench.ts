@@ -227,7 +227,9 @@ try {
   const variants: { name: string; start: () => Promise<Started> }[] = [
     { name: `floor: import ${FLOOR_IMPORTS.join(', ')}`, start: floor },
     { name: '`nocturn run`', start: () => appliance() },
-    { name: '`nocturn run` without NODE_OPTIONS', start: () => appliance(config, bare) },
+    ...(unitNodeOptions
+      ? [{ name: '`nocturn run` without NODE_OPTIONS', start: () => appliance(config, bare) }]
+      : []),
     ...(BEFORE ? [{ name: 'before', start: () => appliance(config, bare, BEFORE) }] : []),
   ]
   for (const v of variants) await sample(v.start, 0)
@@ -298,7 +300,7 @@ try {
   out('')
   const median = (k: number) => quantile(sorted((runs[k] ?? []).map((x) => x.ms)), 0.5)
   out(
-    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, \`nocturn run\` without NODE_OPTIONS ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
+    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, ${unitNodeOptions ? '`nocturn run` without NODE_OPTIONS' : 'a second `nocturn run`'} ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
   )
   out(
     `Load average (1/5/15 min): start ${loads[0]}, after the starts ${loads[1]}, end ${loads[2]}.`,
