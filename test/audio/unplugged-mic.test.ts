@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
-import { SessionLoop } from '../../src/app/session-loop.js'
+import { SessionLoop } from '../../src/voice/session-loop.js'
 import { CaptureWatchdog } from '../../src/audio/capture-watchdog.js'
 import { MicRouter } from '../../src/audio/mic-router.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'

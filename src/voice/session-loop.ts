@@ -3,7 +3,7 @@ import type { LiveConversations } from '../conversations/live-conversations.js'
 import { Backoff, type BackoffPolicy } from '../core/backoff.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
-import type { SessionSummary } from '../voice/voice-session.js'
+import type { SessionSummary } from './voice-session.js'
 
 /** What the loop needs of the local speech detector. */
 export interface OnsetDetector {
