@@ -11,19 +11,18 @@
 // BENCH_ONLY=gaps|drops|cpu runs one part. Needs pulseaudio, pulseaudio-utils, libasound2-plugins
 // and alsa-utils (Debian); naudiodon is measured when it is installed.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { fileURLToPath } from 'node:url'
 import { createAlsaSpeaker } from '../src/adapters/alsa/alsa-speaker.js'
 import {
   DEFAULT_BUFFER_TIME_US,
   DEFAULT_PERIOD_TIME_US,
 } from '../src/adapters/alsa/aplay-device.js'
-import { ArecordMic } from '../src/adapters/alsa/arecord-mic.js'
 import { realClock } from '../src/adapters/clock/real-clock.js'
 import { DEFAULT_LEAD_MS, DEFAULT_TICK_MS } from '../src/audio/paced-speaker.js'
-import { WebRtcVad } from '../src/audio/webrtc-vad.js'
 import { silentLogger } from '../src/core/logger.js'
 import type { AudioOut } from '../src/ports/audio.js'
 import { counterReply, countGaps, firstIndexFrom } from './audio/counter.js'
@@ -32,6 +31,7 @@ import { pacedDeviceAvailable, startPacedDevice } from './audio/paced-device.js'
 import { machineLine, quantile } from './machine.js'
 
 const RATE = 24_000
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const PLAY_S = Number(process.env.BENCH_PLAY_S ?? 300)
 const DROPS = Number(process.env.BENCH_DROPS ?? 30)
 const PA_LEAD = process.env.BENCH_PA_LEAD_MS ? Number(process.env.BENCH_PA_LEAD_MS) : undefined
@@ -356,31 +356,48 @@ try {
     const pulseBefore = () => cpuMsOf(pulse.serverPid)
     const rows: Record<string, Record<string, number>> = {}
 
-    // Nocturn: arecord (frames of 20 ms) → WebRTC VAD per frame; replies → paced speaker → aplay.
+    // Nocturn: arecord (frames of 20 ms) → WebRTC VAD per frame; a reply → paced speaker → aplay,
+    // in a process of its own on the compiled code (bench/audio/path-child.mjs).
     {
-      const vad = await WebRtcVad.create({ sampleRateHz: 16_000, frameMs: 20, mode: 3 })
-      const mic = new ArecordMic({ device: 'mon_s_naive', clock, logger: silentLogger, env })
-      const { speaker, device } = alsaSpeaker('play_s_paced')
-      let speech = 0
-      await mic.start({ frame: (f) => (vad.isSpeech(f) ? speech++ : 0), error: () => {} })
-      await sleep(2000)
-      const before = process.cpuUsage()
-      const kids = [mic.pid, device.pid]
-      const kidsBefore = kids.map(cpuMsOf)
+      const hasDist = existsSync(join(ROOT, 'dist/adapters/alsa/alsa-speaker.js'))
+      if (!hasDist)
+        console.log('dist/ missing (npm run build): the path runs the sources under tsx')
+      const child = spawn(
+        process.execPath,
+        [...(hasDist ? [] : ['--import', 'tsx']), join(ROOT, 'bench/audio/path-child.mjs')],
+        {
+          cwd: ROOT,
+          stdio: ['pipe', 'pipe', 'inherit'],
+          env: {
+            ...env,
+            NOCTURN_BENCH_AUDIO: JSON.stringify({
+              base: hasDist ? 'dist' : 'src',
+              capture: 'mon_s_naive',
+              playback: 'play_s_paced',
+              seconds: CPU_S + 5,
+            }),
+          },
+        },
+      )
+      const ready = await new Promise<{ mic: number; aplay: number }>((resolve, reject) => {
+        child.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString())))
+        child.once('exit', (code) => reject(new Error(`audio path child exited (${code})`)))
+      })
+      await sleep(1500)
+      const pids = [child.pid, ready.mic, ready.aplay]
+      const before = pids.map(cpuMsOf)
       const pb = pulseBefore()
       const start = performance.now()
-      for (let at = 0; at < content.byteLength; at += CHUNK * 10)
-        speaker.write(content.subarray(at, at + CHUNK * 10))
       await sleep(CPU_S * 1000)
       const s = (performance.now() - start) / 1000
-      const used = process.cpuUsage(before)
-      const kidMs = kids.map(cpuMsOf).reduce((a, b, i) => a + b - (kidsBefore[i] ?? 0), 0)
+      const used = pids.map((p, i) => cpuMsOf(p) - (before[i] ?? 0))
       const pulseMs = cpuMsOf(pulse.serverPid) - pb
-      await mic.stop()
-      await speaker.close()
-      vad.close()
-      const nodeMs = (used.user + used.system) / 1000
-      rows['Nocturn audio path (node + arecord + aplay)'] = {
+      const gone = new Promise((r) => child.once('exit', r))
+      child.stdin?.end()
+      await gone
+      const nodeMs = used[0] ?? 0
+      const kidMs = (used[1] ?? 0) + (used[2] ?? 0)
+      rows[`Nocturn audio path (node${hasDist ? '' : ' + tsx'} + arecord + aplay)`] = {
         'node ms/s': +(nodeMs / s).toFixed(1),
         'children ms/s': +(kidMs / s).toFixed(1),
         '% of a core': +((nodeMs + kidMs) / s / 10).toFixed(2),
@@ -444,7 +461,7 @@ try {
     }
     console.log(`\nCPU of full-duplex audio over ${CPU_S} s each (16 kHz in, 24 kHz out):`)
     console.table(rows)
-    const path = rows['Nocturn audio path (node + arecord + aplay)']?.['% of a core'] ?? 0
+    const path = Object.values(rows)[0]?.['% of a core'] ?? 0
     const floor = Object.values(rows)[1]?.['% of a core'] ?? Number.NaN
     console.log(`audio path / floor with the same buffers: ${(path / floor).toFixed(2)}×`)
   }

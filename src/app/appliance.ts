@@ -36,6 +36,7 @@ import { homeActionTool } from '../tools/home-actions.js'
 import { TimerService } from '../tools/timer-service.js'
 import { timerTools } from '../tools/timers.js'
 import { TurnLoop } from '../turn/turn-loop.js'
+import { SessionLoop } from '../voice/session-loop.js'
 import { VoiceDriver } from '../voice/voice-driver.js'
 import type { SessionSummary } from '../voice/voice-session.js'
 import { openAudio } from './audio.js'
@@ -43,7 +44,6 @@ import type { LoadedConfig } from './config/load.js'
 import { createPanel } from './panel-factory.js'
 import { startPhoneApp } from './phone-app.js'
 import { PhoneKeyStore } from './phone-keys.js'
-import { SessionLoop } from './session-loop.js'
 import { loadToolModules } from './tool-modules.js'
 
 const DAY_MS = 86_400_000
@@ -350,6 +350,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       driver,
       live: liveConversations,
       logger: log.child({ component: 'listen' }),
+      clock,
       ...(o.onSessionEnd && { onSessionEnd: o.onSessionEnd }),
     })
 

@@ -21,14 +21,14 @@ export interface PacedSpeakerOptions {
 }
 
 /**
- * A 500 ms lead fed every 50 ms: the device always holds 450–500 ms, so a late timer (a busy
- * machine) has over 400 ms before the device runs dry (measured: a 200 ms lead still gapped on a
+ * A 500 ms lead fed every 100 ms: the device always holds 400–500 ms, so a late timer (a busy
+ * machine) has 400 ms before the device runs dry (measured: a 200 ms lead still gapped on a
  * loaded machine, bench/RESULTS.md). A small lead buys nothing where the
  * drop kills the player, which is what removes stale audio (hardware/audio.md). A device that cannot
  * be killed (PortAudio) asks for less, since there the lead is what a drop still plays.
  */
 export const DEFAULT_LEAD_MS = 500
-export const DEFAULT_TICK_MS = 50
+export const DEFAULT_TICK_MS = 100
 export const DEFAULT_STALL_MS = 1000
 
 /**
@@ -63,6 +63,7 @@ export class PacedSpeaker implements AudioOut {
   #progressAt = 0
   #fedTotal = 0
   #fedAtProgress = 0
+  #checkedAt = Number.NEGATIVE_INFINITY // when the device's progress was last read
   readonly #tick = () => {
     this.#timer = undefined
     this.#pump()
@@ -206,6 +207,10 @@ export class PacedSpeaker implements AudioOut {
    * progress. A device that took everything it was given and is waiting for more is not stalled.
    */
   #stalled(now: number): boolean {
+    // Reading progress costs a few system calls (aplay's /proc entry): a quarter of the stall
+    // limit apart is often enough to catch a hang within 1.25 × the limit.
+    if (now - this.#checkedAt < this.#stallMs / 4) return false
+    this.#checkedAt = now
     const progress = this.#device.progress?.()
     if (progress === undefined) return false
     if (progress !== this.#progress) {
@@ -232,6 +237,7 @@ export class PacedSpeaker implements AudioOut {
   }
 
   #watchFrom(now: number): void {
+    this.#checkedAt = now
     this.#progress = this.#device.progress?.()
     this.#progressAt = now
     this.#fedAtProgress = this.#fedTotal

@@ -194,15 +194,21 @@ export class Gate {
 
 /** The gate as a decorator: the wrapped tool runs only after its gate check passes. */
 export function gated<A>(tool: Tool<A>): Tool<A> {
-  return {
-    ...tool,
-    async call(ctx, args) {
-      if (!ctx.gate) throw new NocturnError('NOC_ERR_NO_GATE', 'no gate is installed for this call')
-      await ctx.gate.check(tool as Tool, args, ctx)
-      if (ctx.signal.aborted) throw cancelled()
-      return tool.call(ctx, args)
-    },
+  const call: Tool<A>['call'] = async (ctx, args) => {
+    if (!ctx.gate) throw new NocturnError('NOC_ERR_NO_GATE', 'no gate is installed for this call')
+    await ctx.gate.check(tool as Tool, args, ctx)
+    if (ctx.signal.aborted) throw cancelled()
+    return tool.call(ctx, args)
   }
+  // Copied with its getters rather than spread, so a description made on first use (timers.ts)
+  // is still made on first use.
+  return Object.defineProperties(
+    {},
+    {
+      ...Object.getOwnPropertyDescriptors(tool),
+      call: { value: call, enumerable: true },
+    },
+  ) as Tool<A>
 }
 
 function cancelled(): NocturnError {

@@ -20,7 +20,14 @@ function view(t: StoredTimer, clock: Clock, timeZone: string) {
 
 /** set_timer, set_alarm, list_timers and cancel_timer over one TimerService. */
 export function timerTools(service: TimerService, clock: Clock, timeZone?: string): Tool[] {
-  const zone = timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone
+  // The system's zone is asked for on first use: the first Intl call loads ICU's data (tens of ms
+  // and several MB), which an appliance that only listens never needs.
+  let systemZone: string | undefined
+  const zoneOf = (): string => {
+    if (timeZone !== undefined) return timeZone
+    systemZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone
+    return systemZone
+  }
   const setTimer: Tool<{ seconds: number; label?: string }> = {
     name: 'set_timer',
     description:
@@ -44,12 +51,14 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
       `set a ${Math.round(a.seconds / 60) || 1}-minute timer${a.label ? ` for ${a.label}` : ''}`,
     async call(_ctx, a) {
       const t = service.add('timer', clock.now() + a.seconds * 1000, a.label ?? null)
-      return view(t, clock, zone)
+      return view(t, clock, zoneOf())
     },
   }
   const setAlarm: Tool<{ time: string; label?: string }> = {
     name: 'set_alarm',
-    description: `Sets an alarm that rings through the speaker at the next occurrence of a local time (24-hour HH:MM, time zone ${zone}).`,
+    get description() {
+      return `Sets an alarm that rings through the speaker at the next occurrence of a local time (24-hour HH:MM, time zone ${zoneOf()}).`
+    },
     parameters: {
       type: 'object',
       properties: {
@@ -66,8 +75,8 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
     policy: HARMLESS,
     describe: (a) => `set an alarm for ${a.time}`,
     async call(_ctx, a) {
-      const t = service.add('alarm', nextLocalTime(clock.now(), a.time, zone), a.label ?? null)
-      return view(t, clock, zone)
+      const t = service.add('alarm', nextLocalTime(clock.now(), a.time, zoneOf()), a.label ?? null)
+      return view(t, clock, zoneOf())
     },
   }
   const list: Tool<Record<string, never>> = {
@@ -77,7 +86,7 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
     policy: HARMLESS,
     describe: () => 'list the timers',
     async call() {
-      return { timers: service.pending().map((t) => view(t, clock, zone)) }
+      return { timers: service.pending().map((t) => view(t, clock, zoneOf())) }
     },
   }
   const cancel: Tool<{ id?: string; label?: string }> = {
@@ -113,7 +122,7 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
         )
       }
       for (const t of matches) service.cancel(t.id)
-      return { cancelled: matches.map((t) => view(t, clock, zone)) }
+      return { cancelled: matches.map((t) => view(t, clock, zoneOf())) }
     },
   }
   return [setTimer as Tool, setAlarm as Tool, list as Tool, cancel as Tool]

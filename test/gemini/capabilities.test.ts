@@ -55,7 +55,7 @@ describe('createClient', () => {
     const before = process.env.GOOGLE_GEMINI_BASE_URL
     process.env.GOOGLE_GEMINI_BASE_URL = 'http://evil.example'
     try {
-      const ai = createClient({ apiKey: KEY })
+      const ai = await createClient({ apiKey: KEY })
       const apiClient = (ai as unknown as { apiClient: { getBaseUrl(): string } }).apiClient
       expect(apiClient.getBaseUrl()).toBe('https://generativelanguage.googleapis.com/')
     } finally {

@@ -26,7 +26,7 @@ export interface AlsaSpeakerOptions {
 
 /**
  * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 500 ms lead
- * every 50 ms. A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
+ * every 100 ms. A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
  */
 export function createAlsaSpeaker(options: AlsaSpeakerOptions): {
   speaker: PacedSpeaker

@@ -52,7 +52,7 @@ export interface AccountCheckOptions {
  * the configured model, since being listed does not prove a session opens.
  */
 export async function checkAccount(o: AccountCheckOptions): Promise<AccountReport> {
-  const ai = createClient({ apiKey: o.apiKey, baseUrl: o.baseUrl })
+  const ai = await createClient({ apiKey: o.apiKey, baseUrl: o.baseUrl })
   const liveModels: LiveModelInfo[] = []
   let modelCount = 0
   try {

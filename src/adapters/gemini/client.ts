@@ -1,4 +1,4 @@
-import { GoogleGenAI } from '@google/genai'
+import type { GoogleGenAI } from '@google/genai'
 import type { Logger } from '../../core/logger.js'
 import {
   GuardedSocket,
@@ -15,18 +15,29 @@ export interface ClientOptions {
 
 export const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'
 
+/** The SDK's client, as `createClient` makes it. */
+export type GenAI = GoogleGenAI
+
 /**
  * A `GoogleGenAI` for the Gemini Developer API. The key and the base URL are always passed
  * explicitly: without a base URL the SDK takes `GOOGLE_GEMINI_BASE_URL` from the environment, and
  * a stray variable would send the key elsewhere. A `ws://` base is turned into `http://`: the SDK
  * rewrites every non-`http:` scheme to `wss://`, so a `ws://` base would fail TLS and leave
  * `connect()` waiting forever.
+ *
+ * The SDK is imported here, on first use, not when the appliance starts (docs/gemini.md, "Loading
+ * the SDK"), and from its `web` entry: the same client, REST (global `fetch`) and Live code as the
+ * Node entry, without the Node entry's google-auth-library, which it loads and instantiates even
+ * for an API key. The web entry never reads the environment; Live runs over our transport anyway.
  */
-export function createClient(o: ClientOptions): GoogleGenAI {
+export async function createClient(o: ClientOptions): Promise<GenAI> {
+  const { GoogleGenAI: WebGenAI } = await import('@google/genai/web')
   const baseUrl = (o.baseUrl || GEMINI_API_BASE_URL)
     .replace(/^ws:/, 'http:')
     .replace(/^wss:/, 'https:')
-  return new GoogleGenAI({ apiKey: o.apiKey, httpOptions: { baseUrl } })
+  // The two entries declare the same classes twice; their private fields make TypeScript treat
+  // them as unrelated, so the rest of the adapter keeps the main entry's types.
+  return new WebGenAI({ apiKey: o.apiKey, httpOptions: { baseUrl } }) as unknown as GenAI
 }
 
 /**
@@ -35,7 +46,7 @@ export function createClient(o: ClientOptions): GoogleGenAI {
  * upgrade that renames it fails here, loudly, instead of silently using the unsafe transport.
  */
 export function installGuardedTransport(
-  ai: GoogleGenAI,
+  ai: GenAI,
   o: { hooks: SocketHooks; logger: Logger; apiKey: string; onSocket: (s: GuardedSocket) => void },
 ): void {
   const live = ai.live as unknown as Record<string, unknown>

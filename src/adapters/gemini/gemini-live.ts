@@ -63,7 +63,7 @@ export class GeminiLive implements LiveLLM {
     }
   }
 
-  open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
+  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
     const n = ++this.#connections
     const log = this.#log.child({ conn: n })
     const caps = this.modelCapabilities
@@ -76,7 +76,7 @@ export class GeminiLive implements LiveLLM {
       nonBlocking,
       clock: this.#o.clock,
     })
-    const ai = createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
+    const ai = await createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
     const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
     const clock = this.#o.clock
     log.info(

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import type { GenerateContentConfig, GenerateContentResponse, GoogleGenAI } from '@google/genai'
+import type { GenerateContentConfig, GenerateContentResponse } from '@google/genai'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { LLM, LLMAnswer, LLMRequest, LLMToolCall } from '../../ports/llm.js'
-import { createClient } from './client.js'
+import { createClient, type GenAI } from './client.js'
 import { toContents } from './contents.js'
 import { redactKey } from './redact.js'
 import { toFunctionDeclaration } from './schema.js'
@@ -22,7 +22,8 @@ export interface GeminiLLMOptions {
  * contents with function calls and responses matched by id and name. With `onText` it streams.
  */
 export class GeminiLLM implements LLM {
-  readonly #ai: GoogleGenAI
+  /** Made on the first turn: the SDK loads only when a phone first types (client.ts). */
+  #ai: Promise<GenAI> | undefined
   readonly #o: GeminiLLMOptions
   readonly #log: Logger
   /**
@@ -33,7 +34,6 @@ export class GeminiLLM implements LLM {
 
   constructor(o: GeminiLLMOptions) {
     this.#o = o
-    this.#ai = createClient({ apiKey: o.apiKey, baseUrl: o.baseUrl })
     this.#log = o.logger.child({ component: 'gemini-llm', model: o.model })
   }
 
@@ -49,12 +49,14 @@ export class GeminiLLM implements LLM {
     const answer = { text: '', toolCalls: [] as LLMToolCall[] }
     const params = { model: this.#o.model, contents, config }
     try {
+      this.#ai ??= createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
+      const ai = await this.#ai
       if (request.onText) {
-        for await (const chunk of await this.#ai.models.generateContentStream(params)) {
+        for await (const chunk of await ai.models.generateContentStream(params)) {
           this.#take(chunk, answer, request.onText)
         }
       } else {
-        this.#take(await this.#ai.models.generateContent(params), answer)
+        this.#take(await ai.models.generateContent(params), answer)
       }
     } catch (err) {
       if (signal.aborted) throw err

@@ -1,7 +1,12 @@
-import { Behavior, type FunctionDeclaration, type LiveConnectConfig, Modality } from '@google/genai'
+import type { Behavior, FunctionDeclaration, LiveConnectConfig, Modality } from '@google/genai'
 import type { LiveSetup } from '../../ports/live-llm.js'
 import type { ModelCapabilities } from './capabilities.js'
 import { toFunctionDeclaration } from './schema.js'
+import { sdkEnum } from './sdk-enum.js'
+
+const NON_BLOCKING = sdkEnum<Behavior>('NON_BLOCKING')
+const BLOCKING = sdkEnum<Behavior>('BLOCKING')
+const AUDIO = sdkEnum<Modality>('AUDIO')
 
 /**
  * What `behavior` each declaration carries: `NON_BLOCKING` only where the model supports it and the
@@ -10,9 +15,9 @@ import { toFunctionDeclaration } from './schema.js'
  * does with the field is undocumented.
  */
 export function behaviorFor(setup: LiveSetup, caps: ModelCapabilities): Behavior | undefined {
-  if (!caps.blockingAllowed) return Behavior.NON_BLOCKING
-  if (caps.asyncToolCalls && setup.nonBlockingTools) return Behavior.NON_BLOCKING
-  if (caps.nonBlockingByDefault) return Behavior.BLOCKING
+  if (!caps.blockingAllowed) return NON_BLOCKING
+  if (caps.asyncToolCalls && setup.nonBlockingTools) return NON_BLOCKING
+  if (caps.nonBlockingByDefault) return BLOCKING
   return undefined
 }
 
@@ -24,7 +29,7 @@ export function liveConnectConfig(setup: LiveSetup, caps: ModelCapabilities): Li
     return behavior ? { ...d, behavior } : d
   })
   const config: LiveConnectConfig = {
-    responseModalities: [Modality.AUDIO],
+    responseModalities: [AUDIO],
     speechConfig: {
       voiceConfig: { prebuiltVoiceConfig: { voiceName: setup.persona.voice } },
       languageCode: setup.persona.language,

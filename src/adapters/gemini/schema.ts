@@ -1,14 +1,15 @@
-import { type FunctionDeclaration, type Schema, Type } from '@google/genai'
+import type { FunctionDeclaration, Schema, Type } from '@google/genai'
 import type { JsonSchema } from '../../core/schema.js'
 import type { ToolDeclaration } from '../../core/tool.js'
+import { sdkEnum } from './sdk-enum.js'
 
 const TYPES: Record<JsonSchema['type'], Type> = {
-  object: Type.OBJECT,
-  string: Type.STRING,
-  number: Type.NUMBER,
-  integer: Type.INTEGER,
-  boolean: Type.BOOLEAN,
-  array: Type.ARRAY,
+  object: sdkEnum<Type>('OBJECT'),
+  string: sdkEnum<Type>('STRING'),
+  number: sdkEnum<Type>('NUMBER'),
+  integer: sdkEnum<Type>('INTEGER'),
+  boolean: sdkEnum<Type>('BOOLEAN'),
+  array: sdkEnum<Type>('ARRAY'),
 }
 
 /**

@@ -124,6 +124,8 @@ export class MqttConnection {
       this.#downgraded = false
       this.#log.warn({ event: 'mqtt_connection_lost', retryInMs: delay }, 'mqtt connection lost')
       for (const h of this.#onDisconnect) h()
+      // On Node's clock, with mqtt.js's keepalive and connect timeout: the transport's timers
+      // belong together (a test's virtual clock would otherwise hold a 3.1.1 retry back forever).
       clearTimeout(this.#timer)
       this.#timer = setTimeout(() => {
         if (!this.#closed) client.reconnect()

@@ -1,8 +1,10 @@
 import type { MicRouter } from '../audio/mic-router.js'
 import type { LiveConversations } from '../conversations/live-conversations.js'
+import { Backoff, type BackoffPolicy } from '../core/backoff.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { SessionSummary } from '../voice/voice-session.js'
+import type { Clock, TimerHandle } from '../ports/clock.js'
+import type { SessionSummary } from './voice-session.js'
 
 /** What the loop needs of the local speech detector. */
 export interface OnsetDetector {
@@ -28,9 +30,13 @@ export interface SessionLoopDeps {
   readonly driver: SessionRunner
   readonly live: LiveConversations
   readonly logger: Logger
+  readonly clock: Clock
   /** Told after each session, e.g. so the offline run can stop after one. */
   readonly onSessionEnd?: (summary: SessionSummary) => void
 }
+
+/** After a session that failed to run, the next onset waits 1 s, doubling to 30 s. */
+const SESSION_RETRY: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 }
 
 /**
  * The appliance's outer loop: between sessions the microphone goes only to the local speech
@@ -46,7 +52,8 @@ export class SessionLoop {
   #micErrors = 0
   /** Sessions in a row that failed to run; the next onset waits ever longer. */
   #failedSessions = 0
-  #pause: NodeJS.Timeout | undefined
+  readonly #pauses = new Backoff(SESSION_RETRY)
+  #pause: TimerHandle | undefined
   #resume: (() => void) | undefined
 
   constructor(deps: SessionLoopDeps) {
@@ -81,7 +88,7 @@ export class SessionLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true
-    clearTimeout(this.#pause)
+    if (this.#pause) this.#d.clock.clearTimeout(this.#pause)
     this.#resume?.()
     // A session in progress is ended now, not waited out to its idle or budget: a service stop
     // must withdraw pending approvals and close the transcript within systemd's stop timeout.
@@ -114,6 +121,7 @@ export class SessionLoop {
       )
       this.#d.onSessionEnd?.(summary)
       this.#failedSessions = 0
+      this.#pauses.reset()
     } catch (err) {
       this.#failedSessions++
       // A cause that lasts (the store cannot be written, the service refuses the key) would
@@ -130,9 +138,9 @@ export class SessionLoop {
           'session failed',
         )
       }
-      const pause = Math.min(30_000, 1000 * 2 ** (this.#failedSessions - 1))
+      const pause = this.#pauses.next()
       await new Promise<void>((resolve) => {
-        this.#pause = setTimeout(resolve, pause)
+        this.#pause = this.#d.clock.setTimeout(resolve, pause)
         this.#resume = resolve
       })
     } finally {

@@ -1,0 +1,154 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/logger.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { missingCommands } from '../helpers/system.js'
+
+const ROOT = join(import.meta.dirname, '../..')
+const skip = missingCommands('mosquitto', 'mosquitto_passwd')
+
+/** What `nocturn run` must not load until it is needed (docs/gemini.md, bench/startup.bench.ts). */
+const NOT_AT_START: readonly [string, RegExp][] = [
+  ['the Gemini SDK', /\/node_modules\/@google\/genai\//],
+  ['google-auth-library', /\/node_modules\/google-auth-library\//],
+  ['the embedded broker (aedes)', /\/node_modules\/aedes\/|\/src\/adapters\/aedes\//],
+  ['the doctor', /\/src\/app\/doctor\/|\/src\/app\/commands\/doctor\./],
+  ['the phone client', /\/src\/phone\//],
+  ['the fake Live server', /\/src\/testing\//],
+  ['the pairing QR code', /\/node_modules\/uqr\/|\/src\/app\/commands\/pair\./],
+]
+
+/** 16 kHz mono 16-bit PCM as a WAV file. */
+function wav(pcm: Buffer): Buffer {
+  const h = Buffer.alloc(44)
+  h.write('RIFF', 0)
+  h.writeUInt32LE(36 + pcm.length, 4)
+  h.write('WAVEfmt ', 8)
+  h.writeUInt32LE(16, 16)
+  h.writeUInt16LE(1, 20)
+  h.writeUInt16LE(1, 22)
+  h.writeUInt32LE(16_000, 24)
+  h.writeUInt32LE(32_000, 28)
+  h.writeUInt16LE(2, 32)
+  h.writeUInt16LE(16, 34)
+  h.write('data', 36)
+  h.writeUInt32LE(pcm.length, 40)
+  return Buffer.concat([h, pcm])
+}
+
+/**
+ * `nocturn run` as a household runs it (a config file, the real Mosquitto, the phone app served),
+ * with a loader hook recording every module it loads: nothing a run does not use is loaded before
+ * it listens, and the SDK arrives with the first Live connection — from its web entry, without the
+ * auth library.
+ */
+describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => {
+  let broker: TestBroker
+  let server: FakeLiveServer
+  let work: string
+  const children: ChildProcess[] = []
+
+  beforeAll(async () => {
+    work = mkdtempSync(join(tmpdir(), 'nocturn-lazy-'))
+    broker = mosquittoBroker(await freePort())
+    await broker.start()
+    server = await FakeLiveServer.start({ logger: silentLogger, scripts: () => ({ steps: [] }) })
+    writeFileSync(join(work, 'silence.wav'), wav(Buffer.alloc(32_000)))
+  })
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+    await server?.close()
+    await broker?.stop()
+  })
+
+  /** Starts `nocturn run` on `inputWav` and resolves once a log line has `msg`; returns what loaded. */
+  async function runUntil(name: string, inputWav: string, msg: string): Promise<string[]> {
+    const config = join(work, `${name}.json`)
+    const loadLog = join(work, `${name}.loaded`)
+    writeFileSync(loadLog, '')
+    writeFileSync(
+      config,
+      JSON.stringify({
+        provider: {
+          model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+          textModel: 'gemini-3.5-flash',
+          baseUrl: server.baseUrl,
+        },
+        audio: { backend: 'wav', inputWav, outputWav: join(work, `${name}.speaker.wav`) },
+        panel: { backend: 'none' },
+        mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
+        phoneApp: { enabled: true, port: 0 },
+        phonesDir: join(work, 'phones'),
+        store: { path: join(work, `${name}.db`) },
+      }),
+    )
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--import',
+        join(ROOT, 'test/helpers/load-recorder.mjs'),
+        'src/app/cli.ts',
+        'run',
+        '--config',
+        config,
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          GEMINI_API_KEY: 'lazy-key-not-for-logs',
+          NOCTURN_MQTT_PASSWORD: USERS.device.password,
+          NOCTURN_LOG_LEVEL: 'info',
+          NOCTURN_LOAD_LOG: loadLog,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
+    children.push(child)
+    let logs = ''
+    child.stdout?.on('data', (c: Buffer) => {
+      logs += c.toString()
+    })
+    child.stderr?.on('data', (c: Buffer) => {
+      logs += c.toString()
+    })
+    const deadline = Date.now() + 45_000
+    while (!logs.includes(`"msg":"${msg}"`)) {
+      if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
+      if (Date.now() > deadline) throw new Error(`no "${msg}" within 45 s:\n${logs}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    const loaded = readFileSync(loadLog, 'utf8').split('\n').filter(Boolean)
+    const gone = new Promise((r) => child.once('exit', r))
+    child.kill('SIGTERM')
+    await gone
+    return loaded
+  }
+
+  it('listening: none of the SDK, the auth library, the broker, the doctor, the phone client, the fake server or the QR code', async () => {
+    const loaded = await runUntil('idle', join(work, 'silence.wav'), 'nocturn running')
+    // The hook saw the run itself, so an empty list cannot pass for a lazy one.
+    expect(loaded.some((u) => u.endsWith('/src/app/appliance.ts'))).toBe(true)
+    expect(loaded.some((u) => u.includes('/src/adapters/gemini/gemini-live.ts'))).toBe(true)
+    expect(loaded.some((u) => /\/node_modules\/mqtt\//.test(u))).toBe(true)
+    const early = NOT_AT_START.filter(([, re]) => loaded.some((u) => re.test(u))).map(([n]) => n)
+    expect(early).toEqual([])
+  })
+
+  it('the first Live connection loads the SDK from its web entry, still without the auth library', async () => {
+    const loaded = await runUntil(
+      'spoken',
+      join(ROOT, 'fixtures/offline/unlock-request.wav'),
+      'live connected',
+    )
+    expect(loaded.some((u) => /\/node_modules\/@google\/genai\/dist\/web\//.test(u))).toBe(true)
+    expect(loaded.filter((u) => /\/node_modules\/@google\/genai\/dist\/node\//.test(u))).toEqual([])
+    expect(loaded.filter((u) => /\/node_modules\/google-auth-library\//.test(u))).toEqual([])
+  })
+})
