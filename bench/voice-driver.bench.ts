@@ -47,7 +47,7 @@ function paced(periodMs: number, seconds: number, tick: (n: number) => void): Pr
 
 class PacedMic implements AudioIn {
   readonly sampleRateHz = 16_000
-  sink?: AudioInSink
+  sink?: AudioInSink | undefined
   async start(sink: AudioInSink) {
     this.sink = sink
   }

@@ -15,8 +15,8 @@ export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly r
 export class MicRouter {
   readonly #source: AudioIn & { setMuted(muted: boolean): void }
   readonly #onHealth: ((h: MicHealth) => void) | undefined
-  #idle?: AudioInSink
-  #session?: AudioInSink
+  #idle: AudioInSink | undefined
+  #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
 

@@ -9,14 +9,14 @@ export interface PacedSpeakerOptions {
   readonly sampleRateHz: number
   readonly clock: Clock
   /** How far ahead of what has played the device is fed (see the defaults below). */
-  readonly leadMs?: number
+  readonly leadMs?: number | undefined
   /** How often the queue is looked at. */
-  readonly tickMs?: number
+  readonly tickMs?: number | undefined
   /**
    * A device that has taken in nothing for this long while it had audio to take is hung: it is
    * replaced and what it held is dropped. Needs `device.progress`.
    */
-  readonly stallMs?: number
+  readonly stallMs?: number | undefined
   readonly logger?: Logger
 }
 

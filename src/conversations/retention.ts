@@ -5,9 +5,9 @@ import type { TranscriptStore } from '../ports/transcript-store.js'
 
 export interface RetentionPolicy {
   /** Conversations idle longer than this many days are removed; undefined keeps them by age. */
-  readonly days?: number
+  readonly days?: number | undefined
   /** At most this many conversations are kept, newest first; undefined keeps them by count. */
-  readonly keep?: number
+  readonly keep?: number | undefined
   /** How often the policy is applied. */
   readonly everyMs: number
 }

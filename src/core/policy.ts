@@ -3,7 +3,7 @@ import type { Channel, Policy, Tool } from './types.js'
 export type { Policy } from './types.js'
 
 /** Per tool, per channel overrides, as configured by the household. */
-export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy>>>>
+export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy | undefined>>>>
 
 /**
  * Defaults are stricter for voice than for text: anyone in the room can speak (a guest, the

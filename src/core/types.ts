@@ -58,7 +58,7 @@ export interface Tool<A = unknown> {
   /** Needs a second look every time: policy never `allow`, no grant "until" a time. */
   readonly critical?: boolean
   /** The tool's own default policy per channel; config may override it. */
-  readonly policy?: Partial<Record<Channel, Policy>>
+  readonly policy?: Partial<Record<Channel, Policy | undefined>> | undefined
   /** One human sentence for the approval request, e.g. "unlock the front door". */
   describe?(args: A): string
   /**

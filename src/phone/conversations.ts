@@ -92,7 +92,7 @@ export class PhoneConversations {
   }
 
   /** Newest first; `next.before` asks for the page after this one. */
-  async list(page: { limit?: number; before?: number } = {}) {
+  async list(page: { limit?: number; before?: number | undefined } = {}) {
     const { items, done } = await this.request('list', page)
     return {
       conversations: items as ConversationSummaryWire[],

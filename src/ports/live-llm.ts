@@ -28,9 +28,9 @@ export interface LiveSetup {
   /** Declare every tool non-blocking. Only meaningful when `capabilities.asyncToolCalls`. */
   readonly nonBlockingTools: boolean
   /** Earlier messages of the conversation, for a fresh connection (never sent on resumption). */
-  readonly history?: readonly Message[]
+  readonly history?: readonly Message[] | undefined
   /** Resume a previous connection; history is then not re-sent. */
-  readonly resumeHandle?: string
+  readonly resumeHandle?: string | undefined
 }
 
 /** Input audio: 16-bit little-endian mono PCM at 16 kHz. */

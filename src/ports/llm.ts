@@ -15,7 +15,7 @@ export interface LLMRequest {
   readonly history: readonly Message[]
   readonly tools: readonly ToolDeclaration[]
   /** Called with text as it streams, where the model streams; the full text is still in the answer. */
-  readonly onText?: (delta: string) => void
+  readonly onText?: ((delta: string) => void) | undefined
 }
 
 export interface LLMToolCall {

@@ -15,14 +15,14 @@ export interface TranscriptStore {
   /** The newest message of a conversation, for summaries. */
   lastMessage(conversationId: string): StoredMessage | undefined
   /** Conversations, newest activity first. */
-  listConversations(page?: { limit?: number; before?: number }): Conversation[]
+  listConversations(page?: { limit?: number; before?: number | undefined }): Conversation[]
   /** Removes a conversation and every message of it, for real. Returns false if there was none. */
   deleteConversation(id: string): boolean
   /**
    * Retention: removes conversations whose last activity is before `before`, and all but the
    * `keep` most recent. Returns how many were removed.
    */
-  prune(policy: { before?: number; keep?: number }): number
+  prune(policy: { before?: number | undefined; keep?: number | undefined }): number
   /** Gives the space of removed rows back to the file system. */
   vacuum(): void
   close(): void

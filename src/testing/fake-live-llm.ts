@@ -52,7 +52,7 @@ export class FakeLiveConnection implements LiveSession {
   #audioFrames = 0
   #waiters: { id: string; interim: boolean; resolve: () => void }[] = []
 
-  readonly #closeLatency?: { readonly ms: number; readonly clock: Clock }
+  readonly #closeLatency: { readonly ms: number; readonly clock: Clock } | undefined
 
   constructor(
     setup: LiveSetup,
@@ -219,16 +219,16 @@ export class FakeLiveConnection implements LiveSession {
 }
 
 export interface FakeLiveLLMOptions {
-  readonly capabilities?: Partial<LiveCapabilities>
+  readonly capabilities?: Partial<LiveCapabilities> | undefined
   /** Opens take this long on the clock (needs `clock`); 0 resolves at once. */
-  readonly openLatencyMs?: number
+  readonly openLatencyMs?: number | undefined
   /** A client `close()` takes this long on the clock (needs `clock`). */
-  readonly closeLatencyMs?: number
+  readonly closeLatencyMs?: number | undefined
   readonly clock?: Clock
   /** Decides per open whether it fails: return an Error to reject it. */
-  readonly failOpen?: (setup: LiveSetup, attempt: number) => Error | undefined
+  readonly failOpen?: ((setup: LiveSetup, attempt: number) => Error | undefined) | undefined
   /** Runs for every new connection, e.g. to play a script on it. */
-  readonly onOpen?: (conn: FakeLiveConnection) => void
+  readonly onOpen?: ((conn: FakeLiveConnection) => void) | undefined
 }
 
 /**

@@ -9,13 +9,13 @@ export interface HomeAction {
   readonly name: string
   readonly description: string
   /** One human sentence for the phone, e.g. "unlock the front door". */
-  readonly says?: string
+  readonly says?: string | undefined
   readonly topic: string
   readonly payload: string | Readonly<Record<string, unknown>>
   readonly qos: 0 | 1 | 2
   readonly retain: boolean
   readonly critical: boolean
-  readonly policy?: Partial<Record<Channel, Policy>>
+  readonly policy?: Partial<Record<Channel, Policy | undefined>> | undefined
 }
 
 /**

@@ -21,20 +21,20 @@ export interface TurnLoopDeps {
   readonly persona: Persona
   readonly clock: Clock
   readonly logger: Logger
-  readonly maxSteps?: number
+  readonly maxSteps?: number | undefined
 }
 
 export interface TurnInput {
   readonly conversationId: string
   readonly text: string
   readonly channel: Channel
-  readonly signal?: AbortSignal
+  readonly signal?: AbortSignal | undefined
   /** The paired phone that typed this message; carried to any approval it needs. */
   readonly askedBy?: string
   /** Told when the gate starts waiting for a human, so the asker can be told too. */
-  readonly onPending?: (notice: PendingNotice) => void
+  readonly onPending?: ((notice: PendingNotice) => void) | undefined
   /** Streamed model text, where the model streams. */
-  readonly onText?: (delta: string) => void
+  readonly onText?: ((delta: string) => void) | undefined
   /** Each tool outcome as it lands. */
   readonly onToolResult?: (call: ToolCallRecord, outcome: ToolOutcome) => void
 }

@@ -25,7 +25,7 @@ export interface VoiceCall {
   readonly state: CallState
   readonly withdrawReason?: WithdrawReason
   /** The approval the gate is waiting on, while it waits. */
-  readonly pending?: PendingNotice
+  readonly pending?: PendingNotice | undefined
   readonly interimSent: boolean
   /** The tool task has finished (whatever it came to). */
   settled: boolean
@@ -88,7 +88,7 @@ export class CallLedger {
   readonly #calls = new Map<string, Entry>()
   #queued: Queued[] = []
   /** The open, current connection: answers of its lineage go here. */
-  #live?: Carrier
+  #live: Carrier | undefined
   /** Lineages that can no longer be resumed: their answers are dropped, never queued. */
   readonly #lost = new Set<number>()
   #handleSeq = 0

@@ -75,16 +75,16 @@ const RECONNECT_BACKOFF: BackoffPolicy = {
 export class ConnectionKeeper {
   readonly #d: ConnectionKeeperDeps
   readonly #log: Logger
-  #conn?: Connection
-  #opening?: Connection
+  #conn: Connection | undefined
+  #opening: Connection | undefined
   #connections = 0
   #lineage = 0
-  #handle?: string
+  #handle: string | undefined
   /** Resumable handles received so far; the last one is `#handle`. */
   #handleSeq = 0
   #reconnecting = false
   #resumeAfterTurn = false
-  #resumeTimer?: TimerHandle
+  #resumeTimer: TimerHandle | undefined
   #resumptions = 0
   #fresh = 0
 

@@ -27,8 +27,8 @@ export interface SessionTimerOptions {
 export class SessionTimers {
   readonly #o: SessionTimerOptions
   #lastActivity: number
-  #budget?: TimerHandle
-  #idle?: TimerHandle
+  #budget: TimerHandle | undefined
+  #idle: TimerHandle | undefined
   #expired = false
 
   constructor(options: SessionTimerOptions) {

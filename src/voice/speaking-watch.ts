@@ -16,7 +16,7 @@ export interface SpeakingWatchDeps {
 export class SpeakingWatch {
   readonly #d: SpeakingWatchDeps
   #speaking = false
-  #timer?: TimerHandle
+  #timer: TimerHandle | undefined
 
   constructor(deps: SpeakingWatchDeps) {
     this.#d = deps

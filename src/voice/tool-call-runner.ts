@@ -36,7 +36,7 @@ export interface Issuer {
 export class ToolCallRunner {
   readonly #d: ToolCallRunnerDeps
   readonly #log: Logger
-  #drained?: () => void
+  #drained: (() => void) | undefined
 
   constructor(deps: ToolCallRunnerDeps) {
     this.#d = deps

@@ -59,7 +59,7 @@ export class VoiceDriver {
   readonly #d: VoiceDriverDeps
   readonly #options: VoiceOptions
   readonly #log: Logger
-  #session?: VoiceSession
+  #session: VoiceSession | undefined
   #muted = false
   #error = false
   #state: LedState = 'idle'

@@ -5,7 +5,7 @@ import { VirtualClock } from '../../src/testing/virtual-clock.js'
 
 class ScriptedMic implements AudioIn {
   readonly sampleRateHz = 16_000
-  sink?: AudioInSink
+  sink?: AudioInSink | undefined
   async start(sink: AudioInSink) {
     this.sink = sink
   }

@@ -20,7 +20,7 @@ export interface CoreFixture {
 
 /** A gate over a real in-memory SQLite store, a hand-answered approver and a virtual clock. */
 export function coreFixture(
-  opts: { policies?: PolicyTable; approver?: Approver; timeoutMs?: number } = {},
+  opts: { policies?: PolicyTable | undefined; approver?: Approver; timeoutMs?: number } = {},
 ): CoreFixture {
   const clock = new VirtualClock()
   const store = new SqliteStore(':memory:')

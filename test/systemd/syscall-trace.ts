@@ -49,7 +49,10 @@ export function admitted(filterLines: readonly string[], group: (g: string) => S
  */
 export function syscallsByProgram(log: string, first: string): Map<string, Set<string>> {
   const parent = new Map<number, number>()
-  const perPid = new Map<number, { before: Set<string>; after: Set<string>; exec?: string }>()
+  const perPid = new Map<
+    number,
+    { before: Set<string>; after: Set<string>; exec?: string | undefined }
+  >()
   const pendingExec = new Map<number, string>()
   let root: number | undefined
   for (const line of readFileSync(log, 'utf8').split('\n')) {

@@ -17,7 +17,7 @@ import { coreFixture } from '../helpers/core.js'
 /** A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio. */
 export class TestMic implements AudioIn {
   readonly sampleRateHz = 16_000
-  sink?: AudioInSink
+  sink?: AudioInSink | undefined
   async start(sink: AudioInSink) {
     this.sink = sink
   }

@@ -31,9 +31,9 @@ export interface Card {
   /** The verified signed outcome, or `expired` when its time ran out here first. */
   ended?: Outcome | { state: 'expired'; local: true }
   /** What this phone sent, while it waits for the speaker's outcome. */
-  sent?: 'approve' | 'deny'
+  sent?: 'approve' | 'deny' | undefined
   /** The device refused or the decision could not be sent. */
-  problem?: string
+  problem?: string | undefined
   readonly shownAt: number
 }
 

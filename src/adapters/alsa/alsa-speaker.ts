@@ -11,17 +11,17 @@ export interface AlsaSpeakerOptions {
   readonly clock: Clock
   readonly logger: Logger
   readonly sampleRateHz?: number
-  readonly leadMs?: number
-  readonly tickMs?: number
-  readonly stallMs?: number
+  readonly leadMs?: number | undefined
+  readonly tickMs?: number | undefined
+  readonly stallMs?: number | undefined
   /** aplay's buffer and period (defaults in aplay-device.ts). */
   readonly bufferTimeUs?: number
   readonly periodTimeUs?: number
   readonly endPaddingUs?: number
   readonly backoff?: BackoffPolicy
   readonly onError?: (error: NocturnError) => void
-  readonly command?: string
-  readonly env?: NodeJS.ProcessEnv
+  readonly command?: string | undefined
+  readonly env?: NodeJS.ProcessEnv | undefined
 }
 
 /**

@@ -30,8 +30,8 @@ export interface AplayDeviceOptions {
   readonly endPaddingUs?: number
   readonly backoff?: BackoffPolicy
   readonly onError?: (error: NocturnError) => void
-  readonly command?: string
-  readonly env?: NodeJS.ProcessEnv
+  readonly command?: string | undefined
+  readonly env?: NodeJS.ProcessEnv | undefined
 }
 
 /**

@@ -21,8 +21,8 @@ export interface ArecordMicOptions {
   readonly frameMs?: number
   readonly backoff?: BackoffPolicy
   /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
-  readonly command?: string
-  readonly env?: NodeJS.ProcessEnv
+  readonly command?: string | undefined
+  readonly env?: NodeJS.ProcessEnv | undefined
 }
 
 /**

@@ -21,7 +21,7 @@ export interface SupervisedChildOptions<E extends Error = Error> {
    * level). Never a secret: every user of the machine can read a process's argv; use `env`.
    */
   readonly args: readonly string[] | (() => readonly string[])
-  readonly env?: NodeJS.ProcessEnv
+  readonly env?: NodeJS.ProcessEnv | undefined
   readonly clock: Clock
   readonly logger: Logger
   /**

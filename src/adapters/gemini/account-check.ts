@@ -24,7 +24,7 @@ export interface ConnectProbe {
   readonly ok: boolean
   readonly ms: number
   readonly error?: string
-  readonly code?: string
+  readonly code?: string | undefined
 }
 
 export interface AccountReport {
@@ -35,7 +35,7 @@ export interface AccountReport {
 
 export interface AccountCheckOptions {
   readonly apiKey: string
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   /** Also open a live connection to this model and close it once setup completes. */
   readonly probeModel?: string
   readonly connectTimeoutMs?: number

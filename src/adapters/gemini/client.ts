@@ -10,7 +10,7 @@ import {
 export interface ClientOptions {
   readonly apiKey: string
   /** e.g. `http://127.0.0.1:8790` for the fake server; the real service when absent. */
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
 }
 
 export const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'

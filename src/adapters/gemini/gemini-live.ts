@@ -21,9 +21,9 @@ export interface GeminiLiveOptions {
   readonly apiKey: string
   readonly model: string
   /** `http://127.0.0.1:PORT` for the fake server; the real service when absent. */
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   /** `connect()` never gives up by itself (SDK 2.32.0), so this does. */
-  readonly connectTimeoutMs?: number
+  readonly connectTimeoutMs?: number | undefined
   readonly logger: Logger
   /** The connect deadline and each connection's close deadline run on it. */
   readonly clock: Clock

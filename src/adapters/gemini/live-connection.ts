@@ -149,7 +149,7 @@ export class LiveConnection implements LiveSession {
     if (this.#nonBlocking) {
       fr.willContinue = interim
       if (r.scheduling && this.#caps.scheduling)
-        fr.scheduling = r.scheduling as FunctionResponse['scheduling']
+        fr.scheduling = r.scheduling as NonNullable<FunctionResponse['scheduling']>
     }
     if (!this.#send('toolResponse', (s) => s.sendToolResponse({ functionResponses: [fr] }))) {
       // Unlike audio, an answer must not vanish: the driver keeps it for the resumed connection.

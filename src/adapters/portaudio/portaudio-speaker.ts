@@ -18,9 +18,9 @@ export function createPortAudioSpeaker(options: {
   clock: Clock
   logger: Logger
   sampleRateHz?: number
-  leadMs?: number
-  tickMs?: number
-  stallMs?: number
+  leadMs?: number | undefined
+  tickMs?: number | undefined
+  stallMs?: number | undefined
   onError?: (error: NocturnError) => void
 }): { speaker: PacedSpeaker; device: PortAudioDevice } {
   const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ

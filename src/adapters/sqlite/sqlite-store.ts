@@ -183,7 +183,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
     return row ? toMessage(row) : undefined
   }
 
-  listConversations(page: { limit?: number; before?: number } = {}): Conversation[] {
+  listConversations(page: { limit?: number; before?: number | undefined } = {}): Conversation[] {
     const rows = this.#q.listConv.all(
       page.before ?? Number.MAX_SAFE_INTEGER,
       page.limit ?? 50,
@@ -196,7 +196,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
     return this.#q.deleteConv.run(id).changes > 0
   }
 
-  prune(policy: { before?: number; keep?: number }): number {
+  prune(policy: { before?: number | undefined; keep?: number | undefined }): number {
     return this.#db.transaction(() => {
       let removed = 0
       if (policy.before !== undefined) removed += this.#q.pruneBefore.run(policy.before).changes

@@ -11,9 +11,9 @@ export interface WavMicOptions {
   readonly sampleRateHz?: number
   readonly frameMs?: number
   /** Deliver one frame per frame-duration of clock time, like a real microphone. */
-  readonly paced?: boolean
+  readonly paced?: boolean | undefined
   /** Start again from the beginning at the end (paced only, or it would never yield). */
-  readonly loop?: boolean
+  readonly loop?: boolean | undefined
   /** Called once the file has been delivered completely (not when looping). */
   readonly onEnd?: () => void
 }

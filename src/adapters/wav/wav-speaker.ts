@@ -15,7 +15,7 @@ export function createWavSpeaker(options: {
   path: string
   clock: Clock
   sampleRateHz?: number
-  leadMs?: number
+  leadMs?: number | undefined
 }): { speaker: PacedSpeaker; device: WavFileDevice } {
   const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
   const device = new WavFileDevice(options.path, sampleRateHz)

@@ -31,8 +31,8 @@ function live(id: string, displayName: string): FakeModel {
 
 /** One scripted `generateContent` answer. */
 export interface GenerateAnswer {
-  readonly text?: string
-  readonly thought?: string
+  readonly text?: string | undefined
+  readonly thought?: string | undefined
   readonly functionCalls?: readonly { id?: string; name: string; args?: unknown }[]
   /** Sent with every function call part, as Gemini 3 does. */
   readonly thoughtSignature?: string
