@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
-import { SessionLoop } from '../../src/voice/session-loop.js'
 import { CaptureWatchdog } from '../../src/audio/capture-watchdog.js'
 import { MicRouter } from '../../src/audio/mic-router.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
+import { SessionLoop } from '../../src/voice/session-loop.js'
 import { hermeticAlsa, until } from '../helpers/alsa.js'
 import { missingCommands } from '../helpers/system.js'
 
