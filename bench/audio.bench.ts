@@ -8,8 +8,9 @@
 //  3. CPU of the audio path (capture → VAD, downlink → speaker) beside `arecord | cat` + `aplay`
 //     with the same device buffer sizes, and with aplay's defaults.
 // Durations are parameters: BENCH_PLAY_S (per phase, 300), BENCH_DROPS (30), BENCH_CPU_S (60);
-// BENCH_ONLY=gaps|drops|cpu runs one part. Needs pulseaudio, pulseaudio-utils, libasound2-plugins
-// and alsa-utils (Debian); naudiodon is measured when it is installed.
+// BENCH_ONLY=gaps|drops|cpu runs one part; BENCH_QUOTA_PCT adds a slow board's speaker to the gap
+// runs. Needs pulseaudio, pulseaudio-utils, libasound2-plugins and alsa-utils (Debian); naudiodon
+// is measured when it is installed.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -25,6 +26,7 @@ import { realClock } from '../src/adapters/clock/real-clock.js'
 import { DEFAULT_LEAD_MS, DEFAULT_TICK_MS } from '../src/audio/paced-speaker.js'
 import { silentLogger } from '../src/core/logger.js'
 import type { AudioOut } from '../src/ports/audio.js'
+import { type CpuQuota, makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { counterReply, countGaps, firstIndexFrom } from './audio/counter.js'
 import { Monitor, nowMs, staleAfter } from './audio/monitor.js'
 import { pacedDeviceAvailable, startPacedDevice } from './audio/paced-device.js'
@@ -118,6 +120,56 @@ async function playSchedule(players: readonly Player[], seconds: number): Promis
   return lengths
 }
 
+/**
+ * The paced speaker in a process of its own (bench/audio/speaker-child.mjs), optionally inside a
+ * cgroup limited to `quotaPct` % of one core: a slow board's speaker, heard by a monitor that is
+ * not slowed down with it.
+ */
+async function childPlayer(
+  name: string,
+  pcm: string,
+  quotaPct: number | undefined,
+): Promise<Player & { quotaDir?: string }> {
+  const hasDist = existsSync(join(ROOT, 'dist/adapters/alsa/alsa-speaker.js'))
+  const node = [
+    process.execPath,
+    ...(hasDist ? [] : ['--import', 'tsx']),
+    join(ROOT, 'bench/audio/speaker-child.mjs'),
+  ]
+  let quota: CpuQuota | undefined
+  if (quotaPct !== undefined) {
+    const q = makeCpuQuota('nocturn-bench-speaker', quotaPct)
+    if (typeof q === 'string') throw new Error(`BENCH_QUOTA_PCT: ${q}`)
+    quota = q
+  }
+  const child = spawn('sh', ['-c', `${quota ? quota.enter : 'exec'} ${node.join(' ')}`], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      NOCTURN_BENCH_SPEAKER: JSON.stringify({ base: hasDist ? 'dist' : 'src', playback: pcm }),
+    },
+  })
+  await new Promise((resolve) => child.stdout?.once('data', resolve))
+  const frame = (c: Uint8Array) => {
+    const head = Buffer.alloc(4)
+    head.writeUInt32LE(c.byteLength)
+    child.stdin?.write(head)
+    if (c.byteLength > 0) child.stdin?.write(c)
+  }
+  return {
+    name,
+    write: frame,
+    endOfReply: () => frame(new Uint8Array(0)),
+    async close() {
+      const gone = new Promise((r) => child.once('exit', r))
+      child.stdin?.end()
+      await gone
+      quota?.remove()
+    },
+  }
+}
+
 function hogs(n: number): ChildProcess[] {
   return Array.from({ length: n }, () =>
     spawn(process.execPath, ['-e', 'for(;;){}'], { stdio: 'ignore' }),
@@ -162,7 +214,10 @@ if (unavailable) {
 // BENCH_VARIANT=<lead ms>/<tick ms>/<aplay buffer ms>[/<period ms>] adds a fourth player: the paced aplay with
 // other sizes, on its own sink, in the gap runs.
 const VARIANT = process.env.BENCH_VARIANT?.split('/').map(Number)
-const sinks = ['s_paced', 's_naive', 's_pa', 's_variant']
+const sinks = ['s_paced', 's_naive', 's_pa', 's_variant', 's_quota']
+// BENCH_QUOTA_PCT=<percent> adds a player: the paced speaker in its own process, in a cgroup with
+// that CPU quota (a slow board: 10 stands for a Zero 2 W, bench/RESULTS.md), on its own sink.
+const QUOTA_PCT = process.env.BENCH_QUOTA_PCT ? Number(process.env.BENCH_QUOTA_PCT) : undefined
 const pulse = await startPacedDevice(sinks)
 // PortAudio reads ALSA's configuration once, from the environment of this process.
 Object.assign(process.env, pulse.env)
@@ -214,6 +269,16 @@ try {
       if (pa) {
         players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
         sinkOf.push('s_pa')
+      }
+      if (QUOTA_PCT !== undefined) {
+        players.push(
+          await childPlayer(
+            `Nocturn paced → aplay, own process at ${QUOTA_PCT} % of one core`,
+            'play_s_quota',
+            QUOTA_PCT,
+          ),
+        )
+        sinkOf.push('s_quota')
       }
       if (VARIANT) {
         const [leadMs, tickMs, bufferMs, periodMs] = VARIANT as [number, number, number, number?]
