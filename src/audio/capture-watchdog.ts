@@ -25,7 +25,7 @@ const MAX_STALL_FACTOR = 16
  * so the frame path only stores a timestamp.
  */
 export class CaptureWatchdog implements AudioIn {
-  readonly #o: CaptureWatchdogOptions
+  readonly #options: CaptureWatchdogOptions
   readonly #stallMs: number
   #lastFrameAt = 0
   #timer: TimerHandle | undefined
@@ -35,7 +35,7 @@ export class CaptureWatchdog implements AudioIn {
   readonly #stallLimit: Backoff
 
   constructor(options: CaptureWatchdogOptions) {
-    this.#o = options
+    this.#options = options
     this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
     this.#stallLimit = new Backoff({
       initialMs: this.#stallMs,
@@ -44,11 +44,11 @@ export class CaptureWatchdog implements AudioIn {
   }
 
   get sampleRateHz(): number {
-    return this.#o.source.sampleRateHz
+    return this.#options.source.sampleRateHz
   }
 
   async start(sink: AudioInSink): Promise<void> {
-    const clock = this.#o.clock
+    const clock = this.#options.clock
     this.#inner = {
       frame: (pcm, at) => {
         this.#lastFrameAt = clock.now()
@@ -58,39 +58,42 @@ export class CaptureWatchdog implements AudioIn {
       error: (e, recoverable) => sink.error(e, recoverable),
     }
     this.#lastFrameAt = clock.now()
-    await this.#o.source.start(this.#inner)
+    await this.#options.source.start(this.#inner)
     this.#arm(sink)
   }
 
   async stop(): Promise<void> {
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer)
     this.#timer = undefined
     this.#inner = undefined
-    await this.#o.source.stop()
+    await this.#options.source.stop()
   }
 
   #arm(sink: AudioInSink): void {
-    this.#timer = this.#o.clock.setTimeout(() => this.#check(sink), this.#stallMs / 2)
+    this.#timer = this.#options.clock.setTimeout(() => this.#check(sink), this.#stallMs / 2)
   }
 
   #check(sink: AudioInSink): void {
     this.#timer = undefined
     const inner = this.#inner
     if (!inner) return
-    const silentMs = this.#o.clock.now() - this.#lastFrameAt
+    const silentMs = this.#options.clock.now() - this.#lastFrameAt
     if (silentMs >= this.#stallLimit.peek() && !this.#restarting) {
       this.#stallLimit.next()
       const error = new NocturnError(
         'NOC_ERR_AUDIO_STALLED',
-        `capture device "${this.#o.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
+        `capture device "${this.#options.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
       )
-      this.#o.logger.warn({ device: this.#o.deviceName, silentMs }, 'audio capture stalled')
+      this.#options.logger.warn(
+        { device: this.#options.deviceName, silentMs },
+        'audio capture stalled',
+      )
       sink.error(error, true)
       this.#restarting = true
-      this.#lastFrameAt = this.#o.clock.now()
-      void this.#o.source
+      this.#lastFrameAt = this.#options.clock.now()
+      void this.#options.source
         .stop()
-        .then(() => (this.#inner === inner ? this.#o.source.start(inner) : undefined))
+        .then(() => (this.#inner === inner ? this.#options.source.start(inner) : undefined))
         .catch((e: unknown) => sink.error(e instanceof Error ? e : new Error(errorText(e)), false))
         .finally(() => {
           this.#restarting = false

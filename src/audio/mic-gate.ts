@@ -23,18 +23,18 @@ export const DEFAULT_ECHO_TAIL_MS = 300
  * detection sees a quiet room rather than a broken stream — while the speaker plays plus a tail.
  */
 export class MicGate implements AudioIn {
-  readonly #o: MicGateOptions
+  readonly #options: MicGateOptions
   #muted = false
   #lastHeardSpeakerAt = Number.NEGATIVE_INFINITY
   // One zero buffer reused for every silent frame: no allocation on the audio path.
   #silence = new Uint8Array(0)
 
   constructor(options: MicGateOptions) {
-    this.#o = options
+    this.#options = options
   }
 
   get sampleRateHz(): number {
-    return this.#o.source.sampleRateHz
+    return this.#options.source.sampleRateHz
   }
 
   get muted(): boolean {
@@ -47,14 +47,14 @@ export class MicGate implements AudioIn {
 
   /** True while frames are being replaced by silence because the speaker is (or just was) playing. */
   get echoGated(): boolean {
-    if (this.#o.echo !== 'gate') return false
-    const now = this.#o.clock.now()
-    if (this.#o.speaker.queuedMs() > 0) this.#lastHeardSpeakerAt = now
-    return now - this.#lastHeardSpeakerAt < this.#o.tailMs
+    if (this.#options.echo !== 'gate') return false
+    const now = this.#options.clock.now()
+    if (this.#options.speaker.queuedMs() > 0) this.#lastHeardSpeakerAt = now
+    return now - this.#lastHeardSpeakerAt < this.#options.tailMs
   }
 
   start(sink: AudioInSink): Promise<void> {
-    return this.#o.source.start({
+    return this.#options.source.start({
       frame: (pcm, at) => {
         if (this.#muted) return
         if (this.echoGated) sink.frame(this.#silent(pcm.byteLength), at)
@@ -65,7 +65,7 @@ export class MicGate implements AudioIn {
   }
 
   stop(): Promise<void> {
-    return this.#o.source.stop()
+    return this.#options.source.stop()
   }
 
   #silent(bytes: number): Uint8Array {

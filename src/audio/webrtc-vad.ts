@@ -22,7 +22,7 @@ interface FvadModule {
  */
 export class WebRtcVad {
   readonly frameBytes: number
-  readonly #m: FvadModule
+  readonly #fvad: FvadModule
   readonly #inst: number
   readonly #buf: number
   readonly #samples: number
@@ -34,7 +34,7 @@ export class WebRtcVad {
     inst: number,
     options: { sampleRateHz: number; frameMs: number; mode: VadMode },
   ) {
-    this.#m = m
+    this.#fvad = m
     this.#inst = inst
     this.#rate = options.sampleRateHz
     this.#mode = options.mode
@@ -68,22 +68,22 @@ export class WebRtcVad {
    * again.
    */
   reset(): void {
-    this.#m._fvad_reset(this.#inst)
-    this.#m._fvad_set_sample_rate(this.#inst, this.#rate)
-    this.#m._fvad_set_mode(this.#inst, this.#mode)
+    this.#fvad._fvad_reset(this.#inst)
+    this.#fvad._fvad_set_sample_rate(this.#inst, this.#rate)
+    this.#fvad._fvad_set_mode(this.#inst, this.#mode)
   }
 
   /** True when `frame` (exactly `frameBytes` long) holds speech. */
   isSpeech(frame: Uint8Array): boolean {
     // HEAPU8 is read each call: the module's memory can grow, which replaces the view.
-    this.#m.HEAPU8.set(frame, this.#buf)
-    const r = this.#m._fvad_process(this.#inst, this.#buf, this.#samples)
+    this.#fvad.HEAPU8.set(frame, this.#buf)
+    const r = this.#fvad._fvad_process(this.#inst, this.#buf, this.#samples)
     if (r < 0) throw new Error(`libfvad rejected a frame of ${frame.byteLength} bytes`)
     return r === 1
   }
 
   close(): void {
-    this.#m._free(this.#buf)
-    this.#m._fvad_free(this.#inst)
+    this.#fvad._free(this.#buf)
+    this.#fvad._fvad_free(this.#inst)
   }
 }

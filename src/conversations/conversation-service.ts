@@ -59,12 +59,12 @@ export interface ConversationServiceDeps {
  * delete — independent of the transport that carries the requests.
  */
 export class ConversationService {
-  readonly #d: ConversationServiceDeps
+  readonly #deps: ConversationServiceDeps
   /** One typed turn at a time per conversation: later messages wait their turn, never interleave. */
   readonly #queues = new Map<string, Promise<unknown>>()
 
   constructor(deps: ConversationServiceDeps) {
-    this.#d = deps
+    this.#deps = deps
   }
 
   list(page: { limit?: number; before?: number } = {}): ConversationSummary[] {
@@ -80,7 +80,7 @@ export class ConversationService {
     if (page.before !== undefined && !Number.isFinite(page.before)) {
       throw new NocturnError('NOC_ERR_BAD_REQUEST', 'before: expected a time in milliseconds')
     }
-    const rows = this.#d.store.listConversations({ limit: limit + 1, before: page.before })
+    const rows = this.#deps.store.listConversations({ limit: limit + 1, before: page.before })
     return { items: rows.slice(0, limit).map((c) => this.#summary(c)), more: rows.length > limit }
   }
 
@@ -96,7 +96,7 @@ export class ConversationService {
     if (!Number.isInteger(afterSeq) || afterSeq < 0) {
       throw new NocturnError('NOC_ERR_BAD_REQUEST', 'afterSeq: expected a whole number ≥ 0')
     }
-    const rows = this.#d.store.messages(conversation.id, { afterSeq, limit: limit + 1 })
+    const rows = this.#deps.store.messages(conversation.id, { afterSeq, limit: limit + 1 })
     return { conversation, messages: rows.slice(0, limit), more: rows.length > limit }
   }
 
@@ -117,11 +117,11 @@ export class ConversationService {
     }
     const id =
       req.conversationId === 'new'
-        ? this.#d.store.createConversation({ channel: 'text', at: this.#d.clock.now() }).id
+        ? this.#deps.store.createConversation({ channel: 'text', at: this.#deps.clock.now() }).id
         : this.#get(req.conversationId).id
     // A conversation being spoken right now is refused rather than queued: the live model holds its
     // own context and would never see the typed message, so the stored history would fork.
-    if (this.#d.live.isLive(id)) {
+    if (this.#deps.live.isLive(id)) {
       throw new NocturnError(
         'NOC_ERR_CONVERSATION_LIVE',
         'This conversation is being spoken right now; send your message when it ends, or start a new one.',
@@ -129,14 +129,14 @@ export class ConversationService {
     }
     const previous = this.#queues.get(id) ?? Promise.resolve()
     const turn = previous.then(() => {
-      if (this.#d.live.isLive(id)) {
+      if (this.#deps.live.isLive(id)) {
         throw new NocturnError(
           'NOC_ERR_CONVERSATION_LIVE',
           'This conversation started being spoken; send your message when it ends.',
         )
       }
-      this.#d.logger.info({ conversation: id, phone: req.phone }, 'typed turn from phone')
-      return this.#d.turns.run({
+      this.#deps.logger.info({ conversation: id, phone: req.phone }, 'typed turn from phone')
+      return this.#deps.turns.run({
         conversationId: id,
         text,
         channel: 'text',
@@ -157,27 +157,27 @@ export class ConversationService {
 
   delete(id: string): void {
     const conversation = this.#get(id)
-    if (this.#d.live.isLive(conversation.id)) {
+    if (this.#deps.live.isLive(conversation.id)) {
       throw new NocturnError(
         'NOC_ERR_CONVERSATION_LIVE',
         'This conversation is being spoken right now.',
       )
     }
-    this.#d.store.deleteConversation(conversation.id)
-    this.#d.logger.info({ conversation: conversation.id }, 'conversation deleted')
+    this.#deps.store.deleteConversation(conversation.id)
+    this.#deps.logger.info({ conversation: conversation.id }, 'conversation deleted')
   }
 
   #get(id: string): Conversation {
     const c =
-      typeof id === 'string' && id.length <= 64 ? this.#d.store.getConversation(id) : undefined
+      typeof id === 'string' && id.length <= 64 ? this.#deps.store.getConversation(id) : undefined
     if (!c)
       throw new NocturnError('NOC_ERR_NOT_FOUND', 'There is no such conversation on this device.')
     return c
   }
 
   #summary(c: Conversation): ConversationSummary {
-    const first = this.#d.store.messages(c.id, { limit: 1 })[0]
-    const lastRow = this.#d.store.lastMessage(c.id)
+    const first = this.#deps.store.messages(c.id, { limit: 1 })[0]
+    const lastRow = this.#deps.store.lastMessage(c.id)
     const line = c.title ?? (first?.role === 'user' ? first.text : '')
     return {
       id: c.id,

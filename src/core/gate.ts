@@ -24,20 +24,20 @@ export interface GateOptions {
  * with a reason the model can say aloud.
  */
 export class Gate {
-  readonly #o: GateOptions
+  readonly #options: GateOptions
 
   constructor(options: GateOptions) {
-    this.#o = options
+    this.#options = options
   }
 
   get grants(): Grants {
-    return this.#o.grants
+    return this.#options.grants
   }
 
   /** Resolves when the call may run; throws a NocturnError saying why not. */
   async check(tool: Tool, args: unknown, ctx: CallContext): Promise<void> {
     const action = actionOf(tool, args)
-    const policy = policyFor(tool, ctx.channel, this.#o.policies)
+    const policy = policyFor(tool, ctx.channel, this.#options.policies)
     const log = ctx.logger.child({ tool: tool.name, callId: ctx.callId, channel: ctx.channel })
     if (policy === 'deny') {
       log.info({ policy }, 'gate denied by policy')
@@ -46,8 +46,8 @@ export class Gate {
     }
     if (policy === 'allow') return
     const argsDigest = digestOf(args)
-    const now = this.#o.clock.now()
-    const grant = this.#o.grants.find({
+    const now = this.#options.clock.now()
+    const grant = this.#options.grants.find({
       tool: tool.name,
       args,
       argsDigest,
@@ -71,7 +71,7 @@ export class Gate {
     ctx: CallContext,
     log: CallContext['logger'],
   ): Promise<ApprovalDecision> {
-    const { approver, clock, approvalTimeoutMs } = this.#o
+    const { approver, clock, approvalTimeoutMs } = this.#options
     if (ctx.signal.aborted) throw cancelled()
     // Nobody can be asked (no broker, no phone): say so at once, with no "waiting" first.
     const unavailable = approver.unavailable?.()
@@ -176,7 +176,7 @@ export class Gate {
         ? { kind: 'session', conversationId: ctx.conversationId }
         : { kind: 'until', at: g.until }
     const pattern = tool.grantPattern?.(args)
-    const created = this.#o.grants.add(
+    const created = this.#options.grants.add(
       {
         tool: tool.name,
         channel: ctx.channel,
@@ -184,7 +184,7 @@ export class Gate {
         scope: pattern ? { kind: 'pattern', pattern } : { kind: 'exact', argsDigest, args },
         expiry,
         createdBy: { kind: decision.by === 'console' ? 'console' : 'phone', id: decision.by },
-        createdAt: this.#o.clock.now(),
+        createdAt: this.#options.clock.now(),
       },
       { critical: tool.critical === true },
     )

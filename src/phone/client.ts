@@ -51,7 +51,7 @@ export type PhoneEvent =
  */
 export class PhoneClient {
   readonly topics: Topics
-  readonly #o: PhoneClientOptions
+  readonly #options: PhoneClientOptions
   readonly #conn: MqttConnection
   readonly #log: Logger
   readonly #now: () => number
@@ -62,7 +62,7 @@ export class PhoneClient {
   #ready: Promise<void>
 
   constructor(options: PhoneClientOptions) {
-    this.#o = options
+    this.#options = options
     this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
     this.#log = options.logger.child({ component: 'phone', phone: options.pairing.phone })
     this.#now = options.now ?? Date.now
@@ -96,7 +96,7 @@ export class PhoneClient {
     const now = this.#now()
     return [...this.#verified.values()]
       .map((v) => v.request)
-      .filter((r) => r.expiresAt > now - (this.#o.skewMs ?? 30_000))
+      .filter((r) => r.expiresAt > now - (this.#options.skewMs ?? 30_000))
   }
 
   /** Waits until a verified request with this id is here (retained ones arrive after subscribing). */
@@ -132,7 +132,7 @@ export class PhoneClient {
         `${v.request.tool} is critical: it asks every time, so only "once" can be granted`,
       )
     }
-    const { phone, key } = this.#o.pairing
+    const { phone, key } = this.#options.pairing
     const fields = {
       id,
       decision,
@@ -238,9 +238,9 @@ export class PhoneClient {
     const digest = this.#verified.get(id)?.digest ?? this.#ended.get(id)
     // Never shown here: there is no card to end, and nothing to verify it against.
     if (digest === undefined) return undefined
-    const mac = o.macs?.[this.#o.pairing.phone]
+    const mac = o.macs?.[this.#options.pairing.phone]
     if (mac === undefined) return 'not-signed-for-this-phone'
-    if (!verifyOutcomeMac(this.#o.pairing.key, { ...o, digest }, mac)) return 'bad-mac'
+    if (!verifyOutcomeMac(this.#options.pairing.key, { ...o, digest }, mac)) return 'bad-mac'
     return o
   }
 
@@ -250,13 +250,13 @@ export class PhoneClient {
     const req = r.value
     // `v` is checked by the schema (a literal 1); the id must be the topic's.
     if (req.id !== id) return 'id-mismatch'
-    if (req.device !== this.#o.pairing.device) return 'wrong-device'
+    if (req.device !== this.#options.pairing.device) return 'wrong-device'
     const digest = requestDigest(r.raw)
     if (digest !== req.digest) return 'digest-mismatch'
-    const mac = req.macs[this.#o.pairing.phone]
+    const mac = req.macs[this.#options.pairing.phone]
     if (mac === undefined) return 'not-signed-for-this-phone'
-    if (!verifyRequestMac(this.#o.pairing.key, digest, mac)) return 'bad-mac'
-    if (req.expiresAt <= this.#now() - (this.#o.skewMs ?? 30_000)) return 'expired'
+    if (!verifyRequestMac(this.#options.pairing.key, digest, mac)) return 'bad-mac'
+    if (req.expiresAt <= this.#now() - (this.#options.skewMs ?? 30_000)) return 'expired'
     return { request: req, digest }
   }
 }

@@ -55,7 +55,7 @@ interface Waiter {
  */
 export class PhoneConversations {
   readonly topics: Topics
-  readonly #o: PhoneConversationsOptions
+  readonly #options: PhoneConversationsOptions
   readonly #conn: MqttConnection
   readonly #log: Logger
   readonly #now: () => number
@@ -64,7 +64,7 @@ export class PhoneConversations {
   refused = 0
 
   constructor(options: PhoneConversationsOptions) {
-    this.#o = options
+    this.#options = options
     this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
     this.#log = options.logger.child({
       component: 'phone-conversations',
@@ -249,7 +249,7 @@ export class PhoneConversations {
     args: Record<string, unknown>,
     onReply?: (r: ConversationReply) => void,
   ): Promise<ConversationReply[]> {
-    const { device, phone, key } = this.#o.pairing
+    const { device, phone, key } = this.#options.pairing
     const fields = { id, device, phone, op, args, at: this.#now(), nonce: newNonce() }
     const msg = { v: PROTOCOL_VERSION, ...fields, mac: signPhoneRequest(key, fields) }
     return new Promise<ConversationReply[]>((resolve, reject) => {
@@ -261,7 +261,9 @@ export class PhoneConversations {
           this.#waiting.delete(id)
           reject(new Error(`no answer from the speaker to ${op}`))
         },
-        op === 'say' ? (this.#o.sayTimeoutMs ?? 150_000) : (this.#o.timeoutMs ?? 30_000),
+        op === 'say'
+          ? (this.#options.sayTimeoutMs ?? 150_000)
+          : (this.#options.timeoutMs ?? 30_000),
       )
       const ordered: ConversationReply[] = []
       const waiter: Waiter = {
@@ -297,7 +299,7 @@ export class PhoneConversations {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    const { device, phone, key } = this.#o.pairing
+    const { device, phone, key } = this.#options.pairing
     if (topic !== this.topics.conversationReply(phone)) return
     const r = parsePayload(conversationReplySchema, payload)
     let reason: string | undefined

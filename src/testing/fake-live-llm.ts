@@ -240,10 +240,10 @@ export class FakeLiveLLM implements LiveLLM {
   readonly connections: FakeLiveConnection[] = []
   /** Every setup passed to `open`, including those that failed. */
   readonly opens: LiveSetup[] = []
-  readonly #o: FakeLiveLLMOptions
+  readonly #options: FakeLiveLLMOptions
 
   constructor(options: FakeLiveLLMOptions = {}) {
-    this.#o = options
+    this.#options = options
     this.capabilities = {
       model: 'fake-live',
       asyncToolCalls: true,
@@ -262,20 +262,22 @@ export class FakeLiveLLM implements LiveLLM {
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
     this.opens.push(setup)
-    const { openLatencyMs = 0, clock } = this.#o
+    const { openLatencyMs = 0, clock } = this.#options
     if (openLatencyMs > 0) {
       if (!clock) throw new Error('openLatencyMs needs a clock')
       await new Promise<void>((r) => clock.setTimeout(r, openLatencyMs))
     }
-    const failure = this.#o.failOpen?.(setup, this.opens.length)
+    const failure = this.#options.failOpen?.(setup, this.opens.length)
     if (failure) throw failure
     const conn = new FakeLiveConnection(
       setup,
       events,
-      clock && this.#o.closeLatencyMs ? { ms: this.#o.closeLatencyMs, clock } : undefined,
+      clock && this.#options.closeLatencyMs
+        ? { ms: this.#options.closeLatencyMs, clock }
+        : undefined,
     )
     this.connections.push(conn)
-    this.#o.onOpen?.(conn)
+    this.#options.onOpen?.(conn)
     return conn
   }
 }

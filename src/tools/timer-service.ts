@@ -26,29 +26,29 @@ const MAX_WAIT_MS = 24 * 60 * 60 * 1000
  * was off (within the grace), and recording older ones as missed rather than ringing hours late.
  */
 export class TimerService {
-  readonly #o: TimerServiceOptions
+  readonly #options: TimerServiceOptions
   readonly #armed = new Map<string, TimerHandle>()
   readonly #listeners = new Set<(timer: StoredTimer, late: boolean) => void>()
 
   constructor(opts: TimerServiceOptions) {
-    this.#o = opts
+    this.#options = opts
   }
 
   /** Re-arms what the store holds. Returns what was rung late and what was missed. */
   start(): { rungLate: StoredTimer[]; missed: StoredTimer[] } {
-    const now = this.#o.clock.now()
-    const grace = this.#o.lateGraceMs ?? 10 * 60_000
+    const now = this.#options.clock.now()
+    const grace = this.#options.lateGraceMs ?? 10 * 60_000
     const rungLate: StoredTimer[] = []
     const missed: StoredTimer[] = []
-    for (const t of this.#o.store.pendingTimers()) {
+    for (const t of this.#options.store.pendingTimers()) {
       if (t.dueAt > now) this.#arm(t)
       else if (now - t.dueAt <= grace) {
         rungLate.push(t)
         this.#ring(t, true)
       } else {
         missed.push(t)
-        this.#o.store.finishTimer(t.id, now, 'missed')
-        this.#o.logger.warn(
+        this.#options.store.finishTimer(t.id, now, 'missed')
+        this.#options.logger.warn(
           { timer: t.id, kind: t.kind, dueAt: t.dueAt },
           'timer came due while stopped; missed',
         )
@@ -64,38 +64,43 @@ export class TimerService {
   }
 
   add(kind: TimerKind, dueAt: number, label: string | null): StoredTimer {
-    const t = this.#o.store.addTimer({ kind, label, dueAt, createdAt: this.#o.clock.now() })
+    const t = this.#options.store.addTimer({
+      kind,
+      label,
+      dueAt,
+      createdAt: this.#options.clock.now(),
+    })
     this.#arm(t)
-    this.#o.logger.info({ timer: t.id, kind, dueAt }, 'timer set')
+    this.#options.logger.info({ timer: t.id, kind, dueAt }, 'timer set')
     return t
   }
 
   pending(): StoredTimer[] {
-    return this.#o.store.pendingTimers()
+    return this.#options.store.pendingTimers()
   }
 
   cancel(id: string): boolean {
     const h = this.#armed.get(id)
-    if (h) this.#o.clock.clearTimeout(h)
+    if (h) this.#options.clock.clearTimeout(h)
     this.#armed.delete(id)
-    const done = this.#o.store.finishTimer(id, this.#o.clock.now(), 'cancelled')
-    if (done) this.#o.logger.info({ timer: id }, 'timer cancelled')
+    const done = this.#options.store.finishTimer(id, this.#options.clock.now(), 'cancelled')
+    if (done) this.#options.logger.info({ timer: id }, 'timer cancelled')
     return done
   }
 
   /** Disarms everything in memory; the store keeps them for the next start. */
   close(): void {
-    for (const h of this.#armed.values()) this.#o.clock.clearTimeout(h)
+    for (const h of this.#armed.values()) this.#options.clock.clearTimeout(h)
     this.#armed.clear()
     this.#listeners.clear()
   }
 
   #arm(t: StoredTimer): void {
-    const wait = t.dueAt - this.#o.clock.now()
-    const h = this.#o.clock.setTimeout(
+    const wait = t.dueAt - this.#options.clock.now()
+    const h = this.#options.clock.setTimeout(
       () => {
         this.#armed.delete(t.id)
-        if (this.#o.clock.now() < t.dueAt) this.#arm(t)
+        if (this.#options.clock.now() < t.dueAt) this.#arm(t)
         else this.#ring(t, false)
       },
       Math.min(Math.max(0, wait), MAX_WAIT_MS),
@@ -108,27 +113,27 @@ export class TimerService {
     // cannot be written (disk full, read-only) does not stop the ring: the person is waiting for
     // it; it may ring once more after a restart, which is better than never.
     try {
-      if (!this.#o.store.finishTimer(t.id, this.#o.clock.now(), 'rang')) return
+      if (!this.#options.store.finishTimer(t.id, this.#options.clock.now(), 'rang')) return
     } catch (err) {
-      this.#o.logger.error(
+      this.#options.logger.error(
         { timer: t.id, err: errorText(err) },
         'timer ringing, but its end could not be recorded',
       )
     }
-    this.#o.logger.info(
+    this.#options.logger.info(
       { event: 'timer_ringing', timer: t.id, kind: t.kind, late },
       'timer ringing',
     )
     try {
-      this.#o.sink.write(chimePcm(this.#o.sink.sampleRateHz))
+      this.#options.sink.write(chimePcm(this.#options.sink.sampleRateHz))
     } catch (err) {
-      this.#o.logger.error({ timer: t.id, err: errorText(err) }, 'could not play the chime')
+      this.#options.logger.error({ timer: t.id, err: errorText(err) }, 'could not play the chime')
     }
     for (const l of this.#listeners) {
       try {
         l(t, late)
       } catch (err) {
-        this.#o.logger.warn({ err: errorText(err) }, 'timer listener failed')
+        this.#options.logger.warn({ err: errorText(err) }, 'timer listener failed')
       }
     }
   }

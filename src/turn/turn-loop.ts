@@ -52,17 +52,20 @@ export interface TurnResult {
  * turn cut short by a crash leaves a readable, continuable conversation.
  */
 export class TurnLoop {
-  readonly #d: TurnLoopDeps
+  readonly #deps: TurnLoopDeps
 
   constructor(deps: TurnLoopDeps) {
-    this.#d = deps
+    this.#deps = deps
   }
 
   async run(input: TurnInput): Promise<TurnResult> {
-    const { llm, tools, store, persona, clock } = this.#d
+    const { llm, tools, store, persona, clock } = this.#deps
     const signal = input.signal ?? new AbortController().signal
-    const maxSteps = this.#d.maxSteps ?? DEFAULT_MAX_STEPS
-    const log = this.#d.logger.child({ conversation: input.conversationId, channel: input.channel })
+    const maxSteps = this.#deps.maxSteps ?? DEFAULT_MAX_STEPS
+    const log = this.#deps.logger.child({
+      conversation: input.conversationId,
+      channel: input.channel,
+    })
     store.append(input.conversationId, {
       role: 'user',
       text: input.text,
@@ -113,20 +116,20 @@ export class TurnLoop {
       channel: input.channel,
       conversationId: input.conversationId,
       callId: call.id,
-      gate: this.#d.gate,
+      gate: this.#deps.gate,
       logger: log,
       ...(input.askedBy !== undefined && { askedBy: input.askedBy }),
       onPending: (n) => input.onPending?.(n),
     }
-    const outcome = await this.#d.tools.call(ctx, call.name, call.args)
-    this.#d.store.append(input.conversationId, {
+    const outcome = await this.#deps.tools.call(ctx, call.name, call.args)
+    this.#deps.store.append(input.conversationId, {
       role: 'tool',
       toolCallId: call.id,
       toolName: call.name,
       args: call.args,
       outcome,
       channel: input.channel,
-      at: this.#d.clock.now(),
+      at: this.#deps.clock.now(),
     })
     input.onToolResult?.(call, outcome)
   }

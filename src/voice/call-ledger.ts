@@ -83,7 +83,7 @@ export interface CallLedgerDeps {
  * it never opens or closes a connection itself.
  */
 export class CallLedger {
-  readonly #d: CallLedgerDeps
+  readonly #deps: CallLedgerDeps
   readonly #log: Logger
   readonly #calls = new Map<string, Entry>()
   #queued: Queued[] = []
@@ -94,7 +94,7 @@ export class CallLedger {
   #handleSeq = 0
 
   constructor(deps: CallLedgerDeps) {
-    this.#d = deps
+    this.#deps = deps
     this.#log = deps.log
   }
 
@@ -208,7 +208,7 @@ export class CallLedger {
       },
       'voice call withdrawn',
     )
-    this.#d.changed()
+    this.#deps.changed()
     return true
   }
 

@@ -73,7 +73,7 @@ const RECONNECT_BACKOFF: BackoffPolicy = {
  * for calls, answers, the transcript and the microphone is decided by those who listen.
  */
 export class ConnectionKeeper {
-  readonly #d: ConnectionKeeperDeps
+  readonly #deps: ConnectionKeeperDeps
   readonly #log: Logger
   #conn: Connection | undefined
   #opening: Connection | undefined
@@ -89,7 +89,7 @@ export class ConnectionKeeper {
   #fresh = 0
 
   constructor(deps: ConnectionKeeperDeps) {
-    this.#d = deps
+    this.#deps = deps
     this.#log = deps.log
   }
 
@@ -113,7 +113,7 @@ export class ConnectionKeeper {
   // ---- opening --------------------------------------------------------------------------
 
   async connect(kind: 'resume' | 'fresh'): Promise<boolean> {
-    const { llm, tools, persona, store } = this.#d
+    const { llm, tools, persona, store } = this.#deps
     const resumeHandle = kind === 'resume' ? this.#handle : undefined
     // Which handle this resumes from: calls made after it are unknown to the resumed session.
     const resumedFrom = resumeHandle ? this.#handleSeq : undefined
@@ -129,13 +129,13 @@ export class ConnectionKeeper {
       tools: tools.declarations(),
       nonBlockingTools: llm.capabilities.asyncToolCalls,
       // A resumed connection has the history already; re-sending it would duplicate it.
-      history: resumeHandle ? undefined : store.messages(this.#d.conversationId),
+      history: resumeHandle ? undefined : store.messages(this.#deps.conversationId),
       resumeHandle,
     }
     this.#opening = conn
     let session: LiveSession
     try {
-      session = await llm.open(setup, this.#d.events(conn))
+      session = await llm.open(setup, this.#deps.events(conn))
     } catch (err) {
       if (this.#opening === conn) this.#opening = undefined
       conn.retired = true
@@ -144,7 +144,7 @@ export class ConnectionKeeper {
     }
     if (this.#opening === conn) this.#opening = undefined
     conn.session = session
-    if (this.#d.ending() || conn.retired) {
+    if (this.#deps.ending() || conn.retired) {
       conn.retired = true
       await this.closeQuietly(conn)
       return false
@@ -161,7 +161,7 @@ export class ConnectionKeeper {
       },
       kind === 'resume' ? 'voice connection resumed' : 'voice connection opened',
     )
-    this.#d.listener.opened(conn as OpenConnection, resumedFrom)
+    this.#deps.listener.opened(conn as OpenConnection, resumedFrom)
     return true
   }
 
@@ -170,18 +170,18 @@ export class ConnectionKeeper {
     const lost = this.#lineage
     this.#handle = undefined
     this.#lineage++
-    if (lost > 0) this.#d.listener.lineageLost(lost)
+    if (lost > 0) this.#deps.listener.lineageLost(lost)
   }
 
   // ---- goAway, drops and resumption ------------------------------------------------------
 
   onGoAway(timeLeftMs: number | undefined): void {
-    const canResume = this.#d.llm.capabilities.resumption && this.#handle !== undefined
+    const canResume = this.#deps.llm.capabilities.resumption && this.#handle !== undefined
     this.#log.info({ event: 'go_away', timeLeftMs, resume: canResume }, 'voice goAway')
     if (!canResume || this.#reconnecting) return
     // Resuming mid-reply cuts the reply off: wait for the end of the turn, but not past the cut.
     // Between turns it is safe at once (what is already in the speaker plays on regardless).
-    if (!this.#d.inTurn()) {
+    if (!this.#deps.inTurn()) {
       void this.#reconnect('goAway')
       return
     }
@@ -189,9 +189,9 @@ export class ConnectionKeeper {
     // No readable time left (a malformed goAway): wait for the end of the turn, or the close.
     // Taking it as "now" would cut the reply and lose the frames still on their way to us.
     if (timeLeftMs === undefined) return
-    const wait = Math.max(0, timeLeftMs - this.#d.options.goAwayMarginMs)
-    if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
-    this.#resumeTimer = this.#d.clock.setTimeout(() => {
+    const wait = Math.max(0, timeLeftMs - this.#deps.options.goAwayMarginMs)
+    if (this.#resumeTimer) this.#deps.clock.clearTimeout(this.#resumeTimer)
+    this.#resumeTimer = this.#deps.clock.setTimeout(() => {
       this.#resumeTimer = undefined
       void this.#reconnect('goAway, before the cut')
     }, wait)
@@ -207,7 +207,7 @@ export class ConnectionKeeper {
     if (resumable && typeof handle === 'string' && handle !== '') {
       this.#handle = handle
       this.#handleSeq++
-      this.#d.listener.handle(this.#handleSeq)
+      this.#deps.listener.handle(this.#handleSeq)
     }
   }
 
@@ -219,14 +219,14 @@ export class ConnectionKeeper {
       { connection: conn.n, code: info.code, reason: info.reason },
       'voice connection lost',
     )
-    if (!this.#d.ending()) void this.#reconnect(`closed ${info.code}`)
+    if (!this.#deps.ending()) void this.#reconnect(`closed ${info.code}`)
   }
 
   async #reconnect(why: string): Promise<void> {
-    if (this.#reconnecting || this.#d.ending()) return
+    if (this.#reconnecting || this.#deps.ending()) return
     this.#reconnecting = true
     this.#resumeAfterTurn = false
-    if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
+    if (this.#resumeTimer) this.#deps.clock.clearTimeout(this.#resumeTimer)
     this.#resumeTimer = undefined
     const old = this.#conn
     try {
@@ -235,7 +235,7 @@ export class ConnectionKeeper {
         // The provider refuses a resumption while the old socket is open: close it first.
         await this.closeQuietly(old)
       }
-      const canResume = this.#d.llm.capabilities.resumption && this.#handle !== undefined
+      const canResume = this.#deps.llm.capabilities.resumption && this.#handle !== undefined
       this.#log.info({ why, resume: canResume }, 'voice reconnecting')
       if (canResume) {
         if (await this.connect('resume')) {
@@ -246,9 +246,9 @@ export class ConnectionKeeper {
       }
       const backoff = new Backoff({
         ...RECONNECT_BACKOFF,
-        giveUpAfter: this.#d.options.maxReconnectAttempts,
+        giveUpAfter: this.#deps.options.maxReconnectAttempts,
       })
-      while (!this.#d.ending() && !backoff.exhausted) {
+      while (!this.#deps.ending() && !backoff.exhausted) {
         if (await this.connect('fresh')) {
           this.#fresh++
           return
@@ -258,9 +258,9 @@ export class ConnectionKeeper {
         if (backoff.exhausted) break
         await this.#sleep(wait)
       }
-      if (this.#d.ending()) return
+      if (this.#deps.ending()) return
       this.#log.error({ why }, 'voice could not reconnect')
-      this.#d.fail()
+      this.#deps.fail()
     } finally {
       this.#reconnecting = false
     }
@@ -270,7 +270,7 @@ export class ConnectionKeeper {
 
   /** A resumption put off by `goAway` will not happen. */
   cancelResume(): void {
-    if (this.#resumeTimer) this.#d.clock.clearTimeout(this.#resumeTimer)
+    if (this.#resumeTimer) this.#deps.clock.clearTimeout(this.#resumeTimer)
   }
 
   /**
@@ -298,11 +298,11 @@ export class ConnectionKeeper {
     conn.retired = true
     if (wasCurrent) {
       this.#conn = undefined
-      this.#d.listener.closed(conn)
+      this.#deps.listener.closed(conn)
     }
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((r) => this.#d.clock.setTimeout(r, ms))
+    return new Promise((r) => this.#deps.clock.setTimeout(r, ms))
   }
 }

@@ -19,13 +19,13 @@ export interface MicUplinkDeps {
  * is sent first when the next one opens.
  */
 export class MicUplink {
-  readonly #d: MicUplinkDeps
+  readonly #deps: MicUplinkDeps
   readonly #log: Logger
   readonly #gap: GapBuffer
   #sendFailed = false
 
   constructor(deps: MicUplinkDeps) {
-    this.#d = deps
+    this.#deps = deps
     this.#log = deps.log
     this.#gap = new GapBuffer(deps.gapBufferMs)
   }
@@ -36,7 +36,7 @@ export class MicUplink {
   }
 
   frame(pcm: Uint8Array): void {
-    const session = this.#d.live()
+    const session = this.#deps.live()
     if (session) {
       try {
         session.sendAudio(pcm)
@@ -47,13 +47,13 @@ export class MicUplink {
       }
       return
     }
-    if (!this.#d.ending()) this.#gap.push(pcm)
+    if (!this.#deps.ending()) this.#gap.push(pcm)
   }
 
   /** Mute: no frame leaves (the MicGate sees to that); the provider is told the stream ended. */
   muted(): void {
     this.#gap.clear()
-    const s = this.#d.live()
+    const s = this.#deps.live()
     if (!s) return
     try {
       s.endAudio()
@@ -71,7 +71,7 @@ export class MicUplink {
   flushGap(session: LiveSession): void {
     const { frames, dropped } = this.#gap.take()
     if (dropped > 0) this.#log.info({ frames: dropped }, 'voice microphone frames dropped in a gap')
-    if (this.#d.isMuted()) return
+    if (this.#deps.isMuted()) return
     try {
       for (const f of frames) session.sendAudio(f)
     } catch (err) {

@@ -44,7 +44,7 @@ const SESSION_RETRY: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 }
  * with the detector's pre-roll sent first so the first syllable reaches the model.
  */
 export class SessionLoop {
-  readonly #d: SessionLoopDeps
+  readonly #deps: SessionLoopDeps
   #opening = false
   #stopped = false
   #current: Promise<void> = Promise.resolve()
@@ -57,18 +57,18 @@ export class SessionLoop {
   #resume: (() => void) | undefined
 
   constructor(deps: SessionLoopDeps) {
-    this.#d = deps
+    this.#deps = deps
   }
 
   async start(): Promise<void> {
-    const { router, detector, logger } = this.#d
+    const { router, detector, logger } = this.#deps
     await router.start({
       frame: (pcm, at) => {
         if (this.#micErrors > 0) {
           logger.info({ failures: this.#micErrors }, 'microphone delivering again')
           this.#micErrors = 0
         }
-        if (this.#opening || this.#stopped || this.#d.driver.sessionRunning) return
+        if (this.#opening || this.#stopped || this.#deps.driver.sessionRunning) return
         const onset = detector.push(pcm, at)
         if (onset) this.#current = this.#open(onset.preRoll)
       },
@@ -88,17 +88,17 @@ export class SessionLoop {
 
   async stop(): Promise<void> {
     this.#stopped = true
-    if (this.#pause) this.#d.clock.clearTimeout(this.#pause)
+    if (this.#pause) this.#deps.clock.clearTimeout(this.#pause)
     this.#resume?.()
     // A session in progress is ended now, not waited out to its idle or budget: a service stop
     // must withdraw pending approvals and close the transcript within systemd's stop timeout.
-    await this.#d.driver.stop()
+    await this.#deps.driver.stop()
     await this.#current
-    await this.#d.router.stop()
+    await this.#deps.router.stop()
   }
 
   async #open(preRoll: Uint8Array): Promise<void> {
-    const { driver, detector, live, logger } = this.#d
+    const { driver, detector, live, logger } = this.#deps
     this.#opening = true
     let conversationId: string | undefined
     logger.info({ preRollBytes: preRoll.byteLength }, 'speech detected: opening a session')
@@ -119,7 +119,7 @@ export class SessionLoop {
         },
         'session closed',
       )
-      this.#d.onSessionEnd?.(summary)
+      this.#deps.onSessionEnd?.(summary)
       this.#failedSessions = 0
       this.#pauses.reset()
     } catch (err) {
@@ -140,7 +140,7 @@ export class SessionLoop {
       }
       const pause = this.#pauses.next()
       await new Promise<void>((resolve) => {
-        this.#pause = this.#d.clock.setTimeout(resolve, pause)
+        this.#pause = this.#deps.clock.setTimeout(resolve, pause)
         this.#resume = resolve
       })
     } finally {

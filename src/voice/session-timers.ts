@@ -25,31 +25,31 @@ export interface SessionTimerOptions {
  * when it fires early, re-arms itself for what is left.
  */
 export class SessionTimers {
-  readonly #o: SessionTimerOptions
+  readonly #options: SessionTimerOptions
   #lastActivity: number
   #budget: TimerHandle | undefined
   #idle: TimerHandle | undefined
   #expired = false
 
   constructor(options: SessionTimerOptions) {
-    this.#o = options
+    this.#options = options
     this.#lastActivity = options.clock.now()
   }
 
   start(): void {
-    const { clock } = this.#o
+    const { clock } = this.#options
     this.#lastActivity = clock.now()
-    this.#budget = clock.setTimeout(() => this.#expire('budget'), this.#o.budgetMs)
-    this.#armIdle(this.#o.idleMs)
+    this.#budget = clock.setTimeout(() => this.#expire('budget'), this.#options.budgetMs)
+    this.#armIdle(this.#options.idleMs)
   }
 
   /** Someone spoke, or the model said something. */
   activity(): void {
-    this.#lastActivity = this.#o.clock.now()
+    this.#lastActivity = this.#options.clock.now()
   }
 
   stop(): void {
-    const { clock } = this.#o
+    const { clock } = this.#options
     if (this.#budget) clock.clearTimeout(this.#budget)
     if (this.#idle) clock.clearTimeout(this.#idle)
     this.#budget = undefined
@@ -57,20 +57,20 @@ export class SessionTimers {
   }
 
   #armIdle(ms: number): void {
-    this.#idle = this.#o.clock.setTimeout(() => this.#checkIdle(), ms)
+    this.#idle = this.#options.clock.setTimeout(() => this.#checkIdle(), ms)
   }
 
   #checkIdle(): void {
     this.#idle = undefined
     if (this.#expired) return
-    if (this.#o.waitingForHuman?.()) {
+    if (this.#options.waitingForHuman?.()) {
       // Quiet time starts again once the answer is in and the model has said so.
-      this.#lastActivity = this.#o.clock.now()
-      this.#armIdle(this.#o.idleMs)
+      this.#lastActivity = this.#options.clock.now()
+      this.#armIdle(this.#options.idleMs)
       return
     }
-    const quietFor = this.#o.clock.now() - this.#lastActivity
-    const left = Math.max(this.#o.idleMs - quietFor, this.#o.playingMs())
+    const quietFor = this.#options.clock.now() - this.#lastActivity
+    const left = Math.max(this.#options.idleMs - quietFor, this.#options.playingMs())
     if (left > 0) this.#armIdle(left)
     else this.#expire('idle')
   }
@@ -79,6 +79,6 @@ export class SessionTimers {
     if (this.#expired) return
     this.#expired = true
     this.stop()
-    this.#o.onExpire(reason)
+    this.#options.onExpire(reason)
   }
 }

@@ -14,12 +14,12 @@ export interface SpeakingWatchDeps {
  * queued — not one per chunk.
  */
 export class SpeakingWatch {
-  readonly #d: SpeakingWatchDeps
+  readonly #deps: SpeakingWatchDeps
   #speaking = false
   #timer: TimerHandle | undefined
 
   constructor(deps: SpeakingWatchDeps) {
-    this.#d = deps
+    this.#deps = deps
   }
 
   get speaking(): boolean {
@@ -30,29 +30,29 @@ export class SpeakingWatch {
   wrote(): void {
     if (!this.#speaking) {
       this.#speaking = true
-      this.#d.changed()
+      this.#deps.changed()
     }
     if (!this.#timer) this.#arm()
   }
 
   /** Looks again now (after a drop). */
   check(): void {
-    const playing = this.#d.speaker.queuedMs() > 0
+    const playing = this.#deps.speaker.queuedMs() > 0
     if (playing && !this.#timer) this.#arm()
     if (playing !== this.#speaking) {
       this.#speaking = playing
-      this.#d.changed()
+      this.#deps.changed()
     }
   }
 
   /** At session end. */
   stop(): void {
-    if (this.#timer) this.#d.clock.clearTimeout(this.#timer)
+    if (this.#timer) this.#deps.clock.clearTimeout(this.#timer)
   }
 
   #arm(): void {
-    const left = this.#d.speaker.queuedMs()
-    this.#timer = this.#d.clock.setTimeout(
+    const left = this.#deps.speaker.queuedMs()
+    this.#timer = this.#deps.clock.setTimeout(
       () => {
         this.#timer = undefined
         this.check()

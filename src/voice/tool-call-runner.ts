@@ -34,18 +34,18 @@ export interface Issuer {
  * a final answer scheduled by its lateness. What may be sent, and where, is the `CallLedger`'s.
  */
 export class ToolCallRunner {
-  readonly #d: ToolCallRunnerDeps
+  readonly #deps: ToolCallRunnerDeps
   readonly #log: Logger
   #drained: (() => void) | undefined
 
   constructor(deps: ToolCallRunnerDeps) {
-    this.#d = deps
+    this.#deps = deps
     this.#log = deps.log
   }
 
   /** At session start: are tools non-blocking on this model, and why (rules 2 and 11). */
   logCapabilities(): void {
-    const caps = this.#d.llm.capabilities
+    const caps = this.#deps.llm.capabilities
     if (caps.asyncToolCalls) {
       this.#log.info(
         {
@@ -88,14 +88,14 @@ export class ToolCallRunner {
         )
         continue
       }
-      const call = this.#d.ledger.issue(
+      const call = this.#deps.ledger.issue(
         conn,
         { id, name: typeof c.name === 'string' ? c.name : String(c.name), args: c.args ?? {} },
-        this.#d.turns.current,
-        this.#d.clock.now(),
+        this.#deps.turns.current,
+        this.#deps.clock.now(),
       )
       if (!call) {
-        const known = this.#d.ledger.get(id)
+        const known = this.#deps.ledger.get(id)
         this.#log.warn(
           { event: 'duplicate_call_id', callId: id, state: known?.state },
           'voice duplicate tool call id ignored',
@@ -105,7 +105,7 @@ export class ToolCallRunner {
       accepted.push(call)
     }
     if (accepted.length === 0) return
-    this.#d.transcript.toolCalls(accepted.map(recordOf))
+    this.#deps.transcript.toolCalls(accepted.map(recordOf))
     for (const call of accepted) {
       this.#log.info({ callId: call.id, tool: call.name, turn: call.turn }, 'voice tool call')
       // Its own task: the event handler returns before the tool (or its gate) starts.
@@ -116,8 +116,8 @@ export class ToolCallRunner {
   /** A `toolCallCancellation` event. */
   onCancellation(ids: readonly string[]): void {
     for (const id of Array.isArray(ids) ? ids : []) {
-      if (!this.#d.ledger.withdraw(String(id), 'provider')) {
-        const known = this.#d.ledger.get(String(id))
+      if (!this.#deps.ledger.withdraw(String(id), 'provider')) {
+        const known = this.#deps.ledger.get(String(id))
         this.#log.warn(
           {
             event: 'stray_cancellation',
@@ -132,12 +132,12 @@ export class ToolCallRunner {
 
   /** Resolves when every tool task has finished, or after `endDrainMs`. */
   drain(): Promise<void> {
-    if (this.#d.ledger.unsettled().length === 0) return Promise.resolve()
+    if (this.#deps.ledger.unsettled().length === 0) return Promise.resolve()
     return new Promise<void>((resolve) => {
-      const timer = this.#d.clock.setTimeout(() => done(), this.#d.options.endDrainMs)
+      const timer = this.#deps.clock.setTimeout(() => done(), this.#deps.options.endDrainMs)
       const done = () => {
         this.#drained = undefined
-        this.#d.clock.clearTimeout(timer)
+        this.#deps.clock.clearTimeout(timer)
         resolve()
       }
       this.#drained = done
@@ -146,7 +146,7 @@ export class ToolCallRunner {
 
   /** After the drain: a tool still running is recorded as cancelled; its late result is ignored. */
   abandonUnsettled(): void {
-    for (const call of this.#d.ledger.unsettled()) {
+    for (const call of this.#deps.ledger.unsettled()) {
       this.#log.warn(
         { callId: call.id, tool: call.name },
         'voice call still running at session end',
@@ -163,15 +163,15 @@ export class ToolCallRunner {
     const ctx: CallContext = {
       signal: call.signal,
       channel: 'voice',
-      conversationId: this.#d.conversationId,
+      conversationId: this.#deps.conversationId,
       callId: call.id,
-      gate: this.#d.gate,
+      gate: this.#deps.gate,
       logger: this.#log.child({ callId: call.id }),
       onPending: (n) => this.#onPending(call, n),
     }
     let outcome: ToolOutcome
     try {
-      outcome = await this.#d.tools.call(ctx, call.name, call.args)
+      outcome = await this.#deps.tools.call(ctx, call.name, call.args)
     } catch (err) {
       // ToolSet.call never throws; should that ever change, the call is still answered.
       outcome = { ok: false, code: 'NOC_ERR_TOOL_FAILED', error: `${call.name} failed` }
@@ -179,24 +179,24 @@ export class ToolCallRunner {
     }
     call.settled = true
     this.#onOutcome(call, outcome)
-    if (this.#d.ledger.unsettled().length === 0) this.#drained?.()
+    if (this.#deps.ledger.unsettled().length === 0) this.#drained?.()
   }
 
   #onPending(call: VoiceCall, notice: PendingNotice): void {
-    if (this.#d.ending() || !this.#d.ledger.waiting(call, notice)) return
-    const caps = this.#d.llm.capabilities
+    if (this.#deps.ending() || !this.#deps.ledger.waiting(call, notice)) return
+    const caps = this.#deps.llm.capabilities
     this.#log.info(
       { callId: call.id, approvalId: notice.approvalId, audience: notice.audience },
       'voice call waiting for approval',
     )
     if (caps.asyncToolCalls) {
-      if (this.#d.ledger.sendInterim(call, interimAnswer(call, notice))) {
+      if (this.#deps.ledger.sendInterim(call, interimAnswer(call, notice))) {
         this.#log.info({ callId: call.id, scheduling: 'WHEN_IDLE' }, 'voice interim answer sent')
       }
     } else {
       // The model is silent until the answer: the device fills the dead air locally.
       this.#log.info({ callId: call.id }, 'voice waiting cue: the model waits silently')
-      this.#d.hooks.waiting({
+      this.#deps.hooks.waiting({
         callId: call.id,
         approvalId: notice.approvalId,
         tool: notice.tool,
@@ -204,7 +204,7 @@ export class ToolCallRunner {
         audience: notice.audience,
       })
     }
-    this.#d.hooks.changed()
+    this.#deps.hooks.changed()
   }
 
   #onOutcome(call: VoiceCall, outcome: ToolOutcome): void {
@@ -214,21 +214,21 @@ export class ToolCallRunner {
         { callId: call.id, reason: call.withdrawReason, code: outcome.ok ? 'ok' : outcome.code },
         'voice withdrawn call settled: nothing sent',
       )
-      this.#d.hooks.changed()
+      this.#deps.hooks.changed()
       return
     }
     if (call.state !== 'running') return
-    if (!this.#d.llm.capabilities.asyncToolCalls) {
+    if (!this.#deps.llm.capabilities.asyncToolCalls) {
       this.#log.info(
         { event: 'final_answer', callId: call.id, tool: call.name, ok: outcome.ok },
         'voice final answer',
       )
-      this.#d.ledger.sendFinal(call, finalAnswer(call, outcome))
-      this.#d.hooks.changed()
+      this.#deps.ledger.sendFinal(call, finalAnswer(call, outcome))
+      this.#deps.hooks.changed()
       return
     }
-    const scheduling = this.#d.turns.schedulingFor(call.turn)
-    const turnsSince = this.#d.turns.since(call.turn)
+    const scheduling = this.#deps.turns.schedulingFor(call.turn)
+    const turnsSince = this.#deps.turns.since(call.turn)
     this.#log.info(
       {
         event: 'final_answer',
@@ -241,17 +241,17 @@ export class ToolCallRunner {
       },
       'voice final answer',
     )
-    this.#d.ledger.sendFinal(
+    this.#deps.ledger.sendFinal(
       call,
       finalAnswer(call, outcome, { scheduling, afterInterim: call.interimSent }),
     )
-    this.#d.hooks.changed()
+    this.#deps.hooks.changed()
   }
 
   #record(call: VoiceCall, outcome: ToolOutcome): void {
     if (call.recorded) return
     call.recorded = true
-    this.#d.transcript.toolOutcome(recordOf(call), outcome)
+    this.#deps.transcript.toolOutcome(recordOf(call), outcome)
   }
 }
 

@@ -56,7 +56,7 @@ export interface RunSessionOptions {
  * its decision (the local voice detector's is); when it ends is (budget, idle).
  */
 export class VoiceDriver {
-  readonly #d: VoiceDriverDeps
+  readonly #deps: VoiceDriverDeps
   readonly #options: VoiceOptions
   readonly #log: Logger
   #session: VoiceSession | undefined
@@ -65,7 +65,7 @@ export class VoiceDriver {
   #state: LedState = 'idle'
 
   constructor(deps: VoiceDriverDeps) {
-    this.#d = deps
+    this.#deps = deps
     this.#options = { ...DEFAULT_VOICE_OPTIONS, ...deps.options }
     this.#log = deps.logger.child({ component: 'voice' })
     const caps = deps.llm.capabilities
@@ -100,7 +100,7 @@ export class VoiceDriver {
    */
   async runSession(opts: RunSessionOptions = {}): Promise<SessionSummary> {
     if (this.#session) throw new Error('a voice session is already running')
-    const { store, clock } = this.#d
+    const { store, clock } = this.#deps
     let conversationId = opts.conversationId
     if (conversationId === undefined) {
       conversationId = store.createConversation({ channel: 'voice', at: clock.now() }).id
@@ -112,10 +112,10 @@ export class VoiceDriver {
     }
     opts.onConversation?.(conversationId)
     const session = new VoiceSession(
-      { ...this.#d, options: this.#options },
+      { ...this.#deps, options: this.#options },
       {
         changed: () => this.#update(),
-        waiting: (n) => this.#d.listener?.waiting?.(n),
+        waiting: (n) => this.#deps.listener?.waiting?.(n),
         isMuted: () => this.#muted,
       },
       conversationId,
@@ -145,7 +145,7 @@ export class VoiceDriver {
   setMuted(muted: boolean): void {
     if (muted === this.#muted) return
     this.#muted = muted
-    this.#d.mic.setMuted(muted)
+    this.#deps.mic.setMuted(muted)
     this.#log.info({ muted, session: this.#session !== undefined }, 'voice mute changed')
     if (muted) this.#session?.muted()
     this.#update()
@@ -155,7 +155,7 @@ export class VoiceDriver {
   stopSpeaking(): void {
     if (this.#session) this.#session.stopSpeaking()
     else {
-      const r = this.#d.speaker.drop()
+      const r = this.#deps.speaker.drop()
       this.#log.info({ discardedMs: r.discardedMs, why: 'stop button' }, 'voice playback dropped')
     }
     this.#update()
@@ -173,6 +173,6 @@ export class VoiceDriver {
     if (next === this.#state) return
     this.#state = next
     this.#log.debug({ state: next }, 'voice state')
-    this.#d.listener?.state?.(next)
+    this.#deps.listener?.state?.(next)
   }
 }

@@ -43,7 +43,7 @@ export {
  */
 export class VoiceSession {
   readonly conversationId: string
-  readonly #d: VoiceSessionDeps
+  readonly #deps: VoiceSessionDeps
   readonly #hooks: SessionHooks
   readonly #log: Logger
   readonly #turns = new TurnCounter()
@@ -68,7 +68,7 @@ export class VoiceSession {
   #finish!: (s: SessionSummary) => void
 
   constructor(deps: VoiceSessionDeps, hooks: SessionHooks, conversationId: string) {
-    this.#d = deps
+    this.#deps = deps
     this.conversationId = conversationId
     this.#log = deps.logger.child({ component: 'voice', conversation: conversationId })
     this.#startedAt = deps.clock.now()
@@ -178,7 +178,7 @@ export class VoiceSession {
     // The microphone and the connection start together: frames before the open are kept.
     const micStarted = Promise.resolve()
       .then(() =>
-        this.#d.mic.start({
+        this.#deps.mic.start({
           frame: (pcm) => this.#uplink.frame(pcm),
           error: (err, recoverable) => {
             if (recoverable) {
@@ -215,7 +215,7 @@ export class VoiceSession {
 
   /** The long press: stop speaking now, without muting and without cancelling anything. */
   stopSpeaking(): void {
-    const r = this.#d.speaker.drop()
+    const r = this.#deps.speaker.drop()
     this.#log.info(
       { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'stop button' },
       'voice playback dropped',
@@ -231,7 +231,7 @@ export class VoiceSession {
   async end(reason: SessionEndReason): Promise<SessionSummary> {
     if (this.#ending) return this.#done
     this.#ending = true
-    const { clock } = this.#d
+    const { clock } = this.#deps
     this.#log.info(
       { reason, waitingForApproval: this.#calls.waitingForApproval() },
       'voice session ending',
@@ -247,7 +247,7 @@ export class VoiceSession {
     await Promise.all([
       ...conns.map((c) => this.#link.closeQuietly(c)),
       Promise.resolve()
-        .then(() => this.#d.mic.stop())
+        .then(() => this.#deps.mic.stop())
         .catch((err: unknown) => {
           this.#log.warn({ err: errorText(err) }, 'voice microphone stop failed')
         }),
@@ -312,7 +312,7 @@ export class VoiceSession {
     if (this.#suppressReply) return
     this.#transcript.modelOutput()
     this.#timers.activity()
-    this.#d.speaker.write(pcm)
+    this.#deps.speaker.write(pcm)
     this.#speakingWatch.wrote()
   }
 
@@ -340,7 +340,7 @@ export class VoiceSession {
 
   #onInterrupted(): void {
     // First, before anything else: what is buffered for the speaker is stale.
-    const r = this.#d.speaker.drop()
+    const r = this.#deps.speaker.drop()
     this.#log.info(
       { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'barge-in' },
       'voice playback dropped',
@@ -354,12 +354,12 @@ export class VoiceSession {
 
   /** The model's audio for this reply is all here: the speaker plays out its tail now. */
   #onGenerationComplete(): void {
-    this.#d.speaker.endOfReply()
+    this.#deps.speaker.endOfReply()
   }
 
   #onTurnComplete(): void {
     // Also here: not every model sends generationComplete before turnComplete.
-    this.#d.speaker.endOfReply()
+    this.#deps.speaker.endOfReply()
     if (!this.#turns.end()) {
       this.#log.debug(
         { event: 'turn_complete_without_turn', turn: this.#turns.current },

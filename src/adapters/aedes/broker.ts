@@ -39,7 +39,7 @@ export interface EmbeddedBrokerOptions {
  * it mean the same as tests against Mosquitto. Real households use their own broker.
  */
 export class EmbeddedBroker {
-  readonly #o: EmbeddedBrokerOptions
+  readonly #options: EmbeddedBrokerOptions
   readonly #log: Logger
   readonly #roles = new WeakMap<Client, BrokerRole>()
   readonly #names = new WeakMap<Client, string>()
@@ -51,7 +51,7 @@ export class EmbeddedBroker {
   #wsPort = 0
 
   constructor(options: EmbeddedBrokerOptions) {
-    this.#o = options
+    this.#options = options
     this.#log = options.logger.child({ component: 'embedded-broker' })
   }
 
@@ -74,8 +74,8 @@ export class EmbeddedBroker {
   }
 
   async start(): Promise<void> {
-    const users = this.#o.users
-    const prefix = this.#o.prefix
+    const users = this.#options.users
+    const prefix = this.#options.prefix
     const aedes = await Aedes.createBroker({
       authenticate: (client, username, password, done) => {
         if (!users) return done(null, true)
@@ -116,11 +116,11 @@ export class EmbeddedBroker {
     this.#server = server
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(this.#o.port ?? 0, '127.0.0.1', () => resolve())
+      server.listen(this.#options.port ?? 0, '127.0.0.1', () => resolve())
     })
     const addr = server.address()
     this.#port = typeof addr === 'object' && addr ? addr.port : 0
-    if (this.#o.wsPort !== undefined) await this.#startWebSocket(aedes, this.#o.wsPort)
+    if (this.#options.wsPort !== undefined) await this.#startWebSocket(aedes, this.#options.wsPort)
     this.#log.info(
       { port: this.#port, ...(this.#ws && { wsPort: this.#wsPort }) },
       'embedded broker listening on loopback',

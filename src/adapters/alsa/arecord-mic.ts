@@ -32,7 +32,7 @@ export interface ArecordMicOptions {
  */
 export class ArecordMic implements AudioIn {
   readonly sampleRateHz: number
-  readonly #o: ArecordMicOptions
+  readonly #options: ArecordMicOptions
   readonly #frameMs: number
   /** Kept across start/stop: a device that stays gone is retried ever less often. */
   readonly #backoff: Backoff
@@ -40,7 +40,7 @@ export class ArecordMic implements AudioIn {
 
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
-    this.#o = options
+    this.#options = options
     this.#backoff = new Backoff(options.backoff ?? DEVICE_BACKOFF)
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
@@ -53,7 +53,7 @@ export class ArecordMic implements AudioIn {
 
   async start(sink: AudioInSink): Promise<void> {
     if (this.#child) await this.stop()
-    const o = this.#o
+    const o = this.#options
     const rate = this.sampleRateHz
     const bytesPerMs = (rate * 2) / 1000
     const clock = o.clock

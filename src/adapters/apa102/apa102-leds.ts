@@ -20,14 +20,14 @@ export interface Apa102Options {
  * failed write is logged once and the next colour tried again; the lights never stop the speaker.
  */
 export class Apa102Leds implements RgbLeds {
-  readonly #o: Apa102Options
+  readonly #options: Apa102Options
   readonly #bus: SpiBus
   #pending: Buffer | undefined
   #writing: Promise<void> | undefined
   #failed = false
 
   private constructor(options: Apa102Options, bus: SpiBus) {
-    this.#o = options
+    this.#options = options
     this.#bus = bus
   }
 
@@ -43,7 +43,7 @@ export class Apa102Leds implements RgbLeds {
   }
 
   show(colour: Rgb | undefined): void {
-    this.#pending = apa102Frame(this.#o.count, colour, this.#o.brightness)
+    this.#pending = apa102Frame(this.#options.count, colour, this.#options.brightness)
     this.#writing ??= this.#drain()
   }
 
@@ -62,8 +62,8 @@ export class Apa102Leds implements RgbLeds {
         this.#failed = false
       } catch (err) {
         if (!this.#failed) {
-          this.#o.logger.error(
-            { device: this.#o.device, err: errorText(err) },
+          this.#options.logger.error(
+            { device: this.#options.device, err: errorText(err) },
             'APA102 LEDs: write failed',
           )
         }

@@ -66,7 +66,7 @@ const KILL_GRACE_MS = 1000
  * `adapters/child-process/`, support for adapters that implements no port (docs/architecture.md).
  */
 export class SupervisedChild<E extends Error = Error> {
-  readonly #o: SupervisedChildOptions<E>
+  readonly #options: SupervisedChildOptions<E>
   #child: ChildProcess | undefined
   #wanted = false
   #gaveUp = false
@@ -75,7 +75,7 @@ export class SupervisedChild<E extends Error = Error> {
   readonly #exits = new Map<ChildProcess, Promise<void>>()
 
   constructor(options: SupervisedChildOptions<E>) {
-    this.#o = options
+    this.#options = options
   }
 
   /** The running child, if any (for writing to its stdin, and for tests to find its pid). */
@@ -89,7 +89,7 @@ export class SupervisedChild<E extends Error = Error> {
 
   /** Exits in a row since a child was last healthy. */
   get failures(): number {
-    return this.#o.backoff.failures
+    return this.#options.backoff.failures
   }
 
   /** Starts the first child; after a give-up, tries again from the shortest wait. */
@@ -97,7 +97,7 @@ export class SupervisedChild<E extends Error = Error> {
     this.#wanted = true
     if (this.#gaveUp) {
       this.#gaveUp = false
-      this.#o.backoff.reset()
+      this.#options.backoff.reset()
     }
     if (!this.#child && this.#restartTimer === undefined) this.#spawn()
   }
@@ -131,7 +131,7 @@ export class SupervisedChild<E extends Error = Error> {
   /** Kills the child and restarts nothing; resolves once every child has exited. */
   async stop(): Promise<void> {
     this.#wanted = false
-    if (this.#restartTimer !== undefined) this.#o.clock.clearTimeout(this.#restartTimer)
+    if (this.#restartTimer !== undefined) this.#options.clock.clearTimeout(this.#restartTimer)
     this.#restartTimer = undefined
     this.#clearHealthy()
     const old = this.#child
@@ -141,7 +141,7 @@ export class SupervisedChild<E extends Error = Error> {
   }
 
   #spawn(): void {
-    const o = this.#o
+    const o = this.#options
     const args = typeof o.args === 'function' ? o.args() : o.args
     const reads = o.onStdout !== undefined || o.onLine !== undefined
     let child: ChildProcess
@@ -201,7 +201,7 @@ export class SupervisedChild<E extends Error = Error> {
   #failed(exit: ChildExit, stderr: string, livedMs: number): void {
     this.#clearHealthy()
     if (!this.#wanted) return
-    const o = this.#o
+    const o = this.#options
     const error = o.describeExit(exit, stderr)
     const delay = o.backoff.next(livedMs)
     const fields = {
@@ -230,7 +230,7 @@ export class SupervisedChild<E extends Error = Error> {
 
   #kill(child: ChildProcess): Promise<void> {
     const exited = this.#exits.get(child) ?? Promise.resolve()
-    const signal = this.#o.killSignal ?? 'SIGTERM'
+    const signal = this.#options.killSignal ?? 'SIGTERM'
     child.kill(signal)
     if (signal === 'SIGKILL') return exited
     // Real time on purpose: a stuck child must die even when the app runs on a virtual clock.
@@ -240,18 +240,18 @@ export class SupervisedChild<E extends Error = Error> {
 
   #armHealthy(): void {
     this.#clearHealthy()
-    const healthyMs = this.#o.backoff.policy.healthyMs
+    const healthyMs = this.#options.backoff.policy.healthyMs
     if (healthyMs === undefined) return
-    this.#healthyTimer = this.#o.clock.setTimeout(() => {
+    this.#healthyTimer = this.#options.clock.setTimeout(() => {
       this.#healthyTimer = undefined
-      const recovered = this.#o.backoff.failures > 0
-      this.#o.backoff.reset()
-      if (recovered) this.#o.onHealthy?.()
+      const recovered = this.#options.backoff.failures > 0
+      this.#options.backoff.reset()
+      if (recovered) this.#options.onHealthy?.()
     }, healthyMs)
   }
 
   #clearHealthy(): void {
-    if (this.#healthyTimer !== undefined) this.#o.clock.clearTimeout(this.#healthyTimer)
+    if (this.#healthyTimer !== undefined) this.#options.clock.clearTimeout(this.#healthyTimer)
     this.#healthyTimer = undefined
   }
 }

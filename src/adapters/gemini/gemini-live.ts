@@ -38,13 +38,13 @@ export interface GeminiLiveOptions {
 export class GeminiLive implements LiveLLM {
   readonly capabilities: LiveCapabilities
   readonly modelCapabilities: ModelCapabilities
-  readonly #o: GeminiLiveOptions
+  readonly #options: GeminiLiveOptions
   readonly #log: Logger
   #connections = 0
 
   constructor(o: GeminiLiveOptions) {
     if (!o.apiKey) throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no Gemini API key was given')
-    this.#o = o
+    this.#options = o
     this.#log = o.logger.child({ component: 'gemini-live', model: o.model })
     const { capabilities, known } = lookupCapabilities(o.model)
     this.modelCapabilities = capabilities
@@ -71,14 +71,14 @@ export class GeminiLive implements LiveLLM {
     const conn = new LiveConnection({
       events,
       logger: log,
-      apiKey: this.#o.apiKey,
+      apiKey: this.#options.apiKey,
       capabilities: caps,
       nonBlocking,
-      clock: this.#o.clock,
+      clock: this.#options.clock,
     })
-    const ai = await createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
-    const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
-    const clock = this.#o.clock
+    const ai = await createClient({ apiKey: this.#options.apiKey, baseUrl: this.#options.baseUrl })
+    const timeoutMs = this.#options.connectTimeoutMs ?? 10_000
+    const clock = this.#options.clock
     log.info(
       { resume: setup.resumeHandle !== undefined, tools: setup.tools.length, nonBlocking },
       'live connecting',
@@ -107,13 +107,13 @@ export class GeminiLive implements LiveLLM {
       try {
         installGuardedTransport(ai, {
           logger: log,
-          apiKey: this.#o.apiKey,
+          apiKey: this.#options.apiKey,
           onSocket: (s: GuardedSocket) => conn.attachSocket(s),
           hooks: {
             frame: (f) => conn.onFrame(f),
             closed: (code, reason) => {
               // Before setupComplete the SDK would wait forever: the close is the answer.
-              if (!settled) fail(closeError(code, reason, this.#o.model))
+              if (!settled) fail(closeError(code, reason, this.#options.model))
               conn.onClosed(code, reason)
             },
           },
@@ -124,7 +124,7 @@ export class GeminiLive implements LiveLLM {
       }
       ai.live
         .connect({
-          model: this.#o.model,
+          model: this.#options.model,
           config: liveConnectConfig(setup, caps),
           // Frames reach us through the guarded socket; the SDK only sees setupComplete.
           callbacks: { onmessage: () => {} },
@@ -147,7 +147,7 @@ export class GeminiLive implements LiveLLM {
             // After the caller's `await` has its session, not before.
             setImmediate(() => conn.release())
           },
-          (err: unknown) => fail(new Error(redactKey(errorText(err), this.#o.apiKey))),
+          (err: unknown) => fail(new Error(redactKey(errorText(err), this.#options.apiKey))),
         )
     })
   }

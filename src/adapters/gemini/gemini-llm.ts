@@ -24,7 +24,7 @@ export interface GeminiLLMOptions {
 export class GeminiLLM implements LLM {
   /** Made on the first turn: the SDK loads only when a phone first types (client.ts). */
   #ai: Promise<GenAI> | undefined
-  readonly #o: GeminiLLMOptions
+  readonly #options: GeminiLLMOptions
   readonly #log: Logger
   /**
    * Gemini 3 requires each function call's `thoughtSignature` echoed back with the call; the
@@ -33,7 +33,7 @@ export class GeminiLLM implements LLM {
   readonly #signatures = new Map<string, string>()
 
   constructor(o: GeminiLLMOptions) {
-    this.#o = o
+    this.#options = o
     this.#log = o.logger.child({ component: 'gemini-llm', model: o.model })
   }
 
@@ -47,9 +47,9 @@ export class GeminiLLM implements LLM {
         : {}),
     }
     const answer = { text: '', toolCalls: [] as LLMToolCall[] }
-    const params = { model: this.#o.model, contents, config }
+    const params = { model: this.#options.model, contents, config }
     try {
-      this.#ai ??= createClient({ apiKey: this.#o.apiKey, baseUrl: this.#o.baseUrl })
+      this.#ai ??= createClient({ apiKey: this.#options.apiKey, baseUrl: this.#options.baseUrl })
       const ai = await this.#ai
       if (request.onText) {
         for await (const chunk of await ai.models.generateContentStream(params)) {
@@ -60,7 +60,7 @@ export class GeminiLLM implements LLM {
       }
     } catch (err) {
       if (signal.aborted) throw err
-      const message = redactKey(errorText(err), this.#o.apiKey)
+      const message = redactKey(errorText(err), this.#options.apiKey)
       this.#log.warn({ err: message }, 'generateContent failed')
       throw new Error(`Gemini generateContent failed: ${message}`)
     }

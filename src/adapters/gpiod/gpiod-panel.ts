@@ -55,7 +55,7 @@ export const HELPER_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, he
  * still wins) and is restarted with backoff.
  */
 export class GpiodPanel implements Panel {
-  readonly #o: GpiodPanelOptions
+  readonly #options: GpiodPanelOptions
   #version: GpiodMajor | undefined
   #monitor: SupervisedChild | undefined
   #setter: SupervisedChild | undefined
@@ -72,7 +72,7 @@ export class GpiodPanel implements Panel {
   #setterStarted = false
 
   constructor(opts: GpiodPanelOptions) {
-    this.#o = opts
+    this.#options = opts
   }
 
   get version(): GpiodMajor | undefined {
@@ -90,31 +90,31 @@ export class GpiodPanel implements Panel {
   }
 
   async #start(onButton: (event: ButtonEvent) => void): Promise<void> {
-    const { clock, logger } = this.#o
-    const version = this.#o.version ?? (await detectGpiodVersion(this.#o.env))
+    const { clock, logger } = this.#options
+    const version = this.#options.version ?? (await detectGpiodVersion(this.#options.env))
     this.#version = version
     logger.info({ panel: 'gpiod', libgpiod: version }, 'panel starting')
     const policy: BackoffPolicy = {
       ...HELPER_BACKOFF,
-      initialMs: this.#o.backoffMs ?? HELPER_BACKOFF.initialMs,
-      maxMs: this.#o.maxBackoffMs ?? HELPER_BACKOFF.maxMs,
+      initialMs: this.#options.backoffMs ?? HELPER_BACKOFF.initialMs,
+      maxMs: this.#options.maxBackoffMs ?? HELPER_BACKOFF.maxMs,
     }
     const common = {
-      env: this.#o.env,
+      env: this.#options.env,
       clock,
       logger,
       describeExit: helperExit,
     }
 
-    if (this.#o.button) {
-      const line = await this.#resolve(this.#o.button, version)
-      const activeLow = this.#o.buttonActiveLow ?? true
-      const debounceMs = this.#o.debounceMs ?? DEFAULT_DEBOUNCE_MS
+    if (this.#options.button) {
+      const line = await this.#resolve(this.#options.button, version)
+      const activeLow = this.#options.buttonActiveLow ?? true
+      const debounceMs = this.#options.debounceMs ?? DEFAULT_DEBOUNCE_MS
       // Software debounce in every version: 1.x has none, and it costs nothing on top of 2.x's.
       this.#debouncer = new Debouncer(clock, debounceMs, (pressed, atMs) =>
         onButton({ kind: pressed ? 'press' : 'release', atMs }),
       )
-      const bias = this.#o.buttonBias ?? (activeLow ? 'pull-up' : 'pull-down')
+      const bias = this.#options.buttonBias ?? (activeLow ? 'pull-up' : 'pull-down')
       this.#monitor = new SupervisedChild({
         ...common,
         command: 'gpiomon',
@@ -131,9 +131,9 @@ export class GpiodPanel implements Panel {
       this.#monitor.start()
     }
 
-    if (this.#o.led) {
-      const line = await this.#resolve(this.#o.led, version)
-      const activeLow = this.#o.ledActiveLow ?? false
+    if (this.#options.led) {
+      const line = await this.#resolve(this.#options.led, version)
+      const activeLow = this.#options.ledActiveLow ?? false
       this.#setter = new SupervisedChild({
         ...common,
         command: 'gpioset',
@@ -209,14 +209,14 @@ export class GpiodPanel implements Panel {
   #fault(part: 'button' | 'led', healthy: boolean, detail: string): void {
     if (healthy) this.#faults.delete(part)
     else this.#faults.add(part)
-    this.#o.onFault?.({ part, healthy, detail })
+    this.#options.onFault?.({ part, healthy, detail })
     if (this.#started) this.#render()
   }
 
   async #resolve(name: string, version: GpiodMajor): Promise<LineRef> {
     if (version === 2) return { version, name }
     // 1.x tools take a chip and an offset; gpiofind maps the name, whatever the chip is numbered.
-    const r = await runCommand('gpiofind', [name], this.#o.env)
+    const r = await runCommand('gpiofind', [name], this.#options.env)
     const found = r.code === 0 ? parseGpiofind(r.stdout) : undefined
     if (!found) {
       const why = r.spawnError ?? (r.stderr.trim() || 'no such line')

@@ -101,7 +101,7 @@ const SAY_UNREACHABLE = "I can't reach your phone right now"
 export class MqttApprover implements Approver {
   readonly audience: string
   readonly topics: Topics
-  readonly #o: MqttApproverOptions
+  readonly #options: MqttApproverOptions
   readonly #conn: MqttConnection
   readonly #log: Logger
   readonly #clock: Clock
@@ -119,7 +119,7 @@ export class MqttApprover implements Approver {
   readonly rejected: Map<RejectReason, number>
 
   constructor(options: MqttApproverOptions) {
-    this.#o = options
+    this.#options = options
     this.#conn = options.connection
     this.audience = options.audience ?? 'your phone'
     this.topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
@@ -161,7 +161,7 @@ export class MqttApprover implements Approver {
 
   unavailable(): string | undefined {
     if (!this.#conn.connected || !this.#subscribed) return 'the MQTT broker is unreachable'
-    if (this.#o.phones().size === 0) return 'no phone is paired with this speaker'
+    if (this.#options.phones().size === 0) return 'no phone is paired with this speaker'
     return undefined
   }
 
@@ -172,7 +172,7 @@ export class MqttApprover implements Approver {
       log.warn({}, 'approval refused: broker unreachable')
       return Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', SAY_UNREACHABLE))
     }
-    const phones = this.#o.phones()
+    const phones = this.#options.phones()
     if (phones.size === 0) {
       log.warn({}, 'approval refused: no phone is paired')
       return Promise.reject(
@@ -185,7 +185,7 @@ export class MqttApprover implements Approver {
     const body: RequestBody = {
       v: PROTOCOL_VERSION,
       id: request.id,
-      device: this.#o.deviceId,
+      device: this.#options.deviceId,
       tool: request.tool,
       action: request.action,
       args: request.args,
@@ -285,7 +285,7 @@ export class MqttApprover implements Approver {
   ): OutcomeMessage {
     const at = this.#clock.now()
     const macs: Record<string, string> = {}
-    for (const [phone, key] of this.#o.phones()) {
+    for (const [phone, key] of this.#options.phones()) {
       macs[phone] = signOutcome(key, { id, state, by, grant, at, digest })
     }
     return {
@@ -444,7 +444,7 @@ export class MqttApprover implements Approver {
     }
     // Typing a request is never approving it: the asker's yes counts only where the rule allows,
     // and otherwise the request stays pending for another phone.
-    const rule = this.#o.selfApproval ?? 'non-critical'
+    const rule = this.#options.selfApproval ?? 'non-critical'
     if (d.decision === 'approve' && !maySelfApprove(rule, p.request, d.phone)) {
       this.#reject('self-approval', { ...fields, critical: p.request.critical, rule })
       return

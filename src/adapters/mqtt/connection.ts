@@ -54,7 +54,7 @@ type MessageHandler = (topic: string, payload: Buffer, retained: boolean) => voi
  * hear it now, and re-publishes what still matters itself when the link is back.
  */
 export class MqttConnection {
-  readonly #o: MqttConnectionOptions
+  readonly #options: MqttConnectionOptions
   readonly #log: Logger
   #client: MqttClient | undefined
   #closed = false
@@ -69,7 +69,7 @@ export class MqttConnection {
   #resolveFirst!: () => void
 
   constructor(options: MqttConnectionOptions) {
-    this.#o = options
+    this.#options = options
     this.#log = options.logger.child({ component: 'mqtt', clientId: options.clientId })
     // Jitter, so a household's devices do not all reconnect in the same instant after an outage.
     this.#backoff = new Backoff({
@@ -94,7 +94,7 @@ export class MqttConnection {
   /** Starts connecting; the device runs (failing approvals closed) while the broker is away. */
   start(): void {
     if (this.#client) return
-    const o = this.#o
+    const o = this.#options
     // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off). The
     // keepalive ping and the connect timeout are mqtt.js's own timers, inside the library: they
     // run on Node's clock, not on the injected one.
@@ -234,7 +234,7 @@ export class MqttConnection {
     await new Promise<void>((resolve) => {
       // A graceful end waits for in-flight QoS 1 messages; a broker that went away mid-flight
       // would hold shutdown forever, so after a grace period the socket is dropped instead.
-      const clock = this.#o.clock
+      const clock = this.#options.clock
       const t = force
         ? undefined
         : clock.setTimeout(() => client.end(true, {}, () => resolve()), 2000)

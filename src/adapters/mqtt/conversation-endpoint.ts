@@ -100,7 +100,7 @@ export function createConversationEndpoint(o: ConversationEndpointOptions): Conv
 
 class Endpoint implements ConversationEndpoint {
   readonly rejected: ReadonlyMap<ConversationRejectReason, number>
-  readonly #o: ConversationEndpointOptions
+  readonly #options: ConversationEndpointOptions
   readonly #topics: Topics
   readonly #log: Logger
   readonly #clock: Clock
@@ -116,7 +116,7 @@ class Endpoint implements ConversationEndpoint {
   readonly #ready: Promise<void>
 
   constructor(o: ConversationEndpointOptions) {
-    this.#o = o
+    this.#options = o
     this.#topics = topicsFor(o.prefix ?? DEFAULT_PREFIX, o.deviceId)
     this.#log = o.logger.child({ component: 'mqtt-conversations', device: o.deviceId })
     this.#clock = o.clock
@@ -199,7 +199,7 @@ class Endpoint implements ConversationEndpoint {
     const fields = { requestId: r.id, phone: r.phone, op: r.op }
     if (r.phone !== topicPhone)
       return { reason: 'phone-mismatch', fields: { ...fields, topicPhone } }
-    if (r.device !== this.#o.deviceId) {
+    if (r.device !== this.#options.deviceId) {
       return { reason: 'wrong-device', fields: { ...fields, device: r.device } }
     }
     // The args as received: the MAC covers them exactly, unknown fields included.
@@ -209,7 +209,7 @@ class Endpoint implements ConversationEndpoint {
   }
 
   #dispatch(r: ConversationRequest, key: Uint8Array): void {
-    const { service } = this.#o
+    const { service } = this.#options
     switch (r.op) {
       case 'list': {
         const a = args(opArgSchemas.list, r.args)
@@ -250,7 +250,7 @@ class Endpoint implements ConversationEndpoint {
         const a = args(opArgSchemas.delete, r.args)
         service.delete(a.conversation)
         // The words must leave the file too, not only the index.
-        this.#o.feed.vacuum()
+        this.#options.feed.vacuum()
         this.#reply(r.phone, key, r.id, 'done', { deleted: a.conversation })
         return
       }
@@ -274,14 +274,14 @@ class Endpoint implements ConversationEndpoint {
         return
       case 'grants': {
         args(grantOpArgSchemas.grants, r.args)
-        const items = this.#o.grants.list()
+        const items = this.#options.grants.list()
         this.#sendItems(r, key, items, (g) => ({ ...g, args: undefined, truncated: true }))
         this.#reply(r.phone, key, r.id, 'done', { count: items.length })
         return
       }
       case 'revoke': {
         const a = args(grantOpArgSchemas.revoke, r.args)
-        this.#o.grants.revoke(a.grant, r.phone)
+        this.#options.grants.revoke(a.grant, r.phone)
         this.#reply(r.phone, key, r.id, 'done', { revoked: a.grant })
         return
       }
@@ -296,7 +296,7 @@ class Endpoint implements ConversationEndpoint {
     const abort = new AbortController()
     running.add(abort)
     this.#says.set(r.phone, running)
-    this.#o.service
+    this.#options.service
       .say({
         conversationId: a.conversation,
         text: a.text,
@@ -317,7 +317,7 @@ class Endpoint implements ConversationEndpoint {
       })
       .then(
         (result) => {
-          const info = this.#o.service.info(result.conversationId)
+          const info = this.#options.service.info(result.conversationId)
           const pieces = splitText(result.text, TEXT_BUDGET)
           // A long answer goes first as pieces in `items`; `done` then carries no text.
           if (pieces.length > 1) {
@@ -377,7 +377,7 @@ class Endpoint implements ConversationEndpoint {
     const reply: Record<string, unknown> = {
       v: PROTOCOL_VERSION,
       re,
-      device: this.#o.deviceId,
+      device: this.#options.deviceId,
       phone,
       n,
       kind,
@@ -392,7 +392,7 @@ class Endpoint implements ConversationEndpoint {
       reply.body = { truncated: true }
     }
     reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
-    this.#o.connection
+    this.#options.connection
       .publish(this.#topics.conversationReply(phone), JSON.stringify(reply), { qos: 1 })
       .catch((err: unknown) =>
         this.#log.warn({ phone, requestId: re, kind, err: errorText(err) }, 'reply not published'),
@@ -416,7 +416,7 @@ class Endpoint implements ConversationEndpoint {
 
   #toFollowers(conversation: string, kind: ReplyKind, body: unknown): void {
     const now = this.#clock.now()
-    const keys = this.#o.phones()
+    const keys = this.#options.phones()
     for (const [phone, f] of this.#follows) {
       const key = keys.get(phone)
       // A revoked phone or an ended follow hears nothing more.

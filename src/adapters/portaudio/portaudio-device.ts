@@ -20,7 +20,7 @@ export interface PortAudioDeviceOptions {
  * is the paced speaker's lead, never a whole reply — which is why this backend keeps a small lead.
  */
 export class PortAudioDevice implements SpeakerDevice {
-  readonly #o: PortAudioDeviceOptions
+  readonly #options: PortAudioDeviceOptions
   readonly #deviceId: number
   #stream: NaudiodonStream | undefined
   #closed = false
@@ -30,7 +30,7 @@ export class PortAudioDevice implements SpeakerDevice {
   readonly #padding: Uint8Array
 
   constructor(options: PortAudioDeviceOptions) {
-    this.#o = options
+    this.#options = options
     this.#periodBytes = (options.framesPerBuffer ?? Math.round(options.sampleRateHz / 100)) * 2
     this.#padding = new Uint8Array(this.#periodBytes * 4)
     const pa = loadNaudiodon()
@@ -44,24 +44,25 @@ export class PortAudioDevice implements SpeakerDevice {
       outOptions: {
         channelCount: 1,
         sampleFormat: pa.SampleFormat16Bit,
-        sampleRate: this.#o.sampleRateHz,
+        sampleRate: this.#options.sampleRateHz,
         deviceId: this.#deviceId,
         // With closeOnError an underrun between replies would kill the stream.
         closeOnError: false,
-        framesPerBuffer: this.#o.framesPerBuffer ?? Math.round(this.#o.sampleRateHz / 100),
+        framesPerBuffer:
+          this.#options.framesPerBuffer ?? Math.round(this.#options.sampleRateHz / 100),
         maxQueue: 16,
       },
     })
     stream.on('error', (e) => {
       if (this.#stream !== stream || this.#closed) return
-      this.#o.logger.warn(
-        { device: this.#o.device, err: e.message },
+      this.#options.logger.warn(
+        { device: this.#options.device, err: e.message },
         'audio stream failed; reopening',
       )
-      this.#o.onError?.(
+      this.#options.onError?.(
         new NocturnError(
           'NOC_ERR_AUDIO_DEVICE_FAILED',
-          `PortAudio playback device "${this.#o.device}" failed: ${e.message}`,
+          `PortAudio playback device "${this.#options.device}" failed: ${e.message}`,
           { cause: e },
         ),
       )

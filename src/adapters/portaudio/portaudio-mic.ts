@@ -26,14 +26,14 @@ export interface PortAudioMicOptions {
  */
 export class PortAudioMic implements AudioIn {
   readonly sampleRateHz: number
-  readonly #o: PortAudioMicOptions
+  readonly #options: PortAudioMicOptions
   readonly #frameMs: number
   #stream: NaudiodonStream | undefined
   #retry: TimerHandle | undefined
   #sink: AudioInSink | undefined
 
   constructor(options: PortAudioMicOptions) {
-    this.#o = options
+    this.#options = options
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
   }
@@ -41,13 +41,13 @@ export class PortAudioMic implements AudioIn {
   async start(sink: AudioInSink): Promise<void> {
     await this.stop()
     this.#sink = sink
-    const backoff = new Backoff(this.#o.backoff ?? DEVICE_BACKOFF)
+    const backoff = new Backoff(this.#options.backoff ?? DEVICE_BACKOFF)
     // Unknown devices and a missing naudiodon throw here, synchronously, so start() rejects.
     this.#open(sink, backoff, true)
   }
 
   #open(sink: AudioInSink, backoff: Backoff, first: boolean): void {
-    const o = this.#o
+    const o = this.#options
     const pa = loadNaudiodon()
     let device: { id: number }
     try {
@@ -97,12 +97,12 @@ export class PortAudioMic implements AudioIn {
 
   #fail(sink: AudioInSink, backoff: Backoff, error: NocturnError, livedMs: number): void {
     const delay = backoff.next(livedMs)
-    this.#o.logger.warn(
-      { device: this.#o.device, restartInMs: delay, err: error.message },
+    this.#options.logger.warn(
+      { device: this.#options.device, restartInMs: delay, err: error.message },
       'audio stream failed; reopening',
     )
     sink.error(error, true)
-    this.#retry = this.#o.clock.setTimeout(() => {
+    this.#retry = this.#options.clock.setTimeout(() => {
       this.#retry = undefined
       if (this.#sink === sink) this.#open(sink, backoff, false)
     }, delay)
@@ -110,7 +110,7 @@ export class PortAudioMic implements AudioIn {
 
   async stop(): Promise<void> {
     this.#sink = undefined
-    if (this.#retry !== undefined) this.#o.clock.clearTimeout(this.#retry)
+    if (this.#retry !== undefined) this.#options.clock.clearTimeout(this.#retry)
     this.#retry = undefined
     const s = this.#stream
     this.#stream = undefined

@@ -25,31 +25,35 @@ export interface WavMicOptions {
  */
 export class WavMic implements AudioIn {
   readonly sampleRateHz: number
-  readonly #o: WavMicOptions
+  readonly #options: WavMicOptions
   #timer: TimerHandle | undefined
   #immediate: NodeJS.Immediate | undefined
   #running = false
 
   constructor(options: WavMicOptions) {
-    this.#o = options
+    this.#options = options
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
   }
 
   async start(sink: AudioInSink): Promise<void> {
     await this.stop()
-    const { pcm } = parseWav(await readFile(this.#o.path), this.sampleRateHz, this.#o.path)
-    const frameMs = this.#o.frameMs ?? 20
+    const { pcm } = parseWav(
+      await readFile(this.#options.path),
+      this.sampleRateHz,
+      this.#options.path,
+    )
+    const frameMs = this.#options.frameMs ?? 20
     const frameBytes = bytesForMs(this.sampleRateHz, frameMs)
-    const clock = this.#o.clock
+    const clock = this.#options.clock
     const startAt = clock.now()
     let at = 0
     let sent = 0
     this.#running = true
     const next = (): boolean => {
       if (at + frameBytes > pcm.byteLength) {
-        if (!this.#o.loop || pcm.byteLength < frameBytes) {
+        if (!this.#options.loop || pcm.byteLength < frameBytes) {
           this.#running = false
-          this.#o.onEnd?.()
+          this.#options.onEnd?.()
           return false
         }
         at = 0
@@ -60,7 +64,7 @@ export class WavMic implements AudioIn {
       sent++
       return true
     }
-    if (this.#o.paced) {
+    if (this.#options.paced) {
       const tick = () => {
         this.#timer = undefined
         if (!this.#running) return
@@ -83,7 +87,7 @@ export class WavMic implements AudioIn {
 
   async stop(): Promise<void> {
     this.#running = false
-    if (this.#timer !== undefined) this.#o.clock.clearTimeout(this.#timer)
+    if (this.#timer !== undefined) this.#options.clock.clearTimeout(this.#timer)
     if (this.#immediate) clearImmediate(this.#immediate)
     this.#timer = undefined
     this.#immediate = undefined

@@ -220,7 +220,7 @@ export class FakeLiveServer {
   readonly urls: string[] = []
   readonly #http: Server
   readonly #wss: WebSocketServer
-  readonly #o: FakeLiveServerOptions
+  readonly #options: FakeLiveServerOptions
   readonly #models: readonly FakeModel[]
   readonly #generate: GenerateStep[]
   readonly #log: Logger
@@ -228,7 +228,7 @@ export class FakeLiveServer {
   #port = 0
 
   private constructor(options: FakeLiveServerOptions) {
-    this.#o = options
+    this.#options = options
     this.#models = options.models ?? DEFAULT_MODELS
     this.#generate = [...(options.generate ?? [])]
     this.#log = (options.logger ?? silentLogger).child({ component: 'fake-live-server' })
@@ -339,7 +339,12 @@ export class FakeLiveServer {
   }
 
   #accept(ws: WebSocket, key: string | null): void {
-    const conn = new FakeConnection(this.connections.length, ws, this, this.#o.binaryFrames ?? true)
+    const conn = new FakeConnection(
+      this.connections.length,
+      ws,
+      this,
+      this.#options.binaryFrames ?? true,
+    )
     this.connections.push(conn)
     this.timeline.push({ conn: conn.index, event: 'open' })
     this.#wake()
@@ -348,7 +353,7 @@ export class FakeLiveServer {
       this.#wake()
     })
     ws.on('error', (err: Error) => this.#log.debug({ err: err.message }, 'fake live socket error'))
-    for (const f of this.#o.beforeSetup ?? []) conn.send(f)
+    for (const f of this.#options.beforeSetup ?? []) conn.send(f)
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) => {
       const text = Buffer.isBuffer(data) ? data.toString('utf8') : String(data)
       let frame: Record<string, unknown>
@@ -376,7 +381,7 @@ export class FakeLiveServer {
     }
     conn.setup = setup
     this.timeline.push({ conn: conn.index, event: 'setup' })
-    if (this.#o.apiKey !== undefined && key !== this.#o.apiKey) {
+    if (this.#options.apiKey !== undefined && key !== this.#options.apiKey) {
       conn.close(1008, 'API key not valid. Please pass a valid API key.')
       return
     }
@@ -388,7 +393,7 @@ export class FakeLiveServer {
       conn.close(1008, unknownModelReason(model))
       return
     }
-    const s = this.#o.scripts
+    const s = this.#options.scripts
     const script: Script | undefined =
       typeof s === 'function' ? s(conn.index, setup) : s?.[conn.index]
     // The service speaks only after setup: a frame before it crashes the SDK (a TDZ bug).
