@@ -81,9 +81,12 @@ fi
 chroot "$dir" /bin/true || die "the chroot's binaries do not run (qemu-aarch64 via binfmt_misc)"
 
 # Each step runs in the chroot with a clean environment (the host's npm settings stay out).
+# nodedir: when better-sqlite3 has no prebuilt binary to fetch (its download host, like Node's
+# headers host, may be out of reach where only the package mirrors are), node-gyp compiles against
+# the headers the Node package brought in /usr/local/include/node instead of downloading them.
 in_chroot() {
   chroot "$dir" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-    LANG=C.UTF-8 NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
+    LANG=C.UTF-8 NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt npm_config_nodedir=/usr/local \
     ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy} \
     ${no_proxy:+no_proxy=$no_proxy} /bin/bash -c "$1"
 }
