@@ -82,7 +82,8 @@ install -d -m 0755 "$DESTDIR/etc/systemd/system"
 sed "s#^ExecStart=/usr/bin/node #ExecStart=$(command -v node) #" systemd/nocturn.service \
   > "$DESTDIR/etc/systemd/system/nocturn.service"
 chmod 0644 "$DESTDIR/etc/systemd/system/nocturn.service"
-[ -n "$DESTDIR" ] || systemctl daemon-reload
+# Only where systemd runs: an image build or a chroot has none, and the unit is read at boot.
+[ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
 echo "installed ($(du -sh "$OPT" | cut -f1) in $OPT). Next:"
 echo "  1. put the API key in /etc/nocturn/credentials/gemini-api-key (and the broker password in mqtt-password)"
 echo "  2. edit /etc/nocturn/config.json, then: sudo -u nocturn nocturn config --check && sudo -u nocturn nocturn doctor"
