@@ -93,8 +93,11 @@ export class PacedSpeaker implements AudioOut {
       // Between runs a device takes nothing and owes nothing: the watch starts afresh.
       this.#watchFrom(this.#runStart)
     }
-    // Feed the lead now rather than at the next tick: the first syllable starts without delay.
-    if (this.#timer === undefined) this.#pump()
+    // Feed now rather than at the next tick: the first syllable starts without delay, and a
+    // device that holds less than the lead (a reply's first chunks) gets each chunk as it comes —
+    // at the next tick it could be too late (measured: a 100 ms first chunk ran dry before a tick
+    // 100 ms later handed over the second, which had been here for 50 ms).
+    this.#pump()
   }
 
   endOfReply(): void {
@@ -199,7 +202,7 @@ export class PacedSpeaker implements AudioOut {
     if (!this.#padded && this.#queuedBytes === 0 && this.#replyEnded) {
       this.#pad()
     }
-    this.#timer = this.#clock.setTimeout(this.#tick, this.#tickMs)
+    this.#timer ??= this.#clock.setTimeout(this.#tick, this.#tickMs)
   }
 
   /**

@@ -139,6 +139,26 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(s.device.ended).toBe(1) // all 400 ms played: the run is over
   })
 
+  it("a reply's first chunks reach the device as they come, not at the next tick", async () => {
+    const clock = new VirtualClock()
+    const device = new RecordingDevice(clock)
+    const speaker = new PacedSpeaker({
+      device,
+      sampleRateHz: RATE,
+      clock,
+      leadMs: 500,
+      tickMs: 100,
+    })
+    speaker.write(new Uint8Array(ms(100)))
+    await clock.advance(50)
+    speaker.write(new Uint8Array(ms(100)))
+    // Handed over at once: waiting for the tick at 100 ms, the device would have run dry.
+    expect(device.fed).toBe(ms(200))
+    expect(device.log.map((l) => l.at - device.log[0]!.at)).toEqual([0, 50])
+    // And no extra timers: one tick keeps going, as before.
+    expect(clock.pending).toBe(1)
+  })
+
   it('honours a configurable lead', async () => {
     const s = setup(60)
     s.speaker.write(new Uint8Array(ms(1000)))
