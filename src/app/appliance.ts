@@ -88,10 +88,10 @@ export interface Appliance {
  * Composition: the one place that reads the config and wires adapters to ports (docs/design.md §1).
  * Everything below is built from explicit objects; nothing reaches for a global.
  */
-export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
-  const { config: c, panel: panelConfig, policies } = o.loaded
-  const clock = o.clock ?? realClock()
-  const log = o.logger
+export async function startAppliance(options: ApplianceOptions): Promise<Appliance> {
+  const { config: c, panel: panelConfig, policies } = options.loaded
+  const clock = options.clock ?? realClock()
+  const log = options.logger
   const closers: (() => Promise<void> | void)[] = []
   const close = async () => {
     for (const fn of closers.reverse()) {
@@ -145,9 +145,9 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       // No broker, no phone: asked on the terminal, and denied when there is no terminal.
       log.warn({}, 'no mqtt configured: approvals are asked on the terminal, or denied')
       approver = new ConsoleApprover({
-        input: o.input ?? process.stdin,
-        output: o.output ?? process.stdout,
-        interactive: (o.input ?? process.stdin).isTTY === true,
+        input: options.input ?? process.stdin,
+        output: options.output ?? process.stdout,
+        interactive: (options.input ?? process.stdin).isTTY === true,
         autoAnswer: 'deny',
       })
     }
@@ -164,9 +164,9 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       panel: await createPanel(panelConfig, {
         clock,
         logger: panelLog,
-        ...(o.env && { env: o.env }),
-        ...(o.input && { input: o.input }),
-        ...(o.output && { output: o.output }),
+        ...(options.env && { env: options.env }),
+        ...(options.input && { input: options.input }),
+        ...(options.output && { output: options.output }),
       }),
       clock,
       logger: panelLog,
@@ -184,8 +184,8 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
             : c.audio.playbackPcm,
         echo: c.audio.echo,
         echoTailMs: c.audio.tailMs,
-        wavPaced: o.wavPaced ?? true,
-        ...(o.wavLoop !== undefined && { wavLoop: o.wavLoop }),
+        wavPaced: options.wavPaced ?? true,
+        ...(options.wavLoop !== undefined && { wavLoop: options.wavLoop }),
       },
       {
         clock,
@@ -197,7 +197,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       },
     )
     closers.push(() => audio.speaker.close())
-    const speaker = o.onDrop ? observedDrops(audio.speaker, o.onDrop) : audio.speaker
+    const speaker = options.onDrop ? observedDrops(audio.speaker, options.onDrop) : audio.speaker
 
     const timeZone = c.persona.timeZone
     const timers = new TimerService({
@@ -273,7 +273,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       speaker,
       listener: {
         state: (state) => {
-          o.onState?.(state)
+          options.onState?.(state)
           shown.driver(state)
         },
         // A model without asynchronous calls is silent while a phone decides: fill the dead air.
@@ -351,7 +351,7 @@ export async function startAppliance(o: ApplianceOptions): Promise<Appliance> {
       live: liveConversations,
       logger: log.child({ component: 'listen' }),
       clock,
-      ...(o.onSessionEnd && { onSessionEnd: o.onSessionEnd }),
+      ...(options.onSessionEnd && { onSessionEnd: options.onSessionEnd }),
     })
 
     const { rungLate, missed } = timers.start()

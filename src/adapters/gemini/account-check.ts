@@ -51,12 +51,12 @@ export interface AccountCheckOptions {
  * SDK), each marked with what the capability table says about it; optionally a short connect to
  * the configured model, since being listed does not prove a session opens.
  */
-export async function checkAccount(o: AccountCheckOptions): Promise<AccountReport> {
-  const ai = await createClient({ apiKey: o.apiKey, baseUrl: o.baseUrl })
+export async function checkAccount(options: AccountCheckOptions): Promise<AccountReport> {
+  const ai = await createClient({ apiKey: options.apiKey, baseUrl: options.baseUrl })
   const liveModels: LiveModelInfo[] = []
   let modelCount = 0
   try {
-    const pager = await ai.models.list({ config: { pageSize: o.pageSize ?? 100 } })
+    const pager = await ai.models.list({ config: { pageSize: options.pageSize ?? 100 } })
     for await (const m of pager) {
       modelCount++
       if (!m.name || !m.supportedActions?.includes('bidiGenerateContent')) continue
@@ -65,35 +65,42 @@ export async function checkAccount(o: AccountCheckOptions): Promise<AccountRepor
       liveModels.push({ id, displayName: m.displayName, known, capabilities })
     }
   } catch (err) {
-    throw new Error(redactKey(errorText(err), o.apiKey))
+    throw new Error(redactKey(errorText(err), options.apiKey))
   }
-  if (!o.probeModel) return { modelCount, liveModels }
-  const listed = liveModels.some((m) => m.id === o.probeModel?.replace(/^models\//, ''))
-  return { modelCount, liveModels, probe: { ...(await probe(o, o.probeModel)), listed } }
+  if (!options.probeModel) return { modelCount, liveModels }
+  const listed = liveModels.some((m) => m.id === options.probeModel?.replace(/^models\//, ''))
+  return {
+    modelCount,
+    liveModels,
+    probe: { ...(await probe(options, options.probeModel)), listed },
+  }
 }
 
-async function probe(o: AccountCheckOptions, model: string): Promise<Omit<ConnectProbe, 'listed'>> {
+async function probe(
+  options: AccountCheckOptions,
+  model: string,
+): Promise<Omit<ConnectProbe, 'listed'>> {
   const live = new GeminiLive({
-    apiKey: o.apiKey,
+    apiKey: options.apiKey,
     model,
-    baseUrl: o.baseUrl,
-    connectTimeoutMs: o.connectTimeoutMs ?? 10_000,
-    logger: o.logger,
-    clock: o.clock,
+    baseUrl: options.baseUrl,
+    connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    logger: options.logger,
+    clock: options.clock,
   })
-  const t0 = monotonicNow(o.clock)
+  const t0 = monotonicNow(options.clock)
   try {
     const session = await live.open(
       { persona: defaultPersona, tools: [], nonBlockingTools: false },
       ignoreEvents,
     )
-    const ms = Math.round(monotonicNow(o.clock) - t0)
+    const ms = Math.round(monotonicNow(options.clock) - t0)
     await session.close()
     return { model, ok: true, ms }
   } catch (err) {
-    const ms = Math.round(monotonicNow(o.clock) - t0)
+    const ms = Math.round(monotonicNow(options.clock) - t0)
     const e = err as Error & { code?: string }
-    return { model, ok: false, ms, error: redactKey(e.message, o.apiKey), code: e.code }
+    return { model, ok: false, ms, error: redactKey(e.message, options.apiKey), code: e.code }
   }
 }
 

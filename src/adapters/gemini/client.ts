@@ -30,14 +30,14 @@ export type GenAI = GoogleGenAI
  * Node entry, without the Node entry's google-auth-library, which it loads and instantiates even
  * for an API key. The web entry never reads the environment; Live runs over our transport anyway.
  */
-export async function createClient(o: ClientOptions): Promise<GenAI> {
+export async function createClient(options: ClientOptions): Promise<GenAI> {
   const { GoogleGenAI: WebGenAI } = await import('@google/genai/web')
-  const baseUrl = (o.baseUrl || GEMINI_API_BASE_URL)
+  const baseUrl = (options.baseUrl || GEMINI_API_BASE_URL)
     .replace(/^ws:/, 'http:')
     .replace(/^wss:/, 'https:')
   // The two entries declare the same classes twice; their private fields make TypeScript treat
   // them as unrelated, so the rest of the adapter keeps the main entry's types.
-  return new WebGenAI({ apiKey: o.apiKey, httpOptions: { baseUrl } }) as unknown as GenAI
+  return new WebGenAI({ apiKey: options.apiKey, httpOptions: { baseUrl } }) as unknown as GenAI
 }
 
 /**
@@ -47,7 +47,12 @@ export async function createClient(o: ClientOptions): Promise<GenAI> {
  */
 export function installGuardedTransport(
   ai: GenAI,
-  o: { hooks: SocketHooks; logger: Logger; apiKey: string; onSocket: (s: GuardedSocket) => void },
+  options: {
+    hooks: SocketHooks
+    logger: Logger
+    apiKey: string
+    onSocket: (s: GuardedSocket) => void
+  },
 ): void {
   const live = ai.live as unknown as Record<string, unknown>
   if (!('webSocketFactory' in live)) {
@@ -55,8 +60,8 @@ export function installGuardedTransport(
   }
   live.webSocketFactory = {
     create(url: string, headers: Record<string, string>, sdk: SdkSocketCallbacks): SdkSocket {
-      const socket = new GuardedSocket({ url, headers, sdk, ...o })
-      o.onSocket(socket)
+      const socket = new GuardedSocket({ url, headers, sdk, ...options })
+      options.onSocket(socket)
       return socket
     },
   }

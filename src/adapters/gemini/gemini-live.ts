@@ -42,13 +42,14 @@ export class GeminiLive implements LiveLLM {
   readonly #log: Logger
   #connections = 0
 
-  constructor(o: GeminiLiveOptions) {
-    if (!o.apiKey) throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no Gemini API key was given')
-    this.#options = o
-    this.#log = o.logger.child({ component: 'gemini-live', model: o.model })
-    const { capabilities, known } = lookupCapabilities(o.model)
+  constructor(options: GeminiLiveOptions) {
+    if (!options.apiKey)
+      throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no Gemini API key was given')
+    this.#options = options
+    this.#log = options.logger.child({ component: 'gemini-live', model: options.model })
+    const { capabilities, known } = lookupCapabilities(options.model)
     this.modelCapabilities = capabilities
-    this.capabilities = liveCapabilities(o.model)
+    this.capabilities = liveCapabilities(options.model)
     if (!known) {
       this.#log.warn(
         { event: 'model_unknown' },

@@ -32,9 +32,9 @@ export class GeminiLLM implements LLM {
    */
   readonly #signatures = new Map<string, string>()
 
-  constructor(o: GeminiLLMOptions) {
-    this.#options = o
-    this.#log = o.logger.child({ component: 'gemini-llm', model: o.model })
+  constructor(options: GeminiLLMOptions) {
+    this.#options = options
+    this.#log = options.logger.child({ component: 'gemini-llm', model: options.model })
   }
 
   async next(request: LLMRequest, signal: AbortSignal): Promise<LLMAnswer> {

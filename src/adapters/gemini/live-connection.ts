@@ -46,7 +46,7 @@ export class LiveConnection implements LiveSession {
   #audioSinceEnd = false
   #droppedAudio = 0
 
-  constructor(o: {
+  constructor(options: {
     events: LiveEvents
     logger: Logger
     apiKey: string
@@ -54,13 +54,13 @@ export class LiveConnection implements LiveSession {
     nonBlocking: boolean
     clock: Clock
   }) {
-    this.#events = o.events
-    this.#log = o.logger
-    this.#apiKey = o.apiKey
-    this.#caps = o.capabilities
-    this.#nonBlocking = o.nonBlocking
-    this.#clock = o.clock
-    this.#frames = new ServerFrames(this.#bookkeeping(o.events), o.logger)
+    this.#events = options.events
+    this.#log = options.logger
+    this.#apiKey = options.apiKey
+    this.#caps = options.capabilities
+    this.#nonBlocking = options.nonBlocking
+    this.#clock = options.clock
+    this.#frames = new ServerFrames(this.#bookkeeping(options.events), options.logger)
   }
 
   get state(): State {

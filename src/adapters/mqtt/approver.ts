@@ -327,7 +327,7 @@ export class MqttApprover implements Approver {
     // What is still pending goes back on the broker (it may have lost its retained messages).
     for (const [id, p] of this.#pending) this.#publishRequest(id, p.payload)
     const owed = this.#owed.drain()
-    for (const o of owed) this.#announce(o)
+    for (const outcome of owed) this.#announce(outcome)
     if (this.#pending.size + owed.length > 0) {
       this.#log.info({ pending: this.#pending.size, owed: owed.length }, 'approvals re-published')
     }

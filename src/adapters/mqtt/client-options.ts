@@ -18,22 +18,22 @@ export interface BrokerCredentials {
  * 4 is for a broker that refuses 5 (the embedded one): see `speaksOnly311`.
  */
 export function clientOptions(
-  o: BrokerCredentials,
+  credentials: BrokerCredentials,
   connectTimeoutMs: number,
   protocolVersion: 4 | 5 = 5,
 ): IClientOptions {
   const opts: IClientOptions = {
-    clientId: o.clientId,
+    clientId: credentials.clientId,
     clean: true,
     reconnectPeriod: 0,
     connectTimeout: connectTimeoutMs,
     protocolVersion,
   }
-  if (o.username !== undefined) opts.username = o.username
-  if (o.password !== undefined) opts.password = o.password
-  if (o.ca !== undefined) opts.ca = o.ca
-  if (o.cert !== undefined) opts.cert = o.cert
-  if (o.key !== undefined) opts.key = o.key
+  if (credentials.username !== undefined) opts.username = credentials.username
+  if (credentials.password !== undefined) opts.password = credentials.password
+  if (credentials.ca !== undefined) opts.ca = credentials.ca
+  if (credentials.cert !== undefined) opts.cert = credentials.cert
+  if (credentials.key !== undefined) opts.key = credentials.key
   return opts
 }
 

@@ -94,17 +94,17 @@ export class MqttConnection {
   /** Starts connecting; the device runs (failing approvals closed) while the broker is away. */
   start(): void {
     if (this.#client) return
-    const o = this.#options
+    const options = this.#options
     // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off). The
     // keepalive ping and the connect timeout are mqtt.js's own timers, inside the library: they
     // run on Node's clock, not on the injected one.
     const opts: IClientOptions = {
-      ...clientOptions(o, o.connectTimeoutMs ?? 5000, this.#version),
+      ...clientOptions(options, options.connectTimeoutMs ?? 5000, this.#version),
       keepalive: 30,
       resubscribe: false,
     }
-    if (o.will) opts.will = { ...o.will }
-    const client = mqtt.connect(o.url, opts)
+    if (options.will) opts.will = { ...options.will }
+    const client = mqtt.connect(options.url, opts)
     this.#client = client
     yieldBetweenSlices(client)
     client.on('connect', () => {
@@ -113,7 +113,7 @@ export class MqttConnection {
       // are a handful of small messages, each waited for.
       const stream = client.stream as { setNoDelay?: (on: boolean) => void }
       stream.setNoDelay?.(true)
-      this.#log.info({ url: redactUrl(o.url) }, 'mqtt connected')
+      this.#log.info({ url: redactUrl(options.url) }, 'mqtt connected')
       this.#resolveFirst()
       for (const h of this.#onConnect) h()
     })

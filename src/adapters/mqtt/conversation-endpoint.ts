@@ -94,8 +94,10 @@ interface Follow {
  * answers on that phone's own reply topic, never retained, every answer signed with its key.
  * Anything that does not verify is logged with the reason and gets no answer at all.
  */
-export function createConversationEndpoint(o: ConversationEndpointOptions): ConversationEndpoint {
-  return new Endpoint(o)
+export function createConversationEndpoint(
+  options: ConversationEndpointOptions,
+): ConversationEndpoint {
+  return new Endpoint(options)
 }
 
 class Endpoint implements ConversationEndpoint {
@@ -115,38 +117,38 @@ class Endpoint implements ConversationEndpoint {
   #closed = false
   readonly #ready: Promise<void>
 
-  constructor(o: ConversationEndpointOptions) {
-    this.#options = o
-    this.#topics = topicsFor(o.prefix ?? DEFAULT_PREFIX, o.deviceId)
-    this.#log = o.logger.child({ component: 'mqtt-conversations', device: o.deviceId })
-    this.#clock = o.clock
-    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', o.clock)
+  constructor(options: ConversationEndpointOptions) {
+    this.#options = options
+    this.#topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
+    this.#log = options.logger.child({ component: 'mqtt-conversations', device: options.deviceId })
+    this.#clock = options.clock
+    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', options.clock)
     this.rejected = this.#rejections.counts
     this.#verifier = new PhoneVerifier({
-      phones: o.phones,
-      clock: o.clock,
-      ...(o.remember !== undefined && { remember: o.remember }),
-      ...(o.skewMs !== undefined && { skewMs: o.skewMs }),
+      phones: options.phones,
+      clock: options.clock,
+      ...(options.remember !== undefined && { remember: options.remember }),
+      ...(options.skewMs !== undefined && { skewMs: options.skewMs }),
     })
-    this.#counters = new BoundedMap(o.remember ?? 4096)
+    this.#counters = new BoundedMap(options.remember ?? 4096)
     let resolveReady!: () => void
     this.#ready = new Promise((r) => {
       resolveReady = r
     })
-    o.connection.onMessage((topic, payload) => {
+    options.connection.onMessage((topic, payload) => {
       if (this.#closed) return
       const phone = parseConversationRequestTopic(this.#topics, topic)
       if (phone !== undefined) this.#onRequest(phone, payload)
     })
-    o.connection.onConnect(() => {
-      o.connection
+    options.connection.onConnect(() => {
+      options.connection
         .subscribe([this.#topics.conversationRequests])
         .then(resolveReady, (err) =>
           this.#log.error({ err: errorText(err) }, 'cannot subscribe to conversation requests'),
         )
     })
-    this.#stopFeed = o.feed.subscribe((m) => this.#onStored(m))
-    this.#stopApprovals = o.feed.subscribeApprovals((e) => this.#onApproval(e))
+    this.#stopFeed = options.feed.subscribe((m) => this.#onStored(m))
+    this.#stopApprovals = options.feed.subscribeApprovals((e) => this.#onApproval(e))
   }
 
   ready(): Promise<void> {

@@ -41,50 +41,50 @@ export interface DeviceMqttOptions {
 }
 
 /** The device's MQTT side, wired: one connection with its last will, the approver, the status. */
-export function createDeviceMqtt(o: DeviceMqttOptions): {
+export function createDeviceMqtt(options: DeviceMqttOptions): {
   connection: MqttConnection
   approver: MqttApprover
   status: MqttStatus
   close(): Promise<void>
 } {
-  const prefix = o.prefix ?? DEFAULT_PREFIX
-  const topics = topicsFor(prefix, o.deviceId)
-  const model = o.model ?? null
+  const prefix = options.prefix ?? DEFAULT_PREFIX
+  const topics = topicsFor(prefix, options.deviceId)
+  const model = options.model ?? null
   const connection = new MqttConnection({
-    url: o.url,
-    clientId: `nocturn-${o.deviceId}`,
-    ...(o.username !== undefined && { username: o.username }),
-    ...(o.password !== undefined && { password: o.password }),
-    ...(o.ca !== undefined && { ca: o.ca }),
-    ...(o.cert !== undefined && { cert: o.cert }),
-    ...(o.key !== undefined && { key: o.key }),
-    ...(o.backoffMinMs !== undefined && { backoffMinMs: o.backoffMinMs }),
-    ...(o.backoffMaxMs !== undefined && { backoffMaxMs: o.backoffMaxMs }),
+    url: options.url,
+    clientId: `nocturn-${options.deviceId}`,
+    ...(options.username !== undefined && { username: options.username }),
+    ...(options.password !== undefined && { password: options.password }),
+    ...(options.ca !== undefined && { ca: options.ca }),
+    ...(options.cert !== undefined && { cert: options.cert }),
+    ...(options.key !== undefined && { key: options.key }),
+    ...(options.backoffMinMs !== undefined && { backoffMinMs: options.backoffMinMs }),
+    ...(options.backoffMaxMs !== undefined && { backoffMaxMs: options.backoffMaxMs }),
     will: {
       topic: topics.status,
       payload: JSON.stringify(offlineStatus(model)),
       retain: true,
       qos: 1,
     },
-    logger: o.logger,
-    clock: o.clock,
+    logger: options.logger,
+    clock: options.clock,
   })
   const approver = new MqttApprover({
     connection,
-    deviceId: o.deviceId,
+    deviceId: options.deviceId,
     prefix,
-    phones: o.phones,
-    logger: o.logger,
-    clock: o.clock,
-    ...(o.audience !== undefined && { audience: o.audience }),
-    ...(o.selfApproval !== undefined && { selfApproval: o.selfApproval }),
+    phones: options.phones,
+    logger: options.logger,
+    clock: options.clock,
+    ...(options.audience !== undefined && { audience: options.audience }),
+    ...(options.selfApproval !== undefined && { selfApproval: options.selfApproval }),
   })
   const status = new MqttStatus({
     connection,
     topic: topics.status,
     model,
-    logger: o.logger,
-    clock: o.clock,
+    logger: options.logger,
+    clock: options.clock,
   })
   connection.start()
   return {

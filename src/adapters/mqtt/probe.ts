@@ -103,12 +103,12 @@ export function writeProbes(topics: Topics, homeTopics: readonly string[]): Righ
  * One connection attempt (MQTT 5, again in 3.1.1 if the broker refuses 5), no retries, the write
  * probes, then a clean goodbye. For `nocturn doctor`; the appliance itself uses MqttConnection.
  */
-export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
-  const started = monotonicNow(o.clock)
-  const first = await connectOnce(o, 5, started)
+export async function probeBroker(options: BrokerProbeOptions): Promise<BrokerProbe> {
+  const started = monotonicNow(options.clock)
+  const first = await connectOnce(options, 5, started)
   const attempt =
     !first.ok && first.reason === 'refused' && first.only311
-      ? await connectOnce(o, 4, started)
+      ? await connectOnce(options, 4, started)
       : first
   if (!attempt.ok) {
     const { only311: _o, ...failure } = attempt
@@ -116,9 +116,9 @@ export async function probeBroker(o: BrokerProbeOptions): Promise<BrokerProbe> {
   }
   const { client, version } = attempt
   const rights: RightResult[] = []
-  for (const r of o.rights ?? []) rights.push(await tryRight(client, r, version))
+  for (const r of options.rights ?? []) rights.push(await tryRight(client, r, version))
   await new Promise<void>((resolve) => client.end(false, {}, () => resolve()))
-  const ms = Math.round(monotonicNow(o.clock) - started)
+  const ms = Math.round(monotonicNow(options.clock) - started)
   return { ok: true, ms, protocolVersion: version, rights }
 }
 
@@ -144,13 +144,17 @@ type Attempt =
       only311: boolean
     }
 
-function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Promise<Attempt> {
-  const timeoutMs = o.timeoutMs ?? 4000
-  const clock = o.clock
-  const opts = clientOptions(o, timeoutMs, version)
+function connectOnce(
+  options: BrokerProbeOptions,
+  version: 4 | 5,
+  started: number,
+): Promise<Attempt> {
+  const timeoutMs = options.timeoutMs ?? 4000
+  const clock = options.clock
+  const opts = clientOptions(options, timeoutMs, version)
   return new Promise((resolve) => {
     let done = false
-    const client = mqtt.connect(o.url, opts)
+    const client = mqtt.connect(options.url, opts)
     const fail = (
       reason: 'auth' | 'unreachable' | 'tls' | 'timeout' | 'refused',
       message: string,
@@ -163,7 +167,7 @@ function connectOnce(o: BrokerProbeOptions, version: 4 | 5, started: number): Pr
         ok: false,
         ms: Math.round(monotonicNow(clock) - started),
         reason,
-        message: scrub(message, o.password),
+        message: scrub(message, options.password),
         only311,
       }
       client.end(true, {}, () => resolve(r))

@@ -21,13 +21,13 @@ export class RejectionLog<R extends string> {
     log: Logger,
     msg: string,
     clock: Clock,
-    o: { perWindow?: number; windowMs?: number } = {},
+    options: { perWindow?: number; windowMs?: number } = {},
   ) {
     this.#log = log
     this.#msg = msg
     this.#clock = clock
-    this.#perWindow = o.perWindow ?? 5
-    this.#windowMs = o.windowMs ?? 10_000
+    this.#perWindow = options.perWindow ?? 5
+    this.#windowMs = options.windowMs ?? 10_000
   }
 
   add(reason: R, fields: Record<string, unknown>): void {

@@ -24,18 +24,18 @@ export class MqttStatus {
   #reason: string | undefined
   #since: number
 
-  constructor(o: {
+  constructor(options: {
     connection: MqttConnection
     topic: string
     model: string | null
     logger: Logger
     clock: Clock
   }) {
-    this.#conn = o.connection
-    this.#topic = o.topic
-    this.#model = o.model
-    this.#log = o.logger.child({ component: 'mqtt-status' })
-    this.#clock = o.clock
+    this.#conn = options.connection
+    this.#topic = options.topic
+    this.#model = options.model
+    this.#log = options.logger.child({ component: 'mqtt-status' })
+    this.#clock = options.clock
     this.#since = this.#clock.now()
     this.#conn.onConnect(() => this.#publish())
   }
