@@ -23,6 +23,7 @@ import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { EmbeddedBroker } from '../src/adapters/aedes/broker.js'
 import { PhoneKeyStore } from '../src/app/phone-keys.js'
+import { wavHeader } from '../src/audio/wav.js'
 import { silentLogger } from '../src/core/logger.js'
 import { DEFAULT_PREFIX } from '../src/protocol/index.js'
 import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
@@ -135,19 +136,7 @@ if (noPulse === undefined) {
   // in the appliance's RSS (said in the output).
   const seconds = Math.ceil(LONG_IDLE_MS / 1000) + 30
   const pcm = Buffer.alloc(seconds * 16_000 * 2)
-  const header = Buffer.alloc(44)
-  header.write('RIFF', 0)
-  header.writeUInt32LE(36 + pcm.length, 4)
-  header.write('WAVEfmt ', 8)
-  header.writeUInt32LE(16, 16)
-  header.writeUInt16LE(1, 20)
-  header.writeUInt16LE(1, 22)
-  header.writeUInt32LE(16_000, 24)
-  header.writeUInt32LE(32_000, 28)
-  header.writeUInt16LE(2, 32)
-  header.writeUInt16LE(16, 34)
-  header.write('data', 36)
-  header.writeUInt32LE(pcm.length, 40)
+  const header = wavHeader(16_000, pcm.length)
   writeFileSync(join(work, 'silence.wav'), Buffer.concat([header, pcm]))
   audio = {
     backend: 'wav',

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { wavHeader } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
@@ -24,20 +25,7 @@ const NOT_AT_START: readonly [string, RegExp][] = [
 
 /** 16 kHz mono 16-bit PCM as a WAV file. */
 function wav(pcm: Buffer): Buffer {
-  const h = Buffer.alloc(44)
-  h.write('RIFF', 0)
-  h.writeUInt32LE(36 + pcm.length, 4)
-  h.write('WAVEfmt ', 8)
-  h.writeUInt32LE(16, 16)
-  h.writeUInt16LE(1, 20)
-  h.writeUInt16LE(1, 22)
-  h.writeUInt32LE(16_000, 24)
-  h.writeUInt32LE(32_000, 28)
-  h.writeUInt16LE(2, 32)
-  h.writeUInt16LE(16, 34)
-  h.write('data', 36)
-  h.writeUInt32LE(pcm.length, 40)
-  return Buffer.concat([h, pcm])
+  return Buffer.concat([wavHeader(16_000, pcm.length), pcm])
 }
 
 /**
