@@ -178,4 +178,50 @@ describe('SupervisedChild', () => {
       { code: 'ENOENT', restartInMs: 20 },
     ])
   })
+
+  it('stdout read through its socket: every byte in order across restarts, none after a stop', async () => {
+    const clock = new VirtualClock()
+    const got: Buffer[] = []
+    let exits = 0
+    const child = new SupervisedChild({
+      command: 'sh',
+      // 64 KiB in odd pieces, then exit: the reader's buffer (16 KiB) is reused many times.
+      args: ['-c', 'i=0; while [ $i -lt 256 ]; do printf "%0255d\\n" $i; i=$((i+1)); done'],
+      clock,
+      logger: silentLogger,
+      backoff: new Backoff({ initialMs: 10, maxMs: 10 }),
+      describeExit: () => new Error('ended'),
+      onFailure: () => exits++,
+      // The chunk is a view of the reused buffer: keep a copy.
+      onStdout: (chunk) => got.push(Buffer.from(chunk)),
+    })
+    children.push(child)
+    await child.start()
+    expect(child.child?.pid).toBeTypeOf('number')
+    const one = Array.from({ length: 256 }, (_, i) => `${String(i).padStart(255, '0')}\n`).join('')
+    await until(() => exits === 1 && Buffer.concat(got).length === one.length)
+    expect(Buffer.concat(got).toString()).toBe(one)
+    await clock.advance(10)
+    await until(() => Buffer.concat(got).length === 2 * one.length)
+    expect(Buffer.concat(got).toString()).toBe(one + one)
+    await child.stop()
+    expect(child.child).toBeUndefined()
+    // Started and stopped at once: the child set up meanwhile is never launched.
+    const pids: number[] = []
+    const late = new SupervisedChild({
+      command: 'sleep',
+      args: ['30'],
+      clock,
+      logger: silentLogger,
+      backoff: new Backoff({ initialMs: 10, maxMs: 10 }),
+      describeExit: () => new Error('ended'),
+      onStdout: () => {},
+      onSpawn: (c) => pids.push(c.pid as number),
+    })
+    const started = late.start()
+    await late.stop()
+    await started
+    expect(pids).toEqual([])
+    expect(late.child).toBeUndefined()
+  })
 })

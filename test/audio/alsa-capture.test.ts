@@ -60,6 +60,18 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     expect(Buffer.compare(c.bytes().subarray(0, clip.byteLength), clip)).toBe(0)
   })
 
+  it('frames kept as given (no copy, as the pre-roll keeps them) stay the samples captured', async () => {
+    // The recorder's stdout is read into one reused buffer (stdout-socket.ts): a frame handed on
+    // as a view of it would be overwritten by the next read.
+    const alsa = hermeticAlsa(clip)
+    const m = mic(alsa, alsa.capture)
+    const kept: Uint8Array[] = []
+    await m.start({ frame: (pcm) => kept.push(pcm), error: () => {} })
+    await until(() => kept.length * 640 >= clip.byteLength)
+    await m.stop()
+    expect(Buffer.compare(Buffer.concat(kept).subarray(0, clip.byteLength), clip)).toBe(0)
+  })
+
   it('recovers from a killed arecord: an error naming the signal, a new child, no zombie', async () => {
     const alsa = hermeticAlsa(clip)
     const m = mic(alsa, alsa.capture)

@@ -85,7 +85,7 @@ export class ArecordMic implements AudioIn {
       onFailure: (error) => sink.error(error, true),
       onSpawn: () => splitter.reset(),
     })
-    this.#child.start()
+    await this.#child.start()
   }
 
   async stop(): Promise<void> {

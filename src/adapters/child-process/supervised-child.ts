@@ -5,6 +5,7 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import { StderrTail } from './stderr-tail.js'
+import { openStdoutSocket, type StdoutSocket } from './stdout-socket.js'
 
 /** How a child ended. */
 export interface ChildExit {
@@ -33,8 +34,12 @@ export interface SupervisedChildOptions<E extends Error = Error> {
   readonly backoff: Backoff
   /** A pipe for a player that is fed on stdin; ignored when absent. */
   readonly stdin?: 'pipe' | 'ignore'
-  /** stdout as it comes (audio). */
-  readonly onStdout?: (chunk: Buffer) => void
+  /**
+   * stdout as it comes (audio), read through a socket into one reused buffer (stdout-socket.ts):
+   * the chunk is valid only during the call, so copy what you keep. The child then starts a
+   * moment after `start()`, once the socket is connected (`start()` resolves then).
+   */
+  readonly onStdout?: (chunk: Uint8Array) => void
   /** stdout line by line (a tool that prints events). */
   readonly onLine?: (line: string) => void
   /**
@@ -72,7 +77,12 @@ export class SupervisedChild<E extends Error = Error> {
   #gaveUp = false
   #restartTimer: TimerHandle | undefined
   #healthyTimer: TimerHandle | undefined
+  /** A child whose stdout socket is being connected; it is launched when that is done. */
+  #pending: Promise<void> | undefined
+  /** Bumped by stop(), so a child set up before it is never launched after it. */
+  #generation = 0
   readonly #exits = new Map<ChildProcess, Promise<void>>()
+  readonly #sockets = new Map<ChildProcess, StdoutSocket>()
 
   constructor(options: SupervisedChildOptions<E>) {
     this.#options = options
@@ -92,14 +102,18 @@ export class SupervisedChild<E extends Error = Error> {
     return this.#options.backoff.failures
   }
 
-  /** Starts the first child; after a give-up, tries again from the shortest wait. */
-  start(): void {
+  /**
+   * Starts the first child; after a give-up, tries again from the shortest wait. Resolves once it
+   * has been launched (or failed to), which with `onStdout` is a moment later.
+   */
+  start(): Promise<void> {
     this.#wanted = true
     if (this.#gaveUp) {
       this.#gaveUp = false
       this.#options.backoff.reset()
     }
-    if (!this.#child && this.#restartTimer === undefined) this.#spawn()
+    if (!this.#child && !this.#pending && this.#restartTimer === undefined) this.#spawn()
+    return this.#pending ?? Promise.resolve()
   }
 
   /**
@@ -112,7 +126,7 @@ export class SupervisedChild<E extends Error = Error> {
     const old = this.#child
     this.#child = undefined
     if (old) void this.#kill(old)
-    if (this.#restartTimer === undefined) this.#spawn()
+    if (this.#restartTimer === undefined && !this.#pending) this.#spawn()
   }
 
   /**
@@ -124,38 +138,73 @@ export class SupervisedChild<E extends Error = Error> {
     this.#child = undefined
     this.#clearHealthy()
     if (old) await this.#kill(old)
-    if (this.#wanted && !this.#gaveUp && !this.#child && this.#restartTimer === undefined)
+    if (
+      this.#wanted &&
+      !this.#gaveUp &&
+      !this.#child &&
+      !this.#pending &&
+      this.#restartTimer === undefined
+    )
       this.#spawn()
   }
 
   /** Kills the child and restarts nothing; resolves once every child has exited. */
   async stop(): Promise<void> {
     this.#wanted = false
+    this.#generation++
     if (this.#restartTimer !== undefined) this.#options.clock.clearTimeout(this.#restartTimer)
     this.#restartTimer = undefined
     this.#clearHealthy()
     const old = this.#child
     this.#child = undefined
     if (old) void this.#kill(old)
+    await this.#pending
     await Promise.all([...this.#exits.values()])
   }
 
   #spawn(): void {
+    const onStdout = this.#options.onStdout
+    if (!onStdout) {
+      this.#launch(undefined)
+      return
+    }
+    const generation = this.#generation
+    const pending = openStdoutSocket(onStdout)
+      .then(
+        (socket) => {
+          if (generation === this.#generation && this.#wanted) this.#launch(socket)
+          else socket.close()
+        },
+        (err: unknown) => {
+          const spawnError = err instanceof Error ? err : new Error(errorText(err))
+          if (generation === this.#generation)
+            this.#failed({ code: null, signal: null, spawnError }, '', 0)
+        },
+      )
+      .finally(() => {
+        if (this.#pending === pending) this.#pending = undefined
+      })
+    this.#pending = pending
+  }
+
+  #launch(socket: StdoutSocket | undefined): void {
     const o = this.#options
     const args = typeof o.args === 'function' ? o.args() : o.args
-    const reads = o.onStdout !== undefined || o.onLine !== undefined
     let child: ChildProcess
     try {
       child = spawn(o.command, [...args], {
         env: o.env ?? process.env,
-        stdio: [o.stdin ?? 'ignore', reads ? 'pipe' : 'ignore', 'pipe'],
+        stdio: [o.stdin ?? 'ignore', socket?.childEnd ?? (o.onLine ? 'pipe' : 'ignore'), 'pipe'],
       })
     } catch (err) {
+      socket?.close()
       // Some bad arguments throw here instead of emitting 'error'.
       const spawnError = err instanceof Error ? err : new Error(errorText(err))
       this.#failed({ code: null, signal: null, spawnError }, '', 0)
       return
     }
+    socket?.handedOver()
+    if (socket) this.#sockets.set(child, socket)
     this.#child = child
     const startedAt = o.clock.now()
     const stderr = new StderrTail()
@@ -170,6 +219,8 @@ export class SupervisedChild<E extends Error = Error> {
     const finish = (exit: ChildExit) => {
       if (done) return
       done = true
+      // Its stdout socket ends by itself once what it wrote is read (EOF closes it).
+      this.#sockets.delete(child)
       this.#exits.delete(child)
       resolveExit()
       // Killed by us (replaced, restarted or stopped): expected, nothing to report.
@@ -186,7 +237,6 @@ export class SupervisedChild<E extends Error = Error> {
     // A dead child's pipes fail with EPIPE/ECONNRESET; its exit reports it once.
     child.stdin?.on('error', () => {})
     if (child.stdout) {
-      if (o.onStdout) child.stdout.on('data', o.onStdout)
       const onLine = o.onLine
       if (onLine) {
         const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY })
@@ -223,12 +273,15 @@ export class SupervisedChild<E extends Error = Error> {
     o.logger[level]({ ...fields, restartInMs: delay }, 'child process ended; restarting')
     this.#restartTimer = o.clock.setTimeout(() => {
       this.#restartTimer = undefined
-      if (this.#wanted && !this.#child) this.#spawn()
+      if (this.#wanted && !this.#child && !this.#pending) this.#spawn()
     }, delay)
     o.onFailure?.(error, delay)
   }
 
   #kill(child: ChildProcess): Promise<void> {
+    // Killed on purpose: nothing it still wrote may reach the next child's reader.
+    this.#sockets.get(child)?.close()
+    this.#sockets.delete(child)
     const exited = this.#exits.get(child) ?? Promise.resolve()
     const signal = this.#options.killSignal ?? 'SIGTERM'
     child.kill(signal)

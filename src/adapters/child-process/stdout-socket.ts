@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { connect, createServer, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A child's stdout as one end of a Unix stream socket, read here into one reused buffer. */
+export interface StdoutSocket {
+  /** Hand this to `spawn` as the child's stdout, then call `handedOver()`. */
+  readonly childEnd: Socket
+  /** Closes this process's copy of the child's end, so the child's exit ends the stream. */
+  handedOver(): void
+  /** Stops reading and closes both ends (the child is gone or never started). */
+  close(): void
+}
+
+/**
+ * Why not the pipe `spawn` makes: a Node stream costs about 120 µs of CPU per read on top of the
+ * wake-up itself (Readable.push, `maybeReadMore`, a fresh 64 KiB buffer each time), and a
+ * microphone is read 50 times a second for as long as the speaker runs — measured, that was the
+ * largest part of the audio path's CPU (bench/RESULTS.md). `net.connect`'s documented `onread`
+ * reads into one buffer with no stream machinery, but only on a socket, so the child writes into a
+ * connected Unix socket instead, which it cannot tell from a pipe.
+ *
+ * `onChunk` gets a view of the reused buffer, valid only during the call: copy what you keep.
+ * The socket's path lives in a fresh private (0700) directory only until the pair is connected,
+ * so no other user can connect in between; both are removed at once.
+ */
+export async function openStdoutSocket(
+  onChunk: (chunk: Uint8Array) => void,
+  bufferBytes = 16 * 1024,
+): Promise<StdoutSocket> {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-stdout-'))
+  const path = join(dir, 's')
+  const server = createServer()
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(path, resolve)
+    })
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve))
+    const buffer = Buffer.allocUnsafe(bufferBytes)
+    const reader = connect({
+      path,
+      onread: {
+        buffer,
+        callback: (n, buf) => {
+          onChunk(buf.subarray(0, n))
+          return true // keep reading
+        },
+      },
+    })
+    await new Promise<void>((resolve, reject) => {
+      reader.once('connect', resolve)
+      reader.once('error', reject)
+    })
+    const childEnd = await accepted
+    // A child that dies takes its end with it; errors then are its exit's to report.
+    reader.on('error', () => {})
+    childEnd.on('error', () => {})
+    // Nothing is ever sent the other way; the child's end is only written by the child.
+    childEnd.pause()
+    return {
+      childEnd,
+      handedOver: () => childEnd.destroy(),
+      close: () => {
+        childEnd.destroy()
+        reader.destroy()
+      },
+    }
+  } finally {
+    server.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
