@@ -218,13 +218,15 @@ class Endpoint implements ConversationEndpoint {
         const page = service.listPage({
           ...(a.limit !== undefined && { limit: a.limit }),
           ...(a.before !== undefined && { before: a.before }),
+          ...(a.beforeId !== undefined && { beforeId: a.beforeId }),
         })
         this.#sendItems(r, key, page.items, (c) => ({ id: c.id, truncated: true }))
         const oldest = page.items.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
           count: page.items.length,
           // Only when another page exists: a phone stops at the first answer without `next`.
-          ...(page.more && oldest && { next: { before: oldest.updatedAt } }),
+          // `beforeId` too: conversations sharing `before` are split by id, none skipped.
+          ...(page.more && oldest && { next: { before: oldest.updatedAt, beforeId: oldest.id } }),
         })
         return
       }
