@@ -125,6 +125,9 @@ export class VoiceSession {
       fail: () => this.#fail(),
       listener: {
         opened: (conn, resumedFrom) => {
+          // Quiet time counts only while the model can hear: the room is not idle because the
+          // connection took long to open (a slow board, the SDK loading, a slow network).
+          this.#timers.activity()
           this.#uplink.opened()
           this.#calls.opened(conn, resumedFrom)
           this.#uplink.flushGap(conn.session)
