@@ -84,6 +84,7 @@ export class VoiceSession {
       idleMs: deps.options.idleMs,
       playingMs: () => deps.speaker.queuedMs(),
       waitingForHuman: () => this.#calls.waitingForApproval() > 0,
+      modelHears: () => this.#link.liveSession !== undefined,
       onExpire: (reason) => void this.end(reason),
     })
     this.#speakingWatch = new SpeakingWatch({
