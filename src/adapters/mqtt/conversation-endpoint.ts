@@ -141,11 +141,15 @@ class Endpoint implements ConversationEndpoint {
       if (phone !== undefined) this.#onRequest(phone, payload)
     })
     options.connection.onConnect(() => {
-      options.connection
-        .subscribe([this.#topics.conversationRequests])
-        .then(resolveReady, (err) =>
+      options.connection.subscribe([this.#topics.conversationRequests]).then(
+        () => {
+          // From here a phone's request is heard (`nocturn_running` says nothing about the broker).
+          this.#log.info({ event: 'conversations_subscribed' }, 'conversation requests subscribed')
+          resolveReady()
+        },
+        (err) =>
           this.#log.error({ err: errorText(err) }, 'cannot subscribe to conversation requests'),
-        )
+      )
     })
     this.#stopFeed = options.feed.subscribe((m) => this.#onStored(m))
     this.#stopApprovals = options.feed.subscribeApprovals((e) => this.#onApproval(e))
