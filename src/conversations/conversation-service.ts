@@ -28,6 +28,13 @@ export interface ConversationSummary {
 }
 
 /** The details of a conversation sent beside its id in `show` and `say` answers. */
+/** Which page of the list: `before` and `beforeId` are the previous page's `next` (docs/protocol.md). */
+export interface ListPage {
+  readonly limit?: number
+  readonly before?: number
+  readonly beforeId?: string
+}
+
 export interface ConversationInfo {
   readonly channel: Conversation['channel']
   readonly title: string | null
@@ -67,12 +74,12 @@ export class ConversationService {
     this.#deps = deps
   }
 
-  list(page: { limit?: number; before?: number } = {}): ConversationSummary[] {
+  list(page: ListPage = {}): ConversationSummary[] {
     return this.listPage(page).items
   }
 
   /** One page of summaries, and whether another page follows (one row more is read to know). */
-  listPage(page: { limit?: number; before?: number } = {}): {
+  listPage(page: ListPage = {}): {
     items: ConversationSummary[]
     more: boolean
   } {
@@ -80,7 +87,17 @@ export class ConversationService {
     if (page.before !== undefined && !Number.isFinite(page.before)) {
       throw new NocturnError('NOC_ERR_BAD_REQUEST', 'before: expected a time in milliseconds')
     }
-    const rows = this.#deps.store.listConversations({ limit: limit + 1, before: page.before })
+    if (page.beforeId !== undefined && page.before === undefined) {
+      throw new NocturnError(
+        'NOC_ERR_BAD_REQUEST',
+        "beforeId: needs before (both come from the previous page's next)",
+      )
+    }
+    const rows = this.#deps.store.listConversations({
+      limit: limit + 1,
+      before: page.before,
+      beforeId: page.beforeId,
+    })
     return { items: rows.slice(0, limit).map((c) => this.#summary(c)), more: rows.length > limit }
   }
 

@@ -2,7 +2,7 @@ import type { Channel } from '../core/context.js'
 import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
+import type { ConversationPage, TranscriptStore } from '../ports/transcript-store.js'
 
 export type FeedListener = (message: StoredMessage) => void
 
@@ -84,7 +84,7 @@ export class TranscriptFeed implements TranscriptStore {
   lastMessage(conversationId: string): StoredMessage | undefined {
     return this.#inner.lastMessage(conversationId)
   }
-  listConversations(page?: { limit?: number; before?: number }): Conversation[] {
+  listConversations(page?: ConversationPage): Conversation[] {
     return this.#inner.listConversations(page)
   }
   deleteConversation(id: string): boolean {

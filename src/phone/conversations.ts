@@ -91,12 +91,15 @@ export class PhoneConversations {
     await this.#conn.close()
   }
 
-  /** Newest first; `next.before` asks for the page after this one. */
-  async list(page: { limit?: number; before?: number | undefined } = {}) {
+  /** Newest first; `next` (passed back as it came) asks for the page after this one. */
+  async list(
+    page: { limit?: number; before?: number | undefined; beforeId?: string | undefined } = {},
+  ) {
     const { items, done } = await this.request('list', page)
     return {
       conversations: items as ConversationSummaryWire[],
-      next: (done.next as { before: number } | undefined) ?? null,
+      // `beforeId` is absent from devices older than it: `before` alone then, as they expect.
+      next: (done.next as { before: number; beforeId?: string } | undefined) ?? null,
     }
   }
 

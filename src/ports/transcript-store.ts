@@ -14,8 +14,13 @@ export interface TranscriptStore {
   messages(conversationId: string, page?: { afterSeq?: number; limit?: number }): StoredMessage[]
   /** The newest message of a conversation, for summaries. */
   lastMessage(conversationId: string): StoredMessage | undefined
-  /** Conversations, newest activity first. */
-  listConversations(page?: { limit?: number; before?: number | undefined }): Conversation[]
+  /**
+   * Conversations, newest activity first, those with the same activity by id. `before` alone:
+   * activity strictly before it. With `beforeId` (the last conversation of the previous page,
+   * `before` its `updatedAt`): the conversations after that one in this order, so a page boundary
+   * among conversations sharing one time skips none of them.
+   */
+  listConversations(page?: ConversationPage): Conversation[]
   /** Removes a conversation and every message of it, for real. Returns false if there was none. */
   deleteConversation(id: string): boolean
   /**
@@ -26,6 +31,13 @@ export interface TranscriptStore {
   /** Gives the space of removed rows back to the file system. */
   vacuum(): void
   close(): void
+}
+
+/** A page of the conversation list: see `TranscriptStore.listConversations`. */
+export interface ConversationPage {
+  readonly limit?: number | undefined
+  readonly before?: number | undefined
+  readonly beforeId?: string | undefined
 }
 
 export type { Message }

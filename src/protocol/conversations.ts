@@ -40,7 +40,11 @@ const conversationRef = z.string().min(1).max(128)
 
 /** Page sizes are plain numbers here: the service refuses what is out of range, and says so. */
 export const opArgSchemas = {
-  list: z.object({ limit: z.number().optional(), before: z.number().optional() }),
+  list: z.object({
+    limit: z.number().optional(),
+    before: z.number().optional(),
+    beforeId: conversationRef.optional(),
+  }),
   show: z.object({
     conversation: conversationRef,
     afterSeq: z.number().optional(),

@@ -16,6 +16,11 @@ export interface SessionTimerOptions {
    * The gate's approval timeout bounds the wait; the budget still ends everything.
    */
   readonly waitingForHuman?: () => boolean
+  /**
+   * False while no connection is open (the session still opening, a reconnect): nobody can be
+   * heard then, so it is not quiet time either. The connection's own timeouts bound the wait.
+   */
+  readonly modelHears?: () => boolean
   readonly onExpire: (reason: ExpiryReason) => void
 }
 
@@ -63,8 +68,9 @@ export class SessionTimers {
   #checkIdle(): void {
     this.#idle = undefined
     if (this.#expired) return
-    if (this.#options.waitingForHuman?.()) {
-      // Quiet time starts again once the answer is in and the model has said so.
+    if (this.#options.waitingForHuman?.() || this.#options.modelHears?.() === false) {
+      // Quiet time starts again once the answer is in and the model has said so, or once the
+      // model can hear (the open stamps activity too).
       this.#lastActivity = this.#options.clock.now()
       this.#armIdle(this.#options.idleMs)
       return

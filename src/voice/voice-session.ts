@@ -84,6 +84,7 @@ export class VoiceSession {
       idleMs: deps.options.idleMs,
       playingMs: () => deps.speaker.queuedMs(),
       waitingForHuman: () => this.#calls.waitingForApproval() > 0,
+      modelHears: () => this.#link.liveSession !== undefined,
       onExpire: (reason) => void this.end(reason),
     })
     this.#speakingWatch = new SpeakingWatch({
@@ -125,6 +126,9 @@ export class VoiceSession {
       fail: () => this.#fail(),
       listener: {
         opened: (conn, resumedFrom) => {
+          // Quiet time counts only while the model can hear: the room is not idle because the
+          // connection took long to open (a slow board, the SDK loading, a slow network).
+          this.#timers.activity()
           this.#uplink.opened()
           this.#calls.opened(conn, resumedFrom)
           this.#uplink.flushGap(conn.session)

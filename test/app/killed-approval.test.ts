@@ -131,7 +131,7 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
   }, 120_000)
 })
 
-/** `nocturn run` in its own process; resolves once it listens. */
+/** `nocturn run` in its own process; resolves once it hears phones (subscribed on the broker). */
 async function startRun(
   config: string,
   closers: (() => unknown)[],
@@ -159,9 +159,12 @@ async function startRun(
     logs += c.toString()
   })
   const deadline = Date.now() + 45_000
-  while (!logs.includes('"event":"nocturn_running"')) {
+  // Running is not enough: a request published before the device subscribed is lost, and the
+  // phone would wait for its answer until the test times out.
+  const ready = ['"event":"nocturn_running"', '"event":"conversations_subscribed"']
+  while (!ready.every((e) => logs.includes(e))) {
     if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
-    if (Date.now() > deadline) throw new Error(`not running within 45 s:\n${logs}`)
+    if (Date.now() > deadline) throw new Error(`not listening within 45 s:\n${logs}`)
     await new Promise((r) => setTimeout(r, 50))
   }
   return { child, logs: () => logs }

@@ -68,6 +68,8 @@ describe('ConversationService', () => {
     expect(() => service.list({ limit: 1_000_000 })).toThrow(
       /limit: expected a whole number from 1 to 100/,
     )
+    expect(() => service.list({ beforeId: c.id })).toThrow(/beforeId: needs before/)
+    expect(service.list({ before: 1, beforeId: "x' OR '1'='1" })).toEqual([])
     expect(() => service.show({ id: c.id, limit: 1_000_000 })).toThrow(/from 1 to 500/)
     expect(() => service.show({ id: "x' OR '1'='1" })).toThrow(/no such conversation/)
     expect(() => service.delete("'; DROP TABLE messages; --")).toThrow(/no such conversation/)

@@ -321,6 +321,26 @@ export function conversationsContract(
       expect(listed).toEqual([c.id])
     })
 
+    it('the list pages by next: conversations sharing one last activity across a page boundary are each listed once', async () => {
+      w = await phoneWorld(broker)
+      const anna = await w.phone('anna')
+      const at = Date.now()
+      const newest = w.feed.createConversation({ channel: 'text', at: at + 1 })
+      const tied = Array.from({ length: 4 }, () =>
+        w?.feed.createConversation({ channel: 'voice', at }),
+      )
+      const oldest = w.feed.createConversation({ channel: 'text', at: at - 1 })
+      const expected = [newest.id, ...tied.map((c) => String(c?.id)).sort(), oldest.id]
+      const listed: string[] = []
+      let page = await anna.list({ limit: 2 })
+      for (;;) {
+        listed.push(...page.conversations.map((c) => c.id))
+        if (!page.next) break
+        page = await anna.list({ limit: 2, ...page.next })
+      }
+      expect(listed).toEqual(expected)
+    })
+
     it('a signed delete from the phone removes the rows and vacuums the file', async () => {
       w = await phoneWorld(broker)
       const anna = await w.phone('anna')

@@ -78,6 +78,29 @@ describe('SqliteStore', () => {
     expect(s.listConversations({ before: 5 }).map((c) => c.id)).toEqual([c2.id])
   })
 
+  it('pages by (last activity, id): conversations sharing a time are neither skipped nor repeated at a page boundary', () => {
+    const s = new SqliteStore(':memory:')
+    // Five conversations touched in the same millisecond (one spoken session's writes, a restore),
+    // between a newer and an older one; pages of two split the five.
+    const newest = s.createConversation({ channel: 'text', at: 300 })
+    const tied = Array.from({ length: 5 }, () =>
+      s.createConversation({ channel: 'voice', at: 200 }),
+    )
+    const oldest = s.createConversation({ channel: 'text', at: 100 })
+    const all = s.listConversations({ limit: 50 }).map((c) => c.id)
+    expect(all).toEqual([newest.id, ...tied.map((c) => c.id).sort(), oldest.id])
+    const walked: string[] = []
+    let page = s.listConversations({ limit: 2 })
+    while (page.length > 0) {
+      walked.push(...page.map((c) => c.id))
+      const last = page.at(-1) as (typeof page)[number]
+      page = s.listConversations({ limit: 2, before: last.updatedAt, beforeId: last.id })
+    }
+    expect(walked).toEqual(all)
+    // `before` alone keeps its meaning: strictly older activity.
+    expect(s.listConversations({ before: 200 }).map((c) => c.id)).toEqual([oldest.id])
+  })
+
   it('refuses a message for an unknown conversation', () => {
     const s = new SqliteStore(':memory:')
     expect(() => s.append('nope', { role: 'user', text: 'x', channel: 'text', at: 1 })).toThrow(

@@ -54,6 +54,21 @@ describe('voice: budget and idle timeout (docs/design.md §2.9)', () => {
     ])
   })
 
+  it('idle runs only while the model can hear: a connection slower to open than the idle time is not a quiet room', async () => {
+    // Someone spoke (that opened the session), but until the model can hear nobody can be heard
+    // speaking: a slow board loading the SDK must not lose the session before it starts.
+    const v = voiceFixture({ openLatencyMs: 15_000, options: { idleMs: 10_000 } })
+    const done = v.driver.runSession()
+    await v.clock.advance(15_000)
+    const conn = v.llm.current
+    await v.clock.advance(9_999)
+    expect(conn.closed).toBe(false)
+    await v.clock.advance(1)
+    const summary = await done
+    expect(summary.reason).toBe('idle')
+    expect(summary.endedAt - summary.startedAt).toBe(25_000)
+  })
+
   it('idle never withdraws an approval a phone is still deciding; once answered, the quiet time runs again', async () => {
     // Not docs/design.md §2.9's letter: a quiet room while Anna finds her phone is waiting,
     // not idleness. The gate's approval timeout bounds the wait, and the budget still ends all.

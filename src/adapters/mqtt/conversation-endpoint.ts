@@ -141,11 +141,15 @@ class Endpoint implements ConversationEndpoint {
       if (phone !== undefined) this.#onRequest(phone, payload)
     })
     options.connection.onConnect(() => {
-      options.connection
-        .subscribe([this.#topics.conversationRequests])
-        .then(resolveReady, (err) =>
+      options.connection.subscribe([this.#topics.conversationRequests]).then(
+        () => {
+          // From here a phone's request is heard (`nocturn_running` says nothing about the broker).
+          this.#log.info({ event: 'conversations_subscribed' }, 'conversation requests subscribed')
+          resolveReady()
+        },
+        (err) =>
           this.#log.error({ err: errorText(err) }, 'cannot subscribe to conversation requests'),
-        )
+      )
     })
     this.#stopFeed = options.feed.subscribe((m) => this.#onStored(m))
     this.#stopApprovals = options.feed.subscribeApprovals((e) => this.#onApproval(e))
@@ -218,13 +222,15 @@ class Endpoint implements ConversationEndpoint {
         const page = service.listPage({
           ...(a.limit !== undefined && { limit: a.limit }),
           ...(a.before !== undefined && { before: a.before }),
+          ...(a.beforeId !== undefined && { beforeId: a.beforeId }),
         })
         this.#sendItems(r, key, page.items, (c) => ({ id: c.id, truncated: true }))
         const oldest = page.items.at(-1)
         this.#reply(r.phone, key, r.id, 'done', {
           count: page.items.length,
           // Only when another page exists: a phone stops at the first answer without `next`.
-          ...(page.more && oldest && { next: { before: oldest.updatedAt } }),
+          // `beforeId` too: conversations sharing `before` are split by id, none skipped.
+          ...(page.more && oldest && { next: { before: oldest.updatedAt, beforeId: oldest.id } }),
         })
         return
       }

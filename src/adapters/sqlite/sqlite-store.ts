@@ -12,7 +12,7 @@ import { NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
-import type { TranscriptStore } from '../../ports/transcript-store.js'
+import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
 import { openDatabase } from './open.js'
 import { WriteHealth } from './write-health.js'
 
@@ -82,6 +82,11 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
       ),
       listConv: db.prepare(
         'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
+      ),
+      // After (time, id) in the list's order: older, or as old with a later id.
+      listConvAfter: db.prepare(
+        `SELECT * FROM conversations WHERE updated_at < ? OR (updated_at = ? AND id > ?)
+           ORDER BY updated_at DESC, id LIMIT ?`,
       ),
       deleteConv: db.prepare('DELETE FROM conversations WHERE id = ?'),
       pruneBefore: db.prepare('DELETE FROM conversations WHERE updated_at < ?'),
@@ -183,10 +188,12 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
     return row ? toMessage(row) : undefined
   }
 
-  listConversations(page: { limit?: number; before?: number | undefined } = {}): Conversation[] {
-    const rows = this.#q.listConv.all(
-      page.before ?? Number.MAX_SAFE_INTEGER,
-      page.limit ?? 50,
+  listConversations(page: ConversationPage = {}): Conversation[] {
+    const limit = page.limit ?? 50
+    const rows = (
+      page.before !== undefined && page.beforeId !== undefined
+        ? this.#q.listConvAfter.all(page.before, page.before, page.beforeId, limit)
+        : this.#q.listConv.all(page.before ?? Number.MAX_SAFE_INTEGER, limit)
     ) as ConversationRow[]
     return rows.map(toConversation)
   }
