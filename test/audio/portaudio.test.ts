@@ -3,12 +3,13 @@ import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { loadNaudiodon } from '../../src/adapters/portaudio/naudiodon.js'
+import {
+  PORTAUDIO_AHEAD_MS,
+  PORTAUDIO_FRAMES_PER_BUFFER_MS,
+} from '../../src/adapters/portaudio/portaudio-device.js'
 import { listPortAudioDevices } from '../../src/adapters/portaudio/portaudio-devices.js'
 import { PortAudioMic } from '../../src/adapters/portaudio/portaudio-mic.js'
-import {
-  createPortAudioSpeaker,
-  PORTAUDIO_LEAD_MS,
-} from '../../src/adapters/portaudio/portaudio-speaker.js'
+import { createPortAudioSpeaker } from '../../src/adapters/portaudio/portaudio-speaker.js'
 import { bytesForMs } from '../../src/audio/pcm.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
@@ -101,8 +102,9 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     // The first reply began playing (how much reached the file before the drop depends on real
     // time, which the virtual clock does not spend; destroy() discards naudiodon's JS queue)…
     expect(indexOf(all, reply.subarray(0, 960))).toBeGreaterThanOrEqual(0)
-    // …and nothing past what the paced speaker had handed over ever played.
-    const fed = bytesForMs(24_000, 1000 + PORTAUDIO_LEAD_MS)
+    // …and nothing past what the device had passed to naudiodon ever played: the rest of the
+    // paced speaker's lead waited in JS and was thrown away.
+    const fed = bytesForMs(24_000, 1000 + PORTAUDIO_AHEAD_MS + PORTAUDIO_FRAMES_PER_BUFFER_MS)
     expect(indexOf(all, reply.subarray(fed, fed + 960))).toBe(-1)
     expect(indexOf(all, reply.subarray(bytesForMs(24_000, 2000), bytesForMs(24_000, 2100)))).toBe(
       -1,
