@@ -38,8 +38,12 @@ const PLAY_S = Number(process.env.BENCH_PLAY_S ?? 300)
 const DROPS = Number(process.env.BENCH_DROPS ?? 30)
 const PA_LEAD = process.env.BENCH_PA_LEAD_MS ? Number(process.env.BENCH_PA_LEAD_MS) : undefined
 const PA_TICK = process.env.BENCH_PA_TICK_MS ? Number(process.env.BENCH_PA_TICK_MS) : undefined
+const PA_FEED = process.env.BENCH_PA_FEED?.split('/').map(Number)
 const CPU_S = Number(process.env.BENCH_CPU_S ?? 60)
 const ONLY = process.env.BENCH_ONLY ?? ''
+// BENCH_PA_ONLY=1: only the naudiodon speaker in the gap runs, and only it beside the floor in the
+// drops (shorter runs while working on that backend).
+const PA_ONLY = Boolean(process.env.BENCH_PA_ONLY)
 const clock = realClock()
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 // The sink renders in quanta of the monitor's latency: a stream starting mid-quantum shows up to
@@ -254,18 +258,24 @@ const portAudioSpeaker = (pcm: string) =>
     logger: silentLogger,
     leadMs: PA_LEAD,
     tickMs: PA_TICK,
+    // BENCH_PA_FEED=<frames per buffer>/<ahead ms>/<feed tick ms>: other sizes for the device's feed.
+    framesPerBuffer: PA_FEED?.[0],
+    aheadMs: PA_FEED?.[1],
+    feedTickMs: PA_FEED?.[2],
   })
 
 try {
   // 1. Gaps over long playback, idle and loaded.
   if (!ONLY || ONLY === 'gaps') {
     for (const load of process.env.BENCH_LOADS?.split(',').map(Number) ?? [0, 2]) {
-      const players: Player[] = [
-        pacedPlayer('Nocturn paced → aplay', alsaSpeaker('play_s_paced').speaker),
-        naivePlayer(env, 'play_s_naive'),
-      ]
+      const players: Player[] = PA_ONLY
+        ? []
+        : [
+            pacedPlayer('Nocturn paced → aplay', alsaSpeaker('play_s_paced').speaker),
+            naivePlayer(env, 'play_s_naive'),
+          ]
       const pa = process.env.BENCH_NO_PA ? undefined : portAudioSpeaker('play_s_pa')
-      const sinkOf = ['s_paced', 's_naive']
+      const sinkOf = PA_ONLY ? [] : ['s_paced', 's_naive']
       if (pa) {
         players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
         sinkOf.push('s_pa')
@@ -338,7 +348,7 @@ try {
   if (!ONLY || ONLY === 'drops') {
     const reply = counterReply(5 * RATE)
     const next = counterReply(RATE / 2)
-    const paced = alsaSpeaker('play_s_paced').speaker
+    const paced = PA_ONLY ? undefined : alsaSpeaker('play_s_paced').speaker
     const pa = portAudioSpeaker('play_s_pa')?.speaker
     const rand = rng(7)
     const stale: Record<string, number[]> = { paced: [], floor: [], pa: [] }
@@ -346,7 +356,7 @@ try {
     let floorPlayer = naivePlayer(env, 'play_s_naive')
     for (let d = 0; d < DROPS; d++) {
       const monitors = {
-        paced: new Monitor(env, 's_paced'),
+        paced: paced ? new Monitor(env, 's_paced') : undefined,
         floor: new Monitor(env, 's_naive'),
         pa: pa ? new Monitor(env, 's_pa') : undefined,
       }
@@ -357,7 +367,7 @@ try {
       let barged = 0
       for (let off = 0, k = 0; off < reply.byteLength && barged === 0; off += CHUNK, k++) {
         const c = reply.subarray(off, off + CHUNK)
-        paced.write(c)
+        paced?.write(c)
         floorPlayer.write(c)
         pa?.write(c)
         await sleep(Math.max(0, start + k * 4 + 4 - nowMs()))
@@ -369,13 +379,13 @@ try {
       // The floor: the same write-through, its player killed; the next one starts at once.
       floorPlayer.child.kill('SIGKILL')
       bargedAt.paced = nowMs()
-      paced.drop()
+      paced?.drop()
       bargedAt.pa = nowMs()
       pa?.drop()
       floorPlayer = naivePlayer(env, 'play_s_naive')
       await sleep(300)
       const nextAt = nowMs()
-      paced.write(next)
+      paced?.write(next)
       pa?.write(next)
       floorPlayer.write(next)
       await sleep(800)
@@ -386,10 +396,14 @@ try {
         const from = Math.floor(((nextAt - 150 - heard.t0) / 1000) * RATE)
         const first = firstIndexFrom(heard.samples, from)
         clipped[k]?.push(first === undefined ? Number.NaN : (first / RATE) * 1000)
+        if (process.env.BENCH_DEBUG)
+          console.log(
+            `drop ${d} at ${at.toFixed(0)} ms, ${k}: stale ${stale[k]?.at(-1)?.toFixed(1)} ms, next reply missing ${clipped[k]?.at(-1)?.toFixed(1)} ms`,
+          )
       }
     }
     await floorPlayer.close()
-    await paced.close()
+    await paced?.close()
     await pa?.close()
     const rows: Record<string, Record<string, string | number>> = {}
     const names: Record<string, string> = {

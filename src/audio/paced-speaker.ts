@@ -24,8 +24,8 @@ export interface PacedSpeakerOptions {
  * A 500 ms lead fed every 100 ms: the device always holds 400–500 ms, so a late timer (a busy
  * machine) has 400 ms before the device runs dry (measured: a 200 ms lead still gapped on a
  * loaded machine, bench/RESULTS.md). A small lead buys nothing where the
- * drop kills the player, which is what removes stale audio (hardware/audio.md). A device that cannot
- * be killed (PortAudio) asks for less, since there the lead is what a drop still plays.
+ * drop kills the player, which is what removes stale audio (hardware/audio.md). PortAudio cannot
+ * be killed: its device keeps the lead in JS and passes on only what the sound card needs next.
  */
 export const DEFAULT_LEAD_MS = 500
 export const DEFAULT_TICK_MS = 100

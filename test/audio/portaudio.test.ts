@@ -3,12 +3,13 @@ import { createRequire } from 'node:module'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { loadNaudiodon } from '../../src/adapters/portaudio/naudiodon.js'
+import {
+  PORTAUDIO_AHEAD_MS,
+  PORTAUDIO_FRAMES_PER_BUFFER_MS,
+} from '../../src/adapters/portaudio/portaudio-device.js'
 import { listPortAudioDevices } from '../../src/adapters/portaudio/portaudio-devices.js'
 import { PortAudioMic } from '../../src/adapters/portaudio/portaudio-mic.js'
-import {
-  createPortAudioSpeaker,
-  PORTAUDIO_LEAD_MS,
-} from '../../src/adapters/portaudio/portaudio-speaker.js'
+import { createPortAudioSpeaker } from '../../src/adapters/portaudio/portaudio-speaker.js'
 import { bytesForMs } from '../../src/audio/pcm.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
@@ -50,6 +51,14 @@ afterAll(() => {
 })
 
 const skip = naudiodonMissing()
+const msOf = (pcm: Uint8Array) => (pcm.byteLength / 48_000) * 1000
+/** Lets virtual time pass in small steps, giving PortAudio's threads real time to write, until `check()`. */
+async function playUntil(clock: VirtualClock, check: () => boolean): Promise<void> {
+  while (!check()) {
+    await clock.advance(20)
+    await new Promise((r) => setTimeout(r, 2))
+  }
+}
 
 describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA PCMs', () => {
   it('lists the hermetic PCMs by name', () => {
@@ -101,13 +110,85 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     // The first reply began playing (how much reached the file before the drop depends on real
     // time, which the virtual clock does not spend; destroy() discards naudiodon's JS queue)…
     expect(indexOf(all, reply.subarray(0, 960))).toBeGreaterThanOrEqual(0)
-    // …and nothing past what the paced speaker had handed over ever played.
-    const fed = bytesForMs(24_000, 1000 + PORTAUDIO_LEAD_MS)
+    // …and nothing past what the device had passed to naudiodon ever played: the rest of the
+    // paced speaker's lead waited in JS and was thrown away.
+    const fed = bytesForMs(24_000, 1000 + PORTAUDIO_AHEAD_MS + PORTAUDIO_FRAMES_PER_BUFFER_MS)
     expect(indexOf(all, reply.subarray(fed, fed + 960))).toBe(-1)
     expect(indexOf(all, reply.subarray(bytesForMs(24_000, 2000), bytesForMs(24_000, 2100)))).toBe(
       -1,
     )
     expect(errors).toEqual([])
+  })
+
+  it('between replies the stream is fed silence, and each reply reaches the device whole, its last partial buffer included', async () => {
+    const clock = new VirtualClock()
+    const files = alsa.played().length
+    const s = createPortAudioSpeaker({
+      device: 'nocturn_play',
+      clock,
+      logger: silentLogger,
+      stallMs: Number.POSITIVE_INFINITY,
+    })
+    const mine = () => Buffer.concat(alsa.played().slice(files))
+    // Neither reply is a whole number of PortAudio buffers (1920 bytes).
+    const first = Buffer.from(vadClip('speech-en-gb-f.wav').subarray(0, 1920 * 20 + 100))
+    const second = Buffer.from(vadClip('speech-de-m.wav').subarray(0, 1920 * 15 + 700))
+    s.speaker.write(first)
+    s.speaker.endOfReply()
+    await clock.advance(msOf(first))
+    // Its tail is out without the next reply (the file PCM writes out what the silence after it
+    // pushes through).
+    await playUntil(clock, () => indexOf(mine(), first) >= 0)
+    await clock.advance(600) // idle: the device goes on taking silence
+    s.speaker.write(second)
+    s.speaker.endOfReply()
+    await clock.advance(msOf(second))
+    await playUntil(clock, () => indexOf(mine(), second) >= 0)
+    await s.speaker.close()
+    // One stream throughout (one file; PortAudio's format check leaves an empty one), the pause
+    // between the replies filled with zeros.
+    expect(
+      alsa
+        .played()
+        .slice(files)
+        .filter((f) => f.byteLength > 0),
+    ).toHaveLength(1)
+    const all = mine()
+    const end = indexOf(all, first) + first.byteLength
+    const between = all.subarray(end, indexOf(all, second))
+    expect(between.byteLength).toBeGreaterThanOrEqual(bytesForMs(24_000, 600))
+    expect(between.every((b) => b === 0)).toBe(true)
+  })
+
+  it('a stream with only silence to play for 30 s is replaced by a fresh one, left unfed until the next reply', async () => {
+    const clock = new VirtualClock()
+    const files = alsa.played().length
+    const s = createPortAudioSpeaker({
+      device: 'nocturn_play',
+      clock,
+      logger: silentLogger,
+      stallMs: Number.POSITIVE_INFINITY,
+    })
+    const first = Buffer.from(vadClip('speech-en-sc-m.wav').subarray(0, 9600))
+    s.speaker.write(first)
+    s.speaker.endOfReply()
+    await playUntil(clock, () => indexOf(Buffer.concat(alsa.played().slice(files)), first) >= 0)
+    const opened = alsa.played().length
+    await clock.advance(31_000)
+    await until(() => alsa.played().length > opened)
+    const fresh = () => alsa.played().at(-1) as Buffer
+    // PortAudio's own start-up silence aside, nothing goes to the fresh stream while idle.
+    await new Promise((r) => setTimeout(r, 200))
+    const before = fresh().byteLength
+    await clock.advance(5_000)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(fresh().byteLength).toBe(before)
+    const next = Buffer.from(vadClip('speech-de-m.wav').subarray(0, 9600))
+    s.speaker.write(next)
+    s.speaker.endOfReply()
+    await playUntil(clock, () => indexOf(fresh(), next) >= 0)
+    await s.speaker.close()
+    expect(indexOf(fresh(), first)).toBe(-1)
   })
 
   it('an unknown device name is a clear error naming `nocturn devices`', async () => {

@@ -122,11 +122,12 @@ export class PortAudioMic implements AudioIn {
  * destroy() stops the JS side at once; quit() then stops the PortAudio stream. Stock naudiodon's
  * abort() throws (it passes a callback the native side refuses), so it is not used.
  */
-export function closeQuietly(stream: NaudiodonStream): void {
+export function closeQuietly(stream: NaudiodonStream, done: () => void = () => {}): void {
   try {
     stream.destroy()
-    stream.quit(() => {})
+    stream.quit(done)
   } catch {
     // Already closed: nothing left to release.
+    done()
   }
 }

@@ -1,4 +1,4 @@
-import { PacedSpeaker } from '../../audio/paced-speaker.js'
+import { DEFAULT_LEAD_MS, DEFAULT_TICK_MS, PacedSpeaker } from '../../audio/paced-speaker.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
@@ -6,11 +6,11 @@ import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { PortAudioDevice } from './portaudio-device.js'
 
 /**
- * naudiodon cannot be killed: a drop still plays what its queue holds, so the lead stays small
- * (60 ms, the smallest the benchmark found gap-free under load with a 20 ms tick).
+ * The paced speaker's usual lead: what it hands over waits in the device's own queue in JS, which
+ * a drop throws away, and goes to naudiodon only as the device needs it (portaudio-device.ts).
  */
-export const PORTAUDIO_LEAD_MS = 60
-export const PORTAUDIO_TICK_MS = 20
+export const PORTAUDIO_LEAD_MS = DEFAULT_LEAD_MS
+export const PORTAUDIO_TICK_MS = DEFAULT_TICK_MS
 
 /** The speaker on PortAudio: the same paced buffer, in front of a naudiodon stream. */
 export function createPortAudioSpeaker(options: {
@@ -21,10 +21,14 @@ export function createPortAudioSpeaker(options: {
   leadMs?: number | undefined
   tickMs?: number | undefined
   stallMs?: number | undefined
+  /** The device's own feed (portaudio-device.ts has the defaults and why). */
+  framesPerBuffer?: number | undefined
+  aheadMs?: number | undefined
+  feedTickMs?: number | undefined
   onError?: (error: NocturnError) => void
 }): { speaker: PacedSpeaker; device: PortAudioDevice } {
   const sampleRateHz = options.sampleRateHz ?? LIVE_OUTPUT_RATE_HZ
-  const device = new PortAudioDevice({ ...options, sampleRateHz })
+  const device = new PortAudioDevice({ ...options, sampleRateHz, tickMs: options.feedTickMs })
   return {
     speaker: new PacedSpeaker({
       device,
