@@ -136,6 +136,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
         audience: audienceOf(phoneKeys.list().map((p) => p.name)),
         logger: log.child({ component: 'mqtt' }),
         clock,
+        // Connected once the device listens (below): listening does not wait for the broker.
+        connect: false,
       })
       closers.push(() => mqtt?.close())
       // Followers on a phone see approvals come and go next to the messages.
@@ -260,7 +262,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
         shown.fault('microphone', h.ok ? undefined : h.reason)
       },
     })
-    const cue = chimePcm(audio.speaker.sampleRateHz, 1)
+    // Made when first needed: generating it is a few ms of start-up a device may never use.
+    let cue: Uint8Array | undefined
     const driver = new VoiceDriver({
       llm: live,
       tools: toolSet,
@@ -277,7 +280,10 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
           shown.driver(state)
         },
         // A model without asynchronous calls is silent while a phone decides: fill the dead air.
-        waiting: () => audio.speaker.write(cue),
+        waiting: () => {
+          cue ??= chimePcm(audio.speaker.sampleRateHz, 1)
+          audio.speaker.write(cue)
+        },
       },
       options: {
         budgetMs: c.session.budgetMinutes * 60_000,
@@ -373,6 +379,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       },
       'nocturn running',
     )
+    // Approvals fail closed and the status waits until the broker is reached, as after any
+    // outage; a spoken session needs seconds to get to a tool, so nothing is asked before this.
+    mqtt?.connection.start()
     return {
       store,
       feed,
