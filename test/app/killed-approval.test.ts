@@ -159,8 +159,8 @@ async function startRun(
     logs += c.toString()
   })
   const deadline = Date.now() + 45_000
-  // Listening first, then on the broker (it connects once it listens): only then can a phone's
-  // typed request reach it.
+  // Listening does not wait for the broker: only once it is connected can a phone's typed request
+  // reach it.
   while (!logs.includes('"event":"nocturn_running"') || !logs.includes('"msg":"mqtt connected"')) {
     if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
     if (Date.now() > deadline) throw new Error(`not running within 45 s:\n${logs}`)
