@@ -15,7 +15,6 @@ const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 /** What `nocturn run` must not load until it is needed (docs/gemini.md, bench/startup.bench.ts). */
 const NOT_AT_START: readonly [string, RegExp][] = [
   ['the Gemini SDK', /\/node_modules\/@google\/genai\//],
-  ['the WebSocket client (ws)', /\/node_modules\/ws\//],
   ['google-auth-library', /\/node_modules\/google-auth-library\//],
   ['the embedded broker (aedes)', /\/node_modules\/aedes\/|\/src\/adapters\/aedes\//],
   ['the doctor', /\/src\/app\/doctor\/|\/src\/app\/commands\/doctor\./],
@@ -126,7 +125,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     return loaded
   }
 
-  it('listening: none of the SDK, ws, the auth library, the broker, the doctor, the phone client, the fake server or the QR code', async () => {
+  it('listening: none of the SDK, the auth library, the broker, the doctor, the phone client, the fake server or the QR code', async () => {
     const loaded = await runUntil('idle', join(work, 'silence.wav'), 'nocturn running')
     // The hook saw the run itself, so an empty list cannot pass for a lazy one.
     expect(loaded.some((u) => u.endsWith('/src/app/appliance.ts'))).toBe(true)

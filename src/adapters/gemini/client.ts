@@ -5,7 +5,6 @@ import {
   type SdkSocket,
   type SdkSocketCallbacks,
   type SocketHooks,
-  type WebSocketClass,
 } from './socket.js'
 
 export interface ClientOptions {
@@ -49,8 +48,6 @@ export async function createClient(options: ClientOptions): Promise<GenAI> {
 export function installGuardedTransport(
   ai: GenAI,
   options: {
-    /** `ws`, from `loadWebSocket()`. */
-    WebSocket: WebSocketClass
     hooks: SocketHooks
     logger: Logger
     apiKey: string

@@ -1,17 +1,6 @@
-import type WebSocket from 'ws'
+import WebSocket from 'ws'
 import type { Logger } from '../../core/logger.js'
 import { redactKey } from './redact.js'
-
-/** The `ws` client class. */
-export type WebSocketClass = typeof WebSocket
-
-/**
- * `ws`, imported at the first connection rather than when the appliance starts: listening does not
- * need it, and its import is tens of ms of start-up on a small board (bench/startup.bench.ts).
- */
-export async function loadWebSocket(): Promise<WebSocketClass> {
-  return (await import('ws')).default
-}
 
 /** The SDK's transport contract (`WebSocketFactory` / `WebSocket_2`), which it does not export. */
 export interface SdkSocketCallbacks {
@@ -56,10 +45,8 @@ export class GuardedSocket implements SdkSocket {
   readonly #hooks: SocketHooks
   readonly #log: Logger
   readonly #apiKey: string
-  readonly #WebSocket: WebSocketClass
 
   constructor(options: {
-    WebSocket: WebSocketClass
     url: string
     headers: Record<string, string>
     sdk: SdkSocketCallbacks
@@ -73,17 +60,16 @@ export class GuardedSocket implements SdkSocket {
     this.#hooks = options.hooks
     this.#log = options.logger
     this.#apiKey = options.apiKey
-    this.#WebSocket = options.WebSocket
   }
 
   get isOpen(): boolean {
-    return this.#ws?.readyState === this.#WebSocket.OPEN
+    return this.#ws?.readyState === WebSocket.OPEN
   }
 
   connect(): void {
     // No client pings: Gemini's pongs were measured at 8–30 s, and a short pong timeout kills
     // healthy sessions (gemini-live.md §5.6); goAway and the close frame tell us enough.
-    const ws = new this.#WebSocket(this.#url, { headers: this.#headers })
+    const ws = new WebSocket(this.#url, { headers: this.#headers })
     this.#ws = ws
     ws.on('open', () => this.#sdk.onopen())
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) =>
@@ -102,7 +88,7 @@ export class GuardedSocket implements SdkSocket {
   }
 
   send(message: string): void {
-    if (!this.#ws || this.#ws.readyState !== this.#WebSocket.OPEN) {
+    if (!this.#ws || this.#ws.readyState !== WebSocket.OPEN) {
       throw new Error('live socket is not open')
     }
     this.#ws.send(message)
