@@ -2,9 +2,12 @@
 //
 // (a) floor: a fresh `node` that imports ws, mqtt, @google/genai, better-sqlite3 and pino, then
 //     prints a line — spawn → that line, on this process's clock (process.hrtime via performance.now);
-// (b) `node dist/app/cli.js run --config …` with the NODE_OPTIONS of systemd/nocturn.service —
-//     spawn → its structured `nocturn running` log line (the session loop listens), same clock;
-// (c) RSS: VmRSS from /proc/<pid>/status of each process after it has idled — a short idle after
+// (b) `nocturn run --config …` as systemd/nocturn.service starts it (its ExecStart script, the
+//     bundle dist/service/cli.js, with its NODE_OPTIONS) — spawn → its structured
+//     `nocturn running` log line (the session loop listens), same clock; also the unbundled
+//     `node dist/app/cli.js run` (what the bundle buys);
+// (c) RSS: VmRSS from /proc/<pid>/status of each process (the appliance's with its watchdog's bash
+//     child's, which replaced a worker thread) after it has idled — a short idle after
 //     every start (NOCTURN_BENCH_SHORT_IDLE_S, default 5 s) and one long idle at the end
 //     (NOCTURN_BENCH_IDLE_S, default 120 s, the issue's 2 minutes) of the floor, the appliance, and
 //     the appliance without the unit's NODE_OPTIONS, side by side.
@@ -16,7 +19,7 @@
 // ALSA on a paced PulseAudio null sink (bench/audio/paced-device.ts) — or, without PulseAudio, a
 // WAV microphone of silence (said in the output). Needs `npm run build`. Reports; asserts nothing.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -60,9 +63,34 @@ if (!existsSync(join(ROOT, 'dist/app/cli.js'))) {
 }
 
 /** VmRSS of a running process, in MB (10^6 bytes), from /proc. */
-function vmRssMb(pid: number): number {
+function ownRssMb(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m ? (Number(m[1]) * 1024) / 1e6 : Number.NaN
+}
+
+/** The RSS of `pid`'s watchdog child (src/app/watchdog.ts), MB; 0 when it has none. */
+function watchdogRssMb(pid: number): number {
+  let mb = 0
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const ppid = readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]
+      if (Number(ppid) !== pid) continue
+      if (readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('nocturn-watchdog'))
+        mb += ownRssMb(Number(d))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return mb
+}
+
+/**
+ * RSS of a process with its watchdog child: the watchdog was a thread inside the process, so its
+ * memory counts as the appliance's wherever it lives (aplay/arecord, in every version, do not).
+ */
+function vmRssMb(pid: number): number {
+  return ownRssMb(pid) + watchdogRssMb(pid)
 }
 
 interface Started {
@@ -171,6 +199,15 @@ const unitNodeOptions =
   /^Environment=NODE_OPTIONS=(.*)$/m.exec(
     readFileSync(join(ROOT, 'systemd/nocturn.service'), 'utf8'),
   )?.[1] ?? ''
+// The script the unit starts, relative to the install directory (/opt/nocturn = this checkout).
+const unitEntry =
+  /^ExecStart=\S+ \/opt\/nocturn\/(\S+) run /m.exec(
+    readFileSync(join(ROOT, 'systemd/nocturn.service'), 'utf8'),
+  )?.[1] ?? 'dist/app/cli.js'
+if (!existsSync(join(ROOT, unitEntry))) {
+  process.stderr.write(`startup bench: ${unitEntry} is missing, run \`npm run build\` first\n`)
+  process.exit(1)
+}
 const applianceEnv: NodeJS.ProcessEnv = {
   ...process.env,
   ...pulse?.env,
@@ -182,8 +219,8 @@ const floorSource = `${FLOOR_IMPORTS.map((m) => `await import(${JSON.stringify(m
 
 const floor = () =>
   startUntil(['--input-type=module', '-e', floorSource], process.env, (l) => l === FLOOR_MARK)
-const appliance = (path = config, env = applianceEnv, root = ROOT) =>
-  startUntil([join(root, 'dist/app/cli.js'), 'run', '--config', path], env, (l) => {
+const appliance = (path = config, env = applianceEnv, root = ROOT, entry = unitEntry) =>
+  startUntil([join(root, entry), 'run', '--config', path], env, (l) => {
     if (!l.startsWith('{')) return false
     try {
       return (JSON.parse(l) as { msg?: string }).msg === 'nocturn running'
@@ -205,6 +242,7 @@ out(machineLine())
 out(`load average (1/5/15 min) at start: ${uptime()}`)
 if (BEFORE) out(`before: ${BEFORE} (run without NODE_OPTIONS)`)
 out(`nocturn run's NODE_OPTIONS (from systemd/nocturn.service): ${unitNodeOptions || 'none'}`)
+out(`nocturn run's script (from systemd/nocturn.service): ${unitEntry}`)
 out(`audio: ${pulse ? 'ALSA on a paced PulseAudio null sink' : `WAV silence (${noPulse})`}`)
 const loads = [uptime()]
 try {
@@ -219,7 +257,29 @@ try {
     ...(unitNodeOptions
       ? [{ name: '`nocturn run` without NODE_OPTIONS', start: () => appliance(config, bare) }]
       : []),
-    ...(BEFORE ? [{ name: 'before', start: () => appliance(config, bare, BEFORE) }] : []),
+    ...(unitEntry !== 'dist/app/cli.js'
+      ? [
+          {
+            name: '`node dist/app/cli.js run` (not bundled)',
+            start: () => appliance(config, applianceEnv, ROOT, 'dist/app/cli.js'),
+          },
+        ]
+      : []),
+    ...(BEFORE
+      ? [
+          {
+            name: 'before',
+            // A checkout from before the bundle runs its CLI; a later one what its unit runs.
+            start: () =>
+              appliance(
+                config,
+                bare,
+                BEFORE,
+                existsSync(join(BEFORE, unitEntry)) ? unitEntry : 'dist/app/cli.js',
+              ),
+          },
+        ]
+      : []),
   ]
   for (const v of variants) await sample(v.start, 0)
   const runs = variants.map(() => [] as { ms: number; rss: number }[])
@@ -247,6 +307,7 @@ try {
   const longFloor = vmRssMb(lf.child.pid as number)
   const longApp = vmRssMb(la.child.pid as number)
   const longBare = vmRssMb(lb.child.pid as number)
+  const longWatchdog = watchdogRssMb(la.child.pid as number)
   await Promise.all([stop(lf.child), stop(la.child), stop(lb.child)])
   loads.push(uptime())
 
@@ -289,7 +350,7 @@ try {
   out('')
   const median = (k: number) => quantile(sorted((runs[k] ?? []).map((x) => x.ms)), 0.5)
   out(
-    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB), floor ${f1(longFloor)} MB, ${unitNodeOptions ? '`nocturn run` without NODE_OPTIONS' : 'a second `nocturn run`'} ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
+    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB; its watchdog's bash ${f1(longWatchdog)} MB of it), floor ${f1(longFloor)} MB, ${unitNodeOptions ? '`nocturn run` without NODE_OPTIONS' : 'a second `nocturn run`'} ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
   )
   out(
     `Load average (1/5/15 min): start ${loads[0]}, after the starts ${loads[1]}, end ${loads[2]}.`,

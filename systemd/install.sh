@@ -32,7 +32,7 @@ EOF
 fi
 
 [ -n "$DESTDIR" ] || [ "$(id -u)" -eq 0 ] || { echo "run as root: sudo $0" >&2; exit 1; }
-[ -f dist/app/cli.js ] || { echo "build first: npm ci && npm run build" >&2; exit 1; }
+[ -f dist/app/cli.js ] && [ -f dist/service/cli.js ] || { echo "build first: npm ci && npm run build" >&2; exit 1; }
 
 # The store's native module must load for this Node: built by npm ci (a prebuilt binary, or
 # compiled with make, g++ and python3), or the service would die at its first start.

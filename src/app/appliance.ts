@@ -260,7 +260,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
         shown.fault('microphone', h.ok ? undefined : h.reason)
       },
     })
-    const cue = chimePcm(audio.speaker.sampleRateHz, 1)
+    // Made when first needed: generating it is a few ms of start-up a device may never use.
+    let cue: Uint8Array | undefined
     const driver = new VoiceDriver({
       llm: live,
       tools: toolSet,
@@ -277,7 +278,10 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
           shown.driver(state)
         },
         // A model without asynchronous calls is silent while a phone decides: fill the dead air.
-        waiting: () => audio.speaker.write(cue),
+        waiting: () => {
+          cue ??= chimePcm(audio.speaker.sampleRateHz, 1)
+          audio.speaker.write(cue)
+        },
       },
       options: {
         budgetMs: c.session.budgetMinutes * 60_000,

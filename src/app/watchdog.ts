@@ -1,4 +1,6 @@
-import { Worker } from 'node:worker_threads'
+import { type ChildProcess, spawn } from 'node:child_process'
+import { writeSync } from 'node:fs'
+import { createInterface } from 'node:readline'
 import { errorText } from '../core/errors.js'
 
 export interface WatchdogOptions {
@@ -6,97 +8,148 @@ export interface WatchdogOptions {
   readonly loopLimitMs?: number
   /** Named feeds and how long each may go unfed (ms), e.g. { microphone: 10_000 }. */
   readonly feeds?: Readonly<Record<string, number>>
-  /** How often the main thread proves it is alive, and the worker looks (ms). */
+  /** How often the main thread proves it is alive and looks at its feeds (ms). */
   readonly intervalMs?: number
   /** What to do when a limit is passed; default: write a line to stderr and SIGKILL this process. */
   readonly action?: 'kill' | 'report'
-  /** Called (on the main thread, if it is alive) when the worker reports a stall in `report` mode. */
+  /** Called (on the main thread, once it runs again) for each stall in `report` mode. */
   readonly onStall?: (what: string, silentMs: number) => void
 }
 
 /**
- * A watchdog in a worker thread, because Node cannot send sd_notify's WATCHDOG=1 without a native
- * helper (systemd/README.md): the main thread stamps a shared clock every `intervalMs`, and
- * `feed(name)` stamps a named feed (the microphone delivering frames). If the event loop stalls or a
- * feed goes quiet past its limit, the worker — which keeps running while the main thread is stuck —
- * writes one line to stderr and kills the process, and `Restart=on-failure` brings it back.
- * SIGKILL, because a stuck loop would never run a SIGTERM handler.
+ * The process's watchdog (systemd/README.md, "The watchdog"). A stuck event loop runs no handler,
+ * so the one check that must live outside the loop is done by a tiny `bash` child: the main thread
+ * writes a heartbeat line to its stdin every `intervalMs`, and when none arrives within
+ * `loopLimitMs` the child writes one JSON line to stderr (the journal) and SIGKILLs this process —
+ * SIGKILL, because a stuck loop would never run a SIGTERM handler — and systemd's
+ * `Restart=on-failure` starts it again. bash costs ≈ 4 MB of RSS (mostly shared pages) where a
+ * worker thread was a second V8 isolate of ≈ 10 MB, and it is on every Debian and Pi OS system
+ * (an Essential package); systemd's own `WatchdogSec=` would need a notifier process spawned for
+ * every ping, and nothing here to prove it on a machine without systemd. The feeds (e.g. the
+ * microphone delivering frames) are checked by the main thread itself, on the same timer: while
+ * the loop runs it can look, and when it does not the loop check fires first.
  */
 export class Watchdog {
-  readonly #worker: Worker
-  readonly #stamps: Float64Array
-  readonly #names: string[]
+  readonly #child: ChildProcess | undefined
   readonly #timer: NodeJS.Timeout
+  readonly #feeds = new Map<string, { readonly limitMs: number; last: number }>()
+  readonly #reported = new Set<string>()
 
   constructor(opts: WatchdogOptions = {}) {
     const interval = opts.intervalMs ?? 1000
-    this.#names = Object.keys(opts.feeds ?? {})
-    const limits = [opts.loopLimitMs ?? 15_000, ...this.#names.map((n) => opts.feeds?.[n] ?? 0)]
-    this.#stamps = new Float64Array(new SharedArrayBuffer(8 * limits.length))
-    const now = Date.now()
-    this.#stamps.fill(now)
-    this.#worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // Not the parent's flags (--import tsx, --input-type=module): the source is plain CommonJS.
-      execArgv: [],
-      workerData: {
-        stamps: this.#stamps,
-        limits,
-        names: ['event loop', ...this.#names],
-        interval,
-        action: opts.action ?? 'kill',
-      },
-    })
-    this.#worker.on('error', (err) => {
-      // A watchdog that failed must not take the appliance down with it; say so and carry on.
-      process.stderr.write(
-        `${JSON.stringify({ level: 50, app: 'nocturn', event: 'watchdog_failed', msg: 'watchdog failed', err: errorText(err) })}\n`,
+    const loopLimit = opts.loopLimitMs ?? 15_000
+    const action = opts.action ?? 'kill'
+    const now = performance.now()
+    for (const [name, limitMs] of Object.entries(opts.feeds ?? {})) {
+      if (limitMs > 0) this.#feeds.set(name, { limitMs, last: now })
+    }
+    if (loopLimit > 0) {
+      // Not a shell string built from values: the script is constant, the values are arguments.
+      const child = spawn(
+        'bash',
+        [
+          '-c',
+          LOOP_WATCH,
+          'nocturn-watchdog',
+          (loopLimit / 1000).toFixed(3),
+          action,
+          `${process.pid}`,
+        ],
+        { stdio: ['pipe', action === 'report' ? 'pipe' : 'ignore', 'inherit'] },
       )
-    })
-    this.#worker.on('message', (m: { what: string; silentMs: number }) =>
-      opts.onStall?.(m.what, m.silentMs),
-    )
-    // Last: adding a 'message' listener refs the worker again, and a watchdog must never be what
-    // keeps a process alive (a failed start has to exit, not hang with only its watchdog running).
-    this.#worker.unref()
+      child.on('error', (err) => failed(err))
+      // A heartbeat written after the child is gone (it failed, or was killed) is not an error of ours.
+      child.stdin?.on('error', () => {})
+      if (child.stdout) {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const m = /^stalled (\d+)$/.exec(line)
+          if (m) opts.onStall?.('event loop', Number(m[1]))
+        })
+      }
+      // A watchdog must never be what keeps a process alive (a failed start has to exit, not hang
+      // with only its watchdog running): neither the child nor its pipes hold the event loop.
+      child.unref()
+      ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
+      ;(child.stdout as unknown as { unref?: () => void } | null)?.unref?.()
+      this.#child = child
+    }
     this.#timer = setInterval(() => {
-      this.#stamps[0] = Date.now()
+      this.#child?.stdin?.write('\n')
+      this.#look(action, opts.onStall)
     }, interval)
     this.#timer.unref()
   }
 
   /** Proves that `name` (one of the configured feeds) is still delivering. */
   feed(name: string): void {
-    const i = this.#names.indexOf(name)
-    if (i >= 0) this.#stamps[i + 1] = Date.now()
+    const f = this.#feeds.get(name)
+    if (f) f.last = performance.now()
   }
 
+  /** Stops watching: the child sees its stdin close and exits by itself. */
   async stop(): Promise<void> {
     clearInterval(this.#timer)
-    await this.#worker.terminate()
+    this.#child?.stdin?.end()
+  }
+
+  #look(action: 'kill' | 'report', onStall: WatchdogOptions['onStall']): void {
+    const now = performance.now()
+    for (const [name, f] of this.#feeds) {
+      const silentMs = Math.round(now - f.last)
+      if (silentMs <= f.limitMs) {
+        this.#reported.delete(name)
+        continue
+      }
+      if (action === 'kill') {
+        writeSync(2, `${stalledLine(name, silentMs)}\n`)
+        process.kill(process.pid, 'SIGKILL')
+      } else if (!this.#reported.has(name)) {
+        this.#reported.add(name)
+        onStall?.(name, silentMs)
+      }
+    }
   }
 }
 
-// Plain JS, evaluated in the worker: no TypeScript loader needed there.
-const WORKER_SOURCE = `
-const { workerData, parentPort } = require('node:worker_threads')
-const { writeSync } = require('node:fs')
-const { stamps, limits, names, interval, action } = workerData
-const reported = new Set()
-setInterval(() => {
-  const now = Date.now()
-  for (let i = 0; i < limits.length; i++) {
-    const silent = now - stamps[i]
-    if (limits[i] > 0 && silent > limits[i]) {
-      const line = JSON.stringify({ level: 60, time: now, app: 'nocturn', event: 'watchdog_stalled', watchdog: names[i], silentMs: silent, msg: 'watchdog: ' + names[i] + ' stalled' })
-      if (action === 'kill') {
-        writeSync(2, line + '\\n')
-        process.kill(process.pid, 'SIGKILL')
-      } else if (!reported.has(i)) {
-        reported.add(i)
-        parentPort.postMessage({ what: names[i], silentMs: silent })
-      }
-    } else reported.delete(i)
-  }
-}, interval)
+function stalledLine(what: string, silentMs: number): string {
+  return JSON.stringify({
+    level: 60,
+    time: Date.now(),
+    app: 'nocturn',
+    event: 'watchdog_stalled',
+    watchdog: what,
+    silentMs,
+    msg: `watchdog: ${what} stalled`,
+  })
+}
+
+/** A watchdog that failed must not take the appliance down with it; say so and carry on. */
+function failed(err: unknown): void {
+  process.stderr.write(
+    `${JSON.stringify({ level: 50, app: 'nocturn', event: 'watchdog_failed', msg: 'watchdog failed', err: errorText(err) })}\n`,
+  )
+}
+
+// bash, for `read -t` (fractional seconds) and $EPOCHREALTIME. $1 the limit in seconds, $2 kill or
+// report, $3 the pid to kill. A heartbeat is one line on stdin; end of file (the process closed the
+// pipe, or is gone) ends the watch. In report mode a stall is said once on stdout, as
+// `stalled <ms>`, and the watch resumes with the next heartbeat.
+const LOOP_WATCH = `
+last=\${EPOCHREALTIME/./}
+while :; do
+  IFS= read -r -t "$1" _
+  s=$?
+  if [ "$s" -eq 0 ]; then last=\${EPOCHREALTIME/./}; continue; fi
+  if [ "$s" -le 128 ]; then exit 0; fi
+  now=\${EPOCHREALTIME/./}
+  silent=$(( (now - last) / 1000 ))
+  if [ "$2" = kill ]; then
+    printf '{"level":60,"time":%s,"app":"nocturn","event":"watchdog_stalled","watchdog":"event loop","silentMs":%s,"msg":"watchdog: event loop stalled"}\\n' "$(( now / 1000 ))" "$silent" >&2
+    kill -KILL "$3"
+    exit 0
+  fi
+  printf 'stalled %s\\n' "$silent"
+  IFS= read -r _ || exit 0
+  last=\${EPOCHREALTIME/./}
+done
 `

@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -53,8 +53,16 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     await broker?.stop()
   })
 
-  /** Starts `nocturn run` on `inputWav` and resolves once a log line has `msg`; returns what loaded. */
-  async function runUntil(name: string, inputWav: string, msg: string): Promise<string[]> {
+  /**
+   * Starts `nocturn run` on `inputWav` and resolves once a log line has `msg`; returns what loaded.
+   * `entry`: the sources through tsx (default), or the bundle the systemd unit runs.
+   */
+  async function runUntil(
+    name: string,
+    inputWav: string,
+    msg: string,
+    entry: string[] = ['--import', 'tsx', 'src/app/cli.ts'],
+  ): Promise<string[]> {
     const config = join(work, `${name}.json`)
     const loadLog = join(work, `${name}.loaded`)
     writeFileSync(loadLog, '')
@@ -78,10 +86,8 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
       process.execPath,
       [
         '--import',
-        'tsx',
-        '--import',
         join(ROOT, 'test/helpers/load-recorder.mjs'),
-        'src/app/cli.ts',
+        ...entry,
         'run',
         '--config',
         config,
@@ -126,6 +132,32 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     expect(loaded.some((u) => u.includes('/src/adapters/gemini/gemini-live.ts'))).toBe(true)
     expect(loaded.some((u) => /\/node_modules\/mqtt\//.test(u))).toBe(true)
     const early = NOT_AT_START.filter(([, re]) => loaded.some((u) => re.test(u))).map(([n]) => n)
+    expect(early).toEqual([])
+  })
+
+  it('the bundle the systemd unit runs (dist/service) loads none of them before listening either', async () => {
+    // Built like install.test.ts builds it: npm run build, when there is no build yet.
+    if (!existsSync(join(ROOT, 'dist/service/cli.js'))) {
+      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' })
+    }
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist/service/meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>
+    }
+    const loaded = await runUntil('bundled', join(work, 'silence.wav'), 'nocturn running', [
+      join(ROOT, 'dist/service/cli.js'),
+    ])
+    // Each bundle file loaded stands for the compiled modules in it (dist/x.js, i.e. src/x.ts).
+    const modules = loaded.flatMap((u) => {
+      const out = /\/(dist\/service\/[^/]+\.js)$/.exec(u)?.[1]
+      if (!out) return [u]
+      return Object.keys(meta.outputs[out]?.inputs ?? {}).map(
+        (i) => `/${i.replace(/^dist\//, 'src/')}`,
+      )
+    })
+    expect(modules.some((u) => u.endsWith('/src/app/appliance.js'))).toBe(true)
+    expect(modules.some((u) => u.includes('/src/adapters/gemini/gemini-live.js'))).toBe(true)
+    expect(modules.some((u) => /\/node_modules\/mqtt\//.test(u))).toBe(true)
+    const early = NOT_AT_START.filter(([, re]) => modules.some((u) => re.test(u))).map(([n]) => n)
     expect(early).toEqual([])
   })
 

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { Watchdog } from '../../src/app/watchdog.js'
 
@@ -25,7 +26,69 @@ describe('the watchdog', () => {
     )
     expect(r.signal).toBe('SIGKILL')
     expect(r.stdout).not.toContain('survived')
-    expect(r.stderr).toMatch(/"event":"watchdog_stalled","watchdog":"event loop"/)
+    const line = r.stderr.split('\n').find((l) => l.includes('watchdog_stalled'))
+    const stalled = JSON.parse(line ?? '{}') as { watchdog?: string; silentMs?: number }
+    expect(stalled.watchdog).toBe('event loop')
+    expect(stalled.silentMs).toBeGreaterThanOrEqual(300)
+  })
+
+  it('watches the loop from a child process (no second V8 isolate), which ends with the process', () => {
+    const script = `
+      import { readdirSync, readFileSync } from 'node:fs'
+      import { Watchdog } from './src/app/watchdog.ts'
+      new Watchdog({ loopLimitMs: 15_000 })
+      await new Promise((r) => setTimeout(r, 300))
+      // Our children, from /proc: pid, parent pid (the field after the command in parentheses).
+      const kids = readdirSync('/proc').filter((d) => /^\\d+$/.test(d)).flatMap((pid) => {
+        try {
+          const ppid = readFileSync('/proc/' + pid + '/stat', 'utf8').split(') ')[1].split(' ')[1]
+          const args = readFileSync('/proc/' + pid + '/cmdline', 'utf8').split('\\0')
+          return Number(ppid) === process.pid ? [{ pid: Number(pid), args }] : []
+        } catch { return [] }
+      })
+      console.log(JSON.stringify(kids))
+    `
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
+    )
+    expect(r.status).toBe(0)
+    const kids = JSON.parse(r.stdout) as { pid: number; args: string[] }[]
+    const watcher = kids.find((k) => k.args.includes('nocturn-watchdog'))
+    expect(watcher?.args[0]).toBe('bash')
+    // Gone once the process is: its stdin closed, and it exits by itself.
+    let alive = true
+    for (let i = 0; i < 50 && alive; i++) {
+      alive =
+        existsSync(`/proc/${watcher?.pid}/cmdline`) &&
+        readFileSync(`/proc/${watcher?.pid}/cmdline`, 'utf8').includes('nocturn-watchdog')
+      if (alive) spawnSync('sleep', ['0.1'])
+    }
+    expect(alive).toBe(false)
+  })
+
+  it('reports a stuck loop in report mode once the loop runs again', () => {
+    const script = `
+      import { Watchdog } from './src/app/watchdog.ts'
+      const stalls = []
+      const dog = new Watchdog({ loopLimitMs: 300, intervalMs: 50, action: 'report', onStall: (w, ms) => stalls.push([w, ms]) })
+      await new Promise((r) => setTimeout(r, 300))
+      const end = Date.now() + 1000
+      while (Date.now() < end) {} // stuck for a second, then free again
+      await new Promise((r) => setTimeout(r, 500))
+      await dog.stop()
+      console.log(JSON.stringify(stalls))
+    `
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
+    )
+    expect(r.status).toBe(0)
+    const stalls = JSON.parse(r.stdout) as [string, number][]
+    expect(stalls.map(([w]) => w)).toEqual(['event loop'])
+    expect(stalls[0]?.[1]).toBeGreaterThanOrEqual(300)
   })
 
   it('never keeps a process alive by itself: one whose work is done exits though not stopped', () => {

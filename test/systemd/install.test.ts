@@ -14,7 +14,7 @@ function duBytes(dir: string): number {
 
 describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
   it('produces a lean /opt/nocturn: production dependencies only, and it runs', () => {
-    if (!existsSync(join(ROOT, 'dist', 'app', 'cli.js'))) {
+    if (!existsSync(join(ROOT, 'dist', 'service', 'cli.js'))) {
       execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' })
     }
     const dest = mkdtempSync(join(tmpdir(), 'nocturn-install-'))
@@ -44,7 +44,15 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     expect(help.stdout).toMatch(/usage: nocturn/)
     // The unit runs the node this install found; the config was written from the example.
     const unit = readFileSync(join(dest, 'etc', 'systemd', 'system', 'nocturn.service'), 'utf8')
-    expect(unit).toMatch(/^ExecStart=\S*node \/opt\/nocturn\/dist\/app\/cli\.js run /m)
+    expect(unit).toMatch(/^ExecStart=\S*node \/opt\/nocturn\/dist\/service\/cli\.js run /m)
+    // What the unit starts runs from there too (the bundle's packages are the installed ones).
+    const service = spawnSync(
+      process.execPath,
+      [join(opt, 'dist', 'service', 'cli.js'), 'run', '--config', join(dest, 'nowhere.json')],
+      { cwd: opt, encoding: 'utf8' },
+    )
+    expect(service.status, service.stderr).toBe(2)
+    expect(service.stderr).toMatch(/nowhere\.json/)
     expect(existsSync(join(dest, 'etc', 'nocturn', 'config.json'))).toBe(true)
   }, 300_000)
 

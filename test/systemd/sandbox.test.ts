@@ -22,7 +22,7 @@ const REFUSED_ON_PURPOSE: Record<string, string> = {
  * cannot start units on a build machine, so each program runs under strace instead, on
  * file-backed ALSA devices, and every call it made must be one the unit's filter admits.
  */
-describe('the unit sandbox admits what aplay, arecord, gpiomon, PortAudio and node really do', () => {
+describe('the unit sandbox admits what aplay, arecord, gpiomon, PortAudio, bash and node really do', () => {
   const skip = missingCommands('strace', 'systemd-analyze', 'aplay', 'arecord', 'gpiomon')
   const filterLines = readFileSync(UNIT, 'utf8')
     .split('\n')
@@ -162,6 +162,26 @@ setTimeout(() => process.exit(3), 20000)
     },
     700_000,
   )
+
+  it.skipIf(skip)("the watchdog's bash: heartbeats, then a stuck loop and the kill", () => {
+    const script = `
+      import { Watchdog } from './src/app/watchdog.ts'
+      new Watchdog({ loopLimitMs: 500, intervalMs: 50 })
+      await new Promise((r) => setTimeout(r, 500))
+      const end = Date.now() + 5000
+      while (Date.now() < end) {}
+    `
+    const r = traced(
+      'bash',
+      [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script],
+      process.env,
+    )
+    // strace ends the way its tracee did: killed by the watchdog.
+    expect(r.signal).toBe('SIGKILL')
+    expect(r.stderr).toContain('"watchdog":"event loop"')
+    expect(r.calls.get('bash')?.size).toBeGreaterThan(0)
+    expect(outside(r.calls.get('bash'))).toEqual([])
+  })
 
   it.skipIf(skip)('nobody asked for real-time scheduling (RestrictRealtime=yes holds)', () => {
     for (const log of traces) {

@@ -15,7 +15,10 @@ export interface BrokerCredentials {
  * The mqtt.js options every Nocturn client shares: MQTT 5 by default (a broker then answers a
  * forbidden publish with a reason code, 0x87, where 3.1.1 drops it silently), a clean session, no
  * mqtt.js reconnects (callers decide), and only the credentials that were given. `protocolVersion`
- * 4 is for a broker that refuses 5 (the embedded one): see `speaksOnly311`.
+ * 4 is for a broker that refuses 5 (the embedded one): see `speaksOnly311`. No `writeCache`:
+ * otherwise mqtt-packet fills a table of 65,536 two-byte Buffers, one per 16-bit number, at the
+ * first packet written — about 7 MB of heap for the life of the process, to save allocating two
+ * bytes per packet on a link that carries a few messages a minute (bench/startup.bench.ts).
  */
 export function clientOptions(
   credentials: BrokerCredentials,
@@ -28,6 +31,7 @@ export function clientOptions(
     reconnectPeriod: 0,
     connectTimeout: connectTimeoutMs,
     protocolVersion,
+    writeCache: false,
   }
   if (credentials.username !== undefined) opts.username = credentials.username
   if (credentials.password !== undefined) opts.password = credentials.password

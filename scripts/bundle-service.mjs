@@ -1,0 +1,42 @@
+// The appliance's run path as one bundle (src/app/service.ts says why): dist/app/service.js, as tsc
+// compiled it, and the modules it imports, into dist/service/cli.js; each dynamic import becomes a
+// chunk beside it, loaded only when reached. Packages stay in node_modules — CommonJS and native
+// ones load as they do for any node — except zod, pure ES modules of which the bundle keeps only
+// what the schemas use (not its 64 locales). dist/service/meta.json says which modules each output
+// file holds (test/app/lazy-loading.test.ts reads it). Run by `npm run build`, after tsc.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { build } from 'esbuild'
+
+const ROOT = join(import.meta.dirname, '..')
+const BUNDLED = new Set(['zod'])
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+const external = [
+  ...Object.keys(pkg.dependencies ?? {}),
+  ...Object.keys(pkg.optionalDependencies ?? {}),
+].filter((name) => !BUNDLED.has(name))
+
+const outdir = join(ROOT, 'dist', 'service')
+rmSync(outdir, { recursive: true, force: true })
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: { cli: 'dist/app/service.js' },
+  outdir,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  external,
+  // No comments or indentation: V8 keeps every script's source in memory for as long as it runs
+  // (about 1 MB here), and a comment's one non-Latin-1 character makes it two bytes a character.
+  // Names stay as written (no identifier minification), so logs and stack traces read the same;
+  // the source map leads back to the sources.
+  minifyWhitespace: true,
+  charset: 'ascii',
+  sourcemap: true,
+  sourcesContent: false,
+  metafile: true,
+  logLevel: 'warning',
+})
+writeFileSync(join(outdir, 'meta.json'), JSON.stringify(result.metafile))
