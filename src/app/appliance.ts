@@ -136,6 +136,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
         audience: audienceOf(phoneKeys.list().map((p) => p.name)),
         logger: log.child({ component: 'mqtt' }),
         clock,
+        // Connected once the device listens (below): listening does not wait for the broker.
+        connect: false,
       })
       closers.push(() => mqtt?.close())
       // Followers on a phone see approvals come and go next to the messages.
@@ -377,6 +379,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       },
       'nocturn running',
     )
+    // Approvals fail closed and the status waits until the broker is reached, as after any
+    // outage; a spoken session needs seconds to get to a tool, so nothing is asked before this.
+    mqtt?.connection.start()
     return {
       store,
       feed,

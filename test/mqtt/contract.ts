@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { Clock } from '../../src/ports/clock.js'
 import { MAX_PAYLOAD_BYTES, newNonce, signDecision } from '../../src/protocol/index.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
@@ -27,7 +26,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
       world = undefined
     })
 
-    const open = async (o: { timeoutMs?: number; deviceId?: string; clock?: Clock } = {}) => {
+    const open = async (o: Parameters<typeof deviceWorld>[1] = {}) => {
       world = await deviceWorld(broker, o)
       return world
     }
@@ -484,6 +483,38 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         await anna.decide(id, 'approve')
         await call
         expect(w.approver.pendingCount).toBe(0)
+      }, 30_000)
+
+      it('asked before the first connection is made: it waits and goes out; a first attempt that fails refuses', async () => {
+        // The appliance listens before it connects (start-up is quicker so): a request asked
+        // meanwhile waits for that first connection instead of being refused as an outage.
+        const w = await open({ connect: false })
+        const anna = await w.phone('anna')
+        expect(w.approver.unavailable()).toBeUndefined()
+        const call = w.check(unlockDoor, { door: 'front' }, w.ctx())
+        await until(
+          () => w.logger.entries.some((e) => e.fields.event === 'approval_awaits_broker'),
+          'the approval to wait for the broker',
+        )
+        w.device.connection.start()
+        const id = await w.nextRequest(anna)
+        await anna.decide(id, 'approve')
+        await call
+        await w.close()
+        // Nothing answers there: once that first attempt has failed, it is an outage like any.
+        const dead = await open({ connect: false, url: `mqtt://127.0.0.1:${await freePort()}` })
+        const refused = dead.check(unlockDoor, { door: 'back' }, dead.ctx())
+        await until(
+          () => dead.logger.entries.some((e) => e.fields.event === 'approval_awaits_broker'),
+          'the approval to wait for the broker',
+        )
+        dead.device.connection.start()
+        await expect(refused).rejects.toMatchObject({ code: 'NOC_ERR_APPROVER_UNREACHABLE' })
+        expect(dead.approver.unavailable()).toBe('the MQTT broker is unreachable')
+        await expect(dead.check(unlockDoor, { door: 'back' }, dead.ctx())).rejects.toMatchObject({
+          code: 'NOC_ERR_APPROVER_UNREACHABLE',
+        })
+        expect(dead.asked).toHaveLength(1)
       }, 30_000)
 
       it('device restart: requests left behind are cleared and reported expired', async () => {

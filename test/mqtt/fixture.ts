@@ -78,7 +78,15 @@ export async function until(cond: () => boolean, what: string, timeoutMs = 8000)
  */
 export async function deviceWorld(
   broker: TestBroker,
-  opts: { timeoutMs?: number; deviceId?: string; clock?: Clock } = {},
+  opts: {
+    timeoutMs?: number
+    deviceId?: string
+    clock?: Clock
+    /** false: created unconnected, as the appliance does until it listens (`connection.start()`). */
+    connect?: boolean
+    /** Another broker URL for the device (one that is not there). */
+    url?: string
+  } = {},
 ) {
   const clock = opts.clock ?? realClock()
   const deviceId = opts.deviceId ?? `dev-${randomUUID().slice(0, 8)}`
@@ -88,7 +96,7 @@ export async function deviceWorld(
   ])
   const logger = captureLogger()
   const device = createDeviceMqtt({
-    url: broker.url,
+    url: opts.url ?? broker.url,
     deviceId,
     prefix: PREFIX,
     ...USERS.device,
@@ -98,8 +106,9 @@ export async function deviceWorld(
     backoffMinMs: 50,
     backoffMaxMs: 300,
     clock,
+    ...(opts.connect === false && { connect: false }),
   })
-  await device.approver.ready()
+  if (opts.connect !== false) await device.approver.ready()
   const counting = new CountingApprover(device.approver)
   const store = new SqliteStore(':memory:')
   const grants = new Grants(store)

@@ -112,6 +112,7 @@ export class MqttApprover implements Approver {
   /** Endings that happened while disconnected: cleared and announced on reconnect. */
   readonly #owed = new BoundedMap<string, OutcomeMessage>(1024)
   #subscribed = false
+  #everReady = false
   #ready: Promise<void>
   #resolveReady!: () => void
   readonly #rejections: RejectionLog<RejectReason>
@@ -159,8 +160,45 @@ export class MqttApprover implements Approver {
     return this.#verifier.rememberedCount + this.#settled.size + this.#owed.size
   }
 
+  #reachable(): boolean {
+    return this.#conn.connected && this.#subscribed
+  }
+
+  /**
+   * The device listens before its first broker connection is made (start-up is quicker so), and
+   * that connection is being made, not lost: a request then waits for it rather than being refused
+   * — bounded by the connect timeout, and by the gate's deadline through `signal`.
+   */
+  #firstConnectionUnderWay(): boolean {
+    return !this.#everReady && (this.#conn.firstAttemptPending || this.#conn.connected)
+  }
+
+  async #afterFirstConnection(
+    request: ApprovalRequest,
+    signal: AbortSignal,
+    log: Logger,
+  ): Promise<ApprovalDecision> {
+    log.info({ event: 'approval_awaits_broker' }, 'approval waits for the first broker connection')
+    let onAbort = () => {}
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = resolve
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    // Subscribed, or the first attempt failed (then the request is refused as unreachable).
+    const attempt = this.#conn
+      .firstAttempt()
+      .then(() => (this.#conn.connected ? this.#ready : undefined))
+    try {
+      await Promise.race([this.#ready, attempt, aborted])
+    } finally {
+      signal.removeEventListener('abort', onAbort)
+    }
+    return this.request(request, signal)
+  }
+
   unavailable(): string | undefined {
-    if (!this.#conn.connected || !this.#subscribed) return 'the MQTT broker is unreachable'
+    if (!this.#reachable() && !this.#firstConnectionUnderWay())
+      return 'the MQTT broker is unreachable'
     if (this.#options.phones().size === 0) return 'no phone is paired with this speaker'
     return undefined
   }
@@ -168,7 +206,8 @@ export class MqttApprover implements Approver {
   request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {
     const log = this.#log.child({ approvalId: request.id })
     if (signal.aborted) return Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn'))
-    if (!this.#conn.connected || !this.#subscribed) {
+    if (!this.#reachable()) {
+      if (this.#firstConnectionUnderWay()) return this.#afterFirstConnection(request, signal, log)
       log.warn({}, 'approval refused: broker unreachable')
       return Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', SAY_UNREACHABLE))
     }
@@ -331,6 +370,7 @@ export class MqttApprover implements Approver {
     if (this.#pending.size + owed.length > 0) {
       this.#log.info({ pending: this.#pending.size, owed: owed.length }, 'approvals re-published')
     }
+    this.#everReady = true
     this.#resolveReady()
   }
 

@@ -67,6 +67,10 @@ export class MqttConnection {
   readonly #onDisconnect: Array<() => void> = []
   #firstConnect: Promise<void>
   #resolveFirst!: () => void
+  /** The first attempt has ended, connected or not (a 3.1.1 retry after a refused 5 is still it). */
+  #firstSettled = false
+  readonly #firstAttempt: Promise<void>
+  #settleFirst!: () => void
 
   constructor(options: MqttConnectionOptions) {
     this.#options = options
@@ -80,6 +84,26 @@ export class MqttConnection {
     this.#firstConnect = new Promise((resolve) => {
       this.#resolveFirst = resolve
     })
+    this.#firstAttempt = new Promise((resolve) => {
+      this.#settleFirst = () => {
+        this.#firstSettled = true
+        resolve()
+      }
+    })
+  }
+
+  /**
+   * True until the first connection attempt has ended, including before `start()` (the appliance
+   * connects only once it listens): a caller may wait for it (`firstAttempt()`) rather than treat
+   * a broker that is being reached for the first time like one that is gone.
+   */
+  get firstAttemptPending(): boolean {
+    return !this.#firstSettled && !this.#closed
+  }
+
+  /** Resolves when the first connection attempt has ended, connected or not, or on close. */
+  firstAttempt(): Promise<void> {
+    return this.#firstAttempt
   }
 
   get connected(): boolean {
@@ -115,12 +139,14 @@ export class MqttConnection {
       stream.setNoDelay?.(true)
       this.#log.info({ url: redactUrl(options.url) }, 'mqtt connected')
       this.#resolveFirst()
+      this.#settleFirst()
       for (const h of this.#onConnect) h()
     })
     client.on('close', () => {
       if (this.#closed) return
       // A broker that refused MQTT 5 is asked again at once, in 3.1.1.
       const delay = this.#downgraded ? 0 : this.#backoff.next()
+      if (!this.#downgraded) this.#settleFirst()
       this.#downgraded = false
       this.#log.warn({ event: 'mqtt_connection_lost', retryInMs: delay }, 'mqtt connection lost')
       for (const h of this.#onDisconnect) h()
@@ -227,6 +253,7 @@ export class MqttConnection {
    */
   async close(opts: { force?: boolean } = {}): Promise<void> {
     this.#closed = true
+    this.#settleFirst()
     clearTimeout(this.#timer)
     const client = this.#client
     if (!client) return

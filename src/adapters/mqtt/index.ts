@@ -38,6 +38,11 @@ export interface DeviceMqttOptions {
   readonly selfApproval?: SelfApproval
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
+  /**
+   * false: not connecting yet; the caller calls `connection.start()` (the appliance does once it
+   * listens: creating mqtt.js's client loads its transports and costs tens of ms of start-up).
+   */
+  readonly connect?: boolean
 }
 
 /** The device's MQTT side, wired: one connection with its last will, the approver, the status. */
@@ -86,7 +91,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     logger: options.logger,
     clock: options.clock,
   })
-  connection.start()
+  if (options.connect !== false) connection.start()
   return {
     connection,
     approver,
