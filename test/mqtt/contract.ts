@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_PAYLOAD_BYTES, newNonce, signDecision } from '../../src/protocol/index.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
@@ -517,6 +518,36 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         expect(dead.asked).toHaveLength(1)
       }, 30_000)
 
+      it('"online" only once the device hears: the status waits for its subscriptions to be granted', async () => {
+        // Between device and broker, a proxy that holds every SUBACK back 300 ms: a status sent as
+        // the connection opens would reach a phone while the device's subscriptions are still
+        // unanswered, and a request the phone sent on seeing it could be lost.
+        const proxy = await subackDelayingProxy(new URL(broker.url), 300)
+        try {
+          const w = await open({ connect: false, url: proxy.url })
+          let subscribed = false
+          void w.approver.ready().then(() => {
+            subscribed = true
+          })
+          let subscribedAtOnline: boolean | undefined
+          const watcher = await w.raw(USERS.phone)
+          watcher.on('message', (t, p) => {
+            if (t !== w.topics.status || subscribedAtOnline !== undefined) return
+            if ((JSON.parse(p.toString()) as { online?: boolean }).online)
+              subscribedAtOnline = subscribed
+          })
+          await watcher.subscribeAsync(w.topics.status, { qos: 1 })
+          w.device.connection.start()
+          await until(() => subscribedAtOnline !== undefined, 'the device to say it is online')
+          expect(subscribedAtOnline).toBe(true)
+          expect(proxy.delayed()).toBeGreaterThan(0)
+        } finally {
+          await world?.close()
+          world = undefined
+          await proxy.close()
+        }
+      }, 30_000)
+
       it('device restart: requests left behind are cleared and reported expired', async () => {
         const deviceId = `dev-${randomUUID().slice(0, 8)}`
         const w1 = await open({ deviceId })
@@ -541,4 +572,60 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
       })
     })
   })
+}
+
+/** A TCP proxy to `target` that forwards everything, but each SUBACK from the broker only after `delayMs`. */
+async function subackDelayingProxy(target: URL, delayMs: number) {
+  let delayed = 0
+  const sockets = new Set<Socket>()
+  const server = createServer((device) => {
+    const upstream = connect(Number(target.port), target.hostname)
+    sockets.add(device).add(upstream)
+    device.pipe(upstream)
+    let pending = Buffer.alloc(0)
+    let chain = Promise.resolve()
+    upstream.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk])
+      for (;;) {
+        // Fixed header: type byte, then the remaining length (7 bits a byte, high bit = more).
+        let len = 0
+        let at = 1
+        let complete = false
+        for (let mul = 1; at < pending.length && at <= 4; mul *= 128) {
+          const b = pending[at++] as number
+          len += (b & 0x7f) * mul
+          if ((b & 0x80) === 0) {
+            complete = true
+            break
+          }
+        }
+        if (!complete || pending.length < at + len) break
+        const packet = pending.subarray(0, at + len)
+        pending = pending.subarray(at + len)
+        const isSuback = (packet[0] as number) >> 4 === 9
+        if (isSuback) delayed++
+        chain = chain
+          .then(() => (isSuback ? new Promise<void>((r) => setTimeout(r, delayMs)) : undefined))
+          .then(() => {
+            if (!device.destroyed) device.write(packet)
+          })
+      }
+    })
+    const end = () => {
+      device.destroy()
+      upstream.destroy()
+    }
+    device.on('close', end).on('error', end)
+    upstream.on('close', end).on('error', end)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `mqtt://127.0.0.1:${port}`,
+    delayed: () => delayed,
+    close: () => {
+      for (const s of sockets) s.destroy()
+      return new Promise<void>((r) => server.close(() => r()))
+    },
+  }
 }

@@ -67,6 +67,8 @@ export class MqttConnection {
   readonly #onDisconnect: Array<() => void> = []
   #firstConnect: Promise<void>
   #resolveFirst!: () => void
+  /** The subscriptions asked for since the latest connection (the onConnect handlers' own). */
+  #subscribing: Promise<void>[] = []
   /** The first attempt has ended, connected or not (a 3.1.1 retry after a refused 5 is still it). */
   #firstSettled = false
   readonly #firstAttempt: Promise<void>
@@ -140,6 +142,7 @@ export class MqttConnection {
       this.#log.info({ url: redactUrl(options.url) }, 'mqtt connected')
       this.#resolveFirst()
       this.#settleFirst()
+      this.#subscribing = []
       for (const h of this.#onConnect) h()
     })
     client.on('close', () => {
@@ -206,7 +209,7 @@ export class MqttConnection {
   subscribe(filters: string[]): Promise<void> {
     const client = this.#client
     if (!client?.connected) return Promise.reject(notConnected())
-    return new Promise((resolve, reject) => {
+    const subscribed = new Promise<void>((resolve, reject) => {
       client.subscribe(filters, { qos: 1 }, (err, granted) => {
         if (err) return reject(err)
         // 128 and up (0x80, MQTT 5: 0x87…) is the broker's refusal, e.g. by ACL.
@@ -216,6 +219,17 @@ export class MqttConnection {
         resolve()
       })
     })
+    this.#subscribing.push(subscribed)
+    return subscribed
+  }
+
+  /**
+   * Resolves once every subscription asked for since the latest connection has been answered
+   * (granted or refused). Asked for after the onConnect handlers have run (they subscribe there),
+   * it says when this device hears what it listens to: only then is it "online" (status.ts).
+   */
+  subscriptionsSettled(): Promise<void> {
+    return Promise.allSettled(this.#subscribing).then(() => {})
   }
 
   /**

@@ -37,7 +37,12 @@ export class MqttStatus {
     this.#log = options.logger.child({ component: 'mqtt-status' })
     this.#clock = options.clock
     this.#since = this.#clock.now()
-    this.#conn.onConnect(() => this.#publish())
+    // "online" says a phone can be heard: only once this connection's subscriptions (approvals,
+    // conversation requests, made by the other onConnect handlers, which run in the same turn) are
+    // in place — a phone that acted on an earlier "online" had its first request lost.
+    this.#conn.onConnect(() => {
+      queueMicrotask(() => void this.#conn.subscriptionsSettled().then(() => this.#publish()))
+    })
   }
 
   /**
