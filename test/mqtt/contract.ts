@@ -538,6 +538,9 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
           })
           await watcher.subscribeAsync(w.topics.status, { qos: 1 })
           w.device.connection.start()
+          // A state change while the subscriptions are unanswered must not say "online" either.
+          await until(() => w.device.connection.connected, 'the device to connect')
+          w.device.status.setState('listening', false)
           await until(() => subscribedAtOnline !== undefined, 'the device to say it is online')
           expect(subscribedAtOnline).toBe(true)
           expect(proxy.delayed()).toBeGreaterThan(0)

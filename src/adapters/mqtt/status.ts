@@ -23,6 +23,9 @@ export class MqttStatus {
   #muted = false
   #reason: string | undefined
   #since: number
+  /** This connection's subscriptions are answered: "online" may be said (see the constructor). */
+  #heard = false
+  #connections = 0
 
   constructor(options: {
     connection: MqttConnection
@@ -41,7 +44,20 @@ export class MqttStatus {
     // conversation requests, made by the other onConnect handlers, which run in the same turn) are
     // in place — a phone that acted on an earlier "online" had its first request lost.
     this.#conn.onConnect(() => {
-      queueMicrotask(() => void this.#conn.subscriptionsSettled().then(() => this.#publish()))
+      this.#heard = false
+      const connection = ++this.#connections
+      queueMicrotask(
+        () =>
+          void this.#conn.subscriptionsSettled().then(() => {
+            // Lost meanwhile: the next connection says it.
+            if (connection !== this.#connections || !this.#conn.connected) return
+            this.#heard = true
+            this.#publish()
+          }),
+      )
+    })
+    this.#conn.onDisconnect(() => {
+      this.#heard = false
     })
   }
 
@@ -78,7 +94,8 @@ export class MqttStatus {
   }
 
   #publish(): void {
-    if (!this.#conn.connected) return // re-published on reconnect
+    // Re-published once a (re)connection's subscriptions are answered; a change before that waits.
+    if (!this.#conn.connected || !this.#heard) return
     this.#conn
       .publish(this.#topic, JSON.stringify(this.current()), { retain: true, qos: 1 })
       .catch((err: unknown) => this.#log.warn({ err: errorText(err) }, 'status not published'))
