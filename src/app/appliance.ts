@@ -379,8 +379,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       },
       'nocturn running',
     )
-    // Approvals fail closed and the status waits until the broker is reached, as after any
-    // outage; a spoken session needs seconds to get to a tool, so nothing is asked before this.
+    // An approval asked before this first connection is made waits for it (bounded by the connect
+    // timeout); "online" goes out once its subscriptions are answered (adapters/mqtt/status.ts).
     mqtt?.connection.start()
     return {
       store,

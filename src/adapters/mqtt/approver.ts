@@ -1,3 +1,4 @@
+import { raceAbort } from '../../core/abort.js'
 import { BoundedMap } from '../../core/bounded-map.js'
 import { errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import { rememberedGrant } from '../../core/grants.js'
@@ -179,20 +180,11 @@ export class MqttApprover implements Approver {
     log: Logger,
   ): Promise<ApprovalDecision> {
     log.info({ event: 'approval_awaits_broker' }, 'approval waits for the first broker connection')
-    let onAbort = () => {}
-    const aborted = new Promise<void>((resolve) => {
-      onAbort = resolve
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
     // Subscribed, or the first attempt failed (then the request is refused as unreachable).
     const attempt = this.#conn
       .firstAttempt()
       .then(() => (this.#conn.connected ? this.#ready : undefined))
-    try {
-      await Promise.race([this.#ready, attempt, aborted])
-    } finally {
-      signal.removeEventListener('abort', onAbort)
-    }
+    await raceAbort(Promise.race([this.#ready, attempt]), signal)
     return this.request(request, signal)
   }
 
