@@ -163,9 +163,19 @@ describe('PacedSpeaker (virtual clock)', () => {
     const clock = new VirtualClock()
     let wakes = 0
     const setTimer = clock.setTimeout.bind(clock)
-    clock.setTimeout = (fn, delay) => setTimer(() => (wakes++, fn()), delay)
+    clock.setTimeout = (fn, delay) =>
+      setTimer(() => {
+        wakes++
+        fn()
+      }, delay)
     const device = new RecordingDevice(clock)
-    const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, leadMs: 1000, tickMs: 250 })
+    const speaker = new PacedSpeaker({
+      device,
+      sampleRateHz: RATE,
+      clock,
+      leadMs: 1000,
+      tickMs: 250,
+    })
     speaker.write(new Uint8Array(ms(1500)))
     expect(device.fed).toBe(ms(1000))
     await clock.advance(250)
