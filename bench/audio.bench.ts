@@ -427,20 +427,28 @@ try {
     console.table(rows)
   }
 
-  // 3. CPU of the audio path vs the floor, over CPU_S seconds each, one after another.
+  // 3. CPU of the audio path vs the floor over CPU_S seconds: the path and the floor with the same
+  // buffers side by side, at the same time, so the host's noise (on a VM the cost of a wake-up
+  // moves with it, by up to 2× from one minute to the next) hits both alike; then the floor with
+  // the tools' defaults on its own.
   if (!ONLY || ONLY === 'cpu') {
     const dir = mkdtempSync(join(tmpdir(), 'nocturn-bench-cpu-'))
     const content = counterReply((CPU_S + 5) * RATE)
     writeFileSync(join(dir, 'out.raw'), content)
     const pulseBefore = () => cpuMsOf(pulse.serverPid)
     const rows: Record<string, Record<string, number>> = {}
+    const row = (nodeMs: number, kidMs: number, s: number, pulseMs: number) => ({
+      'node ms/s': +(nodeMs / s).toFixed(1),
+      'children ms/s': +(kidMs / s).toFixed(1),
+      '% of a core': +((nodeMs + kidMs) / s / 10).toFixed(2),
+      'pulse server ms/s': +(pulseMs / s).toFixed(1),
+    })
 
     // Nocturn: arecord (frames of 20 ms) → WebRTC VAD per frame; a reply → paced speaker → aplay,
     // in a process of its own on the compiled code (bench/audio/path-child.mjs).
-    {
-      const hasDist = existsSync(join(ROOT, 'dist/adapters/alsa/alsa-speaker.js'))
-      if (!hasDist)
-        console.log('dist/ missing (npm run build): the path runs the sources under tsx')
+    const hasDist = existsSync(join(ROOT, 'dist/adapters/alsa/alsa-speaker.js'))
+    if (!hasDist) console.log('dist/ missing (npm run build): the path runs the sources under tsx')
+    const startPath = async () => {
       const child = spawn(
         process.execPath,
         [...(hasDist ? [] : ['--import', 'tsx']), join(ROOT, 'bench/audio/path-child.mjs')],
@@ -462,60 +470,27 @@ try {
         child.stdout?.once('data', (c: Buffer) => resolve(JSON.parse(c.toString())))
         child.once('exit', (code) => reject(new Error(`audio path child exited (${code})`)))
       })
-      await sleep(1500)
-      const pids = [child.pid, ready.mic, ready.aplay]
-      const before = pids.map(cpuMsOf)
-      const pb = pulseBefore()
-      const start = performance.now()
-      await sleep(CPU_S * 1000)
-      const s = (performance.now() - start) / 1000
-      const used = pids.map((p, i) => cpuMsOf(p) - (before[i] ?? 0))
-      const pulseMs = cpuMsOf(pulse.serverPid) - pb
-      const gone = new Promise((r) => child.once('exit', r))
-      child.stdin?.end()
-      await gone
-      const nodeMs = used[0] ?? 0
-      const kidMs = (used[1] ?? 0) + (used[2] ?? 0)
-      rows[`Nocturn audio path (node${hasDist ? '' : ' + tsx'} + arecord + aplay)`] = {
-        'node ms/s': +(nodeMs / s).toFixed(1),
-        'children ms/s': +(kidMs / s).toFixed(1),
-        '% of a core': +((nodeMs + kidMs) / s / 10).toFixed(2),
-        'pulse server ms/s': +(pulseMs / s).toFixed(1),
+      return {
+        node: child.pid,
+        kids: [ready.mic, ready.aplay],
+        stop: async () => {
+          const gone = new Promise((r) => child.once('exit', r))
+          child.stdin?.end()
+          await gone
+        },
       }
     }
-    // Floors: arecord | cat, and aplay reading the same audio from a file.
-    for (const [label, recArgs, playArgs] of [
-      [
-        `floor, same buffers (arecord 20/160 ms | cat; aplay ${DEFAULT_BUFFER_TIME_US / 1000}/${DEFAULT_PERIOD_TIME_US / 1000} ms)`,
-        ['--period-time=20000', '--buffer-time=160000'],
-        [`--buffer-time=${DEFAULT_BUFFER_TIME_US}`, `--period-time=${DEFAULT_PERIOD_TIME_US}`],
-      ],
-      ['floor, defaults (arecord | cat; aplay)', [], []],
-    ] as const) {
+    // A floor: arecord | cat, and aplay reading the same audio from a file.
+    const startFloor = async (recArgs: readonly string[], playArgs: readonly string[]) => {
       const cat = spawn('cat', [], { stdio: ['pipe', 'ignore', 'ignore'] })
       const rec = spawn(
         'arecord',
-        [
-          '-q',
-          '-D',
-          'mon_s_naive',
-          '-t',
-          'raw',
-          '-f',
-          'S16_LE',
-          '-r',
-          '16000',
-          '-c',
-          '1',
-          ...recArgs,
-        ],
+        ['-q', '-D', 'mon_s_naive', '-t', 'raw', '-f', 'S16_LE', '-r', '16000', '-c', '1'].concat(
+          recArgs,
+        ),
         { env, stdio: ['ignore', cat.stdin, 'ignore'] },
       )
-      await sleep(2000)
       const fd = openSync(join(dir, 'out.raw'), 'r')
-      const pb = pulseBefore()
-      const recBefore = [rec.pid, cat.pid].map(cpuMsOf)
-      const start = performance.now()
       const play = spawn(
         'aplay',
         ['-q', '-D', 'play_s_paced', '-t', 'raw', '-f', 'S16_LE', '-r', '24000', '-c', '1'].concat(
@@ -524,21 +499,44 @@ try {
         { env, stdio: [fd, 'ignore', 'ignore'] },
       )
       closeSync(fd)
-      await sleep(CPU_S * 1000)
-      const s = (performance.now() - start) / 1000
-      const kidMs =
-        [rec.pid, cat.pid].map(cpuMsOf).reduce((a, b, i) => a + b - (recBefore[i] ?? 0), 0) +
-        cpuMsOf(play.pid)
-      const pulseMs = cpuMsOf(pulse.serverPid) - pb
-      await stopAll([play, rec, cat])
-      rows[label] = {
-        'node ms/s': 0,
-        'children ms/s': +(kidMs / s).toFixed(1),
-        '% of a core': +(kidMs / s / 10).toFixed(2),
-        'pulse server ms/s': +(pulseMs / s).toFixed(1),
+      return {
+        node: undefined,
+        kids: [rec.pid, cat.pid, play.pid],
+        stop: () => stopAll([play, rec, cat]),
       }
     }
-    console.log(`\nCPU of full-duplex audio over ${CPU_S} s each (16 kHz in, 24 kHz out):`)
+    type Running = Awaited<ReturnType<typeof startPath>> | Awaited<ReturnType<typeof startFloor>>
+    /** Measures what runs together over CPU_S seconds, after 1.5 s to settle; then stops them. */
+    const measure = async (labelled: [string, Running][]) => {
+      await sleep(1500)
+      const before = labelled.map(([, r]) => [r.node, ...r.kids].map(cpuMsOf))
+      const pb = pulseBefore()
+      const start = performance.now()
+      await sleep(CPU_S * 1000)
+      const s = (performance.now() - start) / 1000
+      const pulseMs = cpuMsOf(pulse.serverPid) - pb
+      labelled.forEach(([label, r], i) => {
+        const used = [r.node, ...r.kids].map((p, j) => cpuMsOf(p) - (before[i]?.[j] ?? 0))
+        const kidMs = used.slice(1).reduce((a, b) => a + b, 0)
+        rows[label] = row(used[0] ?? 0, kidMs, s, pulseMs)
+      })
+      for (const [, r] of labelled) await r.stop()
+    }
+    const sameBuffers = `floor, same buffers (arecord 20/160 ms | cat; aplay ${DEFAULT_BUFFER_TIME_US / 1000}/${DEFAULT_PERIOD_TIME_US / 1000} ms)`
+    await measure([
+      [`Nocturn audio path (node${hasDist ? '' : ' + tsx'} + arecord + aplay)`, await startPath()],
+      [
+        sameBuffers,
+        await startFloor(
+          ['--period-time=20000', '--buffer-time=160000'],
+          [`--buffer-time=${DEFAULT_BUFFER_TIME_US}`, `--period-time=${DEFAULT_PERIOD_TIME_US}`],
+        ),
+      ],
+    ])
+    await measure([['floor, defaults (arecord | cat; aplay), alone', await startFloor([], [])]])
+    console.log(
+      `\nCPU of full-duplex audio over ${CPU_S} s (16 kHz in, 24 kHz out; the first two rows at the same time, the pulse server's figure is theirs together):`,
+    )
     console.table(rows)
     const path = Object.values(rows)[0]?.['% of a core'] ?? 0
     const floor = Object.values(rows)[1]?.['% of a core'] ?? Number.NaN

@@ -21,16 +21,16 @@ export interface PacedSpeakerOptions {
 }
 
 /**
- * A 1 s lead topped up every 250 ms: the device always holds 750–1000 ms, so a late timer (a busy
- * machine) has 750 ms before the device runs dry (measured: a 200 ms lead still gapped on a loaded
- * machine, bench/RESULTS.md), and a reply costs four wake-ups a second while Nocturn holds some of
+ * A 1 s lead topped up every 500 ms: the device always holds 500–1000 ms, so a late timer (a busy
+ * machine) has 500 ms before the device runs dry (measured: a 200 ms lead still gapped on a loaded
+ * machine, bench/RESULTS.md), and a reply costs two wake-ups a second while Nocturn holds some of
  * it, none once the device has all of it (`#schedule`). A small lead buys nothing where the drop
  * kills the player, which is what removes stale audio (hardware/audio.md); aplay's buffer (1 s)
  * and its pipe (64 KiB, 1.3 s at 24 kHz) hold the lead. PortAudio cannot be killed: its device
  * keeps the lead in JS and passes on only what the sound card needs next.
  */
 export const DEFAULT_LEAD_MS = 1000
-export const DEFAULT_TICK_MS = 250
+export const DEFAULT_TICK_MS = 500
 export const DEFAULT_STALL_MS = 1000
 
 /**

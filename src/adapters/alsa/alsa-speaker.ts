@@ -26,7 +26,7 @@ export interface AlsaSpeakerOptions {
 
 /**
  * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 1 s lead
- * every 250 ms (paced-speaker.ts). A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
+ * every 500 ms (paced-speaker.ts). A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
  */
 export function createAlsaSpeaker(options: AlsaSpeakerOptions): {
   speaker: PacedSpeaker
