@@ -35,6 +35,8 @@ export class SessionTimers {
   #budget: TimerHandle | undefined
   #idle: TimerHandle | undefined
   #expired = false
+  /** The idle time ran out at the last look; one more turn of the event loop before ending. */
+  #lastLook = false
 
   constructor(options: SessionTimerOptions) {
     this.#options = options
@@ -77,8 +79,16 @@ export class SessionTimers {
     }
     const quietFor = this.#options.clock.now() - this.#lastActivity
     const left = Math.max(this.#options.idleMs - quietFor, this.#options.playingMs())
-    if (left > 0) this.#armIdle(left)
-    else this.#expire('idle')
+    if (left > 0) {
+      this.#lastLook = false
+      this.#armIdle(left)
+    } else if (!this.#lastLook) {
+      // After the event loop was held up (a slow disk, a long collection), due timers run before
+      // the I/O that waited with them — the microphone's frames of someone speaking all along. A
+      // timer of 0 runs after that I/O has been read, so the idle end is decided on what was heard.
+      this.#lastLook = true
+      this.#armIdle(0)
+    } else this.#expire('idle')
   }
 
   #expire(reason: ExpiryReason): void {
