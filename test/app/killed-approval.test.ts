@@ -7,8 +7,13 @@ import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
-import { type NocturnProcess, startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
+import { freePort, mosquittoBroker, USERS } from '../helpers/brokers.js'
+import {
+  kitchenPairing,
+  type NocturnProcess,
+  startNocturnRun,
+  writeRunConfig,
+} from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -63,15 +68,8 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
     )
     const start = () => startRun(config, closers)
     const convs = new PhoneConversations({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.anna.username,
-      password: USERS.anna.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.anna,
       logger: silentLogger,
     })
     await convs.start()

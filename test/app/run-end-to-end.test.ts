@@ -11,8 +11,13 @@ import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer, phrase } from '../../src/testing/fake-live-server/index.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { type NocturnProcess, startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import {
+  kitchenPairing,
+  type NocturnProcess,
+  startNocturnRun,
+  writeRunConfig,
+} from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -56,15 +61,8 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
 
     const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
     const phone = new PhoneClient({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.phone.username,
-      password: USERS.phone.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.phone,
       logger: silentLogger,
     })
     phone.on((e) => {
@@ -116,15 +114,8 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     // Later, on Anna's phone (her own broker user, so only she reads her replies): the spoken
     // session is listed, read, and continued by typing, while the appliance runs.
     const convs = new PhoneConversations({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.anna.username,
-      password: USERS.anna.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.anna,
       logger: silentLogger,
     })
     await convs.start()

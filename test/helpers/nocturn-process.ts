@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { USERS } from './brokers.js'
+import type { Pairing } from '../../src/protocol/index.js'
+import { PREFIX, USERS } from './brokers.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 
@@ -189,4 +190,9 @@ export function writeRunConfig(
     }),
   )
   return path
+}
+
+/** How the phone `phone` (Anna's, unless named) pairs with the `kitchen` device writeRunConfig sets up. */
+export function kitchenPairing(brokerUrl: string, key: Buffer, phone = 'anna'): Pairing {
+  return { broker: brokerUrl, device: 'kitchen', prefix: PREFIX, phone, key }
 }
