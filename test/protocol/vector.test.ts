@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
 import {
@@ -16,19 +14,10 @@ import {
   verifyOutcomeMac,
   verifyRequestMac,
 } from '../../src/protocol/index.js'
+import { docVector, PROTOCOL_DOC } from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md is the test: read the doc's vector block, check the code.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-const block = /```vector\n([\s\S]*?)```/.exec(doc)?.[1] ?? ''
-const v = Object.fromEntries(
-  block
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const i = line.indexOf(': ')
-      return [line.slice(0, i), line.slice(i + 2)]
-    }),
-) as Record<string, string>
+const v = docVector('vector')
 
 const key = Buffer.from(v.key ?? '', 'hex')
 const body = {
@@ -91,7 +80,7 @@ describe('protocol v1 test vector (docs/protocol.md)', () => {
   })
 
   it('outcome MAC over the example outcome and the request digest; any changed field breaks it', () => {
-    const example = /### Outcome[^\n]*\n\n```json\n(.*)\n```/.exec(doc)?.[1] ?? ''
+    const example = /### Outcome[^\n]*\n\n```json\n(.*)\n```/.exec(PROTOCOL_DOC)?.[1] ?? ''
     const parsed = parsePayload(outcomeSchema, Buffer.from(example))
     if (!parsed.ok) throw new Error(`the doc's outcome example does not parse: ${parsed.reason}`)
     const o = { ...parsed.value, digest: v['request.digest'] ?? '' }

@@ -1,6 +1,4 @@
 import { createHmac } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
 import {
@@ -14,20 +12,11 @@ import { decisionMacInput, requestDigest, signRequest } from '../../src/protocol
 import { hmacHex } from '../../web/src/crypto.js'
 import { parsePairing } from '../../web/src/pairing.js'
 import { verifyOutcome, verifyReply, verifyRequest } from '../../web/src/verify.js'
+import { docVector } from '../helpers/protocol-doc.js'
 
 // The app's own verification (the code that runs in the browser) against docs/protocol.md's vectors.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-function vector(name: string): Record<string, string> {
-  const block = new RegExp(`\`\`\`${name}\\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? ''
-  return Object.fromEntries(
-    block
-      .trim()
-      .split('\n')
-      .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]),
-  )
-}
-const v = vector('vector')
-const cv = vector('conversation-vector')
+const v = docVector('vector')
+const cv = docVector('conversation-vector')
 const key = Uint8Array.from(Buffer.from(v.key ?? '', 'hex'))
 const request = {
   v: 1,

@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+/** docs/protocol.md: its worked examples are the tests' vectors, read from the doc itself. */
+export const PROTOCOL_DOC = readFileSync(
+  join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'),
+  'utf8',
+)
+
+/** The text of the doc's first ```name block; empty when there is none. */
+export function docBlock(name: string): string {
+  return new RegExp(`\`\`\`${name}\\n([\\s\\S]*?)\`\`\``).exec(PROTOCOL_DOC)?.[1] ?? ''
+}
+
+/** The doc's ```name block of `key: value` lines, as a record. */
+export function docVector(name: string): Record<string, string> {
+  return Object.fromEntries(
+    docBlock(name)
+      .trim()
+      .split('\n')
+      .map((line) => {
+        const i = line.indexOf(': ')
+        return [line.slice(0, i), line.slice(i + 2)]
+      }),
+  )
+}
+
+/** The text of each ```json block from heading `from` on (up to heading `to`, when given). */
+export function docJsonBlocks(from: string, to?: string): string[] {
+  const at = PROTOCOL_DOC.indexOf(from)
+  const section =
+    to === undefined ? PROTOCOL_DOC.slice(at) : PROTOCOL_DOC.slice(at, PROTOCOL_DOC.indexOf(to))
+  return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
+}
