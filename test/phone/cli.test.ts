@@ -1,11 +1,11 @@
 import { PassThrough } from 'node:stream'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Io } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
 import { pairingUri } from '../../src/protocol/index.js'
-import { aedesBroker, freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { aedesBroker, PREFIX, USERS } from '../helpers/brokers.js'
 import { until } from '../mqtt/fixture.js'
-import { type PhoneWorld, phoneWorld } from './world.js'
+import { worldsOn } from './world.js'
 
 function io(env: NodeJS.ProcessEnv) {
   const out = new PassThrough()
@@ -22,25 +22,13 @@ function io(env: NodeJS.ProcessEnv) {
 }
 
 describe('nocturn phone: conversations, show, say, follow', () => {
-  let broker: TestBroker
-  let w: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = aedesBroker(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await w?.close()
-    w = undefined
-  })
+  const worlds = worldsOn(aedesBroker)
 
   it('lists, reads, types and follows through the reference client', async () => {
-    w = await phoneWorld(broker)
+    const w = await worlds.open()
     const env = {
       NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: broker.url,
+        broker: worlds.broker().url,
         device: w.deviceId,
         prefix: PREFIX,
         phone: 'anna',
@@ -79,7 +67,7 @@ describe('nocturn phone: conversations, show, say, follow', () => {
     const follow = io(env)
     const stop = new AbortController()
     const following = phone(['follow', c.id], follow.io, stop.signal)
-    await until(() => w?.logger.entries.some((e) => e.fields.op === 'follow') === true, 'follow')
+    await until(() => w.logger.entries.some((e) => e.fields.op === 'follow') === true, 'follow')
     await new Promise((r) => setTimeout(r, 50))
     w.feed.append(c.id, { role: 'user', text: 'Thanks.', channel: 'voice', at: Date.now() })
     await until(() => follow.text.out.includes('Thanks.'), 'the followed message')

@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import mqtt, { type MqttClient } from 'mqtt'
-import { afterAll, afterEach, beforeAll } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
@@ -26,7 +25,8 @@ import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
@@ -248,28 +248,5 @@ export function worldsOn(make: (port: number) => TestBroker): {
   broker(): TestBroker
   open(): Promise<PhoneWorld>
 } {
-  let broker: TestBroker | undefined
-  let current: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = make(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await current?.close()
-    current = undefined
-  })
-  const started = () => {
-    if (!broker) throw new Error('the broker is not started (worldsOn runs inside a describe)')
-    return broker
-  }
-  return {
-    broker: started,
-    open: async () => {
-      current = await phoneWorld(started())
-      return current
-    },
-  }
+  return brokerWithWorlds(make, phoneWorld)
 }
