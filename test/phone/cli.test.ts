@@ -1,25 +1,10 @@
-import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import type { Io } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
 import { pairingUri } from '../../src/protocol/index.js'
 import { aedesBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { captureIo } from '../helpers/capture-io.js'
 import { until } from '../mqtt/fixture.js'
 import { worldsOn } from './world.js'
-
-function io(env: NodeJS.ProcessEnv) {
-  const out = new PassThrough()
-  const err = new PassThrough()
-  const text = { out: '', err: '' }
-  out.on('data', (d: Buffer) => {
-    text.out += d.toString()
-  })
-  err.on('data', (d: Buffer) => {
-    text.err += d.toString()
-  })
-  const x: Io = { out, err, env }
-  return { io: x, text }
-}
 
 describe('nocturn phone: conversations, show, say, follow', () => {
   const worlds = worldsOn(aedesBroker)
@@ -47,24 +32,24 @@ describe('nocturn phone: conversations, show, say, follow', () => {
       at: Date.now(),
     })
 
-    const list = io(env)
+    const list = captureIo(env)
     expect(await phone(['conversations'], list.io)).toBe(0)
     expect(list.text.out).toMatch(new RegExp(`^${c.id}  voice .* Is it raining\\?\\n$`))
 
-    const show = io(env)
+    const show = captureIo(env)
     expect(await phone(['show', c.id], show.io)).toBe(0)
     expect(show.text.out).toBe('   1 voice user      Is it raining?\n   2 voice assistant No.\n')
 
     w.server.queueGenerate({ text: 'Still dry, and likely to stay so tonight.' })
-    const say = io(env)
+    const say = captureIo(env)
     expect(await phone(['say', c.id, 'And later?'], say.io)).toBe(0)
     expect(say.text.out).toBe(`Still dry, and likely to stay so tonight.\n(conversation ${c.id})\n`)
 
-    const missing = io(env)
+    const missing = captureIo(env)
     expect(await phone(['say', 'no-such-thing', 'hello'], missing.io)).toBe(1)
     expect(missing.text.err).toMatch(/refused \(NOC_ERR_NOT_FOUND\)/)
 
-    const follow = io(env)
+    const follow = captureIo(env)
     const stop = new AbortController()
     const following = phone(['follow', c.id], follow.io, stop.signal)
     await until(() => w.logger.entries.some((e) => e.fields.op === 'follow') === true, 'follow')
