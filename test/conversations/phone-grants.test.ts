@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { phone } from '../../src/app/commands/phone.js'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import { grantSummarySchema } from '../../src/protocol/grant-ops.js'
-import { pairingUri } from '../../src/protocol/index.js'
-import { mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { mosquittoBroker, USERS } from '../helpers/brokers.js'
 import { captureIo } from '../helpers/capture-io.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
@@ -121,17 +120,7 @@ describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone
       },
       { critical: false },
     )
-    const env = {
-      NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: worlds.broker().url,
-        device: w.deviceId,
-        prefix: PREFIX,
-        phone: 'anna',
-        key: w.keys.get('anna') as Buffer,
-      }),
-      NOCTURN_MQTT_USERNAME: USERS.anna.username,
-      NOCTURN_MQTT_PASSWORD: USERS.anna.password,
-    }
+    const env = w.phoneEnv('anna')
     const list = captureIo(env)
     expect(await phone(['grants'], list.io)).toBe(0)
     expect(list.text.out).toBe(

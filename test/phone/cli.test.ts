@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { phone } from '../../src/app/commands/phone.js'
-import { pairingUri } from '../../src/protocol/index.js'
-import { aedesBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { aedesBroker } from '../helpers/brokers.js'
 import { captureIo } from '../helpers/capture-io.js'
 import { until } from '../mqtt/fixture.js'
 import { worldsOn } from './world.js'
@@ -11,17 +10,7 @@ describe('nocturn phone: conversations, show, say, follow', () => {
 
   it('lists, reads, types and follows through the reference client', async () => {
     const w = await worlds.open()
-    const env = {
-      NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: worlds.broker().url,
-        device: w.deviceId,
-        prefix: PREFIX,
-        phone: 'anna',
-        key: w.keys.get('anna') as Buffer,
-      }),
-      NOCTURN_MQTT_USERNAME: USERS.anna.username,
-      NOCTURN_MQTT_PASSWORD: USERS.anna.password,
-    }
+    const env = w.phoneEnv('anna')
     const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
     w.feed.append(c.id, { role: 'user', text: 'Is it raining?', channel: 'voice', at: Date.now() })
     w.feed.append(c.id, {

@@ -19,7 +19,7 @@ import { ToolSet } from '../../src/core/tool-set.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
-import type { Pairing } from '../../src/protocol/index.js'
+import { type Pairing, pairingUri } from '../../src/protocol/index.js'
 import { type FakeConnection, FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
@@ -149,6 +149,12 @@ export async function phoneWorld(broker: TestBroker) {
     await p.start()
     return p
   }
+  /** The environment `nocturn phone` reads as phone `name`: its pairing and its broker user. */
+  const phoneEnv = (name: string): NodeJS.ProcessEnv => ({
+    NOCTURN_PHONE_PAIRING: pairingUri(pairing(name)),
+    NOCTURN_MQTT_USERNAME: creds(name).username,
+    NOCTURN_MQTT_PASSWORD: creds(name).password,
+  })
   /** The phone's approval side. */
   const approvals = async (name: string) => {
     const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
@@ -223,6 +229,7 @@ export async function phoneWorld(broker: TestBroker) {
     endpoint,
     topics: device.approver.topics,
     phone,
+    phoneEnv,
     approvals,
     raw,
     speak,
