@@ -32,3 +32,18 @@ export function docJsonBlocks(from: string, to?: string): string[] {
     to === undefined ? PROTOCOL_DOC.slice(at) : PROTOCOL_DOC.slice(at, PROTOCOL_DOC.indexOf(to))
   return [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
 }
+
+/** The request the doc's ```vector block signs: its example request without `digest` and `macs`. */
+export const VECTOR_REQUEST = {
+  v: 1,
+  id: '7f3c9a4e-2b1d-4c8e-9f00-5a6b7c8d9e0f',
+  device: 'kitchen',
+  tool: 'unlock_door',
+  action: 'unlock the front door',
+  args: { door: 'front' },
+  critical: true,
+  channel: 'voice',
+  conversation: 'conv-42',
+  createdAt: 1764489600000,
+  expiresAt: 1764489720000,
+}

@@ -14,25 +14,13 @@ import {
   verifyOutcomeMac,
   verifyRequestMac,
 } from '../../src/protocol/index.js'
-import { docVector, PROTOCOL_DOC } from '../helpers/protocol-doc.js'
+import { docVector, PROTOCOL_DOC, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md is the test: read the doc's vector block, check the code.
 const v = docVector('vector')
 
 const key = Buffer.from(v.key ?? '', 'hex')
-const body = {
-  v: 1,
-  id: '7f3c9a4e-2b1d-4c8e-9f00-5a6b7c8d9e0f',
-  device: 'kitchen',
-  tool: 'unlock_door',
-  action: 'unlock the front door',
-  args: { door: 'front' },
-  critical: true,
-  channel: 'voice',
-  conversation: 'conv-42',
-  createdAt: 1764489600000,
-  expiresAt: 1764489720000,
-}
+const body = VECTOR_REQUEST
 const decision = {
   id: body.id,
   decision: 'approve' as const,

@@ -12,24 +12,14 @@ import { decisionMacInput, requestDigest, signRequest } from '../../src/protocol
 import { hmacHex } from '../../web/src/crypto.js'
 import { parsePairing } from '../../web/src/pairing.js'
 import { verifyOutcome, verifyReply, verifyRequest } from '../../web/src/verify.js'
-import { docVector } from '../helpers/protocol-doc.js'
+import { docVector, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
 
 // The app's own verification (the code that runs in the browser) against docs/protocol.md's vectors.
 const v = docVector('vector')
 const cv = docVector('conversation-vector')
 const key = Uint8Array.from(Buffer.from(v.key ?? '', 'hex'))
 const request = {
-  v: 1,
-  id: '7f3c9a4e-2b1d-4c8e-9f00-5a6b7c8d9e0f',
-  device: 'kitchen',
-  tool: 'unlock_door',
-  action: 'unlock the front door',
-  args: { door: 'front' },
-  critical: true,
-  channel: 'voice',
-  conversation: 'conv-42',
-  createdAt: 1764489600000,
-  expiresAt: 1764489720000,
+  ...VECTOR_REQUEST,
   digest: v['request.digest'],
   macs: { anna: v['request.mac'] },
 }
