@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import type { Tool } from '../../src/core/tool.js'
 import { pairingUri } from '../../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { NocturnProcess } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 import { captureLogger, unlockDoor, until } from '../mqtt/fixture.js'
@@ -35,15 +35,7 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
     const key = randomBytes(32)
     const logger = captureLogger()
     // Default back-off: the cap under test.
-    const device = createDeviceMqtt({
-      url: broker.url,
-      deviceId,
-      prefix: PREFIX,
-      ...USERS.device,
-      phones: () => new Map([['anna', key]]),
-      logger,
-      clock: realClock(),
-    })
+    const device = testDeviceMqtt(broker.url, deviceId, () => new Map([['anna', key]]), { logger })
     closers.push(() => device.close())
     await device.approver.ready()
     const store = new SqliteStore(':memory:')

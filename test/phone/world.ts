@@ -3,7 +3,7 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
-import { createConversationEndpoint, createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
+import { createConversationEndpoint } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -26,6 +26,7 @@ import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
@@ -70,16 +71,10 @@ export async function phoneWorld(broker: TestBroker) {
     ['ben', randomBytes(32)],
   ])
   const logger = captureLogger()
-  const device = createDeviceMqtt({
-    url: broker.url,
-    deviceId,
-    prefix: PREFIX,
-    ...USERS.device,
-    phones: () => keys,
+  const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
     backoffMinMs: 50,
     backoffMaxMs: 300,
-    clock: realClock(),
   })
   await device.approver.ready()
   const store = new SqliteStore(':memory:')
