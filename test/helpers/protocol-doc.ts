@@ -47,3 +47,14 @@ export const VECTOR_REQUEST = {
   createdAt: 1764489600000,
   expiresAt: 1764489720000,
 }
+
+/** The decision the doc's ```vector block signs: its example decision, on VECTOR_REQUEST. */
+export const VECTOR_DECISION = {
+  id: VECTOR_REQUEST.id,
+  decision: 'approve' as const,
+  grant: 'session' as const,
+  digest: docVector('vector')['request.digest'] ?? '',
+  phone: 'anna',
+  at: 1764489630000,
+  nonce: 'q2VhZ3VsbC1ub25jZS0wMQ',
+}

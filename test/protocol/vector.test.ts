@@ -14,22 +14,19 @@ import {
   verifyOutcomeMac,
   verifyRequestMac,
 } from '../../src/protocol/index.js'
-import { docVector, PROTOCOL_DOC, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
+import {
+  docVector,
+  PROTOCOL_DOC,
+  VECTOR_DECISION,
+  VECTOR_REQUEST,
+} from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md is the test: read the doc's vector block, check the code.
 const v = docVector('vector')
 
 const key = Buffer.from(v.key ?? '', 'hex')
 const body = VECTOR_REQUEST
-const decision = {
-  id: body.id,
-  decision: 'approve' as const,
-  grant: 'session' as const,
-  digest: v['request.digest'] ?? '',
-  phone: 'anna',
-  at: 1764489630000,
-  nonce: 'q2VhZ3VsbC1ub25jZS0wMQ',
-}
+const decision = VECTOR_DECISION
 
 describe('protocol v1 test vector (docs/protocol.md)', () => {
   it('the doc has every value', () => {

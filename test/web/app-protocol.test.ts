@@ -12,7 +12,7 @@ import { decisionMacInput, requestDigest, signRequest } from '../../src/protocol
 import { hmacHex } from '../../web/src/crypto.js'
 import { parsePairing } from '../../web/src/pairing.js'
 import { verifyOutcome, verifyReply, verifyRequest } from '../../web/src/verify.js'
-import { docVector, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
+import { docVector, VECTOR_DECISION, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
 
 // The app's own verification (the code that runs in the browser) against docs/protocol.md's vectors.
 const v = docVector('vector')
@@ -53,15 +53,7 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
   })
 
   it('signs a decision with the documented input and MAC', () => {
-    const d = {
-      id: request.id,
-      decision: 'approve' as const,
-      grant: 'session' as const,
-      digest: v['request.digest'] ?? '',
-      phone: 'anna',
-      at: 1764489630000,
-      nonce: 'q2VhZ3VsbC1ub25jZS0wMQ',
-    }
+    const d = VECTOR_DECISION
     expect(decisionMacText(d)).toBe(JSON.parse(v['decision.mac.input'] ?? '""'))
     expect(decisionMacText(d)).toBe(decisionMacInput(d))
     expect(hmacHex(key, decisionMacText(d))).toBe(v['decision.mac'])
