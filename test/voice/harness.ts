@@ -3,11 +3,11 @@ import { defaultPersona } from '../../src/core/persona.js'
 import type { PolicyTable } from '../../src/core/policy.js'
 import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
-import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
 import type { LiveCapabilities, LiveSetup } from '../../src/ports/live-llm.js'
 import type { LedState } from '../../src/ports/panel.js'
 import { type FakeLiveConnection, FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeMic } from '../../src/testing/fake-mic.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
@@ -17,15 +17,7 @@ import { geminiLive } from '../gemini/helpers.js'
 import { coreFixture } from '../helpers/core.js'
 
 /** A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio. */
-export class TestMic implements AudioIn {
-  readonly sampleRateHz = 16_000
-  sink?: AudioInSink | undefined
-  async start(sink: AudioInSink) {
-    this.sink = sink
-  }
-  async stop() {
-    this.sink = undefined
-  }
+export class TestMic extends FakeMic {
   speak(frames = 1): void {
     for (let i = 0; i < frames; i++) this.sink?.frame(new Uint8Array(640).fill(7), 0)
   }
