@@ -217,10 +217,13 @@ const applianceEnv: NodeJS.ProcessEnv = {
 }
 const floorSource = `${FLOOR_IMPORTS.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 
+// NOCTURN_BENCH_NODE_ARGS: node options for a look inside the appliance's start (e.g. `--cpu-prof
+// --cpu-prof-dir=/tmp/prof`; node refuses those in NODE_OPTIONS).
+const inspectArgs = (process.env.NOCTURN_BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const floor = () =>
   startUntil(['--input-type=module', '-e', floorSource], process.env, (l) => l === FLOOR_MARK)
 const appliance = (path = config, env = applianceEnv, root = ROOT, entry = unitEntry) =>
-  startUntil([join(root, entry), 'run', '--config', path], env, (l) => {
+  startUntil([...inspectArgs, join(root, entry), 'run', '--config', path], env, (l) => {
     if (!l.startsWith('{')) return false
     try {
       return (JSON.parse(l) as { msg?: string }).msg === 'nocturn running'

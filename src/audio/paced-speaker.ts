@@ -21,14 +21,16 @@ export interface PacedSpeakerOptions {
 }
 
 /**
- * A 500 ms lead fed every 100 ms: the device always holds 400–500 ms, so a late timer (a busy
- * machine) has 400 ms before the device runs dry (measured: a 200 ms lead still gapped on a
- * loaded machine, bench/RESULTS.md). A small lead buys nothing where the
- * drop kills the player, which is what removes stale audio (hardware/audio.md). PortAudio cannot
- * be killed: its device keeps the lead in JS and passes on only what the sound card needs next.
+ * A 1 s lead topped up every 250 ms: the device always holds 750–1000 ms, so a late timer (a busy
+ * machine) has 750 ms before the device runs dry (measured: a 200 ms lead still gapped on a loaded
+ * machine, bench/RESULTS.md), and a reply costs four wake-ups a second while Nocturn holds some of
+ * it, none once the device has all of it (`#schedule`). A small lead buys nothing where the drop
+ * kills the player, which is what removes stale audio (hardware/audio.md); aplay's buffer (1 s)
+ * and its pipe (64 KiB, 1.3 s at 24 kHz) hold the lead. PortAudio cannot be killed: its device
+ * keeps the lead in JS and passes on only what the sound card needs next.
  */
-export const DEFAULT_LEAD_MS = 500
-export const DEFAULT_TICK_MS = 100
+export const DEFAULT_LEAD_MS = 1000
+export const DEFAULT_TICK_MS = 250
 export const DEFAULT_STALL_MS = 1000
 
 /**
@@ -57,6 +59,7 @@ export class PacedSpeaker implements AudioOut {
   #replyEnded = false // the model said the queued audio is the whole reply
   #playedBefore = 0 // bytes played in earlier runs since the last drop
   #timer: TimerHandle | undefined
+  #timerDue = 0 // monotonic time the pending timer fires at
   #closed = false
   // The stall watch: the device's last progress reading, when it changed, and what was fed by then.
   #progress: number | undefined
@@ -202,7 +205,24 @@ export class PacedSpeaker implements AudioOut {
     if (!this.#padded && this.#queuedBytes === 0 && this.#replyEnded) {
       this.#pad()
     }
-    this.#timer ??= this.#clock.setTimeout(this.#tick, this.#tickMs)
+    this.#schedule(now, played)
+  }
+
+  /**
+   * The next look: every tick while Nocturn's queue holds audio (to keep the lead), and once the
+   * device has all of it, when the device should have played the last of it — so the run's end
+   * is seen on time, and a device that is only playing out costs no wake-ups until then.
+   */
+  #schedule(now: number, played: number): void {
+    const untilDryMs = (this.#runFed - played) / this.#bytesPerMs
+    const delay = this.#queuedBytes > 0 ? Math.min(this.#tickMs, untilDryMs) : untilDryMs
+    const due = now + Math.max(1, Math.ceil(delay))
+    if (this.#timer !== undefined) {
+      if (this.#timerDue <= due) return
+      this.#clock.clearTimeout(this.#timer)
+    }
+    this.#timerDue = due
+    this.#timer = this.#clock.setTimeout(this.#tick, due - now)
   }
 
   /**

@@ -22,7 +22,27 @@ const NOT_AT_START: readonly [string, RegExp][] = [
   ['the phone client', /\/src\/phone\//],
   ['the fake Live server', /\/src\/testing\//],
   ['the pairing QR code', /\/node_modules\/uqr\/|\/src\/app\/commands\/pair\./],
+  // The Live transport comes with the SDK; mqtt.js with the broker connection, after listening.
+  ['ws', /\/node_modules\/ws\//],
+  ['mqtt.js', /\/node_modules\/mqtt\//],
 ]
+const MQTT_JS = /\/node_modules\/mqtt\//
+
+/** What one `nocturn run` loaded: everything, and what before it logged `nocturn running`. */
+interface Run {
+  readonly loaded: string[]
+  readonly atStart: string[]
+}
+
+/** pino's `time` (epoch ms) of the first log line with `msg`. */
+function logTime(logs: string, msg: string): number {
+  for (const line of logs.split('\n')) {
+    if (!line.startsWith('{')) continue
+    const entry = JSON.parse(line) as { msg?: string; time?: number }
+    if (entry.msg === msg && typeof entry.time === 'number') return entry.time
+  }
+  throw new Error(`no "${msg}" line with a time:\n${logs}`)
+}
 
 /** 16 kHz mono 16-bit PCM as a WAV file. */
 function wav(pcm: Buffer): Buffer {
@@ -63,7 +83,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     inputWav: string,
     msg: string,
     entry: string[] = ['--import', 'tsx', 'src/app/cli.ts'],
-  ): Promise<string[]> {
+  ): Promise<Run> {
     const config = join(work, `${name}.json`)
     const loadLog = join(work, `${name}.loaded`)
     writeFileSync(loadLog, '')
@@ -91,19 +111,32 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     })
     children.push(nocturn)
     await nocturn.waitForLine(`"msg":"${msg}"`, (l) => l.msg === msg)
-    const loaded = readFileSync(loadLog, 'utf8').split('\n').filter(Boolean)
+    const loads = readFileSync(loadLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const space = l.indexOf(' ')
+        return { at: Number(l.slice(0, space)), url: l.slice(space + 1) }
+      })
     await nocturn.stop()
-    return loaded
+    const runningAt = logTime(nocturn.output, 'nocturn running')
+    return {
+      loaded: loads.map((l) => l.url),
+      // Strictly earlier, on the same wall clock in ms: a load in the very millisecond of the line
+      // counts as after it (the connection starts right after the line is written).
+      atStart: loads.filter((l) => l.at < runningAt).map((l) => l.url),
+    }
   }
 
-  it('listening: none of the SDK, the auth library, the broker, the doctor, the phone client, the fake server or the QR code', async () => {
-    const loaded = await runUntil('idle', join(work, 'silence.wav'), 'nocturn running')
+  it('listening: none of the SDK, ws, mqtt.js, the auth library, the broker, the doctor, the phone client, the fake server or the QR code; mqtt.js right after', async () => {
+    const { loaded, atStart } = await runUntil('idle', join(work, 'silence.wav'), 'mqtt connected')
     // The hook saw the run itself, so an empty list cannot pass for a lazy one.
-    expect(loaded.some((u) => u.endsWith('/src/app/appliance.ts'))).toBe(true)
-    expect(loaded.some((u) => u.includes('/src/adapters/gemini/gemini-live.ts'))).toBe(true)
-    expect(loaded.some((u) => /\/node_modules\/mqtt\//.test(u))).toBe(true)
-    const early = NOT_AT_START.filter(([, re]) => loaded.some((u) => re.test(u))).map(([n]) => n)
+    expect(atStart.some((u) => u.endsWith('/src/app/appliance.ts'))).toBe(true)
+    expect(atStart.some((u) => u.includes('/src/adapters/gemini/gemini-live.ts'))).toBe(true)
+    const early = NOT_AT_START.filter(([, re]) => atStart.some((u) => re.test(u))).map(([n]) => n)
     expect(early).toEqual([])
+    // …and the broker connection, once the device listens, brings mqtt.js.
+    expect(loaded.some((u) => MQTT_JS.test(u))).toBe(true)
   })
 
   it('the bundle the systemd unit runs (dist/service) loads none of them before listening either', async () => {
@@ -114,11 +147,11 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     const meta = JSON.parse(readFileSync(join(ROOT, 'dist/service/meta.json'), 'utf8')) as {
       outputs: Record<string, { inputs: Record<string, unknown> }>
     }
-    const loaded = await runUntil('bundled', join(work, 'silence.wav'), 'nocturn running', [
+    const run = await runUntil('bundled', join(work, 'silence.wav'), 'mqtt connected', [
       join(ROOT, 'dist/service/cli.js'),
     ])
     // Each bundle file loaded stands for the compiled modules in it (dist/x.js, i.e. src/x.ts).
-    const modules = loaded.flatMap((u) => {
+    const modules = run.atStart.flatMap((u) => {
       const out = /\/(dist\/service\/[^/]+\.js)$/.exec(u)?.[1]
       if (!out) return [u]
       return Object.keys(meta.outputs[out]?.inputs ?? {}).map(
@@ -127,13 +160,13 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     })
     expect(modules.some((u) => u.endsWith('/src/app/appliance.js'))).toBe(true)
     expect(modules.some((u) => u.includes('/src/adapters/gemini/gemini-live.js'))).toBe(true)
-    expect(modules.some((u) => /\/node_modules\/mqtt\//.test(u))).toBe(true)
     const early = NOT_AT_START.filter(([, re]) => modules.some((u) => re.test(u))).map(([n]) => n)
     expect(early).toEqual([])
+    expect(run.loaded.some((u) => MQTT_JS.test(u))).toBe(true)
   })
 
   it('the first Live connection loads the SDK from its web entry, still without the auth library', async () => {
-    const loaded = await runUntil(
+    const { loaded } = await runUntil(
       'spoken',
       join(ROOT, 'fixtures/offline/unlock-request.wav'),
       'live connected',

@@ -159,6 +159,42 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(clock.pending).toBe(1)
   })
 
+  it('once the device has the whole reply, it wakes only when the device should be done: the run ends on time', async () => {
+    const clock = new VirtualClock()
+    let wakes = 0
+    const setTimer = clock.setTimeout.bind(clock)
+    clock.setTimeout = (fn, delay) =>
+      setTimer(() => {
+        wakes++
+        fn()
+      }, delay)
+    const device = new RecordingDevice(clock)
+    const speaker = new PacedSpeaker({
+      device,
+      sampleRateHz: RATE,
+      clock,
+      leadMs: 1000,
+      tickMs: 250,
+    })
+    speaker.write(new Uint8Array(ms(1500)))
+    expect(device.fed).toBe(ms(1000))
+    await clock.advance(250)
+    // While Nocturn still holds some of it: a look every tick, keeping the lead.
+    expect(device.fed).toBe(ms(1250))
+    await clock.advance(250)
+    expect(device.fed).toBe(ms(1500))
+    expect(wakes).toBe(2)
+    // All of it is in the device, 1000 ms of it unplayed: no look until then, not one a tick.
+    await clock.advance(999)
+    expect(wakes).toBe(2)
+    expect(device.ended).toBe(0)
+    await clock.advance(1)
+    expect(device.ended).toBe(1)
+    expect(speaker.playedMs()).toBe(1500)
+    expect(wakes).toBe(3)
+    expect(clock.pending).toBe(0)
+  })
+
   it('honours a configurable lead', async () => {
     const s = setup(60)
     s.speaker.write(new Uint8Array(ms(1000)))

@@ -25,8 +25,8 @@ export interface AlsaSpeakerOptions {
 }
 
 /**
- * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 500 ms lead
- * every 100 ms. A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
+ * The speaker on ALSA: Nocturn's paced buffer in front of a pre-spawned `aplay`, fed a 1 s lead
+ * every 250 ms (paced-speaker.ts). A drop kills aplay, which takes the whole lead with it (hardware/audio.md).
  */
 export function createAlsaSpeaker(options: AlsaSpeakerOptions): {
   speaker: PacedSpeaker

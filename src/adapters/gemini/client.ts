@@ -5,6 +5,7 @@ import {
   type SdkSocket,
   type SdkSocketCallbacks,
   type SocketHooks,
+  type WebSocketClass,
 } from './socket.js'
 
 export interface ClientOptions {
@@ -48,6 +49,8 @@ export async function createClient(options: ClientOptions): Promise<GenAI> {
 export function installGuardedTransport(
   ai: GenAI,
   options: {
+    /** `loadWebSocket()`'s class: `ws` is loaded with the SDK, on first use. */
+    WebSocket: WebSocketClass
     hooks: SocketHooks
     logger: Logger
     apiKey: string

@@ -15,7 +15,7 @@ import { toTextTurns } from './contents.js'
 import { behaviorFor, liveConnectConfig } from './live-config.js'
 import { LiveConnection } from './live-connection.js'
 import { redactKey } from './redact.js'
-import type { GuardedSocket } from './socket.js'
+import { type GuardedSocket, loadWebSocket } from './socket.js'
 
 export interface GeminiLiveOptions {
   readonly apiKey: string
@@ -77,7 +77,10 @@ export class GeminiLive implements LiveLLM {
       nonBlocking,
       clock: this.#options.clock,
     })
-    const ai = await createClient({ apiKey: this.#options.apiKey, baseUrl: this.#options.baseUrl })
+    const [ai, WebSocket] = await Promise.all([
+      createClient({ apiKey: this.#options.apiKey, baseUrl: this.#options.baseUrl }),
+      loadWebSocket(),
+    ])
     const timeoutMs = this.#options.connectTimeoutMs ?? 10_000
     const clock = this.#options.clock
     log.info(
@@ -107,6 +110,7 @@ export class GeminiLive implements LiveLLM {
       )
       try {
         installGuardedTransport(ai, {
+          WebSocket,
           logger: log,
           apiKey: this.#options.apiKey,
           onSocket: (s: GuardedSocket) => conn.attachSocket(s),

@@ -1,6 +1,17 @@
-import WebSocket from 'ws'
+import type WebSocket from 'ws'
 import type { Logger } from '../../core/logger.js'
 import { redactKey } from './redact.js'
+
+/** The `ws` package's WebSocket class. */
+export type WebSocketClass = typeof WebSocket
+
+/**
+ * Loads `ws` on the first live connection (with the SDK, `client.ts`), not when the appliance
+ * starts: a device that only listens has no use for it yet.
+ */
+export async function loadWebSocket(): Promise<WebSocketClass> {
+  return (await import('ws')).default
+}
 
 /** The SDK's transport contract (`WebSocketFactory` / `WebSocket_2`), which it does not export. */
 export interface SdkSocketCallbacks {
@@ -45,8 +56,10 @@ export class GuardedSocket implements SdkSocket {
   readonly #hooks: SocketHooks
   readonly #log: Logger
   readonly #apiKey: string
+  readonly #WebSocket: WebSocketClass
 
   constructor(options: {
+    WebSocket: WebSocketClass
     url: string
     headers: Record<string, string>
     sdk: SdkSocketCallbacks
@@ -60,16 +73,17 @@ export class GuardedSocket implements SdkSocket {
     this.#hooks = options.hooks
     this.#log = options.logger
     this.#apiKey = options.apiKey
+    this.#WebSocket = options.WebSocket
   }
 
   get isOpen(): boolean {
-    return this.#ws?.readyState === WebSocket.OPEN
+    return this.#ws?.readyState === this.#WebSocket.OPEN
   }
 
   connect(): void {
     // No client pings: Gemini's pongs were measured at 8–30 s, and a short pong timeout kills
     // healthy sessions (gemini-live.md §5.6); goAway and the close frame tell us enough.
-    const ws = new WebSocket(this.#url, { headers: this.#headers })
+    const ws = new this.#WebSocket(this.#url, { headers: this.#headers })
     this.#ws = ws
     ws.on('open', () => this.#sdk.onopen())
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) =>
@@ -88,7 +102,7 @@ export class GuardedSocket implements SdkSocket {
   }
 
   send(message: string): void {
-    if (!this.#ws || this.#ws.readyState !== WebSocket.OPEN) {
+    if (!this.#ws || this.#ws.readyState !== this.#WebSocket.OPEN) {
       throw new Error('live socket is not open')
     }
     this.#ws.send(message)

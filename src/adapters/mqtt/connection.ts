@@ -1,4 +1,4 @@
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { IClientOptions, MqttClient } from 'mqtt'
 import { Backoff } from '../../core/backoff.js'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
@@ -57,6 +57,7 @@ export class MqttConnection {
   readonly #options: MqttConnectionOptions
   readonly #log: Logger
   #client: MqttClient | undefined
+  #started = false
   #closed = false
   readonly #backoff: Backoff
   #timer: NodeJS.Timeout | undefined
@@ -117,9 +118,28 @@ export class MqttConnection {
     return this.#version
   }
 
-  /** Starts connecting; the device runs (failing approvals closed) while the broker is away. */
+  /**
+   * Starts connecting; the device runs (failing approvals closed) while the broker is away.
+   * mqtt.js is loaded here, not when the appliance starts: with `ws`, `socks` and
+   * `readable-stream` it is about a fifth of a bundled start, and the appliance connects only
+   * once it listens (docs/architecture.md, "Composition").
+   */
   start(): void {
-    if (this.#client) return
+    if (this.#started) return
+    this.#started = true
+    import('mqtt').then(
+      ({ default: mqtt }) => {
+        if (!this.#closed) this.#connect(mqtt.connect)
+      },
+      (err: unknown) => {
+        // A broken install: say so once; approvals see a broker that never answers.
+        this.#log.error({ event: 'mqtt_unavailable', err: errorText(err) }, 'mqtt.js did not load')
+        this.#settleFirst()
+      },
+    )
+  }
+
+  #connect(connect: typeof import('mqtt').connect): void {
     const options = this.#options
     // We schedule reconnects ourselves, with backoff (clientOptions turns mqtt.js's off). The
     // keepalive ping and the connect timeout are mqtt.js's own timers, inside the library: they
@@ -130,7 +150,7 @@ export class MqttConnection {
       resubscribe: false,
     }
     if (options.will) opts.will = { ...options.will }
-    const client = mqtt.connect(options.url, opts)
+    const client = connect(options.url, opts)
     this.#client = client
     yieldBetweenSlices(client)
     client.on('connect', () => {
