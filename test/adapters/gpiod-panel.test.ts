@@ -17,6 +17,14 @@ import { missingCommands } from '../helpers/system.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** The command line of every gpioset the stand-ins started, oldest first. */
+function gpiosetSpawns(f: FakeGpiod): string[][] {
+  return f
+    .log()
+    .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
+    .map((l) => l.argv)
+}
+
 /** The panel with the commands on `env`'s PATH, the real clock and no logs; `pins` adds the rest. */
 function gpiodPanel(env: NodeJS.ProcessEnv, pins: Partial<GpiodPanelOptions>): GpiodPanel {
   return new GpiodPanel({ clock: realClock(), logger: silentLogger, env, ...pins })
@@ -100,11 +108,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     panel = gpiodPanel(fake.env, { led: 'GPIO25' })
     await panel.start(() => {})
     panel.setLed('waiting_for_approval')
-    const spawns = () =>
-      fake!
-        .log()
-        .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
-        .map((l) => l.argv)
+    const spawns = () => gpiosetSpawns(fake!)
     if (version === 1) {
       // on 150, off 150, on 150, off 1050: within ~500 ms both levels were held.
       await waitFor(() => spawns().filter((a) => a.at(-1) === '25=1').length >= 2, 15_000, 'blink')
@@ -139,11 +143,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     expect(starts.length).toBe(2)
     // 'listening' is steady on; the error flicker is gpioset restarted with each level (1.x) or
     // one gpioset toggling every 100 ms by itself (2.x).
-    const spawns = () =>
-      fake!
-        .log()
-        .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
-        .map((l) => l.argv)
+    const spawns = () => gpiosetSpawns(fake!)
     if (version === 1) {
       await waitFor(() => spawns().length >= 4, 15_000, 'LED flicker')
       expect(new Set(spawns().map((a) => a.at(-1))).size).toBe(2)
