@@ -1,6 +1,7 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
 import { silentLogger } from '../../src/core/logger.js'
+import type { Pairing } from '../../src/protocol/index.js'
 import type { PhoneKeys } from '../../src/protocol/phone-verifier.js'
 import { PREFIX, USERS } from './brokers.js'
 
@@ -25,4 +26,9 @@ export function testDeviceMqtt(
     clock: realClock(),
     ...over,
   })
+}
+
+/** How phone `phone`, holding `key`, pairs with device `deviceId` on the broker at `url`. */
+export function testPairing(url: string, deviceId: string, phone: string, key: Buffer): Pairing {
+  return { broker: url, device: deviceId, prefix: PREFIX, phone, key }
 }

@@ -2,7 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Pairing } from '../../src/protocol/index.js'
-import { PREFIX, USERS } from './brokers.js'
+import { USERS } from './brokers.js'
+import { testPairing } from './device-mqtt.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 
@@ -194,5 +195,5 @@ export function writeRunConfig(
 
 /** How the phone `phone` (Anna's, unless named) pairs with the `kitchen` device writeRunConfig sets up. */
 export function kitchenPairing(brokerUrl: string, key: Buffer, phone = 'anna'): Pairing {
-  return { broker: brokerUrl, device: 'kitchen', prefix: PREFIX, phone, key }
+  return testPairing(brokerUrl, 'kitchen', phone, key)
 }

@@ -26,7 +26,7 @@ import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt } from '../helpers/device-mqtt.js'
+import { testDeviceMqtt, testPairing } from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
@@ -122,13 +122,8 @@ export async function phoneWorld(broker: TestBroker) {
   })
   await endpoint.ready()
 
-  const pairing = (phone: string): Pairing => ({
-    broker: broker.url,
-    device: deviceId,
-    prefix: PREFIX,
-    phone,
-    key: keys.get(phone) ?? randomBytes(32),
-  })
+  const pairing = (phone: string): Pairing =>
+    testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
   const closers: Array<() => Promise<unknown>> = []
   const creds = (name: string) =>
     name === 'anna' ? USERS.anna : name === 'ben' ? USERS.ben : USERS.intruder
