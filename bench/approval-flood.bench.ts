@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt } from '../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { createLogger } from '../src/app/logger.js'
 import type { CallContext } from '../src/core/context.js'
@@ -19,6 +18,7 @@ import { Grants } from '../src/core/grants.js'
 import type { Tool } from '../src/core/tool.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
+import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
 
@@ -62,15 +62,7 @@ async function run(hogs: number) {
   const dest = createWriteStream(logFile)
   const logger = createLogger({ destination: dest, level: 'info' })
   const keys = new Map([['anna', randomBytes(32)]])
-  const device = createDeviceMqtt({
-    url: broker.url,
-    deviceId: 'flood',
-    prefix: PREFIX,
-    ...USERS.device,
-    phones: () => keys,
-    logger,
-    clock: realClock(),
-  })
+  const device = testDeviceMqtt(broker.url, 'flood', () => keys, { logger })
   await device.approver.ready()
   const phone = new PhoneClient({
     pairing: {

@@ -9,7 +9,6 @@ import { once } from 'node:events'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt } from '../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import type { CallContext } from '../src/core/context.js'
 import { Gate } from '../src/core/gate.js'
@@ -17,6 +16,7 @@ import { Grants } from '../src/core/grants.js'
 import { silentLogger } from '../src/core/logger.js'
 import type { Tool } from '../src/core/tool.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
+import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -29,15 +29,7 @@ if (skip) process.exit(0)
 const broker = mosquittoBroker(await freePort())
 await broker.start()
 const keys = new Map([['anna', randomBytes(32)]])
-const device = createDeviceMqtt({
-  url: broker.url,
-  deviceId: 'bench',
-  prefix: PREFIX,
-  ...USERS.device,
-  phones: () => keys,
-  logger: silentLogger,
-  clock: realClock(),
-})
+const device = testDeviceMqtt(broker.url, 'bench', () => keys)
 await device.approver.ready()
 const phone = spawn(
   process.execPath,

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createConversationEndpoint, createDeviceMqtt } from '../src/adapters/mqtt/index.js'
+import { createConversationEndpoint } from '../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
 import { LiveConversations } from '../src/conversations/live-conversations.js'
@@ -25,6 +25,7 @@ import { ScriptedLLM } from '../src/testing/scripted-llm.js'
 import { VirtualClock } from '../src/testing/virtual-clock.js'
 import { TurnLoop } from '../src/turn/turn-loop.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
+import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -142,15 +143,7 @@ const sizes: { hours: number; bytes: number; messages: number; chars: number }[]
 const broker = mosquittoBroker(await freePort())
 await broker.start()
 const keys = new Map([['anna', randomBytes(32)]])
-const device = createDeviceMqtt({
-  url: broker.url,
-  deviceId: 'bench',
-  prefix: PREFIX,
-  ...USERS.device,
-  phones: () => keys,
-  logger: silentLogger,
-  clock: realClock(),
-})
+const device = testDeviceMqtt(broker.url, 'bench', () => keys)
 await device.connection.ready()
 const store = new SqliteStore(join(dir, 'latency.db'))
 const feed = new TranscriptFeed(store, silentLogger)

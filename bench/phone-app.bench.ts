@@ -10,13 +10,12 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
 import mqtt from 'mqtt'
-import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt } from '../src/adapters/mqtt/index.js'
 import { digestOf } from '../src/core/canonical.js'
 import { silentLogger } from '../src/core/logger.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { pairingUri } from '../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
+import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { launchChromium, missingChromium } from '../test/web/browser.js'
 import { buildApp, serveApp } from '../test/web/serve-app.js'
@@ -39,15 +38,7 @@ const keys = new Map([
   ['anna', randomBytes(32)],
   ['ben', randomBytes(32)],
 ])
-const device = createDeviceMqtt({
-  url: broker.url,
-  deviceId: 'bench',
-  prefix: PREFIX,
-  ...USERS.device,
-  phones: () => keys,
-  logger: silentLogger,
-  clock: realClock(),
-})
+const device = testDeviceMqtt(broker.url, 'bench', () => keys)
 await device.approver.ready()
 const app = await buildApp()
 const server = await serveApp(app.dir, { brokerWsUrl: wsUrl, prefix: PREFIX })

@@ -14,10 +14,10 @@ import { Grants } from '../src/core/grants.js'
 import { silentLogger } from '../src/core/logger.js'
 import { defaultPersona } from '../src/core/persona.js'
 import { ToolSet } from '../src/core/tool-set.js'
-import type { AudioIn, AudioInSink } from '../src/ports/audio.js'
 import { ManualApprover } from '../src/testing/approvers.js'
 import { DemoLock } from '../src/testing/demo-tools.js'
 import { type FakeLiveConnection, FakeLiveLLM, modelPcm } from '../src/testing/fake-live-llm.js'
+import { FakeMic } from '../src/testing/fake-mic.js'
 import { FakeSpeaker } from '../src/testing/fake-speaker.js'
 import { VoiceDriver } from '../src/voice/voice-driver.js'
 import { machineLine } from './machine.js'
@@ -43,17 +43,6 @@ function paced(periodMs: number, seconds: number, tick: (n: number) => void): Pr
     }
     step()
   })
-}
-
-class PacedMic implements AudioIn {
-  readonly sampleRateHz = 16_000
-  sink?: AudioInSink | undefined
-  async start(sink: AudioInSink) {
-    this.sink = sink
-  }
-  async stop() {
-    this.sink = undefined
-  }
 }
 
 /** Same pacing, same buffers, no driver: what the harness itself costs. */
@@ -90,7 +79,7 @@ async function run() {
     approvalTimeoutMs: 3_600_000,
   })
   const speaker = new FakeSpeaker(clock)
-  const source = new PacedMic()
+  const source = new FakeMic()
   const mic = new MicGate({ source, speaker, clock, echo: 'aec', tailMs: 300 })
   const llm = new FakeLiveLLM()
   const driver = new VoiceDriver({

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { gpiomonArgs, gpiosetArgs, parseEdge } from '../../src/adapters/gpiod/command-lines.js'
-import { GpiodPanel } from '../../src/adapters/gpiod/gpiod-panel.js'
+import { GpiodPanel, type GpiodPanelOptions } from '../../src/adapters/gpiod/gpiod-panel.js'
 import { detectGpiodVersion, runCommand } from '../../src/adapters/gpiod/version.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { ButtonEvent } from '../../src/ports/panel.js'
@@ -16,6 +16,19 @@ import {
 import { missingCommands } from '../helpers/system.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** The command line of every gpioset the stand-ins started, oldest first. */
+function gpiosetSpawns(f: FakeGpiod): string[][] {
+  return f
+    .log()
+    .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
+    .map((l) => l.argv)
+}
+
+/** The panel with the commands on `env`'s PATH, the real clock and no logs; `pins` adds the rest. */
+function gpiodPanel(env: NodeJS.ProcessEnv, pins: Partial<GpiodPanelOptions>): GpiodPanel {
+  return new GpiodPanel({ clock: realClock(), logger: silentLogger, env, ...pins })
+}
 
 let fake: FakeGpiod | undefined
 let panel: GpiodPanel | undefined
@@ -41,12 +54,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     fake = fakeGpiod(version)
     fake.scriptMonitor([BOUNCY_PRESS])
     const events: ButtonEvent[] = []
-    panel = new GpiodPanel({
-      button: 'GPIO17',
-      clock: realClock(),
-      logger: silentLogger,
-      env: fake.env,
-    })
+    panel = gpiodPanel(fake.env, { button: 'GPIO17' })
     await panel.start((e) => events.push(e))
     expect(panel.version).toBe(version)
     await waitFor(() => events.length >= 2, 15_000, 'press and release')
@@ -74,12 +82,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
 
   it('holds the LED with one gpioset at a time, a new one per level', async () => {
     fake = fakeGpiod(version)
-    panel = new GpiodPanel({
-      led: 'GPIO25',
-      clock: realClock(),
-      logger: silentLogger,
-      env: fake.env,
-    })
+    panel = gpiodPanel(fake.env, { led: 'GPIO25' })
     await panel.start(() => {})
     const starts = () => fake!.log().filter((l) => l.tool === 'gpioset' && l.event === 'start')
     panel.setLed('listening') // steady on
@@ -102,19 +105,10 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
 
   it('blinks a pattern: 1.x by a gpioset per level, 2.x by one gpioset --toggle', async () => {
     fake = fakeGpiod(version)
-    panel = new GpiodPanel({
-      led: 'GPIO25',
-      clock: realClock(),
-      logger: silentLogger,
-      env: fake.env,
-    })
+    panel = gpiodPanel(fake.env, { led: 'GPIO25' })
     await panel.start(() => {})
     panel.setLed('waiting_for_approval')
-    const spawns = () =>
-      fake!
-        .log()
-        .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
-        .map((l) => l.argv)
+    const spawns = () => gpiosetSpawns(fake!)
     if (version === 1) {
       // on 150, off 150, on 150, off 1050: within ~500 ms both levels were held.
       await waitFor(() => spawns().filter((a) => a.at(-1) === '25=1').length >= 2, 15_000, 'blink')
@@ -134,12 +128,9 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     fake.scriptMonitor([[{ ms: 50, exit: 1 }], BOUNCY_PRESS])
     const faults: boolean[] = []
     const events: ButtonEvent[] = []
-    panel = new GpiodPanel({
+    panel = gpiodPanel(fake.env, {
       button: 'GPIO17',
       led: 'GPIO25',
-      clock: realClock(),
-      logger: silentLogger,
-      env: fake.env,
       backoffMs: 50,
       onFault: (f) => faults.push(f.healthy),
     })
@@ -152,11 +143,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
     expect(starts.length).toBe(2)
     // 'listening' is steady on; the error flicker is gpioset restarted with each level (1.x) or
     // one gpioset toggling every 100 ms by itself (2.x).
-    const spawns = () =>
-      fake!
-        .log()
-        .filter((l) => l.tool === 'gpioset' && l.event === 'spawn')
-        .map((l) => l.argv)
+    const spawns = () => gpiosetSpawns(fake!)
     if (version === 1) {
       await waitFor(() => spawns().length >= 4, 15_000, 'LED flicker')
       expect(new Set(spawns().map((a) => a.at(-1))).size).toBe(2)
@@ -185,13 +172,7 @@ describe.each([1, 2] as const)('the gpiod panel against libgpiod %i.x stand-ins'
 describe('start-up failures', () => {
   it('an LED line that does not exist fails the start with its name, and leaves no gpiomon running', async () => {
     fake = fakeGpiod(1)
-    const p = new GpiodPanel({
-      button: 'GPIO17',
-      led: 'GPIO99',
-      clock: realClock(),
-      logger: silentLogger,
-      env: fake.env,
-    })
+    const p = gpiodPanel(fake.env, { button: 'GPIO17', led: 'GPIO99' })
     await expect(p.start(() => {})).rejects.toThrow(
       /GPIO line GPIO99 not found .*check the pin name with "gpioinfo"/,
     )
@@ -202,12 +183,7 @@ describe('start-up failures', () => {
   })
 
   it('no gpiomon installed: says which package to install', async () => {
-    const p = new GpiodPanel({
-      button: 'GPIO17',
-      clock: realClock(),
-      logger: silentLogger,
-      env: { PATH: '/nonexistent' },
-    })
+    const p = gpiodPanel({ PATH: '/nonexistent' }, { button: 'GPIO17' })
     await expect(p.start(() => {})).rejects.toThrow(
       'gpiomon is not installed (gpiomon: ENOENT); install it: sudo apt install gpiod',
     )

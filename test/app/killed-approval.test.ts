@@ -1,5 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -8,7 +7,13 @@ import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { freePort, mosquittoBroker, USERS } from '../helpers/brokers.js'
+import {
+  kitchenPairing,
+  type NocturnProcess,
+  startNocturnRun,
+  writeRunConfig,
+} from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -51,39 +56,20 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
     })
     closers.push(() => server.close())
     const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
-    const config = join(work, 'config.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        provider: {
-          model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-          textModel: 'gemini-3.5-flash',
-          baseUrl: server.baseUrl,
-        },
-        // Digital silence: no spoken session gets in the way.
-        audio: {
-          backend: 'wav',
-          inputWav: join(ROOT, 'fixtures/vad/noise-silence.wav'),
-          outputWav: join(work, 'speaker.wav'),
-        },
-        mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
-        phonesDir: join(work, 'phones'),
-        store: { path: join(work, 'nocturn.db') },
-        session: { approvalTimeoutSeconds: 60 },
-        homeActions: HOUSEHOLD_ACTIONS,
-      }),
+    const config = writeRunConfig(
+      work,
+      // Digital silence: no spoken session gets in the way.
+      {
+        baseUrl: server.baseUrl,
+        inputWav: join(ROOT, 'fixtures/vad/noise-silence.wav'),
+        brokerUrl: broker.url,
+      },
+      { session: { approvalTimeoutSeconds: 60 }, homeActions: HOUSEHOLD_ACTIONS },
     )
     const start = () => startRun(config, closers)
     const convs = new PhoneConversations({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.anna.username,
-      password: USERS.anna.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.anna,
       logger: silentLogger,
     })
     await convs.start()
@@ -97,16 +83,14 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
         .catch(() => {}) // never answered: the process is killed
     })
     await pending
-    const killed = new Promise((r) => first.child.once('exit', r))
-    first.child.kill('SIGKILL')
-    await killed
+    await first.stop('SIGKILL')
 
     // Back up; she asks in the same conversation.
     first = await start()
     const [conv] = (await convs.list()).conversations
     const reply = await convs.say(String(conv?.id), 'Did the door open?')
     expect(reply.text).toMatch(/not opened/)
-    first.child.kill('SIGTERM')
+    void first.stop()
 
     const bodies = server.rest
       .filter((r) => /generatecontent/i.test(r.path))
@@ -132,40 +116,14 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
 })
 
 /** `nocturn run` in its own process; resolves once it hears phones (subscribed on the broker). */
-async function startRun(
-  config: string,
-  closers: (() => unknown)[],
-): Promise<{ child: ChildProcess; logs: () => string }> {
-  let logs = ''
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/app/cli.ts', 'run', '--config', config],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        GEMINI_API_KEY: 'killed-approval-key',
-        NOCTURN_MQTT_PASSWORD: USERS.device.password,
-        NOCTURN_LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  )
-  closers.push(() => child.exitCode === null && child.kill('SIGKILL'))
-  child.stdout?.on('data', (c: Buffer) => {
-    logs += c.toString()
-  })
-  child.stderr?.on('data', (c: Buffer) => {
-    logs += c.toString()
-  })
-  const deadline = Date.now() + 45_000
+async function startRun(config: string, closers: (() => unknown)[]): Promise<NocturnProcess> {
+  const nocturn = startNocturnRun(config, { apiKey: 'killed-approval-key' })
+  closers.push(() => nocturn.stop('SIGKILL'))
   // Running is not enough: a request published before the device subscribed is lost, and the
   // phone would wait for its answer until the test times out.
-  const ready = ['"event":"nocturn_running"', '"event":"conversations_subscribed"']
-  while (!ready.every((e) => logs.includes(e))) {
-    if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
-    if (Date.now() > deadline) throw new Error(`not listening within 45 s:\n${logs}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  return { child, logs: () => logs }
+  await nocturn.waitFor(
+    'listening',
+    () => nocturn.saw('nocturn_running') && nocturn.saw('conversations_subscribed'),
+  )
+  return nocturn
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +7,7 @@ import { wavHeader } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { type NocturnProcess, startNocturnRun } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -58,7 +59,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
   let broker: TestBroker
   let server: FakeLiveServer
   let work: string
-  const children: ChildProcess[] = []
+  const children: NocturnProcess[] = []
 
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'nocturn-lazy-'))
@@ -68,7 +69,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     writeFileSync(join(work, 'silence.wav'), wav(Buffer.alloc(32_000)))
   })
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+    for (const c of children) await c.stop('SIGKILL')
     await server?.close()
     await broker?.stop()
   })
@@ -102,42 +103,14 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
         store: { path: join(work, `${name}.db`) },
       }),
     )
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        join(ROOT, 'test/helpers/load-recorder.mjs'),
-        ...entry,
-        'run',
-        '--config',
-        config,
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          GEMINI_API_KEY: 'lazy-key-not-for-logs',
-          NOCTURN_MQTT_PASSWORD: USERS.device.password,
-          NOCTURN_LOG_LEVEL: 'info',
-          NOCTURN_LOAD_LOG: loadLog,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    )
-    children.push(child)
-    let logs = ''
-    child.stdout?.on('data', (c: Buffer) => {
-      logs += c.toString()
+    const nocturn = startNocturnRun(config, {
+      apiKey: 'lazy-key-not-for-logs',
+      nodeArgs: ['--import', join(ROOT, 'test/helpers/load-recorder.mjs')],
+      entry,
+      env: { NOCTURN_LOAD_LOG: loadLog },
     })
-    child.stderr?.on('data', (c: Buffer) => {
-      logs += c.toString()
-    })
-    const deadline = Date.now() + 45_000
-    while (!logs.includes(`"msg":"${msg}"`)) {
-      if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
-      if (Date.now() > deadline) throw new Error(`no "${msg}" within 45 s:\n${logs}`)
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    children.push(nocturn)
+    await nocturn.waitForLine(`"msg":"${msg}"`, (l) => l.msg === msg)
     const loads = readFileSync(loadLog, 'utf8')
       .split('\n')
       .filter(Boolean)
@@ -145,10 +118,8 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
         const space = l.indexOf(' ')
         return { at: Number(l.slice(0, space)), url: l.slice(space + 1) }
       })
-    const gone = new Promise((r) => child.once('exit', r))
-    child.kill('SIGTERM')
-    await gone
-    const runningAt = logTime(logs, 'nocturn running')
+    await nocturn.stop()
+    const runningAt = logTime(nocturn.output, 'nocturn running')
     return {
       loaded: loads.map((l) => l.url),
       // Strictly earlier, on the same wall clock in ms: a load in the very millisecond of the line

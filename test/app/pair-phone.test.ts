@@ -1,39 +1,24 @@
 import { mkdtempSync, readdirSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
-import { type Io, pair } from '../../src/app/commands/pair.js'
+import { pair } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { parsePairingUri } from '../../src/protocol/index.js'
 import { aedesBroker, freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-
-function io(env: NodeJS.ProcessEnv = {}) {
-  const out = new PassThrough()
-  const err = new PassThrough()
-  let o = ''
-  let e = ''
-  out.on('data', (d: Buffer) => {
-    o += d.toString()
-  })
-  err.on('data', (d: Buffer) => {
-    e += d.toString()
-  })
-  const x: Io = { out, err, env }
-  return { io: x, out: () => o, err: () => e }
-}
+import { captureIo } from '../helpers/capture-io.js'
 
 describe('nocturn pair', () => {
   it('creates an owner-only key, shows it once as a URI and QR, lists without keys, revokes', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'nocturn-pair-')), 'phones')
     const env = { NOCTURN_MQTT_URL: 'mqtt://hub.local:1883', NOCTURN_DEVICE_ID: 'kitchen' }
-    const a = io(env)
+    const a = captureIo(env)
     expect(await pair(['anna', "Anna's phone", '--dir', dir], a.io)).toBe(0)
-    const uri = a.out().trim().split('\n').at(-1) ?? ''
+    const uri = a.text.out.trim().split('\n').at(-1) ?? ''
     const p = parsePairingUri(uri)
     expect(p).toMatchObject({
       broker: 'mqtt://hub.local:1883',
@@ -41,29 +26,29 @@ describe('nocturn pair', () => {
       prefix: PREFIX,
       phone: 'anna',
     })
-    expect(a.out()).toMatch(/[▀▄█]/) // the QR code
+    expect(a.text.out).toMatch(/[▀▄█]/) // the QR code
     expect(statSync(dir).mode & 0o777).toBe(0o700)
     expect(statSync(join(dir, 'anna.json')).mode & 0o777).toBe(0o600)
     expect(new PhoneKeyStore(dir).keys().get('anna')).toEqual(p.key)
 
-    const again = io(env)
+    const again = captureIo(env)
     expect(await pair(['anna', 'again', '--dir', dir], again.io)).toBe(1)
-    expect(again.err()).toMatch(/already paired/)
+    expect(again.text.err).toMatch(/already paired/)
 
-    const list = io()
+    const list = captureIo()
     expect(await pair(['--list', '--dir', dir], list.io)).toBe(0)
-    expect(list.out()).toContain("anna\tAnna's phone")
-    expect(list.out()).not.toContain(p.key.toString('base64url'))
+    expect(list.text.out).toContain("anna\tAnna's phone")
+    expect(list.text.out).not.toContain(p.key.toString('base64url'))
 
-    expect(await pair(['--revoke', 'anna', '--dir', dir], io().io)).toBe(0)
+    expect(await pair(['--revoke', 'anna', '--dir', dir], captureIo().io)).toBe(0)
     expect(readdirSync(dir)).toEqual([])
     expect(new PhoneKeyStore(dir).keys().size).toBe(0)
-    expect(await pair(['--revoke', 'anna', '--dir', dir], io().io)).toBe(1)
+    expect(await pair(['--revoke', 'anna', '--dir', dir], captureIo().io)).toBe(1)
   })
 
   it('refuses a broker URL with a password in it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nocturn-pair-'))
-    const r = io({ NOCTURN_DEVICE_ID: 'kitchen' })
+    const r = captureIo({ NOCTURN_DEVICE_ID: 'kitchen' })
     expect(
       await pair(['anna', 'A', '--dir', dir, '--broker', 'mqtt://u:secret@hub:1883'], r.io),
     ).toBe(2)
@@ -82,9 +67,9 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
 
   it('pairs, watches, approves with a grant and denies; secrets only from env', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nocturn-phones-'))
-    const p = io({ NOCTURN_MQTT_URL: broker.url, NOCTURN_DEVICE_ID: 'hall' })
+    const p = captureIo({ NOCTURN_MQTT_URL: broker.url, NOCTURN_DEVICE_ID: 'hall' })
     expect(await pair(['anna', 'Anna', '--dir', dir, '--no-qr'], p.io)).toBe(0)
-    const uri = p.out().trim().split('\n').at(-1) ?? ''
+    const uri = p.text.out.trim().split('\n').at(-1) ?? ''
     const store = new PhoneKeyStore(dir)
     const device = createDeviceMqtt({
       url: broker.url,
@@ -119,25 +104,25 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
       )
     try {
       const first = ask('req-1')
-      const w = io(env)
+      const w = captureIo(env)
       expect(await phone(['watch', '--once'], w.io)).toBe(0)
-      expect(w.out()).toContain('pending  req-1  dim the hall light to 40%')
+      expect(w.text.out).toContain('pending  req-1  dim the hall light to 40%')
 
-      const a = io(env)
+      const a = captureIo(env)
       expect(await phone(['approve', 'req-1', '--grant', '2h'], a.io)).toBe(0)
-      expect(a.out()).toContain('req-1: approved by anna')
+      expect(a.text.out).toContain('req-1: approved by anna')
       const d = await first
       expect(d).toMatchObject({ decision: 'approve', by: 'anna' })
       expect(typeof d.grant === 'object' && d.grant.until > now).toBe(true)
 
       const second = ask('req-2')
       second.catch(() => {})
-      expect(await phone(['deny', 'req-2'], io(env).io)).toBe(0)
+      expect(await phone(['deny', 'req-2'], captureIo(env).io)).toBe(0)
       await expect(second).resolves.toMatchObject({ decision: 'deny' })
 
-      const gone = io(env)
+      const gone = captureIo(env)
       expect(await phone(['approve', 'req-2'], gone.io)).toBe(1)
-      expect(gone.err()).toMatch(/no verified request/)
+      expect(gone.text.err).toMatch(/no verified request/)
     } finally {
       await device.close()
     }

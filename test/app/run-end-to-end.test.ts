@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +11,13 @@ import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer, phrase } from '../../src/testing/fake-live-server/index.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import {
+  kitchenPairing,
+  type NocturnProcess,
+  startNocturnRun,
+  writeRunConfig,
+} from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -25,9 +31,8 @@ const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 describe.skipIf(skip)('nocturn run, end to end', () => {
   let broker: TestBroker
   let server: FakeLiveServer
-  let child: ChildProcess
+  let nocturn: NocturnProcess | undefined
   let work: string
-  let logs = ''
   let chat: { role: string; text?: string; toolName?: string }[] = []
   let typed = { conversation: '', text: '' }
   const phoneSaw: PhoneEvent[] = []
@@ -56,15 +61,8 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
 
     const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
     const phone = new PhoneClient({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.phone.username,
-      password: USERS.phone.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.phone,
       logger: silentLogger,
     })
     phone.on((e) => {
@@ -91,76 +89,33 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     await houseConn.subscribe(['home/#'])
     closers.push(() => houseConn.close())
 
-    const config = join(work, 'config.json')
-    writeFileSync(
-      config,
-      JSON.stringify({
-        provider: {
-          model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-          textModel: 'gemini-3.5-flash',
-          baseUrl: server.baseUrl,
-        },
-        audio: {
-          backend: 'wav',
-          inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
-          outputWav: join(work, 'speaker.wav'),
-        },
-        mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
-        phonesDir: join(work, 'phones'),
-        store: { path: join(work, 'nocturn.db') },
+    const config = writeRunConfig(
+      work,
+      {
+        baseUrl: server.baseUrl,
+        inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
+        brokerUrl: broker.url,
+      },
+      {
         // Only the quiet room ends this session (`run` has no other end). The scene's longest
         // pause is 1.2 s; the idle time stays well clear of it on a machine stalled by load, and
         // it only runs while the model can hear (docs/voice-driver.md, Idle).
         session: { idleTimeoutSeconds: 5, approvalTimeoutSeconds: 30 },
         homeActions: HOUSEHOLD_ACTIONS,
-      }),
-    )
-    // Secrets travel in the environment, never in argv.
-    child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/app/cli.ts', 'run', '--config', config],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          GEMINI_API_KEY: 'e2e-key-not-for-logs',
-          NOCTURN_MQTT_PASSWORD: USERS.device.password,
-          NOCTURN_LOG_LEVEL: 'info',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
       },
     )
-    child.stdout?.on('data', (c: Buffer) => {
-      logs += c.toString()
-    })
-    child.stderr?.on('data', (c: Buffer) => {
-      logs += c.toString()
-    })
-    const deadline = Date.now() + 45_000
-    // The whole log line of the session's end (the line may arrive in pieces).
-    const closedLine = () =>
-      /^.*"event":"session_closed".*$/m.exec(logs.slice(0, logs.lastIndexOf('\n')))?.[0]
-    while (!closedLine()) {
-      if (child.exitCode !== null) throw new Error(`nocturn run exited early:\n${logs}`)
-      if (Date.now() > deadline) throw new Error(`no session closed within 45 s:\n${logs}`)
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    // Secrets travel in the environment, never in argv.
+    nocturn = startNocturnRun(config, { apiKey: 'e2e-key-not-for-logs' })
+    const closed = await nocturn.waitForEvent('session_closed')
     // A session that ended before anyone was heard fails every test below: say so once, with why.
-    if ((JSON.parse(closedLine() as string) as { turns: number }).turns === 0) {
-      throw new Error(`the session closed before the scene played:\n${logs}`)
+    if (closed.turns === 0) {
+      throw new Error(`the session closed before the scene played:\n${nocturn.tail()}`)
     }
     // Later, on Anna's phone (her own broker user, so only she reads her replies): the spoken
     // session is listed, read, and continued by typing, while the appliance runs.
     const convs = new PhoneConversations({
-      pairing: {
-        broker: broker.url,
-        device: 'kitchen',
-        prefix: PREFIX,
-        phone: 'anna',
-        key: anna.key,
-      },
-      username: USERS.anna.username,
-      password: USERS.anna.password,
+      pairing: kitchenPairing(broker.url, anna.key),
+      ...USERS.anna,
       logger: silentLogger,
     })
     await convs.start()
@@ -168,13 +123,11 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     const [spoken] = (await convs.list()).conversations
     chat = (await convs.showAll(String(spoken?.id))) as typeof chat
     typed = await convs.say(String(spoken?.id), 'Who let the plumber in?')
-    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-    child.kill('SIGTERM')
-    expect(await exited).toBe(0)
+    expect((await nocturn.stop()).code).toBe(0)
   }, 90_000)
 
   afterAll(async () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL')
+    await nocturn?.stop('SIGKILL')
     for (const c of closers.reverse()) await Promise.resolve(c()).catch(() => {})
   })
 
@@ -287,6 +240,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     expect(show.stdout).toMatch(/voice +tool +unlock_front_door → /)
     expect(show.stdout).toMatch(/voice +assistant +The front door is unlocked\./)
     expect(show.stdout).not.toContain('twenty past seven')
+    const logs = nocturn?.output ?? ''
     expect(logs).toContain('"event":"nocturn_running"') // the logs were there to look at
     expect(logs).not.toContain('e2e-key-not-for-logs')
     expect(logs).not.toContain(USERS.device.password)

@@ -5,6 +5,15 @@ import { Watchdog } from '../../src/app/watchdog.js'
 
 const ROOT = new URL('../..', import.meta.url).pathname
 
+/** Runs `script` (an ES module, from the project root) as a process of its own, for `timeout` ms at most. */
+function runScript(script: string, timeout: number) {
+  return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout,
+  })
+}
+
 describe('the watchdog', () => {
   it('kills a process whose event loop is stuck, saying so on stderr', () => {
     const script = `
@@ -15,15 +24,7 @@ describe('the watchdog', () => {
       while (Date.now() < end) {} // a stuck loop
       console.log('survived')
     `
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      {
-        cwd: ROOT,
-        encoding: 'utf8',
-        timeout: 15_000,
-      },
-    )
+    const r = runScript(script, 15_000)
     expect(r.signal).toBe('SIGKILL')
     expect(r.stdout).not.toContain('survived')
     const line = r.stderr.split('\n').find((l) => l.includes('watchdog_stalled'))
@@ -48,11 +49,7 @@ describe('the watchdog', () => {
       })
       console.log(JSON.stringify(kids))
     `
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
-    )
+    const r = runScript(script, 20_000)
     expect(r.status).toBe(0)
     const kids = JSON.parse(r.stdout) as { pid: number; args: string[] }[]
     const watcher = kids.find((k) => k.args.includes('nocturn-watchdog'))
@@ -80,11 +77,7 @@ describe('the watchdog', () => {
       await dog.stop()
       console.log(JSON.stringify(stalls))
     `
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
-    )
+    const r = runScript(script, 20_000)
     expect(r.status).toBe(0)
     const stalls = JSON.parse(r.stdout) as [string, number][]
     expect(stalls.map(([w]) => w)).toEqual(['event loop'])
@@ -97,11 +90,7 @@ describe('the watchdog', () => {
       new Watchdog({ loopLimitMs: 15_000, onStall: () => {} })
       console.log('started')
     `
-    const r = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', script],
-      { cwd: ROOT, encoding: 'utf8', timeout: 20_000 },
-    )
+    const r = runScript(script, 20_000)
     // Killed by the timeout means the worker held the process open.
     expect(r.signal).toBeNull()
     expect(r.status).toBe(0)

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { MicGate } from '../../src/audio/mic-gate.js'
-import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
+import { FakeMic } from '../../src/testing/fake-mic.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 
-class ScriptedMic implements AudioIn {
-  readonly sampleRateHz = 16_000
-  sink?: AudioInSink | undefined
-  async start(sink: AudioInSink) {
-    this.sink = sink
-  }
-  async stop() {
-    this.sink = undefined
-  }
+class ScriptedMic extends FakeMic {
   /** A 20 ms frame whose samples are all `value`. */
   emit(value: number, at: number) {
     const pcm = new Uint8Array(640)

@@ -1,11 +1,9 @@
-import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import type { Io } from '../../src/app/commands/pair.js'
 import { phone } from '../../src/app/commands/phone.js'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import { grantSummarySchema } from '../../src/protocol/grant-ops.js'
-import { pairingUri } from '../../src/protocol/index.js'
-import { mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { mosquittoBroker, USERS } from '../helpers/brokers.js'
+import { captureIo } from '../helpers/capture-io.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
 import { worldsOn } from '../phone/world.js'
@@ -122,45 +120,21 @@ describe.skipIf(skip !== undefined)('grants from the phone (Mosquitto, per-phone
       },
       { critical: false },
     )
-    const env = {
-      NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: worlds.broker().url,
-        device: w.deviceId,
-        prefix: PREFIX,
-        phone: 'anna',
-        key: w.keys.get('anna') as Buffer,
-      }),
-      NOCTURN_MQTT_USERNAME: USERS.anna.username,
-      NOCTURN_MQTT_PASSWORD: USERS.anna.password,
-    }
-    const list = io(env)
+    const env = w.phoneEnv('anna')
+    const list = captureIo(env)
     expect(await phone(['grants'], list.io)).toBe(0)
     expect(list.text.out).toBe(
       `${g.id}  unlock_door  voice  calls with {"door":"back"}  in conversation conv-1  by ben\n`,
     )
-    const revoke = io(env)
+    const revoke = captureIo(env)
     expect(await phone(['revoke', g.id], revoke.io)).toBe(0)
     expect(revoke.text.out).toBe(`revoked ${g.id}\n`)
     expect(w.grants.list()[0]?.revokedAt).toEqual(expect.any(Number))
-    const again = io(env)
+    const again = captureIo(env)
     expect(await phone(['revoke', g.id], again.io)).toBe(1)
     expect(again.text.err).toMatch(/refused \(NOC_ERR_NOT_FOUND\)/)
-    const empty = io(env)
+    const empty = captureIo(env)
     expect(await phone(['grants'], empty.io)).toBe(0)
     expect(empty.text.out).toBe('')
   })
 })
-
-function io(env: NodeJS.ProcessEnv) {
-  const out = new PassThrough()
-  const err = new PassThrough()
-  const text = { out: '', err: '' }
-  out.on('data', (d: Buffer) => {
-    text.out += d.toString()
-  })
-  err.on('data', (d: Buffer) => {
-    text.err += d.toString()
-  })
-  const x: Io = { out, err, env }
-  return { io: x, text }
-}

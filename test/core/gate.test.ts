@@ -128,18 +128,24 @@ describe('gate: fails closed', () => {
   })
 })
 
+/** A gated unlock asked on a fresh fixture, with the AbortController that can withdraw it. */
+function abortableUnlock() {
+  const f = coreFixture()
+  const runs: unknown[] = []
+  const call = new AbortController()
+  const p = new ToolSet([doorTool(runs) as Tool]).call(
+    f.ctx({ signal: call.signal }),
+    'unlock_door',
+    {
+      door: 'front',
+    },
+  )
+  return { f, runs, call, p }
+}
+
 describe('gate: withdrawal', () => {
   it('an aborted call unwinds the wait and withdraws the request; a later yes grants nothing', async () => {
-    const f = coreFixture()
-    const runs: unknown[] = []
-    const call = new AbortController()
-    const p = new ToolSet([doorTool(runs) as Tool]).call(
-      f.ctx({ signal: call.signal }),
-      'unlock_door',
-      {
-        door: 'front',
-      },
-    )
+    const { f, runs, call, p } = abortableUnlock()
     await settle()
     expect(f.approver.last().withdrawn).toBe(false)
     call.abort()
@@ -154,16 +160,7 @@ describe('gate: withdrawal', () => {
   })
 
   it('a decision racing the withdrawal in the same tick grants nothing', async () => {
-    const f = coreFixture()
-    const runs: unknown[] = []
-    const call = new AbortController()
-    const p = new ToolSet([doorTool(runs) as Tool]).call(
-      f.ctx({ signal: call.signal }),
-      'unlock_door',
-      {
-        door: 'front',
-      },
-    )
+    const { f, runs, call, p } = abortableUnlock()
     await settle()
     f.approver.last().answer({ decision: 'approve', grant: 'session', by: 'phone-a' })
     call.abort()

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { lookupCapabilities } from '../../src/adapters/gemini/capabilities.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
-import { KEY, memoryLogger } from './helpers.js'
+import { geminiLive, KEY, memoryLogger } from './helpers.js'
 
 describe('the capability table (gemini-live.md §2.3)', () => {
   it.each([
@@ -35,12 +33,7 @@ describe('the capability table (gemini-live.md §2.3)', () => {
     expect(known).toBe(false)
     expect(capabilities.asyncToolCalls).toBe(false)
     const { logger, parsed } = memoryLogger()
-    const live = new GeminiLive({
-      apiKey: KEY,
-      model: 'gemini-4.0-live-preview',
-      logger,
-      clock: realClock(),
-    })
+    const live = geminiLive({ model: 'gemini-4.0-live-preview', logger })
     expect(live.capabilities.asyncToolCalls).toBe(false)
     expect(parsed().map((l) => [l.level, l.event])).toEqual([
       [40, 'model_unknown'],

@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { GeminiLive, type GeminiLiveOptions } from '../../src/adapters/gemini/gemini-live.js'
 import { createLogger } from '../../src/app/logger.js'
-import type { Logger } from '../../src/core/logger.js'
+import { type Logger, silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import type { ToolDeclaration } from '../../src/core/tool.js'
 import type {
@@ -11,6 +13,23 @@ import type {
 } from '../../src/ports/live-llm.js'
 
 export const KEY = 'AIzaSyFAKE-test-key-0123456789'
+
+/** A native-audio model with asynchronous tool calls. */
+export const ASYNC = 'gemini-2.5-flash-native-audio-preview-12-2025'
+
+/**
+ * The adapter over the real SDK: the test key, the async model, no logs and the real clock unless
+ * `over` says otherwise; `baseUrl` is the fake Live server's (the real service when absent).
+ */
+export function geminiLive(over: Partial<GeminiLiveOptions> = {}): GeminiLive {
+  return new GeminiLive({
+    apiKey: KEY,
+    model: ASYNC,
+    logger: silentLogger,
+    clock: realClock(),
+    ...over,
+  })
+}
 
 export type Ev =
   | { type: 'audio'; bytes: number; pcm: Buffer }

@@ -1,16 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import type { Message } from '../../src/core/conversation.js'
-import { silentLogger } from '../../src/core/logger.js'
 import type { Clock } from '../../src/ports/clock.js'
 import type { LiveSession } from '../../src/ports/live-llm.js'
 import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
-import { KEY, liveSetup, memoryLogger, recorder } from './helpers.js'
+import { ASYNC, geminiLive, KEY, liveSetup, memoryLogger, recorder } from './helpers.js'
 
-const ASYNC = 'gemini-2.5-flash-native-audio-preview-12-2025'
 let server: FakeLiveServer | undefined
 const sessions: LiveSession[] = []
 afterEach(async () => {
@@ -23,12 +20,10 @@ function adapter(
   model = ASYNC,
   o: { connectTimeoutMs?: number; baseUrl?: string; clock?: Clock } = {},
 ) {
-  return new GeminiLive({
-    apiKey: KEY,
+  return geminiLive({
     model,
     baseUrl: o.baseUrl ?? server?.baseUrl,
     connectTimeoutMs: o.connectTimeoutMs,
-    logger: silentLogger,
     clock: o.clock ?? realClock(),
   })
 }
@@ -317,13 +312,7 @@ describe('bad input is logged and survived', () => {
       ],
     })
     const { logger, parsed } = memoryLogger()
-    const live = new GeminiLive({
-      apiKey: KEY,
-      model: ASYNC,
-      baseUrl: server.baseUrl,
-      logger,
-      clock: realClock(),
-    })
+    const live = geminiLive({ baseUrl: server.baseUrl, logger })
     const events = recorder()
     sessions.push(await live.open(liveSetup(), events))
     await server.until(() => events.types().includes('turnComplete'))
@@ -368,13 +357,7 @@ describe('bad input is logged and survived', () => {
     })
     expect(server.urls).toEqual([])
     const { logger, lines } = memoryLogger()
-    const live = new GeminiLive({
-      apiKey: KEY,
-      model: ASYNC,
-      baseUrl: server.baseUrl,
-      logger,
-      clock: realClock(),
-    })
+    const live = geminiLive({ baseUrl: server.baseUrl, logger })
     const events = recorder()
     const s = await live.open(liveSetup(), events)
     s.sendAudio(new Uint8Array(320))

@@ -1,7 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
-import { silentLogger } from '../../src/core/logger.js'
 import type { LiveSession } from '../../src/ports/live-llm.js'
 import {
   FakeLiveServer,
@@ -9,7 +6,7 @@ import {
   phrase,
   serverFrame,
 } from '../../src/testing/fake-live-server/index.js'
-import { KEY, liveSetup, recorder } from './helpers.js'
+import { ASYNC, geminiLive, liveSetup, recorder } from './helpers.js'
 
 let server: FakeLiveServer
 let session: LiveSession | undefined
@@ -19,18 +16,10 @@ afterEach(async () => {
   await server?.close()
 })
 
-const ASYNC = 'gemini-2.5-flash-native-audio-preview-12-2025'
-
 async function start(model = ASYNC, o: FakeLiveServerOptions = {}) {
   server = await FakeLiveServer.start(o)
   const events = recorder()
-  const live = new GeminiLive({
-    apiKey: KEY,
-    model,
-    baseUrl: server.baseUrl,
-    logger: silentLogger,
-    clock: realClock(),
-  })
+  const live = geminiLive({ model, baseUrl: server.baseUrl })
   session = await live.open(liveSetup(), events)
   const conn = await server.waitForConnection(0)
   return { events, conn, session }
@@ -275,13 +264,7 @@ describe('frames the adapter receives', () => {
       ],
     })
     const events = recorder()
-    const live = new GeminiLive({
-      apiKey: KEY,
-      model: ASYNC,
-      baseUrl: server.baseUrl,
-      logger: silentLogger,
-      clock: realClock(),
-    })
+    const live = geminiLive({ baseUrl: server.baseUrl })
     const opened = live.open(liveSetup(), events)
     session = await opened
     const seenAtResolve = events.log.length

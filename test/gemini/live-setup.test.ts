@@ -1,23 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
-import { silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { KEY, liveSetup, recorder } from './helpers.js'
+import { geminiLive, liveSetup, recorder } from './helpers.js'
 
 let server: FakeLiveServer
 afterEach(async () => server?.close())
 
 async function openWith(model: string, setup = liveSetup()) {
   server = await FakeLiveServer.start()
-  const live = new GeminiLive({
-    apiKey: KEY,
-    model,
-    baseUrl: server.baseUrl,
-    logger: silentLogger,
-    clock: realClock(),
-  })
+  const live = geminiLive({ model, baseUrl: server.baseUrl })
   const session = await live.open(setup, recorder())
   const [frame] = server.framesOf('setup')
   await session.close()

@@ -1,9 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { type AddressInfo, connect, createServer, type Socket } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { MAX_PAYLOAD_BYTES, newNonce, signDecision } from '../../src/protocol/index.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { brokerWithWorlds } from '../helpers/worlds.js'
 import { deviceWorld, unlockDoor, until, type World } from './fixture.js'
 
 /**
@@ -12,25 +13,8 @@ import { deviceWorld, unlockDoor, until, type World } from './fixture.js'
  */
 export function approvalContract(name: string, make: (port: number) => TestBroker, skip?: string) {
   describe.skipIf(skip !== undefined)(`approvals over MQTT (${name})`, () => {
-    let broker: TestBroker
-    let world: World | undefined
-
-    beforeAll(async () => {
-      broker = make(await freePort())
-      await broker.start()
-    })
-    afterAll(async () => {
-      await broker?.stop()
-    })
-    afterEach(async () => {
-      await world?.close()
-      world = undefined
-    })
-
-    const open = async (o: Parameters<typeof deviceWorld>[1] = {}) => {
-      world = await deviceWorld(broker, o)
-      return world
-    }
+    const worlds = brokerWithWorlds(make, deviceWorld)
+    const open = worlds.open
 
     /** A decision signed by hand, for the hostile cases. */
     const decision = (
@@ -463,7 +447,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         const anna = await w.phone('anna')
         const call = w.check(unlockDoor, { door: 'front' }, w.ctx())
         const id = await w.nextRequest(anna)
-        await broker.kill()
+        await worlds.broker().kill()
         await until(() => !w.device.connection.connected, 'the device to notice')
         await expect(w.check(unlockDoor, { door: 'garage' }, w.ctx())).rejects.toMatchObject({
           code: 'NOC_ERR_APPROVER_UNREACHABLE',
@@ -472,7 +456,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         const back = new Promise<void>((r) =>
           anna.on((e) => e.kind === 'pending' && e.request.id === id && r()),
         )
-        await broker.start()
+        await worlds.broker().start()
         // The restarted broker lost its retained messages; the device puts the request back,
         // and its status.
         await back
@@ -522,7 +506,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         // Between device and broker, a proxy that holds every SUBACK back 300 ms: a status sent as
         // the connection opens would reach a phone while the device's subscriptions are still
         // unanswered, and a request the phone sent on seeing it could be lost.
-        const proxy = await subackDelayingProxy(new URL(broker.url), 300)
+        const proxy = await subackDelayingProxy(new URL(worlds.broker().url), 300)
         try {
           const w = await open({ connect: false, url: proxy.url })
           let subscribed = false
@@ -545,8 +529,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
           expect(subscribedAtOnline).toBe(true)
           expect(proxy.delayed()).toBeGreaterThan(0)
         } finally {
-          await world?.close()
-          world = undefined
+          await worlds.closeWorld()
           await proxy.close()
         }
       }, 30_000)
@@ -564,7 +547,7 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         const outcomes: unknown[] = []
         watcher.on('message', (_t, p) => outcomes.push(JSON.parse(p.toString())))
         await watcher.subscribeAsync(`${PREFIX}/${deviceId}/approvals/+/outcome`, { qos: 1 })
-        const w2 = await deviceWorld(broker, { deviceId })
+        const w2 = await deviceWorld(worlds.broker(), { deviceId })
         try {
           await until(() => outcomes.length > 0, 'an outcome for the leftover')
           expect(outcomes[0]).toMatchObject({ id, state: 'expired' })

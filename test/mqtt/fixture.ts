@@ -13,6 +13,7 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/port
 import type { Clock } from '../../src/ports/clock.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { testPairing } from '../helpers/device-mqtt.js'
 
 export interface LogEntry {
   level: string
@@ -130,13 +131,8 @@ export async function deviceWorld(
     ...over,
   })
   const phones: PhoneClient[] = []
-  const pairing = (phone: string): Pairing => ({
-    broker: broker.url,
-    device: deviceId,
-    prefix: PREFIX,
-    phone,
-    key: keys.get(phone) ?? randomBytes(32),
-  })
+  const pairing = (phone: string): Pairing =>
+    testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
   const phone = async (name: string, key?: Buffer) => {
     const p = new PhoneClient({
       pairing: { ...pairing(name), ...(key && { key }) },

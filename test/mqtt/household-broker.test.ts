@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import mqtt from 'mqtt'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { PROBE_LEVEL, probeBroker, writeProbes } from '../../src/adapters/mqtt/probe.js'
@@ -20,11 +20,11 @@ import {
   HOME_TOPIC,
   mosquittoBroker,
   PREFIX,
-  type TestBroker,
   USERS,
 } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
-import { captureLogger, deviceWorld, unlockDoor, until, type World } from './fixture.js'
+import { brokerWithWorlds } from '../helpers/worlds.js'
+import { captureLogger, deviceWorld, unlockDoor, until } from './fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 
@@ -33,43 +33,33 @@ const skip = missingCommands('mosquitto', 'mosquitto_passwd')
  * ACL of docs/protocol.md, byte for byte, and the device over MQTT 5.
  */
 describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL', () => {
-  let broker: TestBroker
-  let world: World | undefined
-
-  beforeAll(async () => {
-    broker = mosquittoBroker(await freePort(), {
-      extraAcl: [
-        // A house client that watches the lock, and a device whose ACL lost its own topics.
-        `user ${USERS.intruder.username}`,
-        'topic read zigbee2mqtt/#',
-        `user ${USERS.lockedDevice.username}`,
-        `topic read ${PREFIX}/#`,
-      ],
-    })
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await world?.close()
-    world = undefined
-  })
+  const worlds = brokerWithWorlds(
+    (port) =>
+      mosquittoBroker(port, {
+        extraAcl: [
+          // A house client that watches the lock, and a device whose ACL lost its own topics.
+          `user ${USERS.intruder.username}`,
+          'topic read zigbee2mqtt/#',
+          `user ${USERS.lockedDevice.username}`,
+          `topic read ${PREFIX}/#`,
+        ],
+      }),
+    deviceWorld,
+  )
 
   it('Mosquitto takes the documented ACL without a warning', () => {
     expect(documentedAcl()).toContain('pattern write nocturn/v1/+/conversations/request/%u')
     for (const line of documentedAcl().split('\n')) {
       if (line.startsWith('pattern ')) expect(line).toMatch(/%[uc]/)
     }
-    const warnings = (broker.log?.() ?? '')
+    const warnings = (worlds.broker().log?.() ?? '')
       .split('\n')
       .filter((l) => /warning/i.test(l) && !/run as root/.test(l))
     expect(warnings).toEqual([])
   })
 
   it('a home action the ACL does not cover is refused and the model is told so; a covered one is acknowledged and delivered', async () => {
-    const w = await deviceWorld(broker)
-    world = w
+    const w = await worlds.open()
     expect(w.device.connection.protocolVersion).toBe(5)
     const house = await w.raw(USERS.intruder)
     const delivered: string[] = []
@@ -115,7 +105,10 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   it('doctor names a home topic the ACL cannot write, and the device’s own topics, without actuating anything', async () => {
     const deviceId = `dev-${randomUUID().slice(0, 8)}`
     const topics = topicsFor(PREFIX, deviceId)
-    const house = await mqtt.connectAsync(broker.url, { ...USERS.intruder, reconnectPeriod: 0 })
+    const house = await mqtt.connectAsync(worlds.broker().url, {
+      ...USERS.intruder,
+      reconnectPeriod: 0,
+    })
     const seen: string[] = []
     house.on('message', (t, p) => seen.push(`${t} [${p.length} bytes]`))
     // What a lock and a phone listen to: the exact topics, never the probes below them.
@@ -124,7 +117,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     })
     const probe = (who: { username: string; password: string }) =>
       probeBroker({
-        url: broker.url,
+        url: worlds.broker().url,
         clientId: `doctor-${randomUUID().slice(0, 8)}`,
         ...who,
         rights: writeProbes(topics, [HOME_TOPIC, 'zigbee2mqtt/back_door/set']),
@@ -174,7 +167,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     const keys = new Map([['anna', randomBytes(32)]])
     const logger = captureLogger()
     const device = createDeviceMqtt({
-      url: broker.url,
+      url: worlds.broker().url,
       deviceId: `dev-${randomUUID().slice(0, 8)}`,
       prefix: PREFIX,
       ...USERS.lockedDevice,
@@ -215,8 +208,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('outcomes are signed per phone with the grant the device kept; a forged outcome or a clear ends no card', async () => {
-    const w = await deviceWorld(broker)
-    world = w
+    const w = await worlds.open()
     const anna = await w.phone('anna')
     const intruder = await w.raw()
     const events: string[] = []
@@ -257,8 +249,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   })
 
   it('a critical tool asks every time: a "session" yes is counted once, and the outcome says so', async () => {
-    const w = await deviceWorld(broker)
-    world = w
+    const w = await worlds.open()
     const anna = await w.phone('anna')
     const critical = { ...unlockDoor, critical: true }
     const first = w.check(critical, { door: 'front' }, w.ctx())
@@ -296,11 +287,13 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   it('planted requests under invalid ids are cleared and logged at start; a decision there is counted', async () => {
     const deviceId = `dev-${randomUUID().slice(0, 8)}`
     const base = `${PREFIX}/${deviceId}/approvals`
-    const planter = await mqtt.connectAsync(broker.url, { ...USERS.intruder, reconnectPeriod: 0 })
+    const planter = await mqtt.connectAsync(worlds.broker().url, {
+      ...USERS.intruder,
+      reconnectPeriod: 0,
+    })
     const bad = [`${base}/not json`, `${base}/${'x'.repeat(80)}`]
     for (const t of bad) await planter.publishAsync(t, '{"v":1}', { qos: 1, retain: true })
-    const w = await deviceWorld(broker, { deviceId })
-    world = w
+    const w = await worlds.open({ deviceId })
     await until(
       () =>
         w.logger.entries.filter((e) => e.fields.event === 'invalid_request_cleared').length === 2,
@@ -309,7 +302,10 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     await planter.publishAsync(`${base}/not json/decision`, '{}', { qos: 1 })
     await until(() => w.rejected('invalid-topic') === 1, 'the decision counted')
     // Nothing retained is left under the device's approvals.
-    const check = await mqtt.connectAsync(broker.url, { ...USERS.intruder, reconnectPeriod: 0 })
+    const check = await mqtt.connectAsync(worlds.broker().url, {
+      ...USERS.intruder,
+      reconnectPeriod: 0,
+    })
     const left: string[] = []
     check.on('message', (t, p) => p.length > 0 && left.push(t))
     await check.subscribeAsync(`${base}/+`, { qos: 1 })
@@ -323,8 +319,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
     // The log's ten-second window moves only when the test says so, however slowly a loaded
     // machine works through the flood.
     const clock = new VirtualClock(Date.now())
-    const w = await deviceWorld(broker, { clock })
-    world = w
+    const w = await worlds.open({ clock })
     const flooder = await w.raw(USERS.intruder)
     const N = 2000
     for (let i = 0; i < N; i += 250) {

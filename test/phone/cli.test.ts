@@ -1,54 +1,16 @@
-import { PassThrough } from 'node:stream'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import type { Io } from '../../src/app/commands/pair.js'
+import { describe, expect, it } from 'vitest'
 import { phone } from '../../src/app/commands/phone.js'
-import { pairingUri } from '../../src/protocol/index.js'
-import { aedesBroker, freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { aedesBroker } from '../helpers/brokers.js'
+import { captureIo } from '../helpers/capture-io.js'
 import { until } from '../mqtt/fixture.js'
-import { type PhoneWorld, phoneWorld } from './world.js'
-
-function io(env: NodeJS.ProcessEnv) {
-  const out = new PassThrough()
-  const err = new PassThrough()
-  const text = { out: '', err: '' }
-  out.on('data', (d: Buffer) => {
-    text.out += d.toString()
-  })
-  err.on('data', (d: Buffer) => {
-    text.err += d.toString()
-  })
-  const x: Io = { out, err, env }
-  return { io: x, text }
-}
+import { worldsOn } from './world.js'
 
 describe('nocturn phone: conversations, show, say, follow', () => {
-  let broker: TestBroker
-  let w: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = aedesBroker(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await w?.close()
-    w = undefined
-  })
+  const worlds = worldsOn(aedesBroker)
 
   it('lists, reads, types and follows through the reference client', async () => {
-    w = await phoneWorld(broker)
-    const env = {
-      NOCTURN_PHONE_PAIRING: pairingUri({
-        broker: broker.url,
-        device: w.deviceId,
-        prefix: PREFIX,
-        phone: 'anna',
-        key: w.keys.get('anna') as Buffer,
-      }),
-      NOCTURN_MQTT_USERNAME: USERS.anna.username,
-      NOCTURN_MQTT_PASSWORD: USERS.anna.password,
-    }
+    const w = await worlds.open()
+    const env = w.phoneEnv('anna')
     const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
     w.feed.append(c.id, { role: 'user', text: 'Is it raining?', channel: 'voice', at: Date.now() })
     w.feed.append(c.id, {
@@ -59,27 +21,27 @@ describe('nocturn phone: conversations, show, say, follow', () => {
       at: Date.now(),
     })
 
-    const list = io(env)
+    const list = captureIo(env)
     expect(await phone(['conversations'], list.io)).toBe(0)
     expect(list.text.out).toMatch(new RegExp(`^${c.id}  voice .* Is it raining\\?\\n$`))
 
-    const show = io(env)
+    const show = captureIo(env)
     expect(await phone(['show', c.id], show.io)).toBe(0)
     expect(show.text.out).toBe('   1 voice user      Is it raining?\n   2 voice assistant No.\n')
 
     w.server.queueGenerate({ text: 'Still dry, and likely to stay so tonight.' })
-    const say = io(env)
+    const say = captureIo(env)
     expect(await phone(['say', c.id, 'And later?'], say.io)).toBe(0)
     expect(say.text.out).toBe(`Still dry, and likely to stay so tonight.\n(conversation ${c.id})\n`)
 
-    const missing = io(env)
+    const missing = captureIo(env)
     expect(await phone(['say', 'no-such-thing', 'hello'], missing.io)).toBe(1)
     expect(missing.text.err).toMatch(/refused \(NOC_ERR_NOT_FOUND\)/)
 
-    const follow = io(env)
+    const follow = captureIo(env)
     const stop = new AbortController()
     const following = phone(['follow', c.id], follow.io, stop.signal)
-    await until(() => w?.logger.entries.some((e) => e.fields.op === 'follow') === true, 'follow')
+    await until(() => w.logger.entries.some((e) => e.fields.op === 'follow') === true, 'follow')
     await new Promise((r) => setTimeout(r, 50))
     w.feed.append(c.id, { role: 'user', text: 'Thanks.', channel: 'voice', at: Date.now() })
     await until(() => follow.text.out.includes('Thanks.'), 'the followed message')

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CallContext } from '../../src/core/context.js'
 import type { StoredMessage } from '../../src/core/conversation.js'
 import { silentLogger } from '../../src/core/logger.js'
@@ -7,9 +7,9 @@ import type { Tool } from '../../src/core/tool.js'
 import { DeviceRefusal, type FollowEvent } from '../../src/phone/conversations.js'
 import { type ConversationOp, newNonce, signConversationRequest } from '../../src/protocol/index.js'
 import { settle } from '../../src/testing/virtual-clock.js'
-import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { until } from '../mqtt/fixture.js'
-import { lightTool, type PhoneWorld, phoneWorld, tick } from './world.js'
+import { lightTool, type PhoneWorld, tick, worldsOn } from './world.js'
 
 /** What the phone got, and what the store holds, in one comparable shape. */
 function asStored(m: StoredMessage): Record<string, unknown> {
@@ -62,23 +62,10 @@ export function conversationsContract(
   skip?: string,
 ) {
   describe.skipIf(skip !== undefined)(`conversations on the phone (${name})`, () => {
-    let broker: TestBroker
-    let w: PhoneWorld | undefined
-
-    beforeAll(async () => {
-      broker = make(await freePort())
-      await broker.start()
-    })
-    afterAll(async () => {
-      await broker?.stop()
-    })
-    afterEach(async () => {
-      await w?.close()
-      w = undefined
-    })
+    const worlds = worldsOn(make)
 
     it('a spoken session is followed live, then listed and read exactly as stored (barge-in cut reply absent), and continued by typing with the full history', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const ben = await w.phone('ben')
       const seen: FollowEvent[] = []
@@ -180,7 +167,7 @@ export function conversationsContract(
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const annaApproves = await w.approvals('anna')
       const benApproves = await w.approvals('ben')
@@ -198,7 +185,7 @@ export function conversationsContract(
       const said = anna.say('new', 'Switch on the kitchen light', {
         onPending: (p) => pending.push(p),
       })
-      await until(() => w?.asked.length === 1, 'the gate to ask')
+      await until(() => w.asked.length === 1, 'the gate to ask')
       const first = await annaApproves.waitFor(w.asked[0]?.id ?? '')
       expect(first).toMatchObject({ tool: 'set_light', channel: 'text', askedBy: 'anna' })
       await annaApproves.decide(first.id, 'approve', { until: Date.now() + 3_600_000 })
@@ -220,7 +207,7 @@ export function conversationsContract(
       }
       const spoken = w.gate.check(lightTool([]) as Tool, { room: 'kitchen' }, ctx)
       spoken.catch(() => {})
-      await until(() => w?.asked.length === 2, 'the gate to ask for voice')
+      await until(() => w.asked.length === 2, 'the gate to ask for voice')
       expect(w.asked[1]).toMatchObject({ tool: 'set_light', channel: 'voice' })
       expect(w.asked[1]?.askedBy).toBeUndefined()
       const second = await benApproves.waitFor(w.asked[1]?.id ?? '')
@@ -233,11 +220,11 @@ export function conversationsContract(
         { text: 'The front door is unlocked.' },
       )
       const door = anna.say(r.conversation, 'Unlock the front door')
-      await until(() => w?.asked.length === 3, 'the gate to ask for the door')
+      await until(() => w.asked.length === 3, 'the gate to ask for the door')
       const third = await annaApproves.waitFor(w.asked[2]?.id ?? '')
       expect(third).toMatchObject({ tool: 'unlock_door', critical: true, askedBy: 'anna' })
       await annaApproves.decide(third.id, 'approve', 'once')
-      await until(() => w?.device.approver.rejected.get('self-approval') === 1, 'self-approval')
+      await until(() => w.device.approver.rejected.get('self-approval') === 1, 'self-approval')
       expect(w.unlocked).toEqual([])
       expect(w.logger.entries).toContainEqual(
         expect.objectContaining({
@@ -267,7 +254,7 @@ export function conversationsContract(
     })
 
     it('a typed message while the conversation is spoken is refused with a clear answer, and nothing is stored', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
       w.feed.append(c.id, { role: 'user', text: 'Hello', channel: 'voice', at: Date.now() })
@@ -284,7 +271,7 @@ export function conversationsContract(
     })
 
     it('a follow is renewed by the phone before the device ends it', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const ben = await w.phone('ben')
       const seen: FollowEvent[] = []
       const follow = await ben.follow('*', (e) => seen.push(e), 1200)
@@ -300,14 +287,14 @@ export function conversationsContract(
     })
 
     it('after the broker restarts, the device answers the phone again', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const c = w.feed.createConversation({ channel: 'text', at: Date.now() })
       expect((await anna.list()).conversations).toHaveLength(1)
-      await broker.kill()
-      await until(() => w?.device.connection.connected === false, 'the device to notice')
-      await broker.start()
-      await until(() => w?.device.connection.connected === true, 'the device to reconnect', 10_000)
+      await worlds.broker().kill()
+      await until(() => w.device.connection.connected === false, 'the device to notice')
+      await worlds.broker().start()
+      await until(() => w.device.connection.connected === true, 'the device to reconnect', 10_000)
       // Both ends resubscribe on their own; the first request after that is answered.
       let listed: string[] = []
       for (let i = 0; i < 40 && listed.length === 0; i++) {
@@ -322,12 +309,12 @@ export function conversationsContract(
     })
 
     it('the list pages by next: conversations sharing one last activity across a page boundary are each listed once', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const at = Date.now()
       const newest = w.feed.createConversation({ channel: 'text', at: at + 1 })
       const tied = Array.from({ length: 4 }, () =>
-        w?.feed.createConversation({ channel: 'voice', at }),
+        w.feed.createConversation({ channel: 'voice', at }),
       )
       const oldest = w.feed.createConversation({ channel: 'text', at: at - 1 })
       const expected = [newest.id, ...tied.map((c) => String(c?.id)).sort(), oldest.id]
@@ -342,7 +329,7 @@ export function conversationsContract(
     })
 
     it('a signed delete from the phone removes the rows and vacuums the file', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const anna = await w.phone('anna')
       const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
       w.feed.append(c.id, { role: 'user', text: 'Forget this', channel: 'voice', at: Date.now() })
@@ -360,7 +347,7 @@ export function conversationsContract(
     })
 
     it('hostile input is refused with a logged reason; nothing leaks, nothing changes', async () => {
-      w = await phoneWorld(broker)
+      const w = await worlds.open()
       const c = w.feed.createConversation({ channel: 'voice', at: Date.now() })
       w.feed.append(c.id, {
         role: 'user',
@@ -408,7 +395,7 @@ export function conversationsContract(
       await send(signed(w, 'delete', { conversation: "'; DROP TABLE messages; --" }))
       await send(signed(w, 'show', { conversation: c.id, limit: 1_000_000 }))
       await until(() => replies.filter((r) => r.kind === 'error').length === 4, 'four refusals')
-      await until(() => (w?.endpoint.rejected.get('replayed-nonce') ?? 0) === 1, 'the replay')
+      await until(() => (w.endpoint.rejected.get('replayed-nonce') ?? 0) === 1, 'the replay')
 
       expect(Object.fromEntries(w.endpoint.rejected)).toEqual({
         'invalid-payload': 1,

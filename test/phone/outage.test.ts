@@ -1,20 +1,18 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import type { Tool } from '../../src/core/tool.js'
 import { pairingUri } from '../../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { testDeviceMqtt } from '../helpers/device-mqtt.js'
+import { NocturnProcess } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 import { captureLogger, unlockDoor, until } from '../mqtt/fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
-const ROOT = join(import.meta.dirname, '..', '..')
 /** How long the broker stays away: the outage a household meets when the hub reboots. */
 const OUTAGE_MS = 30_000
 
@@ -37,15 +35,7 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
     const key = randomBytes(32)
     const logger = captureLogger()
     // Default back-off: the cap under test.
-    const device = createDeviceMqtt({
-      url: broker.url,
-      deviceId,
-      prefix: PREFIX,
-      ...USERS.device,
-      phones: () => new Map([['anna', key]]),
-      logger,
-      clock: realClock(),
-    })
+    const device = testDeviceMqtt(broker.url, deviceId, () => new Map([['anna', key]]), { logger })
     closers.push(() => device.close())
     await device.approver.ready()
     const store = new SqliteStore(':memory:')
@@ -74,46 +64,33 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
     )
     call.catch(() => {})
 
-    let out = ''
-    const watch: ChildProcess = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'src/app/cli.ts', 'phone', 'watch'],
-      {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          NOCTURN_PHONE_PAIRING: pairingUri({
-            broker: broker.url,
-            device: deviceId,
-            prefix: PREFIX,
-            phone: 'anna',
-            key,
-          }),
-          NOCTURN_MQTT_USERNAME: USERS.anna.username,
-          NOCTURN_MQTT_PASSWORD: USERS.anna.password,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+    const watch = NocturnProcess.start({
+      args: ['phone', 'watch'],
+      env: {
+        NOCTURN_PHONE_PAIRING: pairingUri({
+          broker: broker.url,
+          device: deviceId,
+          prefix: PREFIX,
+          phone: 'anna',
+          key,
+        }),
+        NOCTURN_MQTT_USERNAME: USERS.anna.username,
+        NOCTURN_MQTT_PASSWORD: USERS.anna.password,
       },
-    )
-    closers.push(() => watch.exitCode === null && watch.kill('SIGKILL'))
-    watch.stdout?.on('data', (c: Buffer) => {
-      out += c.toString()
     })
-    watch.stderr?.on('data', (c: Buffer) => {
-      out += c.toString()
-    })
-    const shown = () => out.split('\n').filter((l) => l.startsWith('pending ')).length
-    await until(() => shown() === 1, `the request on the phone:\n${out}`, 30_000)
+    closers.push(() => watch.stop('SIGKILL'))
+    const shown = () => watch.output.split('\n').filter((l) => l.startsWith('pending ')).length
+    await until(() => shown() === 1, `the request on the phone:\n${watch.output}`, 30_000)
 
     await broker.kill()
     await until(() => !device.connection.connected, 'the device to notice')
     await new Promise((r) => setTimeout(r, OUTAGE_MS))
-    expect(watch.exitCode).toBeNull()
+    expect(watch.child.exitCode).toBeNull()
     await broker.start()
     // The broker came back without its retained messages: the device re-publishes, and the
     // reconnected phone shows the request again.
-    await until(() => shown() === 2, `the request again on the phone:\n${out}`, 30_000)
-    expect(watch.exitCode).toBeNull()
+    await until(() => shown() === 2, `the request again on the phone:\n${watch.output}`, 30_000)
+    expect(watch.child.exitCode).toBeNull()
     expect(device.approver.pendingCount).toBe(1)
     // Every wait between tries stayed under the cap (5 s, +25 % jitter).
     const waits = logger.entries
@@ -121,8 +98,6 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
       .map((e) => Number(e.fields.retryInMs))
     expect(waits.length).toBeGreaterThan(0)
     expect(Math.max(...waits)).toBeLessThanOrEqual(6250)
-    const exited = new Promise((r) => watch.once('exit', r))
-    watch.kill('SIGTERM')
-    await exited
+    await watch.stop()
   }, 120_000)
 })

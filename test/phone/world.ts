@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import mqtt, { type MqttClient } from 'mqtt'
-import { afterAll, afterEach, beforeAll } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
-import { createConversationEndpoint, createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
+import { createConversationEndpoint } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -20,13 +19,15 @@ import { ToolSet } from '../../src/core/tool-set.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
-import type { Pairing } from '../../src/protocol/index.js'
+import { type Pairing, pairingUri } from '../../src/protocol/index.js'
 import { type FakeConnection, FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { testDeviceMqtt, testPairing } from '../helpers/device-mqtt.js'
+import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
@@ -70,16 +71,10 @@ export async function phoneWorld(broker: TestBroker) {
     ['ben', randomBytes(32)],
   ])
   const logger = captureLogger()
-  const device = createDeviceMqtt({
-    url: broker.url,
-    deviceId,
-    prefix: PREFIX,
-    ...USERS.device,
-    phones: () => keys,
+  const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
     backoffMinMs: 50,
     backoffMaxMs: 300,
-    clock: realClock(),
   })
   await device.approver.ready()
   const store = new SqliteStore(':memory:')
@@ -127,13 +122,8 @@ export async function phoneWorld(broker: TestBroker) {
   })
   await endpoint.ready()
 
-  const pairing = (phone: string): Pairing => ({
-    broker: broker.url,
-    device: deviceId,
-    prefix: PREFIX,
-    phone,
-    key: keys.get(phone) ?? randomBytes(32),
-  })
+  const pairing = (phone: string): Pairing =>
+    testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
   const closers: Array<() => Promise<unknown>> = []
   const creds = (name: string) =>
     name === 'anna' ? USERS.anna : name === 'ben' ? USERS.ben : USERS.intruder
@@ -149,6 +139,12 @@ export async function phoneWorld(broker: TestBroker) {
     await p.start()
     return p
   }
+  /** The environment `nocturn phone` reads as phone `name`: its pairing and its broker user. */
+  const phoneEnv = (name: string): NodeJS.ProcessEnv => ({
+    NOCTURN_PHONE_PAIRING: pairingUri(pairing(name)),
+    NOCTURN_MQTT_USERNAME: creds(name).username,
+    NOCTURN_MQTT_PASSWORD: creds(name).password,
+  })
   /** The phone's approval side. */
   const approvals = async (name: string) => {
     const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
@@ -223,6 +219,7 @@ export async function phoneWorld(broker: TestBroker) {
     endpoint,
     topics: device.approver.topics,
     phone,
+    phoneEnv,
     approvals,
     raw,
     speak,
@@ -248,28 +245,5 @@ export function worldsOn(make: (port: number) => TestBroker): {
   broker(): TestBroker
   open(): Promise<PhoneWorld>
 } {
-  let broker: TestBroker | undefined
-  let current: PhoneWorld | undefined
-  beforeAll(async () => {
-    broker = make(await freePort())
-    await broker.start()
-  })
-  afterAll(async () => {
-    await broker?.stop()
-  })
-  afterEach(async () => {
-    await current?.close()
-    current = undefined
-  })
-  const started = () => {
-    if (!broker) throw new Error('the broker is not started (worldsOn runs inside a describe)')
-    return broker
-  }
-  return {
-    broker: started,
-    open: async () => {
-      current = await phoneWorld(started())
-      return current
-    },
-  }
+  return brokerWithWorlds(make, phoneWorld)
 }

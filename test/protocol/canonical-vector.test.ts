@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
+import { docBlock } from '../helpers/protocol-doc.js'
 
 // RFC 8785 (JCS) vectors from docs/protocol.md, "Canonical forms": input, canonical text, SHA-256.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-const block = /```canonical-vector\n([\s\S]*?)```/.exec(doc)?.[1] ?? ''
-const lines = block.trim().split('\n')
+const lines = docBlock('canonical-vector').trim().split('\n')
 const vectors: { input: string; canonical: string; sha256: string }[] = []
 for (let i = 0; i < lines.length; i += 3) {
   const field = (line: string | undefined, name: string) => {

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   conversationReplyMacInput,
@@ -11,22 +9,12 @@ import {
   verifyConversationReply,
   verifyConversationRequest,
 } from '../../src/protocol/index.js'
+import { docJsonBlocks, docVector } from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md ("Conversations") is the test: the doc's JSON examples
 // and its vector block are read from the doc itself and checked against the code.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-const block = /```conversation-vector\n([\s\S]*?)```/.exec(doc)?.[1] ?? ''
-const v = Object.fromEntries(
-  block
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const i = line.indexOf(': ')
-      return [line.slice(0, i), line.slice(i + 2)]
-    }),
-) as Record<string, string>
-const section = doc.slice(doc.indexOf('## Conversations'))
-const jsonBlocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
+const v = docVector('conversation-vector')
+const jsonBlocks = docJsonBlocks('## Conversations')
 const request = JSON.parse(jsonBlocks[0] ?? '{}') as Record<string, unknown>
 const reply = JSON.parse(jsonBlocks[2] ?? '{}') as Record<string, unknown>
 const key = Buffer.from(v.key ?? '', 'hex')

@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   grantSummarySchema,
@@ -15,22 +13,12 @@ import {
   signConversationReply,
   verifyConversationReply,
 } from '../../src/protocol/index.js'
+import { docJsonBlocks, docVector } from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md ("Grants") is the test: its JSON examples and its vector
 // block are read from the doc itself and checked against the code.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-const block = /```grants-vector\n([\s\S]*?)```/.exec(doc)?.[1] ?? ''
-const v = Object.fromEntries(
-  block
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const i = line.indexOf(': ')
-      return [line.slice(0, i), line.slice(i + 2)]
-    }),
-) as Record<string, string>
-const section = doc.slice(doc.indexOf('## Grants'), doc.indexOf('## Pairing'))
-const jsonBlocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '')
+const v = docVector('grants-vector')
+const jsonBlocks = docJsonBlocks('## Grants', '## Pairing')
 const reply = JSON.parse(jsonBlocks[0] ?? '{}') as Record<string, unknown>
 const request = JSON.parse(jsonBlocks[1] ?? '{}') as Record<string, unknown>
 const key = Buffer.from(v.key ?? '', 'hex')

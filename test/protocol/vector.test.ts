@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
 import {
@@ -16,43 +14,19 @@ import {
   verifyOutcomeMac,
   verifyRequestMac,
 } from '../../src/protocol/index.js'
+import {
+  docVector,
+  PROTOCOL_DOC,
+  VECTOR_DECISION,
+  VECTOR_REQUEST,
+} from '../helpers/protocol-doc.js'
 
 // The worked example in docs/protocol.md is the test: read the doc's vector block, check the code.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-const block = /```vector\n([\s\S]*?)```/.exec(doc)?.[1] ?? ''
-const v = Object.fromEntries(
-  block
-    .trim()
-    .split('\n')
-    .map((line) => {
-      const i = line.indexOf(': ')
-      return [line.slice(0, i), line.slice(i + 2)]
-    }),
-) as Record<string, string>
+const v = docVector('vector')
 
 const key = Buffer.from(v.key ?? '', 'hex')
-const body = {
-  v: 1,
-  id: '7f3c9a4e-2b1d-4c8e-9f00-5a6b7c8d9e0f',
-  device: 'kitchen',
-  tool: 'unlock_door',
-  action: 'unlock the front door',
-  args: { door: 'front' },
-  critical: true,
-  channel: 'voice',
-  conversation: 'conv-42',
-  createdAt: 1764489600000,
-  expiresAt: 1764489720000,
-}
-const decision = {
-  id: body.id,
-  decision: 'approve' as const,
-  grant: 'session' as const,
-  digest: v['request.digest'] ?? '',
-  phone: 'anna',
-  at: 1764489630000,
-  nonce: 'q2VhZ3VsbC1ub25jZS0wMQ',
-}
+const body = VECTOR_REQUEST
+const decision = VECTOR_DECISION
 
 describe('protocol v1 test vector (docs/protocol.md)', () => {
   it('the doc has every value', () => {
@@ -91,7 +65,7 @@ describe('protocol v1 test vector (docs/protocol.md)', () => {
   })
 
   it('outcome MAC over the example outcome and the request digest; any changed field breaks it', () => {
-    const example = /### Outcome[^\n]*\n\n```json\n(.*)\n```/.exec(doc)?.[1] ?? ''
+    const example = /### Outcome[^\n]*\n\n```json\n(.*)\n```/.exec(PROTOCOL_DOC)?.[1] ?? ''
     const parsed = parsePayload(outcomeSchema, Buffer.from(example))
     if (!parsed.ok) throw new Error(`the doc's outcome example does not parse: ${parsed.reason}`)
     const o = { ...parsed.value, digest: v['request.digest'] ?? '' }

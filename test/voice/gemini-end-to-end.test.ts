@@ -1,54 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
-import { MicGate } from '../../src/audio/mic-gate.js'
-import { defaultPersona } from '../../src/core/persona.js'
-import { ToolSet } from '../../src/core/tool-set.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
-import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
-import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { coreFixture } from '../helpers/core.js'
-import { doorTool, TestMic, timeTool } from './harness.js'
+import { geminiVoiceFixture } from './harness.js'
 
 let server: FakeLiveServer
 afterEach(async () => server?.close())
 
 const tick = () => new Promise((r) => setTimeout(r, 30))
 
-async function fixture(model = 'gemini-2.5-flash-native-audio-preview-12-2025') {
+async function fixture() {
   server = await FakeLiveServer.start()
-  const core = coreFixture({ timeoutMs: 120_000 })
-  const unlocked: string[] = []
-  const speaker = new FakeSpeaker(core.clock)
-  const source = new TestMic()
-  const mic = new MicGate({ source, speaker, clock: core.clock, echo: 'aec', tailMs: 300 })
-  const log = new MemoryLogger()
-  const llm = new GeminiLive({
-    apiKey: 'k',
-    model,
-    baseUrl: server.baseUrl,
-    logger: log,
-    clock: realClock(),
-  })
-  const driver = new VoiceDriver({
-    llm,
-    tools: new ToolSet([doorTool(unlocked), timeTool]),
-    gate: core.gate,
-    store: core.store,
-    persona: defaultPersona,
-    clock: core.clock,
-    logger: log,
-    mic,
-    speaker,
-    options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
-  })
-  const done = driver.runSession()
-  const conn = await server.waitForConnection(0)
-  await tick()
-  await settle()
-  return { ...core, unlocked, speaker, driver, done, conn, log }
+  return geminiVoiceFixture(server)
 }
 
 describe('voice driver over the real SDK: GeminiLive against the fake Live server', () => {

@@ -3,27 +3,21 @@ import { defaultPersona } from '../../src/core/persona.js'
 import type { PolicyTable } from '../../src/core/policy.js'
 import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
-import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
 import type { LiveCapabilities, LiveSetup } from '../../src/ports/live-llm.js'
 import type { LedState } from '../../src/ports/panel.js'
 import { type FakeLiveConnection, FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
+import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeMic } from '../../src/testing/fake-mic.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { type RunSessionOptions, VoiceDriver } from '../../src/voice/voice-driver.js'
 import type { VoiceOptions, WaitingNotice } from '../../src/voice/voice-session.js'
+import { geminiLive } from '../gemini/helpers.js'
 import { coreFixture } from '../helpers/core.js'
 
 /** A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio. */
-export class TestMic implements AudioIn {
-  readonly sampleRateHz = 16_000
-  sink?: AudioInSink | undefined
-  async start(sink: AudioInSink) {
-    this.sink = sink
-  }
-  async stop() {
-    this.sink = undefined
-  }
+export class TestMic extends FakeMic {
   speak(frames = 1): void {
     for (let i = 0; i < frames; i++) this.sink?.frame(new Uint8Array(640).fill(7), 0)
   }
@@ -182,6 +176,37 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
       })
     },
   }
+}
+
+/**
+ * The voice driver over the real SDK (GeminiLive against the fake Live `server`), the fake speaker
+ * and a real gate: resolves once the first session's connection is open and settled.
+ */
+export async function geminiVoiceFixture(server: FakeLiveServer) {
+  const core = coreFixture({ timeoutMs: 120_000 })
+  const unlocked: string[] = []
+  const speaker = new FakeSpeaker(core.clock)
+  const source = new TestMic()
+  const mic = new MicGate({ source, speaker, clock: core.clock, echo: 'aec', tailMs: 300 })
+  const log = new MemoryLogger()
+  const llm = geminiLive({ apiKey: 'k', baseUrl: server.baseUrl, logger: log })
+  const driver = new VoiceDriver({
+    llm,
+    tools: new ToolSet([doorTool(unlocked), timeTool]),
+    gate: core.gate,
+    store: core.store,
+    persona: defaultPersona,
+    clock: core.clock,
+    logger: log,
+    mic,
+    speaker,
+    options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
+  })
+  const done = driver.runSession()
+  const conn = await server.waitForConnection(0)
+  await new Promise((r) => setTimeout(r, 30))
+  await settle()
+  return { ...core, unlocked, speaker, driver, done, conn, log }
 }
 
 export { settle }

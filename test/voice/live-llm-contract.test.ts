@@ -1,20 +1,11 @@
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
-import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { KEY } from '../gemini/helpers.js'
+import { geminiLive } from '../gemini/helpers.js'
 import { liveSessionContract } from './live-llm-contract.js'
 
 liveSessionContract('GeminiLive (the real SDK) against the fake Live server', async () => {
   const server = await FakeLiveServer.start()
-  const llm = new GeminiLive({
-    apiKey: KEY,
-    model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-    baseUrl: server.baseUrl,
-    logger: silentLogger,
-    clock: realClock(),
-  })
+  const llm = geminiLive({ baseUrl: server.baseUrl })
   const conn = () => server.waitForConnection(server.connections.length - 1)
   /** Everything the client sent has arrived once the server has seen the connection close. */
   const closed = async () => {

@@ -1,6 +1,4 @@
 import { createHmac } from 'node:crypto'
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical.js'
 import {
@@ -14,33 +12,14 @@ import { decisionMacInput, requestDigest, signRequest } from '../../src/protocol
 import { hmacHex } from '../../web/src/crypto.js'
 import { parsePairing } from '../../web/src/pairing.js'
 import { verifyOutcome, verifyReply, verifyRequest } from '../../web/src/verify.js'
+import { docVector, VECTOR_DECISION, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
 
 // The app's own verification (the code that runs in the browser) against docs/protocol.md's vectors.
-const doc = readFileSync(join(import.meta.dirname, '..', '..', 'docs', 'protocol.md'), 'utf8')
-function vector(name: string): Record<string, string> {
-  const block = new RegExp(`\`\`\`${name}\\n([\\s\\S]*?)\`\`\``).exec(doc)?.[1] ?? ''
-  return Object.fromEntries(
-    block
-      .trim()
-      .split('\n')
-      .map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]),
-  )
-}
-const v = vector('vector')
-const cv = vector('conversation-vector')
+const v = docVector('vector')
+const cv = docVector('conversation-vector')
 const key = Uint8Array.from(Buffer.from(v.key ?? '', 'hex'))
 const request = {
-  v: 1,
-  id: '7f3c9a4e-2b1d-4c8e-9f00-5a6b7c8d9e0f',
-  device: 'kitchen',
-  tool: 'unlock_door',
-  action: 'unlock the front door',
-  args: { door: 'front' },
-  critical: true,
-  channel: 'voice',
-  conversation: 'conv-42',
-  createdAt: 1764489600000,
-  expiresAt: 1764489720000,
+  ...VECTOR_REQUEST,
   digest: v['request.digest'],
   macs: { anna: v['request.mac'] },
 }
@@ -74,15 +53,7 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
   })
 
   it('signs a decision with the documented input and MAC', () => {
-    const d = {
-      id: request.id,
-      decision: 'approve' as const,
-      grant: 'session' as const,
-      digest: v['request.digest'] ?? '',
-      phone: 'anna',
-      at: 1764489630000,
-      nonce: 'q2VhZ3VsbC1ub25jZS0wMQ',
-    }
+    const d = VECTOR_DECISION
     expect(decisionMacText(d)).toBe(JSON.parse(v['decision.mac.input'] ?? '""'))
     expect(decisionMacText(d)).toBe(decisionMacInput(d))
     expect(hmacHex(key, decisionMacText(d))).toBe(v['decision.mac'])
