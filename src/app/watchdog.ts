@@ -54,6 +54,7 @@ export class Watchdog {
           (loopLimit / 1000).toFixed(3),
           action,
           `${process.pid}`,
+          stalledFormat('event loop'),
         ],
         { stdio: ['pipe', action === 'report' ? 'pipe' : 'ignore', 'inherit'] },
       )
@@ -111,16 +112,27 @@ export class Watchdog {
   }
 }
 
-function stalledLine(what: string, silentMs: number): string {
+/**
+ * The journal line of a stall, as a printf format with two `%s`: the time (epoch ms) and how long
+ * `what` was silent. One definition for both writers: the main thread (a feed) and the bash
+ * child (the event loop), which gets it as an argument. `what` is one of ours, never input.
+ */
+function stalledFormat(what: string): string {
   return JSON.stringify({
     level: 60,
-    time: Date.now(),
+    time: 0,
     app: 'nocturn',
     event: 'watchdog_stalled',
     watchdog: what,
-    silentMs,
+    silentMs: 0,
     msg: `watchdog: ${what} stalled`,
   })
+    .replace('"time":0', '"time":%s')
+    .replace('"silentMs":0', '"silentMs":%s')
+}
+
+function stalledLine(what: string, silentMs: number): string {
+  return stalledFormat(what).replace('%s', `${Date.now()}`).replace('%s', `${silentMs}`)
 }
 
 /** A watchdog that failed must not take the appliance down with it; say so and carry on. */
@@ -131,7 +143,7 @@ function failed(err: unknown): void {
 }
 
 // bash, for `read -t` (fractional seconds) and $EPOCHREALTIME. $1 the limit in seconds, $2 kill or
-// report, $3 the pid to kill. A heartbeat is one line on stdin; end of file (the process closed the
+// report, $3 the pid to kill, $4 the stall line's format (`stalledFormat`). A heartbeat is one line on stdin; end of file (the process closed the
 // pipe, or is gone) ends the watch. In report mode a stall is said once on stdout, as
 // `stalled <ms>`, and the watch resumes with the next heartbeat.
 const LOOP_WATCH = `
@@ -144,7 +156,7 @@ while :; do
   now=\${EPOCHREALTIME/./}
   silent=$(( (now - last) / 1000 ))
   if [ "$2" = kill ]; then
-    printf '{"level":60,"time":%s,"app":"nocturn","event":"watchdog_stalled","watchdog":"event loop","silentMs":%s,"msg":"watchdog: event loop stalled"}\\n' "$(( now / 1000 ))" "$silent" >&2
+    printf "$4\\n" "$(( now / 1000 ))" "$silent" >&2
     kill -KILL "$3"
     exit 0
   fi

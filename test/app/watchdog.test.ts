@@ -33,6 +33,38 @@ describe('the watchdog', () => {
     expect(stalled.silentMs).toBeGreaterThanOrEqual(300)
   })
 
+  it('kills a process whose microphone went quiet, with the same line as the loop watch', () => {
+    const stuck = runScript(
+      `import { Watchdog } from './src/app/watchdog.ts'
+      new Watchdog({ loopLimitMs: 300, intervalMs: 50 })
+      await new Promise((r) => setTimeout(r, 300))
+      const end = Date.now() + 5000
+      while (Date.now() < end) {}`,
+      15_000,
+    )
+    const quiet = runScript(
+      `import { Watchdog } from './src/app/watchdog.ts'
+      new Watchdog({ loopLimitMs: 15_000, intervalMs: 50, feeds: { microphone: 300 } })
+      await new Promise((r) => setTimeout(r, 5000))
+      console.log('survived')`,
+      15_000,
+    )
+    expect(quiet.signal).toBe('SIGKILL')
+    expect(quiet.stdout).not.toContain('survived')
+    const parse = (stderr: string) =>
+      JSON.parse(stderr.split('\n').find((l) => l.includes('watchdog_stalled')) ?? '{}') as Record<
+        string,
+        unknown
+      >
+    const [fromBash, fromNode] = [parse(stuck.stderr), parse(quiet.stderr)]
+    expect(fromNode).toMatchObject({ level: 60, event: 'watchdog_stalled', watchdog: 'microphone' })
+    expect(fromNode.silentMs).toBeGreaterThanOrEqual(300)
+    // One shape, whichever process wrote it: the journal is grepped the same way for both.
+    expect(Object.keys(fromNode)).toEqual(Object.keys(fromBash))
+    for (const line of [fromBash, fromNode])
+      expect(Math.abs(Date.now() - (line.time as number))).toBeLessThan(60_000)
+  })
+
   it('watches the loop from a child process (no second V8 isolate), which ends with the process', () => {
     const script = `
       import { readdirSync, readFileSync } from 'node:fs'
