@@ -65,14 +65,10 @@ describe('a store whose disk fills up while running', () => {
       if (!disk) return
       const work = mkdtempSync(join(tmpdir(), 'nocturn-ro-work-'))
       const path = join(disk.dir, 'nocturn.db')
-      // A timer set earlier, due a few seconds after the start.
+      // A timer set earlier, due a few seconds after the start: it must come due on a full disk.
+      const dueAt = Date.now() + 6000
       const before = new SqliteStore(path)
-      before.addTimer({
-        kind: 'timer',
-        label: 'tea',
-        dueAt: Date.now() + 4000,
-        createdAt: Date.now(),
-      })
+      before.addTimer({ kind: 'timer', label: 'tea', dueAt, createdAt: Date.now() })
       before.close()
       server = await FakeLiveServer.start({ scripts: [], logger: new MemoryLogger() })
       const log = new MemoryLogger()
@@ -99,6 +95,11 @@ describe('a store whose disk fills up while running', () => {
         wavLoop: true,
       })
       disk.fill()
+      // Else the timer's bookkeeping would have found room, and this test would prove nothing.
+      if (Date.now() >= dueAt)
+        throw new Error(
+          'the appliance took too long to start: the timer came due before the disk was full',
+        )
       await until(() => log.withEvent('timer_ringing').length > 0, 50)
       await until(() => appliance?.panel.led === 'error', 50)
       const failed = log.withEvent('store_unwritable')
