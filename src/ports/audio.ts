@@ -9,6 +9,11 @@ export interface AudioIn {
 }
 
 export interface AudioInSink {
+  /**
+   * One frame, valid only during the call: a source may hand on a view of a buffer it reuses for
+   * the next frame (nothing allocated per frame, src/audio/frame-splitter.ts). A consumer that
+   * keeps audio copies it.
+   */
   frame(pcm: Uint8Array, capturedAtMs: number): void
   /**
    * The source failed. `recoverable: true` — the source is already restarting itself (a recorder

@@ -68,6 +68,8 @@ export class FakeLiveConnection implements LiveSession {
 
   /** Frames sent while not open (closing or closed): dropped, as the port says. */
   droppedAudio = 0
+  /** The first byte of every frame sent while open, in order (a test's mic marks its frames). */
+  readonly audioMarks: number[] = []
 
   /** Not open once `close()` was called or either side closed it (the port's contract). */
   #isOpen(): boolean {
@@ -81,7 +83,9 @@ export class FakeLiveConnection implements LiveSession {
     }
     this.#audioBytes += pcm.byteLength
     this.#audioFrames++
-    this.lastAudio = pcm
+    // A copy: a frame is only lent for the call (ports/audio.ts).
+    this.lastAudio = pcm.slice()
+    this.audioMarks.push(pcm[0] ?? 0)
     const last = this.sent.at(-1)
     // Consecutive frames fold into one entry, so a minute of audio is not 3000 records.
     if (last?.kind === 'audio')

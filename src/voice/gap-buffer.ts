@@ -20,7 +20,7 @@ export class GapBuffer {
 
   /** Keeps a copy: capture adapters may reuse their buffers. */
   push(pcm: Uint8Array): void {
-    this.#frames.push(pcm.slice())
+    this.#frames.push(new Uint8Array(pcm)) // a copy, whatever the view (Buffer's slice() is none)
     this.#bytes += pcm.byteLength
     while (this.#bytes > this.#capBytes && this.#frames.length > 0) {
       this.#bytes -= this.#frames.shift()?.byteLength ?? 0

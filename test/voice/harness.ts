@@ -16,10 +16,20 @@ import type { VoiceOptions, WaitingNotice } from '../../src/voice/voice-session.
 import { geminiLive } from '../gemini/helpers.js'
 import { coreFixture } from '../helpers/core.js'
 
-/** A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio. */
+/**
+ * A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio, every
+ * byte the frame's mark (7, 8, … 246, then 7 again; `FakeLiveLLM.audioMarks` shows what arrived).
+ * Like the real sources it lends one reused buffer for every frame (ports/audio.ts), so whatever
+ * keeps audio without copying it shows up here as the wrong marks.
+ */
 export class TestMic extends FakeMic {
+  readonly #frame = new Uint8Array(640)
+  #spoken = 0
   speak(frames = 1): void {
-    for (let i = 0; i < frames; i++) this.sink?.frame(new Uint8Array(640).fill(7), 0)
+    for (let i = 0; i < frames; i++) {
+      this.#frame.fill(7 + (this.#spoken++ % 240))
+      this.sink?.frame(this.#frame, 0)
+    }
   }
 }
 

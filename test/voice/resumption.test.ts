@@ -220,6 +220,8 @@ describe('voice: connection lifetime (docs/design.md §2.10)', () => {
     expect(v.llm.current.audioFrames).toBe(5)
     v.source.speak(2)
     expect(v.llm.current.audioFrames).toBe(7)
+    // The frames themselves, in order: the microphone lent one buffer for all twelve.
+    expect(v.llm.current.audioMarks).toEqual([12, 13, 14, 15, 16, 17, 18])
     await v.driver.stop()
     await started
   })
