@@ -30,6 +30,7 @@ import { wavHeader } from '../src/audio/wav.js'
 import { silentLogger } from '../src/core/logger.js'
 import { DEFAULT_PREFIX } from '../src/protocol/index.js'
 import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
+import { fakeLiveProvider } from '../test/helpers/nocturn-process.js'
 import { type PacedDevice, pacedDeviceAvailable, startPacedDevice } from './audio/paced-device.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -178,11 +179,7 @@ function writeConfig(name: string): string {
   writeFileSync(
     path,
     JSON.stringify({
-      provider: {
-        model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-        textModel: 'gemini-3.5-flash',
-        baseUrl: server.baseUrl,
-      },
+      provider: fakeLiveProvider(server.baseUrl),
       audio,
       panel: { backend: 'none' },
       mqtt: { url: broker.url, deviceId: name },

@@ -26,10 +26,10 @@ class RecordingDevice implements SpeakerDevice {
 const RATE = 24_000
 const ms = (n: number) => (RATE * 2 * n) / 1000
 
-function setup(leadMs = 20) {
+function setup(leadMs = 20, tickMs = 10) {
   const clock = new VirtualClock()
   const device = new RecordingDevice(clock)
-  const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, leadMs, tickMs: 10 })
+  const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, leadMs, tickMs })
   return { clock, device, speaker, t0: clock.now() }
 }
 
@@ -140,15 +140,7 @@ describe('PacedSpeaker (virtual clock)', () => {
   })
 
   it("a reply's first chunks reach the device as they come, not at the next tick", async () => {
-    const clock = new VirtualClock()
-    const device = new RecordingDevice(clock)
-    const speaker = new PacedSpeaker({
-      device,
-      sampleRateHz: RATE,
-      clock,
-      leadMs: 500,
-      tickMs: 100,
-    })
+    const { clock, device, speaker } = setup(500, 100)
     speaker.write(new Uint8Array(ms(100)))
     await clock.advance(50)
     speaker.write(new Uint8Array(ms(100)))
@@ -160,7 +152,7 @@ describe('PacedSpeaker (virtual clock)', () => {
   })
 
   it('once the device has the whole reply, it wakes only when the device should be done: the run ends on time', async () => {
-    const clock = new VirtualClock()
+    const { clock, device, speaker } = setup(1000, 250)
     let wakes = 0
     const setTimer = clock.setTimeout.bind(clock)
     clock.setTimeout = (fn, delay) =>
@@ -168,14 +160,6 @@ describe('PacedSpeaker (virtual clock)', () => {
         wakes++
         fn()
       }, delay)
-    const device = new RecordingDevice(clock)
-    const speaker = new PacedSpeaker({
-      device,
-      sampleRateHz: RATE,
-      clock,
-      leadMs: 1000,
-      tickMs: 250,
-    })
     speaker.write(new Uint8Array(ms(1500)))
     expect(device.fed).toBe(ms(1000))
     await clock.advance(250)

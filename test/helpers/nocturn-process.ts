@@ -160,6 +160,15 @@ export function startNocturnRun(
   })
 }
 
+/** The config's `provider` section for the fake Live service at `baseUrl`. */
+export function fakeLiveProvider(baseUrl: string) {
+  return {
+    model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+    textModel: 'gemini-3.5-flash',
+    baseUrl,
+  }
+}
+
 /**
  * Writes `<work>/config.json` for `nocturn run` against the fake Live service at `baseUrl`, with
  * WAV audio (`inputWav` in, `<work>/speaker.wav` out), the broker at `brokerUrl` as device
@@ -174,11 +183,7 @@ export function writeRunConfig(
   writeFileSync(
     path,
     JSON.stringify({
-      provider: {
-        model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-        textModel: 'gemini-3.5-flash',
-        baseUrl: settings.baseUrl,
-      },
+      provider: fakeLiveProvider(settings.baseUrl),
       audio: {
         backend: 'wav',
         inputWav: settings.inputWav,
