@@ -21,8 +21,12 @@ export class PreRollRing {
     let src = frame
     if (src.byteLength >= cap) src = src.subarray(src.byteLength - cap)
     const first = Math.min(src.byteLength, cap - this.#end)
-    this.#buf.set(src.subarray(0, first), this.#end)
-    if (first < src.byteLength) this.#buf.set(src.subarray(first), 0)
+    // Whole when it fits (the usual 20 ms frame): a subarray is an object per frame.
+    if (first === src.byteLength) this.#buf.set(src, this.#end)
+    else {
+      this.#buf.set(src.subarray(0, first), this.#end)
+      this.#buf.set(src.subarray(first), 0)
+    }
     this.#end = (this.#end + src.byteLength) % cap
     this.#filled = Math.min(cap, this.#filled + src.byteLength)
   }
