@@ -26,8 +26,10 @@ export interface PortAudioDeviceOptions {
  * closed stream throws away unplayed (hardware/audio.md). Fed up to two buffers ahead, less a
  * margin for the clock estimate: PortAudio's callback then always finds a free period, so it waits
  * for JavaScript rather than for ALSA, and closing the stream is immediate. What the device holds
- * never falls below about one buffer, the cushion against a late timer or a late PortAudio thread
- * (measured with 40 ms buffers: 22–32 gaps a minute under two CPU hogs, bench/RESULTS.md).
+ * stays above about 140 ms (two buffers less one and a tick), the cushion against a late timer or
+ * a late PortAudio thread (bench/RESULTS.md: with 40 ms buffers 22–32 gaps a minute under two CPU
+ * hogs, now none in 5 minutes; three hogs still gapped, 300 ms buffers did not, but a reply then
+ * waits for 300 ms of audio before it starts, 96 ms on the bench instead of 45).
  */
 export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 200
 export const PORTAUDIO_AHEAD_MS = 2 * PORTAUDIO_FRAMES_PER_BUFFER_MS - 20
