@@ -129,9 +129,10 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
       stallMs: Number.POSITIVE_INFINITY,
     })
     const mine = () => alsa.played().slice(files)
-    // Neither reply is a whole number of PortAudio buffers (9600 bytes).
-    const first = Buffer.from(vadClip('speech-en-gb-f.wav').subarray(0, 9600 * 4 + 100))
-    const second = Buffer.from(vadClip('speech-de-m.wav').subarray(0, 9600 * 3 + 700))
+    // Neither reply is a whole number of PortAudio buffers.
+    const buffer = bytesForMs(24_000, PORTAUDIO_FRAMES_PER_BUFFER_MS)
+    const first = Buffer.from(vadClip('speech-en-gb-f.wav').subarray(0, buffer * 3 + 100))
+    const second = Buffer.from(vadClip('speech-de-m.wav').subarray(0, buffer * 2 + 700))
     s.speaker.write(first)
     s.speaker.endOfReply()
     // Its tail is out without the next reply: the end of the reply completed its last buffer.

@@ -21,17 +21,17 @@ export interface PortAudioDeviceOptions {
 }
 
 /**
- * 200 ms PortAudio buffers. PortAudio asks ALSA for one buffer of latency, and the pulse plugin
- * (a Linux desktop's default device) makes that three periods: 600 ms below naudiodon, which a
+ * 300 ms PortAudio buffers. PortAudio asks ALSA for one buffer of latency, and the pulse plugin
+ * (a Linux desktop's default device) makes that three periods: 900 ms below naudiodon, which a
  * closed stream throws away unplayed (hardware/audio.md). Fed up to two buffers ahead, less a
  * margin for the clock estimate: PortAudio's callback then always finds a free period, so it waits
  * for JavaScript rather than for ALSA, and closing the stream is immediate. What the device holds
- * stays above about 140 ms (two buffers less one and a tick), the cushion against a late timer or
+ * stays above about 240 ms (two buffers less one and a tick), the cushion against a late timer or
  * a late PortAudio thread (bench/RESULTS.md: with 40 ms buffers 22–32 gaps a minute under two CPU
- * hogs, now none in 5 minutes; three hogs still gapped, 300 ms buffers did not, but a reply then
- * waits for 300 ms of audio before it starts, 96 ms on the bench instead of 45).
+ * hogs; with 200 ms none in 5 minutes under two, but some under three; with 300 ms none under
+ * three). The price: a reply starts once its first 300 ms are here (95 ms on the bench).
  */
-export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 200
+export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 300
 export const PORTAUDIO_AHEAD_MS = 2 * PORTAUDIO_FRAMES_PER_BUFFER_MS - 20
 export const PORTAUDIO_FEED_TICK_MS = 40
 /** Audio this long past its estimated end has been heard (the estimate runs a little early). */
