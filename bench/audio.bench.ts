@@ -27,7 +27,7 @@ import { DEFAULT_LEAD_MS, DEFAULT_TICK_MS } from '../src/audio/paced-speaker.js'
 import { silentLogger } from '../src/core/logger.js'
 import type { AudioOut } from '../src/ports/audio.js'
 import { type CpuQuota, makeCpuQuota } from '../test/helpers/cpu-quota.js'
-import { counterReply, countGaps, firstIndexFrom } from './audio/counter.js'
+import { counterReply, countGaps, firstHeardFrom } from './audio/counter.js'
 import { Monitor, nowMs, staleAfter } from './audio/monitor.js'
 import { pacedDeviceAvailable, startPacedDevice } from './audio/paced-device.js'
 import { machineLine, quantile } from './machine.js'
@@ -102,15 +102,20 @@ function pacedPlayer(name: string, speaker: AudioOut): Player & { speaker: Audio
  * (as a Live model streams) and closed by the model's end-of-reply word, with 0.3–2 s between
  * replies, until `seconds` have been scheduled.
  */
-async function playSchedule(players: readonly Player[], seconds: number): Promise<number[]> {
+async function playSchedule(
+  players: readonly Player[],
+  seconds: number,
+): Promise<{ lengths: number[]; startedAt: number[] }> {
   const rand = rng(42)
   const lengths: number[] = []
+  const startedAt: number[] = [] // when each reply's first chunk was written (nowMs)
   const end = performance.now() + seconds * 1000
   while (performance.now() < end) {
     const n = Math.round((2 + rand() * 10) * RATE)
     lengths.push(n)
     const reply = counterReply(n)
     const start = performance.now()
+    startedAt.push(nowMs())
     for (let at = 0, k = 0; at < reply.byteLength; at += CHUNK, k++) {
       const c = reply.subarray(at, at + CHUNK)
       for (const p of players) p.write(c)
@@ -121,7 +126,7 @@ async function playSchedule(players: readonly Player[], seconds: number): Promis
     // Wait for the reply to finish playing, then the pause before the next one.
     await sleep(Math.max(0, start + (n / RATE) * 1000 - performance.now()) + 300 + rand() * 1700)
   }
-  return lengths
+  return { lengths, startedAt }
 }
 
 /**
@@ -206,6 +211,10 @@ const fmt = (xs: readonly number[]) =>
         .sort((a, b) => a - b)
         .map((x) => x.toFixed(1))
         .join(', ')}`
+
+/** `median / max` of sorted values. */
+const medianMax = (xs: readonly number[]) =>
+  xs.length === 0 ? '—' : `${quantile(xs, 0.5).toFixed(1)} / ${(xs.at(-1) as number).toFixed(1)}`
 
 console.log(machineLine())
 const unavailable = pacedDeviceAvailable()
@@ -314,8 +323,9 @@ try {
       await Promise.all(monitors.map((m) => m.ready()))
       await sleep(300)
       const hogging = hogs(load)
+      const heardFrom = nowMs()
       const t0 = performance.now()
-      const lengths = await playSchedule(players, PLAY_S)
+      const { lengths, startedAt } = await playSchedule(players, PLAY_S)
       const seconds = (performance.now() - t0) / 1000
       console.log(`hung-player replacements (speaker_stalled) during the phase: ${stalls}`)
       stalls = 0
@@ -325,12 +335,22 @@ try {
       await Promise.all(players.map((p) => p.close()))
       const rows: Record<string, Record<string, string | number>> = {}
       for (const [i, p] of players.entries()) {
-        const g = countGaps((heard[i] as { samples: Int16Array }).samples, lengths)
+        const h = heard[i] as { samples: Int16Array; t0: number }
+        const g = countGaps(h.samples, lengths)
+        // From a reply's first write to its sample 0 on the monitor (the sink's latency included).
+        const delays = g.startsAt
+          .map((at, k) => h.t0 + (at / RATE) * 1000 - (startedAt[k] ?? Number.NaN))
+          .sort((a, b) => a - b)
+        if (process.env.BENCH_DEBUG) {
+          const at = g.gapsEndAt.map((x) => (h.t0 + (x / RATE) * 1000 - heardFrom).toFixed(0))
+          console.log(`${p.name}: gaps end at ${at.join(', ')} ms into the phase`)
+        }
         rows[p.name] = {
           'replies played / heard': `${lengths.length} / ${g.replies}`,
           gaps: g.gaps,
           'gap ms (sorted)': fmt(g.gapMs),
           'starts clipped, ms (sorted)': fmt(g.clippedStartMs),
+          'start delay ms, median / max': medianMax(delays),
           'cut short': g.cutShort,
           'tail late': g.lateTails,
           rewinds: g.rewinds,
@@ -353,6 +373,7 @@ try {
     const rand = rng(7)
     const stale: Record<string, number[]> = { paced: [], floor: [], pa: [] }
     const clipped: Record<string, number[]> = { paced: [], floor: [], pa: [] }
+    const startDelay: Record<string, number[]> = { paced: [], floor: [], pa: [] }
     let floorPlayer = naivePlayer(env, 'play_s_naive')
     for (let d = 0; d < DROPS; d++) {
       const monitors = {
@@ -394,8 +415,14 @@ try {
         const heard = await m.stop()
         stale[k]?.push(staleAfter(heard, bargedAt[k] as number))
         const from = Math.floor(((nextAt - 150 - heard.t0) / 1000) * RATE)
-        const first = firstIndexFrom(heard.samples, from)
-        clipped[k]?.push(first === undefined ? Number.NaN : (first / RATE) * 1000)
+        const first = firstHeardFrom(heard.samples, from)
+        clipped[k]?.push(first === undefined ? Number.NaN : (first.index / RATE) * 1000)
+        // From the next reply's write to its sample 0 on the monitor.
+        startDelay[k]?.push(
+          first === undefined
+            ? Number.NaN
+            : heard.t0 + ((first.at - first.index) / RATE) * 1000 - nextAt,
+        )
         if (process.env.BENCH_DEBUG)
           console.log(
             `drop ${d} at ${at.toFixed(0)} ms, ${k}: stale ${stale[k]?.at(-1)?.toFixed(1)} ms, next reply missing ${clipped[k]?.at(-1)?.toFixed(1)} ms`,
@@ -421,6 +448,9 @@ try {
         'p25–p75': `${quantile(s, 0.25).toFixed(1)}–${quantile(s, 0.75).toFixed(1)}`,
         'min–max': `${(s[0] as number).toFixed(1)}–${(s.at(-1) as number).toFixed(1)}`,
         'next reply: ms missing at its start, max': +(c.at(-1) ?? Number.NaN).toFixed(2),
+        'next reply: start delay ms, median / max': medianMax(
+          (startDelay[k] ?? []).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b),
+        ),
       }
     }
     console.log(`\nstale audio after ${DROPS} drops at 0.3–3 s into a 5 s reply (monitor at 1 ms):`)

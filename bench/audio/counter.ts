@@ -29,6 +29,10 @@ export interface GapReport {
   readonly rewinds: number
   /** Samples that were not counter audio where counter audio was due (mixing errors). */
   readonly foreign: number
+  /** For each reply heard, where in `heard` its sample 0 was (or would have been, if clipped). */
+  readonly startsAt: number[]
+  /** For each gap, where in `heard` it ended. */
+  readonly gapsEndAt: number[]
 }
 
 /** Walks what the monitor heard against the lengths (in samples) of the replies played, in order. */
@@ -38,6 +42,8 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
   let silence = 0
   const gapMs: number[] = []
   const clippedStartMs: number[] = []
+  const startsAt: number[] = []
+  const gapsEndAt: number[] = []
   let cutShort = 0
   let rewinds = 0
   let lateTails = 0
@@ -64,7 +70,10 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
     if (due && idx === j % SPAN) {
       // A reply's tail heard only after a pause: held back until the next reply pushed it out.
       if (silence >= pause) lateTails++
-      else if (silence > 0) gapMs.push(ms(silence))
+      else if (silence > 0) {
+        gapMs.push(ms(silence))
+        gapsEndAt.push(i)
+      }
       if (silence > 0 && process.env.BENCH_DEBUG)
         console.log(
           `reply ${r}: ${ms(silence).toFixed(1)} ms silent at ${ms(j).toFixed(1)} ms, ${(lengths[r] ?? 0) - j} samples before its end`,
@@ -78,6 +87,7 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
       // start was not heard).
       if (due) cutShort++
       if (idx > 0) clippedStartMs.push(ms(idx))
+      startsAt.push(i - idx)
       r++
       j = idx + 1
       silence = 0
@@ -95,6 +105,7 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
     } else if (d <= SPAN / 2) {
       // A jump forward inside the reply: samples lost.
       gapMs.push(ms(silence + d))
+      gapsEndAt.push(i)
       if (process.env.BENCH_DEBUG)
         console.log(
           `reply ${r}: ${ms(silence).toFixed(1)} ms silent + ${d} samples lost at ${ms(j).toFixed(1)} ms, ${(lengths[r] ?? 0) - j} samples before its end`,
@@ -116,14 +127,19 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
     lateTails,
     rewinds,
     foreign,
+    startsAt,
+    gapsEndAt,
   }
 }
 
-/** The first counter index heard at or after sample `from`: 0 means the reply began whole. */
-export function firstIndexFrom(heard: Int16Array, from: number): number | undefined {
+/** Where in `heard`, at or after sample `from`, the first counter sample is, and its index. */
+export function firstHeardFrom(
+  heard: Int16Array,
+  from: number,
+): { at: number; index: number } | undefined {
   for (let i = Math.max(0, from); i < heard.length; i++) {
     const x = heard[i] as number
-    if (x !== 0) return x - BASE
+    if (x !== 0) return { at: i, index: x - BASE }
   }
   return undefined
 }

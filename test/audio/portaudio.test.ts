@@ -51,7 +51,6 @@ afterAll(() => {
 })
 
 const skip = naudiodonMissing()
-const msOf = (pcm: Uint8Array) => (pcm.byteLength / 48_000) * 1000
 /** Lets virtual time pass in small steps, giving PortAudio's threads real time to write, until `check()`. */
 async function playUntil(clock: VirtualClock, check: () => boolean): Promise<void> {
   while (!check()) {
@@ -102,8 +101,8 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     await clock.advance(2000)
     const second = vadClip('speech-de-m.wav')
     s.speaker.write(second)
-    await clock.advance((second.byteLength / 48_000) * 1000 + 100)
-    await until(() => alsa.played().some((f) => indexOf(f, second) >= 0))
+    // The silence the device feeds after a reply pushes its tail through the file PCM.
+    await playUntil(clock, () => alsa.played().some((f) => indexOf(f, second) >= 0))
     await s.speaker.close()
     const all = Buffer.concat(alsa.played())
     // PortAudio starts each stream with a little silence, so look for the payload, not at 0.
@@ -120,7 +119,7 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     expect(errors).toEqual([])
   })
 
-  it('between replies the stream is fed silence, and each reply reaches the device whole, its last partial buffer included', async () => {
+  it('once a reply has played out its stream is replaced by a fresh one, left unfed until the next reply, and each reply reaches the device whole, its last partial buffer included', async () => {
     const clock = new VirtualClock()
     const files = alsa.played().length
     const s = createPortAudioSpeaker({
@@ -129,53 +128,18 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
       logger: silentLogger,
       stallMs: Number.POSITIVE_INFINITY,
     })
-    const mine = () => Buffer.concat(alsa.played().slice(files))
-    // Neither reply is a whole number of PortAudio buffers (1920 bytes).
-    const first = Buffer.from(vadClip('speech-en-gb-f.wav').subarray(0, 1920 * 20 + 100))
-    const second = Buffer.from(vadClip('speech-de-m.wav').subarray(0, 1920 * 15 + 700))
+    const mine = () => alsa.played().slice(files)
+    // Neither reply is a whole number of PortAudio buffers.
+    const buffer = bytesForMs(24_000, PORTAUDIO_FRAMES_PER_BUFFER_MS)
+    const first = Buffer.from(vadClip('speech-en-gb-f.wav').subarray(0, buffer * 3 + 100))
+    const second = Buffer.from(vadClip('speech-de-m.wav').subarray(0, buffer * 2 + 700))
     s.speaker.write(first)
     s.speaker.endOfReply()
-    await clock.advance(msOf(first))
-    // Its tail is out without the next reply (the file PCM writes out what the silence after it
-    // pushes through).
-    await playUntil(clock, () => indexOf(mine(), first) >= 0)
-    await clock.advance(600) // idle: the device goes on taking silence
-    s.speaker.write(second)
-    s.speaker.endOfReply()
-    await clock.advance(msOf(second))
-    await playUntil(clock, () => indexOf(mine(), second) >= 0)
-    await s.speaker.close()
-    // One stream throughout (one file; PortAudio's format check leaves an empty one), the pause
-    // between the replies filled with zeros.
-    expect(
-      alsa
-        .played()
-        .slice(files)
-        .filter((f) => f.byteLength > 0),
-    ).toHaveLength(1)
-    const all = mine()
-    const end = indexOf(all, first) + first.byteLength
-    const between = all.subarray(end, indexOf(all, second))
-    expect(between.byteLength).toBeGreaterThanOrEqual(bytesForMs(24_000, 600))
-    expect(between.every((b) => b === 0)).toBe(true)
-  })
-
-  it('a stream with only silence to play for 30 s is replaced by a fresh one, left unfed until the next reply', async () => {
-    const clock = new VirtualClock()
-    const files = alsa.played().length
-    const s = createPortAudioSpeaker({
-      device: 'nocturn_play',
-      clock,
-      logger: silentLogger,
-      stallMs: Number.POSITIVE_INFINITY,
-    })
-    const first = Buffer.from(vadClip('speech-en-sc-m.wav').subarray(0, 9600))
-    s.speaker.write(first)
-    s.speaker.endOfReply()
-    await playUntil(clock, () => indexOf(Buffer.concat(alsa.played().slice(files)), first) >= 0)
+    // Its tail is out without the next reply: the end of the reply completed its last buffer.
+    await playUntil(clock, () => mine().some((f) => indexOf(f, first) >= 0))
     const opened = alsa.played().length
-    await clock.advance(31_000)
-    await until(() => alsa.played().length > opened)
+    // Played out: the stream is closed and a fresh one opened (a file of its own).
+    await playUntil(clock, () => alsa.played().length > opened)
     const fresh = () => alsa.played().at(-1) as Buffer
     // PortAudio's own start-up silence aside, nothing goes to the fresh stream while idle.
     await new Promise((r) => setTimeout(r, 200))
@@ -183,12 +147,16 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     await clock.advance(5_000)
     await new Promise((r) => setTimeout(r, 200))
     expect(fresh().byteLength).toBe(before)
-    const next = Buffer.from(vadClip('speech-de-m.wav').subarray(0, 9600))
-    s.speaker.write(next)
+    s.speaker.write(second)
     s.speaker.endOfReply()
-    await playUntil(clock, () => indexOf(fresh(), next) >= 0)
+    await playUntil(clock, () => indexOf(fresh(), second) >= 0)
     await s.speaker.close()
-    expect(indexOf(fresh(), first)).toBe(-1)
+    expect(
+      fresh()
+        .subarray(0, indexOf(fresh(), second))
+        .every((b) => b === 0),
+    ).toBe(true)
+    expect(indexOf(fresh(), first.subarray(0, 960))).toBe(-1)
   })
 
   it('an unknown device name is a clear error naming `nocturn devices`', async () => {

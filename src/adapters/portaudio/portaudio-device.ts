@@ -13,36 +13,50 @@ export interface PortAudioDeviceOptions {
   readonly logger: Logger
   /** PortAudio's buffer in frames (see the defaults below). */
   readonly framesPerBuffer?: number | undefined
-  /** How far ahead of the device's play position naudiodon is kept fed, reply or silence. */
+  /** How far ahead of the device's play position naudiodon is fed while a reply plays. */
   readonly aheadMs?: number | undefined
-  /** How often the feed is looked at. */
+  /** How often the feed is looked at while a reply plays. */
   readonly tickMs?: number | undefined
   readonly onError?: (error: NocturnError) => void
 }
 
 /**
- * 40 ms PortAudio buffers: PortAudio then keeps about 100 ms in the ALSA buffer below it, and that
- * part is thrown away when a stream is closed (measured on the pulse plugin, bench/RESULTS.md), so
- * it is a cushion against late timers that a drop does not play. Fed 80 ms ahead every 20 ms:
- * naudiodon's own queue stays empty, since every whole buffer handed over fits in ALSA at once.
+ * 300 ms PortAudio buffers. PortAudio asks ALSA for one buffer of latency, and the pulse plugin
+ * (a Linux desktop's default device) makes that three periods: 900 ms below naudiodon, which a
+ * closed stream throws away unplayed (hardware/audio.md). Fed up to two buffers ahead, less a
+ * margin for the clock estimate: PortAudio's callback then always finds a free period, so it waits
+ * for JavaScript rather than for ALSA, and closing the stream is immediate. What the device holds
+ * stays above about 240 ms (two buffers less one and a tick), the cushion against a late timer or
+ * a late PortAudio thread (bench/RESULTS.md: with 40 ms buffers 22–32 gaps a minute under two CPU
+ * hogs; with 200 ms none in 5 minutes under two, but some under three; with 300 ms none under
+ * three). The price: a reply starts once its first 300 ms are here (95 ms on the bench).
  */
-export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 40
-export const PORTAUDIO_AHEAD_MS = 80
-export const PORTAUDIO_FEED_TICK_MS = 20
-/** A stream fed only silence this long is replaced, so the clock estimate never drifts far. */
-const RENEW_IDLE_MS = 30_000
+export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 300
+export const PORTAUDIO_AHEAD_MS = 2 * PORTAUDIO_FRAMES_PER_BUFFER_MS - 20
+export const PORTAUDIO_FEED_TICK_MS = 40
+/** Audio this long past its estimated end has been heard (the estimate runs a little early). */
+const HEARD_MS = 30
+/**
+ * A stream whose audio has all played is replaced this long after it (fed silence meanwhile), so
+ * that its ALSA buffer, three buffers on the pulse plugin, holds only silence when it is closed.
+ * Audio that comes sooner goes to a fresh stream at once.
+ */
+const RETIRE_BUFFERS = 4
 
 /**
- * The speaker as a naudiodon output stream, fed by the clock in whole PortAudio buffers — reply
- * audio when there is some, silence when not (hardware/audio.md has the measurements):
- * - naudiodon's callback blocks when its queue is empty; a stream left unfed between replies
- *   underruns, and the recovery lost the first 10–12 ms of every next reply. Fed silence, it never
- *   waits, and a reply's start queues behind at most `aheadMs` of silence.
+ * The speaker as naudiodon output streams, one per run of audio, fed by the clock (hardware/audio.md
+ * has the measurements):
+ * - naudiodon's callback passes on whole buffers and blocks while its queue is short of one. A
+ *   stream that ran dry underruns, and the recovery loses the first buffer written after it. A
+ *   stream that was never fed does not underrun (on the pulse plugin it starts with its first
+ *   buffer), and takes a reply at once. So each reply goes to a fresh stream: once a stream's audio
+ *   has played out it is closed and a new one opened, left unfed until the next reply.
  * - naudiodon cannot flush: its quit plays out every queued chunk. So audio waits here, in JS,
- *   and goes to naudiodon only as the device needs it; `silence()` throws the rest away and swaps
- *   the stream for a fresh one (what the old one still holds is in the ALSA buffer closing drops).
- * - The callback passes on whole buffers only, so a reply's last partial buffer is completed with
- *   silence when the reply ends (`endOfAudio`) or when the device would otherwise run dry.
+ *   and goes to naudiodon only `aheadMs` ahead of the play position; `silence()` throws the rest
+ *   away and swaps the stream for a fresh one (what the old one holds is in the ALSA buffer, which
+ *   closing drops).
+ * - A reply's last partial buffer is completed with silence when the reply ends (`endOfAudio`) or
+ *   when the device would otherwise run dry; a stream that has not started yet waits for the rest.
  */
 export class PortAudioDevice implements SpeakerDevice {
   readonly #options: PortAudioDeviceOptions
@@ -53,6 +67,7 @@ export class PortAudioDevice implements SpeakerDevice {
   readonly #aheadBytes: number
   readonly #tickMs: number
   readonly #bytesPerMs: number
+  readonly #retireMs: number
   #stream: NaudiodonStream | undefined
   #closed = false
   #timer: TimerHandle | undefined
@@ -61,12 +76,13 @@ export class PortAudioDevice implements SpeakerDevice {
   #head = 0
   #pendingBytes = 0
   #flush = false // the audio so far is all there is: complete its last buffer with silence
-  // The current stream: bytes passed to it, and the time from which it plays them at the rate.
+  // The current stream: bytes passed to it, how many of them end its last audio, and when it
+  // started playing (its first whole buffer), undefined before.
   #written = 0
-  #anchor = 0
-  #audioAt = 0 // when reply audio last went to the stream
-  #fed = false // the current stream has had audio: from then on it is never left to run dry
-  #accepted = 0 // bytes naudiodon has passed to its native queue (its write callbacks)
+  #audioEnd = 0
+  #startedAt: number | undefined
+  #taken = 0 // bytes of the current stream naudiodon has passed to its native queue
+  #accepted = 0 // the same over all streams (the stall watch's progress)
   readonly #tick = () => {
     this.#timer = undefined
     this.#feed()
@@ -80,8 +96,9 @@ export class PortAudioDevice implements SpeakerDevice {
       Math.round((options.sampleRateHz * PORTAUDIO_FRAMES_PER_BUFFER_MS) / 1000)
     this.#bufferBytes = this.#frames * 2
     this.#bytesPerMs = (options.sampleRateHz * 2) / 1000
-    this.#aheadBytes = Math.round((options.aheadMs ?? PORTAUDIO_AHEAD_MS) * this.#bytesPerMs)
+    this.#aheadBytes = this.#even((options.aheadMs ?? PORTAUDIO_AHEAD_MS) * this.#bytesPerMs)
     this.#tickMs = options.tickMs ?? PORTAUDIO_FEED_TICK_MS
+    this.#retireMs = (RETIRE_BUFFERS * this.#bufferBytes) / this.#bytesPerMs
     const pa = loadNaudiodon()
     this.#deviceId = resolvePortAudioDevice(pa, options.device, 'playback').id
     this.#stream = this.#open()
@@ -118,8 +135,9 @@ export class PortAudioDevice implements SpeakerDevice {
     })
     stream.start()
     this.#written = 0
-    this.#fed = false
-    this.#anchor = this.#audioAt = monotonicNow(this.#clock)
+    this.#audioEnd = 0
+    this.#startedAt = undefined
+    this.#taken = 0
     return stream
   }
 
@@ -128,13 +146,6 @@ export class PortAudioDevice implements SpeakerDevice {
     this.#pending.push(pcm)
     this.#pendingBytes += pcm.byteLength
     this.#flush = false
-    if (!this.#fed) {
-      // A fresh stream plays from its first audio (until then its callback waits, harmlessly:
-      // the device has not started); the first stream of a process took over a second to start
-      // taking audio, which a clock started at the open would have counted as played.
-      this.#fed = true
-      this.#anchor = monotonicNow(this.#clock)
-    }
     this.#feed()
   }
 
@@ -158,9 +169,7 @@ export class PortAudioDevice implements SpeakerDevice {
     this.#head = 0
     this.#pendingBytes = 0
     this.#flush = false
-    // Closed first: opening a stream takes milliseconds, during which the old one would play on.
-    if (this.#stream) closeQuietly(this.#stream)
-    this.#stream = this.#open()
+    this.#replace()
   }
 
   /**
@@ -185,63 +194,88 @@ export class PortAudioDevice implements SpeakerDevice {
     })
   }
 
-  /** Tops the stream up to `aheadMs` past its estimated play position, in whole buffers. */
+  /** Closed first: on a card only one stream can be open, and the old one would play on. */
+  #replace(): void {
+    if (this.#stream) closeQuietly(this.#stream)
+    this.#stream = this.#open()
+  }
+
+  /** When the first `bytes` of the current stream will have played (a monotonic time). */
+  #playedBy(bytes: number): number {
+    return (this.#startedAt ?? Number.POSITIVE_INFINITY) + bytes / this.#bytesPerMs
+  }
+
+  /**
+   * Passes audio on up to `aheadMs` past the estimated play position, completes a last partial
+   * buffer with silence when it must, and replaces a stream whose audio has all played.
+   */
   #feed(): void {
     if (this.#closed || !this.#stream) return
     const now = monotonicNow(this.#clock)
-    if (!this.#fed) return
-    if (this.#pendingBytes === 0 && now - this.#audioAt >= RENEW_IDLE_MS) {
-      // Only silence for a while: a fresh stream, left unfed until the next reply, restarts the
-      // clock estimate from the device's start, so the estimate never drifts far from the device.
-      closeQuietly(this.#stream)
-      this.#stream = this.#open()
-      return
+    // Everything this stream had has played (and naudiodon took all of it: closing drops what it
+    // has not): the stream is running dry, or soon will. The next audio goes to a fresh stream,
+    // which starts with it instead of losing its first buffer.
+    const heard = now >= this.#playedBy(this.#audioEnd) + HEARD_MS && this.#taken === this.#written
+    if (
+      heard &&
+      (this.#pendingBytes > 0 || now >= this.#playedBy(this.#audioEnd) + this.#retireMs)
+    ) {
+      this.#replace()
+      if (this.#pendingBytes === 0) return
     }
-    const played = (now - this.#anchor) * this.#bytesPerMs
-    if (played > this.#written) {
-      // The device ran dry (a late timer): it waited for us, and plays on from now.
-      this.#anchor = now - this.#written / this.#bytesPerMs
-    }
-    const ahead = this.#written - Math.min(played, this.#written)
     const buf = this.#bufferBytes
-    const room = Math.floor((this.#aheadBytes - ahead) / buf)
-    // A partial buffer of reply waits for the rest unless the reply is over or the device could
-    // run dry before the tick after this one (padding it sooner put silence inside a reply whose
-    // next chunk was a moment away). Silence goes only where no reply is left to play, and only what keeps the
-    // device above one buffer under the target, so a reply queues behind as little as it can.
-    const urgent = ahead < 1.5 * this.#tickMs * this.#bytesPerMs
-    const whole = Math.floor(this.#pendingBytes / buf)
-    const partial = this.#pendingBytes - whole * buf > 0 && (this.#flush || urgent) ? 1 : 0
-    const audio = Math.min(room, whole + partial)
-    const left = this.#pendingBytes - Math.min(this.#pendingBytes, audio * buf)
-    const silent = left === 0 && audio === 0 ? room : 0
-    if (audio + silent > 0) {
-      const out = Buffer.alloc((audio + silent) * buf) // zeros: silence where no audio fills it
-      if (this.#take(out, audio * buf) > 0) this.#audioAt = now
+    const started = this.#startedAt !== undefined
+    const played = started
+      ? Math.min((now - (this.#startedAt as number)) * this.#bytesPerMs, this.#written)
+      : 0
+    const room = this.#even(played + this.#aheadBytes - this.#written)
+    const audio = Math.min(this.#pendingBytes, Math.max(0, room))
+    const partial = (this.#written + audio) % buf
+    // What the device holds in whole buffers, the only ones PortAudio has passed on.
+    const held = this.#written + audio - partial - played
+    // With no audio left to give, silence completes the last buffer at the end of a reply, and
+    // keeps a started stream from running dry until it is retired: closing a stream drops what its
+    // ALSA buffer holds, so that must be silence by then, and what comes after its audio pushes
+    // it out.
+    const low = started && held < 2 * this.#tickMs * this.#bytesPerMs
+    const pad =
+      this.#pendingBytes === audio && ((this.#flush && partial > 0) || low) ? buf - partial : 0
+    if (audio + pad > 0) {
+      const out = Buffer.alloc(audio + pad) // zeros: silence where no audio fills it
+      this.#take(out, audio)
       this.#written += out.byteLength
-      this.#stream.write(out, () => {
+      if (audio > 0) this.#audioEnd = this.#written - pad
+      if (!started && this.#written >= buf) this.#startedAt = now
+      const stream = this.#stream
+      stream.write(out, () => {
         this.#accepted += out.byteLength
+        if (stream === this.#stream) this.#taken += out.byteLength
       })
     }
-    this.#timer ??= this.#clock.setTimeout(this.#tick, this.#tickMs)
+    if (this.#startedAt !== undefined || this.#pendingBytes > 0) {
+      this.#timer ??= this.#clock.setTimeout(this.#tick, this.#tickMs)
+    }
   }
 
-  /** Moves up to `max` bytes of pending audio into the start of `out`; returns how many. */
-  #take(out: Buffer, max: number): number {
+  /** Moves `n` bytes of pending audio into the start of `out`. */
+  #take(out: Buffer, n: number): void {
     let at = 0
-    while (at < max && this.#pendingBytes > 0) {
+    while (at < n) {
       const chunk = this.#pending[0] as Uint8Array
-      const n = Math.min(max - at, chunk.byteLength - this.#head)
-      out.set(chunk.subarray(this.#head, this.#head + n), at)
-      at += n
-      this.#head += n
-      this.#pendingBytes -= n
+      const k = Math.min(n - at, chunk.byteLength - this.#head)
+      out.set(chunk.subarray(this.#head, this.#head + k), at)
+      at += k
+      this.#head += k
+      this.#pendingBytes -= k
       if (this.#head === chunk.byteLength) {
         this.#pending.shift()
         this.#head = 0
       }
     }
     if (this.#pendingBytes === 0) this.#flush = false
-    return at
+  }
+
+  #even(bytes: number): number {
+    return Math.floor(bytes / 2) * 2
   }
 }

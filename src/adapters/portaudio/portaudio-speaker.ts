@@ -3,13 +3,14 @@ import type { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
 import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
-import { PortAudioDevice } from './portaudio-device.js'
+import { PORTAUDIO_AHEAD_MS, PortAudioDevice } from './portaudio-device.js'
 
 /**
- * The paced speaker's usual lead: what it hands over waits in the device's own queue in JS, which
- * a drop throws away, and goes to naudiodon only as the device needs it (portaudio-device.ts).
+ * What the paced speaker hands over waits in the device's own queue in JS, which a drop throws
+ * away, and goes to naudiodon only as the device needs it (portaudio-device.ts). So the lead can
+ * exceed the device's own feed, which it must for the device to have its whole feed to give.
  */
-export const PORTAUDIO_LEAD_MS = DEFAULT_LEAD_MS
+export const PORTAUDIO_LEAD_MS = Math.max(DEFAULT_LEAD_MS, PORTAUDIO_AHEAD_MS + 120)
 export const PORTAUDIO_TICK_MS = DEFAULT_TICK_MS
 
 /** The speaker on PortAudio: the same paced buffer, in front of a naudiodon stream. */
