@@ -8,10 +8,14 @@ import { PORTAUDIO_AHEAD_MS, PortAudioDevice } from './portaudio-device.js'
 /**
  * What the paced speaker hands over waits in the device's own queue in JS, which a drop throws
  * away, and goes to naudiodon only as the device needs it (portaudio-device.ts). So the lead can
- * exceed the device's own feed, which it must for the device to have its whole feed to give.
+ * exceed the device's own feed, which it must for the device to have its whole feed to give: just
+ * before a tick the device holds lead − tick, which must still cover the feed (and 20 ms more).
  */
-export const PORTAUDIO_LEAD_MS = Math.max(DEFAULT_LEAD_MS, PORTAUDIO_AHEAD_MS + 120)
 export const PORTAUDIO_TICK_MS = DEFAULT_TICK_MS
+export const PORTAUDIO_LEAD_MS = Math.max(
+  DEFAULT_LEAD_MS,
+  PORTAUDIO_AHEAD_MS + PORTAUDIO_TICK_MS + 20,
+)
 
 /** The speaker on PortAudio: the same paced buffer, in front of a naudiodon stream. */
 export function createPortAudioSpeaker(options: {
