@@ -191,11 +191,20 @@ function writeConfig(name: string): string {
   return path
 }
 const config = writeConfig('kitchen')
-// The Node options the systemd unit runs the appliance with: what is measured is what is installed.
-const unitNodeOptions =
-  /^Environment=NODE_OPTIONS=(.*)$/m.exec(
+// The Node options and the allocator setting the systemd unit runs the appliance with: what is
+// measured is what is installed.
+const unitSetting = (name: string) =>
+  new RegExp(`^Environment=${name}=(.*)$`, 'm').exec(
     readFileSync(join(ROOT, 'systemd/nocturn.service'), 'utf8'),
   )?.[1] ?? ''
+const unitNodeOptions = unitSetting('NODE_OPTIONS')
+const unitArenaMax = unitSetting('MALLOC_ARENA_MAX')
+const unitTuning = [
+  unitNodeOptions && `NODE_OPTIONS=${unitNodeOptions}`,
+  unitArenaMax && `MALLOC_ARENA_MAX=${unitArenaMax}`,
+]
+  .filter(Boolean)
+  .join(' ')
 // The script the unit starts, relative to the install directory (/opt/nocturn = this checkout).
 const unitEntry =
   /^ExecStart=\S+ \/opt\/nocturn\/(\S+) run /m.exec(
@@ -211,6 +220,7 @@ const applianceEnv: NodeJS.ProcessEnv = {
   GEMINI_API_KEY: 'bench-key-not-for-logs',
   NOCTURN_LOG_LEVEL: 'info',
   NODE_OPTIONS: unitNodeOptions,
+  ...(unitArenaMax && { MALLOC_ARENA_MAX: unitArenaMax }),
 }
 const floorSource = `${FLOOR_IMPORTS.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 
@@ -241,7 +251,9 @@ async function sample(start: () => Promise<Started>, idleMs: number) {
 out(machineLine())
 out(`load average (1/5/15 min) at start: ${uptime()}`)
 if (BEFORE) out(`before: ${BEFORE} (run without NODE_OPTIONS)`)
-out(`nocturn run's NODE_OPTIONS (from systemd/nocturn.service): ${unitNodeOptions || 'none'}`)
+out(
+  `nocturn run's NODE_OPTIONS and MALLOC_ARENA_MAX (from systemd/nocturn.service): ${unitTuning || 'none'}`,
+)
 out(`nocturn run's script (from systemd/nocturn.service): ${unitEntry}`)
 out(`audio: ${pulse ? 'ALSA on a paced PulseAudio null sink' : `WAV silence (${noPulse})`}`)
 const loads = [uptime()]
@@ -250,12 +262,13 @@ try {
   await sample(() => appliance(), 0)
   // Alternating, one of each per round. The appliance also runs without the unit's NODE_OPTIONS
   // (what they cost at start), and a checkout before runs as it ran then, without them too.
-  const bare = { ...applianceEnv, NODE_OPTIONS: '' }
+  const bare: NodeJS.ProcessEnv = { ...applianceEnv, NODE_OPTIONS: '' }
+  delete bare.MALLOC_ARENA_MAX
   const variants: { name: string; start: () => Promise<Started> }[] = [
     { name: `floor: import ${FLOOR_IMPORTS.join(', ')}`, start: floor },
     { name: '`nocturn run`', start: () => appliance() },
-    ...(unitNodeOptions
-      ? [{ name: '`nocturn run` without NODE_OPTIONS', start: () => appliance(config, bare) }]
+    ...(unitTuning
+      ? [{ name: `\`nocturn run\` without ${unitTuning}`, start: () => appliance(config, bare) }]
       : []),
     ...(unitEntry !== 'dist/app/cli.js'
       ? [
@@ -350,7 +363,7 @@ try {
   out('')
   const median = (k: number) => quantile(sorted((runs[k] ?? []).map((x) => x.ms)), 0.5)
   out(
-    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB; its watchdog's bash ${f1(longWatchdog)} MB of it), floor ${f1(longFloor)} MB, ${unitNodeOptions ? '`nocturn run` without NODE_OPTIONS' : 'a second `nocturn run`'} ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
+    `Ratio of medians: ${f2(median(1) / median(0))}× the floor (target ≤ 1.15×). After ${LONG_IDLE_MS / 1000} s idle (one run, side by side): \`nocturn run\` ${f1(longApp)} MB (target ≤ 80 MB; its watchdog's bash ${f1(longWatchdog)} MB of it), floor ${f1(longFloor)} MB, ${unitTuning ? `\`nocturn run\` without ${unitTuning}` : 'a second `nocturn run`'} ${f1(longBare)} MB. \`nocturn run\` RSS every 10 s: ${trail.join(' · ')} MB.`,
   )
   out(
     `Load average (1/5/15 min): start ${loads[0]}, after the starts ${loads[1]}, end ${loads[2]}.`,
