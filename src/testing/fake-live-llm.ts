@@ -83,8 +83,8 @@ export class FakeLiveConnection implements LiveSession {
     }
     this.#audioBytes += pcm.byteLength
     this.#audioFrames++
-    // A copy: a frame is only lent for the call (ports/audio.ts).
-    this.lastAudio = pcm.slice()
+    // A copy, whatever the view: a frame is only lent for the call (ports/audio.ts).
+    this.lastAudio = new Uint8Array(pcm)
     this.audioMarks.push(pcm[0] ?? 0)
     const last = this.sent.at(-1)
     // Consecutive frames fold into one entry, so a minute of audio is not 3000 records.

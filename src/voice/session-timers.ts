@@ -63,7 +63,9 @@ export class SessionTimers {
     this.#idle = undefined
   }
 
-  #armIdle(ms: number): void {
+  /** `lastLook`: this is the extra turn before ending (see `#checkIdle`); any other look resets it. */
+  #armIdle(ms: number, lastLook = false): void {
+    this.#lastLook = lastLook
     this.#idle = this.#options.clock.setTimeout(() => this.#checkIdle(), ms)
   }
 
@@ -79,16 +81,12 @@ export class SessionTimers {
     }
     const quietFor = this.#options.clock.now() - this.#lastActivity
     const left = Math.max(this.#options.idleMs - quietFor, this.#options.playingMs())
-    if (left > 0) {
-      this.#lastLook = false
-      this.#armIdle(left)
-    } else if (!this.#lastLook) {
-      // After the event loop was held up (a slow disk, a long collection), due timers run before
-      // the I/O that waited with them — the microphone's frames of someone speaking all along. A
-      // timer of 0 runs after that I/O has been read, so the idle end is decided on what was heard.
-      this.#lastLook = true
-      this.#armIdle(0)
-    } else this.#expire('idle')
+    if (left > 0) this.#armIdle(left)
+    // After the event loop was held up (a slow disk, a long collection), due timers run before
+    // the I/O that waited with them — the microphone's frames of someone speaking all along. A
+    // timer of 0 runs after that I/O has been read, so the idle end is decided on what was heard.
+    else if (!this.#lastLook) this.#armIdle(0, true)
+    else this.#expire('idle')
   }
 
   #expire(reason: ExpiryReason): void {
