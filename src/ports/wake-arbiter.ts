@@ -1,0 +1,13 @@
+import type { WakeDetection } from './wake-word.js'
+
+/**
+ * WakeArbiter: when several speakers in one home hear the same wake phrase, exactly one answers.
+ * Each speaker that woke `claim`s the wake; the arbiter resolves, within a short window, whether
+ * this speaker won (it opens the session) or another heard it better (it goes back to sleep).
+ * A speaker with no broker, or whose broker is down, wins on its own: a claim never waits longer
+ * than the window and never throws.
+ */
+export interface WakeArbiter {
+  claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean>
+  close(): Promise<void>
+}
