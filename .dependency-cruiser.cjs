@@ -54,7 +54,7 @@ module.exports = {
       comment:
         'The core, the ports and the two drivers import no vendor package: Gemini, ALSA, MQTT and GPIO live behind ports.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice)/' },
+      from: { path: '^src/(core|ports|turn|voice|device)/' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
@@ -62,14 +62,14 @@ module.exports = {
       comment:
         'The core, the ports and the two drivers do no I/O of their own (no files, processes, sockets): adapters do.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice)/' },
+      from: { path: '^src/(core|ports|turn|voice|device)/' },
       to: { dependencyTypes: ['core'], path: IO_PATH },
     },
     {
       name: 'core-no-adapter-or-app',
       comment: 'Ports are implemented by adapters and wired in app/; the core never reaches for either.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice)/' },
+      from: { path: '^src/(core|ports|turn|voice|device)/' },
       to: { path: '^src/(adapters|app)/' },
     },
     {

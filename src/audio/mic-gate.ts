@@ -12,6 +12,11 @@ export interface MicGateOptions {
   readonly echo: EchoMode
   /** How long after the speaker falls silent the gate stays shut (room reverb, device latency). */
   readonly tailMs: number
+  /**
+   * Where mute is held (the DeviceState): read at every frame, so a mute from anywhere holds the
+   * next frame back. Without it (a gate tested alone) `setMuted` sets the gate's own switch.
+   */
+  readonly mute?: { readonly muted: boolean }
 }
 
 /** 300 ms covers a small room's reverb and the device's own output latency. */
@@ -24,7 +29,7 @@ export const DEFAULT_ECHO_TAIL_MS = 300
  */
 export class MicGate implements AudioIn {
   readonly #options: MicGateOptions
-  #muted = false
+  #ownMuted = false
   #lastHeardSpeakerAt = Number.NEGATIVE_INFINITY
   // One zero buffer reused for every silent frame: no allocation on the audio path.
   #silence = new Uint8Array(0)
@@ -38,11 +43,12 @@ export class MicGate implements AudioIn {
   }
 
   get muted(): boolean {
-    return this.#muted
+    return this.#options.mute ? this.#options.mute.muted : this.#ownMuted
   }
 
+  /** Only for a gate without `mute`: with one, the device's state is the switch. */
   setMuted(muted: boolean): void {
-    this.#muted = muted
+    if (!this.#options.mute) this.#ownMuted = muted
   }
 
   /** True while frames are being replaced by silence because the speaker is (or just was) playing. */
@@ -56,7 +62,7 @@ export class MicGate implements AudioIn {
   start(sink: AudioInSink): Promise<void> {
     return this.#options.source.start({
       frame: (pcm, at) => {
-        if (this.#muted) return
+        if (this.muted) return
         if (this.echoGated) sink.frame(this.#silent(pcm.byteLength), at)
         else sink.frame(pcm, at)
       },

@@ -33,6 +33,15 @@ export const LED_PATTERNS: Readonly<Record<LedState, readonly LedStep[]>> = {
     { on: true, ms: 100 },
     { on: false, ms: 1900 },
   ],
+  // A timer or alarm is ringing: a triple flash, like the chime's rhythm; a press stops it.
+  ringing: [
+    { on: true, ms: 120 },
+    { on: false, ms: 120 },
+    { on: true, ms: 120 },
+    { on: false, ms: 120 },
+    { on: true, ms: 120 },
+    { on: false, ms: 600 },
+  ],
   // Something is broken (broker, provider, a GPIO child): a fast flicker that asks for attention.
   error: [
     { on: true, ms: 100 },

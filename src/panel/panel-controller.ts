@@ -1,5 +1,6 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import { DeviceState } from '../device/device-state.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
 import type { ButtonEvent, LedState, Panel } from '../ports/panel.js'
 
@@ -15,7 +16,9 @@ export type PanelEvent =
       readonly atMs: number
     }
   | { readonly kind: 'stop_speaking'; readonly atMs: number }
+  | { readonly kind: 'stop_ringing'; readonly atMs: number }
   | { readonly kind: 'long_press_ignored'; readonly atMs: number }
+  | { readonly kind: 'volume'; readonly volume: number; readonly atMs: number }
 
 export interface PanelControllerOptions {
   readonly panel: Panel
@@ -23,16 +26,29 @@ export interface PanelControllerOptions {
   readonly logger: Logger
   /** Held this long, a press is a long press (stop talking) rather than a short one (mute). */
   readonly longPressMs?: number
+  /** The device's state, which this panel shows and sends its gestures into (one per device). */
+  readonly device?: DeviceState
+  /** Only without `device`: the state this panel starts in. */
   readonly initiallyMuted?: boolean
 }
 
 export const DEFAULT_LONG_PRESS_MS = 800
+/** Held this much longer than a long press while nothing plays, the button sets the volume. */
+export const VOLUME_HOLD_MS = 1000
+/** While setting the volume, one step every this many ms … */
+export const VOLUME_STEP_MS = 600
+/** … of this many percent. */
+export const VOLUME_STEP = 10
+/** The lowest volume the button steps to: the button never silences the speaker. */
+export const VOLUME_BUTTON_FLOOR = 10
 
 /**
- * The panel's behaviour, whatever the wiring (docs/design.md §6): a short press toggles mute; a
- * press held for `longPressMs` while the speaker talks stops it without muting — recognised while
- * still held, so the speaker falls silent under the finger. The LED shows the activity, except
- * that mute always wins.
+ * The panel's behaviour, whatever the wiring (docs/design.md §6, hardware/button.md): a short press
+ * toggles mute; a press held for `longPressMs` while the speaker talks stops it without muting —
+ * recognised while still held, so the speaker falls silent under the finger; any press while a
+ * timer rings stops the ring; held on while nothing plays, it steps the volume (VOLUME_* below),
+ * shown on colour LEDs. The LED shows the device's state (DeviceState.led): mute wins over every
+ * activity, a ringing timer over mute. Mute and volume are the DeviceState's: this holds no copy.
  */
 export class PanelController {
   readonly #panel: Panel
@@ -40,35 +56,51 @@ export class PanelController {
   readonly #logger: Logger
   readonly #longPressMs: number
   readonly #listeners = new Set<(event: PanelEvent) => void>()
-  #muted: boolean
-  #activity: Activity = 'idle'
+  readonly #device: DeviceState
+  readonly #unsubscribe: () => void
   #pressedAt: number | undefined
   #longTimer: TimerHandle | undefined
   #longFired = false
+  #volumeTimer: TimerHandle | undefined
+  #volumeSet = false
+  /** The direction of the last volume hold: the next hold goes the other way. */
+  #volumeUp = true
+  /** The time of the button gesture whose mute change is being reported. */
+  #buttonAt: number | undefined
+  #lastLed: LedState | undefined
 
   constructor(opts: PanelControllerOptions) {
     this.#panel = opts.panel
     this.#clock = opts.clock
     this.#logger = opts.logger
     this.#longPressMs = opts.longPressMs ?? DEFAULT_LONG_PRESS_MS
-    this.#muted = opts.initiallyMuted ?? false
+    this.#device =
+      opts.device ?? new DeviceState({ logger: opts.logger, muted: opts.initiallyMuted ?? false })
+    this.#unsubscribe = this.#device.subscribe((snapshot, change) => {
+      if (change.kind === 'muted') {
+        const source = change.source === 'button' ? 'button' : 'remote'
+        const atMs = this.#buttonAt ?? this.#clock.now()
+        this.#emit({ kind: 'mute', muted: snapshot.muted, source, atMs })
+      }
+      this.#render()
+    })
   }
 
   get muted(): boolean {
-    return this.#muted
+    return this.#device.muted
   }
 
-  get activity(): Activity {
-    return this.#activity
+  get activity(): LedState {
+    return this.#device.activity
   }
 
   /** What the LED shows now. */
   get led(): LedState {
-    return this.#muted ? 'muted' : this.#activity
+    return this.#device.snapshot.led
   }
 
   async start(): Promise<void> {
-    this.#render()
+    this.#render(true)
     await this.#panel.start((event) => this.#onButton(event))
   }
 
@@ -78,19 +110,20 @@ export class PanelController {
     return () => this.#listeners.delete(listener)
   }
 
+  /** The voice driver's state (into the device's state, which the LED shows). */
   setActivity(activity: Activity): void {
-    this.#activity = activity
-    this.#render()
+    this.#device.setActivity(activity)
   }
 
   /** Mute from elsewhere (a phone, the status topic): same effect as the button, same event. */
   setMuted(muted: boolean): void {
-    if (muted === this.#muted) return
-    this.#setMuted(muted, 'remote', this.#clock.now())
+    this.#device.setMuted(muted, 'remote')
   }
 
   async close(): Promise<void> {
     this.#cancelLong()
+    this.#cancelVolume()
+    this.#unsubscribe()
     this.#listeners.clear()
     await this.#panel.close()
   }
@@ -107,44 +140,92 @@ export class PanelController {
     const heldMs = event.atMs - this.#pressedAt
     this.#pressedAt = undefined
     this.#cancelLong()
+    this.#cancelVolume()
+    if (this.#volumeSet) {
+      this.#volumeSet = false
+      this.#emit({ kind: 'volume', volume: this.#device.volume, atMs: event.atMs })
+      return
+    }
     if (this.#longFired) return
     if (heldMs >= this.#longPressMs) {
       // The release arrived before the timer could fire (late delivery): still a long press.
       this.#onLongPress(event.atMs)
       return
     }
-    this.#setMuted(!this.#muted, 'button', event.atMs)
+    if (this.#stopRinging(event.atMs)) return
+    this.#buttonAt = event.atMs
+    try {
+      this.#device.setMuted(!this.#device.muted, 'button')
+    } finally {
+      this.#buttonAt = undefined
+    }
   }
 
   #onLongPress(atMs = this.#clock.now()): void {
     this.#longTimer = undefined
     this.#longFired = true
-    if (this.#activity === 'speaking') {
+    if (this.#stopRinging(atMs)) return
+    const activity = this.#device.activity
+    if (activity === 'speaking') {
       this.#logger.info({ panel: 'button', gesture: 'long' }, 'long press: stop speaking')
       this.#emit({ kind: 'stop_speaking', atMs })
+      this.#device.stop('button')
     } else {
       this.#logger.info(
-        { panel: 'button', gesture: 'long', activity: this.#activity },
-        'long press while not speaking: ignored',
+        { panel: 'button', gesture: 'long', activity },
+        'long press while not speaking: ignored (hold on to set the volume)',
       )
       this.#emit({ kind: 'long_press_ignored', atMs })
+      if (this.#pressedAt !== undefined) {
+        this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStart(), VOLUME_HOLD_MS)
+      }
     }
   }
 
-  #setMuted(muted: boolean, source: 'button' | 'remote', atMs: number): void {
-    this.#muted = muted
-    this.#logger.info({ panel: source, muted }, muted ? 'muted' : 'unmuted')
-    this.#render()
-    this.#emit({ kind: 'mute', muted, source, atMs })
+  /** A press while a timer rings only stops the ring. */
+  #stopRinging(atMs: number): boolean {
+    if (this.#device.snapshot.ringing.length === 0) return false
+    this.#logger.info({ panel: 'button' }, 'press while ringing: stop the ring')
+    this.#emit({ kind: 'stop_ringing', atMs })
+    this.#device.stop('button')
+    return true
   }
 
-  #render(): void {
-    this.#panel.setLed(this.led)
+  #volumeStart(): void {
+    this.#volumeSet = true
+    this.#volumeUp = !this.#volumeUp
+    this.#panel.showLevel?.(this.#device.volume)
+    this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStep(), VOLUME_STEP_MS)
+  }
+
+  /** One step while held: toward the end it is going, turning round at 100 % and at the floor. */
+  #volumeStep(): void {
+    const v = this.#device.volume
+    if (this.#volumeUp && v >= 100) this.#volumeUp = false
+    else if (!this.#volumeUp && v <= VOLUME_BUTTON_FLOOR) this.#volumeUp = true
+    const next = this.#volumeUp
+      ? Math.min(100, v + VOLUME_STEP)
+      : Math.max(VOLUME_BUTTON_FLOOR, v - VOLUME_STEP)
+    this.#device.setVolume(next, 'button')
+    this.#panel.showLevel?.(this.#device.volume)
+    this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStep(), VOLUME_STEP_MS)
+  }
+
+  #render(force = false): void {
+    const led = this.led
+    if (!force && led === this.#lastLed) return
+    this.#lastLed = led
+    this.#panel.setLed(led)
   }
 
   #cancelLong(): void {
     if (this.#longTimer) this.#clock.clearTimeout(this.#longTimer)
     this.#longTimer = undefined
+  }
+
+  #cancelVolume(): void {
+    if (this.#volumeTimer) this.#clock.clearTimeout(this.#volumeTimer)
+    this.#volumeTimer = undefined
   }
 
   #emit(event: PanelEvent): void {

@@ -5,6 +5,8 @@
 export interface Panel {
   start(onButton: (event: ButtonEvent) => void): Promise<void>
   setLed(state: LedState): void
+  /** Shows a level (the volume, 0–100) for a moment, where the board has lights that can. */
+  showLevel?(percent: number): void
   close(): Promise<void>
 }
 
@@ -15,6 +17,8 @@ export type LedState =
   | 'waiting_for_approval'
   | 'muted'
   | 'error'
+  /** A timer or alarm is ringing: a press stops it. */
+  | 'ringing'
 
 export interface ButtonEvent {
   readonly kind: 'press' | 'release'

@@ -3,6 +3,7 @@ import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
 import type { Persona } from '../core/persona.js'
 import type { ToolSet } from '../core/tool-set.js'
+import { DeviceState } from '../device/device-state.js'
 import type { AudioOut } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
 import type { LiveLLM } from '../ports/live-llm.js'
@@ -38,6 +39,11 @@ export interface VoiceDriverDeps {
   readonly speaker: AudioOut
   readonly listener?: VoiceDriverListener
   readonly options?: Partial<VoiceOptions>
+  /**
+   * The device's state: the driver reads mute from it, reports its state into it and stops
+   * speaking on its stop command. Without one (a test of the driver alone) it makes its own.
+   */
+  readonly device?: DeviceState
 }
 
 export interface RunSessionOptions {
@@ -59,8 +65,10 @@ export class VoiceDriver {
   readonly #deps: VoiceDriverDeps
   readonly #options: VoiceOptions
   readonly #log: Logger
+  readonly #device: DeviceState
   #session: VoiceSession | undefined
-  #muted = false
+  /** Mute as the driver last acted on it (the device's, followed): to act once per change. */
+  #actedMuted: boolean
   #error = false
   #state: LedState = 'idle'
 
@@ -68,6 +76,13 @@ export class VoiceDriver {
     this.#deps = deps
     this.#options = { ...DEFAULT_VOICE_OPTIONS, ...deps.options }
     this.#log = deps.logger.child({ component: 'voice' })
+    this.#device = deps.device ?? new DeviceState({ logger: this.#log })
+    this.#actedMuted = this.#device.muted
+    if (this.#actedMuted) deps.mic.setMuted(true)
+    this.#device.subscribe((snapshot, change) => {
+      if (change.kind === 'muted') this.#onMuted(snapshot.muted)
+    })
+    this.#device.onStop(() => this.stopSpeaking())
     const caps = deps.llm.capabilities
     this.#log.info(
       { model: caps.model, asyncToolCalls: caps.asyncToolCalls, resumption: caps.resumption },
@@ -87,7 +102,7 @@ export class VoiceDriver {
   }
 
   get muted(): boolean {
-    return this.#muted
+    return this.#device.muted
   }
 
   get sessionRunning(): boolean {
@@ -116,7 +131,7 @@ export class VoiceDriver {
       {
         changed: () => this.#update(),
         waiting: (n) => this.#deps.listener?.waiting?.(n),
-        isMuted: () => this.#muted,
+        isMuted: () => this.#device.muted,
       },
       conversationId,
     )
@@ -143,8 +158,12 @@ export class VoiceDriver {
    * told the stream ended; the session itself carries on.
    */
   setMuted(muted: boolean): void {
-    if (muted === this.#muted) return
-    this.#muted = muted
+    this.#device.setMuted(muted, 'remote')
+  }
+
+  #onMuted(muted: boolean): void {
+    if (muted === this.#actedMuted) return
+    this.#actedMuted = muted
     this.#deps.mic.setMuted(muted)
     this.#log.info({ muted, session: this.#session !== undefined }, 'voice mute changed')
     if (muted) this.#session?.muted()
@@ -165,7 +184,7 @@ export class VoiceDriver {
     const s = this.#session
     const next = voiceState({
       sessionOpen: s !== undefined && !s.ended,
-      muted: this.#muted,
+      muted: this.#device.muted,
       error: this.#error || s?.error === true,
       speaking: s?.speaking === true,
       waitingForApproval: s?.waitingForApproval === true,
@@ -173,6 +192,7 @@ export class VoiceDriver {
     if (next === this.#state) return
     this.#state = next
     this.#log.debug({ state: next }, 'voice state')
+    this.#device.setActivity(next)
     this.#deps.listener?.state?.(next)
   }
 }

@@ -54,4 +54,12 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX timers_pending ON timers (due_at) WHERE finished_at IS NULL;
   `,
+  // 3: the device's remembered settings (the volume), one row each.
+  `
+  CREATE TABLE settings (
+    name       TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ]

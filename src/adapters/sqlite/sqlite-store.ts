@@ -11,6 +11,7 @@ import type {
 import { NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
 import type { GrantStore } from '../../ports/grant-store.js'
+import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
 import { openDatabase } from './open.js'
@@ -50,7 +51,7 @@ interface GrantRow {
 }
 
 /** The transcript and grant store on SQLite (better-sqlite3): one file, WAL, append-only messages. */
-export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
+export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, SettingsStore {
   readonly #db: Database.Database
   readonly #q
   readonly #writes: WriteHealth
@@ -113,6 +114,11 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
       ),
       finishTimer: db.prepare(
         'UPDATE timers SET finished_at = ?, outcome = ? WHERE id = ? AND finished_at IS NULL',
+      ),
+      getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+      setSetting: db.prepare(
+        `INSERT INTO settings (name, value, updated_at) VALUES (?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       ),
     }
   }
@@ -274,6 +280,15 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
 
   finishTimer(id: string, at: number, outcome: TimerOutcome): boolean {
     return this.#writes.run(() => this.#q.finishTimer.run(at, outcome, id).changes > 0)
+  }
+
+  getSetting(name: string): string | undefined {
+    const row = this.#q.getSetting.get(name) as { value: string } | undefined
+    return row?.value
+  }
+
+  setSetting(name: string, value: string, at: number): void {
+    this.#writes.run(() => this.#q.setSetting.run(name, value, at))
   }
 
   close(): void {

@@ -19,6 +19,7 @@ const SYMBOL: Record<LedState, string> = {
   waiting_for_approval: '◎ waiting for approval',
   muted: '⊘ muted',
   error: '✖ error',
+  ringing: '♪ ringing',
 }
 
 /**

@@ -1,0 +1,231 @@
+import { errorText } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { LedState } from '../ports/panel.js'
+
+/** Who changed a setting or asked for a stop: logged, and carried to every subscriber. */
+export type CommandSource = 'button' | 'voice' | 'phone' | 'home_assistant' | 'remote'
+
+/** 0–100 %: what the speaker is set to. */
+export const DEFAULT_VOLUME = 60
+
+/** The timer that rings next, as the status and Home Assistant show it (no label: it is personal). */
+export interface NextTimer {
+  readonly id: string
+  readonly kind: 'timer' | 'alarm'
+  readonly dueAt: number
+}
+
+/** Everything the device is, at one moment: what the LED, the status and Home Assistant show. */
+export interface DeviceSnapshot {
+  readonly muted: boolean
+  readonly volume: number
+  /** The voice driver's own state ('muted' when muted, as it reports it). */
+  readonly activity: LedState
+  /** The status topic's state: `error` while a fault holds, then a ringing timer, then activity. */
+  readonly state: LedState
+  /** What the LED shows: a ringing timer, then mute (it always wins otherwise), then `state`. */
+  readonly led: LedState
+  /** Why the state is `error` (the oldest fault), absent when all is well. */
+  readonly reason: string | undefined
+  readonly pendingApprovals: number
+  /** Ids of the timers ringing now. */
+  readonly ringing: readonly string[]
+  readonly nextTimer: NextTimer | null
+}
+
+/** What changed, so a subscriber that cares about one thing can skip the rest. */
+export type DeviceChange =
+  | { readonly kind: 'muted'; readonly source: CommandSource }
+  | { readonly kind: 'volume'; readonly source: CommandSource }
+  | { readonly kind: 'activity' }
+  | { readonly kind: 'fault' }
+  | { readonly kind: 'approvals' }
+  | { readonly kind: 'timers' }
+
+/** "Stop": the speaker falls silent — a reply, a ringing timer, an announcement. */
+export interface StopCommand {
+  readonly source: CommandSource
+}
+
+export interface DeviceStateOptions {
+  readonly logger?: Logger
+  readonly muted?: boolean
+  readonly volume?: number
+}
+
+/**
+ * The one owner of the device's state (docs/architecture.md, "The device's state"): mute, volume,
+ * faults, the voice driver's activity, pending approvals and ringing timers. The panel, the MQTT
+ * status, the phone protocol and Home Assistant read it and subscribe to it, and send their
+ * commands into it; nobody else keeps a copy. No I/O: remembering the volume is the subscriber's
+ * business (app/), so a restart keeps it.
+ */
+export class DeviceState {
+  readonly #log: Logger | undefined
+  readonly #listeners = new Set<(snapshot: DeviceSnapshot, change: DeviceChange) => void>()
+  readonly #stops = new Set<(command: StopCommand) => void>()
+  readonly #faults = new Map<string, string>()
+  readonly #approvals = new Set<string>()
+  readonly #ringing = new Set<string>()
+  #muted: boolean
+  #volume: number
+  #activity: LedState = 'idle'
+  #nextTimer: NextTimer | null = null
+  #snapshot: DeviceSnapshot | undefined
+
+  constructor(options: DeviceStateOptions = {}) {
+    this.#log = options.logger
+    this.#muted = options.muted ?? false
+    this.#volume = clampVolume(options.volume ?? DEFAULT_VOLUME)
+  }
+
+  get muted(): boolean {
+    return this.#muted
+  }
+
+  get volume(): number {
+    return this.#volume
+  }
+
+  get activity(): LedState {
+    return this.#activity
+  }
+
+  get snapshot(): DeviceSnapshot {
+    this.#snapshot ??= this.#build()
+    return this.#snapshot
+  }
+
+  /** Subscribes to every change; returns the unsubscribe function. */
+  subscribe(listener: (snapshot: DeviceSnapshot, change: DeviceChange) => void): () => void {
+    this.#listeners.add(listener)
+    return () => this.#listeners.delete(listener)
+  }
+
+  /** Subscribes to stop commands (the driver, the timers, the announcer); returns the unsubscribe. */
+  onStop(listener: (command: StopCommand) => void): () => void {
+    this.#stops.add(listener)
+    return () => this.#stops.delete(listener)
+  }
+
+  /** Mute: the button's, a phone's, Home Assistant's — one switch. Returns whether it changed. */
+  setMuted(muted: boolean, source: CommandSource): boolean {
+    if (muted === this.#muted) return false
+    this.#muted = muted
+    this.#log?.info({ device: source, muted }, muted ? 'muted' : 'unmuted')
+    this.#changed({ kind: 'muted', source })
+    return true
+  }
+
+  /** Volume in percent, rounded and held to 0–100. Returns the volume now set. */
+  setVolume(percent: number, source: CommandSource): number {
+    const v = clampVolume(percent)
+    if (v === this.#volume) return v
+    this.#volume = v
+    this.#log?.info({ device: source, volume: v }, 'volume set')
+    this.#changed({ kind: 'volume', source })
+    return v
+  }
+
+  /** The voice driver's state changed. */
+  setActivity(activity: LedState): void {
+    if (activity === this.#activity) return
+    this.#activity = activity
+    this.#changed({ kind: 'activity' })
+  }
+
+  /** `source` (e.g. "microphone") is failing, for `reason`; `undefined` clears it. */
+  fault(source: string, reason: string | undefined): void {
+    if (reason === undefined ? !this.#faults.has(source) : this.#faults.get(source) === reason) {
+      return
+    }
+    if (reason === undefined) this.#faults.delete(source)
+    else this.#faults.set(source, reason)
+    this.#changed({ kind: 'fault' })
+  }
+
+  /** An approval is out to the phones (`true`) or settled (`false`). */
+  approval(id: string, pending: boolean): void {
+    if (pending === this.#approvals.has(id)) return
+    if (pending) this.#approvals.add(id)
+    else this.#approvals.delete(id)
+    this.#changed({ kind: 'approvals' })
+  }
+
+  /** A timer started (`true`) or stopped (`false`) ringing. */
+  ringing(id: string, ringing: boolean): void {
+    if (ringing === this.#ringing.has(id)) return
+    if (ringing) this.#ringing.add(id)
+    else this.#ringing.delete(id)
+    this.#changed({ kind: 'timers' })
+  }
+
+  /** The timer due next, or null. */
+  setNextTimer(next: NextTimer | null): void {
+    const same =
+      next === this.#nextTimer ||
+      (next !== null &&
+        this.#nextTimer !== null &&
+        next.id === this.#nextTimer.id &&
+        next.dueAt === this.#nextTimer.dueAt)
+    if (same) return
+    this.#nextTimer = next
+    this.#changed({ kind: 'timers' })
+  }
+
+  /** "Stop" from the button, a voice, a phone or Home Assistant: whatever plays falls silent. */
+  stop(source: CommandSource): void {
+    this.#log?.info({ device: source }, 'stop')
+    for (const l of this.#stops) {
+      try {
+        l({ source })
+      } catch (err) {
+        this.#log?.warn({ event: 'device_listener_failed', err: errorText(err) }, 'stop failed')
+      }
+    }
+  }
+
+  #build(): DeviceSnapshot {
+    const reason = this.#faults.values().next().value
+    const ringing = [...this.#ringing]
+    const state: LedState =
+      reason !== undefined
+        ? 'error'
+        : ringing.length > 0
+          ? 'ringing'
+          : this.#muted
+            ? 'muted'
+            : this.#activity
+    return {
+      muted: this.#muted,
+      volume: this.#volume,
+      activity: this.#activity,
+      state,
+      led: ringing.length > 0 ? 'ringing' : this.#muted ? 'muted' : state,
+      reason,
+      pendingApprovals: this.#approvals.size,
+      ringing,
+      nextTimer: this.#nextTimer,
+    }
+  }
+
+  #changed(change: DeviceChange): void {
+    this.#snapshot = undefined
+    const snapshot = this.snapshot
+    for (const l of this.#listeners) {
+      try {
+        l(snapshot, change)
+      } catch (err) {
+        this.#log?.warn(
+          { event: 'device_listener_failed', change: change.kind, err: errorText(err) },
+          'device state listener failed',
+        )
+      }
+    }
+  }
+}
+
+/** A volume as the device holds it: a whole percent from 0 to 100 (NaN is refused by callers). */
+export function clampVolume(percent: number): number {
+  return Math.max(0, Math.min(100, Math.round(percent)))
+}
