@@ -18,6 +18,8 @@ export const USERS = {
   /** Per-phone broker users, named as the phone ids: each reads only its own conversation replies. */
   anna: { username: 'anna', password: 'anna-secret-1' },
   ben: { username: 'ben', password: 'ben-secret-1' },
+  /** Home Assistant's broker user (docs/home-assistant.md). */
+  homeAssistant: { username: 'homeassistant', password: 'ha-secret-1' },
   /** A device user the tests give narrower rights than the documented ACL (via `extraAcl`). */
   lockedDevice: { username: 'nocturn-locked', password: 'locked-secret-1' },
 } as const
@@ -30,6 +32,14 @@ export function documentedAcl(): string {
   const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
   const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
   if (!m?.[1]) throw new Error('docs/protocol.md has no ```acl block')
+  return m[1]
+}
+
+/** The ACL lines docs/home-assistant.md tells a household to add, byte for byte. */
+export function homeAssistantAcl(): string {
+  const doc = readFileSync(new URL('../../docs/home-assistant.md', import.meta.url), 'utf8')
+  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
+  if (!m?.[1]) throw new Error('docs/home-assistant.md has no ```acl block')
   return m[1]
 }
 

@@ -1,8 +1,11 @@
 import type { Logger } from '../../core/logger.js'
+import type { DeviceState } from '../../device/device-state.js'
 import type { Clock } from '../../ports/clock.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
 import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
 import { MqttConnection } from './connection.js'
+import { DEFAULT_DISCOVERY_PREFIX, haTopicsFor } from './home-assistant/discovery.js'
+import { HomeAssistantBridge } from './home-assistant/home-assistant.js'
 import { MqttStatus, offlineStatus } from './status.js'
 
 export {
@@ -43,6 +46,16 @@ export interface DeviceMqttOptions {
    * listens: creating mqtt.js's client loads its transports and costs tens of ms of start-up).
    */
   readonly connect?: boolean
+  /** The device in Home Assistant (docs/home-assistant.md); absent: no Home Assistant topic is touched. */
+  readonly homeAssistant?: {
+    readonly device: DeviceState
+    /** false: the discovery config is removed at every connection. */
+    readonly discovery: boolean
+    readonly name?: string
+    readonly discoveryPrefix?: string
+    readonly version: string
+    readonly announce: (text: string) => void
+  }
 }
 
 /** The device's MQTT side, wired: one connection with its last will, the approver, the status. */
@@ -50,6 +63,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
   connection: MqttConnection
   approver: MqttApprover
   status: MqttStatus
+  homeAssistant?: HomeAssistantBridge
   close(): Promise<void>
 } {
   const prefix = options.prefix ?? DEFAULT_PREFIX
@@ -91,12 +105,34 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     logger: options.logger,
     clock: options.clock,
   })
+  const ha = options.homeAssistant
+  const homeAssistant =
+    ha &&
+    new HomeAssistantBridge({
+      connection,
+      device: ha.device,
+      discovery: ha.discovery,
+      topics: haTopicsFor(
+        ha.discoveryPrefix ?? DEFAULT_DISCOVERY_PREFIX,
+        topics.base,
+        options.deviceId,
+      ),
+      deviceId: options.deviceId,
+      name: ha.name ?? `Nocturn ${options.deviceId}`,
+      version: ha.version,
+      statusTopic: topics.status,
+      announce: ha.announce,
+      logger: options.logger,
+      clock: options.clock,
+    })
   if (options.connect !== false) connection.start()
   return {
     connection,
     approver,
     status,
+    ...(homeAssistant && { homeAssistant }),
     async close() {
+      homeAssistant?.close()
       approver.withdrawAll()
       // Says what was held back, and stops the summary's timer.
       approver.flushRejections()

@@ -1,0 +1,152 @@
+import type { LedState } from '../../../ports/panel.js'
+
+/** Home Assistant's discovery prefix unless it was changed in Home Assistant. */
+export const DEFAULT_DISCOVERY_PREFIX = 'homeassistant'
+
+/** The states the state sensor takes: every state the device reports (DeviceSnapshot.state). */
+export const HA_STATES: readonly LedState[] = [
+  'idle',
+  'listening',
+  'speaking',
+  'waiting_for_approval',
+  'muted',
+  'ringing',
+  'error',
+]
+
+/** An announcement longer than this is refused (a few sentences; about 20 s of speech). */
+export const MAX_ANNOUNCEMENT_CHARS = 300
+
+/** Where the device's Home Assistant topics live, below its own protocol base. */
+export interface HaTopics {
+  /** The retained discovery config: `<prefix>/device/<object id>/config`. */
+  readonly config: string
+  /** Home Assistant's birth and will: `<prefix>/status`. */
+  readonly haStatus: string
+  /** The device's state for Home Assistant (retained JSON, nothing personal in it). */
+  readonly state: string
+  readonly mute: string
+  readonly volume: string
+  readonly stop: string
+  readonly notify: string
+}
+
+/** Discovery ids allow `[a-zA-Z0-9_-]`; a device id may also hold `.`. */
+export function objectIdFor(deviceId: string): string {
+  return `nocturn_${deviceId.replace(/[^A-Za-z0-9_-]/g, '_')}`
+}
+
+export function haTopicsFor(discoveryPrefix: string, base: string, deviceId: string): HaTopics {
+  const ha = `${base}/home-assistant`
+  return {
+    config: `${discoveryPrefix}/device/${objectIdFor(deviceId)}/config`,
+    haStatus: `${discoveryPrefix}/status`,
+    state: `${ha}/state`,
+    mute: `${ha}/set/mute`,
+    volume: `${ha}/set/volume`,
+    stop: `${ha}/set/stop`,
+    notify: `${ha}/notify`,
+  }
+}
+
+export interface DiscoveryInput {
+  readonly deviceId: string
+  /** What Home Assistant calls the device ("Nocturn kitchen"). */
+  readonly name: string
+  readonly version: string
+  readonly topics: HaTopics
+  /** The device's protocol status topic: its last will says "offline" there. */
+  readonly statusTopic: string
+}
+
+/**
+ * The one device-based discovery config (docs/home-assistant.md): the device, the origin, and its
+ * components — mute switch, state sensor, volume number, stop button, pending approvals, the next
+ * timer and the announcement notify entity. Availability follows the protocol status topic, whose
+ * last will the broker publishes when the device vanishes. Abbreviated keys, as Home Assistant
+ * documents them; test/mqtt/home-assistant.test.ts checks every key against that list.
+ */
+export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
+  const id = objectIdFor(i.deviceId)
+  const t = i.topics
+  const uid = (c: string) => `${id}_${c}`
+  return {
+    dev: {
+      ids: [id],
+      name: i.name,
+      mf: 'Nocturn',
+      mdl: 'Nocturn speaker',
+      sw: i.version,
+    },
+    o: { name: 'Nocturn', sw: i.version },
+    avty: [{ t: i.statusTopic, val_tpl: "{{ 'online' if value_json.online else 'offline' }}" }],
+    qos: 1,
+    cmps: {
+      mute: {
+        p: 'switch',
+        name: 'Mute',
+        uniq_id: uid('mute'),
+        stat_t: t.state,
+        val_tpl: "{{ 'ON' if value_json.muted else 'OFF' }}",
+        cmd_t: t.mute,
+        ic: 'mdi:microphone-off',
+      },
+      state: {
+        p: 'sensor',
+        name: 'State',
+        uniq_id: uid('state'),
+        stat_t: t.state,
+        val_tpl: '{{ value_json.state }}',
+        dev_cla: 'enum',
+        ops: [...HA_STATES],
+      },
+      volume: {
+        p: 'number',
+        name: 'Volume',
+        uniq_id: uid('volume'),
+        stat_t: t.state,
+        val_tpl: '{{ value_json.volume }}',
+        cmd_t: t.volume,
+        min: 0,
+        max: 100,
+        step: 1,
+        mode: 'slider',
+        unit_of_meas: '%',
+        ic: 'mdi:volume-high',
+      },
+      stop: {
+        p: 'button',
+        name: 'Stop',
+        uniq_id: uid('stop'),
+        cmd_t: t.stop,
+        pl_prs: 'PRESS',
+        ic: 'mdi:stop',
+      },
+      approvals: {
+        p: 'sensor',
+        name: 'Pending approvals',
+        uniq_id: uid('approvals'),
+        stat_t: t.state,
+        val_tpl: '{{ value_json.pending_approvals }}',
+        stat_cla: 'measurement',
+        ic: 'mdi:account-clock',
+      },
+      next_timer: {
+        p: 'sensor',
+        name: 'Next timer',
+        uniq_id: uid('next_timer'),
+        stat_t: t.state,
+        val_tpl: "{{ value_json.next_timer or 'None' }}",
+        dev_cla: 'timestamp',
+        ic: 'mdi:timer-outline',
+      },
+      announce: {
+        p: 'notify',
+        name: 'Announce',
+        uniq_id: uid('announce'),
+        cmd_t: t.notify,
+        ic: 'mdi:bullhorn',
+      },
+    },
+  }
+}

@@ -1,0 +1,178 @@
+import { errorText } from '../../../core/errors.js'
+import type { Logger } from '../../../core/logger.js'
+import type { DeviceSnapshot, DeviceState } from '../../../device/device-state.js'
+import type { Clock } from '../../../ports/clock.js'
+import type { MqttConnection } from '../connection.js'
+import { RejectionLog } from '../rejection-log.js'
+import { discoveryConfig, type HaTopics, MAX_ANNOUNCEMENT_CHARS } from './discovery.js'
+
+export interface HomeAssistantOptions {
+  readonly connection: MqttConnection
+  readonly device: DeviceState
+  /** false: the device removes its discovery config (an empty retained message) and listens to none. */
+  readonly discovery: boolean
+  readonly topics: HaTopics
+  readonly deviceId: string
+  readonly name: string
+  readonly version: string
+  readonly statusTopic: string
+  /** A sentence from the notify entity, checked and ready to be spoken. */
+  readonly announce: (text: string) => void
+  readonly logger: Logger
+  readonly clock: Clock
+}
+
+type Rejection = 'bad_payload' | 'too_long' | 'empty'
+
+/**
+ * The device in Home Assistant over the household's broker (docs/home-assistant.md): the retained
+ * discovery config on every connection and whenever Home Assistant says `online`; the retained
+ * state as it changes; and the entities' commands into the DeviceState (mute, volume, stop) and
+ * the announcer (notify). Anything malformed changes nothing and is logged with an `event`.
+ * What was heard or said never goes out here.
+ */
+export class HomeAssistantBridge {
+  readonly #o: HomeAssistantOptions
+  readonly #log: Logger
+  readonly #rejections: RejectionLog<Rejection>
+  readonly #unsubscribe: () => void
+  #lastState: string | undefined
+
+  constructor(options: HomeAssistantOptions) {
+    this.#o = options
+    this.#log = options.logger.child({ component: 'home-assistant' })
+    this.#rejections = new RejectionLog(this.#log, 'Home Assistant command refused', options.clock)
+    const { connection: conn, topics: t } = options
+    conn.onConnect(() => {
+      if (!options.discovery) {
+        this.#remove()
+        return
+      }
+      conn
+        .subscribe([t.haStatus, t.mute, t.volume, t.stop, t.notify])
+        .catch((err: unknown) =>
+          this.#log.warn(
+            { event: 'ha_subscribe_failed', err: errorText(err) },
+            'Home Assistant topics not subscribed: check the ACL lines in docs/home-assistant.md',
+          ),
+        )
+      this.#lastState = undefined
+      this.#publishDiscovery()
+      this.#publishState(options.device.snapshot)
+    })
+    conn.onMessage((topic, payload, retained) => {
+      if (options.discovery) this.#onMessage(topic, payload, retained)
+    })
+    this.#unsubscribe = options.device.subscribe((snapshot) => {
+      if (options.discovery) this.#publishState(snapshot)
+    })
+  }
+
+  /** Stops following the device (the connection's own close says goodbye). */
+  close(): void {
+    this.#unsubscribe()
+    this.#rejections.flush()
+  }
+
+  /** Takes the device out of Home Assistant: an empty retained config removes every entity. */
+  async uninstall(): Promise<void> {
+    await this.#o.connection.publish(this.#o.topics.config, '', { retain: true, qos: 1 })
+  }
+
+  #onMessage(topic: string, payload: Buffer, retained: boolean): void {
+    const t = this.#o.topics
+    const text = payload.toString('utf8')
+    if (topic === t.haStatus) {
+      if (text === 'online') {
+        this.#log.info({}, 'Home Assistant online: discovery re-published')
+        this.#lastState = undefined
+        this.#publishDiscovery()
+        this.#publishState(this.#o.device.snapshot)
+      }
+      return
+    }
+    if (topic !== t.mute && topic !== t.volume && topic !== t.stop && topic !== t.notify) return
+    // A retained command (someone published one with the flag) would act again at every start.
+    if (retained) {
+      this.#reject('bad_payload', topic, 'a retained command is ignored')
+      return
+    }
+    const device = this.#o.device
+    if (topic === t.mute) {
+      if (text === 'ON' || text === 'OFF') device.setMuted(text === 'ON', 'home_assistant')
+      else this.#reject('bad_payload', topic, 'mute takes ON or OFF')
+    } else if (topic === t.volume) {
+      const n = Number(text)
+      if (text.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100) {
+        device.setVolume(n, 'home_assistant')
+      } else this.#reject('bad_payload', topic, 'volume takes a number from 0 to 100')
+    } else if (topic === t.stop) {
+      if (text === 'PRESS') device.stop('home_assistant')
+      else this.#reject('bad_payload', topic, 'stop takes PRESS')
+    } else if (topic === t.notify) {
+      const sentence = text.replace(/\s+/g, ' ').trim()
+      if (!payload.equals(Buffer.from(text, 'utf8'))) {
+        this.#reject('bad_payload', topic, 'an announcement must be UTF-8 text')
+      } else if (sentence === '') this.#reject('empty', topic, 'an empty announcement')
+      else if ([...sentence].length > MAX_ANNOUNCEMENT_CHARS) {
+        this.#reject(
+          'too_long',
+          topic,
+          `an announcement of ${[...sentence].length} characters (at most ${MAX_ANNOUNCEMENT_CHARS})`,
+        )
+      } else this.#o.announce(sentence)
+    }
+  }
+
+  #reject(reason: Rejection, topic: string, why: string): void {
+    // The payload itself is not logged: an announcement may be personal.
+    this.#rejections.add(reason, { event: 'ha_command_rejected', topic, why })
+  }
+
+  #publishDiscovery(): void {
+    const o = this.#o
+    const config = discoveryConfig({
+      deviceId: o.deviceId,
+      name: o.name,
+      version: o.version,
+      topics: o.topics,
+      statusTopic: o.statusTopic,
+    })
+    o.connection
+      .publish(o.topics.config, JSON.stringify(config), { retain: true, qos: 1 })
+      .catch((err: unknown) =>
+        this.#log.warn(
+          { event: 'ha_discovery_not_published', err: errorText(err) },
+          'Home Assistant discovery not published',
+        ),
+      )
+  }
+
+  #publishState(s: DeviceSnapshot): void {
+    if (!this.#o.connection.connected) return
+    const body = JSON.stringify({
+      state: s.state,
+      muted: s.muted,
+      volume: s.volume,
+      pending_approvals: s.pendingApprovals,
+      ringing: s.ringing.length > 0,
+      next_timer: s.nextTimer ? new Date(s.nextTimer.dueAt).toISOString() : null,
+    })
+    if (body === this.#lastState) return
+    this.#lastState = body
+    this.#o.connection
+      .publish(this.#o.topics.state, body, { retain: true, qos: 1 })
+      .catch((err: unknown) =>
+        this.#log.warn(
+          { event: 'ha_state_not_published', err: errorText(err) },
+          'Home Assistant state not published',
+        ),
+      )
+  }
+
+  #remove(): void {
+    this.uninstall().catch((err: unknown) =>
+      this.#log.debug({ err: errorText(err) }, 'Home Assistant discovery not removed'),
+    )
+  }
+}
