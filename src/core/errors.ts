@@ -40,6 +40,7 @@ export const ERROR_CODES = [
   'NOC_ERR_WAV_FORMAT',
   'NOC_ERR_WAV_TRUNCATED',
   'NOC_ERR_INTERNAL',
+  'NOC_ERR_SPEECH_FAILED',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

@@ -1,6 +1,6 @@
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MAX_ANNOUNCEMENT_CHARS } from '../../src/adapters/mqtt/home-assistant/discovery.js'
+import { MAX_ANNOUNCEMENT_CHARS } from '../../src/device/announcer.js'
 import { DeviceState } from '../../src/device/device-state.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import {

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { phrase, phraseNames, SPEECH_RATE_HZ } from './speech.js'
 
 /** A model as `GET /v1beta/models` lists it (REST names: `supportedGenerationMethods`). */
 export interface FakeModel {
@@ -17,6 +18,11 @@ export const DEFAULT_MODELS: readonly FakeModel[] = [
     name: 'models/gemini-3.5-flash',
     displayName: 'Gemini 3.5 Flash',
     supportedGenerationMethods: ['generateContent', 'countTokens'],
+  },
+  {
+    name: 'models/gemini-3.8-flash-lite-tts',
+    displayName: 'Gemini 3.8 Flash-Lite TTS',
+    supportedGenerationMethods: ['generateContent'],
   },
   {
     name: 'models/text-embedding-005',
@@ -110,12 +116,36 @@ export async function handleRest(
         error(404, `models/${id} is not supported for generateContent`, 'NOT_FOUND'),
       )
     }
+    if (isSpeechRequest(body)) return json(res, 200, speechResponse(body ?? {}, id ?? ''))
     const step = state.generate.shift() ?? { text: '(the fake model has no more answers)' }
     const answer = typeof step === 'function' ? step(body ?? {}) : step
     if (action === 'generateContent') return json(res, 200, response(answer, id ?? ''))
     return sse(res, answer, id ?? '')
   }
   return json(res, 404, error(404, `no route for ${req.method} ${path}`, 'NOT_FOUND'))
+}
+
+/** A text-to-speech call: audio asked for as the response modality. */
+function isSpeechRequest(body: Record<string, unknown> | undefined): boolean {
+  const config = body?.generationConfig as { responseModalities?: unknown } | undefined
+  return Array.isArray(config?.responseModalities) && config.responseModalities.includes('AUDIO')
+}
+
+/**
+ * What the fake speech model "says" for `text`: a canned spoken phrase, so a test can find it
+ * among the bytes that reached the speaker. Raw 24 kHz PCM, as Gemini's speech models answer.
+ */
+export function fakeSpeechPcm(_text: string): Buffer {
+  return phrase(phraseNames()[0] as string).pcm
+}
+
+function speechResponse(body: Record<string, unknown>, model: string): Record<string, unknown> {
+  const contents = body.contents as { parts?: { text?: string }[] }[] | undefined
+  const text = contents?.[0]?.parts?.[0]?.text ?? ''
+  const data = fakeSpeechPcm(text).toString('base64')
+  return response({}, model, [
+    { inlineData: { mimeType: `audio/L16;codec=pcm;rate=${SPEECH_RATE_HZ}`, data } },
+  ])
 }
 
 function listModels(res: ServerResponse, url: URL, models: readonly FakeModel[]): void {

@@ -14,9 +14,6 @@ export const HA_STATES: readonly LedState[] = [
   'error',
 ]
 
-/** An announcement longer than this is refused (a few sentences; about 20 s of speech). */
-export const MAX_ANNOUNCEMENT_CHARS = 300
-
 /** Where the device's Home Assistant topics live, below its own protocol base. */
 export interface HaTopics {
   /** The retained discovery config: `<prefix>/device/<object id>/config`. */

@@ -1,10 +1,11 @@
 import { errorText } from '../../../core/errors.js'
 import type { Logger } from '../../../core/logger.js'
+import { MAX_ANNOUNCEMENT_CHARS } from '../../../device/announcer.js'
 import type { DeviceSnapshot, DeviceState } from '../../../device/device-state.js'
 import type { Clock } from '../../../ports/clock.js'
 import type { MqttConnection } from '../connection.js'
 import { RejectionLog } from '../rejection-log.js'
-import { discoveryConfig, type HaTopics, MAX_ANNOUNCEMENT_CHARS } from './discovery.js'
+import { discoveryConfig, type HaTopics } from './discovery.js'
 
 export interface HomeAssistantOptions {
   readonly connection: MqttConnection
