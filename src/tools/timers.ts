@@ -18,7 +18,7 @@ function view(t: StoredTimer, clock: Clock, timeZone: string) {
   }
 }
 
-/** set_timer, set_alarm, list_timers and cancel_timer over one TimerService. */
+/** set_timer, set_alarm, list_timers, cancel_timer and stop_ringing over one TimerService. */
 export function timerTools(service: TimerService, clock: Clock, timeZone?: string): Tool[] {
   // The system's zone is asked for on first use: the first Intl call loads ICU's data (tens of ms
   // and several MB), which an appliance that only listens never needs.
@@ -125,5 +125,16 @@ export function timerTools(service: TimerService, clock: Clock, timeZone?: strin
       return { cancelled: matches.map((t) => view(t, clock, zoneOf())) }
     },
   }
-  return [setTimer as Tool, setAlarm as Tool, list as Tool, cancel as Tool]
+  const stop: Tool<Record<string, never>> = {
+    name: 'stop_ringing',
+    description:
+      'Stops a timer or alarm that is ringing now ("stop", "that\'s enough"). Says how many were ringing.',
+    parameters: { type: 'object', properties: {}, additionalProperties: false },
+    policy: HARMLESS,
+    describe: () => 'stop the ringing timer',
+    async call() {
+      return { stopped: service.stopRinging() }
+    },
+  }
+  return [setTimer as Tool, setAlarm as Tool, list as Tool, cancel as Tool, stop as Tool]
 }

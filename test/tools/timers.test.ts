@@ -5,10 +5,14 @@ import { describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { ToolSet } from '../../src/core/tool-set.js'
+import { DeviceState } from '../../src/device/device-state.js'
+import { NullPanel } from '../../src/panel/null-panel.js'
+import { PanelController } from '../../src/panel/panel-controller.js'
+import type { ButtonEvent } from '../../src/ports/panel.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { chimePcm } from '../../src/tools/chime.js'
 import { nextLocalTime } from '../../src/tools/local-time.js'
-import { TimerService } from '../../src/tools/timer-service.js'
+import { DEFAULT_RING_MS, TimerService } from '../../src/tools/timer-service.js'
 import { timerTools } from '../../src/tools/timers.js'
 import { coreFixture } from '../helpers/core.js'
 
@@ -118,5 +122,71 @@ describe('timers and alarms', () => {
     expect(samples.length).toBe(Math.round(16_000 * 0.9))
     expect(Math.max(...samples)).toBeGreaterThan(10_000)
     expect(Math.abs(samples[1] as number)).toBeLessThan(2000)
+  })
+})
+
+describe('a ringing timer', () => {
+  function ringRig() {
+    const f = coreFixture()
+    const store = new SqliteStore(':memory:')
+    const sink = new RecordingSink()
+    const device = new DeviceState()
+    const service = new TimerService({ store, clock: f.clock, sink, logger: silentLogger, device })
+    service.start()
+    const panel = new NullPanel()
+    let press: (e: ButtonEvent) => void = () => {}
+    panel.start = async (cb) => {
+      press = cb
+    }
+    const ctl = new PanelController({ panel, clock: f.clock, logger: silentLogger, device })
+    const tools = new ToolSet(timerTools(service, f.clock, 'UTC'))
+    return { f, sink, device, service, panel, ctl, tools, press: (e: ButtonEvent) => press(e) }
+  }
+
+  it('repeats the chime until the button stops it; the LED and the state show it ringing; mute is untouched', async () => {
+    const r = ringRig()
+    await r.ctl.start()
+    r.service.add('timer', r.f.clock.now() + 60_000, 'eggs')
+    expect(r.device.snapshot.nextTimer).toMatchObject({
+      kind: 'timer',
+      dueAt: r.f.clock.now() + 60_000,
+    })
+    await r.f.clock.advance(60_000)
+    expect(r.device.snapshot.state).toBe('ringing')
+    expect(r.panel.led).toBe('ringing')
+    expect(r.device.snapshot.nextTimer).toBeNull()
+    await r.f.clock.advance(8000)
+    expect(r.sink.writes).toHaveLength(3) // at 0, 4 and 8 s
+    r.press({ kind: 'press', atMs: r.f.clock.now() })
+    await r.f.clock.advance(100)
+    r.press({ kind: 'release', atMs: r.f.clock.now() })
+    expect(r.device.muted).toBe(false) // the press stopped the ring, it did not mute
+    expect(r.device.snapshot.state).toBe('idle')
+    expect(r.panel.led).toBe('idle')
+    await r.f.clock.advance(60_000)
+    expect(r.sink.writes).toHaveLength(3)
+  })
+
+  it('stops by voice (stop_ringing, allowed by voice) and from Home Assistant (the device stop); alone it ends after a minute', async () => {
+    const r = ringRig()
+    r.service.add('timer', r.f.clock.now() + 1000, null)
+    await r.f.clock.advance(1000)
+    expect(r.device.snapshot.ringing).toHaveLength(1)
+    const out = await r.tools.call(r.f.ctx({ channel: 'voice' }), 'stop_ringing', {})
+    expect(out).toMatchObject({ ok: true, value: { stopped: 1 } })
+    expect(r.f.pending).toEqual([])
+    expect(r.device.snapshot.ringing).toEqual([])
+    r.service.add('alarm', r.f.clock.now() + 1000, null)
+    await r.f.clock.advance(1000)
+    expect(r.device.snapshot.state).toBe('ringing')
+    r.device.stop('home_assistant')
+    expect(r.device.snapshot.state).toBe('idle')
+    r.service.add('timer', r.f.clock.now() + 1000, null)
+    await r.f.clock.advance(1000)
+    const before = r.sink.writes.length
+    await r.f.clock.advance(DEFAULT_RING_MS + 4000)
+    expect(r.device.snapshot.ringing).toEqual([])
+    // Repeats at 4, 8, … 56 s after the first chime; at 60 s the ring ends.
+    expect(r.sink.writes.length - before).toBe(DEFAULT_RING_MS / 4000 - 1)
   })
 })
