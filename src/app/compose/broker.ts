@@ -17,7 +17,7 @@ import type { Composition } from './composition.js'
 export type DeviceMqtt = ReturnType<typeof createDeviceMqtt>
 
 /** The household side: who is asked to approve, where home actions are published, the phones. */
-export interface Household {
+interface Household {
   readonly approver: Approver
   /** Where home actions and tool modules publish; only with a broker. */
   readonly publisher?: Publisher
@@ -80,7 +80,7 @@ export function composeHousehold(
   }
 }
 
-export interface PhoneSideDeps {
+interface PhoneSideDeps {
   readonly household: Household
   readonly conversations: ConversationService
   readonly gate: Gate

@@ -35,7 +35,7 @@ export function showStoreHealth({ log }: Composition, store: SqliteStore, shown:
   })
 }
 
-export interface TypedSideDeps {
+interface TypedSideDeps {
   readonly feed: TranscriptFeed
   readonly llm: LLM
   readonly tools: ToolSet

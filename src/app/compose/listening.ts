@@ -4,8 +4,8 @@ import { SpeechDetector } from '../../audio/speech-detector.js'
 import type { LiveConversations } from '../../conversations/live-conversations.js'
 import type { ShownState } from '../../panel/shown-state.js'
 import { SessionLoop } from '../../voice/session-loop.js'
+import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
-import type { SessionSummary } from '../../voice/voice-session.js'
 import type { Composition } from './composition.js'
 
 /*
@@ -27,7 +27,7 @@ export function routeMicrophone({ log }: Composition, mic: MicGate, shown: Shown
   })
 }
 
-export interface ListeningDeps {
+interface ListeningDeps {
   readonly router: MicRouter
   readonly driver: VoiceDriver
   readonly live: LiveConversations

@@ -4,7 +4,7 @@ import type { AudioOut, DropReport } from '../../ports/audio.js'
 import { type Audio, openAudio } from '../audio.js'
 import type { Composition } from './composition.js'
 
-export interface SoundOptions {
+interface SoundOptions {
   /** The WAV microphone plays in real time (default) or not. */
   readonly wavPaced?: boolean | undefined
   /** The WAV microphone starts again at the end of its file. */

@@ -32,7 +32,7 @@ export function composeGate(
   })
 }
 
-export interface ToolDeps {
+interface ToolDeps {
   /** Where timers are kept across restarts. */
   readonly store: TimerStore
   /** Where a timer rings. */

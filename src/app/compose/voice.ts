@@ -11,7 +11,7 @@ import type { VoiceMic } from '../../voice/session-types.js'
 import { VoiceDriver } from '../../voice/voice-driver.js'
 import type { Composition } from './composition.js'
 
-export interface VoiceDeps {
+interface VoiceDeps {
   readonly live: LiveLLM
   readonly tools: ToolSet
   readonly gate: Gate

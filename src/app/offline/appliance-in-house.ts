@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path'
-import type { SessionSummary } from '../../voice/voice-session.js'
+import type { SessionSummary } from '../../voice/session-types.js'
 import { type Appliance, startAppliance } from '../appliance.js'
 import { parseConfig } from '../config/load.js'
 import { HOUSEHOLD_ACTIONS } from '../household-scene.js'

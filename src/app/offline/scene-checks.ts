@@ -1,5 +1,5 @@
 import type { FakeLiveServer } from '../../testing/fake-live-server/index.js'
-import type { SessionSummary } from '../../voice/voice-session.js'
+import type { SessionSummary } from '../../voice/session-types.js'
 import type { Seen } from './run-context.js'
 
 /** The typed reply, from the history the text model is sent and what the house saw, never canned. */

@@ -1,4 +1,4 @@
-import type { SessionSummary } from '../../voice/voice-session.js'
+import type { SessionSummary } from '../../voice/session-types.js'
 import type { WatchedAppliance } from './appliance-in-house.js'
 import type { House } from './house.js'
 
