@@ -7,6 +7,8 @@ import type { TranscriptFeed } from '../conversations/transcript-feed.js'
 import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
 import type { ToolSet } from '../core/tool-set.js'
+import type { Announcer } from '../device/announcer.js'
+import type { DeviceState } from '../device/device-state.js'
 import type { PanelController } from '../panel/panel-controller.js'
 import type { DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
@@ -22,8 +24,9 @@ import {
   openConversationStore,
   showStoreHealth,
 } from './compose/conversations.js'
+import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './compose/device.js'
 import { composeListening, routeMicrophone } from './compose/listening.js'
-import { composePanel, showOnPanel, wireButton } from './compose/panel.js'
+import { composePanel } from './compose/panel.js'
 import { composeProviders, providerKey } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
@@ -60,6 +63,9 @@ export interface Appliance {
   readonly conversations: ConversationService
   readonly live: LiveConversations
   readonly loop: SessionLoop
+  /** The device's state: mute, volume, faults, what it is doing (its one owner). */
+  readonly device: DeviceState
+  readonly announcer: Announcer
   readonly mqtt?: DeviceMqtt
   /** The phone app's server, when it is served. */
   readonly phoneApp?: PhoneAppServer
@@ -80,20 +86,28 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   try {
     const apiKey = providerKey(config)
     const { store, feed } = openConversationStore(comp)
-    const household = composeHousehold(comp, feed, options)
+    const device = composeDevice(comp, store)
+    const household = composeHousehold(
+      comp,
+      feed,
+      { state: device, announce: (text) => announcer.announce(text) },
+      options,
+    )
+    showStatus(device, household.mqtt)
     const gate = composeGate(comp, policies, household.approver, store)
-    const panel = await composePanel(comp, panelConfig, options)
-    const sound = await openSound(comp, panel, options)
+    const panel = await composePanel(comp, device, panelConfig, options)
+    const sound = await openSound(comp, device, audioFaults(comp, device), options)
     const { tools, timers } = await composeTools(comp, {
       store,
-      speaker: sound.speaker,
+      speaker: sound.speaker.alerts,
+      device,
       publisher: household.publisher,
     })
-    const { live, llm, persona } = composeProviders(comp, apiKey)
+    const { live, llm, speech, persona } = composeProviders(comp, apiKey)
+    const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
-    const shown = showOnPanel(panel, household.mqtt, () => driver.muted)
-    showStoreHealth(comp, store, shown)
-    const router = routeMicrophone(comp, sound.mic, shown)
+    showStoreHealth(comp, store, device)
+    const router = routeMicrophone(comp, sound.mic, device)
     const driver = composeVoice(comp, {
       live,
       tools,
@@ -102,11 +116,10 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       persona,
       mic: router.sessionMic(),
       speaker: sound.voiceSpeaker,
-      cueSpeaker: sound.speaker,
-      shown,
+      cueSpeaker: sound.speaker.alerts,
+      device,
       onState: options.onState,
     })
-    wireButton(panel, driver, shown, household.mqtt)
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
     const phoneApp = await servePhones(comp, { household, gate, feed, ...typed })
@@ -146,6 +159,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       ...typed,
       loop,
+      device,
+      announcer,
       ...(household.mqtt && { mqtt: household.mqtt }),
       ...(phoneApp && { phoneApp }),
       close: () => closers.close(),

@@ -34,7 +34,13 @@ export interface Audio {
  */
 export async function openAudio(
   config: AudioConfig,
-  deps: { clock: Clock; logger: Logger; onError: (e: NocturnError) => void },
+  deps: {
+    clock: Clock
+    logger: Logger
+    onError: (e: NocturnError) => void
+    /** Where mute is held (the device's state); the gate reads it at every frame. */
+    mute?: { readonly muted: boolean }
+  },
 ): Promise<Audio> {
   const { clock, logger, onError } = deps
   let source: AudioIn
@@ -83,6 +89,7 @@ export async function openAudio(
     clock,
     echo: config.echo,
     tailMs: config.echoTailMs ?? DEFAULT_ECHO_TAIL_MS,
+    ...(deps.mute && { mute: deps.mute }),
   })
   return { mic, speaker }
 }

@@ -23,7 +23,7 @@ export interface DeviceSnapshot {
   readonly activity: LedState
   /** The status topic's state: `error` while a fault holds, then a ringing timer, then activity. */
   readonly state: LedState
-  /** What the LED shows: a ringing timer, then mute (it always wins otherwise), then `state`. */
+  /** What the LED shows: mute (it always wins, docs/design.md §6), else `state`. */
   readonly led: LedState
   /** Why the state is `error` (the oldest fault), absent when all is well. */
   readonly reason: string | undefined
@@ -201,7 +201,7 @@ export class DeviceState {
       volume: this.#volume,
       activity: this.#activity,
       state,
-      led: ringing.length > 0 ? 'ringing' : this.#muted ? 'muted' : state,
+      led: this.#muted ? 'muted' : state,
       reason,
       pendingApprovals: this.#approvals.size,
       ringing,

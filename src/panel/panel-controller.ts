@@ -48,7 +48,7 @@ export const VOLUME_BUTTON_FLOOR = 10
  * recognised while still held, so the speaker falls silent under the finger; any press while a
  * timer rings stops the ring; held on while nothing plays, it steps the volume (VOLUME_* below),
  * shown on colour LEDs. The LED shows the device's state (DeviceState.led): mute wins over every
- * activity, a ringing timer over mute. Mute and volume are the DeviceState's: this holds no copy.
+ * other state. Mute and volume are the DeviceState's: this holds no copy.
  */
 export class PanelController {
   readonly #panel: Panel

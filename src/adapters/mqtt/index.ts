@@ -53,7 +53,7 @@ export interface DeviceMqttOptions {
     readonly discovery: boolean
     readonly name?: string
     readonly discoveryPrefix?: string
-    readonly version: string
+    readonly version?: string
     readonly announce: (text: string) => void
   }
 }

@@ -8,6 +8,8 @@ import type { ConversationService } from '../../conversations/conversation-servi
 import { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
+import type { DeviceState } from '../../device/device-state.js'
+import { trackedApprover } from '../../device/tracked-approver.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
 import { startPhoneApp } from '../phone-app.js'
@@ -39,6 +41,7 @@ export interface Terminal {
 export function composeHousehold(
   { config: c, clock, log, closers }: Composition,
   feed: TranscriptFeed,
+  device: { readonly state: DeviceState; announce(text: string): void },
   terminal: Terminal,
 ): Household {
   const phoneKeys = new PhoneKeyStore(c.phonesDir)
@@ -51,7 +54,7 @@ export function composeHousehold(
       interactive: input.isTTY === true,
       autoAnswer: 'deny',
     })
-    return { approver, phoneKeys }
+    return { approver: trackedApprover(approver, device.state), phoneKeys }
   }
   const mqtt = createDeviceMqtt({
     url: c.mqtt.url,
@@ -69,11 +72,20 @@ export function composeHousehold(
     logger: log.child({ component: 'mqtt' }),
     clock,
     connect: false,
+    ...(c.mqtt.homeAssistant && {
+      homeAssistant: {
+        device: device.state,
+        discovery: c.mqtt.homeAssistant.discovery,
+        ...(c.mqtt.homeAssistant.name !== undefined && { name: c.mqtt.homeAssistant.name }),
+        discoveryPrefix: c.mqtt.homeAssistant.discoveryPrefix,
+        announce: (text: string) => device.announce(text),
+      },
+    }),
   })
   closers.add(() => mqtt.close())
   // Followers on a phone see approvals come and go next to the messages.
   return {
-    approver: announcingApprover(mqtt.approver, feed),
+    approver: trackedApprover(announcingApprover(mqtt.approver, feed), device.state),
     publisher: mqtt.connection,
     mqtt,
     phoneKeys,

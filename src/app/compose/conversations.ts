@@ -8,7 +8,7 @@ import { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
 import type { Persona } from '../../core/persona.js'
 import type { ToolSet } from '../../core/tool-set.js'
-import type { ShownState } from '../../panel/shown-state.js'
+import type { DeviceState } from '../../device/device-state.js'
 import type { LLM } from '../../ports/llm.js'
 import { TurnLoop } from '../../turn/turn-loop.js'
 import type { Composition } from './composition.js'
@@ -27,11 +27,15 @@ export function openConversationStore({ config: c, log, closers }: Composition):
 }
 
 /** A store that cannot be written shows as `error` on the LED and the status until it can again. */
-export function showStoreHealth({ log }: Composition, store: SqliteStore, shown: ShownState): void {
+export function showStoreHealth(
+  { log }: Composition,
+  store: SqliteStore,
+  device: DeviceState,
+): void {
   store.onWriteHealth((failing) => {
     if (failing) log.error({ event: 'store_unwritable', err: failing }, 'store cannot be written')
     else log.info({}, 'store writable again')
-    shown.fault('store', failing)
+    device.fault('store', failing)
   })
 }
 

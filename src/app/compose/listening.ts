@@ -2,7 +2,7 @@ import type { MicGate } from '../../audio/mic-gate.js'
 import { MicRouter } from '../../audio/mic-router.js'
 import { SpeechDetector } from '../../audio/speech-detector.js'
 import type { LiveConversations } from '../../conversations/live-conversations.js'
-import type { ShownState } from '../../panel/shown-state.js'
+import type { DeviceState } from '../../device/device-state.js'
 import { SessionLoop } from '../../voice/session-loop.js'
 import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
@@ -17,12 +17,16 @@ import type { Composition } from './composition.js'
  */
 
 /** The microphone's router, its health (it hears nothing, it hears again) shown on the LED. */
-export function routeMicrophone({ log }: Composition, mic: MicGate, shown: ShownState): MicRouter {
+export function routeMicrophone(
+  { log }: Composition,
+  mic: MicGate,
+  device: DeviceState,
+): MicRouter {
   return new MicRouter(mic, {
     onHealth: (h) => {
       if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')
       else log.info({}, 'microphone hears again')
-      shown.fault('microphone', h.ok ? undefined : h.reason)
+      device.fault('microphone', h.ok ? undefined : h.reason)
     },
   })
 }

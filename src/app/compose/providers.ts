@@ -1,5 +1,6 @@
 import { GeminiLive } from '../../adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../adapters/gemini/gemini-llm.js'
+import { GeminiSpeech } from '../../adapters/gemini/gemini-speech.js'
 import { NocturnError } from '../../core/errors.js'
 import { defaultPersona, type Persona } from '../../core/persona.js'
 import type { Config } from '../config/schema.js'
@@ -27,14 +28,14 @@ function personaOf(c: Config): Persona {
 }
 
 /**
- * The models: the LiveLLM the voice driver speaks with, the LLM that answers typed messages, and
- * the persona both are given.
+ * The models: the LiveLLM the voice driver speaks with, the LLM that answers typed messages, the
+ * Speech announcements are said with, and the persona they are given.
  * Neither connects here; the SDK loads with the first connection (docs/gemini.md).
  */
 export function composeProviders(
   { config: c, clock, log }: Composition,
   apiKey: string,
-): { live: GeminiLive; llm: GeminiLLM; persona: Persona } {
+): { live: GeminiLive; llm: GeminiLLM; speech: GeminiSpeech; persona: Persona } {
   const live = new GeminiLive({
     apiKey,
     model: c.provider.model,
@@ -48,5 +49,11 @@ export function composeProviders(
     ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
     logger: log.child({ component: 'gemini' }),
   })
-  return { live, llm, persona: personaOf(c) }
+  const speech = new GeminiSpeech({
+    apiKey,
+    model: c.provider.speechModel,
+    ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
+    logger: log.child({ component: 'gemini' }),
+  })
+  return { live, llm, speech, persona: personaOf(c) }
 }

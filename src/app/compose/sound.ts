@@ -1,5 +1,6 @@
 import { dirname } from 'node:path'
-import type { PanelController } from '../../panel/panel-controller.js'
+import { GainOut } from '../../audio/gain-out.js'
+import type { DeviceState } from '../../device/device-state.js'
 import type { AudioOut, DropReport } from '../../ports/audio.js'
 import { type Audio, openAudio } from '../audio.js'
 import type { Composition } from './composition.js'
@@ -14,14 +15,17 @@ interface SoundOptions {
 }
 
 /**
- * The microphone and the speaker on the configured backend. A failing device shows as `error` on
- * the LED. `voiceSpeaker` is the speaker the voice driver writes to, its drops told to `onDrop`.
+ * The microphone and the speaker on the configured backend, the microphone muted by the device's
+ * state and the speaker behind the one gain stage (its volume). A failing device is a fault of the
+ * device's state (`onFault`). `voiceSpeaker` is the speaker the voice driver writes to, its drops
+ * told to `onDrop`; `speaker.alerts` is the path of timers, earcons and announcements (the floor).
  */
 export async function openSound(
   { config: c, clock, log, closers }: Composition,
-  panel: PanelController,
+  device: DeviceState,
+  onFault: (message: string) => void,
   options: SoundOptions,
-): Promise<Audio & { voiceSpeaker: AudioOut }> {
+): Promise<Omit<Audio, 'speaker'> & { speaker: GainOut; voiceSpeaker: AudioOut }> {
   const audio = await openAudio(
     {
       backend: c.audio.backend,
@@ -40,13 +44,15 @@ export async function openSound(
       logger: log.child({ component: 'audio' }),
       onError: (e) => {
         log.error({ code: e.code, err: e.message }, 'audio device failed')
-        panel.setActivity('error')
+        onFault(e.message)
       },
+      mute: device,
     },
   )
   closers.add(() => audio.speaker.close())
-  const voiceSpeaker = options.onDrop ? observedDrops(audio.speaker, options.onDrop) : audio.speaker
-  return { ...audio, voiceSpeaker }
+  const speaker = new GainOut(audio.speaker, () => device.volume)
+  const voiceSpeaker = options.onDrop ? observedDrops(speaker, options.onDrop) : speaker
+  return { mic: audio.mic, speaker, voiceSpeaker }
 }
 
 /** The speaker, telling `onDrop` about every drop after it happened. */

@@ -4,6 +4,7 @@ import { Grants } from '../../core/grants.js'
 import type { PolicyTable } from '../../core/policy.js'
 import { ToolSet } from '../../core/tool-set.js'
 import type { Tool } from '../../core/types.js'
+import type { DeviceState } from '../../device/device-state.js'
 import type { Approver } from '../../ports/approver.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { GrantStore } from '../../ports/grant-store.js'
@@ -13,6 +14,7 @@ import { currentTimeTool } from '../../tools/current-time.js'
 import { homeActionTool } from '../../tools/home-actions.js'
 import { TimerService } from '../../tools/timer-service.js'
 import { timerTools } from '../../tools/timers.js'
+import { volumeTool } from '../../tools/volume.js'
 import { loadToolModules } from '../tool-modules.js'
 import type { Composition } from './composition.js'
 
@@ -35,19 +37,21 @@ export function composeGate(
 interface ToolDeps {
   /** Where timers are kept across restarts. */
   readonly store: TimerStore
-  /** Where a timer rings. */
-  readonly speaker: AudioOut
+  /** Where a timer rings (the gain stage's alert path, with its floor). */
+  readonly speaker: Pick<AudioOut, 'sampleRateHz' | 'write'>
+  /** The device's state: the timers ring into it, the volume tool sets it. */
+  readonly device: DeviceState
   /** The broker, for home actions and tool modules; none without one. */
   readonly publisher?: Publisher | undefined
 }
 
 /**
- * Every tool the model may call, in one ToolSet: the built-ins (the time, timers), the household's
+ * Every tool the model may call, in one ToolSet: the built-ins (the time, timers, the volume), the household's
  * home actions (published on the broker), and its own tool modules (`tools.modules`).
  */
 export async function composeTools(
   { config: c, clock, log, closers }: Composition,
-  { store, speaker, publisher }: ToolDeps,
+  { store, speaker, device, publisher }: ToolDeps,
 ): Promise<{ tools: ToolSet; timers: TimerService }> {
   const timeZone = c.persona.timeZone
   const timers = new TimerService({
@@ -55,9 +59,14 @@ export async function composeTools(
     clock,
     sink: speaker,
     logger: log.child({ component: 'timers' }),
+    device,
   })
   closers.add(() => timers.close())
-  const tools: Tool[] = [currentTimeTool(clock, timeZone), ...timerTools(timers, clock, timeZone)]
+  const tools: Tool[] = [
+    currentTimeTool(clock, timeZone),
+    ...timerTools(timers, clock, timeZone),
+    volumeTool(device),
+  ]
   if (c.homeActions.length > 0 && !publisher) {
     throw new NocturnError(
       'NOC_ERR_BAD_REQUEST',

@@ -1,7 +1,7 @@
 import type { Gate } from '../../core/gate.js'
 import type { Persona } from '../../core/persona.js'
 import type { ToolSet } from '../../core/tool-set.js'
-import type { ShownState } from '../../panel/shown-state.js'
+import type { DeviceState } from '../../device/device-state.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { LiveLLM } from '../../ports/live-llm.js'
 import type { LedState } from '../../ports/panel.js'
@@ -21,14 +21,14 @@ interface VoiceDeps {
   readonly mic: VoiceMic
   /** The speaker the model's audio goes to. */
   readonly speaker: AudioOut
-  /** The speaker itself, for the waiting cue (not a drop of the model's audio). */
-  readonly cueSpeaker: AudioOut
-  readonly shown: ShownState
+  /** Where the waiting cue plays (the alert path: not a drop of the model's audio). */
+  readonly cueSpeaker: Pick<AudioOut, 'sampleRateHz' | 'write'>
+  readonly device: DeviceState
   /** Every change of what the LED shows. */
   readonly onState?: ((state: LedState) => void) | undefined
 }
 
-/** The voice driver: spoken sessions with the live model, their state on the LED and the status. */
+/** The voice driver: spoken sessions with the live model, its state into the device's state. */
 export function composeVoice(
   { config: c, clock, log, closers }: Composition,
   deps: VoiceDeps,
@@ -45,11 +45,9 @@ export function composeVoice(
     logger: log,
     mic: deps.mic,
     speaker: deps.speaker,
+    device: deps.device,
     listener: {
-      state: (state) => {
-        deps.onState?.(state)
-        deps.shown.driver(state)
-      },
+      ...(deps.onState && { state: deps.onState }),
       // A model without asynchronous calls is silent while a phone decides: fill the dead air.
       waiting: () => {
         cue ??= chimePcm(deps.cueSpeaker.sampleRateHz, 1)

@@ -7,9 +7,11 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
 // Check it with: nocturn config --check --config /etc/nocturn/config.json
 {
   "provider": {
-    // The live speech-to-speech model, and the model for typed chats from a phone.
+    // The live speech-to-speech model, the model for typed chats from a phone, and the
+    // text-to-speech model announcements are said with.
     "model": "gemini-3.8-live",
     "textModel": "gemini-2.5-flash",
+    "speechModel": "gemini-3.8-flash-lite-tts",
     // The API key: better not here. Nocturn reads, in order: GEMINI_API_KEY, GEMINI_API_KEY_FILE,
     // the systemd credential "gemini-api-key" (LoadCredential=), then "apiKey" or "apiKeyFile".
     // "apiKeyFile": "/etc/nocturn/gemini-api-key",
@@ -50,7 +52,10 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "deviceId": "kitchen",
     // May the phone that typed a request approve it itself? "non-critical" (critical tools need
     // another phone), "never", or "any".
-    "selfApproval": "non-critical"
+    "selfApproval": "non-critical",
+    // The device in Home Assistant (docs/home-assistant.md): off unless "discovery" is true; the
+    // broker's ACL needs the lines that page gives.
+    "homeAssistant": { "discovery": false, "name": "Kitchen speaker" }
   },
   // The household phone app (docs/phone-app.md), served from this device; it talks to the broker
   // over WebSocket itself. "port" 8080; HTTPS with both TLS files; "enabled": false turns it off.

@@ -29,6 +29,8 @@ export const providerSchema = z.strictObject({
   model: z.string().min(1).default('gemini-3.8-live'),
   /** The typed-chat model. */
   textModel: z.string().min(1).default('gemini-2.5-flash'),
+  /** The text-to-speech model announcements are said with (docs/home-assistant.md). */
+  speechModel: z.string().min(1).default('gemini-3.8-flash-lite-tts'),
   apiKey: z.string().min(1).optional(),
   apiKeyFile: absPath.optional(),
   baseUrl: z.url().optional(),
@@ -95,6 +97,20 @@ export const mqttSchema = z.strictObject({
    * for critical tools, which need another phone's look; "never"; or "any".
    */
   selfApproval: z.enum(['non-critical', 'never', 'any']).default('non-critical'),
+  /** The device in Home Assistant over this broker (docs/home-assistant.md); off by default. */
+  homeAssistant: z
+    .strictObject({
+      /** true: discovered in Home Assistant; false: the discovery config is removed at start. */
+      discovery: z.boolean().default(false),
+      /** What Home Assistant calls the device; "Nocturn <deviceId>" by default. */
+      name: z.string().min(1).max(64).optional(),
+      /** Home Assistant's discovery prefix, if it was changed there. */
+      discoveryPrefix: z
+        .string()
+        .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, 'letters, digits, _ - and / only')
+        .default('homeassistant'),
+    })
+    .optional(),
 })
 
 /** The household phone app, served by the device (docs/phone-app.md). */

@@ -50,7 +50,8 @@ export interface DiscoveryInput {
   readonly deviceId: string
   /** What Home Assistant calls the device ("Nocturn kitchen"). */
   readonly name: string
-  readonly version: string
+  /** Nocturn's version, where the caller knows it (shown in the device's page in Home Assistant). */
+  readonly version?: string | undefined
   readonly topics: HaTopics
   /** The device's protocol status topic: its last will says "offline" there. */
   readonly statusTopic: string
@@ -73,9 +74,9 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
       name: i.name,
       mf: 'Nocturn',
       mdl: 'Nocturn speaker',
-      sw: i.version,
+      ...(i.version !== undefined && { sw: i.version }),
     },
-    o: { name: 'Nocturn', sw: i.version },
+    o: { name: 'Nocturn', ...(i.version !== undefined && { sw: i.version }) },
     avty: [{ t: i.statusTopic, val_tpl: "{{ 'online' if value_json.online else 'offline' }}" }],
     qos: 1,
     cmps: {

@@ -15,7 +15,7 @@ export interface HomeAssistantOptions {
   readonly topics: HaTopics
   readonly deviceId: string
   readonly name: string
-  readonly version: string
+  readonly version?: string | undefined
   readonly statusTopic: string
   /** A sentence from the notify entity, checked and ready to be spoken. */
   readonly announce: (text: string) => void
