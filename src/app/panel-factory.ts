@@ -26,9 +26,13 @@ export async function createPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Pa
   const { Apa102Leds } = await import('../adapters/apa102/apa102-leds.js')
   try {
     const leds = await Apa102Leds.open({ ...p.rgbLeds, logger })
-    const blinker = new ColourLedBlinker(deps.clock, (c) => leds.show(c))
+    const blinker = new ColourLedBlinker(deps.clock, (c) => leds.show(c), {
+      count: p.rgbLeds.count,
+      paint: (colours) => leds.showEach(colours),
+    })
     return new PanelWithLeds(panel, {
       show: (state) => blinker.show(state),
+      showLevel: (percent) => blinker.showLevel(percent),
       close: async () => {
         blinker.stop()
         await leds.close()

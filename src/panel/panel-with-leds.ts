@@ -3,6 +3,8 @@ import type { ButtonEvent, LedState, Panel } from '../ports/panel.js'
 /** What a colour-LED driver offers the panel: states in, dark on close. */
 export interface StateLeds {
   show(state: LedState): void
+  /** A level (the volume) for a moment, where the lights can show one. */
+  showLevel?(percent: number): void
   close(): Promise<void>
 }
 
@@ -26,6 +28,10 @@ export class PanelWithLeds implements Panel {
   setLed(state: LedState): void {
     this.#button.setLed(state)
     this.#leds.show(state)
+  }
+
+  showLevel(percent: number): void {
+    this.#leds.showLevel?.(percent)
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,8 @@ export interface Rgb {
 export interface RgbLeds {
   /** Lights every LED in `colour`; undefined turns them off. */
   show(colour: Rgb | undefined): void
+  /** Lights each LED in its own colour, in order (undefined: that one off); a level meter. */
+  showEach?(colours: readonly (Rgb | undefined)[]): void
   /** Turns them off and lets the device go. */
   close(): Promise<void>
 }

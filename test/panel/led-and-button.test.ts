@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/logger.js'
+import { DeviceState } from '../../src/device/device-state.js'
+import {
+  ColourLedBlinker,
+  LEVEL_SHOWN_MS,
+  levelColours,
+} from '../../src/panel/colour-led-blinker.js'
 import { Debouncer } from '../../src/panel/debouncer.js'
 import { LedBlinker } from '../../src/panel/led-blinker.js'
 import { LED_PATTERNS } from '../../src/panel/led-patterns.js'
 import { NullPanel } from '../../src/panel/null-panel.js'
-import { PanelController, type PanelEvent } from '../../src/panel/panel-controller.js'
-import type { ButtonEvent, LedState } from '../../src/ports/panel.js'
+import {
+  PanelController,
+  type PanelEvent,
+  VOLUME_BUTTON_FLOOR,
+  VOLUME_HOLD_MS,
+  VOLUME_STEP_MS,
+} from '../../src/panel/panel-controller.js'
+import type { ButtonEvent, LedState, Panel } from '../../src/ports/panel.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 
 /** The LED sampled every 50 ms for `ms`: a string of '#' (on) and '.' (off). */
@@ -158,5 +170,59 @@ describe('the button and the LED together', () => {
     r.ctl.setMuted(true)
     expect(r.events).toEqual([{ kind: 'mute', muted: true, source: 'remote', atMs: r.clock.now() }])
     expect(r.panel.led).toBe('muted')
+  })
+})
+
+describe('the volume on the one button (hardware/button.md)', () => {
+  it('held on while nothing plays, it steps the volume, shown as a level; each hold goes the other way', async () => {
+    const clock = new VirtualClock()
+    const device = new DeviceState({ volume: 60 })
+    const panel = new NullPanel()
+    const levels: number[] = []
+    let press: (e: ButtonEvent) => void = () => {}
+    panel.start = async (cb) => {
+      press = cb
+    }
+    ;(panel as Panel).showLevel = (p) => levels.push(p)
+    const ctl = new PanelController({ panel, clock, logger: silentLogger, device })
+    const events: PanelEvent[] = []
+    ctl.on((e) => events.push(e))
+    await ctl.start()
+    device.setActivity('listening')
+    const hold = async (ms: number) => {
+      press({ kind: 'press', atMs: clock.now() })
+      await clock.advance(ms)
+      press({ kind: 'release', atMs: clock.now() })
+    }
+    // 0.8 s: a long press (ignored, as before); 1.8 s: the level shows; then a step every 0.6 s.
+    await hold(800 + VOLUME_HOLD_MS + 2 * VOLUME_STEP_MS)
+    expect(device.volume).toBe(40)
+    expect(levels).toEqual([60, 50, 40])
+    expect(events.map((e) => e.kind)).toEqual(['long_press_ignored', 'volume'])
+    expect(device.muted).toBe(false)
+    await hold(800 + VOLUME_HOLD_MS + 3 * VOLUME_STEP_MS)
+    expect(device.volume).toBe(70)
+    // Down to the floor and back up: the button never silences the speaker.
+    await hold(800 + VOLUME_HOLD_MS + 7 * VOLUME_STEP_MS)
+    expect(levels.at(-2)).toBe(VOLUME_BUTTON_FLOOR)
+    expect(device.volume).toBe(VOLUME_BUTTON_FLOOR + 10)
+  })
+
+  it('three colour LEDs show the level for a moment, then the state again', async () => {
+    const clock = new VirtualClock()
+    const painted: string[] = []
+    const blinker = new ColourLedBlinker(clock, (c) => painted.push(c ? 'state' : 'dark'), {
+      count: 3,
+      paint: (cs) => painted.push(cs.map((c) => (c ? Math.round(c.r / 2.55) : 0)).join(',')),
+    })
+    blinker.show('listening')
+    blinker.showLevel(50)
+    await clock.advance(LEVEL_SHOWN_MS - 1)
+    expect(painted).toEqual(['state', '100,50,0'])
+    await clock.advance(1)
+    expect(painted.at(-1)).toBe('state')
+    expect(levelColours(100, 3).every((c) => c?.r === 255)).toBe(true)
+    expect(levelColours(0, 3)).toEqual([undefined, undefined, undefined])
+    blinker.stop()
   })
 })

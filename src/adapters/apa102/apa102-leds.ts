@@ -47,6 +47,11 @@ export class Apa102Leds implements RgbLeds {
     this.#writing ??= this.#drain()
   }
 
+  showEach(colours: readonly (Rgb | undefined)[]): void {
+    this.#pending = apa102Frame(this.#options.count, colours, this.#options.brightness)
+    this.#writing ??= this.#drain()
+  }
+
   async close(): Promise<void> {
     this.show(undefined)
     await this.#writing
