@@ -16,9 +16,21 @@ export function gainOf(percent: number): number {
   return 10 ** ((-VOLUME_RANGE_DB * (1 - percent / 100)) / 20)
 }
 
+/** Whether this machine stores an Int16 little-endian, as the PCM is (every board Nocturn runs on). */
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1
+
 /** Copies `pcm` (16-bit LE mono) scaled by `gain`, rounded and held to the 16-bit range. */
 export function scalePcm(pcm: Uint8Array, gain: number): Uint8Array {
   const out = new Uint8Array(pcm.byteLength - (pcm.byteLength % 2))
+  if (LITTLE_ENDIAN && pcm.byteOffset % 2 === 0) {
+    // Typed arrays in place of a DataView: several times less CPU per sample.
+    const src = new Int16Array(pcm.buffer, pcm.byteOffset, out.byteLength / 2)
+    const dst = new Int16Array(out.buffer)
+    for (let i = 0; i < src.length; i++) {
+      dst[i] = Math.min(32767, Math.max(-32768, Math.round((src[i] as number) * gain)))
+    }
+    return out
+  }
   const src = new DataView(pcm.buffer, pcm.byteOffset, out.byteLength)
   const dst = new DataView(out.buffer)
   for (let i = 0; i < out.byteLength; i += 2) {
