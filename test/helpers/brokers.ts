@@ -24,23 +24,25 @@ export const USERS = {
   lockedDevice: { username: 'nocturn-locked', password: 'locked-secret-1' },
 } as const
 
+/** The ```acl block of a page in docs/, byte for byte. */
+function aclBlock(page: string): string {
+  const doc = readFileSync(new URL(`../../docs/${page}`, import.meta.url), 'utf8')
+  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
+  if (!m?.[1]) throw new Error(`docs/${page} has no \`\`\`acl block`)
+  return m[1]
+}
+
 /**
  * The ACL of docs/protocol.md, byte for byte: read out of its ```acl block, so the tests run on
  * exactly what a household is told to write.
  */
 export function documentedAcl(): string {
-  const doc = readFileSync(new URL('../../docs/protocol.md', import.meta.url), 'utf8')
-  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
-  if (!m?.[1]) throw new Error('docs/protocol.md has no ```acl block')
-  return m[1]
+  return aclBlock('protocol.md')
 }
 
 /** The ACL lines docs/home-assistant.md tells a household to add, byte for byte. */
 export function homeAssistantAcl(): string {
-  const doc = readFileSync(new URL('../../docs/home-assistant.md', import.meta.url), 'utf8')
-  const m = /\n```acl\n([\s\S]*?)```\n/.exec(doc)
-  if (!m?.[1]) throw new Error('docs/home-assistant.md has no ```acl block')
-  return m[1]
+  return aclBlock('home-assistant.md')
 }
 
 /** The home action topic the documented ACL lets the device write (its example). */
