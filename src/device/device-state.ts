@@ -5,8 +5,11 @@ import type { LedState } from '../ports/panel.js'
 /** Who changed a setting or asked for a stop: logged, and carried to every subscriber. */
 export type CommandSource = 'button' | 'voice' | 'phone' | 'home_assistant' | 'remote'
 
-/** 0–100 %: what the speaker is set to. */
-export const DEFAULT_VOLUME = 60
+/**
+ * 0–100 %: the volume before anyone set one — 100 %, the audio as it comes, as the speaker played
+ * before it had a volume (and as the card's own mixer is set).
+ */
+export const DEFAULT_VOLUME = 100
 
 /** The timer that rings next, as the status and Home Assistant show it (no label: it is personal). */
 export interface NextTimer {

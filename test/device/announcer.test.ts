@@ -94,7 +94,7 @@ describe('announcements: chimed, then said in the provider speech, never into a 
   })
 
   it('a failing speech call is logged with an event and not said', async () => {
-    const r = await rig('no-such-tts')
+    const r = await rig('no-such-model')
     r.announcer.announce('Dinner is ready.')
     await until(
       () => r.logs.records.some((l) => l.fields.event === 'announcement_failed'),

@@ -282,7 +282,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     expect(JSON.parse(last(ha.heard, T.state)?.text ?? '')).toEqual({
       state: 'idle',
       muted: false,
-      volume: 60,
+      volume: 100,
       pending_approvals: 0,
       ringing: false,
       next_timer: null,

@@ -20,11 +20,6 @@ export const DEFAULT_MODELS: readonly FakeModel[] = [
     supportedGenerationMethods: ['generateContent', 'countTokens'],
   },
   {
-    name: 'models/gemini-3.8-flash-lite-tts',
-    displayName: 'Gemini 3.8 Flash-Lite TTS',
-    supportedGenerationMethods: ['generateContent'],
-  },
-  {
     name: 'models/text-embedding-005',
     displayName: 'Text Embedding',
     supportedGenerationMethods: ['embedContent'],
@@ -96,6 +91,11 @@ export async function handleRest(
   if (!m) return json(res, 404, error(404, `no route for ${path}`, 'NOT_FOUND'))
   const [, , id, action] = m
   if (req.method === 'GET' && !id) return listModels(res, url, state.models)
+  // Text to speech: any model named like Gemini's speech models (`…-tts`), answered with audio.
+  if (req.method === 'POST' && action === 'generateContent' && /-tts$/.test(id ?? '')) {
+    if (isSpeechRequest(body)) return json(res, 200, speechResponse(body ?? {}, id ?? ''))
+    return json(res, 400, error(400, 'a speech model answers only with audio', 'INVALID_ARGUMENT'))
+  }
   const model = state.models.find((x) => x.name === `models/${id}`)
   if (!model) {
     return json(
@@ -116,7 +116,6 @@ export async function handleRest(
         error(404, `models/${id} is not supported for generateContent`, 'NOT_FOUND'),
       )
     }
-    if (isSpeechRequest(body)) return json(res, 200, speechResponse(body ?? {}, id ?? ''))
     const step = state.generate.shift() ?? { text: '(the fake model has no more answers)' }
     const answer = typeof step === 'function' ? step(body ?? {}) : step
     if (action === 'generateContent') return json(res, 200, response(answer, id ?? ''))
