@@ -31,7 +31,7 @@ export interface LoadWakeDetectorOptions {
   /** Unscored audio kept while scoring catches up; 2 s if unset. */
   readonly backlogMs?: number
   readonly now?: () => number
-  readonly onScores?: ScoreListener
+  readonly onScores?: ScoreListener | undefined
 }
 
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */

@@ -96,10 +96,18 @@ export function modelSource(from?: string): { dir: string; cleanup(): void } {
   }
 }
 
-/** Copies a head and the two feature models from `sourceDir` into `modelDir`; returns the files. */
-export function copyModels(head: PretrainedHead, sourceDir: string, modelDir: string): string[] {
+/**
+ * Copies a head (none: only the feature models, for a household's own head) and the two feature
+ * models from `sourceDir` into `modelDir`; returns the files written.
+ */
+export function copyModels(
+  head: PretrainedHead | undefined,
+  sourceDir: string,
+  modelDir: string,
+): string[] {
   mkdirSync(modelDir, { recursive: true })
-  return [head.file, MEL_FILE, EMBEDDING_FILE].map((file) => {
+  const files = head ? [head.file, MEL_FILE, EMBEDDING_FILE] : [MEL_FILE, EMBEDDING_FILE]
+  return files.map((file) => {
     const from = join(sourceDir, file)
     if (!existsSync(from)) {
       throw new NocturnError(

@@ -5,6 +5,7 @@ import {
   DEFAULT_SESSION_BUDGET_MS,
 } from '../../core/defaults.js'
 import { HEADER_LINE } from '../../panel/presets.js'
+import { wakeSchema } from './wake-schema.js'
 
 /**
  * The configuration file's shape: one JSON object (comments allowed), strict everywhere so a typo
@@ -171,6 +172,12 @@ export const toolsSchema = z.strictObject({
   modules: z.array(absPath).default([]),
 })
 
+/** What the speaker listens for before anything leaves the room (docs/wake-word.md). */
+export const listenSchema = z.strictObject({
+  /** The on-device wake word; unset: none. */
+  wake: wakeSchema.optional(),
+})
+
 export const configSchema = z
   .strictObject({
     provider: providerSchema.default(providerSchema.parse({})),
@@ -181,6 +188,7 @@ export const configSchema = z
     phonesDir: absPath.default('/var/lib/nocturn/phones'),
     store: z.strictObject({ path: absPath }).default({ path: '/var/lib/nocturn/nocturn.db' }),
     session: sessionSchema.default(sessionSchema.parse({})),
+    listen: listenSchema.default({}),
     /** How long conversations are kept: by age, by count, or both; unset keeps them. */
     retention: z
       .strictObject({
