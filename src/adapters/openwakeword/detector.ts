@@ -25,6 +25,8 @@ export interface DetectorStats {
 
 export interface OpenWakeWordDetectorOptions {
   readonly onWake: WakeListener
+  /** The runtime's name, as doctor and the logs show it. */
+  readonly runtime: string
   readonly features: FeaturePipeline
   readonly heads: readonly WakeHead[]
   /** Chunks (80 ms) in a row at or above a phrase's threshold before it fires. */
@@ -58,6 +60,8 @@ const LEVEL_CHUNKS = 16
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
+  /** Which runtime scores (native or wasm), for doctor and the logs. */
+  readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
   readonly #windows: number[]
   /** Chunk slots; `#read` is the oldest unscored, `#queued` how many are complete. */
@@ -85,6 +89,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   constructor(options: OpenWakeWordDetectorOptions) {
     this.#o = options
     this.phrases = options.heads.map((h) => h.phrase)
+    this.runtime = options.runtime
     this.#windows = options.heads.map((h) => {
       const n = h.model.inputShape[1]
       return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
@@ -136,6 +141,23 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Resolves once every chunk pushed so far is scored (or dropped): for bulk scoring and tests. */
   async settled(): Promise<void> {
     while (this.#draining) await this.#draining
+  }
+
+  /**
+   * Scores recorded PCM faster than real time (doctor, benchmarks, tests): 20 ms frames with
+   * capture times from `startMs`, never more than 200 ms ahead of scoring, so nothing is dropped.
+   * Resolves with the capture time of the last frame's end, once it is scored.
+   */
+  async scoreRecorded(pcm: Uint8Array, startMs = 0): Promise<number> {
+    const frame = (SAMPLE_RATE_HZ / 50) * 2
+    let at = startMs
+    for (let i = 0, n = 0; i + frame <= pcm.length; i += frame, n++) {
+      at += 20
+      this.push(pcm.subarray(i, i + frame), at)
+      if (n % 10 === 9) await this.settled()
+    }
+    await this.settled()
+    return at
   }
 
   async close(): Promise<void> {

@@ -74,6 +74,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     )
     return new OpenWakeWordDetector({
       onWake: o.onWake,
+      runtime: runtime.name,
       features,
       heads,
       consecutive: o.consecutive,

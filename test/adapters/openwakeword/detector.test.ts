@@ -10,7 +10,7 @@ import { DEFAULT_WAKE_CONSECUTIVE, wakeSchema } from '../../../src/app/config/wa
 import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../../src/testing/memory-logger.js'
-import { EMBEDDING, feed, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
+import { EMBEDDING, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
 
 const DEFAULTS = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }] })
 
@@ -55,7 +55,7 @@ async function detector(
 async function peaks(h: Heard, pcm: Uint8Array): Promise<number[]> {
   h.detector.reset()
   h.scores.length = 0
-  await feed(h.detector, pcm)
+  await h.detector.scoreRecorded(pcm)
   return HEADS.map((_, i) => Math.max(...h.scores.map((s) => s[i] ?? 0)))
 }
 
@@ -84,9 +84,9 @@ describe.each(['native', 'wasm'] as const)('openWakeWord on the %s runtime', (ru
     const h = await detector(runtime)
     const jarvis = wavPcm(HEADS[0]?.clip ?? '')
     // Two phrases 3 s apart: the refractory time (2 s) lets the second one through.
-    const end = await feed(h.detector, jarvis, 10_000)
-    await feed(h.detector, silence(960), end)
-    await feed(h.detector, jarvis, end + 960)
+    const end = await h.detector.scoreRecorded(jarvis, 10_000)
+    await h.detector.scoreRecorded(silence(960), end)
+    await h.detector.scoreRecorded(jarvis, end + 960)
     expect(h.wakes.map((w) => w.phrase)).toEqual(['hey jarvis', 'hey jarvis'])
     const first = h.wakes[0] as WakeDetection
     expect(first.score).toBeGreaterThanOrEqual(DEFAULTS.threshold)
@@ -102,18 +102,18 @@ describe.each(['native', 'wasm'] as const)('openWakeWord on the %s runtime', (ru
   it('the refractory time keeps a repeated phrase to one wake, and a threshold above every score keeps it to none', async () => {
     const jarvis = wavPcm(HEADS[0]?.clip ?? '')
     const long = await detector(runtime, { refractoryMs: 10_000 })
-    await feed(long.detector, jarvis, 0)
-    await feed(long.detector, jarvis, jarvis.length / 32)
+    await long.detector.scoreRecorded(jarvis, 0)
+    await long.detector.scoreRecorded(jarvis, jarvis.length / 32)
     expect(long.wakes.length).toBe(1)
     const strict = await detector(runtime, { threshold: 0.9999 })
-    await feed(strict.detector, jarvis)
+    await strict.detector.scoreRecorded(jarvis)
     expect(strict.wakes).toEqual([])
   }, 60_000)
 
   it('needs N chunks in a row: a head that peaks for fewer does not fire', async () => {
     const jarvis = wavPcm(HEADS[0]?.clip ?? '')
     const one = await detector(runtime, { consecutive: 1 })
-    await feed(one.detector, jarvis)
+    await one.detector.scoreRecorded(jarvis)
     const i = 0
     // The longest run of chunks at or above the threshold on this clip.
     let run = 0
@@ -125,17 +125,17 @@ describe.each(['native', 'wasm'] as const)('openWakeWord on the %s runtime', (ru
     expect(longest).toBeGreaterThanOrEqual(DEFAULT_WAKE_CONSECUTIVE)
     expect(one.wakes.length).toBe(1)
     const more = await detector(runtime, { consecutive: longest + 1 })
-    await feed(more.detector, jarvis)
+    await more.detector.scoreRecorded(jarvis)
     expect(more.wakes).toEqual([])
   }, 60_000)
 
   it('reset() starts over: the first five scores after it are 0', async () => {
     const h = await detector(runtime)
-    await feed(h.detector, wavPcm(HEADS[1]?.clip ?? ''))
+    await h.detector.scoreRecorded(wavPcm(HEADS[1]?.clip ?? ''))
     h.scores.length = 0
     h.detector.reset()
     // 0.4 s of the alexa clip's loudest part would score; right after a reset it must not.
-    await feed(h.detector, wavPcm(HEADS[1]?.clip ?? '').subarray(0, 8 * 2560))
+    await h.detector.scoreRecorded(wavPcm(HEADS[1]?.clip ?? '').subarray(0, 8 * 2560))
     expect(
       h.scores
         .slice(0, 5)
@@ -161,7 +161,7 @@ describe('the two runtimes', () => {
     const heard = []
     for (const runtime of ['native', 'wasm'] as const) {
       const h = await detector(runtime, { refractoryMs: 1000 })
-      await feed(h.detector, pcm)
+      await h.detector.scoreRecorded(pcm)
       heard.push(h)
     }
     const [native, wasm] = heard as [Heard, Heard]
