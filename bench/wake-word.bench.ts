@@ -38,7 +38,10 @@ const RATE = 16_000
 const HEADS = PRETRAINED.map((h) => ({ ...h, file: join(MODEL_DIR, h.file) }))
 const out = (s: string) => process.stdout.write(`${s}\n`)
 
-async function detector(onWake: (w: WakeDetection) => void, onScores?: (s: readonly number[]) => void) {
+async function detector(
+  onWake: (w: WakeDetection) => void,
+  onScores?: (s: readonly number[]) => void,
+) {
   return loadWakeDetector({
     onWake,
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
@@ -62,7 +65,8 @@ function replay(scores: Float32Array[], threshold: number, consecutive: number):
     let best = -1
     scores.forEach((s, i) => {
       above[i] = (s[c] ?? 0) >= threshold ? (above[i] ?? 0) + 1 : 0
-      if ((above[i] ?? 0) >= consecutive && (best < 0 || (s[c] ?? 0) > (scores[best]?.[c] ?? 0))) best = i
+      if ((above[i] ?? 0) >= consecutive && (best < 0 || (s[c] ?? 0) > (scores[best]?.[c] ?? 0)))
+        best = i
     })
     if (best >= 0 && c >= quietUntil) {
       counts[best] = (counts[best] ?? 0) + 1
@@ -120,16 +124,24 @@ async function falseWakes(): Promise<void> {
     await d.close()
     const peak = scores.map((s) => Math.max(...s.subarray(0, c)))
     out(
-      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min (${pieces.length / 2} utterances; made in ${makeS.toFixed(0)} s), scored in ${wallS.toFixed(0)} s (${(((used.user + used.system) / 1000) / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
+      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min (${pieces.length / 2} utterances; made in ${makeS.toFixed(0)} s), scored in ${wallS.toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
     )
-    out(`| head | peak score | wakes/h at 0.5 ×2 (default, the detector itself) | replayed: 0.5 ×1 | 0.5 ×2 | 0.7 ×2 | 0.9 ×2 |`)
+    out(
+      `| head | peak score | wakes/h at 0.5 ×2 (default, the detector itself) | replayed: 0.5 ×1 | 0.5 ×2 | 0.7 ×2 | 0.9 ×2 |`,
+    )
     out('|---|---|---|---|---|---|---|')
     const settings = [
       [0.5, 1],
       [0.5, 2],
       [0.7, 2],
       [0.9, 2],
-    ].map(([th, n]) => replay(scores.map((s) => s.subarray(0, c)), th as number, n as number))
+    ].map(([th, n]) =>
+      replay(
+        scores.map((s) => s.subarray(0, c)),
+        th as number,
+        n as number,
+      ),
+    )
     HEADS.forEach((h, i) => {
       const real = wakes.filter((w) => w.phrase === h.name).length
       out(
@@ -143,12 +155,23 @@ async function missedWakes(): Promise<void> {
   const vs = voices([130, 150, 170, 190])
   const prose = voices().slice(0, 8)
   const babbleParts = [0, 1, 2, 3].map((j) =>
-    concat(PROSE.map((text, i) => utterance(prose[(i + j * 2) % prose.length] as (typeof prose)[number], text, `neg-${prose[(i + j * 2) % prose.length]?.name}-${i}`))),
+    concat(
+      PROSE.map((text, i) =>
+        utterance(
+          prose[(i + j * 2) % prose.length] as (typeof prose)[number],
+          text,
+          `neg-${prose[(i + j * 2) % prose.length]?.name}-${i}`,
+        ),
+      ),
+    ),
   )
   const len = Math.min(...babbleParts.map((b) => b.length))
   const babble = new Int16Array(len)
   for (let i = 0; i < len; i++) {
-    babble[i] = Math.max(-32768, Math.min(32767, babbleParts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2))
+    babble[i] = Math.max(
+      -32768,
+      Math.min(32767, babbleParts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2),
+    )
   }
   const pink = bed('pink', 60)
   const conditions: [string, Int16Array | undefined, number][] = [
@@ -161,12 +184,20 @@ async function missedWakes(): Promise<void> {
     ['babble 5 dB', babble, 5],
   ]
   const clips = WAKE_PHRASES.flatMap((p) =>
-    vs.map((v) => ({ head: p.head, voice: v.name, pcm: utterance(v, p.text, `wake-${p.head}-${v.name}`) })),
+    vs.map((v) => ({
+      head: p.head,
+      voice: v.name,
+      pcm: utterance(v, p.text, `wake-${p.head}-${v.name}`),
+    })),
   )
-  out(`\nwake clips: ${clips.length} (${WAKE_PHRASES.map((p) => `"${p.text}"`).join(', ')} × ${vs.length} voices), 1 s either side`)
+  out(
+    `\nwake clips: ${clips.length} (${WAKE_PHRASES.map((p) => `"${p.text}"`).join(', ')} × ${vs.length} voices), 1 s either side`,
+  )
   let woke: WakeDetection[] = []
   const d = await detector((w) => woke.push(w))
-  out('| condition | missed, hey_jarvis | missed, alexa | all | wrong phrase | latency p50 / p90 / max (ms) |')
+  out(
+    '| condition | missed, hey_jarvis | missed, alexa | all | wrong phrase | latency p50 / p90 / max (ms) |',
+  )
   out('|---|---|---|---|---|---|')
   for (const [name, noise, snr] of conditions) {
     const missed: Record<string, number> = { hey_jarvis: 0, alexa: 0 }
@@ -182,7 +213,13 @@ async function missedWakes(): Promise<void> {
         heard = new Int16Array(padded.length)
         const off = (ci * 7919) % noise.length
         for (let i = 0; i < padded.length; i++) {
-          heard[i] = Math.max(-32768, Math.min(32767, Math.round((padded[i] ?? 0) + gain * (noise[(off + i) % noise.length] ?? 0))))
+          heard[i] = Math.max(
+            -32768,
+            Math.min(
+              32767,
+              Math.round((padded[i] ?? 0) + gain * (noise[(off + i) % noise.length] ?? 0)),
+            ),
+          )
         }
       }
       d.reset()
@@ -215,7 +252,12 @@ function idle(wake: string, quota?: string): Record<string, number | string> | s
   const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
   const cmd = `${quota ? `${quota} ` : 'exec '}${process.execPath} --import tsx ${child}`
   const r = spawnSync('sh', ['-c', cmd], {
-    env: { ...process.env, WAKE: wake, MODEL_DIR, SECONDS_PACED: process.env.SECONDS_PACED ?? '30' },
+    env: {
+      ...process.env,
+      WAKE: wake,
+      MODEL_DIR,
+      SECONDS_PACED: process.env.SECONDS_PACED ?? '30',
+    },
     encoding: 'utf8',
     timeout: 180_000,
   })
@@ -229,7 +271,9 @@ function idle(wake: string, quota?: string): Record<string, number | string> | s
 
 function cost(): void {
   out('\nidle listening, paced in real time at 20 ms frames (quiet room noise), one process each:')
-  out('| variant | CPU ms/s | RSS before → loaded → end (MB) | load ms | scoring lag p50 / p99 / max (ms) | chunks dropped |')
+  out(
+    '| variant | CPU ms/s | RSS before → loaded → end (MB) | load ms | scoring lag p50 / p99 / max (ms) | chunks dropped |',
+  )
   out('|---|---|---|---|---|---|')
   const row = (label: string, r: Record<string, number | string> | string) =>
     out(
@@ -237,14 +281,16 @@ function cost(): void {
         ? `| ${label} | ${r} |`
         : `| ${label} | ${r.cpuMsPerS} | ${r.rssBeforeMb} → ${r.rssLoadedMb} → ${r.rssEndMb} | ${r.loadMs} | ${r.lagP50Ms} / ${r.lagP99Ms} / ${r.lagMaxMs} | ${r.dropped} of ${Number(r.scored) + Number(r.dropped)} |`,
     )
-  for (const wake of ['none', 'native', 'wasm']) row(`speech detector${wake === 'none' ? ' alone' : ` + wake word (${wake})`}`, idle(wake))
+  for (const wake of ['none', 'native', 'wasm'])
+    row(`speech detector${wake === 'none' ? ' alone' : ` + wake word (${wake})`}`, idle(wake))
   const q = makeCpuQuota('nocturn-wake-bench', 10)
   if (typeof q === 'string') {
     out(`10 % of one core: not measured (${q})`)
     return
   }
   try {
-    for (const wake of ['native', 'wasm']) row(`… inside 10 % of one core (${wake})`, idle(wake, q.enter))
+    for (const wake of ['native', 'wasm'])
+      row(`… inside 10 % of one core (${wake})`, idle(wake, q.enter))
   } finally {
     q.remove()
   }

@@ -19,7 +19,16 @@ const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status
 export function voices(speeds: readonly number[] = [140, 175]): Voice[] {
   const out: Voice[] = []
   if (has('espeak-ng')) {
-    const es = ['en-us', 'en-gb', 'en-gb-scotland', 'en-us+f3', 'en-us+m3', 'en-gb-x-rp', 'en-029', 'en-us+f2']
+    const es = [
+      'en-us',
+      'en-gb',
+      'en-gb-scotland',
+      'en-us+f3',
+      'en-us+m3',
+      'en-gb-x-rp',
+      'en-029',
+      'en-us+f2',
+    ]
     for (const v of es) {
       for (const s of speeds) {
         out.push({
@@ -54,8 +63,33 @@ export function utterance(voice: Voice, text: string, key: string): Int16Array {
     const wav = join(CACHE, `${key}.tts.wav`)
     voice.say(text, wav)
     // Trim the voice's own lead-in and tail, 16 kHz, peak at -6 dBFS.
-    execFileSync('sox', [wav, '-r', '16000', '-c', '1', '-b', '16', '-e', 'signed-integer', '-L', '-t', 'raw', raw,
-      'silence', '1', '0.005', '0.5%', 'reverse', 'silence', '1', '0.005', '0.5%', 'reverse', 'norm', '-6'])
+    execFileSync('sox', [
+      wav,
+      '-r',
+      '16000',
+      '-c',
+      '1',
+      '-b',
+      '16',
+      '-e',
+      'signed-integer',
+      '-L',
+      '-t',
+      'raw',
+      raw,
+      'silence',
+      '1',
+      '0.005',
+      '0.5%',
+      'reverse',
+      'silence',
+      '1',
+      '0.005',
+      '0.5%',
+      'reverse',
+      'norm',
+      '-6',
+    ])
     rmSync(wav)
   }
   const b = readFileSync(raw)
@@ -71,7 +105,21 @@ export function bed(kind: 'pink' | 'music', seconds: number): Int16Array {
     const synth =
       kind === 'pink'
         ? ['synth', String(seconds), 'pinknoise']
-        : ['synth', String(seconds), 'pluck', 'C3', 'pluck', 'E4', 'pluck', 'G4', 'sine', 'C2', 'tremolo', '3', '60']
+        : [
+            'synth',
+            String(seconds),
+            'pluck',
+            'C3',
+            'pluck',
+            'E4',
+            'pluck',
+            'G4',
+            'sine',
+            'C2',
+            'tremolo',
+            '3',
+            '60',
+          ]
     execFileSync('sox', ['-R', '-n', ...fmt, raw, ...synth, 'norm', '-12'])
   }
   const b = readFileSync(raw)

@@ -3,6 +3,7 @@
 // SECONDS seconds. Prints one JSON line: CPU ms per second, RSS before and after the detector,
 // scoring lag per chunk (p50/p99/max) and chunks dropped.
 import { performance } from 'node:perf_hooks'
+import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { quantile } from '../machine.js'
@@ -15,9 +16,7 @@ const rss = () => process.memoryUsage().rss / 2 ** 20
 const speech = await SpeechDetector.create()
 const rssBefore = rss()
 const lags: number[] = []
-let detector:
-  | (Awaited<ReturnType<typeof import('../../src/adapters/openwakeword/load-detector.js').loadWakeDetector>>)
-  | undefined
+let detector: OpenWakeWordDetector | undefined
 let loadMs = 0
 if (wake !== 'none') {
   const { loadWakeDetector } = await import('../../src/adapters/openwakeword/load-detector.js')
