@@ -79,8 +79,10 @@ export class MqttWakeArbiter implements WakeArbiter {
   readonly #windowMs: number
   /**
    * A speaker joining a round needs its claim to reach the others before their windows end; their
-   * rounds opened up to one broker hop apart from ours, and ours reaches them one hop later. A
-   * third of the window covers two hops of up to 25 ms each with the default window.
+   * rounds opened up to one broker hop apart from ours, and ours reaches them one hop later. Half
+   * the window covers two hops of up to 37 ms each with the default window: on a busy machine a
+   * hop was seen to take 75 ms (bench/RESULTS.md), so the margin errs towards exactly one answer
+   * rather than towards the best one.
    */
   readonly #joinMarginMs: number
   readonly #settleMs: number
@@ -105,7 +107,7 @@ export class MqttWakeArbiter implements WakeArbiter {
     this.#log = options.logger.child({ component: 'wake-arbiter', device: options.deviceId })
     this.#clock = options.clock
     this.#windowMs = windowMs
-    this.#joinMarginMs = windowMs / 3
+    this.#joinMarginMs = windowMs / 2
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS
     this.#rejections = new RejectionLog(this.#log, 'wake claim ignored', options.clock)
     this.#conn.onConnect(() => this.#subscribe())
