@@ -41,6 +41,7 @@ const times = {
 }
 /** Rounds by outcome: the louder answered; the quieter did (the louder claimed past half the window); both; neither. */
 const outcomes = { louder: 0, quieter: 0, both: 0, neither: 0 }
+const exceptions: string[] = []
 
 /** Claims on `speaker`'s arbiter; resolves with the outcome and its time in ms. */
 async function timedClaim(
@@ -80,6 +81,10 @@ for (let i = 0; i < WARMUP + ROUNDS; i++) {
   const outcome =
     win.won && lose.won ? 'both' : win.won ? 'louder' : lose.won ? 'quieter' : 'neither'
   outcomes[outcome]++
+  if (outcome === 'both' || outcome === 'neither') {
+    // With the timer of one window beside it: how late this loop ran in that round.
+    exceptions.push(`${outcome} (${c}; the window's timer took ${floorMs.toFixed(0)} ms)`)
+  }
   times['floor: setTimeout(window)'].push(floorMs)
   if (outcome === 'louder') {
     times.winner.push(win.ms)
@@ -94,6 +99,7 @@ console.log(machineLine())
 console.log(
   `window ${DEFAULT_WAKE_WINDOW_MS} ms · ${ROUNDS} rounds after ${WARMUP} warm-up · answered by the louder ${outcomes.louder}, the quieter ${outcomes.quieter}, both ${outcomes.both}, neither ${outcomes.neither} · load average ${loadavg()[0]?.toFixed(1)}`,
 )
+if (exceptions.length > 0) console.log(`rounds with two or no answers: ${exceptions.join('; ')}`)
 console.log('\n| decision | n | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|')
 for (const [name, xs] of Object.entries(times)) {
   xs.sort((a, b) => a - b)

@@ -125,6 +125,13 @@ export class MqttWakeArbiter implements WakeArbiter {
   }
 
   claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean> {
+    // Claims already in the socket are read first (the poll phase runs before setImmediate's): on
+    // a busy board the event loop runs late, and a claim that came in meanwhile belongs to what
+    // this speaker knows when it decides whether, and how, to claim.
+    return new Promise((resolve) => setImmediate(() => resolve(this.#claim(detection, signal))))
+  }
+
+  #claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean> {
     const numbers = claimNumbers(detection.levelDb, detection.score)
     const fields = { phrase: detection.phrase, ...numbers }
     if (signal?.aborted) return Promise.resolve(this.#decided(false, 'aborted', fields))
@@ -168,15 +175,20 @@ export class MqttWakeArbiter implements WakeArbiter {
       timer = this.#clock.setTimeout(
         () => {
           timer = undefined
-          if (this.#sent.get(claim.id) === false) {
-            // Over QoS 0 the broker cannot say it refused the claim; its echo not coming back is
-            // how this speaker learns that the others did not hear it either.
-            this.#log.warn(
-              { event: 'wake_claim_unheard', topic: this.#topic },
-              'the broker did not deliver this wake claim (does its ACL let the device write and read the wake topic?): answering, and another speaker may answer too',
-            )
-          }
-          pending.settle(true, 'best')
+          // Likewise at the end: a late timer fires before the loop reads its sockets, and a
+          // better claim that arrived within the window may be waiting there.
+          setImmediate(() => {
+            if (!this.#pending.has(pending)) return
+            if (this.#sent.get(claim.id) === false) {
+              // Over QoS 0 the broker cannot say it refused the claim; its echo not coming back
+              // is how this speaker learns that the others did not hear it either.
+              this.#log.warn(
+                { event: 'wake_claim_unheard', topic: this.#topic },
+                'the broker did not deliver this wake claim (does its ACL let the device write and read the wake topic?): answering, and another speaker may answer too',
+              )
+            }
+            pending.settle(true, 'best')
+          })
         },
         Math.max(0, round.closesAt - now),
       )
