@@ -23,6 +23,19 @@ function settled(claim: Promise<boolean>, name: string, order: string[]): Promis
   })
 }
 
+/** A well-formed claim from the cellar, as loud and sure as a claim can be, with `over` on top. */
+function loud(over: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    v: PROTOCOL_VERSION,
+    device: 'cellar',
+    id: newNonce(),
+    level: 0,
+    score: 1,
+    at: Date.now(),
+    ...over,
+  })
+}
+
 describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquitto', () => {
   let broker: TestBroker
   // Closed after every test, passed or not: a speaker left connected would fight the next test's
@@ -154,30 +167,37 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     const kitchen = await speaker(broker.url, 'kitchen', { windowMs })
     const hall = await speaker(broker.url, 'hall', { windowMs })
 
+    /** `first` claims, `second` 20 ms later; the order in which they and half the window ended. */
+    const race = async (
+      first: [WakeSpeaker, string, number],
+      second: [WakeSpeaker, string, number],
+    ) => {
+      const order: string[] = []
+      const a = settled(first[0].arbiter.claim(heard(first[2])), first[1], order)
+      await sleep(20)
+      const b = settled(second[0].arbiter.claim(heard(second[2])), second[1], order)
+      const halfWindow = sleep(windowMs / 2).then(() => order.push('half the window'))
+      const won = await Promise.all([a, b])
+      await halfWindow
+      return { won, order }
+    }
+
     // The worse claim first: it yields when the better one arrives.
-    let order: string[] = []
-    const hallFirst = settled(hall.arbiter.claim(heard(-40)), 'hall', order)
-    await sleep(20)
-    const kitchenLater = settled(kitchen.arbiter.claim(heard(-25)), 'kitchen', order)
-    const halfWindow = sleep(windowMs / 2).then(() => order.push('half the window'))
-    expect(await Promise.all([kitchenLater, hallFirst])).toEqual([true, false])
-    await halfWindow
-    expect(order).toEqual(['hall', 'half the window', 'kitchen'])
+    expect(await race([hall, 'hall', -40], [kitchen, 'kitchen', -25])).toEqual({
+      won: [false, true],
+      order: ['hall', 'half the window', 'kitchen'],
+    })
     await sleep(1100)
 
     // The better claim first: the worse one yields the moment it claims, and sends nothing.
-    order = []
     const heardOnBroker: string[] = []
     const watcher = await intruder()
     watcher.on('message', (_t, p) => heardOnBroker.push(p.toString()))
     await watcher.subscribeAsync(TOPIC, { qos: 0 })
-    const kitchenFirst = settled(kitchen.arbiter.claim(heard(-25)), 'kitchen', order)
-    await sleep(20)
-    const hallLater = settled(hall.arbiter.claim(heard(-40)), 'hall', order)
-    const halfWindow2 = sleep(windowMs / 2).then(() => order.push('half the window'))
-    expect(await Promise.all([kitchenFirst, hallLater])).toEqual([true, false])
-    await halfWindow2
-    expect(order).toEqual(['hall', 'half the window', 'kitchen'])
+    expect(await race([kitchen, 'kitchen', -25], [hall, 'hall', -40])).toEqual({
+      won: [true, false],
+      order: ['hall', 'half the window', 'kitchen'],
+    })
     expect(heardOnBroker.map((p) => JSON.parse(p).device)).toEqual(['kitchen'])
     expect(
       hall.log.withEvent('wake_arbitrated').map((r) => [r.fields.reason, r.fields.by]),
@@ -227,16 +247,6 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
 
   it('malformed, oversized, retained and impostor claims are logged and ignored, and the next wake is arbitrated as usual', async () => {
     const house = await intruder()
-    const loud = (over: Record<string, unknown> = {}) =>
-      JSON.stringify({
-        v: PROTOCOL_VERSION,
-        device: 'cellar',
-        id: newNonce(),
-        level: 0,
-        score: 1,
-        at: Date.now(),
-        ...over,
-      })
     // Waiting for every speaker that subscribes from now on.
     await house.publishAsync(TOPIC, loud(), { qos: 1, retain: true })
     const kitchen = await speaker(broker.url, 'kitchen')
@@ -284,15 +294,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
   it('a well-formed claim from anyone on the broker can only make a speaker yield, never answer', async () => {
     const kitchen = await speaker(broker.url, 'kitchen')
     const house = await intruder()
-    const phantom = JSON.stringify({
-      v: PROTOCOL_VERSION,
-      device: 'cellar',
-      id: newNonce(),
-      level: 0,
-      score: 1,
-      at: Date.now(),
-    })
-    await house.publishAsync(TOPIC, phantom, { qos: 1 })
+    await house.publishAsync(TOPIC, loud(), { qos: 1 })
     await sleep(20)
     expect(await kitchen.arbiter.claim(heard(-20))).toBe(false)
     // The next wake after the phantom's round is the kitchen's again.
