@@ -10,6 +10,7 @@ import { createDeviceMqtt } from '../adapters/mqtt/index.js'
 import { SqliteStore } from '../adapters/sqlite/sqlite-store.js'
 import { MicRouter } from '../audio/mic-router.js'
 import { SpeechDetector } from '../audio/speech-detector.js'
+import { SpeechOnset } from '../audio/speech-onset.js'
 import { announcingApprover } from '../conversations/announcing-approver.js'
 import { ConversationService } from '../conversations/conversation-service.js'
 import { LiveConversations } from '../conversations/live-conversations.js'
@@ -348,11 +349,11 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       closers.push(stop)
     }
 
-    const detector = await SpeechDetector.create()
-    closers.push(() => detector.close())
+    const onset = new SpeechOnset(await SpeechDetector.create())
+    closers.push(() => onset.close())
     const loop = new SessionLoop({
       router,
-      detector,
+      onset,
       driver,
       live: liveConversations,
       logger: log.child({ component: 'listen' }),

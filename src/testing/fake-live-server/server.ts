@@ -140,6 +140,17 @@ export class FakeConnection {
       )
   }
 
+  /** Every byte of microphone audio received on this connection (16 kHz S16LE), in order. */
+  heardAudio(): Buffer {
+    const parts: Buffer[] = []
+    for (const f of this.#server.received) {
+      if (f.conn !== this.index) continue
+      const data = (f.frame.realtimeInput as { audio?: { data?: string } } | undefined)?.audio?.data
+      if (typeof data === 'string') parts.push(Buffer.from(data, 'base64'))
+    }
+    return Buffer.concat(parts)
+  }
+
   /** True once every step of the script has been played (not when it stopped early on a close). */
   finished = false
 
@@ -159,6 +170,24 @@ export class FakeConnection {
     else if ('drop' in step) this.drop()
     else if ('waitFor' in step) await this.#waitFor(step.waitFor, step.timeoutMs ?? 5000)
     else if ('speak' in step) await this.#speak(step)
+    else if ('transcribe' in step) await this.#transcribe(step)
+  }
+
+  async #transcribe(step: Extract<Step, { transcribe: unknown }>): Promise<void> {
+    const bytes = Math.round(((step.afterAudioMs ?? 0) * 16_000) / 1000) * 2
+    const deadline = Date.now() + (step.timeoutMs ?? 5000)
+    while (this.open && this.heardAudio().length < bytes) {
+      if (Date.now() > deadline) {
+        this.#server.errors.push(`conn ${this.index}: heard too little audio to transcribe`)
+        return
+      }
+      await sleep(5)
+    }
+    if (this.setup?.inputAudioTranscription === undefined) {
+      this.#server.errors.push(`conn ${this.index}: input transcription not asked for in setup`)
+      return
+    }
+    this.send(serverFrame.inputTranscription(step.transcribe))
   }
 
   async #speak(step: Extract<Step, { speak: unknown }>): Promise<void> {
