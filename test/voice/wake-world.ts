@@ -87,7 +87,11 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     ...(o.preRollMs !== undefined && { preRollMs: o.preRollMs }),
   })
   const wake = stage
-  mic.onRoom((pcm, at) => wake.room(pcm, at))
+  let roomBytes = 0
+  mic.onRoom((pcm, at) => {
+    roomBytes += pcm.byteLength
+    wake.room(pcm, at)
+  })
   const driver = new VoiceDriver({
     llm: geminiLive({ baseUrl: server.baseUrl, logger: log }),
     tools: new ToolSet([]),
@@ -164,6 +168,8 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     seenConnections,
     falseWakes: () => falseWakes,
     framesSent: () => sent,
+    /** Bytes the wake stage has heard (the MicGate's room tap). */
+    roomBytes: () => roomBytes,
     frame,
     say,
     /** The wake phrase: a second of speech, ending in the frame the fake detector fires on. */
