@@ -102,8 +102,12 @@ export class SessionLoop {
   #onOnset(onset: Onset): void {
     if (this.#stopped) return
     if (this.#opening || this.#deps.driver.sessionRunning) {
-      if (onset.cause !== 'wake') return
-      this.#deps.logger.info({ score: onset.wake?.score }, 'wake phrase over a session: barge-in')
+      // Speech during a session is the session's; a wake or a press to talk interrupts the reply.
+      if (onset.cause === 'speech') return
+      this.#deps.logger.info(
+        { cause: onset.cause, score: onset.wake?.score },
+        'talked over during a session: barge-in',
+      )
       this.#deps.driver.bargeIn()
       this.#deps.heard?.(onset)
       return
