@@ -24,8 +24,15 @@ export interface WakeOnsetOptions {
   /** How much speech the speech detector must have heard in the `agreeWindowMs` before the wake. */
   readonly minVoicedMs?: number
   readonly agreeWindowMs?: number
-  /** After a wake, taken or not, further detections are ignored this long. */
+  /** After a wake that passed the checks, further detections are ignored this long. */
   readonly refractoryMs?: number
+  /**
+   * True while the speaker is playing or its echo is still in the room (the echo gate is shut).
+   * A wake then must be louder than the speaker's own echo, or it is the speaker waking itself.
+   */
+  readonly speakerAudible?: () => boolean
+  /** How much louder (dB) than the echo before it the phrase must be while the speaker plays. */
+  readonly overEchoDb?: number
 }
 
 /**
@@ -37,6 +44,11 @@ export const DEFAULT_WAKE_PRE_ROLL_MS = 2000
 const DEFAULT_MIN_VOICED_MS = 200
 const DEFAULT_AGREE_WINDOW_MS = 1500
 const DEFAULT_REFRACTORY_MS = 2000
+/** A person talking over the reply adds their voice to its echo; the echo alone stays level. */
+const DEFAULT_OVER_ECHO_DB = 6
+/** The phrase's own window (the detector's 16 chunks of 80 ms), and the echo measured before it. */
+const PHRASE_MS = 1300
+const ECHO_BEFORE_MS = 3000
 
 /**
  * `wake` mode: the listening chain's wake stage. Every frame the room makes (the MicGate's raw
@@ -69,7 +81,7 @@ export class WakeOnset implements OnsetSource {
   /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
   room(frame: Uint8Array, capturedAtMs: number): void {
     this.#ring.push(frame)
-    this.#o.voiced.push(frame, capturedAtMs)
+    this.#o.voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
     this.#o.detector.push(frame, capturedAtMs)
   }
 
@@ -81,7 +93,6 @@ export class WakeOnset implements OnsetSource {
       this.#log.debug({ score: d.score }, 'wake ignored: refractory')
       return
     }
-    this.#quietUntil = now + (this.#o.refractoryMs ?? DEFAULT_REFRACTORY_MS)
     const window = this.#o.agreeWindowMs ?? DEFAULT_AGREE_WINDOW_MS
     const voicedMs = this.#o.voiced.voicedMs(d.heardAtMs - window, d.heardAtMs)
     if (voicedMs < (this.#o.minVoicedMs ?? DEFAULT_MIN_VOICED_MS)) {
@@ -91,6 +102,16 @@ export class WakeOnset implements OnsetSource {
       )
       return
     }
+    const selfWake = this.#overEcho(d)
+    if (selfWake) {
+      this.#log.info(
+        { event: 'wake_rejected', why: 'own voice', score: d.score, ...selfWake },
+        'wake rejected: no louder than the speaker’s own echo',
+      )
+      return
+    }
+    // From a wake that stands: a rejected one must not deafen the stage to the real phrase after it.
+    this.#quietUntil = now + (this.#o.refractoryMs ?? DEFAULT_REFRACTORY_MS)
     if (!this.#o.arbiter) {
       this.#take(d)
       return
@@ -126,6 +147,23 @@ export class WakeOnset implements OnsetSource {
     this.#abort.abort()
     this.#o.voiced.close()
     await this.#o.detector.close()
+  }
+
+  /**
+   * While the speaker plays (without echo cancellation the microphone hears it), the phrase's
+   * window must be louder than the echo heard in the seconds before it. Returns the levels when
+   * it is not (a self-wake), undefined when the wake stands or there is no echo to compare with.
+   */
+  #overEcho(d: WakeDetection): { phraseDb: number; echoDb: number } | undefined {
+    const v = this.#o.voiced
+    const from = d.heardAtMs - PHRASE_MS
+    if (v.levelDb(from, d.heardAtMs, true, 1) === undefined) return undefined
+    const echoDb = v.levelDb(from - ECHO_BEFORE_MS, from - 1, true, 25)
+    const phraseDb = v.levelDb(from, d.heardAtMs)
+    if (echoDb === undefined || phraseDb === undefined) return undefined
+    const margin = this.#o.overEchoDb ?? DEFAULT_OVER_ECHO_DB
+    if (phraseDb >= echoDb + margin) return undefined
+    return { phraseDb: Math.round(phraseDb * 10) / 10, echoDb: Math.round(echoDb * 10) / 10 }
   }
 
   #take(d: WakeDetection): void {

@@ -30,6 +30,7 @@ export class FakeWakeWord implements WakeWordDetector {
   frames = 0
   resets = 0
   #closed = false
+  #fireNext = false
 
   constructor(options: {
     listener: WakeListener
@@ -51,7 +52,10 @@ export class FakeWakeWord implements WakeWordDetector {
   push(frame: Uint8Array, capturedAtMs: number): void {
     if (this.#closed) return
     this.frames++
-    let fire = frame.byteLength >= WAKE_MARK.byteLength && WAKE_MARK.every((b, i) => frame[i] === b)
+    let fire =
+      this.#fireNext ||
+      (frame.byteLength >= WAKE_MARK.byteLength && WAKE_MARK.every((b, i) => frame[i] === b))
+    this.#fireNext = false
     while (this.#at.length > 0 && (this.#at[0] as number) <= capturedAtMs) {
       this.#at.shift()
       fire = true
@@ -66,6 +70,11 @@ export class FakeWakeWord implements WakeWordDetector {
     setTimeout(() => {
       if (!this.#closed) this.#listener(d)
     }, this.#latencyMs)
+  }
+
+  /** Fires on the next frame pushed, whatever it holds: what a real detector's false accept does. */
+  fireOnNextFrame(): void {
+    this.#fireNext = true
   }
 
   reset(): void {

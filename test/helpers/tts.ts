@@ -22,16 +22,17 @@ export const HOUSEHOLD_PROSE: readonly string[] = [
 
 export const TTS_VOICES: readonly string[] = ['en-us', 'en-gb+f3', 'en-sc', 'en-us+m3']
 
-/** `text` read by espeak-ng in `voice`, as 16 kHz S16LE mono (sox resamples it). */
-export function speak16k(text: string, voice: string): Buffer {
+/** `text` read by espeak-ng in `voice`, as S16LE mono at `rateHz` (sox resamples it). */
+export function speakPcm(text: string, voice: string, rateHz = 16_000): Buffer {
   return execFileSync(
     'bash',
     [
       '-c',
-      'espeak-ng -v "$1" -s 165 --stdout "$2" | sox -t wav - -r 16000 -c 1 -b 16 -e signed-integer -t raw -',
+      'espeak-ng -v "$1" -s 165 --stdout "$2" | sox -t wav - -r "$3" -c 1 -b 16 -e signed-integer -t raw -',
       'tts',
       voice,
       text,
+      String(rateHz),
     ],
     { maxBuffer: 64 * 1024 * 1024 },
   )
@@ -45,7 +46,7 @@ export function householdSpeech(minutes: number): Buffer {
   const pause = Buffer.alloc(16_000) // 0.5 s
   const clips: Buffer[] = []
   for (const voice of TTS_VOICES) {
-    for (const line of HOUSEHOLD_PROSE) clips.push(speak16k(line, voice), pause)
+    for (const line of HOUSEHOLD_PROSE) clips.push(speakPcm(line, voice), pause)
   }
   const one = Buffer.concat(clips)
   const want = minutes * 60 * 32_000

@@ -47,6 +47,8 @@ export interface WakeWorldOptions {
   readonly preRollMs?: number
   /** The microphone below the gate (a real recorder); a fake the test speaks into otherwise. */
   readonly source?: AudioIn
+  /** Told the speaker before the microphone starts (a loopback of the playback needs it). */
+  readonly beforeStart?: (speaker: FakeSpeaker) => void
 }
 
 /**
@@ -83,6 +85,7 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     voiced: await VoicedHistory.create(),
     clock,
     logger: log,
+    speakerAudible: () => mic.echoGated,
     ...(o.arbiter && { arbiter: o.arbiter }),
     ...(o.preRollMs !== undefined && { preRollMs: o.preRollMs }),
   })
@@ -134,6 +137,7 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     onSessionEnd: (s) => summaries.push(s),
   })
   const seenConnections = () => server.connections.length
+  o.beforeStart?.(speaker)
   await loop.start()
   let sent = 0
   /** One 20 ms frame into the microphone now, captured now. */
