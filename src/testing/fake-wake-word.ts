@@ -29,6 +29,8 @@ export class FakeWakeWord implements WakeWordDetector {
   /** Every frame pushed, counted: what the detector heard. */
   frames = 0
   resets = 0
+  /** performance.now() at each detection told, just before the listener ran (for benchmarks). */
+  readonly firedAt: number[] = []
   #closed = false
   #fireNext = false
 
@@ -68,7 +70,9 @@ export class FakeWakeWord implements WakeWordDetector {
       levelDb: this.#levelDb,
     }
     setTimeout(() => {
-      if (!this.#closed) this.#listener(d)
+      if (this.#closed) return
+      this.firedAt.push(performance.now())
+      this.#listener(d)
     }, this.#latencyMs)
   }
 
