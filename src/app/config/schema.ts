@@ -10,6 +10,7 @@ import {
   DEFAULT_CONFIRM_PHRASES,
   DEFAULT_CONFIRM_WITHIN_MS,
 } from '../../voice/wake-confirmation.js'
+import { wakeSchema } from './wake-schema.js'
 
 /**
  * The configuration file's shape: one JSON object (comments allowed), strict everywhere so a typo
@@ -64,7 +65,10 @@ export const confirmSchema = z.strictObject({
   withinMs: z.number().int().min(300).max(10_000).default(DEFAULT_CONFIRM_WITHIN_MS),
 })
 
+/** What the speaker listens for before anything leaves the room (docs/wake-word.md). */
 export const listenSchema = z.strictObject({
+  /** The on-device wake word; unset: none. */
+  wake: wakeSchema.optional(),
   /**
    * What opens a session: `wake` (the wake phrase; the default once a wake model is configured),
    * `button` (press to talk) or `speech` (any speech near the speaker, streamed once it starts).
@@ -250,6 +254,14 @@ export const configSchema = z
         })
       }
     }
+    if (c.listen.mode === 'wake' && !c.listen.wake) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'mode'],
+        message:
+          '"wake" needs a wake model: set listen.wake.models (nocturn wake install hey_jarvis), or choose "button" or "speech"',
+      })
+    }
     if (c.audio.backend === 'wav' && !c.audio.inputWav) {
       ctx.addIssue({
         code: 'custom',
@@ -263,6 +275,11 @@ export type Config = z.infer<typeof configSchema>
 export type HomeActionConfig = z.infer<typeof homeActionSchema>
 export type PanelConfig = z.infer<typeof panelSchema>
 export type ListenConfig = z.infer<typeof listenSchema>
+
+/** What opens a session: the wake word once a model is configured, else speech as before. */
+export function listenMode(listen: ListenConfig): 'wake' | 'button' | 'speech' {
+  return listen.mode ?? (listen.wake ? 'wake' : 'speech')
+}
 
 /** Keys whose values are secrets: never echoed in an error or a log. */
 export const SECRET_KEYS = new Set(['apiKey', 'password'])
