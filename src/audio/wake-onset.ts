@@ -78,6 +78,11 @@ export class WakeOnset implements OnsetSource {
     )
   }
 
+  /** What the detector listens for. */
+  get phrases(): readonly string[] {
+    return this.#o.detector.phrases
+  }
+
   /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
   room(frame: Uint8Array, capturedAtMs: number): void {
     this.#ring.push(frame)

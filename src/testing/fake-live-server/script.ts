@@ -37,6 +37,8 @@ export type Step =
    * sent and the script records an error.
    */
   | { readonly transcribe: string; readonly afterAudioMs?: number; readonly timeoutMs?: number }
+  /** Wait until this connection has heard `heardMs` of microphone audio, all of it from its open. */
+  | { readonly untilHeardMs: number; readonly timeoutMs?: number }
   | { readonly delayMs: number }
   /** A closing handshake with this code and reason. */
   | { readonly close: number; readonly reason?: string }
