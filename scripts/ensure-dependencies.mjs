@@ -19,13 +19,18 @@ import { isDeepStrictEqual } from 'node:util'
 function whyNotCurrent(root) {
   const hiddenPath = join(root, 'node_modules', '.package-lock.json')
   if (!existsSync(hiddenPath)) return 'dependencies not installed'
-  const locked = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')).packages ?? {}
-  let installed
-  try {
-    installed = JSON.parse(readFileSync(hiddenPath, 'utf8')).packages ?? {}
-  } catch {
-    return 'node_modules/.package-lock.json is unreadable'
+  const read = (path) => {
+    try {
+      return JSON.parse(readFileSync(join(root, path), 'utf8')).packages ?? {}
+    } catch {
+      return undefined
+    }
   }
+  // Without a readable lockfile npm ci stops with its own message, which says what to do.
+  const locked = read('package-lock.json')
+  if (locked === undefined) return 'package-lock.json is unreadable'
+  const installed = read(join('node_modules', '.package-lock.json'))
+  if (installed === undefined) return 'node_modules/.package-lock.json is unreadable'
   for (const [path, entry] of Object.entries(installed)) {
     if (!isDeepStrictEqual(entry, locked[path])) return `${path} differs from package-lock.json`
     // A bare entry without a version is npm's note of an override's target, not a folder.
