@@ -44,6 +44,7 @@ import type { LoadedConfig } from './config/load.js'
 import { createPanel } from './panel-factory.js'
 import { startPhoneApp } from './phone-app.js'
 import { PhoneKeyStore } from './phone-keys.js'
+import { endOfSession, showStoreHealth } from './store-health.js'
 import { loadToolModules } from './tool-modules.js'
 
 const DAY_MS = 86_400_000
@@ -250,11 +251,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       if (state !== 'muted') panel.setActivity(state)
       void mqtt?.status.setState(state, driver.muted, reason)
     })
-    store.onWriteHealth((failing) => {
-      if (failing) log.error({ event: 'store_unwritable', err: failing }, 'store cannot be written')
-      else log.info({}, 'store writable again')
-      shown.fault('store', failing)
-    })
+    closers.push(showStoreHealth(store, shown, log, clock))
     const router = new MicRouter(audio.mic, {
       onHealth: (h) => {
         if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')
@@ -357,7 +354,10 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       live: liveConversations,
       logger: log.child({ component: 'listen' }),
       clock,
-      ...(options.onSessionEnd && { onSessionEnd: options.onSessionEnd }),
+      onSessionEnd: (summary) => {
+        endOfSession(store)
+        options.onSessionEnd?.(summary)
+      },
     })
 
     const { rungLate, missed } = timers.start()
