@@ -93,8 +93,11 @@ export class PacedSpeaker implements AudioOut {
       this.#running = true
       this.#runStart = this.#now()
       this.#runFed = 0
-      // Between runs a device takes nothing and owes nothing: the watch starts afresh.
-      this.#watchFrom(this.#runStart)
+      // A run ending by the clock says nothing about the device: what it was fed and has not
+      // shown it took is still owed, so the watch goes on across runs (only a replaced device
+      // starts afresh). Looked at now: a player that froze between replies is replaced before
+      // this one is fed to it.
+      this.#checkedAt = Number.NEGATIVE_INFINITY
     }
     // Feed now rather than at the next tick: the first syllable starts without delay, and a
     // device that holds less than the lead (a reply's first chunks) gets each chunk as it comes —
@@ -157,11 +160,19 @@ export class PacedSpeaker implements AudioOut {
 
   #pump(): void {
     const now = this.#now()
-    if (this.#stalled(now)) {
+    const hung = this.#hung(now)
+    if (hung) {
+      const frozen = hung === 'frozen'
       // What the hung device held was due by now: it is stale. Play on from the current position.
       this.#logger?.warn(
-        { event: 'speaker_stalled', stalledMs: Math.round(now - this.#progressAt) },
-        'speaker stopped taking audio; replacing it',
+        {
+          event: 'speaker_stalled',
+          stalledMs: Math.round(now - this.#progressAt),
+          ...(frozen && { frozen }),
+        },
+        frozen
+          ? 'speaker process is stopped; replacing it'
+          : 'speaker stopped taking audio; replacing it',
       )
       this.#silenceDevice()
     }
@@ -226,27 +237,32 @@ export class PacedSpeaker implements AudioOut {
   }
 
   /**
-   * True when the device has shown no progress for `stallMs` although it was fed since its last
-   * progress. A device that took everything it was given and is waiting for more is not stalled.
+   * 'frozen' when the device's process is stopped; 'stalled' when it has shown no progress for
+   * `stallMs` although it was fed since its last progress. A device that took everything it was
+   * given and is waiting for more is neither.
    */
-  #stalled(now: number): boolean {
-    // Reading progress costs a few system calls (aplay's /proc entry): a quarter of the stall
+  #hung(now: number): 'frozen' | 'stalled' | undefined {
+    // Reading progress costs a few system calls (aplay's /proc entries): a quarter of the stall
     // limit apart is often enough to catch a hang within 1.25 × the limit.
-    if (now - this.#checkedAt < this.#stallMs / 4) return false
+    if (now - this.#checkedAt < this.#stallMs / 4) return undefined
     this.#checkedAt = now
+    // Stopped (SIGSTOP): replaced at once. Waiting for no progress cannot see it when the device
+    // had taken all it was fed before it stopped — a reply shorter than the lead — and the next
+    // reply would sit in its pipe until someone resumed it.
+    if (this.#device.frozen?.() === true) return 'frozen'
     const progress = this.#device.progress?.()
-    if (progress === undefined) return false
+    if (progress === undefined) return undefined
     if (progress !== this.#progress) {
       this.#progress = progress
       this.#progressAt = now
       this.#fedAtProgress = this.#fedTotal
-      return false
+      return undefined
     }
     if (this.#fedTotal === this.#fedAtProgress) {
       this.#progressAt = now
-      return false
+      return undefined
     }
-    return now - this.#progressAt >= this.#stallMs
+    return now - this.#progressAt >= this.#stallMs ? 'stalled' : undefined
   }
 
   #pad(): void {
