@@ -333,7 +333,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       closers.push(() => endpoint.close())
     }
     // The household phone app: static files and /config.json; it talks to the broker itself.
-    const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
+    const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
+      onNotServed: (reason) => shown.fault('phone app', reason),
+    })
     if (phoneApp) closers.push(() => phoneApp.close())
     if (c.retention.days !== undefined || c.retention.keep !== undefined) {
       const stop = startRetention(
