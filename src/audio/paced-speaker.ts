@@ -17,6 +17,11 @@ export interface PacedSpeakerOptions {
    * replaced and what it held is dropped. Needs `device.progress`.
    */
   readonly stallMs?: number | undefined
+  /**
+   * Without the model's end-of-reply word: the reply is taken to be over once the device has all
+   * of it and nothing more was written for this long, and its end goes to the device then.
+   */
+  readonly quietEndMs?: number | undefined
   readonly logger?: Logger
 }
 
@@ -32,6 +37,13 @@ export interface PacedSpeakerOptions {
 export const DEFAULT_LEAD_MS = 1000
 export const DEFAULT_TICK_MS = 500
 export const DEFAULT_STALL_MS = 1000
+/**
+ * A live model hands over a reply faster than it plays, in chunks well under 200 ms apart; a
+ * pause this long with the whole reply in the device is its end. Measured (bench/RESULTS.md,
+ * "The tail after a drop"): padding only when the run ends came after the player had run dry on
+ * a loaded machine, and the tail stayed in it until the next reply.
+ */
+export const DEFAULT_QUIET_END_MS = 200
 
 /**
  * The one speaker buffer every backend shares: Nocturn keeps the reply in its own queue and feeds
@@ -47,6 +59,8 @@ export class PacedSpeaker implements AudioOut {
   readonly #leadBytes: number
   readonly #tickMs: number
   readonly #stallMs: number
+  readonly #quietEndMs: number
+  #lastWriteAt = Number.NEGATIVE_INFINITY
   readonly #logger: Logger | undefined
   readonly #bytesPerMs: number
   #chunks: Uint8Array[] = []
@@ -79,6 +93,7 @@ export class PacedSpeaker implements AudioOut {
     this.#leadBytes = bytesForMs(options.sampleRateHz, options.leadMs ?? DEFAULT_LEAD_MS)
     this.#tickMs = options.tickMs ?? DEFAULT_TICK_MS
     this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
+    this.#quietEndMs = options.quietEndMs ?? DEFAULT_QUIET_END_MS
     this.#logger = options.logger
     this.#bytesPerMs = (options.sampleRateHz * 2) / 1000
   }
@@ -89,6 +104,7 @@ export class PacedSpeaker implements AudioOut {
     this.#queuedBytes += pcm.byteLength
     this.#padded = false // audio after the padding will need its own
     this.#replyEnded = false
+    this.#lastWriteAt = this.#now()
     if (!this.#running) {
       this.#running = true
       this.#runStart = this.#now()
@@ -212,8 +228,13 @@ export class PacedSpeaker implements AudioOut {
     // ways: a timer that fires late leaves the player no time to hand the last period on (the
     // tail came 7–40 ms late), and a model only just ahead of playback finds its next chunk behind
     // the padding (40 ms of silence mid-reply; bench/RESULTS.md). Without the word, the padding
-    // goes when the run ends.
-    if (!this.#padded && this.#queuedBytes === 0 && this.#replyEnded) {
+    // goes once writes have stopped for `quietEndMs` with all of it handed over (a reply is
+    // streamed faster than it plays), or when the run ends if that comes first.
+    if (
+      !this.#padded &&
+      this.#queuedBytes === 0 &&
+      (this.#replyEnded || now - this.#lastWriteAt >= this.#quietEndMs)
+    ) {
       this.#pad()
     }
     this.#schedule(now, played)
@@ -226,7 +247,11 @@ export class PacedSpeaker implements AudioOut {
    */
   #schedule(now: number, played: number): void {
     const untilDryMs = (this.#runFed - played) / this.#bytesPerMs
-    const delay = this.#queuedBytes > 0 ? Math.min(this.#tickMs, untilDryMs) : untilDryMs
+    const untilQuietMs = this.#padded ? untilDryMs : this.#lastWriteAt + this.#quietEndMs - now
+    const delay =
+      this.#queuedBytes > 0
+        ? Math.min(this.#tickMs, untilDryMs)
+        : Math.min(untilQuietMs, untilDryMs)
     const due = now + Math.max(1, Math.ceil(delay))
     if (this.#timer !== undefined) {
       if (this.#timerDue <= due) return
