@@ -13,12 +13,18 @@ import { missingCommands, REQUIRE_SYSTEM, systemEnv } from './system.js'
  */
 export interface Ext4Disk {
   readonly dir: string
+  /** The loop device's name (`loop3`): its counters are in /sys/block/<name>/stat. */
+  device(): string
   fail(): void
   repair(): { fsck: number }
   release(): void
 }
 
-export function ext4Disk(sizeMb = 32): Ext4Disk | undefined {
+/**
+ * `directIo`: the loop device bypasses the host's page cache, so an fsync waits for the disk
+ * underneath (the benchmark's slow-disk stand-in).
+ */
+export function ext4Disk(sizeMb = 32, options: { directIo?: boolean } = {}): Ext4Disk | undefined {
   if (missingCommands('losetup', 'mkfs.ext4', 'e2fsck', 'mount', 'umount', 'findmnt')) return
   const skip = (why: string): undefined => {
     const reason = `skipped: cannot mount an ext4 image on a loop device here (${why}; needs root and /dev/loop-control)`
@@ -38,16 +44,26 @@ export function ext4Disk(sizeMb = 32): Ext4Disk | undefined {
   const run = (cmd: string, args: string[]) => spawnSync(cmd, args, { env, encoding: 'utf8' })
   const mkfs = run('mkfs.ext4', ['-q', '-F', image])
   if (mkfs.status !== 0) return skip(`mkfs.ext4: ${mkfs.stderr.trim()}`)
-  const mount = () => run('mount', ['-o', 'loop,errors=remount-ro', image, dir])
+  // mount's own loop option cannot ask for direct I/O: losetup sets the device up for it.
+  let loop: string | undefined
+  const mount = () => {
+    if (!options.directIo) return run('mount', ['-o', 'loop,errors=remount-ro', image, dir])
+    const l = run('losetup', ['--direct-io=on', '--find', '--show', image])
+    if (l.status !== 0) return l
+    loop = l.stdout.trim()
+    return run('mount', ['-o', 'errors=remount-ro', loop, dir])
+  }
   const m = mount()
   if (m.status !== 0) return skip(`mount -o loop: ${m.stderr.trim()}`)
   const device = () => basename(run('findmnt', ['-n', '-o', 'SOURCE', dir]).stdout.trim())
   const umount = () => {
     const u = run('umount', [dir])
     if (u.status !== 0) throw new Error(`umount ${dir}: ${u.stderr.trim()}`)
+    if (loop) run('losetup', ['-d', loop])
   }
   return {
     dir,
+    device,
     fail: () => writeFileSync(`/sys/fs/ext4/${device()}/trigger_fs_error`, 'nocturn test'),
     repair: () => {
       umount()
@@ -60,6 +76,7 @@ export function ext4Disk(sizeMb = 32): Ext4Disk | undefined {
     },
     release: () => {
       run('umount', ['-l', dir])
+      if (loop) run('losetup', ['-d', loop])
       rmSync(base, { recursive: true, force: true })
     },
   }
