@@ -1,12 +1,7 @@
 import { DEFAULT_IDLE_MS, DEFAULT_SESSION_BUDGET_MS } from '../core/defaults.js'
-import type { Gate } from '../core/gate.js'
-import type { Logger } from '../core/logger.js'
-import type { Persona } from '../core/persona.js'
-import type { ToolSet } from '../core/tool-set.js'
+import type { TalkDeps } from '../core/talk-deps.js'
 import type { AudioIn, AudioOut } from '../ports/audio.js'
-import type { Clock } from '../ports/clock.js'
 import type { LiveLLM } from '../ports/live-llm.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
 import type { ExpiryReason } from './session-timers.js'
 
 export interface VoiceOptions {
@@ -39,14 +34,7 @@ export interface VoiceMic extends AudioIn {
   setMuted(muted: boolean): void
 }
 
-export interface VoiceSessionDeps {
-  readonly llm: LiveLLM
-  readonly tools: ToolSet
-  readonly gate: Gate
-  readonly store: TranscriptStore
-  readonly persona: Persona
-  readonly clock: Clock
-  readonly logger: Logger
+export interface VoiceSessionDeps extends TalkDeps<LiveLLM> {
   readonly mic: VoiceMic
   readonly speaker: AudioOut
   readonly options: VoiceOptions

@@ -1,17 +1,10 @@
 import { NocturnError } from '../core/errors.js'
-import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
-import type { Persona } from '../core/persona.js'
-import type { ToolSet } from '../core/tool-set.js'
-import type { AudioOut } from '../ports/audio.js'
-import type { Clock } from '../ports/clock.js'
-import type { LiveLLM } from '../ports/live-llm.js'
 import type { LedState } from '../ports/panel.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
+import type { VoiceSessionDeps } from './session-types.js'
 import {
   DEFAULT_VOICE_OPTIONS,
   type SessionSummary,
-  type VoiceMic,
   type VoiceOptions,
   VoiceSession,
   type WaitingNotice,
@@ -25,17 +18,8 @@ export interface VoiceDriverListener {
   waiting?(notice: WaitingNotice): void
 }
 
-export interface VoiceDriverDeps {
-  readonly llm: LiveLLM
-  readonly tools: ToolSet
-  readonly gate: Gate
-  readonly store: TranscriptStore
-  readonly persona: Persona
-  readonly clock: Clock
-  readonly logger: Logger
-  /** The microphone behind the MicGate (mute, echo gate). */
-  readonly mic: VoiceMic
-  readonly speaker: AudioOut
+/** A session's parts, the microphone behind the MicGate (mute, echo gate); the options defaulted. */
+export interface VoiceDriverDeps extends Omit<VoiceSessionDeps, 'options'> {
   readonly listener?: VoiceDriverListener
   readonly options?: Partial<VoiceOptions>
 }
