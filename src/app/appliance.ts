@@ -18,6 +18,7 @@ import { composeHousehold, type DeviceMqtt, servePhones } from './compose/broker
 import { Closers, type Composition } from './compose/composition.js'
 import {
   composeTypedConversations,
+  endOfSession,
   keepRetention,
   openConversationStore,
   showStoreHealth,
@@ -109,7 +110,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     wireButton(panel, driver, shown, household.mqtt)
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
-    const phoneApp = await servePhones(comp, { household, gate, feed, ...typed })
+    const phoneApp = await servePhones(comp, { household, gate, feed, shown, ...typed })
     keepRetention(comp, store)
     const loop = await composeListening(comp, {
       router,
@@ -120,7 +121,10 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       shown,
       onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
-      onSessionEnd: options.onSessionEnd,
+      onSessionEnd: (summary) => {
+        endOfSession(store)
+        options.onSessionEnd?.(summary)
+      },
     })
 
     restoreTimers(comp, timers)

@@ -8,6 +8,7 @@ import type { ConversationService } from '../../conversations/conversation-servi
 import { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
+import type { ShownState } from '../../panel/shown-state.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
 import { startPhoneApp } from '../phone-app.js'
@@ -85,6 +86,7 @@ interface PhoneSideDeps {
   readonly conversations: ConversationService
   readonly gate: Gate
   readonly feed: TranscriptFeed
+  readonly shown: ShownState
 }
 
 /**
@@ -93,7 +95,7 @@ interface PhoneSideDeps {
  */
 export async function servePhones(
   comp: Composition,
-  { household, conversations, gate, feed }: PhoneSideDeps,
+  { household, conversations, gate, feed, shown }: PhoneSideDeps,
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
@@ -115,7 +117,10 @@ export async function servePhones(
     // Closed before the broker connection (closers run in reverse).
     closers.add(() => endpoint.close())
   }
-  const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
+  const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
+    // Not served (its port taken): on the LED and in the status, with the fix.
+    onNotServed: (reason) => shown.fault('phone app', reason),
+  })
   if (phoneApp) closers.add(() => phoneApp.close())
   return phoneApp
 }
