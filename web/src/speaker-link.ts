@@ -1,22 +1,20 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { GrantForm } from '../../src/protocol/forms.js'
+import { fromBase64url, newNonce } from '../../src/protocol/phone-crypto.js'
 import {
-  conversationRequestMacText,
-  decisionMacText,
-  type GrantForm,
-} from '../../src/protocol/forms.js'
-import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
-import { fromBase64url, hmacHex, newNonce } from './crypto.js'
-import { type Speaker, speakerKey } from './pairing.js'
-import {
-  type ApprovalRequest,
-  type Outcome,
+  decisionMessage,
   type PhoneIdentity,
   parseJsonObject,
-  type Reply,
+  phoneRequestMessage,
+  type VerifiedOutcome,
+  type VerifiedReply,
+  type VerifiedRequest,
   verifyOutcome,
   verifyReply,
   verifyRequest,
-} from './verify.js'
+} from '../../src/protocol/phone-side.js'
+import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
+import { type Speaker, speakerKey } from './pairing.js'
 
 export interface SpeakerStatus {
   readonly online: boolean
@@ -27,9 +25,9 @@ export interface SpeakerStatus {
 /** A verified request and what became of it. */
 export interface Card {
   readonly speaker: string
-  readonly request: ApprovalRequest
+  readonly request: VerifiedRequest
   /** The verified signed outcome, or `expired` when its time ran out here first. */
-  ended?: Outcome | { state: 'expired'; local: true }
+  ended?: VerifiedOutcome | { state: 'expired'; local: true }
   /** What this phone sent, while it waits for the speaker's outcome. */
   sent?: 'approve' | 'deny' | undefined
   /** The device refused or the decision could not be sent. */
@@ -41,7 +39,7 @@ export type LinkState = 'connecting' | 'connected' | 'problem'
 
 export interface CallHandlers {
   /** Every reply before the final one (parts, items, events of a follow). */
-  onReply?(r: Reply): void
+  onReply?(r: VerifiedReply): void
   /** Keep listening after `done` (a follow's events continue its request's numbering). */
   keep?: boolean
   timeoutMs?: number
@@ -188,20 +186,7 @@ export class SpeakerLink {
   decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
     const card = this.cards.get(id)
     if (!card || card.ended || !this.#client) return
-    const g: GrantForm = decision === 'deny' ? 'once' : grant
-    const at = this.now()
-    const nonce = newNonce()
-    const fields = {
-      id,
-      decision,
-      grant: g,
-      digest: card.request.digest,
-      phone: this.speaker.phone,
-      at,
-      nonce,
-    }
-    const mac = hmacHex(this.me.key, decisionMacText(fields))
-    const msg = { v: 1, id, decision, grant: g, phone: this.speaker.phone, at, nonce, mac }
+    const msg = decisionMessage(this.me, card.request, decision, grant, this.now())
     card.sent = decision
     card.problem = undefined
     this.#client.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 }, (err) => {
@@ -224,10 +209,7 @@ export class SpeakerLink {
     done: Promise<unknown>
   } {
     const id = `app-${this.now().toString(36)}-${(this.#seq++).toString(36)}`
-    const at = this.now()
-    const nonce = newNonce()
-    const base = { id, device: this.speaker.device, phone: this.speaker.phone, op, at, nonce, args }
-    const mac = hmacHex(this.me.key, conversationRequestMacText(base))
+    const msg = phoneRequestMessage(this.me, id, op, args, this.now())
     const done = new Promise<unknown>((resolve, reject) => {
       const p: Pending = {
         handlers,
@@ -244,11 +226,9 @@ export class SpeakerLink {
         this.#settle(id, p, new CallError('offline', this.#offlineText()))
         return
       }
-      client.publish(
-        this.topics.conversationRequest(this.speaker.phone),
-        JSON.stringify({ v: 1, ...base, mac }),
-        { qos: 1 },
-      )
+      client.publish(this.topics.conversationRequest(this.speaker.phone), JSON.stringify(msg), {
+        qos: 1,
+      })
     })
     return { id, done }
   }
@@ -344,9 +324,9 @@ export class SpeakerLink {
     const card = this.cards.get(id)
     if (!card) return
     if (card.ended && !('local' in card.ended)) return
-    const r = verifyOutcome(this.me, card.request, payload)
+    const r = verifyOutcome(this.me, id, card.request.digest, payload)
     if (!r.ok) {
-      this.#refuse(r.reason)
+      this.#refuse(`outcome ${r.reason}`)
       return
     }
     card.ended = r.value

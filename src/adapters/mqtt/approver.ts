@@ -13,7 +13,6 @@ import {
   type Grant,
   MAX_PAYLOAD_BYTES,
   type OutcomeMessage,
-  type OutcomeState,
   type PhoneKeys,
   type PhoneRefusal,
   PhoneVerifier,
@@ -27,6 +26,7 @@ import {
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
+import type { OutcomeState } from '../../protocol/phone-side.js'
 import { type MqttConnection, PublishRefused } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
 
