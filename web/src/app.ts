@@ -90,11 +90,7 @@ export class App {
   #open(speaker: Speaker): void {
     const link = new SpeakerLink(speaker, (what, l) => this.#linkChanged(what, l))
     this.links.set(link.id, link)
-    if (speaker.password) link.connect()
-    else {
-      link.state = 'problem'
-      link.problem = `Enter the broker password for "${speaker.username}" to connect ${speaker.name}.`
-    }
+    link.connect()
   }
 
   #linkChanged(what: string, link: SpeakerLink): void {
