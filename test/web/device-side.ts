@@ -40,6 +40,8 @@ export function ask(
     critical?: boolean
     expiresInMs?: number
     signal?: AbortSignal
+    /** '' asks outside any conversation (a timer's action, an automation). */
+    conversationId?: string
   } = {},
 ): { id: string; decision: Promise<ApprovalDecision> } {
   const id = `web-${Date.now().toString(36)}-${counter++}`
@@ -53,7 +55,7 @@ export function ask(
       args,
       argsDigest: digestOf(args),
       channel: 'voice',
-      conversationId: 'conv-web',
+      conversationId: o.conversationId ?? 'conv-web',
       critical: o.critical ?? false,
       createdAt: now,
       expiresAt: now + (o.expiresInMs ?? 60_000),

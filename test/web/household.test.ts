@@ -155,5 +155,20 @@ describe.skipIf(skip !== undefined)(
         await bg(`[data-card="${no.id}"] .ending`),
       )
     })
+
+    it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      const q = ask(w, { action: 'switch on the hall light', conversationId: '' })
+      await suite.card(anna, q.id).waitFor()
+      const sent = seen.json(`/approvals/${q.id}`)[0] ?? {}
+      expect(Object.keys(sent)).not.toContain('conversation')
+      await suite
+        .card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+    })
   },
 )

@@ -222,7 +222,8 @@ export class MqttApprover implements Approver {
       args: request.args,
       critical: request.critical,
       channel: request.channel,
-      conversation: request.conversationId,
+      // Asked outside any conversation (a timer, an automation): the field is left out.
+      ...(request.conversationId !== '' && { conversation: request.conversationId }),
       ...(request.askedBy !== undefined && { askedBy: request.askedBy }),
       createdAt: request.createdAt,
       expiresAt: request.expiresAt,
