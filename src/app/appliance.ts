@@ -14,6 +14,7 @@ import { announcingApprover } from '../conversations/announcing-approver.js'
 import { ConversationService } from '../conversations/conversation-service.js'
 import { LiveConversations } from '../conversations/live-conversations.js'
 import { PhoneGrants } from '../conversations/phone-grants.js'
+import { recordingApprover } from '../conversations/recording-approver.js'
 import { startRetention } from '../conversations/retention.js'
 import { TranscriptFeed } from '../conversations/transcript-feed.js'
 import { errorText, NocturnError } from '../core/errors.js'
@@ -155,7 +156,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     }
     const gate = new Gate({
       policies,
-      approver,
+      // Every ending is kept for the phone's History, whichever approver asked.
+      approver: recordingApprover(approver, store.history, clock),
       grants: new Grants(store),
       clock,
       approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,
@@ -326,6 +328,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
           logger: log.child({ component: 'grants' }),
         }),
         feed,
+        history: store.history,
         phones: () => phoneKeys.keys(),
         deviceId: c.mqtt.deviceId,
         prefix: c.mqtt.prefix,

@@ -47,7 +47,7 @@ export function ask(
   const id = `web-${Date.now().toString(36)}-${counter++}`
   const args = o.args ?? { room: 'hall' }
   const now = Date.now()
-  const decision = w.device.approver.request(
+  const decision = w.approver.request(
     {
       id,
       tool: o.tool ?? 'set_light',

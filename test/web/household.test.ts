@@ -170,5 +170,47 @@ describe.skipIf(skip !== undefined)(
         .click()
       await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
     })
+
+    it('history: every ending is kept on the device and read from the phone over a signed request, grouped by day, after a reload too', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      const ben = await suite.phone('ben', w)
+      const plumber = ask(w, {
+        tool: 'unlock_door',
+        action: 'unlock the front door',
+        args: { door: 'front' },
+        critical: true,
+      })
+      const porch = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
+      const late = ask(w, { action: 'switch on the hall light', expiresInMs: 2000 })
+      await suite
+        .card(ben, plumber.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await suite.card(anna, porch.id).getByRole('button', { name: /^Deny/ }).click()
+      await Promise.all([plumber.decision, porch.decision, late.decision.catch(() => {})])
+      await until(() => w.store.history.list({ limit: 10 }).length === 3, 'three endings kept')
+      // A reload: the cards are gone from memory, the history is on the device.
+      await anna.page.reload()
+      await anna.page.waitForSelector('body[data-ready="true"]')
+      await anna.page.locator('[data-health="connected"]').waitFor()
+      await openTab(anna.page, 'history')
+      const today = anna.page.locator('section.day[aria-label="Today"]')
+      await today.locator(`[data-ending="${late.id}"]`).waitFor()
+      const item = (id: string) => today.locator(`[data-ending="${id}"]`).textContent()
+      expect(await item(plumber.id)).toContain('Unlock the front door')
+      expect(await item(plumber.id)).toContain("Approved on Ben's phone. It asks every time.")
+      expect(await item(plumber.id)).toContain('door: front')
+      expect(await item(porch.id)).toContain('You denied it.')
+      expect(await item(late.id)).toContain('Expired: nobody answered in time.')
+      // Newest first, as the device keeps them.
+      const order = await today
+        .locator('[data-ending]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-ending')))
+      expect(order).toEqual(w.store.history.list({ limit: 10 }).map((e) => e.id))
+      // What reached the broker: anna's signed history request.
+      expect(seen.json('/conversations/request/anna').map((r) => r.op)).toContain('history')
+    })
   },
 )

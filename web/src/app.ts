@@ -2,7 +2,7 @@ import { Attention } from './attention.js'
 import { type KeyValueStorage, type Speaker, SpeakerStore, speakerKey } from './pairing.js'
 import { type Card, SpeakerLink } from './speaker-link.js'
 
-export type Tab = 'approvals' | 'chats' | 'speakers' | 'grants'
+export type Tab = 'approvals' | 'chats' | 'history' | 'speakers' | 'grants'
 
 /**
  * The app's state: one SpeakerLink per paired speaker, which tab is open, and a notice line. Views

@@ -5,12 +5,14 @@ import { ChatsView } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { GrantsView } from './grants-view.js'
 import { healthView } from './health.js'
+import { HistoryView } from './history-view.js'
 import { type AppConfig, pairWith, renderSpeakers } from './speakers-view.js'
 import './style.css'
 
 const TABS: Array<[Tab, string]> = [
   ['approvals', 'Approvals'],
   ['chats', 'Chats'],
+  ['history', 'History'],
   ['grants', 'Grants'],
   ['speakers', 'Speakers'],
 ]
@@ -31,6 +33,7 @@ async function main(): Promise<void> {
   const approvals = new ApprovalsView(app)
   const chats = new ChatsView(app)
   const grants = new GrantsView(app)
+  const historyView = new HistoryView(app)
   const view = h('main', { id: 'view', tabindex: -1 })
   const notice = h('div', { id: 'notice', 'aria-live': 'assertive' })
   const health = h('div', { id: 'health', 'aria-live': 'polite' })
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     if (app.tab === 'approvals') approvals.render(view)
     else if (app.tab === 'speakers') renderSpeakers(view, app, config)
     else if (app.tab === 'chats') chats.render(view)
+    else if (app.tab === 'history') historyView.render(view)
     else grants.render(view)
   }
 
@@ -107,8 +111,11 @@ async function main(): Promise<void> {
       renderView()
       if (app.tab === 'chats') void chats.refresh()
       if (app.tab === 'grants') void grants.refresh()
+      if (app.tab === 'history') void historyView.refresh()
       return
     }
+    // An ending seen here is in the speaker's history now: read it again.
+    if (what === 'cards' && app.tab === 'history') void historyView.refresh()
     // Chats and grants hold a person's typing: they re-render only from their own answers.
     if (app.tab === 'approvals' || app.tab === 'speakers') renderView()
     else if (what === 'speakers' || what === 'link') renderView()

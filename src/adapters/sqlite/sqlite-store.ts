@@ -13,6 +13,7 @@ import type { Grant, NewGrant } from '../../core/grants.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
+import { SqliteApprovalHistory } from './approval-history.js'
 import { openDatabase } from './open.js'
 import { WriteHealth } from './write-health.js'
 
@@ -54,11 +55,14 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   readonly #db: Database.Database
   readonly #q
   readonly #writes: WriteHealth
+  /** Every approval's ending, in the same file and under the same retention. */
+  readonly history: SqliteApprovalHistory
 
   constructor(path: string) {
     this.#db = openDatabase(path)
     this.#writes = new WriteHealth(path)
     const db = this.#db
+    this.history = new SqliteApprovalHistory(db)
     this.#q = {
       insertConv: db.prepare(
         'INSERT INTO conversations (id, channel, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
@@ -206,7 +210,10 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   prune(policy: { before?: number | undefined; keep?: number | undefined }): number {
     return this.#db.transaction(() => {
       let removed = 0
-      if (policy.before !== undefined) removed += this.#q.pruneBefore.run(policy.before).changes
+      if (policy.before !== undefined) {
+        removed += this.#q.pruneBefore.run(policy.before).changes
+        removed += this.history.pruneBefore(policy.before)
+      }
       if (policy.keep !== undefined)
         removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
       return removed
