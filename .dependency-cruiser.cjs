@@ -36,7 +36,7 @@ const IO_PATH = `^(node:)?(${IO_BUILTINS.join('|')})$`
 const ADAPTER_SUPPORT = '^src/adapters/child-process/'
 
 /** The files that are the offline run and the developer's fake Live service, not the appliance. */
-const OFFLINE = '^src/app/(offline-run|phone-demo|household-scene|commands/fake-live)\\.ts$'
+const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|commands/fake-live)\\.ts$'
 
 /**
  * The phone side of protocol v1 (src/protocol/phone-side.ts) and everything it reaches: a closed

@@ -1,26 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { CallContext, Channel, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
-import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
-import type { Persona } from '../core/persona.js'
-import type { ToolSet } from '../core/tool-set.js'
-import type { Clock } from '../ports/clock.js'
+import type { TalkDeps } from '../core/talk-deps.js'
 import type { LLM, LLMToolCall } from '../ports/llm.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
 import { wellFormedHistory } from './history.js'
 
 /** Eight model steps is plenty for one typed request; more means the model is looping. */
 export const DEFAULT_MAX_STEPS = 8
 
-export interface TurnLoopDeps {
-  readonly llm: LLM
-  readonly tools: ToolSet
-  readonly gate: Gate
-  readonly store: TranscriptStore
-  readonly persona: Persona
-  readonly clock: Clock
-  readonly logger: Logger
+export interface TurnLoopDeps extends TalkDeps<LLM> {
   readonly maxSteps?: number | undefined
 }
 

@@ -1,12 +1,7 @@
 import { DEFAULT_IDLE_MS, DEFAULT_SESSION_BUDGET_MS } from '../core/defaults.js'
-import type { Gate } from '../core/gate.js'
-import type { Logger } from '../core/logger.js'
-import type { Persona } from '../core/persona.js'
-import type { ToolSet } from '../core/tool-set.js'
+import type { TalkDeps } from '../core/talk-deps.js'
 import type { AudioIn, AudioOut } from '../ports/audio.js'
-import type { Clock } from '../ports/clock.js'
 import type { LiveLLM } from '../ports/live-llm.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
 import type { ExpiryReason } from './session-timers.js'
 
 export interface VoiceOptions {
@@ -28,7 +23,8 @@ export interface VoiceOptions {
 export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
   budgetMs: DEFAULT_SESSION_BUDGET_MS,
   idleMs: DEFAULT_IDLE_MS,
-  gapBufferMs: 2_000,
+  // A wake's pre-roll (up to 1.5 s) plus the first connect (about 2 s on a slow board and network).
+  gapBufferMs: 5_000,
   maxReconnectAttempts: 3,
   goAwayMarginMs: 5_000,
   endDrainMs: 2_000,
@@ -37,16 +33,11 @@ export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
 /** The microphone as the driver needs it: frames, and an authoritative mute (the MicGate). */
 export interface VoiceMic extends AudioIn {
   setMuted(muted: boolean): void
+  /** End the echo gate's silence now, tail and all (a barge-in by the wake phrase). */
+  hearNow?(passMs?: number): void
 }
 
-export interface VoiceSessionDeps {
-  readonly llm: LiveLLM
-  readonly tools: ToolSet
-  readonly gate: Gate
-  readonly store: TranscriptStore
-  readonly persona: Persona
-  readonly clock: Clock
-  readonly logger: Logger
+export interface VoiceSessionDeps extends TalkDeps<LiveLLM> {
   readonly mic: VoiceMic
   readonly speaker: AudioOut
   readonly options: VoiceOptions
@@ -61,7 +52,8 @@ export interface WaitingNotice {
   readonly audience: string
 }
 
-export type SessionEndReason = ExpiryReason | 'stopped' | 'error'
+/** `unconfirmed`: a local wake the model's own transcription did not confirm (a false wake). */
+export type SessionEndReason = ExpiryReason | 'stopped' | 'error' | 'unconfirmed'
 
 export interface SessionSummary {
   readonly conversationId: string

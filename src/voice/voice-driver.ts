@@ -1,22 +1,16 @@
 import { NocturnError } from '../core/errors.js'
-import type { Gate } from '../core/gate.js'
 import type { Logger } from '../core/logger.js'
-import type { Persona } from '../core/persona.js'
-import type { ToolSet } from '../core/tool-set.js'
-import type { AudioOut } from '../ports/audio.js'
-import type { Clock } from '../ports/clock.js'
-import type { LiveLLM } from '../ports/live-llm.js'
 import type { LedState } from '../ports/panel.js'
-import type { TranscriptStore } from '../ports/transcript-store.js'
+import type { VoiceSessionDeps } from './session-types.js'
 import {
   DEFAULT_VOICE_OPTIONS,
   type SessionSummary,
-  type VoiceMic,
   type VoiceOptions,
   VoiceSession,
   type WaitingNotice,
 } from './voice-session.js'
 import { voiceState } from './voice-state.js'
+import type { WakeCheck } from './wake-confirmation.js'
 
 export interface VoiceDriverListener {
   /** For the LED and the status topic; called on every change. */
@@ -25,17 +19,8 @@ export interface VoiceDriverListener {
   waiting?(notice: WaitingNotice): void
 }
 
-export interface VoiceDriverDeps {
-  readonly llm: LiveLLM
-  readonly tools: ToolSet
-  readonly gate: Gate
-  readonly store: TranscriptStore
-  readonly persona: Persona
-  readonly clock: Clock
-  readonly logger: Logger
-  /** The microphone behind the MicGate (mute, echo gate). */
-  readonly mic: VoiceMic
-  readonly speaker: AudioOut
+/** A session's parts, the microphone behind the MicGate (mute, echo gate); the options defaulted. */
+export interface VoiceDriverDeps extends Omit<VoiceSessionDeps, 'options'> {
   readonly listener?: VoiceDriverListener
   readonly options?: Partial<VoiceOptions>
 }
@@ -47,6 +32,12 @@ export interface RunSessionOptions {
   readonly preRoll?: readonly Uint8Array[]
   /** Told the conversation's id as soon as it is known, e.g. to mark it live for typed messages. */
   readonly onConversation?: (conversationId: string) => void
+  /**
+   * Opened by a local wake: the model's input transcription must confirm the wake phrase before
+   * anything it does reaches the room; if it does not, the session ends `unconfirmed` and the
+   * conversation it began is not kept.
+   */
+  readonly confirm?: WakeCheck
 }
 
 /**
@@ -102,6 +93,7 @@ export class VoiceDriver {
     if (this.#session) throw new Error('a voice session is already running')
     const { store, clock } = this.#deps
     let conversationId = opts.conversationId
+    const fresh = conversationId === undefined
     if (conversationId === undefined) {
       conversationId = store.createConversation({ channel: 'voice', at: clock.now() }).id
     } else if (!store.getConversation(conversationId)) {
@@ -124,8 +116,10 @@ export class VoiceDriver {
     this.#error = false
     this.#update()
     try {
-      const summary = await session.run(opts.preRoll)
+      const summary = await session.run(opts.preRoll, opts.confirm)
       this.#error = summary.reason === 'error'
+      // A false wake leaves nothing behind: the room's words were never meant for the speaker.
+      if (summary.reason === 'unconfirmed' && fresh) store.deleteConversation(conversationId)
       return summary
     } finally {
       this.#session = undefined
@@ -149,6 +143,15 @@ export class VoiceDriver {
     this.#log.info({ muted, session: this.#session !== undefined }, 'voice mute changed')
     if (muted) this.#session?.muted()
     this.#update()
+  }
+
+  /**
+   * The wake phrase said over a reply: the speaker stops now (as for the long press) and the echo
+   * gate opens at once rather than after its tail, so the words after the phrase reach the model.
+   */
+  bargeIn(): void {
+    this.stopSpeaking()
+    this.#deps.mic.hearNow?.()
   }
 
   /** The long press: stop speaking now, without muting and without cancelling any call. */

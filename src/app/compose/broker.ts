@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs'
+import { ConsoleApprover } from '../../adapters/console/console-approver.js'
+import type { PhoneAppServer } from '../../adapters/http-static/phone-app-server.js'
+import { createConversationEndpoint } from '../../adapters/mqtt/conversation-endpoint.js'
+import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
+import { announcingApprover } from '../../conversations/announcing-approver.js'
+import type { ConversationService } from '../../conversations/conversation-service.js'
+import { PhoneGrants } from '../../conversations/phone-grants.js'
+import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
+import type { Gate } from '../../core/gate.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
+import type { Approver } from '../../ports/approver.js'
+import type { Publisher } from '../../ports/publisher.js'
+import { startPhoneApp } from '../phone-app.js'
+import { PhoneKeyStore } from '../phone-keys.js'
+import type { Composition } from './composition.js'
+
+export type DeviceMqtt = ReturnType<typeof createDeviceMqtt>
+
+/** The household side: who is asked to approve, where home actions are published, the phones. */
+interface Household {
+  readonly approver: Approver
+  /** Where home actions and tool modules publish; only with a broker. */
+  readonly publisher?: Publisher
+  readonly mqtt?: DeviceMqtt
+  readonly phoneKeys: PhoneKeyStore
+}
+
+/** The terminal, for the console approver when there is no broker. */
+export interface Terminal {
+  readonly input?: NodeJS.ReadStream
+  readonly output?: NodeJS.WriteStream
+}
+
+/**
+ * The broker when one is configured: approvals on the paired phones, the status, the household's
+ * devices. Without one, approvals are asked on the terminal, and denied when there is no terminal.
+ * The connection is made later (`mqtt.connection.start()`): listening does not wait for the broker.
+ */
+export function composeHousehold(
+  { config: c, clock, log, closers }: Composition,
+  feed: TranscriptFeed,
+  terminal: Terminal,
+): Household {
+  const phoneKeys = new PhoneKeyStore(c.phonesDir)
+  if (!c.mqtt) {
+    log.warn({}, 'no mqtt configured: approvals are asked on the terminal, or denied')
+    const input = terminal.input ?? process.stdin
+    const approver = new ConsoleApprover({
+      input,
+      output: terminal.output ?? process.stdout,
+      interactive: input.isTTY === true,
+      autoAnswer: 'deny',
+    })
+    return { approver, phoneKeys }
+  }
+  const mqtt = createDeviceMqtt({
+    url: c.mqtt.url,
+    deviceId: c.mqtt.deviceId,
+    prefix: c.mqtt.prefix,
+    ...(c.mqtt.username !== undefined && { username: c.mqtt.username }),
+    ...(c.mqtt.password !== undefined && { password: c.mqtt.password }),
+    ...(c.mqtt.ca !== undefined && { ca: readFileSync(c.mqtt.ca) }),
+    ...(c.mqtt.cert !== undefined && { cert: readFileSync(c.mqtt.cert) }),
+    ...(c.mqtt.key !== undefined && { key: readFileSync(c.mqtt.key) }),
+    model: c.provider.model,
+    phones: () => phoneKeys.keys(),
+    selfApproval: c.mqtt.selfApproval,
+    audience: audienceOf(phoneKeys.list().map((p) => p.name)),
+    logger: log.child({ component: 'mqtt' }),
+    clock,
+    connect: false,
+  })
+  closers.add(() => mqtt.close())
+  // Followers on a phone see approvals come and go next to the messages.
+  return {
+    approver: announcingApprover(mqtt.approver, feed),
+    publisher: mqtt.connection,
+    mqtt,
+    phoneKeys,
+  }
+}
+
+interface PhoneSideDeps {
+  readonly household: Household
+  readonly conversations: ConversationService
+  readonly gate: Gate
+  readonly feed: TranscriptFeed
+  /** Every approval's ending, for the phones' History. */
+  readonly history: ApprovalHistory
+}
+
+/**
+ * What the phones talk to: the conversation endpoint on the broker (typed messages, grants), and
+ * the household phone app's static files and /config.json (the app talks to the broker itself).
+ */
+export async function servePhones(
+  comp: Composition,
+  { household, conversations, gate, feed, history }: PhoneSideDeps,
+): Promise<PhoneAppServer | undefined> {
+  const { config: c, clock, log, closers } = comp
+  if (household.mqtt && c.mqtt) {
+    const endpoint = createConversationEndpoint({
+      connection: household.mqtt.connection,
+      service: conversations,
+      grants: new PhoneGrants({
+        grants: gate.grants,
+        clock,
+        logger: log.child({ component: 'grants' }),
+      }),
+      feed,
+      history,
+      phones: () => household.phoneKeys.keys(),
+      deviceId: c.mqtt.deviceId,
+      prefix: c.mqtt.prefix,
+      logger: log.child({ component: 'conversations-mqtt' }),
+      clock,
+    })
+    // Closed before the broker connection (closers run in reverse).
+    closers.add(() => endpoint.close())
+  }
+  const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
+  if (phoneApp) closers.add(() => phoneApp.close())
+  return phoneApp
+}
+
+/** Who the model says it is waiting for: the one paired phone by name, or "your phones". */
+function audienceOf(names: readonly string[]): string {
+  if (names.length === 1 && names[0]) return names[0]
+  return names.length === 0 ? 'your phone' : 'your phones'
+}

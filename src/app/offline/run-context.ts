@@ -1,0 +1,77 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Logger } from '../../core/logger.js'
+
+/** What really happened, filled in by observers; checked against the script at the end. */
+export interface Seen {
+  approvedOnPhone: boolean
+  doorUnlocked: boolean
+  garageMoved: boolean
+  drops: number
+  mutePressed: boolean
+  unmutePressed: boolean
+  streamEnd: boolean
+}
+
+/** One line of the timeline: who (`[phone]`, `[led]`…) and what. */
+export type Say = (who: string, text: string) => void
+
+/** What every part of the offline run shares: where it prints, what it saw, what to undo. */
+export interface RunContext {
+  readonly out: NodeJS.WritableStream
+  readonly logger: Logger
+  /** Where the store, the phones' keys and the speaker WAV go. */
+  readonly work: string
+  readonly say: Say
+  readonly seen: Seen
+  /** Undone in the reverse order when the run ends, whatever happened. */
+  defer(undo: () => Promise<void> | void): void
+  /** Runs `fn` in `ms`, unless the run has ended first. */
+  later(ms: number, fn: () => void): void
+}
+
+/**
+ * A fresh run: `workDir` emptied of an earlier run's store and phones (kept afterwards), or a
+ * temporary folder (removed); lines printed to `out` stamped with the time since now. `unwind`
+ * ends it.
+ */
+export function runContext(
+  out: NodeJS.WritableStream,
+  logger: Logger,
+  workDir: string | undefined,
+): { ctx: RunContext; unwind: () => Promise<void> } {
+  const t0 = Date.now()
+  const work = workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
+  rmSync(join(work, 'nocturn.db'), { force: true })
+  rmSync(join(work, 'phones'), { recursive: true, force: true })
+  mkdirSync(work, { recursive: true })
+  const stack: (() => Promise<void> | void)[] = []
+  if (!workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
+  const timers: NodeJS.Timeout[] = []
+  stack.push(() => timers.forEach(clearTimeout))
+  const ctx: RunContext = {
+    out,
+    logger,
+    work,
+    say: (who, text) =>
+      out.write(
+        `${`+${((Date.now() - t0) / 1000).toFixed(2)}s`.padStart(8)}  ${who.padEnd(9)} ${text}\n`,
+      ),
+    seen: {
+      approvedOnPhone: false,
+      doorUnlocked: false,
+      garageMoved: false,
+      drops: 0,
+      mutePressed: false,
+      unmutePressed: false,
+      streamEnd: false,
+    },
+    defer: (undo) => stack.push(undo),
+    later: (ms, fn) => timers.push(setTimeout(fn, ms)),
+  }
+  const unwind = async () => {
+    for (const fn of stack.reverse()) await Promise.resolve(fn()).catch(() => {})
+  }
+  return { ctx, unwind }
+}
