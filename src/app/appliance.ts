@@ -82,7 +82,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     const apiKey = providerKey(config)
     const { store, feed } = openConversationStore(comp)
     const household = composeHousehold(comp, feed, options)
-    const gate = composeGate(comp, policies, household.approver, store)
+    const gate = composeGate(comp, policies, household.approver, store, store.history)
     const panel = await composePanel(comp, panelConfig, options)
     const sound = await openSound(comp, panel, options)
     const { tools, timers } = await composeTools(comp, {
@@ -110,7 +110,14 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     wireButton(panel, driver, shown, household.mqtt)
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
-    const phoneApp = await servePhones(comp, { household, gate, feed, shown, ...typed })
+    const phoneApp = await servePhones(comp, {
+      household,
+      gate,
+      feed,
+      shown,
+      history: store.history,
+      ...typed,
+    })
     keepRetention(comp, store)
     const loop = await composeListening(comp, {
       router,

@@ -1,5 +1,6 @@
 export * from './conversations.js'
 export * from './crypto.js'
+export * from './limits.js'
 export * from './messages.js'
 export * from './pairing-uri.js'
 export * from './phone-verifier.js'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { PROTOCOL_VERSION } from './messages.js'
+import { PROTOCOL_VERSION } from './limits.js'
 import { ID_PATTERN } from './topics.js'
 
 /**

@@ -14,6 +14,7 @@ import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
+import { SqliteApprovalHistory } from './approval-history.js'
 import { newestBackup, rotateBackup } from './backup.js'
 import { checkStoreFiles } from './integrity.js'
 import { openDatabase } from './open.js'
@@ -84,6 +85,13 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   /** What restoring a destroyed store at open said, for the appliance to show. */
   readonly restored: StoreNotice | undefined
   #upkeep: Upkeep | undefined
+  /** Every approval's ending, in the same file and under the same retention; made anew with the connection. */
+  #history: SqliteApprovalHistory
+
+  /** The approval history, on the connection open now (it is made anew when the file is written back). */
+  get history(): SqliteApprovalHistory {
+    return this.#history
+  }
 
   constructor(path: string, options: { now?: number } = {}) {
     this.#path = path
@@ -92,6 +100,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
     this.restored = onDisk ? restoreIfDestroyed(path, options.now ?? Date.now()) : undefined
     this.#db = openDatabase(path)
     this.#q = prepare(this.#db)
+    this.#history = new SqliteApprovalHistory(this.#db)
     this.#file = onDisk ? identify(path) : undefined
     this.#writes = new WriteHealth(path)
   }
@@ -190,7 +199,10 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
       'cheap',
       this.#db.transaction(() => {
         let removed = 0
-        if (policy.before !== undefined) removed += this.#q.pruneBefore.run(policy.before).changes
+        if (policy.before !== undefined) {
+          removed += this.#q.pruneBefore.run(policy.before).changes
+          removed += this.#history.pruneBefore(policy.before)
+        }
         if (policy.keep !== undefined)
           removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
         return removed
@@ -367,6 +379,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
       const { aside } = writeBack(this.#db, this.#path, how === 'replaced by another file', now)
       this.#db = openDatabase(this.#path)
       this.#q = prepare(this.#db)
+      this.#history = new SqliteApprovalHistory(this.#db)
       this.#file = identify(this.#path)
       this.#upkeep.lostSaid = false
       onNotice({
@@ -377,6 +390,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
       // Closed, the image on disk but not at its name: go on in the image rather than in nothing.
       if (!this.#db.open) this.#db = openDatabase(`${this.#path}.rewrite.tmp`)
       this.#q = prepare(this.#db)
+      this.#history = new SqliteApprovalHistory(this.#db)
       if (this.#upkeep.lostSaid) return
       this.#upkeep.lostSaid = true
       onNotice({

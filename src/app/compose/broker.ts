@@ -9,6 +9,7 @@ import { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
 import type { ShownState } from '../../panel/shown-state.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
 import { startPhoneApp } from '../phone-app.js'
@@ -87,6 +88,8 @@ interface PhoneSideDeps {
   readonly gate: Gate
   readonly feed: TranscriptFeed
   readonly shown: ShownState
+  /** Every approval's ending, for the phones' History. */
+  readonly history: ApprovalHistory
 }
 
 /**
@@ -95,7 +98,7 @@ interface PhoneSideDeps {
  */
 export async function servePhones(
   comp: Composition,
-  { household, conversations, gate, feed, shown }: PhoneSideDeps,
+  { household, conversations, gate, feed, shown, history }: PhoneSideDeps,
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
@@ -108,6 +111,7 @@ export async function servePhones(
         logger: log.child({ component: 'grants' }),
       }),
       feed,
+      history,
       phones: () => household.phoneKeys.keys(),
       deviceId: c.mqtt.deviceId,
       prefix: c.mqtt.prefix,
