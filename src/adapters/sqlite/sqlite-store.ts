@@ -10,6 +10,7 @@ import type {
 } from '../../core/conversation.js'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
@@ -85,12 +86,15 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore {
   /** What restoring a destroyed store at open said, for the appliance to show. */
   readonly restored: StoreNotice | undefined
   #upkeep: Upkeep | undefined
-  /** Every approval's ending, in the same file and under the same retention; made anew with the connection. */
+  /** The approval history's statements, on the connection open now (made anew with it). */
   #history: SqliteApprovalHistory
-
-  /** The approval history, on the connection open now (it is made anew when the file is written back). */
-  get history(): SqliteApprovalHistory {
-    return this.#history
+  /**
+   * Every approval's ending, in the same file and under the same retention. A decided approval is
+   * worth a sync, as a grant is; the face stays the same when the file is written back and reopened.
+   */
+  readonly history: ApprovalHistory = {
+    record: (ending) => this.#write('synced', () => this.#history.record(ending)),
+    list: (page) => this.#history.list(page),
   }
 
   constructor(path: string, options: { now?: number } = {}) {
