@@ -34,6 +34,11 @@ import {
 } from './wake/corpus.js'
 
 const only = process.env.BENCH_ONLY ?? ''
+// Smaller runs for a loaded machine: how many voices read the non-wake speech (default all 21),
+// whether it is heard again over music and noise, and which noise conditions the wake clips get.
+const negVoices = Number(process.env.WAKE_BENCH_VOICES ?? 0) || undefined
+const noisyToo = process.env.WAKE_BENCH_NOISY !== '0'
+const conditionsWanted = process.env.WAKE_BENCH_CONDITIONS?.split(',')
 const RATE = 16_000
 const HEADS = PRETRAINED.map((h) => ({ ...h, file: join(MODEL_DIR, h.file) }))
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -78,7 +83,7 @@ function replay(scores: Float32Array[], threshold: number, consecutive: number):
 }
 
 async function falseWakes(): Promise<void> {
-  const vs = voices()
+  const vs = voices().slice(0, negVoices)
   out(`voices: ${vs.length} (${vs.map((v) => v.name).join(', ')})`)
   const t0 = performance.now()
   const pieces: Int16Array[] = []
@@ -91,17 +96,18 @@ async function falseWakes(): Promise<void> {
   }
   const clean = concat(pieces)
   const makeS = (performance.now() - t0) / 1000
-  const music = bed('music', 60)
-  const pink = bed('pink', 60)
-  const half = Math.floor(clean.length / 2)
-  const noisy = concat([
-    mix(clean.subarray(0, half), music, 10),
-    mix(clean.subarray(half), pink, 10, 12_345),
-  ])
-  for (const [name, stream] of [
-    ['clean', clean],
-    ['over music and pink noise, 10 dB', noisy],
-  ] as const) {
+  const streams: [string, Int16Array][] = [['clean', clean]]
+  if (noisyToo) {
+    const music = bed('music', 60)
+    const pink = bed('pink', 60)
+    const half = Math.floor(clean.length / 2)
+    const noisy = concat([
+      mix(clean.subarray(0, half), music, 10),
+      mix(clean.subarray(half), pink, 10, 12_345),
+    ])
+    streams.push(['over music and pink noise, 10 dB', noisy])
+  }
+  for (const [name, stream] of streams) {
     const hours = stream.length / RATE / 3600
     const scores = HEADS.map(() => new Float32Array(Math.ceil(stream.length / 1280) + 1))
     let c = 0
@@ -199,7 +205,9 @@ async function missedWakes(): Promise<void> {
     '| condition | missed, hey_jarvis | missed, alexa | all | wrong phrase | latency p50 / p90 / max (ms) |',
   )
   out('|---|---|---|---|---|---|')
-  for (const [name, noise, snr] of conditions) {
+  for (const [name, noise, snr] of conditions.filter(
+    ([n]) => !conditionsWanted || conditionsWanted.includes(n),
+  )) {
     const missed: Record<string, number> = { hey_jarvis: 0, alexa: 0 }
     let wrong = 0
     const latencies: number[] = []
