@@ -23,7 +23,7 @@ import {
   openConversationStore,
   showStoreHealth,
 } from './compose/conversations.js'
-import { composeListening, routeMicrophone } from './compose/listening.js'
+import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel, showOnPanel, wireButton } from './compose/panel.js'
 import { composeProviders, providerKey } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
@@ -127,6 +127,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       speaker: sound.speaker,
       panel,
       shown,
+      arbiter: wakeArbiter(comp, household.mqtt),
       onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
       onSessionEnd: (summary) => {
         endOfSession(store)

@@ -1,3 +1,4 @@
+import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
 import { MicRouter } from '../../audio/mic-router.js'
@@ -19,6 +20,7 @@ import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
 import { createWakeDetector } from '../wake-detector.js'
+import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
 
 /*
@@ -38,6 +40,26 @@ export function routeMicrophone({ log }: Composition, mic: MicGate, shown: Shown
       shown.fault('microphone', h.ok ? undefined : h.reason)
     },
   })
+}
+
+/**
+ * With a broker and a wake model, several speakers in one home claim each wake on it and exactly
+ * one answers (docs/protocol.md); with none, this speaker answers alone.
+ */
+export function wakeArbiter(
+  { config: c, clock, log, closers }: Composition,
+  mqtt: DeviceMqtt | undefined,
+): WakeArbiter | undefined {
+  if (!mqtt || !c.mqtt || listenMode(c.listen) !== 'wake') return undefined
+  const arbiter = new MqttWakeArbiter({
+    connection: mqtt.connection,
+    deviceId: c.mqtt.deviceId,
+    prefix: c.mqtt.prefix,
+    logger: log.child({ component: 'wake-arbiter' }),
+    clock,
+  })
+  closers.add(() => arbiter.close())
+  return arbiter
 }
 
 interface ListeningDeps {
