@@ -38,8 +38,25 @@ const ADAPTER_SUPPORT = '^src/adapters/child-process/'
 /** The files that are the offline run and the developer's fake Live service, not the appliance. */
 const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|commands/fake-live)\\.ts$'
 
+/**
+ * The phone side of protocol v1 (src/protocol/phone-side.ts) and everything it reaches: a closed
+ * set, so the rule on it holds for every file the app bundles from src/.
+ */
+const PHONE_SIDE =
+  '^src/(protocol/(phone-side|phone-crypto|forms|topics|limits)|core/canonical-json)\\.ts$'
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
+  required: [
+    {
+      name: 'phones-share-the-protocol',
+      comment:
+        'The app and the terminal phone believe and sign through one module (issue 27): each of their protocol ends imports it rather than a copy.',
+      severity: 'error',
+      module: { path: '^(web/src/speaker-link|src/phone/(client|conversations))\\.ts$' },
+      to: { path: '^src/protocol/phone-side\\.ts$' },
+    },
+  ],
   forbidden: [
     {
       name: 'no-cycles',
@@ -100,6 +117,37 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/app/(appliance|commands/run)\\.ts$' },
       to: { path: '^src/testing/', reachable: true },
+    },
+    {
+      name: 'phone-side-browser-safe',
+      comment:
+        'The phone side of the protocol runs in the app, its service worker and the terminal phone: its files import only each other and @noble/hashes (no node: module, no zod-sized schema library).',
+      severity: 'error',
+      from: { path: PHONE_SIDE },
+      to: { pathNot: [PHONE_SIDE, '^node_modules/@noble/hashes/'] },
+    },
+    {
+      name: 'web-only-phone-side',
+      comment:
+        'The phone app runs in a browser: of src/ it imports only the phone side (browser-safe, above), and no Node module.',
+      severity: 'error',
+      from: { path: '^web/src/' },
+      to: { path: '^src/', pathNot: PHONE_SIDE },
+    },
+    {
+      name: 'web-no-node',
+      comment: 'The phone app runs in a browser: no Node module.',
+      severity: 'error',
+      from: { path: '^web/src/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'phones-no-own-crypto',
+      comment:
+        "A phone verifies and signs through src/protocol/phone-side.ts: hashing its own way (node:crypto, @noble/hashes, the device's crypto.ts) would be a second phone side to keep in step.",
+      severity: 'error',
+      from: { path: '^(web/src|src/phone)/' },
+      to: { path: ['^node_modules/@noble/hashes/', '^(node:)?crypto$', '^src/protocol/crypto\\.ts$'] },
     },
     {
       name: 'no-unresolvable',

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config'
+import { systemSkipsConfig } from './test/helpers/system-skips.js'
 
 export default defineConfig({
   test: {
@@ -7,5 +8,6 @@ export default defineConfig({
     maxWorkers: 2,
     // Generous: a bound for a hang, not a speed requirement (a slow board or a busy CI must pass).
     testTimeout: 60_000,
+    ...systemSkipsConfig(),
   },
 })

@@ -52,7 +52,8 @@ async function main(): Promise<void> {
     kitchen.device.status.setState('listening', false)
     bedroom.device.status.setState('muted', true)
 
-    for (const scheme of ['light', 'dark'] as const) {
+    // Dark first: the light pass goes on to end cards and stop a speaker.
+    for (const scheme of ['dark', 'light'] as const) {
       const context = await chromium.browser.newContext({
         viewport: { width: 360, height: 740 },
         deviceScaleFactor: 2,
@@ -95,6 +96,27 @@ async function main(): Promise<void> {
         await page.locator('.msg.assistant').first().waitFor()
         await page.evaluate('window.scrollTo(0, document.body.scrollHeight)')
         await page.screenshot({ path: join(OUT, 'conversation.png') })
+        // A finished card: approved on this phone, with what was remembered.
+        await page.locator('nav [data-tab="approvals"]').click()
+        await page.locator(`[data-card="${q2.id}"]`).getByLabel('For one hour').check()
+        await page
+          .locator(`[data-card="${q2.id}"]`)
+          .getByRole('button', { name: /^Approve/ })
+          .click()
+        await page.locator(`[data-card="${q2.id}"][data-state="approved"]`).waitFor()
+        await page.locator(`[data-card="${q.id}"]`).getByRole('button', { name: /^Deny/ }).click()
+        await page.locator(`[data-card="${q.id}"][data-state="denied"]`).waitFor()
+        await page.evaluate('window.scrollTo(0, 0)')
+        await page.screenshot({ path: join(OUT, 'finished.png') })
+        // The history of both speakers, grouped by day.
+        await page.locator('nav [data-tab="history"]').click()
+        await page.locator(`[data-ending="${q.id}"]`).waitFor()
+        await page.screenshot({ path: join(OUT, 'history.png') })
+        // A speaker gone away: its device stops, the broker says so (its last will).
+        await bedroom.device.close()
+        await page.locator('nav [data-tab="approvals"]').click()
+        await page.locator('[data-health="connected"].down').waitFor()
+        await page.screenshot({ path: join(OUT, 'offline-speaker.png') })
       }
       await context.close()
       kitchen.device.approver.withdrawAll()

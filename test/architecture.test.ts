@@ -33,7 +33,7 @@ async function cruise(): Promise<CruiseResult> {
   const bin = join(ROOT, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs')
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    [bin, 'src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
+    [bin, 'src', 'web/src', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'],
     { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 },
   ).catch((err: { stdout?: string }) => {
     // A violation makes the command exit non-zero; its JSON verdict is still on stdout.

@@ -20,12 +20,13 @@ import { composeHousehold, type DeviceMqtt, servePhones } from './compose/broker
 import { Closers, type Composition } from './compose/composition.js'
 import {
   composeTypedConversations,
+  endOfSession,
   keepRetention,
   openConversationStore,
   showStoreHealth,
 } from './compose/conversations.js'
 import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './compose/device.js'
-import { composeListening, routeMicrophone } from './compose/listening.js'
+import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
 import { composeProviders, providerKey } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
@@ -94,7 +95,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       options,
     )
     showStatus(device, household.mqtt)
-    const gate = composeGate(comp, policies, household.approver, store)
+    const gate = composeGate(comp, policies, household.approver, store, store.history)
     const panel = await composePanel(comp, device, panelConfig, options)
     const sound = await openSound(comp, device, audioFaults(comp, device), options)
     const { tools, timers } = await composeTools(comp, {
@@ -122,13 +123,29 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
-    const phoneApp = await servePhones(comp, { household, gate, feed, ...typed })
+    const phoneApp = await servePhones(comp, {
+      household,
+      gate,
+      feed,
+      device,
+      history: store.history,
+      ...typed,
+    })
     keepRetention(comp, store)
     const loop = await composeListening(comp, {
       router,
       driver,
       live: typed.live,
-      onSessionEnd: options.onSessionEnd,
+      mic: sound.mic,
+      speaker: sound.speaker,
+      panel,
+      device,
+      arbiter: wakeArbiter(comp, household.mqtt),
+      onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
+      onSessionEnd: (summary) => {
+        endOfSession(store)
+        options.onSessionEnd?.(summary)
+      },
     })
 
     restoreTimers(comp, timers)

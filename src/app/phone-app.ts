@@ -8,6 +8,7 @@ import {
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Config } from './config/schema.js'
+import { portTakenReason } from './port-holder.js'
 
 /** The port of Mosquitto's WebSocket listener in docs/protocol.md. */
 export const DEFAULT_BROKER_WS_PORT = 9001
@@ -71,13 +72,14 @@ export function appUrlOf(host: string, port: number, tls: boolean): string {
 
 /**
  * Serves the app when it is enabled and there is a broker for it to reach. A port already taken
- * does not stop the speaker: the app is an accessory to it. That is logged as an error, and
- * `nocturn doctor` names it.
+ * does not stop the speaker: the app is an accessory to it. That is logged as an error, told to
+ * `onNotServed` (the appliance shows it on the LED and in the status) with the fix and what holds
+ * the port, and `nocturn doctor` names it.
  */
 export async function startPhoneApp(
   c: Config,
   log: Logger,
-  over: { port?: number } = {},
+  over: { port?: number; onNotServed?: (reason: string) => void } = {},
 ): Promise<PhoneAppServer | undefined> {
   const p = c.phoneApp
   if (!p.enabled || !c.mqtt) return undefined
@@ -99,16 +101,18 @@ export async function startPhoneApp(
       logger: log,
     })
   } catch (err) {
-    const code = (err as { code?: unknown }).code
+    const raw = (err as { code?: unknown }).code
+    const code = typeof raw === 'string' ? raw : undefined
+    const port = over.port ?? p.port
+    const reason =
+      code === 'EADDRINUSE' || code === 'EACCES'
+        ? portTakenReason(port, code)
+        : `the phone app is not served: ${errorText(err)}`
     log.error(
-      {
-        event: 'phone_app_not_served',
-        port: p.port,
-        code: typeof code === 'string' ? code : undefined,
-        err: errorText(err),
-      },
+      { event: 'phone_app_not_served', port, code, err: errorText(err), reason },
       'phone app not served',
     )
+    over.onNotServed?.(reason)
     return undefined
   }
 }

@@ -6,7 +6,7 @@ import { wavHeader } from '../audio/wav.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { DEFAULT_PREFIX, pairingUri } from '../protocol/index.js'
-import { FakeLiveServer } from '../testing/fake-live-server/index.js'
+import { FakeLiveServer, type GenerateAnswer } from '../testing/fake-live-server/index.js'
 import { type Appliance, startAppliance } from './appliance.js'
 import { parseConfig } from './config/load.js'
 import { HOUSEHOLD_ACTIONS } from './household-scene.js'
@@ -32,12 +32,40 @@ export interface PhoneDemoOptions {
 const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
 const DEVICE = 'kitchen'
 
+/** Something Ben types on his phone, and the home action the model calls for it. */
+const ROUNDS = [
+  {
+    text: 'Please let the plumber in.',
+    tool: 'unlock_front_door',
+    done: 'The front door is unlocked for the plumber.',
+    refused: 'The front door stays locked: nobody said yes.',
+  },
+  {
+    text: 'Switch on the porch light, please.',
+    tool: 'switch_on_porch_light',
+    done: 'The porch light is on.',
+    refused: 'The porch light stays off: nobody said yes.',
+  },
+] as const
+
+/** Not critical, so a yes may be remembered — and then revoked under Grants. */
+const PORCH_LIGHT = {
+  name: 'switch_on_porch_light',
+  description: 'Switches on the porch light.',
+  says: 'switch on the porch light',
+  topic: 'home/porch-light/set',
+  payload: { state: 'ON' },
+  policy: { voice: 'ask', text: 'ask' },
+} as const
+
 /**
  * `nocturn demo --phone`: the offline appliance of `npm start`, with the phone app served and a
- * pairing link for a browser on this machine. Ben (a simulated phone) types "let the plumber in";
- * the model calls the critical `unlock_front_door`; the request waits, pending, until someone taps
- * Approve or Deny in the browser — the simulated approver of `npm start` steps aside. Loopback
- * only: the broker's WebSocket and the app listen on 127.0.0.1.
+ * pairing link for a browser on this machine. It runs until Ctrl-C (`signal`), with something to do
+ * on every screen: Ben (a simulated phone) types a request, the model calls a home action, the
+ * request waits until someone taps Approve or Deny in the browser, and after each ending Ben asks
+ * again (the front door, which asks every time; the porch light, whose yes can be remembered and
+ * then revoked under Grants); a spoken conversation waits under Chats to be read and continued.
+ * Loopback only: the broker's WebSocket and the app listen on 127.0.0.1.
  */
 export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
   const stack: (() => Promise<void> | void)[] = []
@@ -60,20 +88,16 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
     stack.push(() => broker.stop())
 
     const phones = new PhoneKeyStore(join(options.workDir, 'phones'))
-    const browser = phones.add('browser', 'This browser')
+    // The browser is Anna's phone: the app then says "You approved this", and names Ben's phone.
+    const browser = phones.add('anna', "Anna's phone")
     phones.add('ben', "Ben's phone")
 
-    // The typed turn: the model calls the lock, then says what came of it.
+    // Every typed turn (Ben's, and whatever is typed in the browser's Chats) is answered from
+    // what was said: a round's request calls its home action, anything else gets a plain reply.
     const server = await FakeLiveServer.start({
       logger: options.logger,
       scripts: [],
-      generate: [
-        { functionCalls: [{ id: 'door-1', name: 'unlock_front_door', args: {} }] },
-        (body) =>
-          /NOC_ERR_DENIED|"error"/.test(JSON.stringify(body))
-            ? { text: 'The front door stays locked: nobody said yes.' }
-            : { text: 'The front door is unlocked for the plumber.' },
-      ],
+      generate: Array.from({ length: 10_000 }, () => demoModel),
     })
     stack.push(() => server.close())
 
@@ -103,7 +127,7 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
         store: { path: join(options.workDir, 'nocturn.db') },
         // A person at a desk takes their time: the request waits up to an hour.
         session: { approvalTimeoutSeconds: 3600 },
-        homeActions: HOUSEHOLD_ACTIONS,
+        homeActions: [...HOUSEHOLD_ACTIONS, PORCH_LIGHT],
       }),
       'phone demo config',
       { GEMINI_API_KEY: 'offline-run-key' },
@@ -120,7 +144,7 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
       broker: broker.url,
       device: DEVICE,
       prefix: DEFAULT_PREFIX,
-      phone: 'browser',
+      phone: 'anna',
       key: browser.key,
     })
     const link = pairingLink(appliance.phoneApp.url, uri)
@@ -128,27 +152,37 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
     say('Open this link in a desktop browser (it pairs the browser as a phone of this speaker):\n')
     say(`  ${link}\n`)
     say('Any broker password is accepted here (the demo broker is open, on loopback only).')
+    say('It keeps running, asking again after every answer, until Ctrl-C.')
+    seedConversation(appliance)
     options.onLink?.(link)
 
-    say('\nBen types on his phone: "Please let the plumber in."')
-    const turn = appliance.conversations.say({
-      conversationId: 'new',
-      text: 'Please let the plumber in.',
-      phone: 'ben',
-      onPending: (p) =>
-        say(`Waiting for a yes in the browser: "${p.action}" (tap Approve or Deny there)…`),
-    })
     const aborted = new Promise<'stopped'>((resolve) => {
       if (options.signal?.aborted) resolve('stopped')
       options.signal?.addEventListener('abort', () => resolve('stopped'), { once: true })
     })
-    const result = await Promise.race([turn, aborted])
-    if (result === 'stopped') {
-      say('Stopped before anyone answered.')
-      return 0
+    for (let round = 0; ; round++) {
+      const r = ROUNDS[round % ROUNDS.length] as (typeof ROUNDS)[number]
+      say(`\nBen types on his phone: "${r.text}"`)
+      const turn = appliance.conversations.say({
+        conversationId: 'new',
+        text: r.text,
+        phone: 'ben',
+        onPending: (p) =>
+          say(`Waiting for a yes in the browser: "${p.action}" (tap Approve or Deny there)…`),
+      })
+      const result = await Promise.race([turn, aborted])
+      if (result === 'stopped') {
+        say('Stopped.')
+        return 0
+      }
+      say(`Nocturn: ${result.text}`)
+      // A moment to read the finished card before the next request arrives.
+      const paused = await Promise.race([sleep(1500), aborted])
+      if (paused === 'stopped') {
+        say('Stopped.')
+        return 0
+      }
     }
-    say(`Nocturn: ${result.text}`)
-    return 0
   } catch (err) {
     options.out.write(`phone demo failed: ${errorText(err)}\n`)
     return 1
@@ -156,6 +190,50 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
     await unwind()
   }
 }
+
+/** The demo's model: calls the home action a round asks for, says how it went, else replies. */
+function demoModel(body: Record<string, unknown>): GenerateAnswer {
+  const contents = (body.contents ?? []) as Array<{
+    role: string
+    parts: Array<Record<string, unknown>>
+  }>
+  const last = contents.at(-1)
+  const answered = last?.parts.find((p) => p.functionResponse)
+  if (answered) {
+    const fr = answered.functionResponse as { name?: string; response?: unknown }
+    const r = ROUNDS.find((x) => x.tool === fr.name)
+    const refused = /NOC_ERR|"error"/.test(JSON.stringify(fr.response ?? {}))
+    return { text: r ? (refused ? r.refused : r.done) : 'Done.' }
+  }
+  const text = String(last?.parts.find((p) => typeof p.text === 'string')?.text ?? '')
+  const r = ROUNDS.find((x) => x.text === text)
+  if (r)
+    return { functionCalls: [{ id: `demo-${Date.now().toString(36)}`, name: r.tool, args: {} }] }
+  return {
+    text: `You said: "${text.slice(0, 200)}". This is the offline demo, so that is all I can say.`,
+  }
+}
+
+/** A spoken conversation from earlier today, to read and continue under Chats. */
+function seedConversation(appliance: Appliance): void {
+  const at = Date.now() - 20 * 60_000
+  const c = appliance.feed.createConversation({ channel: 'voice', at })
+  appliance.feed.append(c.id, {
+    role: 'user',
+    text: 'What time does the plumber come?',
+    channel: 'voice',
+    at: at + 1000,
+  })
+  appliance.feed.append(c.id, {
+    role: 'assistant',
+    text: 'The plumber said half past ten. I will ask your phone before I open the door.',
+    toolCalls: [],
+    channel: 'voice',
+    at: at + 3000,
+  })
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** `port` if it can be bound on loopback now, else 0 (a free one is picked). */
 function portOr(port: number): Promise<number> {

@@ -48,6 +48,11 @@ export class Watchdog {
       const child = spawn(
         'bash',
         [
+          // No start-up files: Node's stdin pipe is a socket, which bash takes for a remote shell
+          // and reads ~/.bashrc (as another user: "/root/.bashrc: Permission denied"); BASH_ENV
+          // is left out of its environment below for the same reason.
+          '--norc',
+          '--noprofile',
           '-c',
           LOOP_WATCH,
           'nocturn-watchdog',
@@ -56,7 +61,10 @@ export class Watchdog {
           `${process.pid}`,
           stalledFormat('event loop'),
         ],
-        { stdio: ['pipe', action === 'report' ? 'pipe' : 'ignore', 'inherit'] },
+        {
+          stdio: ['pipe', action === 'report' ? 'pipe' : 'ignore', 'inherit'],
+          env: withoutStartupFiles(process.env),
+        },
       )
       child.on('error', (err) => failed(err))
       // A heartbeat written after the child is gone (it failed, or was killed) is not an error of ours.
@@ -165,3 +173,9 @@ while :; do
   last=\${EPOCHREALTIME/./}
 done
 `
+
+/** The environment without what makes a non-interactive bash source a file (BASH_ENV, ENV). */
+function withoutStartupFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const { BASH_ENV: _bashEnv, ENV: _env, ...rest } = env
+  return rest
+}

@@ -17,6 +17,11 @@ export interface PacedSpeakerOptions {
    * replaced and what it held is dropped. Needs `device.progress`.
    */
   readonly stallMs?: number | undefined
+  /**
+   * Without the model's end-of-reply word: the reply is taken to be over once the device has all
+   * of it and nothing more was written for this long, and its end goes to the device then.
+   */
+  readonly quietEndMs?: number | undefined
   readonly logger?: Logger
 }
 
@@ -32,6 +37,13 @@ export interface PacedSpeakerOptions {
 export const DEFAULT_LEAD_MS = 1000
 export const DEFAULT_TICK_MS = 500
 export const DEFAULT_STALL_MS = 1000
+/**
+ * A live model hands over a reply faster than it plays, in chunks well under 200 ms apart; a
+ * pause this long with the whole reply in the device is its end. Measured (bench/RESULTS.md,
+ * "The tail after a drop"): padding only when the run ends came after the player had run dry on
+ * a loaded machine, and the tail stayed in it until the next reply.
+ */
+export const DEFAULT_QUIET_END_MS = 200
 
 /**
  * The one speaker buffer every backend shares: Nocturn keeps the reply in its own queue and feeds
@@ -47,6 +59,8 @@ export class PacedSpeaker implements AudioOut {
   readonly #leadBytes: number
   readonly #tickMs: number
   readonly #stallMs: number
+  readonly #quietEndMs: number
+  #lastWriteAt = Number.NEGATIVE_INFINITY
   readonly #logger: Logger | undefined
   readonly #bytesPerMs: number
   #chunks: Uint8Array[] = []
@@ -79,6 +93,7 @@ export class PacedSpeaker implements AudioOut {
     this.#leadBytes = bytesForMs(options.sampleRateHz, options.leadMs ?? DEFAULT_LEAD_MS)
     this.#tickMs = options.tickMs ?? DEFAULT_TICK_MS
     this.#stallMs = options.stallMs ?? DEFAULT_STALL_MS
+    this.#quietEndMs = options.quietEndMs ?? DEFAULT_QUIET_END_MS
     this.#logger = options.logger
     this.#bytesPerMs = (options.sampleRateHz * 2) / 1000
   }
@@ -89,12 +104,16 @@ export class PacedSpeaker implements AudioOut {
     this.#queuedBytes += pcm.byteLength
     this.#padded = false // audio after the padding will need its own
     this.#replyEnded = false
+    this.#lastWriteAt = this.#now()
     if (!this.#running) {
       this.#running = true
       this.#runStart = this.#now()
       this.#runFed = 0
-      // Between runs a device takes nothing and owes nothing: the watch starts afresh.
-      this.#watchFrom(this.#runStart)
+      // A run ending by the clock says nothing about the device: what it was fed and has not
+      // shown it took is still owed, so the watch goes on across runs (only a replaced device
+      // starts afresh). Looked at now: a player that froze between replies is replaced before
+      // this one is fed to it.
+      this.#checkedAt = Number.NEGATIVE_INFINITY
     }
     // Feed now rather than at the next tick: the first syllable starts without delay, and a
     // device that holds less than the lead (a reply's first chunks) gets each chunk as it comes —
@@ -157,11 +176,19 @@ export class PacedSpeaker implements AudioOut {
 
   #pump(): void {
     const now = this.#now()
-    if (this.#stalled(now)) {
+    const hung = this.#hung(now)
+    if (hung) {
+      const frozen = hung === 'frozen'
       // What the hung device held was due by now: it is stale. Play on from the current position.
       this.#logger?.warn(
-        { event: 'speaker_stalled', stalledMs: Math.round(now - this.#progressAt) },
-        'speaker stopped taking audio; replacing it',
+        {
+          event: 'speaker_stalled',
+          stalledMs: Math.round(now - this.#progressAt),
+          ...(frozen && { frozen }),
+        },
+        frozen
+          ? 'speaker process is stopped; replacing it'
+          : 'speaker stopped taking audio; replacing it',
       )
       this.#silenceDevice()
     }
@@ -201,8 +228,13 @@ export class PacedSpeaker implements AudioOut {
     // ways: a timer that fires late leaves the player no time to hand the last period on (the
     // tail came 7–40 ms late), and a model only just ahead of playback finds its next chunk behind
     // the padding (40 ms of silence mid-reply; bench/RESULTS.md). Without the word, the padding
-    // goes when the run ends.
-    if (!this.#padded && this.#queuedBytes === 0 && this.#replyEnded) {
+    // goes once writes have stopped for `quietEndMs` with all of it handed over (a reply is
+    // streamed faster than it plays), or when the run ends if that comes first.
+    if (
+      !this.#padded &&
+      this.#queuedBytes === 0 &&
+      (this.#replyEnded || now - this.#lastWriteAt >= this.#quietEndMs)
+    ) {
       this.#pad()
     }
     this.#schedule(now, played)
@@ -215,7 +247,11 @@ export class PacedSpeaker implements AudioOut {
    */
   #schedule(now: number, played: number): void {
     const untilDryMs = (this.#runFed - played) / this.#bytesPerMs
-    const delay = this.#queuedBytes > 0 ? Math.min(this.#tickMs, untilDryMs) : untilDryMs
+    const untilQuietMs = this.#padded ? untilDryMs : this.#lastWriteAt + this.#quietEndMs - now
+    const delay =
+      this.#queuedBytes > 0
+        ? Math.min(this.#tickMs, untilDryMs)
+        : Math.min(untilQuietMs, untilDryMs)
     const due = now + Math.max(1, Math.ceil(delay))
     if (this.#timer !== undefined) {
       if (this.#timerDue <= due) return
@@ -226,27 +262,32 @@ export class PacedSpeaker implements AudioOut {
   }
 
   /**
-   * True when the device has shown no progress for `stallMs` although it was fed since its last
-   * progress. A device that took everything it was given and is waiting for more is not stalled.
+   * 'frozen' when the device's process is stopped; 'stalled' when it has shown no progress for
+   * `stallMs` although it was fed since its last progress. A device that took everything it was
+   * given and is waiting for more is neither.
    */
-  #stalled(now: number): boolean {
-    // Reading progress costs a few system calls (aplay's /proc entry): a quarter of the stall
+  #hung(now: number): 'frozen' | 'stalled' | undefined {
+    // Reading progress costs a few system calls (aplay's /proc entries): a quarter of the stall
     // limit apart is often enough to catch a hang within 1.25 × the limit.
-    if (now - this.#checkedAt < this.#stallMs / 4) return false
+    if (now - this.#checkedAt < this.#stallMs / 4) return undefined
     this.#checkedAt = now
+    // Stopped (SIGSTOP): replaced at once. Waiting for no progress cannot see it when the device
+    // had taken all it was fed before it stopped — a reply shorter than the lead — and the next
+    // reply would sit in its pipe until someone resumed it.
+    if (this.#device.frozen?.() === true) return 'frozen'
     const progress = this.#device.progress?.()
-    if (progress === undefined) return false
+    if (progress === undefined) return undefined
     if (progress !== this.#progress) {
       this.#progress = progress
       this.#progressAt = now
       this.#fedAtProgress = this.#fedTotal
-      return false
+      return undefined
     }
     if (this.#fedTotal === this.#fedAtProgress) {
       this.#progressAt = now
-      return false
+      return undefined
     }
-    return now - this.#progressAt >= this.#stallMs
+    return now - this.#progressAt >= this.#stallMs ? 'stalled' : undefined
   }
 
   #pad(): void {

@@ -17,5 +17,11 @@ export interface SpeakerDevice {
    * cannot tell right now. A reading that stays put while audio waits means the device is hung.
    */
   progress?(): number | undefined
+  /**
+   * True while the device cannot take anything until someone else acts (its process stopped by
+   * SIGSTOP or a debugger). Unlike a lack of progress this needs no waiting: a stopped player is
+   * replaced at the next look, even when it owes no audio yet.
+   */
+  frozen?(): boolean
   close(): Promise<void>
 }

@@ -17,6 +17,8 @@ export type PanelEvent =
     }
   | { readonly kind: 'stop_speaking'; readonly atMs: number }
   | { readonly kind: 'stop_ringing'; readonly atMs: number }
+  /** Press to talk (`listen.mode` "button"): open a session, or talk over the one speaking. */
+  | { readonly kind: 'talk'; readonly atMs: number }
   | { readonly kind: 'long_press_ignored'; readonly atMs: number }
   | { readonly kind: 'volume'; readonly volume: number; readonly atMs: number }
 
@@ -30,6 +32,11 @@ export interface PanelControllerOptions {
   readonly device?: DeviceState
   /** Only without `device`: the state this panel starts in. */
   readonly initiallyMuted?: boolean
+  /**
+   * Press to talk: a short press talks and a long press toggles mute (which still wins: while
+   * muted a short press does nothing, only the long press unmutes).
+   */
+  readonly pressToTalk?: boolean
 }
 
 export const DEFAULT_LONG_PRESS_MS = 800
@@ -49,12 +56,15 @@ export const VOLUME_BUTTON_FLOOR = 10
  * timer rings stops the ring; held on while nothing plays, it steps the volume (VOLUME_* below),
  * shown on colour LEDs. The LED shows the device's state (DeviceState.led): mute wins over every
  * other state. Mute and volume are the DeviceState's: this holds no copy.
+ * With `pressToTalk` (`listen.mode` "button") the short press talks — opens a session, or talks
+ * over the reply — and the long press toggles mute, recognised while held.
  */
 export class PanelController {
   readonly #panel: Panel
   readonly #clock: Clock
   readonly #logger: Logger
   readonly #longPressMs: number
+  readonly #pressToTalk: boolean
   readonly #listeners = new Set<(event: PanelEvent) => void>()
   readonly #device: DeviceState
   readonly #unsubscribe: () => void
@@ -84,6 +94,7 @@ export class PanelController {
       }
       this.#render()
     })
+    this.#pressToTalk = opts.pressToTalk ?? false
   }
 
   get muted(): boolean {
@@ -153,11 +164,13 @@ export class PanelController {
       return
     }
     if (this.#stopRinging(event.atMs)) return
-    this.#buttonAt = event.atMs
-    try {
-      this.#device.setMuted(!this.#device.muted, 'button')
-    } finally {
-      this.#buttonAt = undefined
+    if (!this.#pressToTalk) this.#toggleMute(event.atMs)
+    else if (this.#device.muted) {
+      // Mute is authoritative: a press to talk never opens the microphone behind it.
+      this.#logger.info({ panel: 'button', gesture: 'short' }, 'talk while muted: ignored')
+    } else {
+      this.#logger.info({ panel: 'button', gesture: 'short' }, 'press to talk')
+      this.#emit({ kind: 'talk', atMs: event.atMs })
     }
   }
 
@@ -166,7 +179,8 @@ export class PanelController {
     this.#longFired = true
     if (this.#stopRinging(atMs)) return
     const activity = this.#device.activity
-    if (activity === 'speaking') {
+    if (this.#pressToTalk) this.#toggleMute(atMs)
+    else if (activity === 'speaking') {
       this.#logger.info({ panel: 'button', gesture: 'long' }, 'long press: stop speaking')
       this.#emit({ kind: 'stop_speaking', atMs })
       this.#device.stop('button')
@@ -179,6 +193,16 @@ export class PanelController {
       if (this.#pressedAt !== undefined) {
         this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStart(), VOLUME_HOLD_MS)
       }
+    }
+  }
+
+  /** The button's mute: into the device's state, whose change comes back as the `mute` event. */
+  #toggleMute(atMs: number): void {
+    this.#buttonAt = atMs
+    try {
+      this.#device.setMuted(!this.#device.muted, 'button')
+    } finally {
+      this.#buttonAt = undefined
     }
   }
 

@@ -1,24 +1,20 @@
 import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
 import {
-  type DecisionMessage,
   type Grant,
-  newNonce,
-  type OutcomeMessage,
-  outcomeSchema,
   type Pairing,
-  PROTOCOL_VERSION,
   parseApprovalTopic,
-  parsePayload,
-  type RequestMessage,
-  requestDigest,
-  requestSchema,
-  signDecision,
   type Topics,
   topicsFor,
-  verifyOutcomeMac,
-  verifyRequestMac,
 } from '../protocol/index.js'
+import {
+  decisionMessage,
+  type PhoneIdentity,
+  type VerifiedOutcome,
+  type VerifiedRequest,
+  verifyOutcome,
+  verifyRequest,
+} from '../protocol/phone-side.js'
 import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneClientOptions {
@@ -33,11 +29,11 @@ export interface PhoneClientOptions {
 }
 
 export type PhoneEvent =
-  | { kind: 'pending'; request: RequestMessage }
+  | { kind: 'pending'; request: VerifiedRequest }
   /** The card closed: a verified outcome ended it. */
   | { kind: 'gone'; id: string }
   /** A verified outcome (its MAC for this phone checked over the request's digest). */
-  | { kind: 'outcome'; outcome: OutcomeMessage }
+  | { kind: 'outcome'; outcome: VerifiedOutcome }
   /** The broker no longer holds the request; unsigned, so on its own it ends nothing. */
   | { kind: 'cleared'; id: string }
   | { kind: 'refused'; id: string; reason: string }
@@ -55,7 +51,8 @@ export class PhoneClient {
   readonly #conn: MqttConnection
   readonly #log: Logger
   readonly #now: () => number
-  readonly #verified = new Map<string, { request: RequestMessage; digest: string }>()
+  readonly #me: PhoneIdentity
+  readonly #verified = new Map<string, VerifiedRequest>()
   /** Digests of requests whose card closed recently, so a repeated outcome still verifies. */
   readonly #ended = new Map<string, string>()
   readonly #listeners: Array<(e: PhoneEvent) => void> = []
@@ -66,6 +63,8 @@ export class PhoneClient {
     this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
     this.#log = options.logger.child({ component: 'phone', phone: options.pairing.phone })
     this.#now = options.now ?? Date.now
+    const { device, phone, key } = options.pairing
+    this.#me = { device, phone, key }
     const { conn, ready } = phoneConnection(
       options,
       'a',
@@ -92,17 +91,15 @@ export class PhoneClient {
   }
 
   /** The verified, unexpired requests now pending. */
-  pending(): RequestMessage[] {
+  pending(): VerifiedRequest[] {
     const now = this.#now()
-    return [...this.#verified.values()]
-      .map((v) => v.request)
-      .filter((r) => r.expiresAt > now - (this.#options.skewMs ?? 30_000))
+    return [...this.#verified.values()].filter((r) => r.expiresAt > now - this.#skew())
   }
 
   /** Waits until a verified request with this id is here (retained ones arrive after subscribing). */
-  waitFor(id: string, timeoutMs = 5000): Promise<RequestMessage> {
+  waitFor(id: string, timeoutMs = 5000): Promise<VerifiedRequest> {
     const have = this.#verified.get(id)
-    if (have) return Promise.resolve(have.request)
+    if (have) return Promise.resolve(have)
     return this.#waitEvent(
       (e) => (e.kind === 'pending' && e.request.id === id ? e.request : undefined),
       timeoutMs,
@@ -111,7 +108,7 @@ export class PhoneClient {
   }
 
   /** Waits for the device's outcome for `id`. */
-  waitOutcome(id: string, timeoutMs = 5000): Promise<OutcomeMessage> {
+  waitOutcome(id: string, timeoutMs = 5000): Promise<VerifiedOutcome> {
     return this.#waitEvent(
       (e) => (e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined),
       timeoutMs,
@@ -125,33 +122,14 @@ export class PhoneClient {
    * offer it).
    */
   async decide(id: string, decision: 'approve' | 'deny', grant: Grant = 'once'): Promise<void> {
-    const v = this.#verified.get(id)
-    if (!v) throw new Error(`request ${id} is not pending here, or could not be verified`)
-    if (v.request.critical && grant !== 'once') {
+    const request = this.#verified.get(id)
+    if (!request) throw new Error(`request ${id} is not pending here, or could not be verified`)
+    if (request.critical && grant !== 'once') {
       throw new Error(
-        `${v.request.tool} is critical: it asks every time, so only "once" can be granted`,
+        `${request.tool} is critical: it asks every time, so only "once" can be granted`,
       )
     }
-    const { phone, key } = this.#options.pairing
-    const fields = {
-      id,
-      decision,
-      grant,
-      digest: v.digest,
-      phone,
-      at: this.#now(),
-      nonce: newNonce(),
-    }
-    const msg: DecisionMessage = {
-      v: PROTOCOL_VERSION,
-      id,
-      decision,
-      grant,
-      phone,
-      at: fields.at,
-      nonce: fields.nonce,
-      mac: signDecision(key, fields),
-    }
+    const msg = decisionMessage(this.#me, request, decision, grant, this.#now())
     await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 })
   }
 
@@ -198,66 +176,47 @@ export class PhoneClient {
       if (this.#verified.has(id)) this.#emit({ kind: 'cleared', id })
       return
     }
-    // A string is why the request was refused; anything else is the verified request.
-    const verdict = this.#verify(id, payload)
-    if (typeof verdict === 'string') {
+    // The device's clock may be behind ours: a request is refused as expired only past the skew.
+    const verdict = verifyRequest(this.#me, id, payload, this.#now() - this.#skew())
+    if (!verdict.ok) {
       // Refused: never shown, never answered; a card already shown for this id stays as it was.
-      this.#log.warn({ approvalId: id, reason: verdict }, 'request refused')
-      this.#emit({ kind: 'refused', id, reason: verdict })
+      this.#log.warn(
+        { event: 'request_refused', approvalId: id, reason: verdict.reason },
+        'request refused',
+      )
+      this.#emit({ kind: 'refused', id, reason: verdict.reason })
       return
     }
-    this.#verified.set(id, verdict)
-    this.#emit({ kind: 'pending', request: verdict.request })
+    this.#verified.set(id, verdict.value)
+    this.#emit({ kind: 'pending', request: verdict.value })
   }
 
   /** An ending counts only if its MAC for this phone verifies over the request's digest. */
   #onOutcome(id: string, payload: Buffer): void {
-    const checked = this.#checkOutcome(id, payload)
-    if (checked === undefined) return
-    if (typeof checked === 'string') {
-      this.#log.warn({ approvalId: id, reason: checked }, 'outcome refused')
-      this.#emit({ kind: 'refused', id, reason: `outcome ${checked}` })
+    const shown = this.#verified.get(id)
+    const digest = shown?.digest ?? this.#ended.get(id)
+    // Never shown here: there is no card to end, and nothing to verify it against.
+    if (digest === undefined) return
+    const checked = verifyOutcome(this.#me, id, digest, payload)
+    if (!checked.ok) {
+      this.#log.warn(
+        { event: 'outcome_refused', approvalId: id, reason: checked.reason },
+        'outcome refused',
+      )
+      this.#emit({ kind: 'refused', id, reason: `outcome ${checked.reason}` })
       return
     }
-    const digest = this.#verified.get(id)?.digest
-    if (digest !== undefined) {
+    if (shown !== undefined) {
       this.#verified.delete(id)
       this.#ended.set(id, digest)
       if (this.#ended.size > 256) this.#ended.delete(this.#ended.keys().next().value as string)
       this.#emit({ kind: 'gone', id })
     }
-    this.#emit({ kind: 'outcome', outcome: checked })
+    this.#emit({ kind: 'outcome', outcome: checked.value })
   }
 
-  /** The verified outcome, a reason to refuse it, or undefined for one about a request never shown. */
-  #checkOutcome(id: string, payload: Buffer): OutcomeMessage | string | undefined {
-    const r = parsePayload(outcomeSchema, payload)
-    if (!r.ok) return r.reason
-    const o = r.value
-    if (o.id !== id) return 'id-mismatch'
-    const digest = this.#verified.get(id)?.digest ?? this.#ended.get(id)
-    // Never shown here: there is no card to end, and nothing to verify it against.
-    if (digest === undefined) return undefined
-    const mac = o.macs?.[this.#options.pairing.phone]
-    if (mac === undefined) return 'not-signed-for-this-phone'
-    if (!verifyOutcomeMac(this.#options.pairing.key, { ...o, digest }, mac)) return 'bad-mac'
-    return o
-  }
-
-  #verify(id: string, payload: Buffer): string | { request: RequestMessage; digest: string } {
-    const r = parsePayload(requestSchema, payload)
-    if (!r.ok) return r.reason
-    const req = r.value
-    // `v` is checked by the schema (a literal 1); the id must be the topic's.
-    if (req.id !== id) return 'id-mismatch'
-    if (req.device !== this.#options.pairing.device) return 'wrong-device'
-    const digest = requestDigest(r.raw)
-    if (digest !== req.digest) return 'digest-mismatch'
-    const mac = req.macs[this.#options.pairing.phone]
-    if (mac === undefined) return 'not-signed-for-this-phone'
-    if (!verifyRequestMac(this.#options.pairing.key, digest, mac)) return 'bad-mac'
-    if (req.expiresAt <= this.#now() - (this.#options.skewMs ?? 30_000)) return 'expired'
-    return { request: req, digest }
+  #skew(): number {
+    return this.#options.skewMs ?? 30_000
   }
 }
 

@@ -1,18 +1,14 @@
 import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { type GrantSummary, type PhoneOp, signPhoneRequest } from '../protocol/grant-ops.js'
+import type { GrantSummary, PhoneOp } from '../protocol/grant-ops.js'
+import { newNonce, type Pairing, type Topics, topicsFor } from '../protocol/index.js'
 import {
-  type ConversationReply,
-  conversationReplySchema,
-  newNonce,
-  type Pairing,
-  PROTOCOL_VERSION,
-  parsePayload,
-  type Topics,
-  topicsFor,
-  verifyConversationReply,
-} from '../protocol/index.js'
+  type PhoneIdentity,
+  phoneRequestMessage,
+  type VerifiedReply,
+  verifyReply,
+} from '../protocol/phone-side.js'
 import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneConversationsOptions {
@@ -44,8 +40,8 @@ export interface FollowEvent {
 }
 
 interface Waiter {
-  readonly replies: ConversationReply[]
-  onReply(r: ConversationReply): void
+  readonly replies: VerifiedReply[]
+  onReply(r: VerifiedReply): void
 }
 
 /**
@@ -59,6 +55,7 @@ export class PhoneConversations {
   readonly #conn: MqttConnection
   readonly #log: Logger
   readonly #now: () => number
+  readonly #me: PhoneIdentity
   readonly #waiting = new Map<string, Waiter>()
   readonly #ready: Promise<void>
   refused = 0
@@ -71,6 +68,8 @@ export class PhoneConversations {
       phone: options.pairing.phone,
     })
     this.#now = options.now ?? Date.now
+    const { device, phone, key } = options.pairing
+    this.#me = { device, phone, key }
     const { conn, ready } = phoneConnection(
       options,
       'c',
@@ -229,8 +228,8 @@ export class PhoneConversations {
   async request(
     op: PhoneOp,
     args: Record<string, unknown>,
-    onReply?: (r: ConversationReply) => void,
-  ): Promise<{ items: unknown[]; done: Record<string, unknown>; replies: ConversationReply[] }> {
+    onReply?: (r: VerifiedReply) => void,
+  ): Promise<{ items: unknown[]; done: Record<string, unknown>; replies: VerifiedReply[] }> {
     const id = newNonce().slice(0, 22)
     const replies = await this.#send(id, op, args, onReply)
     this.#waiting.delete(id)
@@ -250,13 +249,12 @@ export class PhoneConversations {
     id: string,
     op: PhoneOp,
     args: Record<string, unknown>,
-    onReply?: (r: ConversationReply) => void,
-  ): Promise<ConversationReply[]> {
-    const { device, phone, key } = this.#options.pairing
-    const fields = { id, device, phone, op, args, at: this.#now(), nonce: newNonce() }
-    const msg = { v: PROTOCOL_VERSION, ...fields, mac: signPhoneRequest(key, fields) }
-    return new Promise<ConversationReply[]>((resolve, reject) => {
-      const byN = new Map<number, ConversationReply>()
+    onReply?: (r: VerifiedReply) => void,
+  ): Promise<VerifiedReply[]> {
+    const phone = this.#me.phone
+    const msg = phoneRequestMessage(this.#me, id, op, args, this.#now())
+    return new Promise<VerifiedReply[]>((resolve, reject) => {
+      const byN = new Map<number, VerifiedReply>()
       let next = 0
       let finalAt: number | undefined
       const timer = setTimeout(
@@ -268,14 +266,14 @@ export class PhoneConversations {
           ? (this.#options.sayTimeoutMs ?? 150_000)
           : (this.#options.timeoutMs ?? 30_000),
       )
-      const ordered: ConversationReply[] = []
+      const ordered: VerifiedReply[] = []
       const waiter: Waiter = {
         replies: ordered,
         onReply: (r) => {
           byN.set(r.n, r)
           // Deliver in order: QoS 1 keeps order on one topic, but a phone must not rely on it.
           while (byN.has(next)) {
-            const x = byN.get(next) as ConversationReply
+            const x = byN.get(next) as VerifiedReply
             byN.delete(next)
             next++
             ordered.push(x)
@@ -302,18 +300,12 @@ export class PhoneConversations {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    const { device, phone, key } = this.#options.pairing
-    if (topic !== this.topics.conversationReply(phone)) return
-    const r = parsePayload(conversationReplySchema, payload)
-    let reason: string | undefined
-    if (!r.ok) reason = r.reason
-    else if (r.value.device !== device) reason = 'wrong-device'
-    else if (r.value.phone !== phone) reason = 'wrong-phone'
-    else if (!verifyConversationReply(key, r.raw, r.value.mac)) reason = 'bad-mac'
-    else if (!this.#waiting.has(r.value.re)) reason = 'unasked'
+    if (topic !== this.topics.conversationReply(this.#me.phone)) return
+    const r = verifyReply(this.#me, payload)
+    const reason = !r.ok ? r.reason : this.#waiting.has(r.value.re) ? undefined : 'unasked'
     if (reason !== undefined || !r.ok) {
       this.refused++
-      this.#log.warn({ reason, bytes: payload.length }, 'reply refused')
+      this.#log.warn({ event: 'reply_refused', reason, bytes: payload.length }, 'reply refused')
       return
     }
     this.#waiting.get(r.value.re)?.onReply(r.value)

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { hmacHex, macEquals } from './crypto.js'
 import { conversationReplyMacText, conversationRequestMacText, FORM_LABELS } from './forms.js'
-import { PROTOCOL_VERSION } from './messages.js'
+import { PROTOCOL_VERSION } from './limits.js'
 import { ID_PATTERN } from './topics.js'
 
 /**

@@ -14,7 +14,7 @@ import { ID_PATTERN } from './topics.js'
  * conversation request topic, signed and answered exactly like the conversation operations, so a
  * phone can see every remembered yes and take one back.
  */
-export const GRANT_OPS = ['grants', 'revoke'] as const
+export const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 export type GrantOp = (typeof GRANT_OPS)[number]
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
@@ -33,6 +33,12 @@ export type PhoneRequestFields = Omit<PhoneRequest, 'v' | 'mac'>
 export const grantOpArgSchemas = {
   grants: z.object({}),
   revoke: z.object({ grant: z.string().regex(ID_PATTERN) }),
+  /** Newest ending first; `before` and `beforeId` come from the previous page's `next`. */
+  history: z.object({
+    limit: z.number().optional(),
+    before: z.number().optional(),
+    beforeId: z.string().max(128).optional(),
+  }),
 } as const
 
 /** The same signed form as a conversation request: the op is one of its lines, as text. */

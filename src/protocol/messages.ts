@@ -1,15 +1,12 @@
 import { z } from 'zod'
+import { MAX_PAYLOAD_BYTES, PROTOCOL_VERSION } from './limits.js'
+import { OUTCOME_STATES, type VerifiedRequest } from './phone-side.js'
 import { ID_PATTERN } from './topics.js'
 
 /**
- * Protocol v1 payloads, as zod schemas shared by the device and the phone client. Unknown fields
+ * Protocol v1 payloads the device reads, as zod schemas (a phone checks with phone-side.ts). Unknown fields
  * are ignored (zod strips them); anything else that does not fit is rejected by the reader.
  */
-export const PROTOCOL_VERSION = 1
-
-/** No payload on any protocol topic may be larger than this (bytes of UTF-8 JSON). */
-export const MAX_PAYLOAD_BYTES = 16 * 1024
-
 const id = z.string().regex(ID_PATTERN)
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/)
 const time = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)
@@ -21,26 +18,8 @@ export const grantSchema = z.union([
 ])
 export type Grant = z.infer<typeof grantSchema>
 
-export const requestSchema = z.object({
-  v: z.literal(PROTOCOL_VERSION),
-  id,
-  device: id,
-  tool: z.string().min(1).max(128),
-  action: z.string().min(1).max(1000),
-  args: z.unknown(),
-  critical: z.boolean(),
-  channel: z.enum(['voice', 'text']),
-  conversation: z.string().min(1).max(128),
-  /** The paired phone whose typed message led to this call; absent for speech. */
-  askedBy: id.optional(),
-  createdAt: time,
-  expiresAt: time,
-  digest: hex64,
-  macs: z.record(id, hex64),
-})
-export type RequestMessage = z.infer<typeof requestSchema>
-/** What the digest covers: the request without `digest` and `macs`. */
-export type RequestBody = Omit<RequestMessage, 'digest' | 'macs'>
+/** What the request digest covers: the request without `digest` and `macs` (the device builds it). */
+export type RequestBody = Omit<VerifiedRequest, 'digest' | 'macs'>
 
 export const decisionSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
@@ -55,9 +34,6 @@ export const decisionSchema = z.object({
   mac: hex64,
 })
 export type DecisionMessage = z.infer<typeof decisionSchema>
-
-export const OUTCOME_STATES = ['approved', 'denied', 'withdrawn', 'expired'] as const
-export type OutcomeState = (typeof OUTCOME_STATES)[number]
 
 export const outcomeSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
@@ -85,6 +61,8 @@ export const statusSchema = z.object({
   since: time.nullable(),
   /** Why the state is `error`, in one line; absent when all is well. */
   reason: z.string().max(300).optional(),
+  /** Local wakes the model's transcription did not confirm since the device started; absent: none. */
+  falseWakes: z.number().int().min(0).optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

@@ -114,7 +114,18 @@ describe('serving the app from the appliance, and doctor', () => {
       phoneApp: { port: blocked, host: '127.0.0.1', root: join(dir, 'web') },
     })
     const logger = captureLogger()
-    expect(await startPhoneApp(loaded.config, logger)).toBeUndefined()
+    const told: string[] = []
+    expect(
+      await startPhoneApp(loaded.config, logger, { onNotServed: (r) => told.push(r) }),
+    ).toBeUndefined()
+    // What the LED's fault and the status carry: the fix, and what holds the port (this process).
+    expect(told).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^the phone app is not served: port ${blocked} is taken by .* \\(pid ${process.pid}\\) — set phoneApp\\.port to a free port`,
+        ),
+      ),
+    ])
     expect(logger.entries).toContainEqual(
       expect.objectContaining({
         level: 'error',
@@ -128,7 +139,10 @@ describe('serving the app from the appliance, and doctor', () => {
     const r = await phoneAppCheck.run(ctx(loaded))
     expect(r).toMatchObject({
       status: 'fail',
-      summary: `port ${blocked} is taken by another program`,
+      summary: expect.stringMatching(
+        new RegExp(`^port ${blocked} is taken by .* \\(pid ${process.pid}\\)$`),
+      ),
+      details: [expect.stringMatching(/^fix: set phoneApp\.port to a free port, or stop /)],
     })
   })
 

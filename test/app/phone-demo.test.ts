@@ -8,8 +8,12 @@ import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { parsePairingUri } from '../../src/protocol/index.js'
 
-/** The demo, with a phone (the reference client, over the broker's WebSocket) in the browser's place. */
-async function demo(decision: 'approve' | 'deny') {
+/**
+ * The demo, with a phone (the reference client, over the broker's WebSocket) in the browser's place:
+ * it answers the requests with `decisions` in turn, and stops the demo (Ctrl-C) once the demo has
+ * asked again after the last of them.
+ */
+async function demo(decisions: Array<'approve' | 'deny'>) {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-phone-demo-'))
   const web = join(dir, 'web')
   const { mkdirSync } = await import('node:fs')
@@ -19,10 +23,13 @@ async function demo(decision: 'approve' | 'deny') {
   let text = ''
   out.on('data', (d: Buffer) => {
     text += d.toString()
+    if (process.env.DEMO_DEBUG) process.stderr.write(d)
   })
   let phone: PhoneClient | undefined
+  const stop = new AbortController()
   try {
     const code = await runPhoneDemo({
+      signal: stop.signal,
       out,
       logger: silentLogger,
       workDir: join(dir, 'work'),
@@ -43,8 +50,13 @@ async function demo(decision: 'approve' | 'deny') {
             pairing: { ...pairing, broker: config.brokerWsUrl },
             logger: silentLogger,
           })
+          let answered = 0
           phone.on((e) => {
-            if (e.kind === 'pending') void phone?.decide(e.request.id, decision, 'once')
+            if (e.kind !== 'pending') return
+            const d = decisions[answered++]
+            if (d) void phone?.decide(e.request.id, d, 'once')
+            // The demo asked again after the last answer: it keeps running until stopped.
+            else stop.abort()
           })
           await phone.start()
         })()
@@ -58,17 +70,17 @@ async function demo(decision: 'approve' | 'deny') {
 }
 
 describe('npm start -- --phone (nocturn demo --phone)', () => {
-  it('serves the app, prints a pairing link, and waits until the phone approves', async () => {
-    const r = await demo('approve')
+  it('serves the app, prints a pairing link, waits for the phone, and keeps asking after every answer until Ctrl-C', async () => {
+    const r = await demo(['approve', 'deny'])
     expect(r.code).toBe(0)
     expect(r.text).toMatch(/http:\/\/127\.0\.0\.1:\d+\/#pair=nocturn-pair%3Av1%3F/)
     expect(r.text).toContain('Waiting for a yes in the browser: "unlock the front door"')
     expect(r.text).toContain('Nocturn: The front door is unlocked for the plumber.')
-  })
-
-  it('a deny keeps the door locked', async () => {
-    const r = await demo('deny')
-    expect(r.code).toBe(0)
-    expect(r.text).toContain('Nocturn: The front door stays locked: nobody said yes.')
+    // The second request (issue 23, finding 3: the demo no longer ends after the first tap).
+    expect(r.text).toContain('Waiting for a yes in the browser: "switch on the porch light"')
+    expect(r.text).toContain('Nocturn: The porch light stays off: nobody said yes.')
+    // A third was asked, and Ctrl-C ended the demo while it waited.
+    expect(r.text.match(/Ben types on his phone/g)).toHaveLength(3)
+    expect(r.text.trimEnd().endsWith('Stopped.')).toBe(true)
   })
 })

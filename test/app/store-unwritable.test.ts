@@ -5,12 +5,10 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
-import { parseConfig } from '../../src/app/config/load.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { until } from '../helpers/alsa.js'
-
-const ROOT = join(import.meta.dirname, '../..')
+import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 /** A small tmpfs of our own, so the store's filesystem can fill up under it. */
 function smallDisk(): { dir: string; fill(): void; release(): void } | undefined {
@@ -73,24 +71,9 @@ describe('a store whose disk fills up while running', () => {
       server = await FakeLiveServer.start({ scripts: [], logger: new MemoryLogger() })
       const log = new MemoryLogger()
       appliance = await startAppliance({
-        loaded: parseConfig(
-          JSON.stringify({
-            provider: {
-              model: 'gemini-2.5-flash-native-audio-preview-12-2025',
-              baseUrl: server.baseUrl,
-            },
-            audio: {
-              backend: 'wav',
-              inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
-              outputWav: join(work, 'speaker.wav'),
-            },
-            phonesDir: join(work, 'phones'),
-            store: { path },
-            session: { idleTimeoutSeconds: 2 },
-          }),
-          'test config',
-          { GEMINI_API_KEY: 'test-key' },
-        ),
+        loaded: wavApplianceConfig(work, server.baseUrl, path, {
+          session: { idleTimeoutSeconds: 2 },
+        }),
         logger: log,
         wavLoop: true,
       })

@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Watchdog } from '../../src/app/watchdog.js'
+import { missingCommands } from '../helpers/system.js'
 
 const ROOT = new URL('../..', import.meta.url).pathname
 
@@ -143,4 +146,60 @@ describe('the watchdog', () => {
     await dog.stop()
     expect(stalls).toEqual(['microphone'])
   })
+})
+
+/**
+ * Issue 26, item 6: run as another user with HOME pointing at a home it cannot read, the loop
+ * watch's bash printed "/root/.bashrc: Permission denied" — it read start-up files. Under strace,
+ * with a ~/.bashrc and a BASH_ENV file there to be read, it must open neither.
+ */
+describe.skipIf(missingCommands('strace'))("the watchdog's shell", () => {
+  it('opens no start-up file: neither ~/.bashrc nor BASH_ENV', () => {
+    const home = mkdtempSync(join(tmpdir(), 'nocturn-home-'))
+    writeFileSync(join(home, '.bashrc'), 'echo from-bashrc >&2\n')
+    writeFileSync(join(home, '.profile'), 'echo from-profile >&2\n')
+    writeFileSync(join(home, 'env.sh'), 'echo from-bash-env >&2\n')
+    const trace = join(home, 'trace')
+    const script = `
+      import { Watchdog } from './src/app/watchdog.ts'
+      const w = new Watchdog({ loopLimitMs: 5000, intervalMs: 50 })
+      await new Promise((r) => setTimeout(r, 1500))
+      await w.stop()`
+    const r = spawnSync(
+      'strace',
+      [
+        '-f',
+        '-qq',
+        '-e',
+        'trace=open,openat',
+        '-o',
+        trace,
+        process.execPath,
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: {
+          ...process.env,
+          HOME: home,
+          BASH_ENV: join(home, 'env.sh'),
+          ENV: join(home, 'env.sh'),
+        },
+      },
+    )
+    expect(r.status).toBe(0)
+    const opened = readFileSync(trace, 'utf8')
+    // The trace did follow bash: it opens libtinfo, which node does not.
+    expect(opened).toMatch(/libtinfo/)
+    expect(opened).not.toContain(`${home}/.bashrc`)
+    expect(opened).not.toContain(`${home}/.profile`)
+    expect(opened).not.toContain(`${home}/env.sh`)
+    expect(r.stderr).not.toMatch(/from-(bashrc|profile|bash-env)/)
+  }, 40_000)
 })

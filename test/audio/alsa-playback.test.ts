@@ -162,6 +162,51 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     expect(s.errors).toEqual([])
   })
 
+  it('a frozen aplay (SIGSTOP after it took a short reply whole) is replaced before the next reply plays', async () => {
+    const log = new MemoryLogger()
+    const s = speaker(1000, log)
+    await until(() => s.device.pid !== undefined)
+    const frozen = s.device.pid as number
+    // A reply shorter than the lead: handed to aplay whole at once, nothing left to feed.
+    const short = reply.subarray(0, bytesForMs(RATE, 600))
+    s.speaker.write(short)
+    s.speaker.endOfReply()
+    for (let t = 0; t < 700; t += 40) {
+      await s.clock.advance(40)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 300))
+    process.kill(frozen, 'SIGSTOP')
+    try {
+      // The next reply, short too: it must reach a player within a second, not wait for SIGCONT.
+      s.speaker.write(second.subarray(0, bytesForMs(RATE, 500)))
+      s.speaker.endOfReply()
+      for (let t = 0; t < 1000 && s.device.pid === frozen; t += 40) {
+        await s.clock.advance(40)
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      expect(s.device.pid).not.toBe(frozen)
+      await until(() => !processExists(frozen))
+    } finally {
+      if (processExists(frozen)) process.kill(frozen, 'SIGCONT')
+    }
+    expect(log.records.find((e) => e.fields.event === 'speaker_stalled')?.level).toBe('warn')
+    // The reply after it plays on the new player, with the old one never resumed.
+    const next = second.subarray(bytesForMs(RATE, 500) - 960, bytesForMs(RATE, 500))
+    s.speaker.write(second.subarray(bytesForMs(RATE, 500)))
+    s.speaker.endOfReply()
+    await until(() => s.device.progress() !== undefined)
+    for (let t = 0; t < (second.byteLength / 48_000) * 1000 + 500; t += 40) {
+      await s.clock.advance(40)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    await until(() => s.alsa.played().length >= 2)
+    const tail = second.subarray(second.byteLength - 960)
+    await until(() => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) >= 0)
+    expect(indexOf(s.alsa.played()[0] as Buffer, next)).toBe(-1)
+    expect(s.errors).toEqual([])
+  })
+
   it('an unknown playback device is a clear error naming `nocturn devices`', async () => {
     const alsa = hermeticAlsa(new Uint8Array(640))
     const errors: NocturnError[] = []

@@ -26,10 +26,17 @@ class RecordingDevice implements SpeakerDevice {
 const RATE = 24_000
 const ms = (n: number) => (RATE * 2 * n) / 1000
 
-function setup(leadMs = 20, tickMs = 10) {
+function setup(leadMs = 20, tickMs = 10, quietEndMs?: number) {
   const clock = new VirtualClock()
   const device = new RecordingDevice(clock)
-  const speaker = new PacedSpeaker({ device, sampleRateHz: RATE, clock, leadMs, tickMs })
+  const speaker = new PacedSpeaker({
+    device,
+    sampleRateHz: RATE,
+    clock,
+    leadMs,
+    tickMs,
+    quietEndMs,
+  })
   return { clock, device, speaker, t0: clock.now() }
 }
 
@@ -127,8 +134,31 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(s.device.ended).toBe(2)
   })
 
-  it('without word from the model, the end is not guessed: it goes when the run ends', async () => {
-    const s = setup(500) // tick 10 ms
+  it('without word from the model, the end goes once writes stop for 200 ms, not when the run ends', async () => {
+    const s = setup(1000) // tick 10 ms
+    // A reply streamed as a model does, faster than it plays: 100 ms chunks 25 ms apart.
+    for (let i = 0; i < 5; i++) {
+      s.speaker.write(new Uint8Array(ms(100)))
+      await s.clock.advance(25)
+      expect(s.device.ended).toBe(0) // mid-reply: no padding between chunks
+    }
+    await s.clock.advance(165)
+    expect(s.device.ended).toBe(0)
+    await s.clock.advance(20)
+    // 200 ms after the last chunk, with 190 ms of the reply still to play: its end is out.
+    expect(s.device.ended).toBe(1)
+    expect(s.speaker.queuedMs()).toBeGreaterThan(150)
+    // Audio after it is another reply's, with an end of its own; the run's end adds none.
+    s.speaker.write(new Uint8Array(ms(100)))
+    await s.clock.advance(210)
+    expect(s.device.ended).toBe(2)
+    await s.clock.advance(500)
+    expect(s.device.ended).toBe(2)
+    expect(s.clock.pending).toBe(0)
+  })
+
+  it('without word from the model and a chunk late, the end still goes when the run ends', async () => {
+    const s = setup(500, 10, 1000)
     s.speaker.write(new Uint8Array(ms(300)))
     await s.clock.advance(290)
     expect(s.device.ended).toBe(0) // 10 ms left: more audio may still come, and must not wait
@@ -169,11 +199,12 @@ describe('PacedSpeaker (virtual clock)', () => {
     expect(device.fed).toBe(ms(1500))
     expect(wakes).toBe(2)
     // All of it is in the device, 1000 ms of it unplayed: no look until then, not one a tick.
+    // Nothing written for 500 ms: the reply's end went with its last byte.
+    expect(device.ended).toBe(1)
     await clock.advance(999)
     expect(wakes).toBe(2)
-    expect(device.ended).toBe(0)
     await clock.advance(1)
-    expect(device.ended).toBe(1)
+    expect(device.ended).toBe(1) // once: not again when the run ends
     expect(speaker.playedMs()).toBe(1500)
     expect(wakes).toBe(3)
     expect(clock.pending).toBe(0)

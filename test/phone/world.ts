@@ -10,6 +10,7 @@ import { announcingApprover } from '../../src/conversations/announcing-approver.
 import { ConversationService } from '../../src/conversations/conversation-service.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
 import { PhoneGrants } from '../../src/conversations/phone-grants.js'
+import { recordingApprover } from '../../src/conversations/recording-approver.js'
 import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
@@ -81,7 +82,9 @@ export async function phoneWorld(broker: TestBroker) {
   const feed = new TranscriptFeed(store, logger)
   const live = new LiveConversations()
   const grants = new Grants(store)
-  const counting = new CountingApprover(announcingApprover(device.approver, feed))
+  // Every ending kept for the History, as the composition keeps it (app/appliance.ts).
+  const recorded = recordingApprover(device.approver, store.history, realClock())
+  const counting = new CountingApprover(announcingApprover(recorded, feed))
   // Approvals carry wall-clock times the approver checks decisions against: a real clock here.
   const gate = new Gate({
     policies: {},
@@ -114,6 +117,7 @@ export async function phoneWorld(broker: TestBroker) {
     service,
     grants: new PhoneGrants({ grants, clock: realClock(), logger }),
     feed,
+    history: store.history,
     phones: () => keys,
     deviceId,
     prefix: PREFIX,
@@ -207,6 +211,8 @@ export async function phoneWorld(broker: TestBroker) {
     keys,
     logger,
     device,
+    /** The device's approver with its endings recorded: what the gate asks through. */
+    approver: recorded,
     store,
     feed,
     live,

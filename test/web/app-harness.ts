@@ -29,8 +29,14 @@ export interface PhonePage {
 }
 
 /** A phone-sized page in its own context (its own storage): a separate phone. */
-export async function newPhone(browser: Browser): Promise<PhonePage> {
-  const context = await browser.newContext({ viewport: { width: 360, height: 740 } })
+export async function newPhone(
+  browser: Browser,
+  options: { colorScheme?: 'light' | 'dark' } = {},
+): Promise<PhonePage> {
+  const context = await browser.newContext({
+    viewport: { width: 360, height: 740 },
+    colorScheme: options.colorScheme ?? 'light',
+  })
   const page = await context.newPage()
   const errors: string[] = []
   page.on('pageerror', (e) => errors.push(String(e)))
@@ -56,6 +62,9 @@ export async function pairAndConnect(
     .waitFor()
 }
 
-export async function openTab(page: Page, tab: 'approvals' | 'chats' | 'grants' | 'speakers') {
+export async function openTab(
+  page: Page,
+  tab: 'approvals' | 'chats' | 'grants' | 'speakers' | 'history',
+) {
   await page.locator(`nav [data-tab="${tab}"]`).click()
 }

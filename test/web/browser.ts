@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type Browser, chromium } from 'playwright-core'
-import { REQUIRE_SYSTEM } from '../helpers/system.js'
+import { systemSkip } from '../helpers/system.js'
 
 /** Debian's chromium; playwright-core drives it and never downloads a browser of its own. */
 export const CHROMIUM = process.env.NOCTURN_CHROMIUM ?? '/usr/bin/chromium'
@@ -21,11 +21,7 @@ export const CHROMIUM_ARGS = [
 
 /** A skip reason when chromium is missing; under NOCTURN_REQUIRE_SYSTEM=1 that is a failure. */
 export function missingChromium(): string | undefined {
-  if (existsSync(CHROMIUM)) return undefined
-  const reason = `skipped: ${CHROMIUM} not installed (Debian: apt-get install chromium)`
-  if (REQUIRE_SYSTEM) throw new Error(`NOCTURN_REQUIRE_SYSTEM=1 but ${reason.slice(9)}`)
-  process.stdout.write(`${reason}\n`)
-  return reason
+  return existsSync(CHROMIUM) ? undefined : systemSkip([CHROMIUM])
 }
 
 /**

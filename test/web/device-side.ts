@@ -40,12 +40,14 @@ export function ask(
     critical?: boolean
     expiresInMs?: number
     signal?: AbortSignal
+    /** '' asks outside any conversation (a timer's action, an automation). */
+    conversationId?: string
   } = {},
 ): { id: string; decision: Promise<ApprovalDecision> } {
   const id = `web-${Date.now().toString(36)}-${counter++}`
   const args = o.args ?? { room: 'hall' }
   const now = Date.now()
-  const decision = w.device.approver.request(
+  const decision = w.approver.request(
     {
       id,
       tool: o.tool ?? 'set_light',
@@ -53,7 +55,7 @@ export function ask(
       args,
       argsDigest: digestOf(args),
       channel: 'voice',
-      conversationId: 'conv-web',
+      conversationId: o.conversationId ?? 'conv-web',
       critical: o.critical ?? false,
       createdAt: now,
       expiresAt: now + (o.expiresInMs ?? 60_000),

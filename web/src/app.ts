@@ -2,7 +2,7 @@ import { Attention } from './attention.js'
 import { type KeyValueStorage, type Speaker, SpeakerStore, speakerKey } from './pairing.js'
 import { type Card, SpeakerLink } from './speaker-link.js'
 
-export type Tab = 'approvals' | 'chats' | 'speakers' | 'grants'
+export type Tab = 'approvals' | 'chats' | 'history' | 'speakers' | 'grants'
 
 /**
  * The app's state: one SpeakerLink per paired speaker, which tab is open, and a notice line. Views
@@ -90,11 +90,7 @@ export class App {
   #open(speaker: Speaker): void {
     const link = new SpeakerLink(speaker, (what, l) => this.#linkChanged(what, l))
     this.links.set(link.id, link)
-    if (speaker.password) link.connect()
-    else {
-      link.state = 'problem'
-      link.problem = `Enter the broker password for "${speaker.username}" to connect ${speaker.name}.`
-    }
+    link.connect()
   }
 
   #linkChanged(what: string, link: SpeakerLink): void {

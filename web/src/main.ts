@@ -1,15 +1,18 @@
 import { App, type Tab } from './app.js'
-import { renderApprovals, tickCountdowns } from './approvals-view.js'
+import { ApprovalsView } from './approvals-view.js'
 import { Attention } from './attention.js'
 import { ChatsView } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { GrantsView } from './grants-view.js'
+import { healthView } from './health.js'
+import { HistoryView } from './history-view.js'
 import { type AppConfig, pairWith, renderSpeakers } from './speakers-view.js'
 import './style.css'
 
 const TABS: Array<[Tab, string]> = [
   ['approvals', 'Approvals'],
   ['chats', 'Chats'],
+  ['history', 'History'],
   ['grants', 'Grants'],
   ['speakers', 'Speakers'],
 ]
@@ -27,10 +30,13 @@ async function loadConfig(): Promise<AppConfig> {
 async function main(): Promise<void> {
   const app = new App(localStorage)
   const config = await loadConfig()
+  const approvals = new ApprovalsView(app)
   const chats = new ChatsView(app)
   const grants = new GrantsView(app)
+  const historyView = new HistoryView(app)
   const view = h('main', { id: 'view', tabindex: -1 })
   const notice = h('div', { id: 'notice', 'aria-live': 'assertive' })
+  const health = h('div', { id: 'health', 'aria-live': 'polite' })
   const nav = h('nav', { 'aria-label': 'Screens' })
 
   const renderNav = () => {
@@ -44,11 +50,13 @@ async function main(): Promise<void> {
             class: 'tab',
             'data-tab': tab,
             'aria-current': app.tab === tab ? 'page' : undefined,
-            'aria-label': tab === 'approvals' && n > 0 ? `${label}, ${n} waiting` : label,
             onclick: () => app.setTab(tab),
           },
+          // The name a screen reader says is the visible text itself ("2 Approvals waiting"), so
+          // voice control by the visible word works (axe: label-content-name-mismatch).
+          tab === 'approvals' && n > 0 ? h('span', { class: 'count' }, `${n} `) : null,
           label,
-          tab === 'approvals' && n > 0 ? h('span', { class: 'count' }, String(n)) : null,
+          tab === 'approvals' && n > 0 ? h('span', { class: 'vh' }, ' waiting') : null,
         ),
       ),
     )
@@ -78,26 +86,36 @@ async function main(): Promise<void> {
         : null,
     )
   }
+  const renderHealth = () =>
+    replace(
+      health,
+      healthView([...app.links.values()], () => app.setTab('speakers')),
+    )
   const renderView = () => {
-    if (app.tab === 'approvals') renderApprovals(view, app)
+    if (app.tab === 'approvals') approvals.render(view)
     else if (app.tab === 'speakers') renderSpeakers(view, app, config)
     else if (app.tab === 'chats') chats.render(view)
+    else if (app.tab === 'history') historyView.render(view)
     else grants.render(view)
   }
 
   app.onChange((what) => {
     if (what === 'tick') {
-      tickCountdowns(view)
+      approvals.tick(view)
       return
     }
     if (what === 'notice') return renderNotice()
     renderNav()
+    if (what === 'link' || what === 'status' || what === 'speakers') renderHealth()
     if (what === 'tab') {
       renderView()
       if (app.tab === 'chats') void chats.refresh()
       if (app.tab === 'grants') void grants.refresh()
+      if (app.tab === 'history') void historyView.refresh()
       return
     }
+    // An ending seen here is in the speaker's history now: read it again.
+    if (what === 'cards' && app.tab === 'history') void historyView.refresh()
     // Chats and grants hold a person's typing: they re-render only from their own answers.
     if (app.tab === 'approvals' || app.tab === 'speakers') renderView()
     else if (what === 'speakers' || what === 'link') renderView()
@@ -106,6 +124,7 @@ async function main(): Promise<void> {
   document.body.append(
     h('header', {}, h('h1', {}, 'Nocturn'), notificationsButton()),
     notice,
+    health,
     view,
     nav,
   )
@@ -125,6 +144,7 @@ async function main(): Promise<void> {
     if (takePairing()) renderView()
   })
   renderNav()
+  renderHealth()
   renderView()
 
   if ('serviceWorker' in navigator && window.isSecureContext) {

@@ -1,5 +1,5 @@
+import { fromBase64url } from '../../src/protocol/phone-crypto.js'
 import { DEFAULT_PREFIX, isId, isPrefix } from '../../src/protocol/topics.js'
-import { fromBase64url } from './crypto.js'
 
 /** One paired speaker as the app keeps it: the pairing, plus the broker login typed once. */
 export interface Speaker {

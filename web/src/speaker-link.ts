@@ -1,22 +1,20 @@
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import type { GrantForm } from '../../src/protocol/forms.js'
+import { fromBase64url, newNonce } from '../../src/protocol/phone-crypto.js'
 import {
-  conversationRequestMacText,
-  decisionMacText,
-  type GrantForm,
-} from '../../src/protocol/forms.js'
-import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
-import { fromBase64url, hmacHex, newNonce } from './crypto.js'
-import { type Speaker, speakerKey } from './pairing.js'
-import {
-  type ApprovalRequest,
-  type Outcome,
+  decisionMessage,
   type PhoneIdentity,
   parseJsonObject,
-  type Reply,
+  phoneRequestMessage,
+  type VerifiedOutcome,
+  type VerifiedReply,
+  type VerifiedRequest,
   verifyOutcome,
   verifyReply,
   verifyRequest,
-} from './verify.js'
+} from '../../src/protocol/phone-side.js'
+import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
+import { type Speaker, speakerKey } from './pairing.js'
 
 export interface SpeakerStatus {
   readonly online: boolean
@@ -27,21 +25,40 @@ export interface SpeakerStatus {
 /** A verified request and what became of it. */
 export interface Card {
   readonly speaker: string
-  readonly request: ApprovalRequest
+  readonly request: VerifiedRequest
   /** The verified signed outcome, or `expired` when its time ran out here first. */
-  ended?: Outcome | { state: 'expired'; local: true }
-  /** What this phone sent, while it waits for the speaker's outcome. */
+  ended?: VerifiedOutcome | { state: 'expired'; local: true }
+  /** What this phone answered, while it waits for the speaker's outcome. */
   sent?: 'approve' | 'deny' | undefined
+  /**
+   * Where that answer is: `queued` while the phone is not connected (mqtt.js holds it and sends it
+   * on reconnect), `delivered` once the broker acknowledged it. A card says which, and after its
+   * ending what became of an answer that never got through.
+   */
+  delivery?: 'queued' | 'delivered' | undefined
   /** The device refused or the decision could not be sent. */
   problem?: string | undefined
   readonly shownAt: number
 }
 
-export type LinkState = 'connecting' | 'connected' | 'problem'
+/**
+ * How this phone stands with one speaker's broker, in the words the app shows on every screen:
+ * `connecting` (the first attempt), `connected`, `reconnecting` (it was connected and lost it),
+ * `unreachable` (never reached yet; retrying), `refused` (the login was refused: retrying cannot
+ * help), `needs-login` (no broker password entered yet), `no-broker` (no WebSocket URL known).
+ */
+export type LinkState =
+  | 'connecting'
+  | 'connected'
+  | 'reconnecting'
+  | 'unreachable'
+  | 'refused'
+  | 'needs-login'
+  | 'no-broker'
 
 export interface CallHandlers {
   /** Every reply before the final one (parts, items, events of a follow). */
-  onReply?(r: Reply): void
+  onReply?(r: VerifiedReply): void
   /** Keep listening after `done` (a follow's events continue its request's numbering). */
   keep?: boolean
   timeoutMs?: number
@@ -84,6 +101,7 @@ export class SpeakerLink {
   readonly cards = new Map<string, Card>()
   readonly refusals = new Map<string, number>()
   #client: MqttClient | undefined
+  #everConnected = false
   readonly #calls = new Map<string, Pending>()
   #seq = 0
 
@@ -98,9 +116,22 @@ export class SpeakerLink {
     this.me = { device: speaker.device, phone: speaker.phone, key }
   }
 
+  /** Whether a phone's answer goes out now (otherwise it waits for the reconnection). */
+  get connected(): boolean {
+    return this.state === 'connected' && this.#client?.connected === true
+  }
+
   connect(): void {
+    if (!this.speaker.password) {
+      this.#fail(
+        'needs-login',
+        `Enter this phone's broker password for ${this.speaker.name} under Speakers to connect.`,
+      )
+      return
+    }
     if (!this.speaker.wsUrl) {
       this.#fail(
+        'no-broker',
         `No broker address for ${this.speaker.name}: open the app from the speaker's own link, or pair again with a link that names the broker's WebSocket URL (ws://…).`,
       )
       return
@@ -119,6 +150,7 @@ export class SpeakerLink {
     const client = mqtt.connect(this.speaker.wsUrl, opts)
     this.#client = client
     client.on('connect', () => {
+      this.#everConnected = true
       this.state = 'connected'
       this.problem = ''
       client.subscribe(
@@ -138,13 +170,14 @@ export class SpeakerLink {
       if (err.code === 4 || err.code === 5) {
         client.end(true)
         this.#fail(
+          'refused',
           `The broker refused the user name or password for ${this.speaker.name}. Enter the broker password for "${this.speaker.username}" again under Speakers.`,
         )
       }
     })
     client.on('offline', () => {
-      if (this.state === 'problem') return
-      this.state = 'connecting'
+      if (this.state === 'refused') return
+      this.state = this.#everConnected ? 'reconnecting' : 'unreachable'
       this.problem = `Cannot reach the broker at ${this.speaker.wsUrl}; retrying. Check that the broker is running and has its WebSocket listener on.`
       this.changed('link', this)
     })
@@ -188,28 +221,19 @@ export class SpeakerLink {
   decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
     const card = this.cards.get(id)
     if (!card || card.ended || !this.#client) return
-    const g: GrantForm = decision === 'deny' ? 'once' : grant
-    const at = this.now()
-    const nonce = newNonce()
-    const fields = {
-      id,
-      decision,
-      grant: g,
-      digest: card.request.digest,
-      phone: this.speaker.phone,
-      at,
-      nonce,
-    }
-    const mac = hmacHex(this.me.key, decisionMacText(fields))
-    const msg = { v: 1, id, decision, grant: g, phone: this.speaker.phone, at, nonce, mac }
+    const msg = decisionMessage(this.me, card.request, decision, grant, this.now())
     card.sent = decision
     card.problem = undefined
+    // Offline, mqtt.js keeps a QoS 1 publish and sends it on reconnect: the card says so, and
+    // says "sent" only once the broker has acknowledged it.
+    card.delivery = this.connected ? undefined : 'queued'
     this.#client.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 }, (err) => {
       if (err) {
         card.sent = undefined
+        card.delivery = undefined
         card.problem = 'Could not send your answer: the broker connection dropped. Try again.'
-        this.changed('cards', this)
-      }
+      } else card.delivery = 'delivered'
+      this.changed('cards', this)
     })
     this.changed('cards', this)
   }
@@ -224,10 +248,7 @@ export class SpeakerLink {
     done: Promise<unknown>
   } {
     const id = `app-${this.now().toString(36)}-${(this.#seq++).toString(36)}`
-    const at = this.now()
-    const nonce = newNonce()
-    const base = { id, device: this.speaker.device, phone: this.speaker.phone, op, at, nonce, args }
-    const mac = hmacHex(this.me.key, conversationRequestMacText(base))
+    const msg = phoneRequestMessage(this.me, id, op, args, this.now())
     const done = new Promise<unknown>((resolve, reject) => {
       const p: Pending = {
         handlers,
@@ -244,11 +265,9 @@ export class SpeakerLink {
         this.#settle(id, p, new CallError('offline', this.#offlineText()))
         return
       }
-      client.publish(
-        this.topics.conversationRequest(this.speaker.phone),
-        JSON.stringify({ v: 1, ...base, mac }),
-        { qos: 1 },
-      )
+      client.publish(this.topics.conversationRequest(this.speaker.phone), JSON.stringify(msg), {
+        qos: 1,
+      })
     })
     return { id, done }
   }
@@ -296,8 +315,8 @@ export class SpeakerLink {
     this.changed('status', this)
   }
 
-  #fail(problem: string): void {
-    this.state = 'problem'
+  #fail(state: LinkState, problem: string): void {
+    this.state = state
     this.problem = problem
     this.changed('link', this)
   }
@@ -344,9 +363,9 @@ export class SpeakerLink {
     const card = this.cards.get(id)
     if (!card) return
     if (card.ended && !('local' in card.ended)) return
-    const r = verifyOutcome(this.me, card.request, payload)
+    const r = verifyOutcome(this.me, id, card.request.digest, payload)
     if (!r.ok) {
-      this.#refuse(r.reason)
+      this.#refuse(`outcome ${r.reason}`)
       return
     }
     card.ended = r.value

@@ -1,5 +1,6 @@
 import type { App } from './app.js'
 import { h, replace } from './dom.js'
+import { healthOf } from './health.js'
 import { parsePairing, type Speaker } from './pairing.js'
 import type { SpeakerLink } from './speaker-link.js'
 
@@ -25,7 +26,7 @@ export interface AppConfig {
 }
 
 function statusText(l: SpeakerLink): string {
-  if (l.state !== 'connected') return l.state === 'problem' ? 'Not connected' : 'Connecting…'
+  if (l.state !== 'connected') return healthOf(l).text
   const s = l.status
   if (!s) return 'Connected; no status from the speaker yet'
   if (!s.online) return 'Offline'
@@ -63,7 +64,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
     h(
       'details',
-      { class: 'login-box', open: l.state === 'problem' },
+      { class: 'login-box', open: l.state === 'refused' || l.state === 'needs-login' },
       h('summary', {}, 'Broker login'),
       h(
         'form',
@@ -72,8 +73,9 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
           onsubmit: (e: Event) => {
             e.preventDefault()
             app.notice = undefined
+            // How the connection goes is shown in the speaker's health line, not in a notice
+            // that would outlive it.
             app.pair({ ...s, username: user.value.trim() || s.phone, password: pw.value })
-            app.say(`Connecting ${s.name}…`)
           },
         },
         h('label', {}, 'Broker user ', user),
@@ -85,14 +87,13 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
       'button',
       {
         class: 'secondary',
-        'aria-label': `Forget ${s.name}`,
         onclick: () => {
           if (confirm(`Forget ${s.name}? You will need a new pairing link to add it again.`)) {
             app.unpair(l.id)
           }
         },
       },
-      'Forget this speaker',
+      `Forget ${s.name}`,
     ),
   )
 }

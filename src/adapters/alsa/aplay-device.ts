@@ -130,6 +130,20 @@ export class AplayDevice implements SpeakerDevice {
     }
   }
 
+  /** aplay's state in `/proc/<pid>/stat` is T or t: stopped (SIGSTOP, SIGTSTP) or held by a tracer. */
+  frozen(): boolean {
+    const pid = this.pid
+    if (pid === undefined) return false
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1')
+      // The command name in parentheses may hold spaces: the state follows its closing one.
+      const state = stat.charAt(stat.lastIndexOf(')') + 2)
+      return state === 'T' || state === 't'
+    } catch {
+      return false // gone: the supervisor restarts it
+    }
+  }
+
   close(): Promise<void> {
     return this.#child.stop()
   }

@@ -13,7 +13,6 @@ import {
   type Grant,
   MAX_PAYLOAD_BYTES,
   type OutcomeMessage,
-  type OutcomeState,
   type PhoneKeys,
   type PhoneRefusal,
   PhoneVerifier,
@@ -27,6 +26,7 @@ import {
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
+import type { OutcomeState } from '../../protocol/phone-side.js'
 import { type MqttConnection, PublishRefused } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
 
@@ -222,7 +222,8 @@ export class MqttApprover implements Approver {
       args: request.args,
       critical: request.critical,
       channel: request.channel,
-      conversation: request.conversationId,
+      // Asked outside any conversation (a timer, an automation): the field is left out.
+      ...(request.conversationId !== '' && { conversation: request.conversationId }),
       ...(request.askedBy !== undefined && { askedBy: request.askedBy }),
       createdAt: request.createdAt,
       expiresAt: request.expiresAt,

@@ -6,6 +6,7 @@ import { BoundedMap } from '../../core/bounded-map.js'
 import type { StoredMessage } from '../../core/conversation.js'
 import { type ErrorCode, errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
+import type { ApprovalEnding, ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock } from '../../ports/clock.js'
 import {
   type PhoneRequest as ConversationRequest,
@@ -37,6 +38,8 @@ export interface ConversationEndpointOptions {
   readonly service: ConversationService
   /** The grants a phone may list and revoke (docs/protocol.md "Grants"). */
   readonly grants: PhoneGrants
+  /** Every approval's ending, for `history` (docs/protocol.md "History"); absent: not kept. */
+  readonly history?: ApprovalHistory
   /**
    * The store as a feed, for the live view (messages, and approvals when the gate's approver is
    * wrapped with `announcingApprover`); `delete` also vacuums through it.
@@ -287,6 +290,33 @@ class Endpoint implements ConversationEndpoint {
         this.#reply(r.phone, key, r.id, 'done', { count: items.length })
         return
       }
+      case 'history': {
+        const a = args(grantOpArgSchemas.history, r.args)
+        const history = this.#options.history
+        if (!history) throw new NocturnError('NOC_ERR_NOT_FOUND', 'this speaker keeps no history')
+        const limit = a.limit ?? 50
+        if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+          throw badRequest('limit: expected a whole number from 1 to 200')
+        }
+        const items = history.list({
+          limit: limit + 1,
+          ...(a.before !== undefined && { before: a.before }),
+          ...(a.beforeId !== undefined && { beforeId: a.beforeId }),
+        })
+        const page = items.slice(0, limit)
+        this.#sendItems(r, key, page.map(wireEnding), (e) => ({
+          ...e,
+          args: undefined,
+          truncated: true,
+        }))
+        const oldest = page.at(-1)
+        this.#reply(r.phone, key, r.id, 'done', {
+          count: page.length,
+          ...(items.length > limit &&
+            oldest && { next: { before: oldest.endedAt, beforeId: oldest.id } }),
+        })
+        return
+      }
       case 'revoke': {
         const a = args(grantOpArgSchemas.revoke, r.args)
         this.#options.grants.revoke(a.grant, r.phone)
@@ -456,6 +486,12 @@ function shrinkEvent(body: unknown): unknown {
     ...(b.message && { message: shrinkMessage(b.message) }),
     truncated: true,
   }
+}
+
+/** An ending as a phone reads it: the protocol's field names (docs/protocol.md "History"). */
+function wireEnding(e: ApprovalEnding): Record<string, unknown> {
+  const { conversationId, ...rest } = e
+  return { ...rest, ...(conversationId !== undefined && { conversation: conversationId }) }
 }
 
 function args<T>(schema: z.ZodType<T>, value: unknown): T {

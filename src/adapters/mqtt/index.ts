@@ -22,6 +22,7 @@ export {
   createConversationEndpoint,
 } from './conversation-endpoint.js'
 export { MqttStatus, offlineStatus } from './status.js'
+export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
 
 export interface DeviceMqttOptions {
   readonly url: string

@@ -1,6 +1,7 @@
 import { accessSync, constants, statSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import { errorText, NocturnError } from '../../core/errors.js'
+import { newestBackup } from './backup.js'
 
 /**
  * Before opening: the database and its WAL companions, where they exist, must be readable and
@@ -48,8 +49,12 @@ export function checkIntegrity(db: Database.Database, path: string): void {
     found = [errorText(err)]
   }
   if (found.length === 1 && found[0] === 'ok') return
+  const copy = newestBackup(path)
+  const orCopy = copy
+    ? `, or put the copy ${copy.file} (made ${new Date(copy.madeAt).toISOString()}) in its place`
+    : ''
   throw new NocturnError(
     'NOC_ERR_STORE_DAMAGED',
-    `the store at ${path} is damaged (${found.join('; ').slice(0, 200)}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db" or move it aside to start with an empty store (docs/store.md)`,
+    `the store at ${path} is damaged (${found.join('; ').slice(0, 200)}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db"${orCopy} or move it aside to start with an empty store (docs/store.md)`,
   )
 }

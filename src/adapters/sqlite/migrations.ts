@@ -54,7 +54,26 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX timers_pending ON timers (due_at) WHERE finished_at IS NULL;
   `,
-  // 3: the device's remembered settings (the volume), one row each.
+  // 3: every ending of an approval, for the phone's History (ports/approval-history.ts).
+  `
+  CREATE TABLE approval_history (
+    id              TEXT PRIMARY KEY,
+    tool            TEXT NOT NULL,
+    action          TEXT NOT NULL,
+    args            TEXT,
+    critical        INTEGER NOT NULL,
+    channel         TEXT NOT NULL CHECK (channel IN ('voice', 'text')),
+    conversation_id TEXT,
+    asked_by        TEXT,
+    state           TEXT NOT NULL CHECK (state IN ('approved', 'denied', 'withdrawn', 'expired')),
+    decided_by      TEXT,
+    grant_kept      TEXT,
+    asked_at        INTEGER NOT NULL,
+    ended_at        INTEGER NOT NULL
+  );
+  CREATE INDEX approval_history_by_end ON approval_history (ended_at DESC, id);
+  `,
+  // 4: the device's remembered settings (the volume), one row each.
   `
   CREATE TABLE settings (
     name       TEXT PRIMARY KEY,

@@ -8,14 +8,38 @@ import type {
   ToolCallRecord,
   ToolOutcome,
 } from '../../core/conversation.js'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
+import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
+import { SqliteApprovalHistory } from './approval-history.js'
+import { newestBackup, rotateBackup } from './backup.js'
+import { checkStoreFiles } from './integrity.js'
 import { openDatabase } from './open.js'
+import { restoreIfDestroyed, type StoreNotice } from './restore.js'
+import { type FileIdentity, identify, lostHow, writeBack } from './store-file.js'
 import { WriteHealth } from './write-health.js'
+
+/**
+ * How often the upkeep checkpoints (when something cheap was written) and looks at the file: the
+ * most a power cut or a card gone read-only can take of the spoken transcript (docs/store.md).
+ */
+export const CHECKPOINT_EVERY_MS = 2000
+/** How often, while writes happen, the rotated copy is made. */
+export const BACKUP_EVERY_MS = 3_600_000
+
+interface Upkeep {
+  readonly clock: Clock
+  timer: TimerHandle | undefined
+  backup: Promise<void> | undefined
+  lastBackupAt: number
+  /** The file was lost and could not be written back: said once. */
+  lostSaid: boolean
+}
 
 interface ConversationRow {
   id: string
@@ -52,75 +76,38 @@ interface GrantRow {
 
 /** The transcript and grant store on SQLite (better-sqlite3): one file, WAL, append-only messages. */
 export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, SettingsStore {
-  readonly #db: Database.Database
-  readonly #q
+  #db: Database.Database
+  #q: Statements
+  readonly #path: string
   readonly #writes: WriteHealth
+  #file: FileIdentity | undefined // undefined: in memory, no file to lose
+  /** A voice transcript piece written with synchronous=NORMAL since the last checkpoint. */
+  #unsynced = false
+  #writtenSinceBackup = false
+  /** What restoring a destroyed store at open said, for the appliance to show. */
+  readonly restored: StoreNotice | undefined
+  #upkeep: Upkeep | undefined
+  /** The approval history's statements, on the connection open now (made anew with it). */
+  #history: SqliteApprovalHistory
+  /**
+   * Every approval's ending, in the same file and under the same retention. A decided approval is
+   * worth a sync, as a grant is; the face stays the same when the file is written back and reopened.
+   */
+  readonly history: ApprovalHistory = {
+    record: (ending) => this.#write('synced', () => this.#history.record(ending)),
+    list: (page) => this.#history.list(page),
+  }
 
-  constructor(path: string) {
+  constructor(path: string, options: { now?: number } = {}) {
+    this.#path = path
+    const onDisk = path !== ':memory:'
+    if (onDisk) checkStoreFiles(path)
+    this.restored = onDisk ? restoreIfDestroyed(path, options.now ?? Date.now()) : undefined
     this.#db = openDatabase(path)
+    this.#q = prepare(this.#db)
+    this.#history = new SqliteApprovalHistory(this.#db)
+    this.#file = onDisk ? identify(path) : undefined
     this.#writes = new WriteHealth(path)
-    const db = this.#db
-    this.#q = {
-      insertConv: db.prepare(
-        'INSERT INTO conversations (id, channel, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      getConv: db.prepare('SELECT * FROM conversations WHERE id = ?'),
-      touchConv: db.prepare(
-        'UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?',
-      ),
-      nextSeq: db.prepare(
-        'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE conversation_id = ?',
-      ),
-      insertMsg: db.prepare(
-        `INSERT INTO messages (conversation_id, seq, role, channel, text, tool_calls, tool_call_id,
-           tool_name, tool_args, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      messages: db.prepare(
-        'SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
-      ),
-      lastMsg: db.prepare(
-        'SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
-      ),
-      listConv: db.prepare(
-        'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
-      ),
-      // After (time, id) in the list's order: older, or as old with a later id.
-      listConvAfter: db.prepare(
-        `SELECT * FROM conversations WHERE updated_at < ? OR (updated_at = ? AND id > ?)
-           ORDER BY updated_at DESC, id LIMIT ?`,
-      ),
-      deleteConv: db.prepare('DELETE FROM conversations WHERE id = ?'),
-      pruneBefore: db.prepare('DELETE FROM conversations WHERE updated_at < ?'),
-      pruneKeep: db.prepare(
-        `DELETE FROM conversations WHERE id NOT IN
-           (SELECT id FROM conversations ORDER BY updated_at DESC, id LIMIT ?)`,
-      ),
-      insertGrant: db.prepare(
-        `INSERT INTO grants (id, tool, channel, scope, expiry, created_by, created_at, revoked_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-      ),
-      grantsFor: db.prepare(
-        'SELECT * FROM grants WHERE tool = ? AND revoked_at IS NULL ORDER BY created_at',
-      ),
-      listGrants: db.prepare('SELECT * FROM grants ORDER BY created_at'),
-      revokeGrant: db.prepare(
-        'UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL',
-      ),
-      insertTimer: db.prepare(
-        'INSERT INTO timers (id, kind, label, due_at, created_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      pendingTimers: db.prepare(
-        'SELECT id, kind, label, due_at, created_at FROM timers WHERE finished_at IS NULL ORDER BY due_at, id',
-      ),
-      finishTimer: db.prepare(
-        'UPDATE timers SET finished_at = ?, outcome = ? WHERE id = ? AND finished_at IS NULL',
-      ),
-      getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
-      setSetting: db.prepare(
-        `INSERT INTO settings (name, value, updated_at) VALUES (?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-      ),
-    }
   }
 
   /** Told when writes start failing (disk full, file made read-only) and when they work again. */
@@ -130,7 +117,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
 
   createConversation(input: { channel: Channel; title?: string; at: number }): Conversation {
     const id = randomUUID()
-    this.#writes.run(() =>
+    this.#write('cheap', () =>
       this.#q.insertConv.run(id, input.channel, input.title ?? null, input.at, input.at),
     )
     return {
@@ -174,7 +161,10 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
 
   append(conversationId: string, message: NewMessage): StoredMessage {
     // One transaction: the message and the conversation's activity time land together or not at all.
-    return this.#writes.run(() => this.#db.transaction(this.#appendTx)(conversationId, message))
+    // A spoken piece of transcript rides on the next checkpoint; what was typed, and a tool's
+    // outcome (a decided approval among them), is on the card when append returns.
+    const kind = message.channel === 'text' || message.role === 'tool' ? 'synced' : 'cheap'
+    return this.#write(kind, () => this.#db.transaction(this.#appendTx)(conversationId, message))
   }
 
   messages(
@@ -206,17 +196,23 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
 
   deleteConversation(id: string): boolean {
     // Messages go with it (ON DELETE CASCADE), in the same statement's transaction.
-    return this.#q.deleteConv.run(id).changes > 0
+    return this.#write('synced', () => this.#q.deleteConv.run(id).changes > 0)
   }
 
   prune(policy: { before?: number | undefined; keep?: number | undefined }): number {
-    return this.#db.transaction(() => {
-      let removed = 0
-      if (policy.before !== undefined) removed += this.#q.pruneBefore.run(policy.before).changes
-      if (policy.keep !== undefined)
-        removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
-      return removed
-    })()
+    return this.#write(
+      'cheap',
+      this.#db.transaction(() => {
+        let removed = 0
+        if (policy.before !== undefined) {
+          removed += this.#q.pruneBefore.run(policy.before).changes
+          removed += this.#history.pruneBefore(policy.before)
+        }
+        if (policy.keep !== undefined)
+          removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
+        return removed
+      }),
+    )
   }
 
   vacuum(): void {
@@ -229,14 +225,16 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
 
   addGrant(grant: NewGrant): Grant {
     const id = randomUUID()
-    this.#q.insertGrant.run(
-      id,
-      grant.tool,
-      grant.channel,
-      JSON.stringify(grant.scope),
-      JSON.stringify(grant.expiry),
-      JSON.stringify(grant.createdBy),
-      grant.createdAt,
+    this.#write('synced', () =>
+      this.#q.insertGrant.run(
+        id,
+        grant.tool,
+        grant.channel,
+        JSON.stringify(grant.scope),
+        JSON.stringify(grant.expiry),
+        JSON.stringify(grant.createdBy),
+        grant.createdAt,
+      ),
     )
     return { ...grant, id, revokedAt: null }
   }
@@ -250,12 +248,12 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
   }
 
   revokeGrant(id: string, at: number): boolean {
-    return this.#q.revokeGrant.run(at, id).changes > 0
+    return this.#write('synced', () => this.#q.revokeGrant.run(at, id).changes > 0)
   }
 
   addTimer(timer: NewTimer): StoredTimer {
     const id = randomUUID()
-    this.#writes.run(() =>
+    this.#write('synced', () =>
       this.#q.insertTimer.run(id, timer.kind, timer.label, timer.dueAt, timer.createdAt),
     )
     return { ...timer, id }
@@ -279,7 +277,132 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
   }
 
   finishTimer(id: string, at: number, outcome: TimerOutcome): boolean {
-    return this.#writes.run(() => this.#q.finishTimer.run(at, outcome, id).changes > 0)
+    return this.#write('synced', () => this.#q.finishTimer.run(at, outcome, id).changes > 0)
+  }
+
+  /**
+   * The durability policy (docs/store.md): a `synced` write is fsynced (synchronous=FULL, the log
+   * synced at its commit) before it returns; a `cheap` one is left in the OS cache for the next
+   * checkpoint, at most `CHECKPOINT_EVERY_MS` away while the upkeep runs. A synced commit also
+   * makes every cheap one before it durable: the log is one file.
+   */
+  #write<T>(kind: 'synced' | 'cheap', write: () => T): T {
+    if (kind === 'cheap') {
+      const result = this.#writes.run(write)
+      this.#unsynced = true
+      this.#writtenSinceBackup = true
+      return result
+    }
+    this.#db.pragma('synchronous = FULL')
+    try {
+      const result = this.#writes.run(write)
+      this.#unsynced = false
+      this.#writtenSinceBackup = true
+      return result
+    } finally {
+      this.#db.pragma('synchronous = NORMAL')
+    }
+  }
+
+  /**
+   * Moves the log into the database file and syncs both (a session ended, or the schedule): what
+   * was written so far survives a power cut or the card turning read-only. `TRUNCATE` also
+   * empties the log file, so the file on the card is the whole store.
+   */
+  checkpoint(mode: 'PASSIVE' | 'TRUNCATE' = 'PASSIVE'): void {
+    this.#writes.run(() => this.#db.pragma(`wal_checkpoint(${mode})`))
+    this.#unsynced = false
+  }
+
+  /**
+   * Keeps the promise of docs/store.md while the appliance runs: every `CHECKPOINT_EVERY_MS` a
+   * checkpoint if anything cheap was written, a look at the file (deleted or replaced under the
+   * running device: written back from the open connection), and, every `backupEveryMs` with
+   * writes since the last, a rotated copy by SQLite's online backup (none yet: one now).
+   */
+  startUpkeep(options: {
+    readonly clock: Clock
+    readonly onNotice: (notice: StoreNotice) => void
+    readonly everyMs?: number
+    readonly backupEveryMs?: number
+  }): () => Promise<void> {
+    const { clock } = options
+    const everyMs = options.everyMs ?? CHECKPOINT_EVERY_MS
+    const backupEveryMs = options.backupEveryMs ?? BACKUP_EVERY_MS
+    const upkeep: Upkeep = {
+      clock,
+      timer: undefined,
+      backup: undefined,
+      lastBackupAt: newestBackup(this.#path)?.madeAt ?? Number.NEGATIVE_INFINITY,
+      lostSaid: false,
+    }
+    if (upkeep.lastBackupAt === Number.NEGATIVE_INFINITY) this.#writtenSinceBackup = true
+    this.#upkeep = upkeep
+    const tick = () => {
+      upkeep.timer = undefined
+      this.#look(clock.now(), options.onNotice)
+      if (this.#unsynced) {
+        try {
+          this.checkpoint()
+        } catch {
+          // Said by the write health (the LED and the status); tried again at the next tick.
+        }
+      }
+      if (
+        !upkeep.backup &&
+        this.#writtenSinceBackup &&
+        clock.now() - upkeep.lastBackupAt >= backupEveryMs
+      ) {
+        this.#writtenSinceBackup = false
+        upkeep.backup = rotateBackup(this.#db, this.#path)
+          .then(() => {
+            upkeep.lastBackupAt = clock.now()
+          })
+          .catch(() => {
+            this.#writtenSinceBackup = true // a card that refuses it now may take it next time
+          })
+          .finally(() => {
+            upkeep.backup = undefined
+          })
+      }
+      if (this.#upkeep === upkeep) upkeep.timer = clock.setTimeout(tick, everyMs)
+    }
+    upkeep.timer = clock.setTimeout(tick, everyMs)
+    return async () => {
+      if (this.#upkeep !== upkeep) return
+      this.#upkeep = undefined
+      if (upkeep.timer) clock.clearTimeout(upkeep.timer)
+      await upkeep.backup
+    }
+  }
+
+  /** The file opened is still the one at the path; if not, it is written back and reopened. */
+  #look(now: number, onNotice: (notice: StoreNotice) => void): void {
+    const how = this.#file && lostHow(this.#path, this.#file)
+    if (!how || !this.#upkeep || this.#upkeep.backup) return
+    try {
+      const { aside } = writeBack(this.#db, this.#path, how === 'replaced by another file', now)
+      this.#db = openDatabase(this.#path)
+      this.#q = prepare(this.#db)
+      this.#history = new SqliteApprovalHistory(this.#db)
+      this.#file = identify(this.#path)
+      this.#upkeep.lostSaid = false
+      onNotice({
+        event: 'store_file_lost',
+        message: `the store file at ${this.#path} was ${how} while Nocturn ran; it was written again from the open database — nothing was lost${aside ? ` (the file found in its place is kept as ${aside})` : ''}`,
+      })
+    } catch (err) {
+      // Closed, the image on disk but not at its name: go on in the image rather than in nothing.
+      if (!this.#db.open) this.#db = openDatabase(`${this.#path}.rewrite.tmp`)
+      this.#q = prepare(this.#db)
+      this.#history = new SqliteApprovalHistory(this.#db)
+      if (this.#upkeep.lostSaid) return
+      this.#upkeep.lostSaid = true
+      onNotice({
+        event: 'store_file_unrecoverable',
+        message: `the store file at ${this.#path} was ${how} and cannot be written again (${errorText(err)}) — what is recorded from now on is lost when Nocturn stops`,
+      })
+    }
   }
 
   getSetting(name: string): string | undefined {
@@ -288,13 +411,76 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
   }
 
   setSetting(name: string, value: string, at: number): void {
-    this.#writes.run(() => this.#q.setSetting.run(name, value, at))
+    this.#write('cheap', () => this.#q.setSetting.run(name, value, at))
   }
 
   close(): void {
+    if (this.#upkeep?.timer) this.#upkeep.clock.clearTimeout(this.#upkeep.timer)
+    this.#upkeep = undefined
     if (this.#db.open) this.#db.close()
   }
 }
+
+function prepare(db: Database.Database) {
+  return {
+    insertConv: db.prepare(
+      'INSERT INTO conversations (id, channel, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    getConv: db.prepare('SELECT * FROM conversations WHERE id = ?'),
+    touchConv: db.prepare('UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?'),
+    nextSeq: db.prepare(
+      'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE conversation_id = ?',
+    ),
+    insertMsg: db.prepare(
+      `INSERT INTO messages (conversation_id, seq, role, channel, text, tool_calls, tool_call_id,
+         tool_name, tool_args, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    messages: db.prepare(
+      'SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ),
+    lastMsg: db.prepare(
+      'SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+    ),
+    listConv: db.prepare(
+      'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
+    ),
+    // After (time, id) in the list's order: older, or as old with a later id.
+    listConvAfter: db.prepare(
+      `SELECT * FROM conversations WHERE updated_at < ? OR (updated_at = ? AND id > ?)
+         ORDER BY updated_at DESC, id LIMIT ?`,
+    ),
+    deleteConv: db.prepare('DELETE FROM conversations WHERE id = ?'),
+    pruneBefore: db.prepare('DELETE FROM conversations WHERE updated_at < ?'),
+    pruneKeep: db.prepare(
+      `DELETE FROM conversations WHERE id NOT IN
+         (SELECT id FROM conversations ORDER BY updated_at DESC, id LIMIT ?)`,
+    ),
+    insertGrant: db.prepare(
+      `INSERT INTO grants (id, tool, channel, scope, expiry, created_by, created_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
+    ),
+    grantsFor: db.prepare(
+      'SELECT * FROM grants WHERE tool = ? AND revoked_at IS NULL ORDER BY created_at',
+    ),
+    listGrants: db.prepare('SELECT * FROM grants ORDER BY created_at'),
+    revokeGrant: db.prepare('UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    insertTimer: db.prepare(
+      'INSERT INTO timers (id, kind, label, due_at, created_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    pendingTimers: db.prepare(
+      'SELECT id, kind, label, due_at, created_at FROM timers WHERE finished_at IS NULL ORDER BY due_at, id',
+    ),
+    finishTimer: db.prepare(
+      'UPDATE timers SET finished_at = ?, outcome = ? WHERE id = ? AND finished_at IS NULL',
+    ),
+    getSetting: db.prepare('SELECT value FROM settings WHERE name = ?'),
+    setSetting: db.prepare(
+      `INSERT INTO settings (name, value, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    ),
+  }
+}
+type Statements = ReturnType<typeof prepare>
 
 function toConversation(r: ConversationRow): Conversation {
   return {

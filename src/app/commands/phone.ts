@@ -4,7 +4,8 @@ import { errorText } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { PhoneClient, type PhoneClientOptions, parseGrant } from '../../phone/client.js'
 import { PhoneConversations } from '../../phone/conversations.js'
-import { type Pairing, parsePairingUri, type RequestMessage } from '../../protocol/index.js'
+import { type Pairing, parsePairingUri } from '../../protocol/index.js'
+import type { VerifiedRequest } from '../../protocol/phone-side.js'
 import type { Io } from './pair.js'
 import {
   type ConversationVerb,
@@ -66,7 +67,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
       io.err.write(USAGE)
       return 2
     }
-    let request: RequestMessage
+    let request: VerifiedRequest
     try {
       request = await client.waitFor(id, 3000)
     } catch {
@@ -96,7 +97,7 @@ async function watch(
   once: boolean,
   signal?: AbortSignal,
 ): Promise<number> {
-  const show = (r: RequestMessage) =>
+  const show = (r: VerifiedRequest) =>
     `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}${r.askedBy ? ` from ${r.askedBy}` : ''}, until ${new Date(r.expiresAt).toISOString()})\n`
   // Retained requests arrive right after subscribing; a moment's wait lets --once list them.
   await new Promise((r) => setTimeout(r, 300))

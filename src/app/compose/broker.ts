@@ -10,6 +10,7 @@ import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
 import type { DeviceState } from '../../device/device-state.js'
 import { trackedApprover } from '../../device/tracked-approver.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
 import { startPhoneApp } from '../phone-app.js'
@@ -97,6 +98,9 @@ interface PhoneSideDeps {
   readonly conversations: ConversationService
   readonly gate: Gate
   readonly feed: TranscriptFeed
+  readonly device: DeviceState
+  /** Every approval's ending, for the phones' History. */
+  readonly history: ApprovalHistory
 }
 
 /**
@@ -105,7 +109,7 @@ interface PhoneSideDeps {
  */
 export async function servePhones(
   comp: Composition,
-  { household, conversations, gate, feed }: PhoneSideDeps,
+  { household, conversations, gate, feed, device, history }: PhoneSideDeps,
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
@@ -118,6 +122,7 @@ export async function servePhones(
         logger: log.child({ component: 'grants' }),
       }),
       feed,
+      history,
       phones: () => household.phoneKeys.keys(),
       deviceId: c.mqtt.deviceId,
       prefix: c.mqtt.prefix,
@@ -127,7 +132,10 @@ export async function servePhones(
     // Closed before the broker connection (closers run in reverse).
     closers.add(() => endpoint.close())
   }
-  const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
+  const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
+    // Not served (its port taken): on the LED and in the status, with the fix.
+    onNotServed: (reason) => device.fault('phone app', reason),
+  })
   if (phoneApp) closers.add(() => phoneApp.close())
   return phoneApp
 }

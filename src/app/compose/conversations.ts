@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
+import type { StoreNotice } from '../../adapters/sqlite/restore.js'
 import { SqliteStore } from '../../adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../../conversations/conversation-service.js'
 import { LiveConversations } from '../../conversations/live-conversations.js'
@@ -26,9 +27,20 @@ export function openConversationStore({ config: c, log, closers }: Composition):
   return { store, feed: new TranscriptFeed(store, log.child({ component: 'feed' })) }
 }
 
-/** A store that cannot be written shows as `error` on the LED and the status until it can again. */
+/**
+ * How long a store notice (restored from its copy at start, its file lost and written back) holds
+ * the LED at `error` and the status's reason: there is no button to acknowledge it with, and an
+ * hour is long enough for someone in the household to see it; the log line stays.
+ */
+export const STORE_NOTICE_SHOWN_MS = 3_600_000
+
+/**
+ * The store's health on the LED, the status and the log: writes failing (until they work again),
+ * a store restored from its copy at start, a file deleted or replaced under the running device.
+ * Also keeps the store's upkeep (checkpoints, the file watch, the copy: docs/store.md) running.
+ */
 export function showStoreHealth(
-  { log }: Composition,
+  { log, clock, closers }: Composition,
   store: SqliteStore,
   device: DeviceState,
 ): void {
@@ -37,6 +49,26 @@ export function showStoreHealth(
     else log.info({}, 'store writable again')
     device.fault('store', failing)
   })
+  const notice = (n: StoreNotice) => {
+    log.error({ event: n.event, err: n.message }, 'store file trouble')
+    device.fault(n.event, n.message)
+    clock.setTimeout(() => device.fault(n.event, undefined), STORE_NOTICE_SHOWN_MS)
+  }
+  if (store.restored) notice(store.restored)
+  closers.add(store.startUpkeep({ clock, onNotice: notice }))
+}
+
+/**
+ * A spoken session ended: its transcript goes into the database file and the log is emptied, so
+ * between sessions the file on the card is the whole store. A card refusing it is already told by
+ * the write health.
+ */
+export function endOfSession(store: SqliteStore): void {
+  try {
+    store.checkpoint('TRUNCATE')
+  } catch {
+    // NOC_ERR_STORE_UNWRITABLE: on the LED and in the status until a write works again.
+  }
 }
 
 interface TypedSideDeps {

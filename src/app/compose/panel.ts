@@ -1,6 +1,7 @@
 import type { DeviceState } from '../../device/device-state.js'
 import { PanelController } from '../../panel/panel-controller.js'
 import type { ResolvedPanel } from '../config/load.js'
+import { listenMode } from '../config/schema.js'
 import { createPanel } from '../panel-factory.js'
 import type { Terminal } from './broker.js'
 import type { Composition } from './composition.js'
@@ -10,7 +11,7 @@ import type { Composition } from './composition.js'
  * device's state, the button's gestures go into it (mute, stop, volume).
  */
 export async function composePanel(
-  { clock, log, closers }: Composition,
+  { config: { listen }, clock, log, closers }: Composition,
   device: DeviceState,
   config: ResolvedPanel,
   where: Terminal & { readonly env?: NodeJS.ProcessEnv | undefined },
@@ -28,6 +29,7 @@ export async function composePanel(
     logger: panelLog,
     longPressMs: config.longPressMs,
     device,
+    pressToTalk: listenMode(listen) === 'button',
   })
   closers.add(() => panel.close())
   return panel

@@ -1,3 +1,4 @@
+import { recordingApprover } from '../../conversations/recording-approver.js'
 import { NocturnError } from '../../core/errors.js'
 import { Gate } from '../../core/gate.js'
 import { Grants } from '../../core/grants.js'
@@ -5,6 +6,7 @@ import type { PolicyTable } from '../../core/policy.js'
 import { ToolSet } from '../../core/tool-set.js'
 import type { Tool } from '../../core/types.js'
 import type { DeviceState } from '../../device/device-state.js'
+import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { GrantStore } from '../../ports/grant-store.js'
@@ -24,10 +26,12 @@ export function composeGate(
   policies: PolicyTable,
   approver: Approver,
   grants: GrantStore,
+  history: ApprovalHistory,
 ): Gate {
   return new Gate({
     policies,
-    approver,
+    // Every ending is kept for the phone's History, whichever approver asked.
+    approver: recordingApprover(approver, history, clock),
     grants: new Grants(grants),
     clock,
     approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { DEFAULT_APP_ROOT, phoneAppUrl } from '../phone-app.js'
+import { portHolder } from '../port-holder.js'
 import type { Check, CheckResult } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
@@ -54,10 +55,13 @@ export const phoneAppCheck: Check<DeviceDoctorContext> = {
         data,
       }
     }
+    const holder = free === 'EACCES' ? undefined : portHolder(p.port)
     return {
       status: 'fail',
-      summary: `port ${p.port} is ${free === 'EACCES' ? 'not allowed for this user' : 'taken by another program'}`,
-      details: ['fix: set phoneApp.port to a free port (or phoneApp.enabled to false)'],
+      summary: `port ${p.port} is ${free === 'EACCES' ? 'not allowed for this user' : `taken by ${holder ?? 'another program'}`}`,
+      details: [
+        `fix: set phoneApp.port to a free port${holder ? `, or stop ${holder}` : ''} (or phoneApp.enabled to false)`,
+      ],
       data,
     }
   },

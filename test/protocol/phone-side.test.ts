@@ -9,12 +9,19 @@ import {
   outcomeMacText,
 } from '../../src/protocol/forms.js'
 import { decisionMacInput, requestDigest, signRequest } from '../../src/protocol/index.js'
-import { hmacHex } from '../../web/src/crypto.js'
+import { hmacHex } from '../../src/protocol/phone-crypto.js'
+import {
+  decisionMessage,
+  phoneRequestMessage,
+  verifyOutcome,
+  verifyReply,
+  verifyRequest,
+} from '../../src/protocol/phone-side.js'
 import { parsePairing } from '../../web/src/pairing.js'
-import { verifyOutcome, verifyReply, verifyRequest } from '../../web/src/verify.js'
 import { docVector, VECTOR_DECISION, VECTOR_REQUEST } from '../helpers/protocol-doc.js'
 
-// The app's own verification (the code that runs in the browser) against docs/protocol.md's vectors.
+// The phone side of the protocol (the one file the app in the browser and the terminal phone both
+// run) against docs/protocol.md's vectors.
 const v = docVector('vector')
 const cv = docVector('conversation-vector')
 const key = Uint8Array.from(Buffer.from(v.key ?? '', 'hex'))
@@ -26,7 +33,7 @@ const request = {
 const me = { device: 'kitchen', phone: 'anna', key }
 const bytes = (o: unknown) => new TextEncoder().encode(JSON.stringify(o))
 
-describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () => {
+describe('the phone side speaks protocol v1 exactly as docs/protocol.md writes it', () => {
   it('verifies the documented request, and refuses it changed, unsigned for it, or elsewhere', () => {
     const at = request.createdAt + 1000
     const ok = verifyRequest(me, request.id, bytes(request), at)
@@ -57,6 +64,20 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
     expect(decisionMacText(d)).toBe(JSON.parse(v['decision.mac.input'] ?? '""'))
     expect(decisionMacText(d)).toBe(decisionMacInput(d))
     expect(hmacHex(key, decisionMacText(d))).toBe(v['decision.mac'])
+    // The message a phone sends: the documented decision, its MAC over the verified digest.
+    const sent = decisionMessage(me, d, d.decision, d.grant, d.at, d.nonce)
+    expect(sent).toEqual({
+      v: 1,
+      id: d.id,
+      decision: d.decision,
+      grant: d.grant,
+      phone: d.phone,
+      at: d.at,
+      nonce: d.nonce,
+      mac: v['decision.mac'],
+    })
+    // A deny never asks for more than once.
+    expect(decisionMessage(me, d, 'deny', 'session', d.at, d.nonce).grant).toBe('once')
   })
 
   it('signs conversation requests and verifies replies with the documented vector', () => {
@@ -71,6 +92,11 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
     }
     expect(conversationRequestMacText(r)).toBe(JSON.parse(cv['request.mac.input'] ?? '""'))
     expect(hmacHex(key, conversationRequestMacText(r))).toBe(cv['request.mac'])
+    expect(phoneRequestMessage(me, r.id, r.op, r.args, r.at, r.nonce)).toEqual({
+      v: 1,
+      ...r,
+      mac: cv['request.mac'],
+    })
     const reply = {
       v: 1,
       re: 'req-0001',
@@ -86,7 +112,7 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
     expect(verifyReply(me, bytes(reply))).toMatchObject({ ok: true })
     expect(verifyReply(me, bytes({ ...reply, body: { text: 'No' } }))).toMatchObject({
       ok: false,
-      reason: 'bad-reply-mac',
+      reason: 'bad-mac',
     })
     expect(verifyReply({ ...me, phone: 'ben' }, bytes(reply))).toMatchObject({ ok: false })
   })
@@ -106,7 +132,12 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
       JSON.parse(v['outcome.mac.input'] ?? '""'),
     )
     expect(
-      verifyOutcome(me, shown.value, bytes({ ...o, macs: { anna: v['outcome.mac'] } })),
+      verifyOutcome(
+        me,
+        request.id,
+        shown.value.digest,
+        bytes({ ...o, macs: { anna: v['outcome.mac'] } }),
+      ),
     ).toMatchObject({ ok: true })
   })
 
@@ -126,17 +157,19 @@ describe('the app speaks protocol v1 exactly as docs/protocol.md writes it', () 
       `nocturn-outcome-v1\n${request.id}\napproved\nben\nonce\n1764489631000\n${v['request.digest']}`,
     )
     const mac = createHmac('sha256', key).update(text, 'utf8').digest('hex')
-    expect(verifyOutcome(me, shown.value, bytes({ ...o, macs: { anna: mac } }))).toMatchObject({
+    expect(
+      verifyOutcome(me, request.id, shown.value.digest, bytes({ ...o, macs: { anna: mac } })),
+    ).toMatchObject({
       ok: true,
       value: { state: 'approved', by: 'ben' },
     })
     const refused = (x: unknown) => {
-      const r = verifyOutcome(me, shown.value, bytes(x))
+      const r = verifyOutcome(me, request.id, shown.value.digest, bytes(x))
       return r.ok ? 'ok' : r.reason
     }
-    expect(refused(o)).toBe('unsigned-outcome')
-    expect(refused({ ...o, by: 'anna', macs: { anna: mac } })).toBe('bad-outcome-mac')
-    expect(refused({ ...o, state: 'denied', macs: { anna: mac } })).toBe('bad-outcome-mac')
+    expect(refused(o)).toBe('not-signed-for-this-phone')
+    expect(refused({ ...o, by: 'anna', macs: { anna: mac } })).toBe('bad-mac')
+    expect(refused({ ...o, state: 'denied', macs: { anna: mac } })).toBe('bad-mac')
     const untilText = outcomeMacText({ ...o, grant: { until: 5 }, digest: 'd' })
     expect(untilText.split('\n')[4]).toBe('until:5')
     expect(outcomeMacText({ id: 'x', state: 'expired', at: 1, digest: 'd' })).toBe(

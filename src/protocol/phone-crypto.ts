@@ -3,8 +3,9 @@ import { sha256 } from '@noble/hashes/sha2.js'
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js'
 
 /**
- * HMAC-SHA256 and SHA-256 from @noble/hashes: a LAN page on plain HTTP has no crypto.subtle, and
- * the app must verify there too. Only getRandomValues (present on every page) comes from the browser.
+ * The phones' hashing, from @noble/hashes: a LAN page on plain HTTP has no crypto.subtle, and the
+ * app must verify there too; the terminal phone uses the very same code, so the two cannot drift.
+ * Only getRandomValues (on every page, in every worker and in Node 20) comes from the platform.
  */
 export function sha256Hex(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)))

@@ -1,0 +1,96 @@
+import type Database from 'better-sqlite3'
+import type { Channel } from '../../core/context.js'
+import type {
+  ApprovalEnding,
+  ApprovalEndingState,
+  ApprovalHistory,
+} from '../../ports/approval-history.js'
+import type { GrantRequest } from '../../ports/approver.js'
+
+interface EndingRow {
+  id: string
+  tool: string
+  action: string
+  args: string | null
+  critical: number
+  channel: Channel
+  conversation_id: string | null
+  asked_by: string | null
+  state: ApprovalEndingState
+  decided_by: string | null
+  grant_kept: string | null
+  asked_at: number
+  ended_at: number
+}
+
+/** The approval history on the store's own database (migration 3), newest ending first. */
+export class SqliteApprovalHistory implements ApprovalHistory {
+  readonly #q
+
+  constructor(db: Database.Database) {
+    this.#q = {
+      insert: db.prepare(
+        `INSERT OR REPLACE INTO approval_history (id, tool, action, args, critical, channel,
+           conversation_id, asked_by, state, decided_by, grant_kept, asked_at, ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      page: db.prepare(
+        `SELECT * FROM approval_history WHERE ended_at < ? OR (ended_at = ? AND id > ?)
+           ORDER BY ended_at DESC, id LIMIT ?`,
+      ),
+      pruneBefore: db.prepare('DELETE FROM approval_history WHERE ended_at < ?'),
+    }
+  }
+
+  record(e: ApprovalEnding): void {
+    this.#q.insert.run(
+      e.id,
+      e.tool,
+      e.action,
+      e.args === undefined ? null : JSON.stringify(e.args),
+      e.critical ? 1 : 0,
+      e.channel,
+      e.conversationId ?? null,
+      e.askedBy ?? null,
+      e.state,
+      e.by ?? null,
+      e.grant === undefined ? null : JSON.stringify(e.grant),
+      e.askedAt,
+      e.endedAt,
+    )
+  }
+
+  list(page: { limit: number; before?: number; beforeId?: string }): ApprovalEnding[] {
+    const before = page.before ?? Number.MAX_SAFE_INTEGER
+    const rows = this.#q.page.all(
+      before,
+      before,
+      page.beforeId ?? '\uffff',
+      page.limit,
+    ) as EndingRow[]
+    return rows.map(toEnding)
+  }
+
+  /** Endings older than `before` go, as the conversations do under the retention policy. */
+  pruneBefore(before: number): number {
+    return this.#q.pruneBefore.run(before).changes
+  }
+}
+
+function toEnding(r: EndingRow): ApprovalEnding {
+  return {
+    id: r.id,
+    tool: r.tool,
+    action: r.action,
+    args: r.args === null ? undefined : (JSON.parse(r.args) as unknown),
+    critical: r.critical === 1,
+    channel: r.channel,
+    ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
+    ...(r.asked_by !== null && { askedBy: r.asked_by }),
+    state: r.state,
+    ...(r.decided_by !== null && { by: r.decided_by }),
+    ...(r.grant_kept !== null && { grant: JSON.parse(r.grant_kept) as GrantRequest }),
+    askedAt: r.asked_at,
+    endedAt: r.ended_at,
+  }
+}

@@ -1,0 +1,88 @@
+import { mkdtempSync } from 'node:fs'
+import { createServer, type Server } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
+import { type Appliance, startAppliance } from '../../src/app/appliance.js'
+import { parseConfig } from '../../src/app/config/load.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { until } from '../helpers/alsa.js'
+import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { missingCommands } from '../helpers/system.js'
+
+const ROOT = join(import.meta.dirname, '../..')
+const skip = missingCommands('mosquitto', 'mosquitto_passwd')
+
+/**
+ * Issue 26, item 4: with the phone app's port taken, the app used to be silently not served (one
+ * log line). The retained status and the LED must say it, with the fix and what holds the port.
+ */
+describe.skipIf(skip)('the phone app port taken by another program', () => {
+  let broker: TestBroker | undefined
+  let server: FakeLiveServer | undefined
+  let appliance: Appliance | undefined
+  let watcher: MqttConnection | undefined
+  let holder: Server | undefined
+  afterAll(async () => {
+    await appliance?.close()
+    await watcher?.close()
+    await server?.close()
+    await broker?.stop()
+    await new Promise((r) => holder?.close(r))
+  })
+
+  it('shows on the LED and in the status, with the config key to change and who holds it', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'nocturn-port-'))
+    const port = await freePort()
+    holder = createServer()
+    await new Promise<void>((r) => holder?.listen(port, '127.0.0.1', r))
+    broker = mosquittoBroker(await freePort())
+    await broker.start()
+    server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
+    const statuses: { state: string; reason?: string }[] = []
+    watcher = new MqttConnection({
+      url: broker.url,
+      clientId: 'watcher',
+      username: USERS.phone.username,
+      password: USERS.phone.password,
+      logger: silentLogger,
+      clock: realClock(),
+    })
+    watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString())))
+    watcher.start()
+    await watcher.ready()
+    await watcher.subscribe([`${PREFIX}/kitchen/status`])
+    appliance = await startAppliance({
+      loaded: parseConfig(
+        JSON.stringify({
+          provider: { baseUrl: server.baseUrl },
+          audio: {
+            backend: 'wav',
+            inputWav: join(ROOT, 'fixtures/offline/unlock-request.wav'),
+            outputWav: join(work, 'speaker.wav'),
+          },
+          mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
+          phoneApp: { port, host: '127.0.0.1' },
+          phonesDir: join(work, 'phones'),
+          store: { path: join(work, 'nocturn.db') },
+        }),
+        'test config',
+        { GEMINI_API_KEY: 'test-key', NOCTURN_MQTT_PASSWORD: USERS.device.password },
+      ),
+      logger: silentLogger,
+      wavPaced: false,
+    })
+    expect(appliance.phoneApp).toBeUndefined()
+    expect(appliance.panel.led).toBe('error')
+    await until(() => statuses.some((s) => s.state === 'error'), 50)
+    const status = statuses.find((s) => s.state === 'error')
+    expect(status?.reason).toMatch(
+      new RegExp(
+        `^the phone app is not served: port ${port} is taken by .* \\(pid ${process.pid}\\) — set phoneApp\\.port to a free port`,
+      ),
+    )
+  }, 60_000)
+})

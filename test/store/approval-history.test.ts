@@ -1,0 +1,93 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { recordingApprover } from '../../src/conversations/recording-approver.js'
+import { NocturnError } from '../../src/core/errors.js'
+import type { ApprovalRequest, Approver } from '../../src/ports/approver.js'
+
+const request = (id: string, at: number): ApprovalRequest => ({
+  id,
+  tool: 'set_light',
+  action: 'switch on the porch light',
+  args: { room: 'porch' },
+  argsDigest: 'd',
+  channel: 'text',
+  conversationId: 'conv-1',
+  critical: false,
+  askedBy: 'ben',
+  createdAt: at,
+  expiresAt: at + 60_000,
+})
+
+/** An approver that answers each request with what the test queued for it. */
+function scripted(
+  answers: Array<
+    () => Promise<never> | Promise<{ decision: 'approve' | 'deny'; by: string; grant?: 'session' }>
+  >,
+): Approver {
+  return {
+    audience: 'your phone',
+    request: () => (answers.shift() ?? (() => Promise.reject(new Error('none'))))(),
+  }
+}
+
+describe('the approval history (ports/approval-history.ts on SQLite)', () => {
+  it('keeps every ending with its sentence and words, newest first, across a restart, and prunes with the conversations', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-history-'))
+    try {
+      const path = join(dir, 'n.db')
+      let now = 1_764_489_600_000
+      const store = new SqliteStore(path)
+      const approver = recordingApprover(
+        scripted([
+          () => Promise.resolve({ decision: 'approve', by: 'anna', grant: 'session' }),
+          () => Promise.resolve({ decision: 'deny', by: 'ben' }),
+          () => Promise.reject(new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered')),
+          () => Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn')),
+          () => Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'no broker')),
+        ]),
+        store.history,
+        { now: () => now },
+      )
+      const signal = new AbortController().signal
+      for (const id of ['a1', 'a2', 'a3', 'a4', 'a5']) {
+        now += 1000
+        await approver.request(request(id, now - 500), signal).catch(() => {})
+      }
+      store.close()
+      const again = new SqliteStore(path)
+      const kept = again.history.list({ limit: 10 })
+      // The unreachable one asked nobody: no ending.
+      expect(kept.map((e) => [e.id, e.state, e.by ?? null])).toEqual([
+        ['a4', 'withdrawn', null],
+        ['a3', 'expired', null],
+        ['a2', 'denied', 'ben'],
+        ['a1', 'approved', 'anna'],
+      ])
+      expect(kept[3]).toMatchObject({
+        action: 'switch on the porch light',
+        args: { room: 'porch' },
+        askedBy: 'ben',
+        channel: 'text',
+        grant: 'session',
+        conversationId: 'conv-1',
+      })
+      // Paging: after the second, the rest.
+      const first = again.history.list({ limit: 2 })
+      const last = first.at(-1)
+      expect(
+        again.history
+          .list({ limit: 10, before: last?.endedAt ?? 0, beforeId: last?.id ?? '' })
+          .map((e) => e.id),
+      ).toEqual(['a2', 'a1'])
+      // The retention's age applies to endings too.
+      again.prune({ before: now - 2500 })
+      expect(again.history.list({ limit: 10 }).map((e) => e.id)).toEqual(['a4', 'a3'])
+      again.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import type { Page } from 'playwright-core'
+import { describe, expect, it } from 'vitest'
+import { missingCommands } from '../helpers/system.js'
+import { openTab } from './app-harness.js'
+import { missingChromium } from './browser.js'
+import { ask } from './device-side.js'
+import { webSuite } from './suite.js'
+
+const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+interface AxeResult {
+  violations: Array<{ id: string; nodes: Array<{ target: string[]; failureSummary?: string }> }>
+}
+
+/** axe-core run in the page as it is now: every WCAG 2.x A/AA rule and the best practices. */
+async function axe(page: Page): Promise<string[]> {
+  if (!(await page.evaluate('typeof window.axe'))?.toString().includes('object')) {
+    await page.addScriptTag({ content: AXE })
+  }
+  const r = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as AxeResult
+  return r.violations.flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')}`))
+}
+
+/** Every control a finger presses, smaller than 44×44 CSS px (a radio counts with its label). */
+async function smallTargets(page: Page): Promise<string[]> {
+  return (await page.evaluate(`(() => {
+    const out = []
+    for (const el of document.querySelectorAll('button, a[href], summary, select, textarea, input:not([type=radio]), label:has(input[type=radio])')) {
+      const r = el.getBoundingClientRect()
+      if (r.width === 0 && r.height === 0) continue
+      if (r.width < 44 || r.height < 44) out.push(el.tagName.toLowerCase() + ' "' + (el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 30) + '" ' + Math.round(r.width) + 'x' + Math.round(r.height))
+    }
+    return out
+  })()`)) as string[]
+}
+
+describe.skipIf(skip !== undefined)(
+  'accessibility of every screen (axe-core, light and dark)',
+  {
+    timeout: 120_000,
+  },
+  () => {
+    const suite = webSuite()
+
+    for (const scheme of ['light', 'dark'] as const) {
+      it(`${scheme}: 0 axe violations and every tap target at least 44×44 on every screen`, async () => {
+        const w = await suite.world()
+        const p = await suite.blank({ colorScheme: scheme })
+        await suite.phone('anna', w, p)
+        const q = ask(w, { action: 'switch on the hall light', args: { room: 'hall', level: 80 } })
+        await suite.card(p, q.id).waitFor()
+        const found: string[] = []
+        const check = async (screen: string) => {
+          for (const v of await axe(p.page)) found.push(`${screen}: ${v}`)
+          for (const t of await smallTargets(p.page)) found.push(`${screen}: small target ${t}`)
+        }
+        await check('approvals (pending)')
+        await suite
+          .card(p, q.id)
+          .getByRole('button', { name: /^Approve/ })
+          .click()
+        await p.page.locator(`[data-card="${q.id}"][data-state="approved"]`).waitFor()
+        await check('approvals (ended)')
+        for (const tab of ['chats', 'history', 'grants', 'speakers'] as const) {
+          await openTab(p.page, tab)
+          await p.page.waitForTimeout(300)
+          await check(tab)
+        }
+        expect(found).toEqual([])
+      })
+    }
+  },
+)

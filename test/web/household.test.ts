@@ -1,0 +1,216 @@
+import { describe, expect, it } from 'vitest'
+import { USERS } from '../helpers/brokers.js'
+import { missingCommands } from '../helpers/system.js'
+import { until } from '../mqtt/fixture.js'
+import { openTab } from './app-harness.js'
+import { missingChromium } from './browser.js'
+import { ask, recordBroker } from './device-side.js'
+import { webSuite } from './suite.js'
+
+const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
+
+/** Issue 23: the app as a household member meets it, finding by finding. */
+describe.skipIf(skip !== undefined)(
+  'the phone app, as a household meets it',
+  {
+    timeout: 90_000,
+  },
+  () => {
+    const suite = webSuite()
+
+    it('1, 4: a refused password or no password yet is "not connected", never "nothing to approve", on every screen — while a request waits on the broker', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const q = ask(w, { action: 'unlock the front door', tool: 'unlock_door' })
+      await until(() => seen.json(`/approvals/${q.id}`).length === 1, 'the request on the broker')
+      // Paired, but the password not entered yet (the app reopened before it was typed).
+      const ben = await suite.blank()
+      await ben.page.goto(suite.link(w, 'ben'))
+      await ben.page.waitForSelector('body[data-ready="true"]')
+      await ben.page.reload()
+      await ben.page.waitForSelector('body[data-ready="true"]')
+      await openTab(ben.page, 'approvals')
+      const empty = ben.page.locator('#view .empty')
+      expect(await empty.textContent()).toMatch(
+        /^Not connected to dev-[^,]+, so this phone cannot see/,
+      )
+      expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
+      expect(await ben.page.locator('[data-health="needs-login"]').textContent()).toContain(
+        "not connected — enter this phone's broker password",
+      )
+      // A wrong password: refused, said on every screen, and no "Connecting…" left beside it.
+      await openTab(ben.page, 'speakers')
+      const speaker = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
+      await speaker.getByLabel(/Broker password for/).fill('not-the-password')
+      await speaker.getByRole('button', { name: 'Connect' }).click()
+      await ben.page.locator('[data-health="refused"]').waitFor()
+      for (const tab of ['approvals', 'chats', 'grants', 'speakers'] as const) {
+        await openTab(ben.page, tab)
+        expect(await ben.page.locator('#health').textContent()).toContain(
+          "not connected — the broker refused this phone's password",
+        )
+        expect(await ben.page.locator('#notice').textContent()).not.toContain('Connecting')
+      }
+      await openTab(ben.page, 'approvals')
+      expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
+      // The right password: the waiting request shows, and the health line says connected.
+      await openTab(ben.page, 'speakers')
+      await speaker.getByLabel(/Broker password for/).fill(USERS.ben.password)
+      await speaker.getByRole('button', { name: 'Connect' }).click()
+      await ben.page.locator('[data-health="connected"]').waitFor()
+      await openTab(ben.page, 'approvals')
+      await suite.card(ben, q.id).waitFor()
+      // Finding 4: nothing says "Connecting" once connected.
+      expect(await ben.page.locator('body').textContent()).not.toContain('Connecting')
+    })
+
+    it('2: the broker goes away — every screen says so, an answer is held and says so, then goes out on reconnect and the card says what came of it', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const q = ask(w, { action: 'switch on the hall light' })
+      await suite.card(anna, q.id).waitFor()
+      let decided = false
+      void q.decision.then(() => {
+        decided = true
+      })
+      await suite.broker.kill()
+      await anna.page.locator('[data-health="reconnecting"]').waitFor({ timeout: 15_000 })
+      expect(await anna.page.locator('#health').textContent()).toContain(
+        'An answer you give now goes out when the phone reconnects.',
+      )
+      await suite.card(anna, q.id).getByLabel('For one hour').check()
+      await suite
+        .card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      const queued = suite.card(anna, q.id).locator('[data-delivery="queued"]')
+      await queued.waitFor()
+      expect(await queued.textContent()).toContain('Not sent yet: this phone is not connected')
+      expect(await suite.card(anna, q.id).textContent()).not.toContain('was sent')
+      expect(decided).toBe(false)
+      await suite.broker.start()
+      await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+      const ended = anna.page.locator(`[data-card="${q.id}"][data-state="approved"]`)
+      await ended.waitFor({ timeout: 15_000 })
+      // Finding 5: one's own tap in one's own words, what was remembered, nothing left to press.
+      const text = await ended.textContent()
+      expect(text).toContain('You approved this.')
+      expect(text).toMatch(/Remembered until \d{1,2}:\d\d/)
+      expect(await ended.getByRole('button').count()).toBe(0)
+      expect(await ended.locator('fieldset').count()).toBe(0)
+    })
+
+    it('2: an answer held offline past the deadline: the card says it never reached the speaker, and the device granted nothing', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const q = ask(w, { action: 'switch on the hall light', expiresInMs: 4000 })
+      await suite.card(anna, q.id).waitFor()
+      await suite.broker.kill()
+      await anna.page.locator('[data-health="reconnecting"]').waitFor({ timeout: 15_000 })
+      await suite
+        .card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await suite.card(anna, q.id).locator('[data-delivery="queued"]').waitFor()
+      await expect(q.decision).rejects.toMatchObject({ code: 'NOC_ERR_APPROVAL_TIMEOUT' })
+      const ended = anna.page.locator(`[data-card="${q.id}"][data-state="expired"]`)
+      await ended.waitFor()
+      expect(await ended.textContent()).toContain('never reached dev-')
+      await suite.broker.start()
+      await anna.page.locator('[data-health="connected"]').waitFor({ timeout: 15_000 })
+      // The held decision went out on reconnect and was refused: the request had ended.
+      await until(
+        () => (w.device.approver.rejected.get('expired') ?? 0) === 1,
+        'the late decision refused',
+      )
+      expect(w.grants.list()).toEqual([])
+    })
+
+    it('5: approved and denied look different (mark, words, colour); a deny on another phone says whose', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const ben = await suite.phone('ben', w)
+      const yes = ask(w, { action: 'switch on the hall light' })
+      const no = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
+      await suite.card(anna, yes.id).waitFor()
+      await suite.card(ben, no.id).getByRole('button', { name: /^Deny/ }).click()
+      await suite
+        .card(anna, yes.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await Promise.all([yes.decision, no.decision])
+      const approved = anna.page.locator(`[data-card="${yes.id}"] .ending.approved`)
+      const denied = anna.page.locator(`[data-card="${no.id}"] .ending.denied`)
+      await approved.waitFor()
+      await denied.waitFor()
+      expect(await approved.locator('.mark').textContent()).toBe('✓')
+      expect(await denied.locator('.mark').textContent()).toBe('✕')
+      expect(await approved.textContent()).toContain('Just this once: it asks again next time.')
+      expect(await denied.textContent()).toContain("Denied on Ben's phone.")
+      const bg = (sel: string) =>
+        anna.page.evaluate(
+          `getComputedStyle(document.querySelector(${JSON.stringify(sel)})).backgroundColor`,
+        )
+      expect(await bg(`[data-card="${yes.id}"] .ending`)).not.toBe(
+        await bg(`[data-card="${no.id}"] .ending`),
+      )
+    })
+
+    it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      const q = ask(w, { action: 'switch on the hall light', conversationId: '' })
+      await suite.card(anna, q.id).waitFor()
+      const sent = seen.json(`/approvals/${q.id}`)[0] ?? {}
+      expect(Object.keys(sent)).not.toContain('conversation')
+      await suite
+        .card(anna, q.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+    })
+
+    it('history: every ending is kept on the device and read from the phone over a signed request, grouped by day, after a reload too', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      const ben = await suite.phone('ben', w)
+      const plumber = ask(w, {
+        tool: 'unlock_door',
+        action: 'unlock the front door',
+        args: { door: 'front' },
+        critical: true,
+      })
+      const porch = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
+      const late = ask(w, { action: 'switch on the hall light', expiresInMs: 2000 })
+      await suite
+        .card(ben, plumber.id)
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await suite.card(anna, porch.id).getByRole('button', { name: /^Deny/ }).click()
+      await Promise.all([plumber.decision, porch.decision, late.decision.catch(() => {})])
+      await until(() => w.store.history.list({ limit: 10 }).length === 3, 'three endings kept')
+      // A reload: the cards are gone from memory, the history is on the device.
+      await anna.page.reload()
+      await anna.page.waitForSelector('body[data-ready="true"]')
+      await anna.page.locator('[data-health="connected"]').waitFor()
+      await openTab(anna.page, 'history')
+      const today = anna.page.locator('section.day[aria-label="Today"]')
+      await today.locator(`[data-ending="${late.id}"]`).waitFor()
+      const item = (id: string) => today.locator(`[data-ending="${id}"]`).textContent()
+      expect(await item(plumber.id)).toContain('Unlock the front door')
+      expect(await item(plumber.id)).toContain("Approved on Ben's phone. It asks every time.")
+      expect(await item(plumber.id)).toContain('door: front')
+      expect(await item(porch.id)).toContain('You denied it.')
+      expect(await item(late.id)).toContain('Expired: nobody answered in time.')
+      // Newest first, as the device keeps them.
+      const order = await today
+        .locator('[data-ending]')
+        .evaluateAll((els) => els.map((e) => e.getAttribute('data-ending')))
+      expect(order).toEqual(w.store.history.list({ limit: 10 }).map((e) => e.id))
+      // What reached the broker: anna's signed history request.
+      expect(seen.json('/conversations/request/anna').map((r) => r.op)).toContain('history')
+    })
+  },
+)
