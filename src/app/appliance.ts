@@ -89,7 +89,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       speaker: sound.speaker,
       publisher: household.publisher,
     })
-    const { live, llm, persona } = composeProviders(comp, apiKey)
+    const { live, llm, persona } = await composeProviders(comp, apiKey)
 
     const shown = showOnPanel(panel, household.mqtt, () => driver.muted)
     showStoreHealth(comp, store, shown)

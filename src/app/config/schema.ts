@@ -24,7 +24,8 @@ const pcm = z
   .regex(/^[A-Za-z0-9_:=,.-]+$/, 'not an ALSA PCM name (e.g. "voice_in" or "plughw:CARD=x,DEV=0")')
 const absPath = z.string().min(1)
 
-export const providerSchema = z.strictObject({
+const geminiSchema = z.strictObject({
+  kind: z.literal('gemini'),
   /** The live (speech-to-speech) model; 3.8 Live is stable and calls tools asynchronously. */
   model: z.string().min(1).default('gemini-3.8-live'),
   /** The typed-chat model. */
@@ -33,6 +34,15 @@ export const providerSchema = z.strictObject({
   apiKeyFile: absPath.optional(),
   baseUrl: z.url().optional(),
 })
+
+/**
+ * `kind` picks the provider's adapter (app/compose/provider-registry.ts); a provider without one is
+ * Gemini, as every config was before there were kinds.
+ */
+const providerSchema = z.preprocess(
+  (v) => (v !== null && typeof v === 'object' && !('kind' in v) ? { ...v, kind: 'gemini' } : v),
+  z.discriminatedUnion('kind', [geminiSchema]),
+)
 
 export const audioSchema = z.strictObject({
   backend: z.enum(['alsa', 'portaudio', 'wav']).default('alsa'),
@@ -231,6 +241,8 @@ export const configSchema = z
   })
 
 export type Config = z.infer<typeof configSchema>
+export type ProviderConfig = Config['provider']
+export type ProviderKind = ProviderConfig['kind']
 export type HomeActionConfig = z.infer<typeof homeActionSchema>
 export type PanelConfig = z.infer<typeof panelSchema>
 
