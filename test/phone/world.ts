@@ -3,7 +3,11 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
-import { createConversationEndpoint } from '../../src/adapters/mqtt/index.js'
+import {
+  createConversationEndpoint,
+  PhoneRequests,
+  serveGrants,
+} from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -109,18 +113,17 @@ export async function phoneWorld(broker: TestBroker) {
     logger,
   })
   const service = new ConversationService({ store: feed, turns, live, clock: realClock(), logger })
-  const endpoint = createConversationEndpoint({
+  const requests = new PhoneRequests({
     connection: device.connection,
-    service,
-    grants: new PhoneGrants({ grants, clock: realClock(), logger }),
-    feed,
     phones: () => keys,
     deviceId,
     prefix: PREFIX,
     logger,
     clock: realClock(),
   })
-  await endpoint.ready()
+  const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
+  serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
+  await requests.ready()
 
   const pairing = (phone: string): Pairing =>
     testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
@@ -216,7 +219,8 @@ export async function phoneWorld(broker: TestBroker) {
     unlocked,
     lit,
     service,
-    endpoint,
+    /** The phones' request channel: what it refused, counted. */
+    endpoint: requests,
     topics: device.approver.topics,
     phone,
     phoneEnv,
@@ -224,7 +228,8 @@ export async function phoneWorld(broker: TestBroker) {
     raw,
     speak,
     async close() {
-      endpoint.close()
+      conversations.close()
+      requests.close()
       for (const c of closers) await c().catch(() => {})
       await device.close().catch(() => {})
       store.close()

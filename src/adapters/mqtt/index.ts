@@ -18,6 +18,8 @@ export {
   type ConversationEndpointOptions,
   createConversationEndpoint,
 } from './conversation-endpoint.js'
+export { serveGrants } from './grants-endpoint.js'
+export { PhoneRequests } from './phone-requests.js'
 export { MqttStatus, offlineStatus } from './status.js'
 
 export interface DeviceMqttOptions {

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs'
 import { ConsoleApprover } from '../../adapters/console/console-approver.js'
 import type { PhoneAppServer } from '../../adapters/http-static/phone-app-server.js'
 import { createConversationEndpoint } from '../../adapters/mqtt/conversation-endpoint.js'
+import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
+import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
@@ -88,8 +90,9 @@ interface PhoneSideDeps {
 }
 
 /**
- * What the phones talk to: the conversation endpoint on the broker (typed messages, grants), and
- * the household phone app's static files and /config.json (the app talks to the broker itself).
+ * What the phones talk to: their request channel on the broker, with the conversation endpoint
+ * (typed messages, follows) and the grants endpoint on it; and the household phone app's static
+ * files and /config.json (the app talks to the broker itself).
  */
 export async function servePhones(
   comp: Composition,
@@ -97,15 +100,8 @@ export async function servePhones(
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
-    const endpoint = createConversationEndpoint({
+    const requests = new PhoneRequests({
       connection: household.mqtt.connection,
-      service: conversations,
-      grants: new PhoneGrants({
-        grants: gate.grants,
-        clock,
-        logger: log.child({ component: 'grants' }),
-      }),
-      feed,
       phones: () => household.phoneKeys.keys(),
       deviceId: c.mqtt.deviceId,
       prefix: c.mqtt.prefix,
@@ -113,7 +109,13 @@ export async function servePhones(
       clock,
     })
     // Closed before the broker connection (closers run in reverse).
+    closers.add(() => requests.close())
+    const endpoint = createConversationEndpoint({ requests, service: conversations, feed, clock })
     closers.add(() => endpoint.close())
+    serveGrants(
+      requests,
+      new PhoneGrants({ grants: gate.grants, clock, logger: log.child({ component: 'grants' }) }),
+    )
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }))
   if (phoneApp) closers.add(() => phoneApp.close())
