@@ -54,7 +54,10 @@ export class TranscriptFeed implements TranscriptStore {
       try {
         l(event)
       } catch (err) {
-        this.#log.warn({ err: errorText(err) }, 'approval listener failed')
+        this.#log.warn(
+          { event: 'approval_listener_failed', err: errorText(err) },
+          'approval listener failed',
+        )
       }
     }
   }
@@ -66,7 +69,10 @@ export class TranscriptFeed implements TranscriptStore {
         l(stored)
       } catch (err) {
         // A failing follower must never fail the append that already happened.
-        this.#log.warn({ err: errorText(err) }, 'feed listener failed')
+        this.#log.warn(
+          { event: 'feed_listener_failed', err: errorText(err) },
+          'feed listener failed',
+        )
       }
     }
     return stored

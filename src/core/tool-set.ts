@@ -42,7 +42,10 @@ export class ToolSet {
   async call(ctx: CallContext, name: string, args: unknown): Promise<ToolOutcome> {
     const tool = this.#gated.get(name)
     if (!tool) {
-      ctx.logger.warn({ tool: name.slice(0, 80) }, 'unknown tool requested')
+      ctx.logger.warn(
+        { event: 'unknown_tool_requested', tool: name.slice(0, 80) },
+        'unknown tool requested',
+      )
       return fail('NOC_ERR_UNKNOWN_TOOL', `There is no tool called "${name.slice(0, 80)}".`)
     }
     const size = argsSize(args)
@@ -61,7 +64,7 @@ export class ToolSet {
       if (ctx.signal.aborted) return fail('NOC_ERR_CANCELLED', 'the call was withdrawn')
       // What a foreign error says (a path, a host, a secret in a URL) stays in the device log.
       const message = errorText(err)
-      ctx.logger.warn({ tool: name, err: message }, 'tool failed')
+      ctx.logger.warn({ event: 'tool_failed', tool: name, err: message }, 'tool failed')
       return fail('NOC_ERR_TOOL_FAILED', `${name} failed on the speaker.`)
     }
   }

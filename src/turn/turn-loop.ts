@@ -83,7 +83,7 @@ export class TurnLoop {
       await Promise.all(calls.map((call) => this.#runCall(call, input, signal, log)))
     }
     const text = `I stopped after ${maxSteps} steps without finishing; please ask again more simply.`
-    log.warn({ maxSteps }, 'turn hit the step bound')
+    log.warn({ event: 'turn_hit_step_bound', maxSteps }, 'turn hit the step bound')
     store.append(input.conversationId, {
       role: 'assistant',
       text,

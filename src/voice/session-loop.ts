@@ -77,7 +77,7 @@ export class SessionLoop {
         // The first failure, then every 20th: a mic left unplugged for an hour is a few lines.
         if (this.#micErrors === 1 || this.#micErrors % 20 === 0) {
           logger.error(
-            { event: 'mic_failed', err: err.message, failures: this.#micErrors },
+            { event: 'mic_failed', err: errorText(err), failures: this.#micErrors },
             'microphone failed',
           )
         }

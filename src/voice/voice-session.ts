@@ -188,10 +188,13 @@ export class VoiceSession {
             if (recoverable) {
               // A recorder hiccup: the source restarts itself and the session rides through it;
               // what the room said meanwhile is lost, the conversation is not.
-              this.#log.warn({ err: err.message }, 'voice microphone restarting')
+              this.#log.warn(
+                { event: 'voice_microphone_restarting', err: errorText(err) },
+                'voice microphone restarting',
+              )
               return
             }
-            this.#log.error({ event: 'mic_failed', err: err.message }, 'voice microphone failed')
+            this.#log.error({ event: 'mic_failed', err: errorText(err) }, 'voice microphone failed')
             this.#fail()
           },
         }),
@@ -253,7 +256,10 @@ export class VoiceSession {
       Promise.resolve()
         .then(() => this.#deps.mic.stop())
         .catch((err: unknown) => {
-          this.#log.warn({ err: errorText(err) }, 'voice microphone stop failed')
+          this.#log.warn(
+            { event: 'voice_microphone_stop_failed', err: errorText(err) },
+            'voice microphone stop failed',
+          )
         }),
       this.#runner.drain(),
     ])

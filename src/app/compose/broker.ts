@@ -45,7 +45,10 @@ export function composeHousehold(
 ): Household {
   const phoneKeys = new PhoneKeyStore(c.phonesDir)
   if (!c.mqtt) {
-    log.warn({}, 'no mqtt configured: approvals are asked on the terminal, or denied')
+    log.warn(
+      { event: 'no_mqtt_configured' },
+      'no mqtt configured: approvals are asked on the terminal, or denied',
+    )
     const input = terminal.input ?? process.stdin
     const approver = new ConsoleApprover({
       input,

@@ -20,7 +20,11 @@ import type { Composition } from './composition.js'
 export function routeMicrophone({ log }: Composition, mic: MicGate, shown: ShownState): MicRouter {
   return new MicRouter(mic, {
     onHealth: (h) => {
-      if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')
+      if (!h.ok)
+        log.warn(
+          { event: 'microphone_hears_nothing', reason: h.reason },
+          'microphone hears nothing',
+        )
       else log.info({}, 'microphone hears again')
       shown.fault('microphone', h.ok ? undefined : h.reason)
     },

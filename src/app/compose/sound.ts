@@ -1,4 +1,5 @@
 import { dirname } from 'node:path'
+import { errorText } from '../../core/errors.js'
 import type { PanelController } from '../../panel/panel-controller.js'
 import type { AudioOut, DropReport } from '../../ports/audio.js'
 import { type Audio, openAudio } from '../audio.js'
@@ -39,7 +40,10 @@ export async function openSound(
       clock,
       logger: log.child({ component: 'audio' }),
       onError: (e) => {
-        log.error({ code: e.code, err: e.message }, 'audio device failed')
+        log.error(
+          { event: 'audio_device_failed', code: e.code, err: errorText(e) },
+          'audio device failed',
+        )
         panel.setActivity('error')
       },
     },
