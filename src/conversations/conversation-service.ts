@@ -1,7 +1,7 @@
-import type { PendingNotice } from '../core/context.js'
 import type { Conversation, StoredMessage } from '../core/conversation.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { PendingNotice } from '../core/types.js'
 import type { Clock } from '../ports/clock.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
 import type { TurnLoop } from '../turn/turn-loop.js'

@@ -1,7 +1,7 @@
-import type { Channel } from '../core/context.js'
 import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { Channel } from '../core/types.js'
 import type { ConversationPage, TranscriptStore } from '../ports/transcript-store.js'
 
 export type FeedListener = (message: StoredMessage) => void

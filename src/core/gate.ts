@@ -3,11 +3,11 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from '../ports/appro
 import type { Clock } from '../ports/clock.js'
 import { raceAbort } from './abort.js'
 import { digestOf } from './canonical.js'
-import type { CallContext } from './context.js'
 import { errorText, NocturnError } from './errors.js'
 import { type GrantExpiry, type Grants, rememberedGrant } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
-import { actionOf, type Tool } from './tool.js'
+import { actionOf } from './tool.js'
+import type { CallContext, Tool } from './types.js'
 
 export interface GateOptions {
   readonly policies: PolicyTable

@@ -1,9 +1,9 @@
-import type { CallContext } from './context.js'
 import type { ToolOutcome } from './conversation.js'
 import { errorText, isNocturnError } from './errors.js'
 import { gated } from './gate.js'
 import { validate } from './schema.js'
-import { declarationOf, type Tool, type ToolDeclaration } from './tool.js'
+import { declarationOf, type ToolDeclaration } from './tool.js'
+import type { CallContext, Tool } from './types.js'
 
 /** Arguments larger than this are refused before validation: no tool needs 16 KiB of input. */
 export const MAX_ARGS_BYTES = 16 * 1024

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { CallContext, Channel, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import type { Logger } from '../core/logger.js'
 import type { TalkDeps } from '../core/talk-deps.js'
+import type { CallContext, Channel, PendingNotice } from '../core/types.js'
 import type { LLM, LLMToolCall } from '../ports/llm.js'
 import { wellFormedHistory } from './history.js'
 

@@ -1,6 +1,6 @@
-import type { PendingNotice } from '../core/context.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { PendingNotice } from '../core/types.js'
 import type { LiveSession, LiveToolCall, LiveToolResponse } from '../ports/live-llm.js'
 
 /**

@@ -4,7 +4,7 @@ import { Backoff, type BackoffPolicy } from '../core/backoff.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
-import type { SessionSummary } from './voice-session.js'
+import type { SessionSummary } from './session-types.js'
 
 /** What the loop needs of the local speech detector. */
 export interface OnsetDetector {

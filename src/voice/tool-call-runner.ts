@@ -1,7 +1,7 @@
-import type { CallContext, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { CallContext, PendingNotice } from '../core/types.js'
 import type { LiveToolCall } from '../ports/live-llm.js'
 import type { CallLedger, VoiceCall } from './call-ledger.js'
 import type { SessionHooks, VoiceSessionDeps } from './session-types.js'

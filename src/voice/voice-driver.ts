@@ -6,9 +6,9 @@ import {
   DEFAULT_VOICE_OPTIONS,
   type SessionSummary,
   type VoiceOptions,
-  VoiceSession,
   type WaitingNotice,
-} from './voice-session.js'
+} from './session-types.js'
+import { VoiceSession } from './voice-session.js'
 import { voiceState } from './voice-state.js'
 
 export interface VoiceDriverListener {

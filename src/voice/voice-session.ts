@@ -16,19 +16,6 @@ import { ToolCallRunner } from './tool-call-runner.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
 
-// The session's options and the shapes it shares with the driver live in session-types.ts; they
-// stay importable from here, where src/app/ and the tests look for them.
-export {
-  DEFAULT_VOICE_OPTIONS,
-  type SessionEndReason,
-  type SessionHooks,
-  type SessionSummary,
-  type VoiceMic,
-  type VoiceOptions,
-  type VoiceSessionDeps,
-  type WaitingNotice,
-} from './session-types.js'
-
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
  * the transcript, resumes across `goAway`, and ends on budget, idle, error or request. The audio
