@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_ECHO_TAIL_MS,
   DEFAULT_IDLE_MS,
   DEFAULT_SESSION_BUDGET_MS,
 } from '../../core/defaults.js'
@@ -51,7 +52,7 @@ export const audioSchema = z.strictObject({
   /** gate: the microphone sends silence while the speaker plays; aec: the capture PCM is echo-cancelled. */
   echo: z.enum(['gate', 'aec']).default('gate'),
   /** How long the gate stays closed after playback ends. */
-  tailMs: z.number().int().min(0).max(5000).default(300),
+  tailMs: z.number().int().min(0).max(5000).default(DEFAULT_ECHO_TAIL_MS),
   /** For backend "wav": the microphone file and the speaker file. */
   inputWav: absPath.optional(),
   outputWav: absPath.optional(),
@@ -243,7 +244,6 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>
 export type ProviderConfig = Config['provider']
 export type ProviderKind = ProviderConfig['kind']
-export type HomeActionConfig = z.infer<typeof homeActionSchema>
 export type PanelConfig = z.infer<typeof panelSchema>
 
 /** Keys whose values are secrets: never echoed in an error or a log. */
