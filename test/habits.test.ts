@@ -70,3 +70,37 @@ describe('habits of src/', () => {
     expect(logProblems()).toEqual([])
   })
 })
+
+/** The error codes docs/errors.md documents, from its tables. */
+function documentedCodes(): string[] {
+  const doc = readFileSync(join(ROOT, 'docs', 'errors.md'), 'utf8')
+  return [
+    ...new Set([...doc.matchAll(/^\| `(NOC_ERR_[A-Z0-9_]+)` \|/gm)].map((m) => m[1] as string)),
+  ]
+}
+
+/** The codes the code gives an error, as string literals outside the list of them in core/errors.ts. */
+function usedCodes(): string[] {
+  const codes = new Set<string>()
+  for (const file of tsFiles(join(ROOT, 'src'))) {
+    const sf = parse(file)
+    walk(sf, (n) => {
+      if (!ts.isStringLiteral(n) || !/^NOC_ERR_[A-Z0-9_]+$/.test(n.text)) return
+      // The list itself names every code; what counts is a code some module uses.
+      if (ts.isArrayLiteralExpression(n.parent) && relative(ROOT, file) === 'src/core/errors.ts') {
+        return
+      }
+      codes.add(n.text)
+    })
+  }
+  return [...codes]
+}
+
+describe('error codes', () => {
+  it('the documented codes are the ones the code uses, and the ones core/errors.ts lists', async () => {
+    const { ERROR_CODES } = await import('../src/core/errors.js')
+    const documented = documentedCodes().sort()
+    expect(usedCodes().sort()).toEqual(documented)
+    expect([...ERROR_CODES].sort()).toEqual(documented)
+  })
+})
