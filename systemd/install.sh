@@ -61,6 +61,25 @@ trap 'rm -rf "$stage"' EXIT
 cp -a dist bin package.json package-lock.json vendor node_modules "$stage/"
 mkdir -p "$stage/fixtures" && cp -a fixtures/offline "$stage/fixtures/"
 (cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
+# The wake word's runtimes ship far more than one board uses: onnxruntime-node a native library
+# for each of six platforms (~290 MB), onnxruntime-web four WASM builds and their maps (~140 MB).
+# Keep this board's native library (linux x64 or arm64; armv7 has none and uses WASM) and the
+# one WASM build Node loads (docs/wake-word.md).
+arch="$(node -p process.arch)"
+ort_bin="$stage/node_modules/onnxruntime-node/bin/napi-v6"
+if [ -d "$ort_bin" ]; then
+  for d in "$ort_bin"/*/*; do
+    [ "$d" = "$ort_bin/linux/$arch" ] || rm -rf "$d"
+  done
+  find "$ort_bin" -mindepth 1 -type d -empty -delete
+fi
+ort_web="$stage/node_modules/onnxruntime-web/dist"
+if [ -d "$ort_web" ]; then
+  find "$ort_web" -type f ! -name ort.node.min.js ! -name ort.node.min.mjs \
+    ! -name ort-wasm-simd-threaded.mjs ! -name ort-wasm-simd-threaded.wasm -delete
+fi
+runtimes_mb() { du -smc "$@" 2>/dev/null | tail -1 | cut -f1; }
+runtimes="$(runtimes_mb "$stage/node_modules/onnxruntime-node" "$stage/node_modules/onnxruntime-web" "$stage/node_modules/onnxruntime-common")"
 install -d -m 0755 "$OPT"
 rm -rf "$OPT/dist" "$OPT/node_modules" "$OPT/bin" "$OPT/vendor" "$OPT/fixtures"
 cp -a "$stage/." "$OPT/"
@@ -84,7 +103,7 @@ sed "s#^ExecStart=/usr/bin/node #ExecStart=$(command -v node) #" systemd/nocturn
 chmod 0644 "$DESTDIR/etc/systemd/system/nocturn.service"
 # Only where systemd runs: an image build or a chroot has none, and the unit is read at boot.
 [ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
-echo "installed ($(du -sh "$OPT" | cut -f1) in $OPT). Next:"
+echo "installed ($(du -sh "$OPT" | cut -f1) in $OPT, of which ${runtimes} MB the wake-word runtimes for $arch). Next:"
 echo "  1. put the API key in /etc/nocturn/credentials/gemini-api-key (and the broker password in mqtt-password)"
 echo "  2. edit /etc/nocturn/config.json, then: sudo -u nocturn nocturn config --check && sudo -u nocturn nocturn doctor"
 echo "  3. sudo systemctl enable --now nocturn && journalctl -u nocturn -f"

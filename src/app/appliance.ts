@@ -115,6 +115,11 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       router,
       driver,
       live: typed.live,
+      mic: sound.mic,
+      speaker: sound.speaker,
+      panel,
+      shown,
+      onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
       onSessionEnd: options.onSessionEnd,
     })
 

@@ -1,4 +1,4 @@
-import type { ReceivedFrame, Script } from '../testing/fake-live-server/index.js'
+import type { ReceivedFrame, Script, Step } from '../testing/fake-live-server/index.js'
 
 /**
  * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
@@ -10,7 +10,7 @@ import type { ReceivedFrame, Script } from '../testing/fake-live-server/index.js
  * (several minutes: a Zero 2 W, or an emulated one, is slow, not broken). Delays are the model's
  * pace, never a guess at how long the device needs.
  */
-export function householdScene(): Script {
+export function householdScene(options: { wake?: boolean } = {}): Script {
   const streamEnd = (f: ReceivedFrame) =>
     (f.frame.realtimeInput as { audioStreamEnd?: boolean } | undefined)?.audioStreamEnd === true
   const final = (id: string) => (f: ReceivedFrame) =>
@@ -21,11 +21,23 @@ export function householdScene(): Script {
     f.key === 'toolResponse' && JSON.stringify(f.frame).includes(`"id":"${id}"`)
   const user = (text: string) => ({ send: { serverContent: { inputTranscription: { text } } } })
   const turnComplete = { send: { serverContent: { turnComplete: true } } }
+  const wake = options.wake === true
   return {
     steps: [
-      { waitFor: 'realtimeInput', timeoutMs: GUARD_MS },
-      { delayMs: 1200 },
-      user('Please unlock the front door for the plumber.'),
+      ...(wake
+        ? // The service transcribes what it heard: the wake phrase (the second opinion) and all.
+          [
+            {
+              transcribe: 'Hey Jarvis, please unlock the front door for the plumber.',
+              afterAudioMs: 1000,
+              timeoutMs: GUARD_MS,
+            },
+          ]
+        : [
+            { waitFor: 'realtimeInput', timeoutMs: GUARD_MS },
+            { delayMs: 1200 },
+            user('Please unlock the front door for the plumber.'),
+          ]),
       { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
       { waitFor: interim('call-1'), timeoutMs: GUARD_MS },
       { speak: 'waiting' },
@@ -43,18 +55,42 @@ export function householdScene(): Script {
       turnComplete,
       { delayMs: 300 },
       user('What time is it?'),
-      // A long answer arrives much faster than it plays, then the person talks over it.
-      { speak: 'checking' },
-      { speak: 'time' },
-      { speak: 'hello' },
-      { delayMs: 900 },
-      user('Stop, thanks.'),
-      { send: { serverContent: { interrupted: true } } },
-      turnComplete,
+      ...(wake ? wakeBargeIn(turnComplete) : spokenBargeIn(user, turnComplete)),
       // Someone presses mute: the device tells the model the microphone stream ended.
       { waitFor: streamEnd, timeoutMs: GUARD_MS },
     ],
   }
+}
+
+/** A long answer arrives much faster than it plays; the person talks over it; the model stops. */
+function spokenBargeIn(user: (text: string) => Step, turnComplete: Step): Step[] {
+  return [
+    { speak: 'checking' },
+    { speak: 'time' },
+    { speak: 'hello' },
+    { delayMs: 900 },
+    user('Stop, thanks.'),
+    { send: { serverContent: { interrupted: true } } },
+    turnComplete,
+  ]
+}
+
+/**
+ * The long answer is timed by the audio the device sent (the microphone file's own clock): it
+ * starts about 3 s before "Hey Jarvis, stop" in fixtures/offline/wake-scene.wav (at 30 s; the
+ * session opened at about 7 s with 2 s of pre-roll) and plays past it. No `interrupted` comes
+ * from the model side: a drop can only be the device's own barge-in by the wake phrase.
+ */
+function wakeBargeIn(turnComplete: Step): Step[] {
+  const answer: Step[] = ['checking', 'time', 'hello', 'time', 'hello', 'checking'].map((p) => ({
+    speak: p,
+  }))
+  return [
+    { untilHeardMs: 22_000, timeoutMs: GUARD_MS },
+    ...answer,
+    { transcribe: 'Hey Jarvis, stop, thanks.', afterAudioMs: 26_000, timeoutMs: GUARD_MS },
+    turnComplete,
+  ]
 }
 
 /** How long the model side waits for the device before it calls the scene broken. */

@@ -1,10 +1,12 @@
-import { statSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { parseWav } from '../audio/wav.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Script } from '../testing/fake-live-server/index.js'
 import type { SessionSummary } from '../voice/session-types.js'
 import type { Appliance } from './appliance.js'
+import { householdScene } from './household-scene.js'
 import { startApplianceInHouse } from './offline/appliance-in-house.js'
 import { type House, startHouse } from './offline/house.js'
 import { type RunContext, runContext } from './offline/run-context.js'
@@ -27,6 +29,12 @@ export interface OfflineRunOptions {
   readonly cli?: string
   /** The model side's script; the household scene unless a test swaps in another. */
   readonly scene?: Script
+  /**
+   * `wake` (`npm start`): the room says a sentence without the wake phrase (nothing opens), then
+   * "Hey Jarvis, please unlock…", and later "Hey Jarvis, stop" over the long answer (a barge-in
+   * by the wake word). `speech` (default): any speech opens the session, as before the wake word.
+   */
+  readonly listen?: 'wake' | 'speech'
 }
 
 /**
@@ -46,9 +54,16 @@ export interface OfflineRunOptions {
 export async function runOffline(options: OfflineRunOptions): Promise<number> {
   const { ctx, unwind } = runContext(options.out, options.logger, options.workDir)
   try {
-    const house = await startHouse(ctx, options.scene)
-    const watched = await startApplianceInHouse(ctx, house, options.root)
-    ctx.say('[mic]', 'the room is quiet; the microphone plays fixtures/offline/unlock-request.wav')
+    const wake = options.listen === 'wake'
+    const house = await startHouse(ctx, options.scene ?? householdScene({ wake }))
+    const watched = await startApplianceInHouse(ctx, house, options.root, wake)
+    if (wake) tellTheRoom(ctx)
+    else {
+      ctx.say(
+        '[mic]',
+        'the room is quiet; the microphone plays fixtures/offline/unlock-request.wav',
+      )
+    }
     const summary = await playSpokenSession(watched, house, ctx.seen, options.timeoutMs ?? 900_000)
     ctx.say(
       '[session]',
@@ -64,13 +79,35 @@ export async function runOffline(options: OfflineRunOptions): Promise<number> {
     })
     const chat = appliance.store.messages(summary.conversationId)
     await appliance.close()
-    return report(ctx, options, house, summary, chat)
+    return report(ctx, options, house, summary, chat, wake ? beforeWake(options.root) : undefined)
   } catch (err) {
     options.out.write(`offline run failed: ${errorText(err)}\n`)
     return 1
   } finally {
     await unwind()
   }
+}
+
+/** What fixtures/offline/wake-scene.wav says, when (scripts/make-offline-fixtures.sh). */
+const WAKE_SCENE_ROOM: readonly [number, string][] = [
+  [1000, '“Is the kettle on yet? I could murder a cup of tea.” (no wake phrase: nothing opens)'],
+  [6000, '“Hey Jarvis, please unlock the front door for the plumber.” (in one breath)'],
+  [30_000, '“Hey Jarvis, stop, thanks.” (over the long answer)'],
+]
+
+/** 100 ms from the middle of the sentence said before the wake phrase (at 2.0 s). */
+function beforeWake(root: string): Uint8Array {
+  const wav = parseWav(readFileSync(join(root, 'fixtures/offline/wake-scene.wav')), 16_000)
+  return wav.pcm.subarray(2000 * 32, 2100 * 32)
+}
+
+/** The microphone file's lines on the timeline as they play (it plays in real time). */
+function tellTheRoom(ctx: RunContext): void {
+  ctx.say(
+    '[mic]',
+    'the microphone plays fixtures/offline/wake-scene.wav; nothing leaves before the wake',
+  )
+  for (const [at, line] of WAKE_SCENE_ROOM) ctx.later(at, () => ctx.say('[room]', line))
 }
 
 /** The spoken session, read back from the store as a chat. */
@@ -95,6 +132,7 @@ function report(
   { server }: House,
   summary: SessionSummary,
   chat: readonly { role: string; text?: string }[],
+  before: Uint8Array | undefined,
 ): number {
   const wav = join(work, 'speaker.wav')
   const heardMs = Math.round(((statSync(wav).size - 44) / 48_000) * 1000)
@@ -105,7 +143,7 @@ function report(
       options.workDir ? relative(process.cwd(), wav) || wav : wav
     }.\n`,
   )
-  const wrong = differences(seen, summary, server, chat, heardMs)
+  const wrong = differences(seen, summary, server, chat, heardMs, before)
   if (wrong.length > 0) {
     out.write(`\nThe scene did not play as scripted:\n${wrong.map((w) => `  - ${w}\n`).join('')}`)
     return 1

@@ -23,6 +23,9 @@ export class MicGate implements AudioIn {
   readonly #options: MicGateOptions
   #muted = false
   #lastHeardSpeakerAt = Number.NEGATIVE_INFINITY
+  /** Until then the speaker's sound does not shut the gate (our own earcon, see `hearNow`). */
+  #ignoreSpeakerUntil = Number.NEGATIVE_INFINITY
+  #room: ((pcm: Uint8Array, capturedAtMs: number) => void) | undefined
   // One zero buffer reused for every silent frame: no allocation on the audio path.
   #silence = new Uint8Array(0)
 
@@ -46,14 +49,36 @@ export class MicGate implements AudioIn {
   get echoGated(): boolean {
     if (this.#options.echo !== 'gate') return false
     const now = this.#options.clock.now()
-    if (this.#options.speaker.queuedMs() > 0) this.#lastHeardSpeakerAt = now
+    if (this.#options.speaker.queuedMs() > 0 && now >= this.#ignoreSpeakerUntil) {
+      this.#lastHeardSpeakerAt = now
+    }
     return now - this.#lastHeardSpeakerAt < this.#options.tailMs
+  }
+
+  /**
+   * Open the gate now, tail and all: the speaker was just dropped for a barge-in, so what the room
+   * says next is the person, not the speaker's echo. With `passMs`, the speaker's sound in the next
+   * `passMs` does not shut it either: the wake earcon is ours and short, and the command said in
+   * the same breath must not be replaced by silence for its length and the tail.
+   */
+  hearNow(passMs = 0): void {
+    this.#lastHeardSpeakerAt = Number.NEGATIVE_INFINITY
+    this.#ignoreSpeakerUntil = this.#options.clock.now() + passMs
+  }
+
+  /**
+   * Every frame the room makes, after mute (nothing while muted) and before the echo gate: the
+   * wake stage hears the speaker being talked over. Lent for the call, like any frame.
+   */
+  onRoom(listener: (pcm: Uint8Array, capturedAtMs: number) => void): void {
+    this.#room = listener
   }
 
   start(sink: AudioInSink): Promise<void> {
     return this.#options.source.start({
       frame: (pcm, at) => {
         if (this.#muted) return
+        this.#room?.(pcm, at)
         if (this.echoGated) sink.frame(this.#silent(pcm.byteLength), at)
         else sink.frame(pcm, at)
       },

@@ -1,5 +1,8 @@
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
 
+/** The microphone the router shares: mutable, and (the MicGate) with an echo gate to open. */
+type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: number): void }
+
 /** Whether the microphone is hearing anything, and if not, why (for the LED and the status). */
 export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly reason: string }
 
@@ -13,17 +16,14 @@ export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly r
  * told once per change to `onHealth`, so a dead device is not a line per retry.
  */
 export class MicRouter {
-  readonly #source: AudioIn & { setMuted(muted: boolean): void }
+  readonly #source: RoutedMic
   readonly #onHealth: ((h: MicHealth) => void) | undefined
   #idle: AudioInSink | undefined
   #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
 
-  constructor(
-    source: AudioIn & { setMuted(muted: boolean): void },
-    options: { onHealth?: (h: MicHealth) => void } = {},
-  ) {
+  constructor(source: RoutedMic, options: { onHealth?: (h: MicHealth) => void } = {}) {
     this.#source = source
     this.#onHealth = options.onHealth
   }
@@ -64,7 +64,7 @@ export class MicRouter {
   }
 
   /** The microphone as a session sees it: starting and stopping only moves the route. */
-  sessionMic(): AudioIn & { setMuted(muted: boolean): void } {
+  sessionMic(): AudioIn & { setMuted(muted: boolean): void; hearNow(passMs?: number): void } {
     const source = this.#source
     return {
       sampleRateHz: source.sampleRateHz,
@@ -75,6 +75,7 @@ export class MicRouter {
         this.#session = undefined
       },
       setMuted: (muted) => source.setMuted(muted),
+      hearNow: (passMs) => source.hearNow?.(passMs),
     }
   }
 }

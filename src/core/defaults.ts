@@ -23,3 +23,11 @@ export const DEFAULT_ECHO_TAIL_MS = 300
 
 /** Wall-clock budget of one spoken session: ten minutes, about one provider connection. */
 export const DEFAULT_SESSION_BUDGET_MS = 10 * 60_000
+
+/**
+ * How long a speaker that heard its wake phrase waits for the other speakers of the home to say
+ * they heard it better (docs/protocol.md, "Several speakers in one home"): every answer is this
+ * much later when a broker is configured, so it is short; it must also cover the others' claims
+ * crossing the broker (a few ms on a LAN) with room to spare.
+ */
+export const DEFAULT_WAKE_WINDOW_MS = 150

@@ -15,6 +15,8 @@ export type PanelEvent =
       readonly atMs: number
     }
   | { readonly kind: 'stop_speaking'; readonly atMs: number }
+  /** Press to talk (`listen.mode` "button"): open a session, or talk over the one speaking. */
+  | { readonly kind: 'talk'; readonly atMs: number }
   | { readonly kind: 'long_press_ignored'; readonly atMs: number }
 
 export interface PanelControllerOptions {
@@ -24,6 +26,11 @@ export interface PanelControllerOptions {
   /** Held this long, a press is a long press (stop talking) rather than a short one (mute). */
   readonly longPressMs?: number
   readonly initiallyMuted?: boolean
+  /**
+   * Press to talk: a short press talks and a long press toggles mute (which still wins: while
+   * muted a short press does nothing, only the long press unmutes).
+   */
+  readonly pressToTalk?: boolean
 }
 
 export const DEFAULT_LONG_PRESS_MS = 800
@@ -31,14 +38,16 @@ export const DEFAULT_LONG_PRESS_MS = 800
 /**
  * The panel's behaviour, whatever the wiring (docs/design.md §6): a short press toggles mute; a
  * press held for `longPressMs` while the speaker talks stops it without muting — recognised while
- * still held, so the speaker falls silent under the finger. The LED shows the activity, except
- * that mute always wins.
+ * still held, so the speaker falls silent under the finger. With `pressToTalk` (press to talk)
+ * the short press talks — opens a session, or talks over the reply — and the long press toggles
+ * mute, recognised while held. The LED shows the activity, except that mute always wins.
  */
 export class PanelController {
   readonly #panel: Panel
   readonly #clock: Clock
   readonly #logger: Logger
   readonly #longPressMs: number
+  readonly #pressToTalk: boolean
   readonly #listeners = new Set<(event: PanelEvent) => void>()
   #muted: boolean
   #activity: Activity = 'idle'
@@ -52,6 +61,7 @@ export class PanelController {
     this.#logger = opts.logger
     this.#longPressMs = opts.longPressMs ?? DEFAULT_LONG_PRESS_MS
     this.#muted = opts.initiallyMuted ?? false
+    this.#pressToTalk = opts.pressToTalk ?? false
   }
 
   get muted(): boolean {
@@ -113,13 +123,21 @@ export class PanelController {
       this.#onLongPress(event.atMs)
       return
     }
-    this.#setMuted(!this.#muted, 'button', event.atMs)
+    if (!this.#pressToTalk) this.#setMuted(!this.#muted, 'button', event.atMs)
+    else if (this.#muted) {
+      // Mute is authoritative: a press to talk never opens the microphone behind it.
+      this.#logger.info({ panel: 'button', gesture: 'short' }, 'talk while muted: ignored')
+    } else {
+      this.#logger.info({ panel: 'button', gesture: 'short' }, 'press to talk')
+      this.#emit({ kind: 'talk', atMs: event.atMs })
+    }
   }
 
   #onLongPress(atMs = this.#clock.now()): void {
     this.#longTimer = undefined
     this.#longFired = true
-    if (this.#activity === 'speaking') {
+    if (this.#pressToTalk) this.#setMuted(!this.#muted, 'button', atMs)
+    else if (this.#activity === 'speaking') {
       this.#logger.info({ panel: 'button', gesture: 'long' }, 'long press: stop speaking')
       this.#emit({ kind: 'stop_speaking', atMs })
     } else {

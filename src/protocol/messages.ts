@@ -85,6 +85,8 @@ export const statusSchema = z.object({
   since: time.nullable(),
   /** Why the state is `error`, in one line; absent when all is well. */
   reason: z.string().max(300).optional(),
+  /** Local wakes the model's transcription did not confirm since the device started; absent: none. */
+  falseWakes: z.number().int().min(0).optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

@@ -23,6 +23,17 @@ export function isPrefix(value: string): boolean {
   )
 }
 
+/**
+ * Where every speaker of the household announces a wake it heard (docs/protocol.md, "Several
+ * speakers in one home"): one topic under the prefix, shared by all devices. No device topic is
+ * exactly `<prefix>/<id>` (they all have a level below it), so a device named `wake` cannot
+ * collide with it.
+ */
+export function wakeTopic(prefix: string): string {
+  if (!isPrefix(prefix)) throw new Error(`not a usable topic prefix: ${JSON.stringify(prefix)}`)
+  return `${prefix}/wake`
+}
+
 export interface Topics {
   readonly base: string
   readonly status: string

@@ -4,13 +4,9 @@ import { Backoff, type BackoffPolicy } from '../core/backoff.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
+import type { Onset, OnsetSource } from '../ports/onset.js'
 import type { SessionSummary } from './session-types.js'
-
-/** What the loop needs of the local speech detector. */
-export interface OnsetDetector {
-  push(frame: Uint8Array, capturedAtMs: number): { preRoll: Uint8Array } | undefined
-  rearm(): void
-}
+import type { WakeCheck } from './wake-confirmation.js'
 
 /** What the loop needs of the voice driver. */
 export interface SessionRunner {
@@ -18,16 +14,32 @@ export interface SessionRunner {
   readonly sessionRunning: boolean
   /** Ends the running session cleanly (approvals withdrawn, transcript complete). */
   stop(): Promise<unknown>
+  /** The wake phrase said over a reply: the speaker falls silent now and the room is heard. */
+  bargeIn(): void
   runSession(opts: {
     preRoll?: readonly Uint8Array[]
+    confirm?: WakeCheck
     onConversation?: (id: string) => void
   }): Promise<SessionSummary>
 }
 
 export interface SessionLoopDeps {
   readonly router: MicRouter
-  readonly detector: OnsetDetector
+  /** What opens a session (listen.mode): the speech detector, the wake stage or the button. */
+  readonly onset: OnsetSource
   readonly driver: SessionRunner
+  /**
+   * The second opinion on a local wake: the session opens silent and ends without a word unless
+   * the model's input transcription confirms the wake phrase. Absent: a local wake is believed.
+   */
+  readonly confirm?: WakeCheck
+  /**
+   * The room hears it was heard: told of every onset this speaker takes (and every barge-in)
+   * before anything is sent anywhere — the earcon and the LED's listening state.
+   */
+  readonly heard?: (onset: Onset) => void
+  /** A wake the second opinion did not confirm (counted in the status). */
+  readonly onFalseWake?: (onset: Onset) => void
   readonly live: LiveConversations
   readonly logger: Logger
   readonly clock: Clock
@@ -39,9 +51,10 @@ export interface SessionLoopDeps {
 const SESSION_RETRY: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 }
 
 /**
- * The appliance's outer loop: between sessions the microphone goes only to the local speech
- * detector — the room is not streamed anywhere — and a session opens when someone starts talking,
- * with the detector's pre-roll sent first so the first syllable reaches the model.
+ * The appliance's outer loop: between sessions the microphone goes only to the local onset source
+ * — the room is not streamed anywhere — and a session opens on its onset (the wake phrase, speech,
+ * a press), with the source's pre-roll sent first so the first syllable reaches the model. A wake
+ * told while a session runs is a barge-in.
  */
 export class SessionLoop {
   readonly #deps: SessionLoopDeps
@@ -61,7 +74,8 @@ export class SessionLoop {
   }
 
   async start(): Promise<void> {
-    const { router, detector, logger } = this.#deps
+    const { router, onset, logger } = this.#deps
+    onset.listen((o) => this.#onOnset(o))
     await router.start({
       frame: (pcm, at) => {
         if (this.#micErrors > 0) {
@@ -69,8 +83,7 @@ export class SessionLoop {
           this.#micErrors = 0
         }
         if (this.#opening || this.#stopped || this.#deps.driver.sessionRunning) return
-        const onset = detector.push(pcm, at)
-        if (onset) this.#current = this.#open(onset.preRoll)
+        onset.hear?.(pcm, at)
       },
       error: (err) => {
         this.#micErrors++
@@ -86,6 +99,23 @@ export class SessionLoop {
     logger.info({}, 'listening for speech')
   }
 
+  #onOnset(onset: Onset): void {
+    if (this.#stopped) return
+    if (this.#opening || this.#deps.driver.sessionRunning) {
+      // Speech during a session is the session's; a wake or a press to talk interrupts the reply.
+      if (onset.cause === 'speech') return
+      this.#deps.logger.info(
+        { cause: onset.cause, score: onset.wake?.score },
+        'talked over during a session: barge-in',
+      )
+      this.#deps.driver.bargeIn()
+      this.#deps.heard?.(onset)
+      return
+    }
+    this.#deps.heard?.(onset)
+    this.#current = this.#open(onset)
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true
     if (this.#pause) this.#deps.clock.clearTimeout(this.#pause)
@@ -97,14 +127,19 @@ export class SessionLoop {
     await this.#deps.router.stop()
   }
 
-  async #open(preRoll: Uint8Array): Promise<void> {
-    const { driver, detector, live, logger } = this.#deps
+  async #open(onset: Onset): Promise<void> {
+    const { driver, live, logger } = this.#deps
     this.#opening = true
     let conversationId: string | undefined
-    logger.info({ preRollBytes: preRoll.byteLength }, 'speech detected: opening a session')
+    logger.info(
+      { cause: onset.cause, preRollBytes: onset.preRoll.byteLength },
+      `${onset.cause === 'speech' ? 'speech detected' : onset.cause === 'wake' ? 'wake phrase heard' : 'talk pressed'}: opening a session`,
+    )
+    const confirm = onset.cause === 'wake' ? this.#deps.confirm : undefined
     try {
       const summary = await driver.runSession({
-        preRoll: [preRoll],
+        preRoll: [onset.preRoll],
+        ...(confirm && { confirm }),
         onConversation: (id) => {
           conversationId = id
           live.begin(id)
@@ -119,6 +154,7 @@ export class SessionLoop {
         },
         'session closed',
       )
+      if (summary.reason === 'unconfirmed') this.#deps.onFalseWake?.(onset)
       this.#deps.onSessionEnd?.(summary)
       this.#failedSessions = 0
       this.#pauses.reset()
@@ -145,7 +181,7 @@ export class SessionLoop {
       })
     } finally {
       if (conversationId) live.end(conversationId)
-      detector.rearm()
+      this.#deps.onset.rearm()
       this.#opening = false
     }
   }

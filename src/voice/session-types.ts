@@ -23,7 +23,8 @@ export interface VoiceOptions {
 export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
   budgetMs: DEFAULT_SESSION_BUDGET_MS,
   idleMs: DEFAULT_IDLE_MS,
-  gapBufferMs: 2_000,
+  // A wake's pre-roll (up to 1.5 s) plus the first connect (about 2 s on a slow board and network).
+  gapBufferMs: 5_000,
   maxReconnectAttempts: 3,
   goAwayMarginMs: 5_000,
   endDrainMs: 2_000,
@@ -32,6 +33,8 @@ export const DEFAULT_VOICE_OPTIONS: VoiceOptions = Object.freeze({
 /** The microphone as the driver needs it: frames, and an authoritative mute (the MicGate). */
 export interface VoiceMic extends AudioIn {
   setMuted(muted: boolean): void
+  /** End the echo gate's silence now, tail and all (a barge-in by the wake phrase). */
+  hearNow?(passMs?: number): void
 }
 
 export interface VoiceSessionDeps extends TalkDeps<LiveLLM> {
@@ -49,7 +52,8 @@ export interface WaitingNotice {
   readonly audience: string
 }
 
-export type SessionEndReason = ExpiryReason | 'stopped' | 'error'
+/** `unconfirmed`: a local wake the model's own transcription did not confirm (a false wake). */
+export type SessionEndReason = ExpiryReason | 'stopped' | 'error' | 'unconfirmed'
 
 export interface SessionSummary {
   readonly conversationId: string

@@ -10,6 +10,7 @@ import {
 } from './session-types.js'
 import { VoiceSession } from './voice-session.js'
 import { voiceState } from './voice-state.js'
+import type { WakeCheck } from './wake-confirmation.js'
 
 export interface VoiceDriverListener {
   /** For the LED and the status topic; called on every change. */
@@ -31,6 +32,12 @@ export interface RunSessionOptions {
   readonly preRoll?: readonly Uint8Array[]
   /** Told the conversation's id as soon as it is known, e.g. to mark it live for typed messages. */
   readonly onConversation?: (conversationId: string) => void
+  /**
+   * Opened by a local wake: the model's input transcription must confirm the wake phrase before
+   * anything it does reaches the room; if it does not, the session ends `unconfirmed` and the
+   * conversation it began is not kept.
+   */
+  readonly confirm?: WakeCheck
 }
 
 /**
@@ -86,6 +93,7 @@ export class VoiceDriver {
     if (this.#session) throw new Error('a voice session is already running')
     const { store, clock } = this.#deps
     let conversationId = opts.conversationId
+    const fresh = conversationId === undefined
     if (conversationId === undefined) {
       conversationId = store.createConversation({ channel: 'voice', at: clock.now() }).id
     } else if (!store.getConversation(conversationId)) {
@@ -108,8 +116,10 @@ export class VoiceDriver {
     this.#error = false
     this.#update()
     try {
-      const summary = await session.run(opts.preRoll)
+      const summary = await session.run(opts.preRoll, opts.confirm)
       this.#error = summary.reason === 'error'
+      // A false wake leaves nothing behind: the room's words were never meant for the speaker.
+      if (summary.reason === 'unconfirmed' && fresh) store.deleteConversation(conversationId)
       return summary
     } finally {
       this.#session = undefined
@@ -133,6 +143,15 @@ export class VoiceDriver {
     this.#log.info({ muted, session: this.#session !== undefined }, 'voice mute changed')
     if (muted) this.#session?.muted()
     this.#update()
+  }
+
+  /**
+   * The wake phrase said over a reply: the speaker stops now (as for the long press) and the echo
+   * gate opens at once rather than after its tail, so the words after the phrase reach the model.
+   */
+  bargeIn(): void {
+    this.stopSpeaking()
+    this.#deps.mic.hearNow?.()
   }
 
   /** The long press: stop speaking now, without muting and without cancelling any call. */

@@ -15,6 +15,7 @@ import { SpeakingWatch } from './speaking-watch.js'
 import { ToolCallRunner } from './tool-call-runner.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
+import { type WakeCheck, WakeConfirmation } from './wake-confirmation.js'
 
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
@@ -51,6 +52,10 @@ export class VoiceSession {
   #afterBargeIn = false
   #ending = false
   #error = false
+  /** The second opinion on the wake that opened this session, while it is being asked. */
+  #confirmation: WakeConfirmation | undefined
+  /** What the model did before the wake was confirmed, replayed in order once it is. */
+  #held: (() => void)[] = []
   readonly #done: Promise<SessionSummary>
   #finish!: (s: SessionSummary) => void
 
@@ -116,6 +121,7 @@ export class VoiceSession {
           // Quiet time counts only while the model can hear: the room is not idle because the
           // connection took long to open (a slow board, the SDK loading, a slow network).
           this.#timers.activity()
+          this.#confirmation?.start()
           this.#uplink.opened()
           this.#calls.opened(conn, resumedFrom)
           this.#uplink.flushGap(conn.session)
@@ -161,8 +167,17 @@ export class VoiceSession {
     return this.#ending
   }
 
-  /** Opens the first connection and runs until the session ends; resolves with a summary. */
-  async run(preRoll: readonly Uint8Array[] = []): Promise<SessionSummary> {
+  /**
+   * Opens the first connection and runs until the session ends; resolves with a summary. With
+   * `confirm`, the model's input transcription must confirm the wake phrase first: until then
+   * nothing it does reaches the room, and without it the session ends as `unconfirmed`.
+   */
+  async run(preRoll: readonly Uint8Array[] = [], confirm?: WakeCheck): Promise<SessionSummary> {
+    if (confirm) {
+      this.#confirmation = new WakeConfirmation(confirm, this.#deps.clock, (ok, heard) =>
+        this.#onWakeDecided(ok, heard),
+      )
+    }
     this.#runner.logCapabilities()
     this.#uplink.preRoll(preRoll)
     this.#timers.start()
@@ -231,6 +246,8 @@ export class VoiceSession {
       'voice session ending',
     )
     this.#timers.stop()
+    this.#confirmation?.stop()
+    this.#held = []
     this.#link.cancelResume()
     this.#speakingWatch.stop()
     this.#transcript.flush()
@@ -286,21 +303,49 @@ export class VoiceSession {
       return false
     }
     const link = this.#link
+    // Before the wake is confirmed, what the model does waits (in order) rather than happening.
+    const held = (what: string, act: () => void): void => {
+      if (!stillLive(what)) return
+      if (this.#confirmation?.pending) this.#held.push(() => stillLive(what) && act())
+      else act()
+    }
     return {
-      audio: (pcm) => stillLive('audio') && this.#onAudio(pcm),
-      inputTranscription: (text) => stillLive('inputTranscription') && this.#onUserText(text),
-      outputTranscription: (text) => stillLive('outputTranscription') && this.#onModelText(text),
-      interrupted: () => stillLive('interrupted') && this.#onInterrupted(),
-      generationComplete: () => stillLive('generationComplete') && this.#onGenerationComplete(),
-      turnComplete: () => stillLive('turnComplete') && this.#onTurnComplete(),
-      toolCall: (calls) => stillLive('toolCall') && this.#onToolCall(conn, calls),
+      audio: (pcm) => held('audio', () => this.#onAudio(pcm)),
+      inputTranscription: (text) => {
+        if (!stillLive('inputTranscription')) return
+        // Heard first: the text that confirms the wake releases what came before it, then itself.
+        this.#confirmation?.heard(text)
+        if (this.#confirmation?.pending) this.#held.push(() => this.#onUserText(text))
+        else this.#onUserText(text)
+      },
+      outputTranscription: (text) => held('outputTranscription', () => this.#onModelText(text)),
+      interrupted: () => held('interrupted', () => this.#onInterrupted()),
+      generationComplete: () => held('generationComplete', () => this.#onGenerationComplete()),
+      turnComplete: () => held('turnComplete', () => this.#onTurnComplete()),
+      toolCall: (calls) => held('toolCall', () => this.#onToolCall(conn, calls)),
       toolCallCancellation: (ids) =>
-        stillLive('toolCallCancellation') && this.#runner.onCancellation(ids),
+        held('toolCallCancellation', () => this.#runner.onCancellation(ids)),
       goAway: (ms) => stillLive('goAway') && link.onGoAway(ms),
       resumptionUpdate: (h, r) => stillLive('resumptionUpdate') && link.onResumption(h, r),
       usage: () => undefined,
       closed: (info) => link.onClosed(conn, info),
     }
+  }
+
+  #onWakeDecided(confirmed: boolean, heard: string): void {
+    if (!confirmed) {
+      this.#log.info(
+        { event: 'false_wake', heardChars: heard.length },
+        'the model did not hear the wake phrase: closing without a word',
+      )
+      this.#held = []
+      void this.end('unconfirmed')
+      return
+    }
+    this.#log.info({ heldEvents: this.#held.length }, 'wake phrase confirmed by the model')
+    const held = this.#held
+    this.#held = []
+    for (const act of held) act()
   }
 
   #onAudio(pcm: Uint8Array): void {

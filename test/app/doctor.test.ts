@@ -242,6 +242,7 @@ describe.skipIf(skip)('nocturn doctor --config: the whole device', () => {
       ['phones', 'ok'],
       // Built or not, port 8080 free or not: that depends on the machine (test/app/phone-app.test.ts).
       ['phone app', expect.stringMatching(/^(ok|warn|fail)$/)],
+      ['wake word', 'skip'],
       ['Gemini API key', 'ok'],
       ['Gemini live models', 'ok'],
       ['Gemini model', 'warn'],

@@ -22,6 +22,11 @@ const NOT_AT_START: readonly [string, RegExp][] = [
   ['the phone client', /\/src\/phone\//],
   ['the fake Live server', /\/src\/testing\//],
   ['the pairing QR code', /\/node_modules\/uqr\/|\/src\/app\/commands\/pair\./],
+  // No wake model configured: neither runtime (the WASM one alone costs 1–2 s and ~70 MB).
+  [
+    'the wake-word runtimes',
+    /\/node_modules\/onnxruntime-|\/src\/adapters\/openwakeword\/(runtime|features|detector|load-detector)\./,
+  ],
   // The Live transport comes with the SDK; mqtt.js with the broker connection, after listening.
   ['ws', /\/node_modules\/ws\//],
   ['mqtt.js', /\/node_modules\/mqtt\//],

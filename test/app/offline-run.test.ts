@@ -134,3 +134,43 @@ describe('on a machine as slow as a small board', () => {
     1_600_000,
   )
 })
+
+it('npm start’s scene in wake mode: a sentence without the wake phrase opens nothing, the wake phrase in one breath does, and the wake phrase over the answer drops it', async () => {
+  const out = new PassThrough()
+  let text = ''
+  out.on('data', (c: Buffer) => {
+    text += c.toString()
+  })
+  const workDir = mkdtempSync(join(tmpdir(), 'nocturn-offline-wake-'))
+  const code = await runOffline({
+    out,
+    logger: silentLogger,
+    root: join(import.meta.dirname, '../..'),
+    workDir,
+    listen: 'wake',
+  })
+  expect(code, text).toBe(0)
+  let at = 0
+  for (const line of [
+    '[wake]    "hey jarvis" installed from the model package',
+    '[room]    “Is the kettle on yet?',
+    '[room]    “Hey Jarvis, please unlock the front door for the plumber.”',
+    '[led]     listening',
+    '[person]  Hey Jarvis, please unlock the front door for the plumber.',
+    '[house]   home/front-door/set ← {"state":"UNLOCK"}',
+    '[room]    “Hey Jarvis, stop, thanks.”',
+    '[speaker] dropped at once:',
+    '[button]  short press: mute',
+    '[session] closed (stopped)',
+    'Read it again',
+  ]) {
+    const i = text.indexOf(line, at)
+    expect(i, `"${line}" after position ${at} in:\n${text}`).toBeGreaterThan(-1)
+    at = i + line.length
+  }
+  // Nothing opened on the first sentence: the LED left idle only after the wake phrase.
+  expect(text.indexOf('[led]     listening')).toBeGreaterThan(
+    text.indexOf('[room]    “Hey Jarvis, please'),
+  )
+  expect(text).not.toContain('did not play as scripted')
+}, 180_000)

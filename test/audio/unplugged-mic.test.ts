@@ -43,11 +43,12 @@ describe.skipIf(skip)('an unplugged microphone', () => {
     })
     const loop = new SessionLoop({
       router,
-      detector: { push: () => undefined, rearm: () => {} },
+      onset: { hear: () => undefined, listen: () => {}, rearm: () => {}, close: () => {} },
       driver: {
         muted: false,
         sessionRunning: false,
         stop: async () => {},
+        bargeIn: () => {},
         runSession: async () => {
           throw new Error('no session expected')
         },

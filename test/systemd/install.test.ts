@@ -1,5 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -32,9 +40,37 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     for (const prod of ['better-sqlite3', '@google/genai', 'mqtt', 'zod', 'ws']) {
       expect(existsSync(join(opt, 'node_modules', prod)), prod).toBe(true)
     }
+    // The wake word's runtimes keep only this board's native library and Node's one WASM build.
+    const ortBin = join(opt, 'node_modules', 'onnxruntime-node', 'bin', 'napi-v6')
+    expect(readdirSync(ortBin)).toEqual(['linux'])
+    expect(readdirSync(join(ortBin, 'linux'))).toEqual([process.arch])
+    expect(readdirSync(join(opt, 'node_modules', 'onnxruntime-web', 'dist')).sort()).toEqual([
+      'ort-wasm-simd-threaded.mjs',
+      'ort-wasm-simd-threaded.wasm',
+      'ort.node.min.js',
+      'ort.node.min.mjs',
+    ])
+    const runtimesMb =
+      (duBytes(join(opt, 'node_modules', 'onnxruntime-node')) +
+        duBytes(join(opt, 'node_modules', 'onnxruntime-web'))) /
+      1e6
     const mb = duBytes(opt) / 1e6
-    process.stdout.write(`/opt/nocturn: ${mb.toFixed(0)} MB\n`)
-    expect(mb).toBeLessThan(120)
+    process.stdout.write(
+      `/opt/nocturn: ${mb.toFixed(0)} MB, of which the wake-word runtimes ${runtimesMb.toFixed(0)} MB\n`,
+    )
+    expect(r.stdout).toMatch(/MB the wake-word runtimes for /)
+    // What it was before the wake word (~80 MB) plus this board's runtimes, and no more.
+    expect(mb - runtimesMb).toBeLessThan(120)
+    expect(runtimesMb).toBeLessThan(70)
+    // Both runtimes load from what was installed (the model files are the household's, not here).
+    for (const pkg of ['onnxruntime-node', 'onnxruntime-web']) {
+      const load = spawnSync(
+        process.execPath,
+        ['-e', `require(${JSON.stringify(pkg)}).InferenceSession.create || process.exit(3)`],
+        { cwd: opt, encoding: 'utf8' },
+      )
+      expect(load.status, `${pkg}: ${load.stderr}`).toBe(0)
+    }
     // It runs from there with nothing but what was installed.
     const help = spawnSync(process.execPath, [join(opt, 'dist', 'app', 'cli.js'), '--help'], {
       cwd: opt,

@@ -21,6 +21,7 @@ export {
 export { serveGrants } from './grants-endpoint.js'
 export { PhoneRequests } from './phone-requests.js'
 export { MqttStatus, offlineStatus } from './status.js'
+export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
 
 export interface DeviceMqttOptions {
   readonly url: string

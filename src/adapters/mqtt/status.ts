@@ -22,6 +22,7 @@ export class MqttStatus {
   #state = 'idle'
   #muted = false
   #reason: string | undefined
+  #falseWakes = 0
   #since: number
   /** This connection's subscriptions are answered: "online" may be said (see the constructor). */
   #heard = false
@@ -74,6 +75,12 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** A local wake the second opinion did not confirm: counted, and the status says so now. */
+  countFalseWake(): void {
+    this.#falseWakes++
+    this.#publish()
+  }
+
   current(): StatusMessage {
     return {
       v: PROTOCOL_VERSION,
@@ -83,6 +90,7 @@ export class MqttStatus {
       model: this.#model,
       since: this.#since,
       ...(this.#reason !== undefined && { reason: this.#reason }),
+      ...(this.#falseWakes > 0 && { falseWakes: this.#falseWakes }),
     }
   }
 

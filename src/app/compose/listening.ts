@@ -1,19 +1,32 @@
+import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
 import { MicRouter } from '../../audio/mic-router.js'
 import { SpeechDetector } from '../../audio/speech-detector.js'
+import { SpeechOnset } from '../../audio/speech-onset.js'
+import { VoicedHistory } from '../../audio/voiced-history.js'
+import { WakeOnset } from '../../audio/wake-onset.js'
 import type { LiveConversations } from '../../conversations/live-conversations.js'
+import { errorText } from '../../core/errors.js'
+import type { PanelController } from '../../panel/panel-controller.js'
 import type { ShownState } from '../../panel/shown-state.js'
+import type { AudioOut } from '../../ports/audio.js'
+import type { OnsetSource } from '../../ports/onset.js'
+import type { WakeArbiter } from '../../ports/wake-arbiter.js'
+import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
 import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
+import { listenMode } from '../config/schema.js'
+import type { WakeConfig } from '../config/wake-schema.js'
+import { createWakeDetector } from '../wake-detector.js'
 import type { Composition } from './composition.js'
 
 /*
  * The listening chain, in the order a microphone frame travels it:
- *   microphone (MicGate) → MicRouter → the onset stage (SpeechDetector) → SessionLoop → VoiceDriver
- * The router gives the frames to the listening stages while no session runs, and to the session
- * while one does. A new stage (a wake word) is made in `composeListening`, between the detector
- * and the loop, and closed with the others.
+ *   microphone (MicGate) → MicRouter → the onset source (listen.mode) → SessionLoop → VoiceDriver
+ * The router gives the frames to the onset source while no session runs, and to the session while
+ * one does. The wake stage is the exception: it hears the MicGate's room tap (after mute, before
+ * the echo gate), whoever holds the route, so the wake phrase said over a reply is heard.
  */
 
 /** The microphone's router, its health (it hears nothing, it hears again) shown on the LED. */
@@ -35,23 +48,108 @@ interface ListeningDeps {
   readonly router: MicRouter
   readonly driver: VoiceDriver
   readonly live: LiveConversations
+  /** The microphone behind the router: its room tap, its echo gate. */
+  readonly mic: MicGate
+  /** The speaker itself, for the earcon (not a drop of the model's audio). */
+  readonly speaker: AudioOut
+  readonly panel: PanelController
+  readonly shown: ShownState
+  /** Several speakers in one home: the claim of each wake. None: this speaker answers alone. */
+  readonly arbiter?: WakeArbiter | undefined
+  /** A wake the model's transcription did not confirm (the status counts it). */
+  readonly onFalseWake?: (() => void) | undefined
   readonly onSessionEnd?: ((summary: SessionSummary) => void) | undefined
 }
 
 /** The stages that decide when a spoken session opens; started by the caller once all is ready. */
 export async function composeListening(
-  { clock, log, closers }: Composition,
-  { router, driver, live, onSessionEnd }: ListeningDeps,
+  comp: Composition,
+  deps: ListeningDeps,
 ): Promise<SessionLoop> {
-  const detector = await SpeechDetector.create()
-  closers.add(() => detector.close())
+  const { config: c, clock, log, closers } = comp
+  const mode = listenMode(c.listen)
+  const onset = await onsetFor(comp, mode, deps)
+  closers.add(() => onset.close())
+  const confirm = c.listen.confirm
+  // Made when first needed: a speech-mode device never plays it.
+  let earcon: Uint8Array | undefined
   return new SessionLoop({
-    router,
-    detector,
-    driver,
-    live,
+    router: deps.router,
+    onset,
+    driver: deps.driver,
+    live: deps.live,
     logger: log.child({ component: 'listen' }),
     clock,
-    ...(onSessionEnd && { onSessionEnd }),
+    ...(mode === 'wake' &&
+      confirm.enabled && { confirm: { phrases: confirm.phrases, withinMs: confirm.withinMs } }),
+    // The room hears it was heard; in speech mode a session opens on speech, as before, unannounced.
+    ...(mode !== 'speech' && {
+      heard: () => {
+        earcon ??= earconPcm(deps.speaker.sampleRateHz)
+        deps.speaker.write(earcon)
+        // The earcon is ours: the command said in the same breath is not gated for its length.
+        deps.mic.hearNow(EARCON_MS + 50)
+      },
+    }),
+    ...(deps.onFalseWake && { onFalseWake: deps.onFalseWake }),
+    ...(deps.onSessionEnd && { onSessionEnd: deps.onSessionEnd }),
   })
+}
+
+async function onsetFor(
+  comp: Composition,
+  mode: 'wake' | 'button' | 'speech',
+  deps: ListeningDeps,
+): Promise<OnsetSource> {
+  if (mode === 'speech') return new SpeechOnset(await SpeechDetector.create())
+  if (mode === 'button') {
+    const button = new ButtonOnset()
+    deps.panel.on((e) => {
+      if (e.kind === 'talk') button.pressed(e.atMs)
+    })
+    return button
+  }
+  return wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
+}
+
+/**
+ * The wake stage on the configured detector. A detector that cannot load (a missing or corrupt
+ * model, no runtime) is an error on the LED and the status, with its message; the speaker then
+ * opens no session at all — nothing leaves the room — and still mutes, shows state and answers
+ * the button.
+ */
+async function wakeOnset(
+  { config: c, clock, log }: Composition,
+  wake: WakeConfig,
+  deps: ListeningDeps,
+): Promise<OnsetSource> {
+  const wakeLog = log.child({ component: 'wake' })
+  let stage: WakeOnset | undefined
+  try {
+    const detector = await createWakeDetector(wake, {
+      onWake: (d) => stage?.detected(d),
+      logger: wakeLog,
+    })
+    stage = new WakeOnset({
+      detector,
+      voiced: await VoicedHistory.create(),
+      clock,
+      logger: wakeLog,
+      preRollMs: c.listen.preRollMs,
+      speakerAudible: () => deps.mic.echoGated,
+      ...(deps.arbiter && { arbiter: deps.arbiter }),
+    })
+  } catch (err) {
+    const code = (err as { code?: unknown }).code
+    wakeLog.error(
+      { event: 'wake_unavailable', code, err: errorText(err) },
+      'the wake word cannot listen: no session will open',
+    )
+    deps.shown.fault('wake word', errorText(err))
+    return { listen: () => {}, rearm: () => {}, close: () => {} }
+  }
+  const heard = stage
+  deps.mic.onRoom((pcm, at) => heard.room(pcm, at))
+  wakeLog.info({ phrases: heard.phrases }, 'listening for the wake phrase')
+  return heard
 }

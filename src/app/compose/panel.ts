@@ -2,13 +2,14 @@ import { PanelController } from '../../panel/panel-controller.js'
 import { ShownState } from '../../panel/shown-state.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
 import type { ResolvedPanel } from '../config/load.js'
+import { listenMode } from '../config/schema.js'
 import { createPanel } from '../panel-factory.js'
 import type { DeviceMqtt, Terminal } from './broker.js'
 import type { Composition } from './composition.js'
 
 /** The button and the LED on the configured backend (GPIO, the terminal, or none). */
 export async function composePanel(
-  { clock, log, closers }: Composition,
+  { config: { listen }, clock, log, closers }: Composition,
   config: ResolvedPanel,
   where: Terminal & { readonly env?: NodeJS.ProcessEnv | undefined },
 ): Promise<PanelController> {
@@ -24,6 +25,7 @@ export async function composePanel(
     clock,
     logger: panelLog,
     longPressMs: config.longPressMs,
+    pressToTalk: listenMode(listen) === 'button',
   })
   closers.add(() => panel.close())
   return panel

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../audio/wake-onset.js'
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   DEFAULT_ECHO_TAIL_MS,
@@ -6,6 +7,11 @@ import {
   DEFAULT_SESSION_BUDGET_MS,
 } from '../../core/defaults.js'
 import { HEADER_LINE } from '../../panel/presets.js'
+import {
+  DEFAULT_CONFIRM_PHRASES,
+  DEFAULT_CONFIRM_WITHIN_MS,
+} from '../../voice/wake-confirmation.js'
+import { wakeSchema } from './wake-schema.js'
 
 /**
  * The configuration file's shape: one JSON object (comments allowed), strict everywhere so a typo
@@ -56,6 +62,32 @@ export const audioSchema = z.strictObject({
   /** For backend "wav": the microphone file and the speaker file. */
   inputWav: absPath.optional(),
   outputWav: absPath.optional(),
+})
+
+/** The second opinion on a local wake: the model's own transcription must hear the phrase. */
+export const confirmSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** Any one heard in the model's input transcription confirms (case and punctuation ignored). */
+  phrases: z
+    .array(z.string().min(1))
+    .min(1)
+    .default([...DEFAULT_CONFIRM_PHRASES]),
+  /** From the session's first connection: no phrase by then, and it closes without a word. */
+  withinMs: z.number().int().min(300).max(10_000).default(DEFAULT_CONFIRM_WITHIN_MS),
+})
+
+/** What the speaker listens for before anything leaves the room (docs/wake-word.md). */
+export const listenSchema = z.strictObject({
+  /** The on-device wake word; unset: none. */
+  wake: wakeSchema.optional(),
+  /**
+   * What opens a session: `wake` (the wake phrase; the default once a wake model is configured),
+   * `button` (press to talk) or `speech` (any speech near the speaker, streamed once it starts).
+   */
+  mode: z.enum(['wake', 'button', 'speech']).optional(),
+  confirm: confirmSchema.default(confirmSchema.parse({})),
+  /** Audio from before the wake sent first: the phrase itself and a command said in one breath. */
+  preRollMs: z.number().int().min(500).max(3000).default(DEFAULT_WAKE_PRE_ROLL_MS),
 })
 
 export const rgbLedsSchema = z.strictObject({
@@ -186,6 +218,7 @@ export const configSchema = z
   .strictObject({
     provider: providerSchema.default(providerSchema.parse({})),
     audio: audioSchema.default(audioSchema.parse({})),
+    listen: listenSchema.default(listenSchema.parse({})),
     panel: panelSchema.default(panelSchema.parse({})),
     mqtt: mqttSchema.optional(),
     phoneApp: phoneAppSchema.default(phoneAppSchema.parse({})),
@@ -232,6 +265,14 @@ export const configSchema = z
         })
       }
     }
+    if (c.listen.mode === 'wake' && !c.listen.wake) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['listen', 'mode'],
+        message:
+          '"wake" needs a wake model: set listen.wake.models (nocturn wake install hey_jarvis), or choose "button" or "speech"',
+      })
+    }
     if (c.audio.backend === 'wav' && !c.audio.inputWav) {
       ctx.addIssue({
         code: 'custom',
@@ -245,6 +286,12 @@ export type Config = z.infer<typeof configSchema>
 export type ProviderConfig = Config['provider']
 export type ProviderKind = ProviderConfig['kind']
 export type PanelConfig = z.infer<typeof panelSchema>
+export type ListenConfig = z.infer<typeof listenSchema>
+
+/** What opens a session: the wake word once a model is configured, else speech as before. */
+export function listenMode(listen: ListenConfig): 'wake' | 'button' | 'speech' {
+  return listen.mode ?? (listen.wake ? 'wake' : 'speech')
+}
 
 /** Keys whose values are secrets: never echoed in an error or a log. */
 export const SECRET_KEYS = new Set(['apiKey', 'password'])

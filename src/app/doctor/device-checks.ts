@@ -11,6 +11,7 @@ import type { DeviceDoctorContext } from './device-context.js'
 import { nodeCheck } from './node-check.js'
 import { phoneAppCheck } from './phone-app-check.js'
 import { spiCheck } from './spi-check.js'
+import { wakeCheck } from './wake-check.js'
 
 export type { DeviceDoctorContext } from './device-context.js'
 export { MIN_NODE_MAJOR, NODE_FIX, nodeCheck } from './node-check.js'
@@ -330,6 +331,7 @@ export const deviceChecks = [
   brokerCheck,
   phonesCheck,
   phoneAppCheck,
+  wakeCheck,
 ]
 
 /** The URL without a user:password part. */

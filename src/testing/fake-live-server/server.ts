@@ -140,6 +140,36 @@ export class FakeConnection {
       )
   }
 
+  #heardBytes = 0
+  #heardScanned = 0
+
+  /** How many bytes of microphone audio this connection has received (counted as they come). */
+  heardBytes(): number {
+    const all = this.#server.received
+    for (; this.#heardScanned < all.length; this.#heardScanned++) {
+      const f = all[this.#heardScanned] as ReceivedFrame
+      if (f.conn !== this.index) continue
+      const data = (f.frame.realtimeInput as { audio?: { data?: string } } | undefined)?.audio?.data
+      // base64: 4 characters for 3 bytes, less its padding.
+      if (typeof data === 'string') {
+        this.#heardBytes +=
+          (data.length * 3) / 4 - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0)
+      }
+    }
+    return this.#heardBytes
+  }
+
+  /** Every byte of microphone audio received on this connection (16 kHz S16LE), in order. */
+  heardAudio(): Buffer {
+    const parts: Buffer[] = []
+    for (const f of this.#server.received) {
+      if (f.conn !== this.index) continue
+      const data = (f.frame.realtimeInput as { audio?: { data?: string } } | undefined)?.audio?.data
+      if (typeof data === 'string') parts.push(Buffer.from(data, 'base64'))
+    }
+    return Buffer.concat(parts)
+  }
+
   /** True once every step of the script has been played (not when it stopped early on a close). */
   finished = false
 
@@ -159,6 +189,31 @@ export class FakeConnection {
     else if ('drop' in step) this.drop()
     else if ('waitFor' in step) await this.#waitFor(step.waitFor, step.timeoutMs ?? 5000)
     else if ('speak' in step) await this.#speak(step)
+    else if ('transcribe' in step) await this.#transcribe(step)
+    else if ('untilHeardMs' in step) await this.#heard(step.untilHeardMs, step.timeoutMs)
+  }
+
+  /** True once this connection has heard `ms` of audio; false (an error noted) at the timeout. */
+  async #heard(ms: number, timeoutMs = 5000): Promise<boolean> {
+    const bytes = Math.round((ms * 16_000) / 1000) * 2
+    const deadline = Date.now() + timeoutMs
+    while (this.open && this.heardBytes() < bytes) {
+      if (Date.now() > deadline) {
+        this.#server.errors.push(`conn ${this.index}: heard less than ${ms} ms of audio`)
+        return false
+      }
+      await sleep(5)
+    }
+    return true
+  }
+
+  async #transcribe(step: Extract<Step, { transcribe: unknown }>): Promise<void> {
+    if (!(await this.#heard(step.afterAudioMs ?? 0, step.timeoutMs))) return
+    if (this.setup?.inputAudioTranscription === undefined) {
+      this.#server.errors.push(`conn ${this.index}: input transcription not asked for in setup`)
+      return
+    }
+    this.send(serverFrame.inputTranscription(step.transcribe))
   }
 
   async #speak(step: Extract<Step, { speak: unknown }>): Promise<void> {

@@ -1,0 +1,304 @@
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|cost).
+//
+// Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
+// of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
+//  - false wakes per hour: household prose and near-miss phrases read by every voice, as one long
+//    stream, clean and again over music and pink noise (10 dB); each head's wakes counted, at the
+//    defaults and at other settings (those replayed from the same per-chunk scores);
+//  - missed wakes: "hey jarvis" and "alexa" from every voice at four espeak-ng speeds, clean and at
+//    20/10/5 dB of pink noise and of babble (four prose streams summed); the latency from the end
+//    of the phrase to the chunk that fired, in capture time.
+// Cost: idle listening paced in real time at 20 ms frames (speech detector alone, then with the
+// wake word on each runtime), CPU and RSS, and again inside a cgroup of 10 % of one core.
+// TTS speech is not a human in a room: these figures test the plumbing and noise robustness.
+import { spawnSync } from 'node:child_process'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { loadWakeDetector } from '../src/adapters/openwakeword/load-detector.js'
+import { PRETRAINED } from '../src/adapters/openwakeword/model-files.js'
+import { silentLogger } from '../src/core/logger.js'
+import type { WakeDetection } from '../src/ports/wake-word.js'
+import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
+import { EMBEDDING, MEL, MODEL_DIR } from '../test/helpers/wake.js'
+import { machineLine, quantile } from './machine.js'
+import {
+  bed,
+  bytes,
+  concat,
+  mix,
+  NEAR_MISSES,
+  PROSE,
+  utterance,
+  voices,
+  WAKE_PHRASES,
+} from './wake/corpus.js'
+
+const only = process.env.BENCH_ONLY ?? ''
+const RATE = 16_000
+const HEADS = PRETRAINED.map((h) => ({ ...h, file: join(MODEL_DIR, h.file) }))
+const out = (s: string) => process.stdout.write(`${s}\n`)
+
+async function detector(
+  onWake: (w: WakeDetection) => void,
+  onScores?: (s: readonly number[]) => void,
+) {
+  return loadWakeDetector({
+    onWake,
+    phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
+    melFile: MEL,
+    embeddingFile: EMBEDDING,
+    runtime: 'native',
+    consecutive: 2,
+    refractoryMs: 2000,
+    logger: silentLogger,
+    onScores,
+  })
+}
+
+/** Wakes per head that the detector's rule would give on recorded per-chunk scores. */
+function replay(scores: Float32Array[], threshold: number, consecutive: number): number[] {
+  const counts = scores.map(() => 0)
+  const above = scores.map(() => 0)
+  const n = scores[0]?.length ?? 0
+  let quietUntil = -1
+  for (let c = 0; c < n; c++) {
+    let best = -1
+    scores.forEach((s, i) => {
+      above[i] = (s[c] ?? 0) >= threshold ? (above[i] ?? 0) + 1 : 0
+      if ((above[i] ?? 0) >= consecutive && (best < 0 || (s[c] ?? 0) > (scores[best]?.[c] ?? 0)))
+        best = i
+    })
+    if (best >= 0 && c >= quietUntil) {
+      counts[best] = (counts[best] ?? 0) + 1
+      quietUntil = c + 25 // 2 s of 80 ms chunks
+      above.fill(0)
+    }
+  }
+  return counts
+}
+
+async function falseWakes(): Promise<void> {
+  const vs = voices()
+  out(`voices: ${vs.length} (${vs.map((v) => v.name).join(', ')})`)
+  const t0 = performance.now()
+  const pieces: Int16Array[] = []
+  const gap = (ms: number) => new Int16Array((RATE * ms) / 1000)
+  let k = 0
+  for (const v of vs) {
+    for (const [i, text] of [...PROSE, ...NEAR_MISSES].entries()) {
+      pieces.push(utterance(v, text, `neg-${v.name}-${i}`), gap(300 + ((k++ * 137) % 700)))
+    }
+  }
+  const clean = concat(pieces)
+  const makeS = (performance.now() - t0) / 1000
+  const music = bed('music', 60)
+  const pink = bed('pink', 60)
+  const half = Math.floor(clean.length / 2)
+  const noisy = concat([
+    mix(clean.subarray(0, half), music, 10),
+    mix(clean.subarray(half), pink, 10, 12_345),
+  ])
+  for (const [name, stream] of [
+    ['clean', clean],
+    ['over music and pink noise, 10 dB', noisy],
+  ] as const) {
+    const hours = stream.length / RATE / 3600
+    const scores = HEADS.map(() => new Float32Array(Math.ceil(stream.length / 1280) + 1))
+    let c = 0
+    const wakes: WakeDetection[] = []
+    const d = await detector(
+      (w) => wakes.push(w),
+      (s) => {
+        s.forEach((v, i) => {
+          const a = scores[i]
+          if (a) a[c] = v
+        })
+        c++
+      },
+    )
+    const cpu = process.cpuUsage()
+    const t = performance.now()
+    await d.scoreRecorded(bytes(stream))
+    const wallS = (performance.now() - t) / 1000
+    const used = process.cpuUsage(cpu)
+    await d.close()
+    const peak = scores.map((s) => Math.max(...s.subarray(0, c)))
+    out(
+      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min (${pieces.length / 2} utterances; made in ${makeS.toFixed(0)} s), scored in ${wallS.toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
+    )
+    out(
+      `| head | peak score | wakes/h at 0.5 ×2 (default, the detector itself) | replayed: 0.5 ×1 | 0.5 ×2 | 0.7 ×2 | 0.9 ×2 |`,
+    )
+    out('|---|---|---|---|---|---|---|')
+    const settings = [
+      [0.5, 1],
+      [0.5, 2],
+      [0.7, 2],
+      [0.9, 2],
+    ].map(([th, n]) =>
+      replay(
+        scores.map((s) => s.subarray(0, c)),
+        th as number,
+        n as number,
+      ),
+    )
+    HEADS.forEach((h, i) => {
+      const real = wakes.filter((w) => w.phrase === h.name).length
+      out(
+        `| ${h.name} | ${peak[i]?.toFixed(3)} | ${(real / hours).toFixed(2)} (${real}) | ${settings.map((s) => `${((s[i] ?? 0) / hours).toFixed(2)}`).join(' | ')} |`,
+      )
+    })
+  }
+}
+
+async function missedWakes(): Promise<void> {
+  const vs = voices([130, 150, 170, 190])
+  const prose = voices().slice(0, 8)
+  const babbleParts = [0, 1, 2, 3].map((j) =>
+    concat(
+      PROSE.map((text, i) =>
+        utterance(
+          prose[(i + j * 2) % prose.length] as (typeof prose)[number],
+          text,
+          `neg-${prose[(i + j * 2) % prose.length]?.name}-${i}`,
+        ),
+      ),
+    ),
+  )
+  const len = Math.min(...babbleParts.map((b) => b.length))
+  const babble = new Int16Array(len)
+  for (let i = 0; i < len; i++) {
+    babble[i] = Math.max(
+      -32768,
+      Math.min(32767, babbleParts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2),
+    )
+  }
+  const pink = bed('pink', 60)
+  const conditions: [string, Int16Array | undefined, number][] = [
+    ['clean', undefined, 0],
+    ['pink 20 dB', pink, 20],
+    ['pink 10 dB', pink, 10],
+    ['pink 5 dB', pink, 5],
+    ['babble 20 dB', babble, 20],
+    ['babble 10 dB', babble, 10],
+    ['babble 5 dB', babble, 5],
+  ]
+  const clips = WAKE_PHRASES.flatMap((p) =>
+    vs.map((v) => ({
+      head: p.head,
+      voice: v.name,
+      pcm: utterance(v, p.text, `wake-${p.head}-${v.name}`),
+    })),
+  )
+  out(
+    `\nwake clips: ${clips.length} (${WAKE_PHRASES.map((p) => `"${p.text}"`).join(', ')} × ${vs.length} voices), 1 s either side`,
+  )
+  let woke: WakeDetection[] = []
+  const d = await detector((w) => woke.push(w))
+  out(
+    '| condition | missed, hey_jarvis | missed, alexa | all | wrong phrase | latency p50 / p90 / max (ms) |',
+  )
+  out('|---|---|---|---|---|---|')
+  for (const [name, noise, snr] of conditions) {
+    const missed: Record<string, number> = { hey_jarvis: 0, alexa: 0 }
+    let wrong = 0
+    const latencies: number[] = []
+    for (const [ci, clip] of clips.entries()) {
+      const lead = new Int16Array(RATE)
+      const padded = concat([lead, clip.pcm, new Int16Array(RATE)])
+      // Noise over the whole clip, its level set against the phrase alone.
+      let heard = padded
+      if (noise) {
+        const gain = Math.sqrt(meanSquare(clip.pcm) / (meanSquare(noise) * 10 ** (snr / 10)))
+        heard = new Int16Array(padded.length)
+        const off = (ci * 7919) % noise.length
+        for (let i = 0; i < padded.length; i++) {
+          heard[i] = Math.max(
+            -32768,
+            Math.min(
+              32767,
+              Math.round((padded[i] ?? 0) + gain * (noise[(off + i) % noise.length] ?? 0)),
+            ),
+          )
+        }
+      }
+      d.reset()
+      woke = []
+      await d.scoreRecorded(bytes(heard))
+      const right = woke.find((w) => w.phrase === clip.head)
+      if (!right) missed[clip.head] = (missed[clip.head] ?? 0) + 1
+      if (woke.some((w) => w.phrase !== clip.head)) wrong++
+      if (right) latencies.push(right.heardAtMs - ((RATE + clip.pcm.length) / RATE) * 1000)
+    }
+    const per = clips.length / WAKE_PHRASES.length
+    const sorted = latencies.sort((a, b) => a - b)
+    const total = (missed.hey_jarvis ?? 0) + (missed.alexa ?? 0)
+    out(
+      `| ${name} | ${pct(missed.hey_jarvis ?? 0, per)} | ${pct(missed.alexa ?? 0, per)} | ${pct(total, clips.length)} | ${wrong} | ${quantile(sorted, 0.5).toFixed(0)} / ${quantile(sorted, 0.9).toFixed(0)} / ${(sorted.at(-1) ?? Number.NaN).toFixed(0)} |`,
+    )
+  }
+  await d.close()
+}
+
+function meanSquare(x: Int16Array): number {
+  let s = 0
+  for (const v of x) s += v * v
+  return s / Math.max(1, x.length)
+}
+
+const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} % (${n}/${of})`
+
+function idle(wake: string, quota?: string): Record<string, number | string> | string {
+  const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
+  const cmd = `${quota ? `${quota} ` : 'exec '}${process.execPath} --import tsx ${child}`
+  const r = spawnSync('sh', ['-c', cmd], {
+    env: {
+      ...process.env,
+      WAKE: wake,
+      MODEL_DIR,
+      SECONDS_PACED: process.env.SECONDS_PACED ?? '30',
+    },
+    encoding: 'utf8',
+    timeout: 180_000,
+  })
+  const line = r.stdout.trim().split('\n').at(-1) ?? ''
+  try {
+    return JSON.parse(line) as Record<string, number | string>
+  } catch {
+    return `failed (${r.status}): ${r.stderr.slice(-300)}`
+  }
+}
+
+function cost(): void {
+  out('\nidle listening, paced in real time at 20 ms frames (quiet room noise), one process each:')
+  out(
+    '| variant | CPU ms/s | RSS before → loaded → end (MB) | load ms | scoring lag p50 / p99 / max (ms) | chunks dropped |',
+  )
+  out('|---|---|---|---|---|---|')
+  const row = (label: string, r: Record<string, number | string> | string) =>
+    out(
+      typeof r === 'string'
+        ? `| ${label} | ${r} |`
+        : `| ${label} | ${r.cpuMsPerS} | ${r.rssBeforeMb} → ${r.rssLoadedMb} → ${r.rssEndMb} | ${r.loadMs} | ${r.lagP50Ms} / ${r.lagP99Ms} / ${r.lagMaxMs} | ${r.dropped} of ${Number(r.scored) + Number(r.dropped)} |`,
+    )
+  for (const wake of ['none', 'native', 'wasm'])
+    row(`speech detector${wake === 'none' ? ' alone' : ` + wake word (${wake})`}`, idle(wake))
+  const q = makeCpuQuota('nocturn-wake-bench', 10)
+  if (typeof q === 'string') {
+    out(`10 % of one core: not measured (${q})`)
+    return
+  }
+  try {
+    for (const wake of ['native', 'wasm'])
+      row(`… inside 10 % of one core (${wake})`, idle(wake, q.enter))
+  } finally {
+    q.remove()
+  }
+}
+
+out(`# wake word · ${machineLine()}`)
+if (only === '' || only === 'accuracy') {
+  await falseWakes()
+  await missedWakes()
+}
+if (only === '' || only === 'cost') cost()

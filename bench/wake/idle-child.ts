@@ -1,0 +1,89 @@
+// One paced idle-listening run for wake-word.bench.ts: 20 ms frames of quiet room noise, in real
+// time, through the real speech detector and (unless WAKE=none) the wake-word detector, for
+// SECONDS seconds. Prints one JSON line: CPU ms per second, RSS before and after the detector,
+// scoring lag per chunk (p50/p99/max) and chunks dropped.
+import { performance } from 'node:perf_hooks'
+import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import { SpeechDetector } from '../../src/audio/speech-detector.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { quantile } from '../machine.js'
+
+const wake = process.env.WAKE ?? 'native'
+const seconds = Number(process.env.SECONDS_PACED ?? 30)
+const modelDir = process.env.MODEL_DIR ?? ''
+const rss = () => process.memoryUsage().rss / 2 ** 20
+
+const speech = await SpeechDetector.create()
+const rssBefore = rss()
+const lags: number[] = []
+let detector: OpenWakeWordDetector | undefined
+let loadMs = 0
+if (wake !== 'none') {
+  const { loadWakeDetector } = await import('../../src/adapters/openwakeword/load-detector.js')
+  const t = performance.now()
+  detector = await loadWakeDetector({
+    onWake: () => {},
+    phrases: [{ phrase: 'hey jarvis', file: `${modelDir}/hey_jarvis_v0.1.onnx`, threshold: 0.5 }],
+    melFile: `${modelDir}/melspectrogram.onnx`,
+    embeddingFile: `${modelDir}/embedding_model.onnx`,
+    runtime: wake as 'native',
+    consecutive: 2,
+    refractoryMs: 2000,
+    logger: silentLogger,
+    now: () => performance.now(),
+    onScores: (_s, endAt) => lags.push(performance.now() - endAt),
+  })
+  loadMs = performance.now() - t
+}
+const rssLoaded = rss()
+
+// Quiet room noise, 1 s, looped: a frame is a view into it, as the microphone lends one.
+const noise = new Uint8Array(32_000)
+const view = new DataView(noise.buffer)
+let seed = 3
+for (let i = 0; i < noise.length; i += 2) {
+  seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
+  view.setInt16(i, (seed % 300) - 150, true)
+}
+const frames = seconds * 50
+const start = performance.now()
+const cpu = process.cpuUsage()
+let sent = 0
+await new Promise<void>((done) => {
+  const tick = () => {
+    const now = performance.now()
+    // Every frame that is due by now, as a capture device delivers them.
+    while (sent < frames && start + (sent + 1) * 20 <= now) {
+      const off = (sent % 50) * 640
+      const frame = noise.subarray(off, off + 640)
+      const at = start + (sent + 1) * 20
+      speech.push(frame, at)
+      detector?.push(frame, at)
+      sent++
+    }
+    if (sent >= frames) return done()
+    setTimeout(tick, Math.max(0, start + (sent + 1) * 20 - performance.now()))
+  }
+  tick()
+})
+await detector?.settled()
+const used = process.cpuUsage(cpu)
+const wallS = (performance.now() - start) / 1000
+const sorted = [...lags].sort((a, b) => a - b)
+process.stdout.write(
+  `${JSON.stringify({
+    wake,
+    seconds: Number(wallS.toFixed(1)),
+    cpuMsPerS: Number(((used.user + used.system) / 1000 / wallS).toFixed(1)),
+    rssBeforeMb: Number(rssBefore.toFixed(1)),
+    rssLoadedMb: Number(rssLoaded.toFixed(1)),
+    rssEndMb: Number(rss().toFixed(1)),
+    loadMs: Math.round(loadMs),
+    lagP50Ms: Number(quantile(sorted, 0.5).toFixed(1)),
+    lagP99Ms: Number(quantile(sorted, 0.99).toFixed(1)),
+    lagMaxMs: Number((sorted.at(-1) ?? Number.NaN).toFixed(1)),
+    scored: detector?.stats().chunksScored ?? 0,
+    dropped: detector?.stats().chunksDropped ?? 0,
+  })}\n`,
+)
+await detector?.close()

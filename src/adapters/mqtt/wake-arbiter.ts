@@ -1,0 +1,304 @@
+import { BoundedMap } from '../../core/bounded-map.js'
+import { DEFAULT_WAKE_WINDOW_MS } from '../../core/defaults.js'
+import { errorText } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import { type Clock, monotonicNow, type TimerHandle } from '../../ports/clock.js'
+import type { WakeArbiter } from '../../ports/wake-arbiter.js'
+import type { WakeDetection } from '../../ports/wake-word.js'
+import {
+  claimNumbers,
+  DEFAULT_PREFIX,
+  MAX_CLAIM_BYTES,
+  newNonce,
+  outranks,
+  PROTOCOL_VERSION,
+  parsePayload,
+  type WakeClaim,
+  wakeClaimSchema,
+  wakeTopic,
+} from '../../protocol/index.js'
+import type { MqttConnection } from './connection.js'
+import { RejectionLog } from './rejection-log.js'
+
+export interface MqttWakeArbiterOptions {
+  readonly connection: MqttConnection
+  readonly deviceId: string
+  readonly prefix?: string
+  readonly logger: Logger
+  /** Its monotonic reading times the rounds; its wall time only goes into the claim's `at`. */
+  readonly clock: Clock
+  /** How long a claim waits for a better one (at most; a loser learns sooner). */
+  readonly windowMs?: number
+  /**
+   * After a round closes, a wake heard within this long is the same words heard late, and yields:
+   * the round's winner is already answering. Covers how much later one speaker's detector may fire
+   * than another's on the same words (up to ~0.5 s measured: ../docs/protocol.md).
+   */
+  readonly settleMs?: number
+}
+
+type Rejection = 'oversized' | 'malformed-json' | 'invalid-payload' | 'retained' | 'own-device'
+
+/** Why a claim ended as it did (the `reason` of the `wake_arbitrated` line). */
+type Outcome = 'alone' | 'unsent' | 'best' | 'outranked' | 'late' | 'taken' | 'aborted' | 'closed'
+
+/** The claims heard for one utterance, from the first one this speaker knew of, for one window. */
+interface Round {
+  /** Monotonic ms: the first claim's receipt (or this speaker's own claim) plus the window. */
+  readonly closesAt: number
+  /** The best claim of another speaker heard in it so far. */
+  best: WakeClaim | undefined
+}
+
+interface Pending {
+  readonly claim: WakeClaim
+  readonly round: Round
+  settle(won: boolean, outcome: Outcome, by?: WakeClaim): void
+}
+
+/** Most households have a handful of speakers; a claim is matched to its echo among these. */
+const REMEMBERED_CLAIMS = 32
+const DEFAULT_SETTLE_MS = 1000
+
+/**
+ * The WakeArbiter over the household's broker. Every speaker that wakes publishes a claim on
+ * `<prefix>/wake` (QoS 0, never retained) and hears everyone's. Claims are grouped into rounds by
+ * when this speaker received them, never by the senders' clocks: a round opens with the first
+ * claim heard (or made) and lasts one window. The claim that outranks every other of its round
+ * wins at the window's end; any other loses the moment it hears a better one. A speaker that wakes
+ * too late to be heard within the round, or just after it, yields without claiming: the round's
+ * winner is already answering. Without a broker (or without its subscription in place) a claim
+ * wins at once. See docs/protocol.md, "Several speakers in one home".
+ */
+export class MqttWakeArbiter implements WakeArbiter {
+  readonly #conn: MqttConnection
+  readonly #deviceId: string
+  readonly #topic: string
+  readonly #log: Logger
+  readonly #clock: Clock
+  readonly #windowMs: number
+  /**
+   * A speaker joining a round needs its claim to reach the others before their windows end; their
+   * rounds opened up to one broker hop apart from ours, and ours reaches them one hop later. Half
+   * the window covers two hops of up to 37 ms each with the default window: on a busy machine a
+   * hop was seen to take 75 ms (bench/RESULTS.md), so the margin errs towards exactly one answer
+   * rather than towards the best one.
+   */
+  readonly #joinMarginMs: number
+  readonly #settleMs: number
+  readonly #rejections: RejectionLog<Rejection>
+  /** This speaker's recent claim ids, and whether the broker handed each one back. */
+  readonly #sent = new BoundedMap<string, boolean>(REMEMBERED_CLAIMS)
+  readonly #pending = new Set<Pending>()
+  #round: Round | undefined
+  /** Subscribed on the current connection: only then does this speaker hear the others. */
+  #listening = false
+  #connections = 0
+  #closed = false
+
+  constructor(options: MqttWakeArbiterOptions) {
+    const windowMs = options.windowMs ?? DEFAULT_WAKE_WINDOW_MS
+    if (!(windowMs > 0 && windowMs <= 2000)) {
+      throw new Error(`wake window must be 1–2000 ms, got ${windowMs}`)
+    }
+    this.#conn = options.connection
+    this.#deviceId = options.deviceId
+    this.#topic = wakeTopic(options.prefix ?? DEFAULT_PREFIX)
+    this.#log = options.logger.child({ component: 'wake-arbiter', device: options.deviceId })
+    this.#clock = options.clock
+    this.#windowMs = windowMs
+    this.#joinMarginMs = windowMs / 2
+    this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS
+    this.#rejections = new RejectionLog(this.#log, 'wake claim ignored', options.clock)
+    this.#conn.onConnect(() => this.#subscribe())
+    this.#conn.onDisconnect(() => {
+      this.#listening = false
+    })
+    this.#conn.onMessage((topic, payload, retained) => {
+      if (topic === this.#topic && !this.#closed) this.#receive(payload, retained)
+    })
+  }
+
+  /** Ignored claims by reason (diagnostics and tests). */
+  get rejected(): ReadonlyMap<Rejection, number> {
+    return this.#rejections.counts
+  }
+
+  claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean> {
+    // Claims already in the socket are read first (the poll phase runs before setImmediate's): on
+    // a busy board the event loop runs late, and a claim that came in meanwhile belongs to what
+    // this speaker knows when it decides whether, and how, to claim.
+    return new Promise((resolve) => setImmediate(() => resolve(this.#claim(detection, signal))))
+  }
+
+  #claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean> {
+    const numbers = claimNumbers(detection.levelDb, detection.score)
+    const fields = { phrase: detection.phrase, ...numbers }
+    if (signal?.aborted) return Promise.resolve(this.#decided(false, 'aborted', fields))
+    if (this.#closed) return Promise.resolve(this.#decided(false, 'closed', fields))
+    if (!this.#listening || !this.#conn.connected) {
+      return Promise.resolve(this.#decided(true, 'alone', fields))
+    }
+    const now = monotonicNow(this.#clock)
+    const claim: WakeClaim = {
+      v: PROTOCOL_VERSION,
+      device: this.#deviceId,
+      id: newNonce(),
+      ...numbers,
+      at: this.#clock.now(),
+    }
+    const current = this.#current(now)
+    if (current === 'settling') return Promise.resolve(this.#decided(false, 'taken', fields))
+    if (current && current.closesAt - now < this.#joinMarginMs) {
+      return Promise.resolve(this.#decided(false, 'late', fields, current.best))
+    }
+    if (current?.best && outranks(current.best, claim)) {
+      return Promise.resolve(this.#decided(false, 'outranked', fields, current.best))
+    }
+    const round: Round = current ?? { closesAt: now + this.#windowMs, best: undefined }
+    this.#round = round
+    return new Promise<boolean>((resolve) => {
+      let timer: TimerHandle | undefined
+      const onAbort = () => pending.settle(false, 'aborted')
+      const pending: Pending = {
+        claim,
+        round,
+        settle: (won, outcome, by) => {
+          if (!this.#pending.delete(pending)) return
+          if (timer) this.#clock.clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
+          resolve(this.#decided(won, outcome, fields, by, monotonicNow(this.#clock) - now))
+        },
+      }
+      this.#pending.add(pending)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      timer = this.#clock.setTimeout(
+        () => {
+          timer = undefined
+          // Likewise at the end: a late timer fires before the loop reads its sockets, and a
+          // better claim that arrived within the window may be waiting there.
+          setImmediate(() => {
+            if (!this.#pending.has(pending)) return
+            if (this.#sent.get(claim.id) === false) {
+              // Over QoS 0 the broker cannot say it refused the claim; its echo not coming back
+              // is how this speaker learns that the others did not hear it either.
+              this.#log.warn(
+                { event: 'wake_claim_unheard', topic: this.#topic },
+                'the broker did not deliver this wake claim (does its ACL let the device write and read the wake topic?): answering, and another speaker may answer too',
+              )
+            }
+            pending.settle(true, 'best')
+          })
+        },
+        Math.max(0, round.closesAt - now),
+      )
+      this.#sent.set(claim.id, false)
+      this.#conn.publish(this.#topic, JSON.stringify(claim), { qos: 0 }).catch((err: unknown) => {
+        this.#log.warn(
+          { event: 'wake_claim_not_sent', err: errorText(err) },
+          'wake claim not sent: answering alone',
+        )
+        pending.settle(true, 'unsent')
+      })
+    })
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    for (const p of [...this.#pending]) p.settle(false, 'closed')
+    this.#rejections.flush()
+  }
+
+  #subscribe(): void {
+    this.#listening = false
+    const connection = ++this.#connections
+    this.#conn.subscribe([this.#topic]).then(
+      () => {
+        if (connection === this.#connections && this.#conn.connected) this.#listening = true
+      },
+      (err: unknown) =>
+        this.#log.warn(
+          { event: 'wake_subscribe_failed', topic: this.#topic, err: errorText(err) },
+          'not hearing the other speakers: every wake is answered here alone',
+        ),
+    )
+  }
+
+  /** The round open at `now`, `settling` just after one closed, or undefined. */
+  #current(now: number): Round | 'settling' | undefined {
+    const r = this.#round
+    if (!r) return undefined
+    if (now < r.closesAt) return r
+    if (now < r.closesAt + this.#settleMs) return 'settling'
+    return undefined
+  }
+
+  #receive(payload: Buffer, retained: boolean): void {
+    // Empty is what clearing a retained message looks like: nothing to say about it.
+    if (payload.byteLength === 0) return
+    const claim = this.#read(payload, retained)
+    if (!claim) return
+    if (claim.device === this.#deviceId) {
+      if (this.#sent.has(claim.id)) this.#sent.set(claim.id, true)
+      else this.#rejections.add('own-device', { event: 'wake_claim_ignored', claimId: claim.id })
+      return
+    }
+    const now = monotonicNow(this.#clock)
+    const current = this.#current(now)
+    if (current === 'settling') {
+      // Its sender missed the round this speaker saw (it was reconnecting, say): nothing waits on it.
+      this.#log.debug({ from: claim.device }, 'wake claim after its round: ignored')
+      return
+    }
+    if (!current) {
+      this.#round = { closesAt: now + this.#windowMs, best: claim }
+      this.#log.debug({ from: claim.device, level: claim.level }, 'wake claim opened a round')
+      return
+    }
+    if (!current.best || outranks(claim, current.best)) current.best = claim
+    for (const p of [...this.#pending]) {
+      if (p.round === current && outranks(claim, p.claim)) p.settle(false, 'outranked', claim)
+    }
+  }
+
+  /** The claim in `payload`, or undefined once the reason it is not one has been logged. */
+  #read(payload: Buffer, retained: boolean): WakeClaim | undefined {
+    // A retained claim would greet every speaker that (re)connects, long after any wake.
+    if (retained) {
+      this.#rejections.add('retained', { event: 'wake_claim_ignored' })
+      return undefined
+    }
+    if (payload.byteLength > MAX_CLAIM_BYTES) {
+      this.#rejections.add('oversized', { event: 'wake_claim_ignored', bytes: payload.byteLength })
+      return undefined
+    }
+    const parsed = parsePayload(wakeClaimSchema, payload)
+    if (parsed.ok) return parsed.value
+    this.#rejections.add(parsed.reason, {
+      event: 'wake_claim_ignored',
+      ...(parsed.detail !== undefined && { detail: parsed.detail }),
+    })
+    return undefined
+  }
+
+  #decided(
+    won: boolean,
+    outcome: Outcome,
+    fields: Record<string, unknown>,
+    by?: WakeClaim,
+    waitedMs = 0,
+  ): boolean {
+    this.#log.info(
+      {
+        event: 'wake_arbitrated',
+        won,
+        reason: outcome,
+        ...fields,
+        ...(by && { by: by.device, byLevel: by.level, byScore: by.score }),
+        waitedMs: Math.round(waitedMs * 10) / 10,
+      },
+      won ? 'wake answered here' : 'another speaker answers this wake',
+    )
+    return won
+  }
+}

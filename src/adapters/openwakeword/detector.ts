@@ -1,0 +1,302 @@
+import { errorText } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
+import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import type { ModelSession } from './runtime.js'
+
+/** One wake phrase: its head model and the score at which it counts. */
+export interface WakeHead {
+  readonly phrase: string
+  readonly model: ModelSession
+  readonly threshold: number
+}
+
+/** Every chunk's scores, in the order of `phrases`; for doctor, tests and benchmarks. */
+export type ScoreListener = (scores: readonly number[], chunkEndAtMs: number) => void
+
+export interface DetectorStats {
+  readonly chunksScored: number
+  /** Chunks dropped unscored because scoring fell further behind than the backlog allows. */
+  readonly chunksDropped: number
+  /** From a chunk's last sample arriving to its scores, in ms: the latest and the largest. */
+  readonly lastLagMs: number
+  readonly maxLagMs: number
+}
+
+export interface OpenWakeWordDetectorOptions {
+  readonly onWake: WakeListener
+  /** The runtime's name, as doctor and the logs show it. */
+  readonly runtime: string
+  readonly features: FeaturePipeline
+  readonly heads: readonly WakeHead[]
+  /** Chunks (80 ms) in a row at or above a phrase's threshold before it fires. */
+  readonly consecutive: number
+  /** After a wake, no phrase fires again for this long (capture time). */
+  readonly refractoryMs: number
+  /** Unscored audio kept while scoring catches up; beyond it the oldest chunks are dropped. */
+  readonly backlogMs: number
+  readonly logger: Logger
+  /** Wall clock (ms) for the scoring lag. */
+  readonly now: () => number
+  readonly onScores?: ScoreListener | undefined
+  /** Also closed with the detector (the feature models). */
+  readonly owned?: readonly ModelSession[]
+}
+
+/** Upstream forces each model's first 5 scores to 0 while its buffers fill with real audio. */
+const WARMUP_CHUNKS = 5
+/** The head's default window: 16 embeddings, 1.28 s. */
+const DEFAULT_HEAD_WINDOW = 16
+const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
+const FULL_SCALE_SQUARED = 32768 * 32768
+/** The level of a detection is the RMS over the head's window of chunks. */
+const LEVEL_CHUNKS = 16
+
+/**
+ * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
+ * a ring of 80 ms chunks and returns; a background loop scores whole chunks (mel → embedding →
+ * every head) on the runtime's own time. If it falls behind by more than the backlog, the oldest
+ * chunks are dropped, counted and logged — the audio path never waits and memory stays bounded.
+ */
+export class OpenWakeWordDetector implements WakeWordDetector {
+  readonly phrases: readonly string[]
+  /** Which runtime scores (native or wasm), for doctor and the logs. */
+  readonly runtime: string
+  readonly #o: OpenWakeWordDetectorOptions
+  readonly #windows: number[]
+  /** Chunk slots; `#read` is the oldest unscored, `#queued` how many are complete. */
+  readonly #slots: Int16Array[]
+  readonly #endAt: Float64Array
+  readonly #arrivedAt: Float64Array
+  #read = 0
+  #queued = 0
+  /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
+  #fill = 0
+  readonly #energy = new Float64Array(LEVEL_CHUNKS)
+  #energyAt = 0
+  #scored = 0
+  #sinceReset = 0
+  readonly #above: number[]
+  #quietUntil = Number.NEGATIVE_INFINITY
+  #dropped = 0
+  #droppedInEpisode = 0
+  #lastLag = 0
+  #maxLag = 0
+  #draining: Promise<void> | undefined
+  #resetPending = false
+  #closed = false
+
+  constructor(options: OpenWakeWordDetectorOptions) {
+    this.#o = options
+    this.phrases = options.heads.map((h) => h.phrase)
+    this.runtime = options.runtime
+    this.#windows = options.heads.map((h) => {
+      const n = h.model.inputShape[1]
+      return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
+    })
+    this.#above = options.heads.map(() => 0)
+    const slots = Math.max(2, Math.ceil(options.backlogMs / CHUNK_MS) + 1)
+    this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
+    this.#endAt = new Float64Array(slots)
+    this.#arrivedAt = new Float64Array(slots)
+  }
+
+  push(frame: Uint8Array, capturedAtMs: number): void {
+    if (this.#closed) return
+    const samples = frame.byteLength >> 1
+    const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
+    const slots = this.#slots
+    let i = 0
+    while (i < samples) {
+      const slot = slots[(this.#read + this.#queued) % slots.length] as Int16Array
+      const take = Math.min(CHUNK_SAMPLES - this.#fill, samples - i)
+      for (let k = 0; k < take; k++) slot[this.#fill + k] = view.getInt16((i + k) * 2, true)
+      this.#fill += take
+      i += take
+      if (this.#fill === CHUNK_SAMPLES) this.#completeChunk(capturedAtMs, samples - i)
+    }
+    if (this.#queued > 0 && !this.#draining) {
+      this.#draining = this.#drain().finally(() => {
+        this.#draining = undefined
+      })
+    }
+  }
+
+  reset(): void {
+    this.#queued = 0
+    this.#fill = 0
+    if (this.#draining) this.#resetPending = true
+    else this.#applyReset()
+  }
+
+  stats(): DetectorStats {
+    return {
+      chunksScored: this.#scored,
+      chunksDropped: this.#dropped,
+      lastLagMs: this.#lastLag,
+      maxLagMs: this.#maxLag,
+    }
+  }
+
+  /** Resolves once every chunk pushed so far is scored (or dropped): for bulk scoring and tests. */
+  async settled(): Promise<void> {
+    while (this.#draining) await this.#draining
+  }
+
+  /**
+   * Scores recorded PCM faster than real time (doctor, benchmarks, tests): 20 ms frames with
+   * capture times from `startMs`, never more than 200 ms ahead of scoring, so nothing is dropped.
+   * Resolves with the capture time of the last frame's end, once it is scored.
+   */
+  async scoreRecorded(pcm: Uint8Array, startMs = 0): Promise<number> {
+    const frame = (SAMPLE_RATE_HZ / 50) * 2
+    let at = startMs
+    for (let i = 0, n = 0; i + frame <= pcm.length; i += frame, n++) {
+      at += 20
+      this.push(pcm.subarray(i, i + frame), at)
+      if (n % 10 === 9) await this.settled()
+    }
+    await this.settled()
+    return at
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return
+    this.#closed = true
+    this.#queued = 0
+    await this.settled()
+    for (const m of [...this.#o.heads.map((h) => h.model), ...(this.#o.owned ?? [])]) {
+      await m.close().catch(() => {})
+    }
+  }
+
+  /** The chunk being filled is complete; `samplesAfter` of the frame came after its end. */
+  #completeChunk(frameEndAtMs: number, samplesAfter: number): void {
+    const slots = this.#slots
+    this.#fill = 0
+    if (this.#queued === slots.length - 1) {
+      // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
+      this.#read = (this.#read + 1) % slots.length
+      this.#queued--
+      this.#dropped++
+      if (this.#droppedInEpisode++ === 0) {
+        this.#o.logger.warn(
+          { event: 'wake_word_behind', backlogMs: this.#o.backlogMs, lagMs: this.#lastLag },
+          'wake word scoring fell behind the microphone; dropping the oldest audio',
+        )
+      }
+    }
+    const at = (this.#read + this.#queued) % slots.length
+    this.#endAt[at] = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
+    this.#arrivedAt[at] = this.#o.now()
+    this.#queued++
+  }
+
+  async #drain(): Promise<void> {
+    const slots = this.#slots
+    while (this.#queued > 0 && !this.#closed) {
+      const at = this.#read
+      const chunk = slots[at] as Int16Array
+      const endAt = this.#endAt[at] ?? 0
+      const arrivedAt = this.#arrivedAt[at] ?? 0
+      this.#noteEnergy(chunk)
+      // step() copies the chunk before its first await, so the slot is free from here on.
+      const stepping = this.#o.features.step(chunk)
+      this.#read = (this.#read + 1) % slots.length
+      this.#queued--
+      try {
+        await stepping
+        if (this.#resetPending) {
+          this.#applyReset()
+          continue
+        }
+        const scores = await Promise.all(
+          this.#o.heads.map(async (h, i) => {
+            const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
+            const out = await h.model.run(this.#o.features.latest(n), [1, n, 96])
+            return out[0] ?? 0
+          }),
+        )
+        if (this.#resetPending) {
+          this.#applyReset()
+          continue
+        }
+        this.#score(scores, endAt, arrivedAt)
+      } catch (err) {
+        if (this.#closed) return
+        this.#o.logger.error(
+          { event: 'wake_word_failed', err: errorText(err) },
+          'wake word scoring failed; this chunk was skipped',
+        )
+      }
+    }
+    if (this.#droppedInEpisode > 0 && this.#queued === 0) {
+      this.#o.logger.info(
+        { event: 'wake_word_caught_up', dropped: this.#droppedInEpisode },
+        'wake word scoring caught up',
+      )
+      this.#droppedInEpisode = 0
+    }
+  }
+
+  #score(raw: number[], endAt: number, arrivedAt: number): void {
+    this.#scored++
+    const warm = this.#sinceReset++ >= WARMUP_CHUNKS
+    const scores = raw.map((s) => (warm ? s : 0))
+    const lag = this.#o.now() - arrivedAt
+    this.#lastLag = lag
+    if (lag > this.#maxLag) this.#maxLag = lag
+    this.#o.onScores?.(scores, endAt)
+    let best = -1
+    this.#o.heads.forEach((h, i) => {
+      const s = scores[i] ?? 0
+      this.#above[i] = s >= h.threshold ? (this.#above[i] ?? 0) + 1 : 0
+      if ((this.#above[i] ?? 0) >= this.#o.consecutive && (best < 0 || s > (scores[best] ?? 0))) {
+        best = i
+      }
+    })
+    if (best < 0 || endAt < this.#quietUntil) return
+    this.#quietUntil = endAt + this.#o.refractoryMs
+    this.#above.fill(0)
+    const detection = {
+      phrase: this.#o.heads[best]?.phrase ?? '',
+      score: scores[best] ?? 0,
+      heardAtMs: endAt,
+      levelDb: this.#levelDb(),
+    }
+    try {
+      this.#o.onWake(detection)
+    } catch (err) {
+      this.#o.logger.error(
+        { event: 'wake_listener_failed', err: errorText(err) },
+        'the wake listener threw',
+      )
+    }
+  }
+
+  #applyReset(): void {
+    this.#resetPending = false
+    this.#o.features.reset()
+    this.#sinceReset = 0
+    this.#above.fill(0)
+    this.#energy.fill(0)
+    this.#energyAt = 0
+  }
+
+  #noteEnergy(chunk: Int16Array): void {
+    let sum = 0
+    for (let i = 0; i < chunk.length; i++) {
+      const v = chunk[i] ?? 0
+      sum += v * v
+    }
+    this.#energy[this.#energyAt] = sum / chunk.length
+    this.#energyAt = (this.#energyAt + 1) % LEVEL_CHUNKS
+  }
+
+  #levelDb(): number {
+    let sum = 0
+    for (const e of this.#energy) sum += e
+    const mean = sum / LEVEL_CHUNKS / FULL_SCALE_SQUARED
+    return mean > 0 ? Math.max(-120, 10 * Math.log10(mean)) : -120
+  }
+}

@@ -1,0 +1,178 @@
+import { NocturnError } from '../../core/errors.js'
+import type { ModelSession } from './runtime.js'
+
+/**
+ * openWakeWord's shared front end, streamed one 80 ms chunk at a time exactly as its reference
+ * (`openwakeword/utils.py`, AudioFeatures) does: a mel spectrogram of the newest samples, then one
+ * speech embedding of the newest 76 mel frames. Every wake phrase's head reads the same
+ * embeddings, so several phrases cost one front end.
+ */
+export const SAMPLE_RATE_HZ = 16_000
+/** One chunk: 80 ms, the step at which every score is made. */
+export const CHUNK_SAMPLES = 1280
+/** The mel model sees the chunk plus three 10 ms hops of context: 1760 samples → 8 frames. */
+const MEL_CONTEXT_SAMPLES = 480
+const MEL_BINS = 32
+const EMBEDDING_WINDOW = 76
+export const EMBEDDING_SIZE = 96
+/** Enough embeddings for the longest head upstream trains (its buffer keeps ~10 s, 120). */
+const EMBEDDING_KEEP = 120
+/** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
+const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
+const PREFILL_AMPLITUDE = 1000
+
+export class FeaturePipeline {
+  readonly #mel: ModelSession
+  readonly #embedding: ModelSession
+  /** The newest samples (up to chunk + context), as int16 values in float32. */
+  readonly #raw = new Float32Array(CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES)
+  #rawHeard = 0
+  /** The newest 76 mel frames, oldest first. */
+  readonly #melFrames = new Float32Array(EMBEDDING_WINDOW * MEL_BINS)
+  /** Embeddings, oldest first, `#count` of them. */
+  readonly #embeddings = new Float32Array(EMBEDDING_KEEP * EMBEDDING_SIZE)
+  #count = 0
+  readonly #prefill: Float32Array
+
+  private constructor(mel: ModelSession, embedding: ModelSession, prefill: Float32Array) {
+    this.#mel = mel
+    this.#embedding = embedding
+    this.#prefill = prefill
+    this.reset()
+  }
+
+  /** Checks both models' shapes and computes the noise prefill (one batched embedding run). */
+  static async create(
+    mel: ModelSession,
+    embedding: ModelSession,
+    seed = 1,
+  ): Promise<FeaturePipeline> {
+    expectShape(mel, [null, null], 'the mel spectrogram model (melspectrogram.onnx)')
+    expectShape(
+      embedding,
+      [null, EMBEDDING_WINDOW, MEL_BINS, 1],
+      'the embedding model (embedding_model.onnx)',
+    )
+    const noise = new Float32Array(PREFILL_SAMPLES)
+    const random = mulberry32(seed)
+    for (let i = 0; i < noise.length; i++) {
+      noise[i] = Math.floor(random() * 2 * PREFILL_AMPLITUDE) - PREFILL_AMPLITUDE
+    }
+    const spec = await melFrames(mel, noise)
+    const frames = spec.length / MEL_BINS
+    // Windows of 76 frames every 8 (one chunk), as upstream's _get_embeddings.
+    const windows: number[] = []
+    for (let start = 0; start + EMBEDDING_WINDOW <= frames; start += 8) windows.push(start)
+    const batch = new Float32Array(windows.length * EMBEDDING_WINDOW * MEL_BINS)
+    windows.forEach((start, i) => {
+      batch.set(
+        spec.subarray(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS),
+        i * EMBEDDING_WINDOW * MEL_BINS,
+      )
+    })
+    const out = await embedding.run(batch, [windows.length, EMBEDDING_WINDOW, MEL_BINS, 1])
+    checkLength(embedding, out, windows.length * EMBEDDING_SIZE)
+    const keep = Math.min(windows.length, EMBEDDING_KEEP)
+    return new FeaturePipeline(mel, embedding, out.slice((windows.length - keep) * EMBEDDING_SIZE))
+  }
+
+  /** Back to the state of a fresh start: no samples heard, mel frames all ones, the noise prefill. */
+  reset(): void {
+    this.#raw.fill(0)
+    this.#rawHeard = 0
+    this.#melFrames.fill(1)
+    this.#embeddings.fill(0)
+    this.#embeddings.set(this.#prefill)
+    this.#count = this.#prefill.length / EMBEDDING_SIZE
+  }
+
+  /** Adds one chunk (1280 int16 values): 8 mel frames and one embedding. */
+  async step(chunk: Int16Array): Promise<void> {
+    const raw = this.#raw
+    raw.copyWithin(0, CHUNK_SAMPLES)
+    for (let i = 0; i < CHUNK_SAMPLES; i++) raw[MEL_CONTEXT_SAMPLES + i] = chunk[i] ?? 0
+    this.#rawHeard = Math.min(this.#rawHeard + CHUNK_SAMPLES, raw.length)
+    // Upstream's first chunk has no context yet (1280 samples → 5 frames); every later one has it.
+    const spec = await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard))
+    const n = Math.min(spec.length / MEL_BINS, EMBEDDING_WINDOW)
+    const mel = this.#melFrames
+    mel.copyWithin(0, n * MEL_BINS)
+    mel.set(spec.subarray(spec.length - n * MEL_BINS), (EMBEDDING_WINDOW - n) * MEL_BINS)
+    const embedding = await this.#embedding.run(mel.slice(), [1, EMBEDDING_WINDOW, MEL_BINS, 1])
+    checkLength(this.#embedding, embedding, EMBEDDING_SIZE)
+    const all = this.#embeddings
+    if (this.#count === EMBEDDING_KEEP) {
+      all.copyWithin(0, EMBEDDING_SIZE)
+      this.#count--
+    }
+    all.set(embedding, this.#count * EMBEDDING_SIZE)
+    this.#count++
+  }
+
+  /** The newest `n` embeddings, oldest first, as one `[1, n, 96]` tensor's data (a copy). */
+  latest(n: number): Float32Array {
+    const take = Math.min(n, this.#count)
+    const out = new Float32Array(n * EMBEDDING_SIZE)
+    out.set(
+      this.#embeddings.subarray(
+        (this.#count - take) * EMBEDDING_SIZE,
+        this.#count * EMBEDDING_SIZE,
+      ),
+      (n - take) * EMBEDDING_SIZE,
+    )
+    return out
+  }
+}
+
+/** The mel model on int16 values; frames scaled x/10 + 2 as upstream does. */
+async function melFrames(mel: ModelSession, samples: Float32Array): Promise<Float32Array> {
+  const out = await mel.run(samples.slice(), [1, samples.length])
+  if (out.length % MEL_BINS !== 0 || out.length === 0) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_SHAPE',
+      `${mel.file} gave ${out.length} values, not frames of ${MEL_BINS} mel bins: it is not openWakeWord's melspectrogram.onnx; install the models again with \`nocturn wake install <name>\``,
+    )
+  }
+  for (let i = 0; i < out.length; i++) out[i] = (out[i] ?? 0) / 10 + 2
+  return out
+}
+
+/** Checks a model's declared input shape (null: any size, e.g. a batch). */
+export function expectShape(
+  model: ModelSession,
+  expected: readonly (number | null)[],
+  what: string,
+): void {
+  const shape = model.inputShape
+  const fits =
+    shape.length === expected.length &&
+    expected.every((e, i) => e === null || typeof shape[i] !== 'number' || shape[i] === e)
+  if (!fits) {
+    const want = expected.map((e) => (e === null ? 'N' : String(e))).join(', ')
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_SHAPE',
+      `${model.file} takes input [${shape.join(', ')}], but ${what} takes [${want}] (16 kHz audio): it is a model for another pipeline or sample rate; use openWakeWord's ${what}`,
+    )
+  }
+}
+
+function checkLength(model: ModelSession, out: Float32Array, expected: number): void {
+  if (out.length !== expected) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_SHAPE',
+      `${model.file} gave ${out.length} values where ${expected} were expected: it is not openWakeWord's embedding model; install the models again with \`nocturn wake install <name>\``,
+    )
+  }
+}
+
+/** A small seeded generator, so the prefill (and so every score) is the same on every run. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+}

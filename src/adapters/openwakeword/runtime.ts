@@ -1,0 +1,170 @@
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { errorText, NocturnError } from '../../core/errors.js'
+
+/**
+ * The seam between the wake-word pipeline and an ONNX runtime: a model is loaded from a file and
+ * run on one float32 tensor. Both runtimes (onnxruntime-node's native library, onnxruntime-web's
+ * WASM build) sit behind it, and a test can put a slow one here to see the detector fall behind.
+ */
+export interface ModelSession {
+  /** The model file, for messages. */
+  readonly file: string
+  readonly inputName: string
+  /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
+  readonly inputShape: readonly (number | string)[]
+  run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
+  close(): Promise<void>
+}
+
+export type RuntimeName = 'native' | 'wasm'
+export type RuntimeChoice = 'auto' | RuntimeName
+export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
+
+export interface InferenceRuntime {
+  readonly name: RuntimeName
+  load(file: string): Promise<ModelSession>
+}
+
+/** The part of the onnxruntime JavaScript API (shared by -node and -web) used here. */
+interface OrtTensor {
+  readonly data: unknown
+}
+interface OrtSession {
+  readonly inputNames: readonly string[]
+  readonly outputNames: readonly string[]
+  readonly inputMetadata?: readonly {
+    name: string
+    isTensor: boolean
+    shape?: readonly unknown[]
+  }[]
+  run(feeds: Record<string, OrtTensor>): Promise<Record<string, OrtTensor>>
+  release(): Promise<void>
+}
+interface Ort {
+  InferenceSession: {
+    create(model: Uint8Array, options?: Record<string, unknown>): Promise<OrtSession>
+  }
+  Tensor: new (type: 'float32', data: Float32Array, dims: readonly number[]) => OrtTensor
+  env?: { wasm?: { numThreads?: number; wasmPaths?: string; proxy?: boolean } }
+}
+
+/** Where onnxruntime-node ships a native library (bin/napi-v6/<platform>/<arch>). */
+const NATIVE_PLATFORMS = new Set(['linux/x64', 'linux/arm64', 'darwin/arm64', 'win32/x64'])
+
+/** The runtime `auto` means here: the native library where the package has one, else WASM. */
+export function autoRuntime(platform = process.platform, arch = process.arch): RuntimeName {
+  return NATIVE_PLATFORMS.has(`${platform}/${arch}`) ? 'native' : 'wasm'
+}
+
+/**
+ * Loads the chosen runtime on first use only: neither package may load while no wake model is
+ * configured (test/app/lazy-loading.test.ts), and the WASM one costs 1–2 s and ~70 MB to start.
+ */
+export async function loadRuntime(choice: RuntimeChoice): Promise<InferenceRuntime> {
+  if (!RUNTIME_CHOICES.includes(choice)) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_RUNTIME',
+      `unknown wake-word runtime "${String(choice)}": use "auto", "native" or "wasm" (listen.wake.runtime)`,
+    )
+  }
+  const name = choice === 'auto' ? autoRuntime() : choice
+  const ort = name === 'native' ? await importNative() : await importWasm()
+  return { name, load: (file) => loadSession(ort, name, file) }
+}
+
+async function importNative(): Promise<Ort> {
+  try {
+    // The native binding is CommonJS; its module object carries the API.
+    const require = createRequire(import.meta.url)
+    return require('onnxruntime-node') as Ort
+  } catch (err) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_RUNTIME',
+      `the native wake-word runtime (onnxruntime-node) does not load on ${process.platform}/${process.arch} (${firstLine(err)}); set listen.wake.runtime to "wasm"`,
+      { cause: err },
+    )
+  }
+}
+
+async function importWasm(): Promise<Ort> {
+  try {
+    const require = createRequire(import.meta.url)
+    const ort = require('onnxruntime-web') as Ort
+    if (ort.env?.wasm) {
+      // One thread, in this thread: no worker pool to start on a small board, and the wake word
+      // needs a few ms per 80 ms chunk. The .wasm is read from the package's own folder.
+      ort.env.wasm.numThreads = 1
+      ort.env.wasm.proxy = false
+      ort.env.wasm.wasmPaths = `${join(dirname(require.resolve('onnxruntime-web')), '/')}`
+    }
+    return ort
+  } catch (err) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_RUNTIME',
+      `the WASM wake-word runtime (onnxruntime-web) does not load (${firstLine(err)}); reinstall Nocturn (npm ci)`,
+      { cause: err },
+    )
+  }
+}
+
+async function loadSession(ort: Ort, runtime: RuntimeName, file: string): Promise<ModelSession> {
+  let bytes: Uint8Array
+  try {
+    bytes = await readFile(file)
+  } catch (err) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_MISSING',
+      `wake-word model ${file} cannot be read (${firstLine(err)}): install one with \`nocturn wake install <name>\` or fix the path in listen.wake.models`,
+      { cause: err },
+    )
+  }
+  let session: OrtSession
+  try {
+    session = await ort.InferenceSession.create(bytes, {
+      executionProviders: [runtime === 'native' ? 'cpu' : 'wasm'],
+      intraOpNumThreads: 1,
+      interOpNumThreads: 1,
+      graphOptimizationLevel: 'all',
+    })
+  } catch (err) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_INVALID',
+      `wake-word model ${file} is not a usable ONNX model (${firstLine(err)}): install it again with \`nocturn wake install <name>\`, or point listen.wake.models at an openWakeWord .onnx file`,
+      { cause: err },
+    )
+  }
+  const inputName = session.inputNames[0]
+  const outputName = session.outputNames[0]
+  if (!inputName || !outputName || session.inputNames.length !== 1) {
+    await session.release()
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_SHAPE',
+      `wake-word model ${file} has ${session.inputNames.length} inputs; an openWakeWord model has one: use an openWakeWord .onnx file`,
+    )
+  }
+  const meta = session.inputMetadata?.find((m) => m.name === inputName)
+  const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
+  return {
+    file,
+    inputName,
+    inputShape,
+    async run(input, dims) {
+      const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
+      const data = out[outputName]?.data
+      if (!(data instanceof Float32Array)) {
+        throw new NocturnError(
+          'NOC_ERR_WAKE_MODEL_SHAPE',
+          `wake-word model ${file} did not give float32 scores: use an openWakeWord .onnx file`,
+        )
+      }
+      return data
+    },
+    close: () => session.release(),
+  }
+}
+
+function firstLine(err: unknown): string {
+  return errorText(err).split('\n')[0] ?? ''
+}

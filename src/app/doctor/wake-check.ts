@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs'
+import { errorText, isNocturnError } from '../../core/errors.js'
+import { silentLogger } from '../../core/logger.js'
+import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
+import { createWakeDetector, wakeModelPaths } from '../wake-detector.js'
+import type { Check } from './check.js'
+import type { DeviceDoctorContext } from './device-context.js'
+
+/** Seconds of audio scored to see whether the detector keeps up. */
+const PROBE_SECONDS = 5
+/** Scoring that takes more than half of real time leaves the board no room for anything else. */
+const BUSY_SHARE = 0.5
+
+/**
+ * listen.wake: the runtime loads, every model file is there and has openWakeWord's shapes, and
+ * the detector scores a few seconds of audio faster than real time — measured, on this board.
+ */
+export const wakeCheck: Check<DeviceDoctorContext> = {
+  name: 'wake word',
+  async run(ctx) {
+    const wake = ctx.loaded?.config.listen.wake
+    if (!wake) return { status: 'skip', summary: 'no wake word configured (listen.wake)' }
+    let paths: ReturnType<typeof wakeModelPaths>
+    try {
+      paths = wakeModelPaths(wake)
+    } catch (err) {
+      return { status: 'fail', summary: errorText(err) }
+    }
+    const files = [paths.melFile, paths.embeddingFile, ...paths.phrases.map((p) => p.file)]
+    const missing = files.filter((f) => !existsSync(f))
+    if (missing.length > 0) {
+      return {
+        status: 'fail',
+        summary: `missing model file${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
+        details: [
+          `fix: sudo nocturn wake install <name> (nocturn wake list names them)${wake.modelDir === DEFAULT_WAKE_MODEL_DIR ? '' : ` --dir ${wake.modelDir}`}, or correct the path in listen.wake.models`,
+        ],
+      }
+    }
+    const loadStart = performance.now()
+    let detector: Awaited<ReturnType<typeof createWakeDetector>>
+    try {
+      detector = await createWakeDetector(wake, { onWake: () => {}, logger: silentLogger })
+    } catch (err) {
+      return {
+        status: 'fail',
+        summary: errorText(err),
+        data: { code: isNocturnError(err) ? err.code : undefined },
+      }
+    }
+    const loadMs = performance.now() - loadStart
+    try {
+      // Quiet room noise: scoring costs the same whatever is said.
+      const pcm = new Uint8Array(PROBE_SECONDS * 32_000)
+      const view = new DataView(pcm.buffer)
+      let seed = 7
+      for (let i = 0; i < pcm.length; i += 2) {
+        seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
+        view.setInt16(i, (seed % 400) - 200, true)
+      }
+      const cpu = process.cpuUsage()
+      const start = performance.now()
+      await detector.scoreRecorded(pcm)
+      const wallMs = performance.now() - start
+      const used = process.cpuUsage(cpu)
+      const share = wallMs / (PROBE_SECONDS * 1000)
+      const cpuMsPerSecond = (used.user + used.system) / 1000 / PROBE_SECONDS
+      const data = {
+        runtime: detector.runtime,
+        phrases: detector.phrases,
+        loadMs: Math.round(loadMs),
+        shareOfRealTime: Number(share.toFixed(3)),
+        cpuMsPerAudioSecond: Number(cpuMsPerSecond.toFixed(1)),
+      }
+      const summary = `${detector.phrases.map((p) => `"${p}"`).join(', ')} on the ${detector.runtime} runtime: loaded in ${data.loadMs} ms, scores ${PROBE_SECONDS} s of audio in ${(share * 100).toFixed(0)} % of real time (${data.cpuMsPerAudioSecond} ms CPU per second)`
+      if (share >= 1) {
+        return {
+          status: 'fail',
+          summary: `too slow to keep up: ${summary}`,
+          details: [
+            'fix: fewer wake phrases, the native runtime where the board has one (listen.wake.runtime "auto"), or a faster board',
+          ],
+          data,
+        }
+      }
+      if (share >= BUSY_SHARE) {
+        return {
+          status: 'warn',
+          summary: `keeps up, barely: ${summary}`,
+          details: ['the rest of the appliance shares what is left; fewer wake phrases help'],
+          data,
+        }
+      }
+      return { status: 'ok', summary, data }
+    } finally {
+      await detector.close()
+    }
+  },
+}

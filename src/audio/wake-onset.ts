@@ -1,0 +1,180 @@
+import { errorText } from '../core/errors.js'
+import type { Logger } from '../core/logger.js'
+import type { Clock } from '../ports/clock.js'
+import { LIVE_INPUT_RATE_HZ } from '../ports/live-llm.js'
+import type { Onset, OnsetSource } from '../ports/onset.js'
+import type { WakeArbiter } from '../ports/wake-arbiter.js'
+import type { WakeDetection, WakeWordDetector } from '../ports/wake-word.js'
+import { bytesForMs } from './pcm.js'
+import { PreRollRing } from './pre-roll.js'
+import type { VoicedHistory } from './voiced-history.js'
+
+export interface WakeOnsetOptions {
+  /** Hears every room frame; its detections come back through `detected`. */
+  readonly detector: WakeWordDetector
+  /** The speech detector that must agree: a wake with no voice around it is not one. */
+  readonly voiced: VoicedHistory
+  readonly clock: Clock
+  readonly logger: Logger
+  /** Several speakers in one home: only the one that wins the claim opens a session. */
+  readonly arbiter?: WakeArbiter
+  readonly sampleRateHz?: number
+  /** Audio before the wake sent first: the phrase (for the second opinion) and the command's start. */
+  readonly preRollMs?: number
+  /** How much speech the speech detector must have heard in the `agreeWindowMs` before the wake. */
+  readonly minVoicedMs?: number
+  readonly agreeWindowMs?: number
+  /** After a wake that passed the checks, further detections are ignored this long. */
+  readonly refractoryMs?: number
+  /**
+   * True while the speaker is playing or its echo is still in the room (the echo gate is shut).
+   * A wake then must be louder than the speaker's own echo, or it is the speaker waking itself.
+   */
+  readonly speakerAudible?: () => boolean
+  /** How much louder (dB) than the echo before it the phrase must be while the speaker plays. */
+  readonly overEchoDb?: number
+}
+
+/**
+ * The reference's figures (wake-word.md §4): the detector fires 20–510 ms after the phrase ends
+ * and a phrase lasts about 0.8 s, so 2 s before the detection hold all of "hey jarvis" (the model's
+ * second opinion needs to hear it) and the start of a command said in the same breath.
+ */
+export const DEFAULT_WAKE_PRE_ROLL_MS = 2000
+const DEFAULT_MIN_VOICED_MS = 200
+const DEFAULT_AGREE_WINDOW_MS = 1500
+const DEFAULT_REFRACTORY_MS = 2000
+/** A person talking over the reply adds their voice to its echo; the echo alone stays level. */
+const DEFAULT_OVER_ECHO_DB = 6
+/** The phrase's own window (the detector's 16 chunks of 80 ms), and the echo measured before it. */
+const PHRASE_MS = 1300
+const ECHO_BEFORE_MS = 3000
+
+/**
+ * `wake` mode: the listening chain's wake stage. Every frame the room makes (the MicGate's raw
+ * tap, so the speaker being talked over is heard too) goes into the pre-roll ring, the speech
+ * detector and the wake detector; a detection becomes an onset only when the speech detector
+ * agrees, the refractory time has passed and, with several speakers, this one won the claim.
+ * It keeps listening during a session: a wake then is the session loop's barge-in.
+ */
+export class WakeOnset implements OnsetSource {
+  readonly #o: WakeOnsetOptions
+  readonly #log: Logger
+  readonly #ring: PreRollRing
+  #listener: ((onset: Onset) => void) | undefined
+  #quietUntil = Number.NEGATIVE_INFINITY
+  #claiming = false
+  #closed = false
+  readonly #abort = new AbortController()
+
+  constructor(options: WakeOnsetOptions) {
+    this.#o = options
+    this.#log = options.logger
+    this.#ring = new PreRollRing(
+      bytesForMs(
+        options.sampleRateHz ?? LIVE_INPUT_RATE_HZ,
+        options.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS,
+      ),
+    )
+  }
+
+  /** What the detector listens for. */
+  get phrases(): readonly string[] {
+    return this.#o.detector.phrases
+  }
+
+  /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
+  room(frame: Uint8Array, capturedAtMs: number): void {
+    this.#ring.push(frame)
+    this.#o.voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
+    this.#o.detector.push(frame, capturedAtMs)
+  }
+
+  /** The detector's listener. */
+  readonly detected = (d: WakeDetection): void => {
+    if (this.#closed) return
+    const now = this.#o.clock.now()
+    if (now < this.#quietUntil || this.#claiming) {
+      this.#log.debug({ score: d.score }, 'wake ignored: refractory')
+      return
+    }
+    const window = this.#o.agreeWindowMs ?? DEFAULT_AGREE_WINDOW_MS
+    const voicedMs = this.#o.voiced.voicedMs(d.heardAtMs - window, d.heardAtMs)
+    if (voicedMs < (this.#o.minVoicedMs ?? DEFAULT_MIN_VOICED_MS)) {
+      this.#log.info(
+        { event: 'wake_rejected', why: 'no speech', score: d.score, voicedMs },
+        'wake rejected: the speech detector heard no voice',
+      )
+      return
+    }
+    const selfWake = this.#overEcho(d)
+    if (selfWake) {
+      this.#log.info(
+        { event: 'wake_rejected', why: 'own voice', score: d.score, ...selfWake },
+        'wake rejected: no louder than the speaker’s own echo',
+      )
+      return
+    }
+    // From a wake that stands: a rejected one must not deafen the stage to the real phrase after it.
+    this.#quietUntil = now + (this.#o.refractoryMs ?? DEFAULT_REFRACTORY_MS)
+    if (!this.#o.arbiter) {
+      this.#take(d)
+      return
+    }
+    this.#claiming = true
+    void this.#o.arbiter
+      .claim(d, this.#abort.signal)
+      .catch((err: unknown) => {
+        // The port never throws; if an adapter does, this speaker answers by itself.
+        this.#log.warn({ event: 'wake_claim_failed', err: errorText(err) }, 'wake claim failed')
+        return true
+      })
+      .then((won) => {
+        this.#claiming = false
+        if (this.#closed) return
+        if (won) this.#take(d)
+        else this.#log.info({ score: d.score }, 'another speaker answers this wake')
+      })
+  }
+
+  listen(listener: (onset: Onset) => void): void {
+    this.#listener = listener
+  }
+
+  /** A session closed: what it heard is not pre-roll for the next one. */
+  rearm(): void {
+    this.#ring.clear()
+    this.#o.detector.reset()
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    this.#abort.abort()
+    this.#o.voiced.close()
+    await this.#o.detector.close()
+  }
+
+  /**
+   * While the speaker plays (without echo cancellation the microphone hears it), the phrase's
+   * window must be louder than the echo heard in the seconds before it. Returns the levels when
+   * it is not (a self-wake), undefined when the wake stands or there is no echo to compare with.
+   */
+  #overEcho(d: WakeDetection): { phraseDb: number; echoDb: number } | undefined {
+    const v = this.#o.voiced
+    const from = d.heardAtMs - PHRASE_MS
+    if (v.levelDb(from, d.heardAtMs, true, 1) === undefined) return undefined
+    const echoDb = v.levelDb(from - ECHO_BEFORE_MS, from - 1, true, 25)
+    const phraseDb = v.levelDb(from, d.heardAtMs)
+    if (echoDb === undefined || phraseDb === undefined) return undefined
+    const margin = this.#o.overEchoDb ?? DEFAULT_OVER_ECHO_DB
+    if (phraseDb >= echoDb + margin) return undefined
+    return { phraseDb: Math.round(phraseDb * 10) / 10, echoDb: Math.round(echoDb * 10) / 10 }
+  }
+
+  #take(d: WakeDetection): void {
+    this.#log.info({ phrase: d.phrase, score: d.score, levelDb: d.levelDb }, 'wake phrase heard')
+    // Taken now, after the claim: the ring kept recording meanwhile, up to this frame.
+    const preRoll = this.#ring.snapshot()
+    this.#listener?.({ cause: 'wake', preRoll, atMs: d.heardAtMs, wake: d })
+  }
+}

@@ -1,0 +1,91 @@
+import type { WakeDetection, WakeListener, WakeWordDetector } from '../ports/wake-word.js'
+
+/**
+ * The bytes a test puts at the start of a frame to mean "the wake phrase ends here". Eight
+ * particular bytes: real speech, a test's marked frames (one byte value throughout) or silence
+ * never begin a frame with them.
+ */
+export const WAKE_MARK = Uint8Array.from(Buffer.from('HEYJARVS', 'latin1'))
+
+/** A 20 ms frame (640 bytes at 16 kHz) that the fake detector hears as the end of the wake phrase. */
+export function wakeMarkFrame(bytes = 640): Uint8Array {
+  const f = new Uint8Array(bytes)
+  f.set(WAKE_MARK)
+  return f
+}
+
+/**
+ * A wake-word detector below the port, for tests of the listening chain: it fires on every frame
+ * that starts with `WAKE_MARK`, or on the capture times it is given, and tells its listener
+ * asynchronously (as a real one does after scoring), `latencyMs` later by the wall clock.
+ */
+export class FakeWakeWord implements WakeWordDetector {
+  readonly phrases: readonly string[]
+  readonly #listener: WakeListener
+  readonly #latencyMs: number
+  readonly #at: number[]
+  readonly #score: number
+  readonly #levelDb: number
+  /** Every frame pushed, counted: what the detector heard. */
+  frames = 0
+  resets = 0
+  /** performance.now() at each detection told, just before the listener ran (for benchmarks). */
+  readonly firedAt: number[] = []
+  #closed = false
+  #fireNext = false
+
+  constructor(options: {
+    listener: WakeListener
+    phrase?: string
+    latencyMs?: number
+    /** Capture times (ms) at which it fires as well, whatever the audio. */
+    at?: readonly number[]
+    score?: number
+    levelDb?: number
+  }) {
+    this.phrases = [options.phrase ?? 'hey jarvis']
+    this.#listener = options.listener
+    this.#latencyMs = options.latencyMs ?? 0
+    this.#at = [...(options.at ?? [])].sort((a, b) => a - b)
+    this.#score = options.score ?? 0.9
+    this.#levelDb = options.levelDb ?? -30
+  }
+
+  push(frame: Uint8Array, capturedAtMs: number): void {
+    if (this.#closed) return
+    this.frames++
+    let fire =
+      this.#fireNext ||
+      (frame.byteLength >= WAKE_MARK.byteLength && WAKE_MARK.every((b, i) => frame[i] === b))
+    this.#fireNext = false
+    while (this.#at.length > 0 && (this.#at[0] as number) <= capturedAtMs) {
+      this.#at.shift()
+      fire = true
+    }
+    if (!fire) return
+    const d: WakeDetection = {
+      phrase: this.phrases[0] as string,
+      score: this.#score,
+      heardAtMs: capturedAtMs,
+      levelDb: this.#levelDb,
+    }
+    setTimeout(() => {
+      if (this.#closed) return
+      this.firedAt.push(performance.now())
+      this.#listener(d)
+    }, this.#latencyMs)
+  }
+
+  /** Fires on the next frame pushed, whatever it holds: what a real detector's false accept does. */
+  fireOnNextFrame(): void {
+    this.#fireNext = true
+  }
+
+  reset(): void {
+    this.resets++
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+  }
+}

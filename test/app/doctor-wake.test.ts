@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process'
+import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { EMBEDDING, HEADS, MEL } from '../helpers/wake.js'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const run = promisify(execFile)
+
+interface Report {
+  checks: { name: string; status: string; summary: string; details?: string[]; data?: unknown }[]
+}
+
+/** `nocturn doctor --json` on a config with `listen.wake`; the wake word's check. */
+async function wakeCheck(wake: Record<string, unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-doctor-wake-'))
+  const config = join(dir, 'config.json')
+  writeFileSync(
+    config,
+    JSON.stringify({
+      audio: { backend: 'wav', inputWav: join(dir, 'in.wav') },
+      store: { path: join(dir, 'n.db') },
+      phonesDir: join(dir, 'phones'),
+      phoneApp: { enabled: false },
+      listen: { wake },
+    }),
+  )
+  const r = await run(
+    process.execPath,
+    ['--import', 'tsx', 'src/app/cli.ts', 'doctor', '--config', config, '--json'],
+    { cwd: ROOT, env: { ...process.env, GEMINI_API_KEY: '' } },
+  ).catch((e: { stdout: string }) => e)
+  const report = JSON.parse(r.stdout) as Report
+  const check = report.checks.find((c) => c.name === 'wake word')
+  if (!check) throw new Error(`no wake word check in ${r.stdout}`)
+  return check
+}
+
+function modelDir(withHead: boolean): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'nocturn-wake-models-')), 'wake')
+  mkdirSync(dir)
+  copyFileSync(MEL, join(dir, 'melspectrogram.onnx'))
+  copyFileSync(EMBEDDING, join(dir, 'embedding_model.onnx'))
+  if (withHead) copyFileSync(HEADS[0]?.file ?? '', join(dir, 'hey_jarvis_v0.1.onnx'))
+  return dir
+}
+
+describe('nocturn doctor: the wake word', () => {
+  it('loads the runtime and the models and measures that scoring keeps up with real time', async () => {
+    const check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: modelDir(true) })
+    expect(check.status, check.summary).toBe('ok')
+    const data = check.data as { runtime: string; shareOfRealTime: number; phrases: string[] }
+    expect(data.runtime).toBe('native')
+    expect(data.phrases).toEqual(['hey jarvis'])
+    expect(data.shareOfRealTime).toBeGreaterThan(0)
+    expect(data.shareOfRealTime).toBeLessThan(0.5)
+    expect(check.summary).toMatch(/"hey jarvis" on the native runtime: loaded in \d+ ms/)
+  }, 60_000)
+
+  it('a missing head fails, naming the file and the install command', async () => {
+    const dir = modelDir(false)
+    const check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: dir })
+    expect(check.status).toBe('fail')
+    expect(check.summary).toContain(join(dir, 'hey_jarvis_v0.1.onnx'))
+    expect(check.details?.join('\n')).toContain(`nocturn wake install <name>`)
+    expect(check.details?.join('\n')).toContain(`--dir ${dir}`)
+  }, 60_000)
+
+  it('a model of the wrong shape fails with its file named', async () => {
+    const dir = modelDir(false)
+    const check = await wakeCheck({ models: [{ model: EMBEDDING }], modelDir: dir })
+    expect(check.status).toBe('fail')
+    expect(check.summary).toContain(EMBEDDING)
+    expect((check.data as { code: string }).code).toBe('NOC_ERR_WAKE_MODEL_SHAPE')
+  }, 60_000)
+})

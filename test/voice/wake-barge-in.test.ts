@@ -1,0 +1,190 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/logger.js'
+import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
+import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
+import type { FakeSpeaker } from '../../src/testing/fake-speaker.js'
+import { until } from '../helpers/alsa.js'
+import { missingCommands } from '../helpers/system.js'
+import { speakPcm } from '../helpers/tts.js'
+import { FRAME_BYTES, speech16k, wakeWorld } from './wake-world.js'
+
+const skip = missingCommands('espeak-ng', 'sox')
+const TAG = Buffer.from('CMD#', 'latin1')
+
+function rmsDb(pcm: Uint8Array): number {
+  const v = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength)
+  let sum = 0
+  for (let o = 0; o + 1 < pcm.byteLength; o += 2) sum += v.getInt16(o, true) ** 2
+  return 10 * Math.log10(sum / (pcm.byteLength / 2) / 32768 ** 2)
+}
+
+function scaled(pcm: Uint8Array, gain: number): Buffer {
+  const out = Buffer.from(pcm)
+  for (let o = 0; o + 1 < out.length; o += 2) {
+    out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(out.readInt16LE(o) * gain))), o)
+  }
+  return out
+}
+
+/**
+ * A microphone that hears the room: what the fake speaker really played (24 kHz, taken to 16 kHz)
+ * at `echoGain`, plus what the person says, one 20 ms frame every 20 ms. Frames the test marks
+ * are stamped after mixing ("CMD#" and an index), so the fake Live service can count them.
+ */
+class LoopbackMic implements AudioIn {
+  readonly sampleRateHz = 16_000
+  readonly #speaker: FakeSpeaker
+  readonly #echoGain: number
+  #sink: AudioInSink | undefined
+  #timer: NodeJS.Timeout | undefined
+  #echoFrom = 0
+  #person: { pcm: Uint8Array; stamp?: number }[] = []
+
+  constructor(speaker: FakeSpeaker, echoGain: number) {
+    this.#speaker = speaker
+    this.#echoGain = echoGain
+  }
+
+  get pending(): number {
+    return this.#person.length
+  }
+
+  say(pcm: Uint8Array, stamp = false): void {
+    for (let o = 0, i = 0; o + FRAME_BYTES <= pcm.byteLength; o += FRAME_BYTES, i++) {
+      this.#person.push({
+        pcm: pcm.subarray(o, o + FRAME_BYTES),
+        ...(stamp && { stamp: i }),
+      })
+    }
+  }
+
+  async start(sink: AudioInSink): Promise<void> {
+    this.#sink = sink
+    this.#timer = setInterval(() => this.#tick(), 20)
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    this.#sink = undefined
+  }
+
+  #tick(): void {
+    const played = this.#speaker.audio()
+    const echo = played.subarray(this.#echoFrom, this.#echoFrom + 960)
+    this.#echoFrom += echo.byteLength
+    const ev = new DataView(echo.buffer, echo.byteOffset, echo.byteLength)
+    const p = this.#person.shift()
+    const out = Buffer.alloc(FRAME_BYTES)
+    for (let j = 0; j < FRAME_BYTES / 2; j++) {
+      const e =
+        2 * Math.floor(j * 1.5) + 1 < echo.byteLength
+          ? ev.getInt16(2 * Math.floor(j * 1.5), true)
+          : 0
+      const v = p ? new DataView(p.pcm.buffer, p.pcm.byteOffset).getInt16(2 * j, true) : 0
+      out.writeInt16LE(Math.max(-32768, Math.min(32767, Math.round(v + e * this.#echoGain))), 2 * j)
+    }
+    if (p?.stamp !== undefined) {
+      TAG.copy(out, 0)
+      out.writeUInt16LE(p.stamp, TAG.length)
+    }
+    this.#sink?.frame(out, Date.now())
+  }
+}
+
+function stampsIn(heard: Buffer): number[] {
+  const found: number[] = []
+  for (let at = heard.indexOf(TAG); at >= 0; at = heard.indexOf(TAG, at + 1)) {
+    found.push(heard.readUInt16LE(at + TAG.length))
+  }
+  return found
+}
+
+/**
+ * Issue 22 item 7: barge-in by voice with `echo: "gate"` (no echo cancellation). The playback is
+ * looped back into the capture at a realistic level (the reply's echo about −32 dBFS at the
+ * microphone, the person about −22 dBFS), and the reply holds near-miss phrases. A detection on
+ * the speaker's own voice (what the detector does on a near-miss) does not stop it; the wake
+ * phrase said over the reply drops the speaker at once, and the words after it reach the model
+ * whole — not replaced by the gate's silence.
+ */
+describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', () => {
+  const closers: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const c of closers.splice(0).reverse()) await c()
+  })
+
+  it('ignores the speaker’s own voice and drops it for the person’s wake phrase', async () => {
+    const text =
+      'Harvey said the jar of jam is on the top shelf. Hey, Travis called about the match. ' +
+      'A jar was left by the door, and Jarred will pick it up on his way home this evening. ' +
+      'The weather tomorrow looks bright, with a light breeze and no rain until the weekend.'
+    const raw = speakPcm(text, 'en-us+m3', 24_000)
+    const reply = scaled(raw, 10 ** ((-14 - rmsDb(raw)) / 20))
+    const server = await FakeLiveServer.start({
+      logger: silentLogger,
+      scripts: [
+        {
+          steps: [
+            { waitFor: 'realtimeInput' },
+            { speak: reply, chunkMs: 40, transcript: text },
+            { send: serverFrame.generationComplete() },
+          ],
+        },
+      ],
+    })
+    closers.push(() => server.close())
+    let mic: LoopbackMic | undefined
+    const w = await wakeWorld(server, {
+      confirm: false,
+      source: {
+        sampleRateHz: 16_000,
+        start: (s) => (mic as LoopbackMic).start(s),
+        stop: () => (mic as LoopbackMic).stop(),
+      },
+      detectorLatencyMs: 0,
+      beforeStart: (speaker) => {
+        // −14 dBFS played, −32 dBFS heard: 18 dB of coupling from speaker to microphone.
+        mic = new LoopbackMic(speaker, 10 ** (-18 / 20))
+      },
+    })
+    closers.push(() => w.close())
+    const loop = mic as LoopbackMic
+    const person = speech16k('speech-en-us-m.wav', 1000, 1000)
+    const personLoud = scaled(person, 10 ** ((-22 - rmsDb(person)) / 20))
+
+    // The wake that opens the session, in a quiet room.
+    loop.say(personLoud)
+    await until(() => loop.pending === 0)
+    w.detector.fireOnNextFrame()
+    await until(() => w.speaker.queuedMs() > 3000)
+
+    // Three seconds into the reply the detector fires on the speaker's own near-miss.
+    await new Promise((r) => setTimeout(r, 3000))
+    w.detector.fireOnNextFrame()
+    await until(() => w.log.withEvent('wake_rejected').length > 0)
+    expect(w.log.withEvent('wake_rejected')[0]?.fields.why).toBe('own voice')
+    expect(w.speaker.drops).toEqual([])
+
+    // A second later the person says the wake phrase over the reply, then the command.
+    await new Promise((r) => setTimeout(r, 1000))
+    loop.say(personLoud)
+    await until(() => loop.pending === 0)
+    w.detector.fireOnNextFrame()
+    await until(() => w.speaker.drops.length > 0)
+    expect(w.speaker.drops[0]?.discardedMs).toBeGreaterThan(1000)
+    const command = speech16k('speech-en-gb-f.wav', 1000, 1000)
+    loop.say(command, true)
+    const frames = command.byteLength / FRAME_BYTES
+    const deadline = Date.now() + 5000
+    await until(
+      () =>
+        stampsIn(server.connections[0]?.heardAudio() ?? Buffer.alloc(0)).at(-1) === frames - 1 ||
+        Date.now() > deadline,
+    )
+    expect(stampsIn(server.connections[0]?.heardAudio() as Buffer)).toEqual(
+      Array.from({ length: frames }, (_, i) => i),
+    )
+    // Nothing of the rest of the reply played after the drop.
+    expect(w.speaker.queuedMs()).toBe(0)
+  }, 60_000)
+})

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/logger.js'
+import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
+import type { WakeDetection } from '../../src/ports/wake-word.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
+import { EARCON_MS } from '../../src/tools/chime.js'
+import { until } from '../helpers/alsa.js'
+import { speech16k, wakeWorld } from './wake-world.js'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Issue 22 items 1, 4 and 8: the wake stage of the listening chain, with the fake detector below
+ * its port and the real WebRTC VAD. A detection opens a session only when the speech detector
+ * heard a voice around it, not within the refractory time, and only on the speaker that won the
+ * claim; the room hears that it was heard (the earcon, the LED) before anything is sent.
+ */
+describe('the wake stage', () => {
+  const closers: (() => Promise<unknown>)[] = []
+  afterEach(async () => {
+    for (const c of closers.splice(0).reverse()) await c()
+  })
+
+  async function world(arbiter?: WakeArbiter) {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    closers.push(() => server.close())
+    const w = await wakeWorld(server, { confirm: false, ...(arbiter && { arbiter }) })
+    closers.push(() => w.close())
+    return { server, w }
+  }
+
+  it('opens nothing on a detection with no voice around it (the speech detector disagrees)', async () => {
+    const { server, w } = await world()
+    await w.say(new Uint8Array(32_000)) // a quiet second
+    w.frame(wakeMarkFrame())
+    await sleep(400)
+    await w.say(new Uint8Array(6400))
+    expect(w.log.withEvent('wake_rejected')).toHaveLength(1)
+    expect(server.connections).toHaveLength(0)
+    expect(w.speaker.writtenBytes).toBe(0)
+    expect(w.states).toEqual([])
+  }, 20_000)
+
+  it('plays the earcon and shows listening before anything goes over the network', async () => {
+    const { server, w } = await world()
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    expect(w.order.slice(0, 2)).toEqual(['earcon@0', 'led:listening@0'])
+    // The earcon is short (< 150 ms at the speaker's rate) and was the first thing played.
+    expect((w.earcon.byteLength / 2 / w.speaker.sampleRateHz) * 1000).toBe(EARCON_MS)
+    expect(EARCON_MS).toBeLessThan(150)
+    expect(Buffer.from(w.speaker.audio().subarray(0, w.earcon.byteLength))).toEqual(
+      Buffer.from(w.earcon),
+    )
+  }, 20_000)
+
+  it('ignores a second detection within the refractory time', async () => {
+    const { server, w } = await world()
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    // Within 2 s of the first: the detector's echo of the same phrase, or a repeat.
+    await w.say(speech16k('speech-en-gb-f.wav', 1000, 300))
+    w.frame(wakeMarkFrame())
+    await until(() => w.log.records.some((r) => r.msg === 'wake ignored: refractory'))
+    expect(w.log.records.filter((r) => r.msg === 'wake phrase heard')).toHaveLength(1)
+    expect(w.speaker.drops).toEqual([]) // not taken as a barge-in either
+  }, 20_000)
+
+  it('stays asleep when another speaker wins the claim', async () => {
+    const claims: WakeDetection[] = []
+    const { server, w } = await world({
+      claim: async (d) => {
+        claims.push(d)
+        return false
+      },
+      close: async () => {},
+    })
+    await w.sayWake()
+    await until(() => claims.length > 0)
+    await sleep(300)
+    expect(claims[0]?.phrase).toBe('hey jarvis')
+    expect(server.connections).toHaveLength(0)
+    expect(w.order).toEqual([])
+  }, 20_000)
+})

@@ -1,0 +1,190 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { MicGate } from '../../src/audio/mic-gate.js'
+import { MicRouter } from '../../src/audio/mic-router.js'
+import { VoicedHistory } from '../../src/audio/voiced-history.js'
+import { WakeOnset } from '../../src/audio/wake-onset.js'
+import { parseWav } from '../../src/audio/wav.js'
+import { LiveConversations } from '../../src/conversations/live-conversations.js'
+import { Gate } from '../../src/core/gate.js'
+import { Grants } from '../../src/core/grants.js'
+import { defaultPersona } from '../../src/core/persona.js'
+import { ToolSet } from '../../src/core/tool-set.js'
+import type { AudioIn } from '../../src/ports/audio.js'
+import type { LedState } from '../../src/ports/panel.js'
+import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
+import { ManualApprover } from '../../src/testing/approvers.js'
+import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeMic } from '../../src/testing/fake-mic.js'
+import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
+import { FakeWakeWord, wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
+import { MemoryLogger } from '../../src/testing/memory-logger.js'
+import { EARCON_MS, earconPcm } from '../../src/tools/chime.js'
+import { SessionLoop } from '../../src/voice/session-loop.js'
+import type { SessionSummary } from '../../src/voice/session-types.js'
+import { VoiceDriver } from '../../src/voice/voice-driver.js'
+import { DEFAULT_CONFIRM_PHRASES, type WakeCheck } from '../../src/voice/wake-confirmation.js'
+import { geminiLive } from '../gemini/helpers.js'
+
+const ROOT = join(import.meta.dirname, '../..')
+export const FRAME_BYTES = 640
+
+/** 16 kHz speech from the VAD fixtures, from its onset on: a voice the speech detector hears. */
+export function speech16k(file = 'speech-en-us-m.wav', fromMs = 1000, ms = 1000): Uint8Array {
+  const wav = parseWav(readFileSync(join(ROOT, 'fixtures/vad', file)), 16_000)
+  const from = fromMs * 32
+  return wav.pcm.subarray(from, from + ms * 32)
+}
+
+export interface WakeWorldOptions {
+  readonly echo?: 'gate' | 'aec'
+  /** The second opinion; `false`: a local wake is believed. */
+  readonly confirm?: WakeCheck | false
+  readonly detectorLatencyMs?: number
+  readonly arbiter?: WakeArbiter
+  readonly preRollMs?: number
+  /** The microphone below the gate (a real recorder); a fake the test speaks into otherwise. */
+  readonly source?: AudioIn
+  /** Told the speaker before the microphone starts (a loopback of the playback needs it). */
+  readonly beforeStart?: (speaker: FakeSpeaker) => void
+}
+
+/**
+ * The wake-mode listening chain over the real SDK: a microphone behind the MicGate, the router,
+ * the wake stage (the fake detector below its port, the real WebRTC VAD), the session loop and
+ * the voice driver against the fake Live `server`, a fake speaker on the real clock and an
+ * in-memory store. `order` records, in order, the earcon, every LED state and every connection.
+ */
+export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}) {
+  const clock = realClock()
+  const log = new MemoryLogger()
+  const store = new SqliteStore(':memory:')
+  const gate = new Gate({
+    policies: {},
+    approver: new ManualApprover(),
+    grants: new Grants(store),
+    clock,
+    approvalTimeoutMs: 60_000,
+  })
+  const speaker = new FakeSpeaker(clock, { keepAudio: true })
+  const fake = new FakeMic()
+  const source = o.source ?? fake
+  const mic = new MicGate({ source, speaker, clock, echo: o.echo ?? 'gate', tailMs: 300 })
+  const router = new MicRouter(mic)
+  const order: string[] = []
+  const states: LedState[] = []
+  let stage: WakeOnset | undefined
+  const detector = new FakeWakeWord({
+    listener: (d) => stage?.detected(d),
+    latencyMs: o.detectorLatencyMs ?? 160,
+  })
+  stage = new WakeOnset({
+    detector,
+    voiced: await VoicedHistory.create(),
+    clock,
+    logger: log,
+    speakerAudible: () => mic.echoGated,
+    ...(o.arbiter && { arbiter: o.arbiter }),
+    ...(o.preRollMs !== undefined && { preRollMs: o.preRollMs }),
+  })
+  const wake = stage
+  let roomBytes = 0
+  mic.onRoom((pcm, at) => {
+    roomBytes += pcm.byteLength
+    wake.room(pcm, at)
+  })
+  const driver = new VoiceDriver({
+    llm: geminiLive({ baseUrl: server.baseUrl, logger: log }),
+    tools: new ToolSet([]),
+    gate,
+    store,
+    persona: defaultPersona,
+    clock,
+    logger: log,
+    mic: router.sessionMic(),
+    speaker,
+    listener: {
+      state: (s) => {
+        states.push(s)
+        order.push(`led:${s}@${server.connections.length}`)
+      },
+    },
+    options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
+  })
+  const summaries: SessionSummary[] = []
+  let falseWakes = 0
+  const earcon = earconPcm(speaker.sampleRateHz)
+  const confirm =
+    o.confirm === false
+      ? undefined
+      : (o.confirm ?? { phrases: DEFAULT_CONFIRM_PHRASES, withinMs: 1500 })
+  const loop = new SessionLoop({
+    router,
+    onset: wake,
+    driver,
+    live: new LiveConversations(),
+    logger: log,
+    clock,
+    ...(confirm && { confirm }),
+    heard: () => {
+      order.push(`earcon@${server.connections.length}`)
+      speaker.write(earcon)
+      mic.hearNow(EARCON_MS + 50)
+    },
+    onFalseWake: () => falseWakes++,
+    onSessionEnd: (s) => summaries.push(s),
+  })
+  const seenConnections = () => server.connections.length
+  o.beforeStart?.(speaker)
+  await loop.start()
+  let sent = 0
+  /** One 20 ms frame into the microphone now, captured now. */
+  const frame = (pcm: Uint8Array) => {
+    fake.sink?.frame(pcm, clock.now())
+    sent++
+  }
+  /** `pcm` into the microphone in 20 ms frames at the pace of real time. */
+  const say = async (pcm: Uint8Array, each?: (i: number, f: Uint8Array) => Uint8Array) => {
+    const t0 = Date.now()
+    for (let i = 0, o2 = 0; o2 + FRAME_BYTES <= pcm.byteLength; i++, o2 += FRAME_BYTES) {
+      const f = pcm.subarray(o2, o2 + FRAME_BYTES)
+      frame(each ? each(i, f) : f)
+      const due = t0 + (i + 1) * 20
+      const wait = due - Date.now()
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+    }
+  }
+  return {
+    clock,
+    log,
+    store,
+    speaker,
+    mic,
+    driver,
+    loop,
+    detector,
+    order,
+    states,
+    summaries,
+    earcon,
+    seenConnections,
+    falseWakes: () => falseWakes,
+    framesSent: () => sent,
+    /** Bytes the wake stage has heard (the MicGate's room tap). */
+    roomBytes: () => roomBytes,
+    frame,
+    say,
+    /** The wake phrase: a second of speech, ending in the frame the fake detector fires on. */
+    async sayWake() {
+      await say(speech16k())
+      frame(wakeMarkFrame())
+    },
+    async close() {
+      await loop.stop()
+      await wake.close()
+      store.close()
+    },
+  }
+}
