@@ -37,6 +37,11 @@ const ADAPTER_SUPPORT = '^src/adapters/child-process/'
 
 /** The files that are the offline run and the developer's fake Live service, not the appliance. */
 const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|commands/fake-live)\\.ts$'
+// app/ modules that may import an adapter: the composition modules and those that choose a backend.
+const APP_COMPOSERS = [
+  '^src/app/(compose|commands|doctor|offline)/',
+  '^src/app/(appliance|audio|panel-factory|panel-board|phone-app|phone-demo|mqtt-env|wake-detector)\\.ts$',
+]
 
 /**
  * The phone side of protocol v1 (src/protocol/phone-side.ts) and everything it reaches: a closed
@@ -102,6 +107,26 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/adapters/([^/]+)/' },
       to: { path: '^src/adapters/', pathNot: ['^src/adapters/$1/', ADAPTER_SUPPORT] },
+    },
+    {
+      name: 'app-adapters-only-in-composition',
+      comment:
+        'In app/, adapters are imported by the modules that compose them (compose/, the provider registry among them; audio.ts; the panel factory and board probes; the phone app and demo; the wake detector; the MQTT environment) and by the commands, the doctor and the offline run — nowhere else, so a new feature is wired in one place.',
+      severity: 'error',
+      from: { path: '^src/app/', pathNot: APP_COMPOSERS },
+      to: { path: '^src/adapters/' },
+    },
+    {
+      name: 'appliance-composes-through-compose',
+      comment:
+        'appliance.ts keeps the order of start: it names adapter types and takes the real clock, and composes every adapter through compose/.',
+      severity: 'error',
+      from: { path: '^src/app/appliance\\.ts$' },
+      to: {
+        path: '^src/adapters/',
+        pathNot: '^src/adapters/clock/',
+        dependencyTypesNot: ['type-only'],
+      },
     },
     {
       name: 'testing-only-offline',

@@ -7,7 +7,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createConversationEndpoint } from '../src/adapters/mqtt/index.js'
+import {
+  createConversationEndpoint,
+  PhoneRequests,
+  serveGrants,
+} from '../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
 import { LiveConversations } from '../src/conversations/live-conversations.js'
@@ -171,18 +175,17 @@ const service = new ConversationService({
   clock,
   logger: silentLogger,
 })
-const endpoint = createConversationEndpoint({
+const requests = new PhoneRequests({
   connection: device.connection,
-  service,
-  grants: new PhoneGrants({ grants: gate.grants, clock, logger: silentLogger }),
-  feed,
   phones: () => keys,
   deviceId: 'bench',
   prefix: PREFIX,
   logger: silentLogger,
   clock: realClock(),
 })
-await endpoint.ready()
+const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
+serveGrants(requests, new PhoneGrants({ grants: gate.grants, clock, logger: silentLogger }))
+await requests.ready()
 // 60 conversations of 10–30 messages, and one long one of 500.
 for (let i = 0; i < 60; i++) {
   const c = store.createConversation({ channel: i % 3 ? 'voice' : 'text', at: 1000 + i })
@@ -246,7 +249,8 @@ const listMs = await measure(() => phone.list({ limit: 50 }))
 const showMs = await measure(() => phone.show(long.id, { limit: 500 }))
 
 await phone.close()
-endpoint.close()
+conversations.close()
+requests.close()
 await device.close()
 store.close()
 await broker.stop()

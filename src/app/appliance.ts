@@ -104,7 +104,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       publisher: household.publisher,
     })
-    const { live, llm, speech, persona } = composeProviders(comp, apiKey)
+    const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
     showStoreHealth(comp, store, device)

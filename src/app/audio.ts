@@ -1,5 +1,6 @@
 import { CaptureWatchdog } from '../audio/capture-watchdog.js'
-import { DEFAULT_ECHO_TAIL_MS, type EchoMode, MicGate } from '../audio/mic-gate.js'
+import { type EchoMode, MicGate } from '../audio/mic-gate.js'
+import { DEFAULT_ECHO_TAIL_MS } from '../core/defaults.js'
 import type { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { AudioIn, AudioOut } from '../ports/audio.js'

@@ -41,7 +41,7 @@ export async function createPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Pa
   } catch (err) {
     // The lights are a courtesy: without them the speaker still hears and speaks (doctor says why).
     logger.error(
-      { device: p.rgbLeds.device, err: errorText(err) },
+      { event: 'apa102_leds_unavailable', device: p.rgbLeds.device, err: errorText(err) },
       'APA102 LEDs unavailable; running without them',
     )
     return panel

@@ -12,8 +12,7 @@ import {
 import { join } from 'node:path'
 import { isId, newKey } from '../protocol/index.js'
 
-/** Where phone keys live on the device, and in a development checkout. */
-export const DEVICE_PHONES_DIR = '/var/lib/nocturn/phones'
+/** Where phone keys live in a development checkout (on the device: the config's phonesDir). */
 export const DEV_PHONES_DIR = 'var/phones'
 
 export interface PairedPhone {

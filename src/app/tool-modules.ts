@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { Tool } from '../core/tool.js'
+import type { Tool } from '../core/types.js'
 import type { Clock } from '../ports/clock.js'
 import type { Publisher } from '../ports/publisher.js'
 

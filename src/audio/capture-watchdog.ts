@@ -85,7 +85,7 @@ export class CaptureWatchdog implements AudioIn {
         `capture device "${this.#options.deviceName}" delivered no audio for ${Math.round(silentMs)} ms; restarting it`,
       )
       this.#options.logger.warn(
-        { device: this.#options.deviceName, silentMs },
+        { event: 'audio_capture_stalled', device: this.#options.deviceName, silentMs },
         'audio capture stalled',
       )
       sink.error(error, true)

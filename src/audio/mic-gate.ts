@@ -19,9 +19,6 @@ export interface MicGateOptions {
   readonly mute?: { readonly muted: boolean }
 }
 
-/** 300 ms covers a small room's reverb and the device's own output latency. */
-export const DEFAULT_ECHO_TAIL_MS = 300
-
 /**
  * The microphone as the rest of the device sees it: mute is authoritative (no frame leaves while
  * muted), and in `gate` mode frames become silence — not nothing, so the provider's voice activity

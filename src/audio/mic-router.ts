@@ -28,11 +28,6 @@ export class MicRouter {
     this.#onHealth = options.onHealth
   }
 
-  /** The reason the microphone hears nothing, or undefined while frames arrive. */
-  get deaf(): string | undefined {
-    return this.#deaf
-  }
-
   /** Starts the device (once) with frames going to `idle` whenever no session holds them. */
   async start(idle: AudioInSink): Promise<void> {
     this.#idle = idle

@@ -1,7 +1,7 @@
-import type { PendingNotice } from '../core/context.js'
 import type { Conversation, StoredMessage } from '../core/conversation.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { PendingNotice } from '../core/types.js'
 import type { Clock } from '../ports/clock.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
 import type { TurnLoop } from '../turn/turn-loop.js'
@@ -48,6 +48,8 @@ export interface SayRequest {
   readonly text: string
   /** The paired phone that typed it. */
   readonly phone: string
+  /** Told the conversation's id (a new one's too) before the turn stores anything in it. */
+  readonly onConversation?: (id: string) => void
   readonly onText?: (delta: string) => void
   readonly onPending?: (notice: PendingNotice) => void
   readonly signal?: AbortSignal
@@ -136,6 +138,7 @@ export class ConversationService {
       req.conversationId === 'new'
         ? this.#deps.store.createConversation({ channel: 'text', at: this.#deps.clock.now() }).id
         : this.#get(req.conversationId).id
+    req.onConversation?.(id)
     // A conversation being spoken right now is refused rather than queued: the live model holds its
     // own context and would never see the typed message, so the stored history would fork.
     if (this.#deps.live.isLive(id)) {

@@ -35,7 +35,7 @@ export function startRetention(
       if (removed > 0) store.vacuum()
       log.info({ removed }, 'retention applied')
     } catch (err) {
-      log.error({ err: errorText(err) }, 'retention failed')
+      log.error({ event: 'retention_failed', err: errorText(err) }, 'retention failed')
     }
     if (!stopped) timer = clock.setTimeout(apply, policy.everyMs)
   }

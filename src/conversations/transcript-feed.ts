@@ -1,7 +1,7 @@
-import type { Channel } from '../core/context.js'
 import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { Channel } from '../core/types.js'
 import type { ConversationPage, TranscriptStore } from '../ports/transcript-store.js'
 
 export type FeedListener = (message: StoredMessage) => void
@@ -54,7 +54,10 @@ export class TranscriptFeed implements TranscriptStore {
       try {
         l(event)
       } catch (err) {
-        this.#log.warn({ err: errorText(err) }, 'approval listener failed')
+        this.#log.warn(
+          { event: 'approval_listener_failed', err: errorText(err) },
+          'approval listener failed',
+        )
       }
     }
   }
@@ -66,7 +69,10 @@ export class TranscriptFeed implements TranscriptStore {
         l(stored)
       } catch (err) {
         // A failing follower must never fail the append that already happened.
-        this.#log.warn({ err: errorText(err) }, 'feed listener failed')
+        this.#log.warn(
+          { event: 'feed_listener_failed', err: errorText(err) },
+          'feed listener failed',
+        )
       }
     }
     return stored

@@ -1,4 +1,4 @@
-import type { Channel } from './context.js'
+import type { Channel } from './types.js'
 
 /** A conversation: a spoken or typed session, kept as an ordinary chat. */
 export interface Conversation {

@@ -17,6 +17,10 @@ export const DEFAULT_APPROVAL_TIMEOUT_MS = 60_000
  */
 export const DEFAULT_IDLE_MS = 20_000
 
+/** How long the echo gate stays closed after playback: a small room's reverb and the device's own
+ * output latency. */
+export const DEFAULT_ECHO_TAIL_MS = 300
+
 /** Wall-clock budget of one spoken session: ten minutes, about one provider connection. */
 export const DEFAULT_SESSION_BUDGET_MS = 10 * 60_000
 

@@ -3,11 +3,11 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from '../ports/appro
 import type { Clock } from '../ports/clock.js'
 import { raceAbort } from './abort.js'
 import { digestOf } from './canonical.js'
-import type { CallContext } from './context.js'
 import { errorText, NocturnError } from './errors.js'
 import { type GrantExpiry, type Grants, rememberedGrant } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
-import { actionOf, type Tool } from './tool.js'
+import { actionOf } from './tool.js'
+import type { CallContext, Tool } from './types.js'
 
 export interface GateOptions {
   readonly policies: PolicyTable
@@ -76,7 +76,10 @@ export class Gate {
     // Nobody can be asked (no broker, no phone): say so at once, with no "waiting" first.
     const unavailable = approver.unavailable?.()
     if (unavailable !== undefined) {
-      log.warn({ why: unavailable }, 'gate cannot ask: approver unavailable')
+      log.warn(
+        { event: 'gate_approver_unavailable', why: unavailable },
+        'gate cannot ask: approver unavailable',
+      )
       throw new NocturnError(
         'NOC_ERR_APPROVER_UNREACHABLE',
         `I can't reach ${approver.audience} right now, so I did not ${action}.`,
@@ -123,7 +126,10 @@ export class Gate {
           `Nobody answered on ${approver.audience} in time, so I did not ${action}.`,
         )
       }
-      log.warn({ approvalId: request.id, err: errorText(err) }, 'gate approver failed')
+      log.warn(
+        { event: 'gate_approver_failed', approvalId: request.id, err: errorText(err) },
+        'gate approver failed',
+      )
       throw new NocturnError(
         'NOC_ERR_APPROVER_UNREACHABLE',
         `I can't reach ${approver.audience} right now, so I did not ${action}.`,
@@ -145,7 +151,10 @@ export class Gate {
       )
     }
     if (d?.decision !== 'approve' || typeof d.by !== 'string' || d.by === '') {
-      log.warn({ approvalId: request.id }, 'gate answer unclear, denied')
+      log.warn(
+        { event: 'gate_answer_unclear_denied', approvalId: request.id },
+        'gate answer unclear, denied',
+      )
       throw new NocturnError(
         'NOC_ERR_APPROVAL_UNCLEAR',
         `The answer from ${approver.audience} was not a clear yes, so I did not ${action}.`,

@@ -1,5 +1,5 @@
 import type { Grant, GrantStore, NewGrant } from '../ports/grant-store.js'
-import { canonicalJson } from './canonical.js'
+import { canonicalJson } from './canonical-json.js'
 import { NocturnError } from './errors.js'
 import type { Channel } from './types.js'
 

@@ -1,7 +1,5 @@
 import type { Channel, Policy, Tool } from './types.js'
 
-export type { Policy } from './types.js'
-
 /** Per tool, per channel overrides, as configured by the household. */
 export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy | undefined>>>>
 

@@ -1,9 +1,9 @@
-import type { CallContext } from './context.js'
 import type { ToolOutcome } from './conversation.js'
 import { errorText, isNocturnError } from './errors.js'
 import { gated } from './gate.js'
 import { validate } from './schema.js'
-import { declarationOf, type Tool, type ToolDeclaration } from './tool.js'
+import { declarationOf, type ToolDeclaration } from './tool.js'
+import type { CallContext, Tool } from './types.js'
 
 /** Arguments larger than this are refused before validation: no tool needs 16 KiB of input. */
 export const MAX_ARGS_BYTES = 16 * 1024
@@ -42,7 +42,10 @@ export class ToolSet {
   async call(ctx: CallContext, name: string, args: unknown): Promise<ToolOutcome> {
     const tool = this.#gated.get(name)
     if (!tool) {
-      ctx.logger.warn({ tool: name.slice(0, 80) }, 'unknown tool requested')
+      ctx.logger.warn(
+        { event: 'unknown_tool_requested', tool: name.slice(0, 80) },
+        'unknown tool requested',
+      )
       return fail('NOC_ERR_UNKNOWN_TOOL', `There is no tool called "${name.slice(0, 80)}".`)
     }
     const size = argsSize(args)
@@ -61,7 +64,7 @@ export class ToolSet {
       if (ctx.signal.aborted) return fail('NOC_ERR_CANCELLED', 'the call was withdrawn')
       // What a foreign error says (a path, a host, a secret in a URL) stays in the device log.
       const message = errorText(err)
-      ctx.logger.warn({ tool: name, err: message }, 'tool failed')
+      ctx.logger.warn({ event: 'tool_failed', tool: name, err: message }, 'tool failed')
       return fail('NOC_ERR_TOOL_FAILED', `${name} failed on the speaker.`)
     }
   }

@@ -1,9 +1,6 @@
 import type { JsonSchema } from './schema.js'
 import type { Tool } from './types.js'
 
-// `Tool` is declared with the call context in `types.ts` (they refer to each other).
-export type { Tool } from './types.js'
-
 /** What a model is told about a tool. */
 export interface ToolDeclaration {
   readonly name: string

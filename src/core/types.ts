@@ -3,8 +3,8 @@ import type { JsonSchema } from './schema.js'
 
 /**
  * The vocabulary of a tool call, in one module because its parts refer to each other: a tool is
- * called with a context, and the context carries the gate that checks a tool. `context.ts`,
- * `tool.ts`, `policy.ts`, `gate.ts` and the ports build on it and are imported by none of it.
+ * called with a context, and the context carries the gate that checks a tool. `tool.ts`,
+ * `policy.ts`, `gate.ts` and the ports build on it and are imported by none of it.
  */
 
 /** Where a request came from: speech in the room, or a typed message from a paired phone. */

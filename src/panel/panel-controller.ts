@@ -257,7 +257,10 @@ export class PanelController {
       try {
         l(event)
       } catch (err) {
-        this.#logger.warn({ err: errorText(err) }, 'panel listener failed')
+        this.#logger.warn(
+          { event: 'panel_listener_failed', err: errorText(err) },
+          'panel listener failed',
+        )
       }
     }
   }

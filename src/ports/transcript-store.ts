@@ -1,5 +1,5 @@
-import type { Channel } from '../core/context.js'
 import type { Conversation, Message, NewMessage, StoredMessage } from '../core/conversation.js'
+import type { Channel } from '../core/types.js'
 
 /**
  * TranscriptStore: conversations and their messages, append-only and crash-safe — a message whose

@@ -1,4 +1,4 @@
-import type { Tool } from '../core/tool.js'
+import type { Tool } from '../core/types.js'
 
 /** A pretend door lock for the offline run and tests: it records what it was told to do. */
 export class DemoLock {

@@ -1,4 +1,4 @@
-import type { Tool } from '../core/tool.js'
+import type { Tool } from '../core/types.js'
 import type { Clock } from '../ports/clock.js'
 
 /** The current date and time in the device's time zone. Harmless: allowed on every channel. */

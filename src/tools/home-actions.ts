@@ -1,7 +1,5 @@
-import type { Channel } from '../core/context.js'
 import { errorText, isNocturnError, NocturnError } from '../core/errors.js'
-import type { Policy } from '../core/policy.js'
-import type { Tool } from '../core/tool.js'
+import type { Channel, Policy, Tool } from '../core/types.js'
 import type { Publisher } from '../ports/publisher.js'
 
 /** One named action from the configuration: a fixed payload to a fixed topic. */

@@ -87,7 +87,7 @@ export class TimerService {
         missed.push(t)
         this.#options.store.finishTimer(t.id, now, 'missed')
         this.#options.logger.warn(
-          { timer: t.id, kind: t.kind, dueAt: t.dueAt },
+          { event: 'timer_missed', timer: t.id, kind: t.kind, dueAt: t.dueAt },
           'timer came due while stopped; missed',
         )
       }
@@ -170,7 +170,10 @@ export class TimerService {
     try {
       this.#options.sink.write(chimePcm(this.#options.sink.sampleRateHz))
     } catch (err) {
-      this.#options.logger.error({ timer: id, err: errorText(err) }, 'could not play the chime')
+      this.#options.logger.error(
+        { event: 'chime_failed', timer: id, err: errorText(err) },
+        'could not play the chime',
+      )
     }
   }
 
@@ -182,7 +185,7 @@ export class TimerService {
       if (!this.#options.store.finishTimer(t.id, this.#options.clock.now(), 'rang')) return
     } catch (err) {
       this.#options.logger.error(
-        { timer: t.id, err: errorText(err) },
+        { event: 'timer_end_not_recorded', timer: t.id, err: errorText(err) },
         'timer ringing, but its end could not be recorded',
       )
     }
@@ -210,7 +213,10 @@ export class TimerService {
       try {
         l(t, late)
       } catch (err) {
-        this.#options.logger.warn({ err: errorText(err) }, 'timer listener failed')
+        this.#options.logger.warn(
+          { event: 'timer_listener_failed', err: errorText(err) },
+          'timer listener failed',
+        )
       }
     }
   }

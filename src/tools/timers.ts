@@ -1,5 +1,5 @@
 import { NocturnError } from '../core/errors.js'
-import type { Tool } from '../core/tool.js'
+import type { Tool } from '../core/types.js'
 import type { Clock } from '../ports/clock.js'
 import type { StoredTimer } from '../ports/timer-store.js'
 import { formatLocal, nextLocalTime } from './local-time.js'

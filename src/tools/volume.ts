@@ -1,4 +1,4 @@
-import type { Tool } from '../core/tool.js'
+import type { Tool } from '../core/types.js'
 import type { DeviceState } from '../device/device-state.js'
 
 /** Harmless and reversible, like the timers: allowed by voice too. Configuration may tighten it. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { CallContext, Channel, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import type { Logger } from '../core/logger.js'
 import type { TalkDeps } from '../core/talk-deps.js'
+import type { CallContext, Channel, PendingNotice } from '../core/types.js'
 import type { LLM, LLMToolCall } from '../ports/llm.js'
 import { wellFormedHistory } from './history.js'
 
@@ -83,7 +83,7 @@ export class TurnLoop {
       await Promise.all(calls.map((call) => this.#runCall(call, input, signal, log)))
     }
     const text = `I stopped after ${maxSteps} steps without finishing; please ask again more simply.`
-    log.warn({ maxSteps }, 'turn hit the step bound')
+    log.warn({ event: 'turn_hit_step_bound', maxSteps }, 'turn hit the step bound')
     store.append(input.conversationId, {
       role: 'assistant',
       text,

@@ -1,6 +1,6 @@
-import type { PendingNotice } from '../core/context.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { PendingNotice } from '../core/types.js'
 import type { LiveSession, LiveToolCall, LiveToolResponse } from '../ports/live-llm.js'
 
 /**
@@ -277,7 +277,10 @@ export class CallLedger {
       this.#queued.push(q)
       return
     }
-    this.#log.warn({ callId: e.call.id }, 'voice answer for a lost connection dropped')
+    this.#log.warn(
+      { event: 'voice_answer_dropped', callId: e.call.id },
+      'voice answer for a lost connection dropped',
+    )
   }
 
   #respond(conn: Carrier, q: Queued): void {
@@ -285,7 +288,10 @@ export class CallLedger {
       conn.session.respond(q.response)
     } catch (err) {
       // The port says respond throws on a closed connection: keep the answer for the resumption.
-      this.#log.warn({ callId: q.response.id, err: errorText(err) }, 'voice respond failed: queued')
+      this.#log.warn(
+        { event: 'voice_respond_failed', callId: q.response.id, err: errorText(err) },
+        'voice respond failed: queued',
+      )
       this.#queued.push(q)
     }
   }

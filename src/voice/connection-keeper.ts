@@ -139,7 +139,10 @@ export class ConnectionKeeper {
     } catch (err) {
       if (this.#opening === conn) this.#opening = undefined
       conn.retired = true
-      this.#log.warn({ connection: conn.n, kind, err: errorText(err) }, 'voice connection failed')
+      this.#log.warn(
+        { event: 'voice_connection_failed', connection: conn.n, kind, err: errorText(err) },
+        'voice connection failed',
+      )
       return false
     }
     if (this.#opening === conn) this.#opening = undefined
@@ -216,7 +219,7 @@ export class ConnectionKeeper {
     this.#retire(conn)
     if (this.#opening === conn) this.#opening = undefined
     this.#log.warn(
-      { connection: conn.n, code: info.code, reason: info.reason },
+      { event: 'voice_connection_lost', connection: conn.n, code: info.code, reason: info.reason },
       'voice connection lost',
     )
     if (!this.#deps.ending()) void this.#reconnect(`closed ${info.code}`)
@@ -242,7 +245,10 @@ export class ConnectionKeeper {
           this.#resumptions++
           return
         }
-        this.#log.warn({ why }, 'voice resumption failed: opening a fresh connection')
+        this.#log.warn(
+          { event: 'voice_resumption_failed', why },
+          'voice resumption failed: opening a fresh connection',
+        )
       }
       const backoff = new Backoff({
         ...RECONNECT_BACKOFF,
@@ -259,7 +265,7 @@ export class ConnectionKeeper {
         await this.#sleep(wait)
       }
       if (this.#deps.ending()) return
-      this.#log.error({ why }, 'voice could not reconnect')
+      this.#log.error({ event: 'voice_reconnect_failed', why }, 'voice could not reconnect')
       this.#deps.fail()
     } finally {
       this.#reconnecting = false
@@ -288,7 +294,10 @@ export class ConnectionKeeper {
     try {
       await conn.session?.close()
     } catch (err) {
-      this.#log.warn({ connection: conn.n, err: errorText(err) }, 'voice close failed')
+      this.#log.warn(
+        { event: 'voice_close_failed', connection: conn.n, err: errorText(err) },
+        'voice close failed',
+      )
     }
   }
 

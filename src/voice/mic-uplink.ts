@@ -42,7 +42,11 @@ export class MicUplink {
         session.sendAudio(pcm)
       } catch (err) {
         // A socket that died under us: its close event starts the reconnect; say so once.
-        if (!this.#sendFailed) this.#log.warn({ err: errorText(err) }, 'voice sendAudio failed')
+        if (!this.#sendFailed)
+          this.#log.warn(
+            { event: 'voice_send_audio_failed', err: errorText(err) },
+            'voice sendAudio failed',
+          )
         this.#sendFailed = true
       }
       return
@@ -58,7 +62,10 @@ export class MicUplink {
     try {
       s.endAudio()
     } catch (err) {
-      this.#log.warn({ err: errorText(err) }, 'voice endAudio failed')
+      this.#log.warn(
+        { event: 'voice_end_audio_failed', err: errorText(err) },
+        'voice endAudio failed',
+      )
     }
   }
 
@@ -75,7 +82,10 @@ export class MicUplink {
     try {
       for (const f of frames) session.sendAudio(f)
     } catch (err) {
-      this.#log.warn({ err: errorText(err) }, 'voice sendAudio failed')
+      this.#log.warn(
+        { event: 'voice_send_audio_failed', err: errorText(err) },
+        'voice sendAudio failed',
+      )
     }
   }
 }

@@ -5,7 +5,7 @@ import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
 import type { Onset, OnsetSource } from '../ports/onset.js'
-import type { SessionSummary } from './voice-session.js'
+import type { SessionSummary } from './session-types.js'
 import type { WakeCheck } from './wake-confirmation.js'
 
 /** What the loop needs of the voice driver. */
@@ -90,7 +90,7 @@ export class SessionLoop {
         // The first failure, then every 20th: a mic left unplugged for an hour is a few lines.
         if (this.#micErrors === 1 || this.#micErrors % 20 === 0) {
           logger.error(
-            { event: 'mic_failed', err: err.message, failures: this.#micErrors },
+            { event: 'mic_failed', err: errorText(err), failures: this.#micErrors },
             'microphone failed',
           )
         }

@@ -1,5 +1,5 @@
-import type { PendingNotice } from '../core/context.js'
 import type { ToolOutcome } from '../core/conversation.js'
+import type { PendingNotice } from '../core/types.js'
 import type { LiveToolResponse, Scheduling } from '../ports/live-llm.js'
 
 interface CallRef {

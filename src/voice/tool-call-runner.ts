@@ -1,7 +1,7 @@
-import type { CallContext, PendingNotice } from '../core/context.js'
 import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { CallContext, PendingNotice } from '../core/types.js'
 import type { LiveToolCall } from '../ports/live-llm.js'
 import type { CallLedger, VoiceCall } from './call-ledger.js'
 import type { SessionHooks, VoiceSessionDeps } from './session-types.js'
@@ -72,7 +72,10 @@ export class ToolCallRunner {
       )
     }
     if (!caps.transcription) {
-      this.#log.warn({ model: caps.model }, 'voice transcript will hold tool calls only')
+      this.#log.warn(
+        { event: 'voice_transcript_calls_only', model: caps.model },
+        'voice transcript will hold tool calls only',
+      )
     }
   }
 
@@ -148,7 +151,7 @@ export class ToolCallRunner {
   abandonUnsettled(): void {
     for (const call of this.#deps.ledger.unsettled()) {
       this.#log.warn(
-        { callId: call.id, tool: call.name },
+        { event: 'voice_call_running_at_end', callId: call.id, tool: call.name },
         'voice call still running at session end',
       )
       this.#record(call, {
@@ -175,7 +178,10 @@ export class ToolCallRunner {
     } catch (err) {
       // ToolSet.call never throws; should that ever change, the call is still answered.
       outcome = { ok: false, code: 'NOC_ERR_TOOL_FAILED', error: `${call.name} failed` }
-      this.#log.error({ callId: call.id, err: errorText(err) }, 'voice tool call threw')
+      this.#log.error(
+        { event: 'voice_tool_call_threw', callId: call.id, err: errorText(err) },
+        'voice tool call threw',
+      )
     }
     call.settled = true
     this.#onOutcome(call, outcome)

@@ -156,7 +156,10 @@ export class TranscriptAssembler {
       this.#written++
     } catch (err) {
       // A failing store must not take the conversation down with it; the gap is logged.
-      this.#log.error({ role: message.role, err: errorText(err) }, 'voice transcript append failed')
+      this.#log.error(
+        { event: 'voice_transcript_append_failed', role: message.role, err: errorText(err) },
+        'voice transcript append failed',
+      )
     }
   }
 }

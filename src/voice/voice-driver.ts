@@ -7,9 +7,9 @@ import {
   DEFAULT_VOICE_OPTIONS,
   type SessionSummary,
   type VoiceOptions,
-  VoiceSession,
   type WaitingNotice,
-} from './voice-session.js'
+} from './session-types.js'
+import { VoiceSession } from './voice-session.js'
 import { voiceState } from './voice-state.js'
 import type { WakeCheck } from './wake-confirmation.js'
 

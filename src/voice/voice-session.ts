@@ -17,19 +17,6 @@ import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
 import { type WakeCheck, WakeConfirmation } from './wake-confirmation.js'
 
-// The session's options and the shapes it shares with the driver live in session-types.ts; they
-// stay importable from here, where src/app/ and the tests look for them.
-export {
-  DEFAULT_VOICE_OPTIONS,
-  type SessionEndReason,
-  type SessionHooks,
-  type SessionSummary,
-  type VoiceMic,
-  type VoiceOptions,
-  type VoiceSessionDeps,
-  type WaitingNotice,
-} from './session-types.js'
-
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
  * the transcript, resumes across `goAway`, and ends on budget, idle, error or request. The audio
@@ -203,10 +190,13 @@ export class VoiceSession {
             if (recoverable) {
               // A recorder hiccup: the source restarts itself and the session rides through it;
               // what the room said meanwhile is lost, the conversation is not.
-              this.#log.warn({ err: err.message }, 'voice microphone restarting')
+              this.#log.warn(
+                { event: 'voice_microphone_restarting', err: errorText(err) },
+                'voice microphone restarting',
+              )
               return
             }
-            this.#log.error({ event: 'mic_failed', err: err.message }, 'voice microphone failed')
+            this.#log.error({ event: 'mic_failed', err: errorText(err) }, 'voice microphone failed')
             this.#fail()
           },
         }),
@@ -270,7 +260,10 @@ export class VoiceSession {
       Promise.resolve()
         .then(() => this.#deps.mic.stop())
         .catch((err: unknown) => {
-          this.#log.warn({ err: errorText(err) }, 'voice microphone stop failed')
+          this.#log.warn(
+            { event: 'voice_microphone_stop_failed', err: errorText(err) },
+            'voice microphone stop failed',
+          )
         }),
       this.#runner.drain(),
     ])

@@ -101,6 +101,24 @@ describe('configuration errors: one line each, naming the key and the fix', () =
   })
 })
 
+describe('provider.kind picks the provider', () => {
+  const loaded = (text: string) => parseConfig(text, '/etc/nocturn/config.json', {}).config
+  it('a provider without kind is Gemini, as before there were kinds; so is no provider at all', () => {
+    expect(loaded('{"provider": {"model": "gemini-3.8-live"}}').provider.kind).toBe('gemini')
+    expect(loaded('{}').provider).toMatchObject({ kind: 'gemini', model: 'gemini-3.8-live' })
+    expect(loaded('{"provider": {"kind": "gemini"}}').provider.textModel).toBe('gemini-2.5-flash')
+  })
+
+  it('an unknown kind names the kinds there are; a typo in a provider key is still suggested', () => {
+    expect(problems('{"provider": {"kind": "openai"}}')).toEqual([
+      'provider.kind: expected one of "gemini" (got "openai")',
+    ])
+    expect(problems('{"provider": {"modle": "x"}}')).toEqual([
+      'provider.modle: unknown key — did you mean "model"?',
+    ])
+  })
+})
+
 describe('secrets from the environment and systemd credentials', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-config-'))
   const creds = join(dir, 'creds')

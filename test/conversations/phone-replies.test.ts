@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { FollowEvent } from '../../src/phone/conversations.js'
 import { mosquittoBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
@@ -119,5 +120,43 @@ describe.skipIf(skip !== undefined)('conversation replies a phone can rely on (M
     expect(shown.conversation).toBe(said.conversation)
     expect(shown.info).toEqual(said.info)
     expect(said.info).toMatchObject({ channel: 'text', title: null })
+  })
+})
+
+describe.skipIf(skip !== undefined)('a typed reply goes back one way (Mosquitto)', () => {
+  const worlds = worldsOn(mosquittoBroker)
+
+  it("the phone that typed has its turn as the say's replies, not again through its follow; another phone following sees every stored message", async () => {
+    const w = await worlds.open()
+    const anna = await w.phone('anna')
+    const ben = await w.phone('ben')
+    const annaSaw: FollowEvent[] = []
+    const benSaw: FollowEvent[] = []
+    const annaFollow = await anna.follow('*', (e) => annaSaw.push(e))
+    const benFollow = await ben.follow('*', (e) => benSaw.push(e))
+    const messagesIn = (seen: FollowEvent[], id: string) =>
+      seen.filter(
+        (e) => e.kind === 'message' && (e.body as { conversation?: string }).conversation === id,
+      )
+
+    w.server.queueGenerate({ text: 'Hello, Anna.' })
+    const r = await anna.say('new', 'Hello?')
+    expect(r.text).toBe('Hello, Anna.')
+    await until(() => messagesIn(benSaw, r.conversation).length >= 2, 'ben to see the turn')
+
+    // Ben types into the same conversation: now Anna's follow carries it, Ben's does not.
+    w.server.queueGenerate({ text: 'Hello, Ben.' })
+    expect((await ben.say(r.conversation, 'And me?')).text).toBe('Hello, Ben.')
+    await until(() => messagesIn(annaSaw, r.conversation).length >= 2, "anna to see ben's turn")
+    const stored = w.store.messages(r.conversation).map((m) => ('text' in m ? m.text : m.role))
+    expect(stored).toEqual(['Hello?', 'Hello, Anna.', 'And me?', 'Hello, Ben.'])
+    const texts = (seen: FollowEvent[]) =>
+      messagesIn(seen, r.conversation).map(
+        (e) => (e.body as { message: { text: string } }).message.text,
+      )
+    expect(texts(benSaw)).toEqual(['Hello?', 'Hello, Anna.'])
+    expect(texts(annaSaw)).toEqual(['And me?', 'Hello, Ben.'])
+    await annaFollow.stop()
+    await benFollow.stop()
   })
 })

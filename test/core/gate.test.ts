@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
+import type { Tool } from '../../src/core/types.js'
 import type { ApprovalDecision, Approver } from '../../src/ports/approver.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { coreFixture } from '../helpers/core.js'

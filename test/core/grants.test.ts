@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { digestOf } from '../../src/core/canonical.js'
 import { rememberedGrant } from '../../src/core/grants.js'
-import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
+import type { Tool } from '../../src/core/types.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { coreFixture } from '../helpers/core.js'
 

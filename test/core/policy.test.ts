@@ -1,9 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { Channel } from '../../src/core/context.js'
-import type { Policy } from '../../src/core/policy.js'
 import { policyFor } from '../../src/core/policy.js'
-import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
+import type { Channel, Policy, Tool } from '../../src/core/types.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { coreFixture } from '../helpers/core.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { isNocturnError, NocturnError } from '../../src/core/errors.js'
-import type { Tool } from '../../src/core/tool.js'
 import { MAX_ARGS_BYTES, ToolSet } from '../../src/core/tool-set.js'
+import type { Tool } from '../../src/core/types.js'
 import { coreFixture } from '../helpers/core.js'
 
 const timer: Tool<{ minutes: number; label?: string }> = {

@@ -3,7 +3,12 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
-import { createConversationEndpoint } from '../../src/adapters/mqtt/index.js'
+import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
+import {
+  createConversationEndpoint,
+  PhoneRequests,
+  serveGrants,
+} from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -15,8 +20,8 @@ import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import { defaultPersona } from '../../src/core/persona.js'
-import type { Tool } from '../../src/core/tool.js'
 import { ToolSet } from '../../src/core/tool-set.js'
+import type { Tool } from '../../src/core/types.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
@@ -112,19 +117,18 @@ export async function phoneWorld(broker: TestBroker) {
     logger,
   })
   const service = new ConversationService({ store: feed, turns, live, clock: realClock(), logger })
-  const endpoint = createConversationEndpoint({
+  const requests = new PhoneRequests({
     connection: device.connection,
-    service,
-    grants: new PhoneGrants({ grants, clock: realClock(), logger }),
-    feed,
-    history: store.history,
     phones: () => keys,
     deviceId,
     prefix: PREFIX,
     logger,
     clock: realClock(),
   })
-  await endpoint.ready()
+  const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
+  serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
+  serveHistory(requests, store.history)
+  await requests.ready()
 
   const pairing = (phone: string): Pairing =>
     testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
@@ -222,7 +226,8 @@ export async function phoneWorld(broker: TestBroker) {
     unlocked,
     lit,
     service,
-    endpoint,
+    /** The phones' request channel: what it refused, counted. */
+    endpoint: requests,
     topics: device.approver.topics,
     phone,
     phoneEnv,
@@ -230,7 +235,8 @@ export async function phoneWorld(broker: TestBroker) {
     raw,
     speak,
     async close() {
-      endpoint.close()
+      conversations.close()
+      requests.close()
       for (const c of closers) await c().catch(() => {})
       await device.close().catch(() => {})
       store.close()

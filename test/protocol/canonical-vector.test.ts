@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/core/canonical.js'
+import { canonicalJson } from '../../src/core/canonical-json.js'
 import { docBlock } from '../helpers/protocol-doc.js'
 
 // RFC 8785 (JCS) vectors from docs/protocol.md, "Canonical forms": input, canonical text, SHA-256.

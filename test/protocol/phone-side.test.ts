@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/core/canonical.js'
+import { canonicalJson } from '../../src/core/canonical-json.js'
 import {
   canonicalJsonText,
   conversationReplyMacText,

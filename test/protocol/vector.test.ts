@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../src/core/canonical.js'
+import { canonicalJson } from '../../src/core/canonical-json.js'
 import {
   decisionMacInput,
   outcomeMacInput,

@@ -23,8 +23,8 @@ import { FakeWakeWord, wakeMarkFrame } from '../../src/testing/fake-wake-word.js
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { EARCON_MS, earconPcm } from '../../src/tools/chime.js'
 import { SessionLoop } from '../../src/voice/session-loop.js'
+import type { SessionSummary } from '../../src/voice/session-types.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import type { SessionSummary } from '../../src/voice/voice-session.js'
 import { DEFAULT_CONFIRM_PHRASES, type WakeCheck } from '../../src/voice/wake-confirmation.js'
 import { geminiLive } from '../gemini/helpers.js'
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { CallContext } from '../../src/core/context.js'
 import { silentLogger } from '../../src/core/logger.js'
-import type { Tool } from '../../src/core/tool.js'
+import type { CallContext, Tool } from '../../src/core/types.js'
 import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'

@@ -82,7 +82,10 @@ export class EmbeddedBroker {
         const u = users.find((x) => x.username === username)
         const ok = u !== undefined && password !== undefined && sameSecret(u.password, password)
         if (!ok || !u) {
-          this.#log.warn({ clientId: client.id }, 'broker refused a login')
+          this.#log.warn(
+            { event: 'broker_refused_login', clientId: client.id },
+            'broker refused a login',
+          )
           const err = Object.assign(new Error('bad username or password'), { returnCode: 4 })
           return done(err as Parameters<typeof done>[0], false)
         }
@@ -94,14 +97,20 @@ export class EmbeddedBroker {
         if (!users || !client) return cb(null)
         const role = this.#roles.get(client)
         if (mayPublish(role, prefix, packet.topic, this.#names.get(client))) return cb(null)
-        this.#log.warn({ clientId: client.id, topic: packet.topic }, 'broker refused a publish')
+        this.#log.warn(
+          { event: 'broker_refused_publish', clientId: client.id, topic: packet.topic },
+          'broker refused a publish',
+        )
         cb(new Error('not authorized'))
       },
       authorizeSubscribe: (client, sub, cb) => {
         if (!users) return cb(null, sub)
         const role = this.#roles.get(client)
         if (maySubscribe(role, prefix, sub.topic, this.#names.get(client))) return cb(null, sub)
-        this.#log.warn({ clientId: client.id, topic: sub.topic }, 'broker refused a subscription')
+        this.#log.warn(
+          { event: 'broker_refused_subscription', clientId: client.id, topic: sub.topic },
+          'broker refused a subscription',
+        )
         cb(new Error('not authorized'))
       },
     })

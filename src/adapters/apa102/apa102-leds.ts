@@ -68,7 +68,7 @@ export class Apa102Leds implements RgbLeds {
       } catch (err) {
         if (!this.#failed) {
           this.#options.logger.error(
-            { device: this.#options.device, err: errorText(err) },
+            { event: 'apa102_write_failed', device: this.#options.device, err: errorText(err) },
             'APA102 LEDs: write failed',
           )
         }

@@ -255,15 +255,19 @@ export class SupervisedChild<E extends Error = Error> {
     const error = o.describeExit(exit, stderr)
     const delay = o.backoff.next(livedMs)
     const fields = {
+      event: 'child_process_ended',
       command: o.command,
       code: exit.code,
       signal: exit.signal,
       failures: o.backoff.failures,
-      err: error.message,
+      err: errorText(error),
     }
     if (o.backoff.exhausted) {
       this.#gaveUp = true
-      o.logger.error(fields, 'child process keeps ending; not restarting it')
+      o.logger.error(
+        { ...fields, event: 'child_process_gave_up' },
+        'child process keeps ending; not restarting it',
+      )
       o.onFailure?.(error, undefined)
       return
     }

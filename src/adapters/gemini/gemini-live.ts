@@ -95,7 +95,10 @@ export class GeminiLive implements LiveLLM {
         settled = true
         clock.clearTimeout(timer)
         conn.abort()
-        log.warn({ err: err.message, code: (err as NocturnError).code }, 'live connect failed')
+        log.warn(
+          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
+          'live connect failed',
+        )
         reject(err)
       }
       const timer = clock.setTimeout(

@@ -61,7 +61,7 @@ export class GeminiLLM implements LLM {
     } catch (err) {
       if (signal.aborted) throw err
       const message = redactKey(errorText(err), this.#options.apiKey)
-      this.#log.warn({ err: message }, 'generateContent failed')
+      this.#log.warn({ event: 'generate_content_failed', err: message }, 'generateContent failed')
       throw new Error(`Gemini generateContent failed: ${message}`)
     }
     this.#log.debug(

@@ -109,14 +109,20 @@ export class LiveConnection implements LiveSession {
     try {
       this.#events.closed(this.#closedInfo)
     } catch (err) {
-      this.#log.error({ err: errorText(err) }, 'live closed listener threw')
+      this.#log.error(
+        { event: 'live_closed_listener_threw', err: errorText(err) },
+        'live closed listener threw',
+      )
     }
   }
 
   sendAudio(pcm: Uint8Array): void {
     if (this.#state !== 'open') {
       if (this.#droppedAudio++ === 0)
-        this.#log.warn({ state: this.#state }, 'live audio dropped: connection not open')
+        this.#log.warn(
+          { event: 'live_audio_dropped', state: this.#state },
+          'live audio dropped: connection not open',
+        )
       return
     }
     const data = Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength).toString('base64')
@@ -142,7 +148,10 @@ export class LiveConnection implements LiveSession {
     // default BLOCKING) is known only to the adapter, not to the driver's ledger. A blocking call
     // takes the first response as the answer: an interim would end it.
     if (interim && !this.#nonBlocking) {
-      this.#log.warn({ callId: r.id, tool: r.name }, 'interim result for a blocking call; not sent')
+      this.#log.warn(
+        { event: 'interim_result_blocking_call', callId: r.id, tool: r.name },
+        'interim result for a blocking call; not sent',
+      )
       return
     }
     const fr: FunctionResponse = { id: r.id, name: r.name, response: r.response }
@@ -188,7 +197,7 @@ export class LiveConnection implements LiveSession {
     const s = this.#sdk
     if (!s || this.#state !== 'open') {
       this.#log.warn(
-        { what, state: this.#state },
+        { event: 'live_send_not_open', what, state: this.#state },
         'live send on a connection that is not open; dropped',
       )
       return false
@@ -198,7 +207,7 @@ export class LiveConnection implements LiveSession {
       return true
     } catch (err) {
       const msg = redactKey(errorText(err), this.#apiKey)
-      this.#log.warn({ what, err: msg }, 'live send failed; dropped')
+      this.#log.warn({ event: 'live_send_failed', what, err: msg }, 'live send failed; dropped')
       return false
     }
   }

@@ -91,7 +91,10 @@ export class GuardedSocket implements SdkSocket {
     )
     ws.on('error', (err: Error) => {
       this.#lastError = err.message
-      this.#log.warn({ err: redactKey(err.message, this.#apiKey) }, 'live socket error')
+      this.#log.warn(
+        { event: 'live_socket_error', err: redactKey(err.message, this.#apiKey) },
+        'live socket error',
+      )
       this.#sdk.onerror({ message: redactKey(err.message, this.#apiKey) })
     })
     ws.on('close', (code: number, reason: Buffer) => {

@@ -59,7 +59,10 @@ export async function startPhoneAppServer(options: PhoneAppServerOptions): Promi
   const cache = new Map<string, Cached>()
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res).catch((err: unknown) => {
-      log.error({ err: errorText(err), path: pathOf(req) }, 'phone app request failed')
+      log.error(
+        { event: 'phone_app_request_failed', err: errorText(err), path: pathOf(req) },
+        'phone app request failed',
+      )
       if (!res.headersSent) send(res, req, 500, 'text/plain; charset=utf-8', 'Server error\n')
       else res.destroy()
     })
@@ -171,7 +174,9 @@ export async function startPhoneAppServer(options: PhoneAppServerOptions): Promi
       ok()
     })
   })
-  server.on('error', (err) => log.error({ err: errorText(err) }, 'phone app server error'))
+  server.on('error', (err) =>
+    log.error({ event: 'phone_app_server_error', err: errorText(err) }, 'phone app server error'),
+  )
   const port = (server.address() as AddressInfo).port
   const scheme = options.tls ? 'https' : 'http'
   const shown =

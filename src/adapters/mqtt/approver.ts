@@ -200,12 +200,12 @@ export class MqttApprover implements Approver {
     if (signal.aborted) return Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn'))
     if (!this.#reachable()) {
       if (this.#firstConnectionUnderWay()) return this.#afterFirstConnection(request, signal, log)
-      log.warn({}, 'approval refused: broker unreachable')
+      log.warn({ event: 'approval_refused_unreachable' }, 'approval refused: broker unreachable')
       return Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', SAY_UNREACHABLE))
     }
     const phones = this.#options.phones()
     if (phones.size === 0) {
-      log.warn({}, 'approval refused: no phone is paired')
+      log.warn({ event: 'approval_refused_no_phone' }, 'approval refused: no phone is paired')
       return Promise.reject(
         new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'no phone is paired with this speaker'),
       )
@@ -233,7 +233,10 @@ export class MqttApprover implements Approver {
     for (const [phone, key] of phones) macs[phone] = signRequest(key, digest)
     const payload = JSON.stringify({ ...body, digest, macs })
     if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
-      log.warn({ bytes: Buffer.byteLength(payload) }, 'approval refused: request too large')
+      log.warn(
+        { event: 'approval_refused_too_large', bytes: Buffer.byteLength(payload) },
+        'approval refused: request too large',
+      )
       return Promise.reject(
         new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'the request is too large to send'),
       )
@@ -280,7 +283,7 @@ export class MqttApprover implements Approver {
               approvalId: id,
               topic: err.topic,
               reasonCode: err.reasonCode,
-              err: err.message,
+              err: errorText(err),
             },
             'approval request refused by the broker; the approval fails (check the ACL: nocturn doctor)',
           )
@@ -293,7 +296,10 @@ export class MqttApprover implements Approver {
           return
         }
         // The request stays pending: it is re-published when the broker is back.
-        this.#log.warn({ approvalId: id, err: errorText(err) }, 'approval request not published')
+        this.#log.warn(
+          { event: 'approval_request_not_published', approvalId: id, err: errorText(err) },
+          'approval request not published',
+        )
       })
   }
 
@@ -350,7 +356,7 @@ export class MqttApprover implements Approver {
       await this.#conn.subscribe([this.topics.requests, this.topics.decisions])
     } catch (err) {
       this.#log.error(
-        { err: errorText(err) },
+        { event: 'subscribe_approval_topics_failed', err: errorText(err) },
         'cannot subscribe to approval topics; approvals fail closed',
       )
       return

@@ -187,13 +187,13 @@ export class MqttConnection {
         this.#downgraded = true
         client.options.protocolVersion = 4
         this.#log.warn(
-          {},
+          { event: 'mqtt5_refused' },
           'broker refuses MQTT 5: using 3.1.1, where a publish its ACL forbids is dropped unseen',
         )
         return
       }
       // Errors are followed by 'close'; say what it was, never with credentials.
-      this.#log.warn({ err: err.message }, 'mqtt error')
+      this.#log.warn({ event: 'mqtt_error', err: errorText(err) }, 'mqtt error')
     })
     client.on('message', (topic, payload, packet) => {
       for (const h of this.#onMessage) {
@@ -201,7 +201,10 @@ export class MqttConnection {
           h(topic, payload, packet.retain === true)
         } catch (err) {
           // A handler bug must not take the connection (and every other handler) down with it.
-          this.#log.error({ err: errorText(err), topic }, 'mqtt message handler failed')
+          this.#log.error(
+            { event: 'mqtt_message_handler_failed', err: errorText(err), topic },
+            'mqtt message handler failed',
+          )
         }
       }
     })

@@ -21,6 +21,8 @@ export {
   type ConversationEndpointOptions,
   createConversationEndpoint,
 } from './conversation-endpoint.js'
+export { serveGrants } from './grants-endpoint.js'
+export { PhoneRequests } from './phone-requests.js'
 export { MqttStatus, offlineStatus } from './status.js'
 export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
 

@@ -106,6 +106,11 @@ export class MqttStatus {
     if (!this.#conn.connected || !this.#heard) return
     this.#conn
       .publish(this.#topic, JSON.stringify(this.current()), { retain: true, qos: 1 })
-      .catch((err: unknown) => this.#log.warn({ err: errorText(err) }, 'status not published'))
+      .catch((err: unknown) =>
+        this.#log.warn(
+          { event: 'status_not_published', err: errorText(err) },
+          'status not published',
+        ),
+      )
   }
 }

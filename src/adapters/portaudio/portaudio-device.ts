@@ -1,5 +1,5 @@
 import type { SpeakerDevice } from '../../audio/speaker-device.js'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { type Clock, monotonicNow, type TimerHandle } from '../../ports/clock.js'
 import { loadNaudiodon, type NaudiodonStream } from './naudiodon.js'
@@ -121,7 +121,7 @@ export class PortAudioDevice implements SpeakerDevice {
     stream.on('error', (e) => {
       if (this.#stream !== stream || this.#closed) return
       this.#options.logger.warn(
-        { device: this.#options.device, err: e.message },
+        { event: 'audio_stream_failed', device: this.#options.device, err: errorText(e) },
         'audio stream failed; reopening',
       )
       this.#options.onError?.(

@@ -2,7 +2,7 @@ import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
 import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { AudioIn, AudioInSink } from '../../ports/audio.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
@@ -98,7 +98,12 @@ export class PortAudioMic implements AudioIn {
   #fail(sink: AudioInSink, backoff: Backoff, error: NocturnError, livedMs: number): void {
     const delay = backoff.next(livedMs)
     this.#options.logger.warn(
-      { device: this.#options.device, restartInMs: delay, err: error.message },
+      {
+        event: 'audio_stream_failed',
+        device: this.#options.device,
+        restartInMs: delay,
+        err: errorText(error),
+      },
       'audio stream failed; reopening',
     )
     sink.error(error, true)

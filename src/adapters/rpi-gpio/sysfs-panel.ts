@@ -64,7 +64,7 @@ export class SysfsPanel implements Panel {
           }
         } catch (err) {
           this.#options.logger.error(
-            { err: errorText(err), file: valueFile },
+            { event: 'read_button_failed', err: errorText(err), file: valueFile },
             'cannot read the button',
           )
         }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { Channel } from '../../core/context.js'
+import type { Channel } from '../../core/types.js'
 import type {
   ApprovalEnding,
   ApprovalEndingState,

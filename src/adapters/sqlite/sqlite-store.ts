@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import type { Channel } from '../../core/context.js'
 import type {
   Conversation,
   NewMessage,
@@ -10,6 +9,7 @@ import type {
 } from '../../core/conversation.js'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Grant, NewGrant } from '../../core/grants.js'
+import type { Channel } from '../../core/types.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'

@@ -47,7 +47,10 @@ export async function run(args: string[]): Promise<number> {
     // non-zero at once so systemd's Restart= (or the person at the terminal) sees the failure.
     await watchdog.stop()
     const message = errorText(err)
-    logger.error({ code: (err as { code?: string }).code, err: message }, 'start failed')
+    logger.error(
+      { event: 'start_failed', code: (err as { code?: string }).code, err: message },
+      'start failed',
+    )
     process.stderr.write(`nocturn: ${message}\n`)
     return 1
   }

@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs'
 import { ConsoleApprover } from '../../adapters/console/console-approver.js'
 import type { PhoneAppServer } from '../../adapters/http-static/phone-app-server.js'
 import { createConversationEndpoint } from '../../adapters/mqtt/conversation-endpoint.js'
+import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
+import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
+import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
@@ -47,7 +50,10 @@ export function composeHousehold(
 ): Household {
   const phoneKeys = new PhoneKeyStore(c.phonesDir)
   if (!c.mqtt) {
-    log.warn({}, 'no mqtt configured: approvals are asked on the terminal, or denied')
+    log.warn(
+      { event: 'no_mqtt_configured' },
+      'no mqtt configured: approvals are asked on the terminal, or denied',
+    )
     const input = terminal.input ?? process.stdin
     const approver = new ConsoleApprover({
       input,
@@ -104,8 +110,9 @@ interface PhoneSideDeps {
 }
 
 /**
- * What the phones talk to: the conversation endpoint on the broker (typed messages, grants), and
- * the household phone app's static files and /config.json (the app talks to the broker itself).
+ * What the phones talk to: their request channel on the broker, with the conversation endpoint
+ * (typed messages, follows), the grants and the approval history on it; and the household phone app's static
+ * files and /config.json (the app talks to the broker itself).
  */
 export async function servePhones(
   comp: Composition,
@@ -113,16 +120,8 @@ export async function servePhones(
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
-    const endpoint = createConversationEndpoint({
+    const requests = new PhoneRequests({
       connection: household.mqtt.connection,
-      service: conversations,
-      grants: new PhoneGrants({
-        grants: gate.grants,
-        clock,
-        logger: log.child({ component: 'grants' }),
-      }),
-      feed,
-      history,
       phones: () => household.phoneKeys.keys(),
       deviceId: c.mqtt.deviceId,
       prefix: c.mqtt.prefix,
@@ -130,7 +129,14 @@ export async function servePhones(
       clock,
     })
     // Closed before the broker connection (closers run in reverse).
+    closers.add(() => requests.close())
+    const endpoint = createConversationEndpoint({ requests, service: conversations, feed, clock })
     closers.add(() => endpoint.close())
+    serveGrants(
+      requests,
+      new PhoneGrants({ grants: gate.grants, clock, logger: log.child({ component: 'grants' }) }),
+    )
+    serveHistory(requests, history)
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.

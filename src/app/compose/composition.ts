@@ -33,7 +33,7 @@ export class Closers {
       try {
         await step()
       } catch (err) {
-        this.#log.warn({ err: errorText(err) }, 'close step failed')
+        this.#log.warn({ event: 'close_step_failed', err: errorText(err) }, 'close step failed')
       }
     }
   }

@@ -39,7 +39,11 @@ export function routeMicrophone(
 ): MicRouter {
   return new MicRouter(mic, {
     onHealth: (h) => {
-      if (!h.ok) log.warn({ reason: h.reason }, 'microphone hears nothing')
+      if (!h.ok)
+        log.warn(
+          { event: 'microphone_hears_nothing', reason: h.reason },
+          'microphone hears nothing',
+        )
       else log.info({}, 'microphone hears again')
       device.fault('microphone', h.ok ? undefined : h.reason)
     },

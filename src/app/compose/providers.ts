@@ -1,19 +1,15 @@
-import { GeminiLive } from '../../adapters/gemini/gemini-live.js'
-import { GeminiLLM } from '../../adapters/gemini/gemini-llm.js'
-import { GeminiSpeech } from '../../adapters/gemini/gemini-speech.js'
 import { NocturnError } from '../../core/errors.js'
 import { defaultPersona, type Persona } from '../../core/persona.js'
 import type { Config } from '../config/schema.js'
 import type { Composition } from './composition.js'
+import { describeProvider, type ProviderModels, providerModels } from './provider-registry.js'
 
 /** The provider's API key, checked before anything is opened: without it nothing can answer. */
 export function providerKey(c: Config): string {
   const apiKey = c.provider.apiKey
   if (!apiKey) {
-    throw new NocturnError(
-      'NOC_ERR_GEMINI_NO_KEY',
-      'no Gemini API key: set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
-    )
+    const { name, keyHelp } = describeProvider(c.provider)
+    throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', `no ${name} API key: ${keyHelp}`)
   }
   return apiKey
 }
@@ -29,31 +25,13 @@ function personaOf(c: Config): Persona {
 
 /**
  * The models: the LiveLLM the voice driver speaks with, the LLM that answers typed messages, the
- * Speech announcements are said with, and the persona they are given.
- * Neither connects here; the SDK loads with the first connection (docs/gemini.md).
+ * Speech announcements are said with (the configured provider's, through the registry), and the
+ * persona they are given.
  */
-export function composeProviders(
+export async function composeProviders(
   { config: c, clock, log }: Composition,
   apiKey: string,
-): { live: GeminiLive; llm: GeminiLLM; speech: GeminiSpeech; persona: Persona } {
-  const live = new GeminiLive({
-    apiKey,
-    model: c.provider.model,
-    ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
-    logger: log.child({ component: 'gemini-live' }),
-    clock,
-  })
-  const llm = new GeminiLLM({
-    apiKey,
-    model: c.provider.textModel,
-    ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
-    logger: log.child({ component: 'gemini' }),
-  })
-  const speech = new GeminiSpeech({
-    apiKey,
-    model: c.provider.speechModel,
-    ...(c.provider.baseUrl && { baseUrl: c.provider.baseUrl }),
-    logger: log.child({ component: 'gemini' }),
-  })
-  return { live, llm, speech, persona: personaOf(c) }
+): Promise<ProviderModels & { persona: Persona }> {
+  const models = await providerModels({ ...c.provider, apiKey }, { logger: log, clock })
+  return { ...models, persona: personaOf(c) }
 }

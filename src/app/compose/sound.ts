@@ -1,5 +1,6 @@
 import { dirname } from 'node:path'
 import { GainOut } from '../../audio/gain-out.js'
+import { errorText } from '../../core/errors.js'
 import type { DeviceState } from '../../device/device-state.js'
 import type { AudioOut, DropReport } from '../../ports/audio.js'
 import { type Audio, openAudio } from '../audio.js'
@@ -43,7 +44,10 @@ export async function openSound(
       clock,
       logger: log.child({ component: 'audio' }),
       onError: (e) => {
-        log.error({ code: e.code, err: e.message }, 'audio device failed')
+        log.error(
+          { event: 'audio_device_failed', code: e.code, err: errorText(e) },
+          'audio device failed',
+        )
         onFault(e.message)
       },
       mute: device,

@@ -22,7 +22,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown
     switch (issue.code) {
       case 'unrecognized_keys':
         return issue.keys.map((k) => {
-          const hint = suggest(k, knownKeysAt(issue, raw, path))
+          const hint = suggest(k, knownKeysAt(path))
           return `${keyOf([...path, k])}: unknown key${hint ? ` — did you mean "${hint}"?` : ' — remove it (see nocturn config --example)'}`
         })
       case 'invalid_type': {
@@ -35,6 +35,11 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], raw: unknown
         return [`${key}: expected one of ${options}${secretSafeGot(path, raw)}`]
       }
       case 'invalid_union':
+        if (issue.discriminator !== undefined) {
+          const kinds = kindsAt(path.slice(0, -1), issue.discriminator)
+          const options = kinds.map((v) => JSON.stringify(v)).join(', ')
+          return [`${key}: expected one of ${options}${secretSafeGot(path, raw)}`]
+        }
         return [`${key}: expected ${unionHint(path)}, got ${kindOf(valueAt(raw, path))}`]
       case 'too_small':
       case 'too_big': {
@@ -109,26 +114,52 @@ interface Def {
   innerType?: { _zod: { def: Def } }
   element?: { _zod: { def: Def } }
   valueType?: { _zod: { def: Def } }
+  /** A pipe's output (the provider: its kind filled in, then the union of kinds). */
+  out?: { _zod: { def: Def } }
+  options?: readonly { _zod: { def: Def } }[]
+  /** A literal's values (a discriminator's). */
+  values?: readonly unknown[]
 }
 
-/** The keys the object at `path` accepts, read from the schema itself, for "did you mean". */
-function knownKeysAt(_issue: unknown, _raw: unknown, path: readonly string[]): string[] {
+/** The schema at `path`, defaults, optionals and pipes looked through. */
+function defAt(path: readonly string[]): Def | undefined {
   let def: Def | undefined = (configSchema as unknown as { _zod: { def: Def } })._zod.def
   const unwrap = () => {
-    while (def && (def.type === 'default' || def.type === 'optional') && def.innerType) {
-      def = def.innerType._zod.def
+    for (;;) {
+      if (def && (def.type === 'default' || def.type === 'optional') && def.innerType) {
+        def = def.innerType._zod.def
+      } else if (def?.type === 'pipe' && def.out) def = def.out._zod.def
+      else return
     }
   }
   for (const p of path) {
     unwrap()
-    if (!def) return []
+    if (!def) return undefined
     if (def.type === 'object') def = def.shape?.[p]?._zod.def
     else if (def.type === 'array') def = def.element?._zod.def
     else if (def.type === 'record') def = def.valueType?._zod.def
-    else return []
+    else return undefined
   }
   unwrap()
-  return def?.type === 'object' ? Object.keys(def.shape ?? {}) : []
+  return def
+}
+
+/** The keys the object at `path` accepts, read from the schema itself, for "did you mean". */
+function knownKeysAt(path: readonly string[]): string[] {
+  // A union of objects (the provider's kinds) takes the keys of all of them.
+  const keysOf = (d: Def | undefined): string[] =>
+    d?.type === 'object'
+      ? Object.keys(d.shape ?? {})
+      : d?.type === 'union'
+        ? [...new Set((d.options ?? []).flatMap((o) => keysOf(o._zod.def)))]
+        : []
+  return keysOf(defAt(path))
+}
+
+/** The values the discriminator `key` takes in the union at `path` (the provider's kinds). */
+function kindsAt(path: readonly string[], key: string): unknown[] {
+  const union = defAt(path)
+  return (union?.options ?? []).flatMap((o) => o._zod.def.shape?.[key]?._zod.def.values ?? [])
 }
 
 /** The closest known key within two edits, if any. */

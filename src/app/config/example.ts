@@ -7,6 +7,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
 // Check it with: nocturn config --check --config /etc/nocturn/config.json
 {
   "provider": {
+    // Who answers: "gemini" (the only kind so far; a provider without "kind" is Gemini).
+    "kind": "gemini",
     // The live speech-to-speech model, the model for typed chats from a phone, and the
     // text-to-speech model announcements are said with.
     "model": "gemini-3.8-live",

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../audio/wake-onset.js'
 import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
+  DEFAULT_ECHO_TAIL_MS,
   DEFAULT_IDLE_MS,
   DEFAULT_SESSION_BUDGET_MS,
 } from '../../core/defaults.js'
@@ -30,7 +31,8 @@ const pcm = z
   .regex(/^[A-Za-z0-9_:=,.-]+$/, 'not an ALSA PCM name (e.g. "voice_in" or "plughw:CARD=x,DEV=0")')
 const absPath = z.string().min(1)
 
-export const providerSchema = z.strictObject({
+const geminiSchema = z.strictObject({
+  kind: z.literal('gemini'),
   /** The live (speech-to-speech) model; 3.8 Live is stable and calls tools asynchronously. */
   model: z.string().min(1).default('gemini-3.8-live'),
   /** The typed-chat model. */
@@ -42,6 +44,15 @@ export const providerSchema = z.strictObject({
   baseUrl: z.url().optional(),
 })
 
+/**
+ * `kind` picks the provider's adapter (app/compose/provider-registry.ts); a provider without one is
+ * Gemini, as every config was before there were kinds.
+ */
+const providerSchema = z.preprocess(
+  (v) => (v !== null && typeof v === 'object' && !('kind' in v) ? { ...v, kind: 'gemini' } : v),
+  z.discriminatedUnion('kind', [geminiSchema]),
+)
+
 export const audioSchema = z.strictObject({
   backend: z.enum(['alsa', 'portaudio', 'wav']).default('alsa'),
   capturePcm: pcm.default('default'),
@@ -49,7 +60,7 @@ export const audioSchema = z.strictObject({
   /** gate: the microphone sends silence while the speaker plays; aec: the capture PCM is echo-cancelled. */
   echo: z.enum(['gate', 'aec']).default('gate'),
   /** How long the gate stays closed after playback ends. */
-  tailMs: z.number().int().min(0).max(5000).default(300),
+  tailMs: z.number().int().min(0).max(5000).default(DEFAULT_ECHO_TAIL_MS),
   /** For backend "wav": the microphone file and the speaker file. */
   inputWav: absPath.optional(),
   outputWav: absPath.optional(),
@@ -288,7 +299,8 @@ export const configSchema = z
   })
 
 export type Config = z.infer<typeof configSchema>
-export type HomeActionConfig = z.infer<typeof homeActionSchema>
+export type ProviderConfig = Config['provider']
+export type ProviderKind = ProviderConfig['kind']
 export type PanelConfig = z.infer<typeof panelSchema>
 export type ListenConfig = z.infer<typeof listenSchema>
 

@@ -1,3 +1,4 @@
+import { describeProvider } from '../compose/provider-registry.js'
 import type { LoadedConfig } from './load.js'
 
 /**
@@ -9,9 +10,8 @@ export function runProblems(loaded: LoadedConfig): string[] {
   const c = loaded.config
   const problems: string[] = []
   if (!c.provider.apiKey) {
-    problems.push(
-      'provider.apiKey: no Gemini API key — set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
-    )
+    const { name, keyHelp } = describeProvider(c.provider)
+    problems.push(`provider.apiKey: no ${name} API key — ${keyHelp}`)
   }
   if (c.homeActions.length > 0 && !c.mqtt) {
     problems.push('homeActions: they need the broker — configure "mqtt" or remove the home actions')

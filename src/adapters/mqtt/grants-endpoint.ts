@@ -1,0 +1,23 @@
+import type { PhoneGrants } from '../../conversations/phone-grants.js'
+import { grantOpArgSchemas } from '../../protocol/grant-ops.js'
+import { args, type PhoneRequests } from './phone-requests.js'
+
+/**
+ * Grants over MQTT (docs/protocol.md "Grants"): a paired phone lists the grants in force and
+ * revokes any of them, on the phones' request channel.
+ */
+export function serveGrants(requests: PhoneRequests, grants: PhoneGrants): void {
+  requests.serve({
+    grants: (ask) => {
+      args(grantOpArgSchemas.grants, ask.request.args)
+      const items = grants.list()
+      ask.items(items, (g) => ({ ...g, args: undefined, truncated: true }))
+      ask.reply('done', { count: items.length })
+    },
+    revoke: (ask) => {
+      const a = args(grantOpArgSchemas.revoke, ask.request.args)
+      grants.revoke(a.grant, ask.request.phone)
+      ask.reply('done', { revoked: a.grant })
+    },
+  })
+}

@@ -1,0 +1,289 @@
+import type { z } from 'zod'
+import { BoundedMap } from '../../core/bounded-map.js'
+import { type ErrorCode, errorText, isNocturnError, NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
+import {
+  type PhoneOp,
+  type PhoneRequest,
+  phoneRequestMacInput,
+  phoneRequestSchema,
+} from '../../protocol/grant-ops.js'
+import {
+  DEFAULT_PREFIX,
+  MAX_PAYLOAD_BYTES,
+  type PhoneKeys,
+  type PhoneRefusal,
+  PhoneVerifier,
+  PROTOCOL_VERSION,
+  parseConversationRequestTopic,
+  parsePayload,
+  type ReplyKind,
+  signConversationReply,
+  type Topics,
+  topicsFor,
+} from '../../protocol/index.js'
+import type { MqttConnection } from './connection.js'
+import { RejectionLog } from './rejection-log.js'
+import { chunkItems } from './reply-chunks.js'
+
+export interface PhoneRequestsOptions {
+  readonly connection: MqttConnection
+  readonly phones: PhoneKeys
+  readonly deviceId: string
+  readonly prefix?: string
+  readonly logger: Logger
+  /** Wall-clock time: requests carry wall-clock `at`, replies too. */
+  readonly clock: Clock
+  /** How far a phone's clock may be off. */
+  readonly skewMs?: number
+  /** How many nonces are remembered. */
+  readonly remember?: number
+}
+
+export type ConversationRejectReason =
+  | 'oversized'
+  | 'malformed-json'
+  | 'invalid-payload'
+  | 'phone-mismatch'
+  | 'wrong-device'
+  | PhoneRefusal
+
+/** A reply numbered by its own counter (a follow's events outlive any memory of request ids). */
+export interface ReplyCounter {
+  n: number
+}
+
+/** Who an answer goes to: the phone, its key, and the request it answers. */
+export interface ReplyTo {
+  readonly phone: string
+  readonly key: Uint8Array
+  readonly re: string
+}
+
+/** One verified request, as an endpoint serves it: what was asked and how to answer. */
+export interface PhoneAsk {
+  readonly request: PhoneRequest
+  readonly to: ReplyTo
+  reply(kind: ReplyKind, body: unknown, counter?: ReplyCounter): void
+  /** Items in as many `items` replies as their size needs, each shrunk where one alone is too big. */
+  items<T>(items: readonly T[], shrink: (item: T) => unknown): void
+  /** The request cannot be done: the phone is told why, the reason logged. */
+  refuse(err: unknown): void
+}
+
+/** Serves one operation; what it throws is refused to the phone. */
+export type OpHandler = (ask: PhoneAsk) => void
+
+/** Replies stay well under 16 KiB: the envelope (ids, MAC) takes the rest. */
+export const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
+
+/**
+ * The phones' request channel over MQTT (docs/protocol.md, "Conversations" and "Grants"): verifies
+ * each phone request like a decision (paired phone, MAC, time window, fresh nonce) and hands it to
+ * the endpoint serving its operation; answers go on that phone's own reply topic, never retained,
+ * every answer signed with its key. Anything that does not verify is logged with the reason and
+ * gets no answer at all.
+ */
+export class PhoneRequests {
+  /** Why requests were refused, counted. */
+  readonly rejected: ReadonlyMap<ConversationRejectReason, number>
+  readonly phones: PhoneKeys
+  readonly #options: PhoneRequestsOptions
+  readonly #topics: Topics
+  readonly #log: Logger
+  readonly #clock: Clock
+  readonly #verifier: PhoneVerifier
+  readonly #rejections: RejectionLog<ConversationRejectReason>
+  /** Reply counters per request id: n of the next answer. Bounded like the nonces. */
+  readonly #counters: BoundedMap<string, number>
+  readonly #ops = new Map<PhoneOp, OpHandler>()
+  readonly #ready: Promise<void>
+  #closed = false
+
+  constructor(options: PhoneRequestsOptions) {
+    this.#options = options
+    this.phones = options.phones
+    this.#topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
+    this.#log = options.logger.child({ component: 'mqtt-conversations', device: options.deviceId })
+    this.#clock = options.clock
+    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', options.clock)
+    this.rejected = this.#rejections.counts
+    this.#verifier = new PhoneVerifier({
+      phones: options.phones,
+      clock: options.clock,
+      ...(options.remember !== undefined && { remember: options.remember }),
+      ...(options.skewMs !== undefined && { skewMs: options.skewMs }),
+    })
+    this.#counters = new BoundedMap(options.remember ?? 4096)
+    let resolveReady!: () => void
+    this.#ready = new Promise((r) => {
+      resolveReady = r
+    })
+    options.connection.onMessage((topic, payload) => {
+      if (this.#closed) return
+      const phone = parseConversationRequestTopic(this.#topics, topic)
+      if (phone !== undefined) this.#onRequest(phone, payload)
+    })
+    options.connection.onConnect(() => {
+      options.connection.subscribe([this.#topics.conversationRequests]).then(
+        () => {
+          // From here a phone's request is heard (`nocturn_running` says nothing about the broker).
+          this.#log.info({ event: 'conversations_subscribed' }, 'conversation requests subscribed')
+          resolveReady()
+        },
+        (err) =>
+          this.#log.error(
+            { event: 'conversations_subscribe_failed', err: errorText(err) },
+            'cannot subscribe to conversation requests',
+          ),
+      )
+    })
+  }
+
+  /** Resolves once subscribed to the request topics. */
+  ready(): Promise<void> {
+    return this.#ready
+  }
+
+  /** An endpoint's operations: each op is served by one endpoint. */
+  serve(ops: Partial<Record<PhoneOp, OpHandler>>): void {
+    for (const [op, handler] of Object.entries(ops) as [PhoneOp, OpHandler][]) {
+      if (this.#ops.has(op)) throw new Error(`phone op "${op}" is served twice`)
+      this.#ops.set(op, handler)
+    }
+  }
+
+  /** Ignores further requests and sends nothing more. */
+  close(): void {
+    this.#closed = true
+    this.#rejections.flush()
+  }
+
+  /** One signed answer on the phone's reply topic, numbered by its request or by `counter`. */
+  reply(to: ReplyTo, kind: ReplyKind, body: unknown, counter?: ReplyCounter): void {
+    if (this.#closed) return
+    const { phone, key, re } = to
+    let n: number
+    if (counter) n = counter.n++
+    else {
+      n = this.#counters.get(re) ?? 0
+      this.#counters.set(re, n + 1)
+    }
+    const reply: Record<string, unknown> = {
+      v: PROTOCOL_VERSION,
+      re,
+      device: this.#options.deviceId,
+      phone,
+      n,
+      kind,
+      body,
+      at: this.#clock.now(),
+    }
+    // The MAC field adds 73 bytes.
+    const bytes = Buffer.byteLength(JSON.stringify(reply)) + 80
+    if (bytes > MAX_PAYLOAD_BYTES) {
+      // Every path stays within budget; this is the last guard, so a phone never sees a gap.
+      this.#log.error(
+        { event: 'reply_too_large', phone, requestId: re, kind, bytes },
+        'reply too large: sent truncated',
+      )
+      reply.body = { truncated: true }
+    }
+    reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
+    this.#options.connection
+      .publish(this.#topics.conversationReply(phone), JSON.stringify(reply), { qos: 1 })
+      .catch((err: unknown) =>
+        this.#log.warn(
+          { event: 'reply_not_published', phone, requestId: re, kind, err: errorText(err) },
+          'reply not published',
+        ),
+      )
+  }
+
+  /** Counted always; logged in full only for the first few per reason, then in summaries. */
+  #reject(reason: ConversationRejectReason, fields: Record<string, unknown>): void {
+    this.#rejections.add(reason, { event: 'conversation_request_rejected', ...fields })
+  }
+
+  #onRequest(topicPhone: string, payload: Buffer): void {
+    const v = this.#verify(topicPhone, payload)
+    if ('reason' in v) {
+      this.#reject(v.reason, v.fields)
+      return
+    }
+    const { r, key } = v
+    this.#log.info({ requestId: r.id, phone: r.phone, op: r.op }, 'conversation request accepted')
+    const ask = this.#ask(r, { phone: r.phone, key, re: r.id })
+    try {
+      const handler = this.#ops.get(r.op)
+      if (!handler) throw badRequest(`op: "${r.op}" is not served by this device`)
+      handler(ask)
+    } catch (err) {
+      ask.refuse(err)
+    }
+  }
+
+  #ask(request: PhoneRequest, to: ReplyTo): PhoneAsk {
+    return {
+      request,
+      to,
+      reply: (kind, body, counter) => this.reply(to, kind, body, counter),
+      items: (items, shrink) => {
+        for (const chunk of chunkItems(items, ITEMS_BUDGET, shrink)) {
+          this.reply(to, 'items', { items: chunk })
+        }
+      },
+      refuse: (err) => {
+        const known = isNocturnError(err)
+        const code: ErrorCode = known ? err.code : 'NOC_ERR_INTERNAL'
+        const message = known ? err.message : 'Something went wrong on the speaker.'
+        const fields = { requestId: request.id, phone: request.phone, op: request.op, code }
+        if (known) this.#log.info(fields, 'conversation request refused')
+        else {
+          this.#log.error(
+            { event: 'conversation_request_failed', ...fields, err: errorText(err) },
+            'conversation request failed',
+          )
+        }
+        this.reply(to, 'error', { code, message })
+      },
+    }
+  }
+
+  /** The checks of docs/protocol.md, in order; the first that fails is the reason. */
+  #verify(
+    topicPhone: string,
+    payload: Buffer,
+  ):
+    | { r: PhoneRequest; key: Uint8Array }
+    | { reason: ConversationRejectReason; fields: Record<string, unknown> } {
+    const parsed = parsePayload(phoneRequestSchema, payload)
+    if (!parsed.ok) {
+      const fields = { topicPhone, bytes: payload.length, detail: parsed.detail }
+      return { reason: parsed.reason, fields }
+    }
+    const r = parsed.value
+    const fields = { requestId: r.id, phone: r.phone, op: r.op }
+    if (r.phone !== topicPhone)
+      return { reason: 'phone-mismatch', fields: { ...fields, topicPhone } }
+    if (r.device !== this.#options.deviceId) {
+      return { reason: 'wrong-device', fields: { ...fields, device: r.device } }
+    }
+    // The args as received: the MAC covers them exactly, unknown fields included.
+    const verdict = this.#verifier.verify(r, phoneRequestMacInput(r))
+    if (!verdict.ok) return { reason: verdict.reason, fields: { ...fields, ...verdict.fields } }
+    return { r, key: verdict.key }
+  }
+}
+
+/** A request's args as its operation takes them, or a bad request. */
+export function args<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value)
+  if (!r.success) throw badRequest('args: not what this operation takes')
+  return r.data
+}
+
+export function badRequest(message: string): NocturnError {
+  return new NocturnError('NOC_ERR_BAD_REQUEST', message)
+}

@@ -1,0 +1,57 @@
+import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
+import type { LiveLLM } from '../../ports/live-llm.js'
+import type { LLM } from '../../ports/llm.js'
+import type { Speech } from '../../ports/speech.js'
+import type { ProviderConfig, ProviderKind } from '../config/schema.js'
+
+/**
+ * A provider's models: the one the voice driver speaks with, the one typed messages get, and the
+ * speech announcements are said with.
+ */
+export interface ProviderModels {
+  readonly live: LiveLLM
+  readonly llm: LLM
+  readonly speech: Speech
+}
+
+interface ProviderEntry<K extends ProviderKind> {
+  /** The provider's name, as the household knows it. */
+  readonly name: string
+  /** How to give it its API key, said when the key is missing. */
+  readonly keyHelp: string
+  /** Imports the adapter (only the configured one is ever loaded) and makes its models. */
+  readonly models: (
+    config: Extract<ProviderConfig, { kind: K }> & { apiKey: string },
+    deps: { readonly logger: Logger; readonly clock: Clock },
+  ) => Promise<ProviderModels>
+}
+
+/**
+ * Every live provider, by its `provider.kind`: a second one is its adapter folder, its variant in
+ * the config schema and one line here. The adapter is imported when the appliance composes it,
+ * the way app/audio.ts loads only the chosen audio backend.
+ */
+const PROVIDERS: { readonly [K in ProviderKind]: ProviderEntry<K> } = {
+  gemini: {
+    name: 'Gemini',
+    keyHelp:
+      'set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
+    models: async (config, deps) =>
+      (await import('../../adapters/gemini/models.js')).geminiModels({ ...config, ...deps }),
+  },
+}
+
+/** The configured provider's name and how to give it its API key. */
+export function describeProvider(config: ProviderConfig): { name: string; keyHelp: string } {
+  const { name, keyHelp } = PROVIDERS[config.kind]
+  return { name, keyHelp }
+}
+
+/** The configured provider's models, its adapter imported now. */
+export function providerModels(
+  config: ProviderConfig & { apiKey: string },
+  deps: { readonly logger: Logger; readonly clock: Clock },
+): Promise<ProviderModels> {
+  return PROVIDERS[config.kind].models(config, deps)
+}
