@@ -44,7 +44,7 @@ it('a store file deleted under the running device is found, said, and written ba
   const foundMs = Date.now() - goneAt
   expect(foundMs).toBeLessThan(10_000)
   expect(appliance.panel.led).toBe('error')
-  expect(String(log.withEvent('store_file_lost')[0]?.fields.err)).toMatch(
+  expect(String(log.withEvent('store_file_lost')[0]?.fields.reason)).toMatch(
     /store file at .*nocturn\.db was deleted while Nocturn ran; .*nothing was lost/,
   )
   say('after', 4)

@@ -50,7 +50,7 @@ export function showStoreHealth(
     device.fault('store', failing)
   })
   const notice = (n: StoreNotice) => {
-    log.error({ event: n.event, err: n.message }, 'store file trouble')
+    log.error({ event: n.event, reason: n.message }, 'store file trouble')
     device.fault(n.event, n.message)
     clock.setTimeout(() => device.fault(n.event, undefined), STORE_NOTICE_SHOWN_MS)
   }
