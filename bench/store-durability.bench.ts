@@ -5,20 +5,34 @@
 //     device, the upkeep running at its real interval, against the old policy (no checkpoint);
 //  3. the store file's and its log's sizes over the busy minutes, and after the session's end.
 // The disk: an ext4 image on a loop device with direct I/O (no host page cache under it), so an
-// fsync reaches the machine's own disk. No cgroup I/O controller or device-mapper here to slow it
-// down to an SD card's pace; the counts (2, 3) do not depend on the disk's speed, the times (1) do.
+// fsync reaches the machine's own disk. The counts (2, 3) do not depend on the disk's speed, the
+// times (1) do.
 // BENCH_BUSY_S sets the busy stretch (default 60 s, scaled to the hour).
+// BENCH_SLOW_DISK=1 runs only (1), twice: as is, then in a child put in a new cgroup-v1 blkio group
+// whose writes to the loop device are throttled to an SD card's pace (BENCH_SLOW_BPS, default
+// 10 MB/s; BENCH_SLOW_IOPS, default 200: a class-10 card's sequential floor is 10 MB/s, and its
+// sustained small random writes are a few hundred a second at best). The group is removed after.
 import { spawnSync } from 'node:child_process'
-import { readFileSync, statSync } from 'node:fs'
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { realClock } from '../src/adapters/clock/real-clock.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
-import { ext4Disk } from '../test/helpers/ext4-disk.js'
+import { type Ext4Disk, ext4Disk } from '../test/helpers/ext4-disk.js'
 import { machineLine, quantile } from './machine.js'
 
 const BUSY_S = Number(process.env.BENCH_BUSY_S ?? 60)
-const disk = ext4Disk(64, { directIo: true })
-if (!disk) process.exit(0)
+const SLOW = process.env.BENCH_SLOW_DISK === '1'
+const BLKIO = '/sys/fs/cgroup/blkio'
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const piece = 'Could you turn the hallway light down to forty percent, please?'
 
@@ -42,6 +56,9 @@ function stats(times: number[]) {
     'p50 ms': +quantile(times, 0.5).toFixed(3),
     'p99 ms': +quantile(times, 0.99).toFixed(3),
     'max ms': +(times.at(-1) ?? 0).toFixed(3),
+    // The throttle lets a slice's budget through at once and holds the rest to the next slice,
+    // so the average rate shows in the total, the waiting in the tail.
+    'total ms': Math.round(times.reduce((a, b) => a + b, 0)),
   }
 }
 const timed = (fn: () => void) => {
@@ -50,11 +67,24 @@ const timed = (fn: () => void) => {
   return Number(process.hrtime.bigint() - t0) / 1e6
 }
 
-try {
-  console.log(machineLine())
-  // 1. Per-write cost.
+/**
+ * (1): what each kind of write holds the event loop for. First a raw 4 KB write + fsync, 100 times,
+ * so the run shows whether the throttle took effect at all.
+ */
+function perWriteCost(dir: string, label: string) {
+  const raw: number[] = []
+  const fd = openSync(join(dir, `raw-${label}`), 'w')
+  const block = Buffer.alloc(4096, 1)
+  for (let i = 0; i < 100; i++)
+    raw.push(
+      timed(() => {
+        writeSync(fd, block, 0, block.length, i * 4096)
+        fsyncSync(fd)
+      }),
+    )
+  closeSync(fd)
   {
-    const store = new SqliteStore(join(disk.dir, 'cost.db'))
+    const store = new SqliteStore(join(dir, `cost-${label}.db`))
     const voice = store.createConversation({ channel: 'voice', at: 0 })
     const text = store.createConversation({ channel: 'text', at: 0 })
     const cheap: number[] = []
@@ -74,13 +104,66 @@ try {
       checkpoint.push(timed(() => store.checkpoint()))
     }
     store.close()
+    console.log(`\nper-write cost, ${label}:`)
     console.table({
+      'raw 4 KB write + fsync': stats(raw),
       'spoken piece (NORMAL)': stats(cheap),
       'typed / tool outcome / grant / timer (FULL)': stats(synced),
       'scheduled checkpoint (PASSIVE) after a piece': stats(checkpoint),
     })
   }
+}
 
+/** (1) again in a child whose writes to the loop device are throttled (a new blkio group). */
+function throttledCost(dir: string, device: string) {
+  const dev = readFileSync(`/sys/block/${device}/dev`, 'latin1').trim()
+  const bps = Number(process.env.BENCH_SLOW_BPS ?? 10 * 1024 * 1024)
+  const iops = Number(process.env.BENCH_SLOW_IOPS ?? 200)
+  const group = join(BLKIO, `nocturn-bench-${process.pid}`)
+  mkdirSync(group)
+  try {
+    writeFileSync(join(group, 'blkio.throttle.write_bps_device'), `${dev} ${bps}`)
+    writeFileSync(join(group, 'blkio.throttle.write_iops_device'), `${dev} ${iops}`)
+    console.log(`\nthrottle: ${group}, device ${dev}, ${bps} B/s, ${iops} write IOPS`)
+    const before = written()
+    const r = spawnSync(process.execPath, ['--import', 'tsx', import.meta.filename], {
+      stdio: 'inherit',
+      env: { ...process.env, BENCH_COST_CHILD: JSON.stringify({ dir, group }) },
+    })
+    // What the group's own counter saw: the proof the throttle was on the writes that were timed.
+    const served = readFileSync(join(group, 'blkio.throttle.io_serviced'), 'latin1')
+    // The rest are the kernel's own (ext4's journal thread is in the root group, not throttled).
+    const all = written().requests - before.requests
+    console.log(
+      `write requests at the loop device: ${all}, of them through the group: ${served.match(/ Write (\d+)/)?.[1] ?? '?'}`,
+    )
+    if (r.status !== 0) throw new Error(`throttled child exited ${r.status}`)
+  } finally {
+    rmdirSync(group) // empty once the child has exited
+  }
+}
+
+// The throttled child: it joins its group before it opens anything, measures (1), and exits.
+const child = process.env.BENCH_COST_CHILD
+if (child) {
+  const { dir, group } = JSON.parse(child) as { dir: string; group: string }
+  writeFileSync(join(group, 'cgroup.procs'), String(process.pid))
+  perWriteCost(dir, 'throttled')
+  process.exit(0)
+}
+const disk = ext4Disk(64, { directIo: true })
+if (!disk) process.exit(0)
+try {
+  console.log(machineLine())
+  perWriteCost(disk.dir, 'unthrottled')
+  if (SLOW) throttledCost(disk.dir, disk.device())
+  else await durabilityOverTime(disk)
+} finally {
+  disk.release()
+}
+
+/** (2) and (3). */
+async function durabilityOverTime(disk: Ext4Disk) {
   // 2 and 3. An idle stretch and a busy one, with and without the upkeep.
   const rows: Record<string, Record<string, number | string>> = {}
   const sizes: Record<string, Record<string, number>> = {}
@@ -159,6 +242,4 @@ try {
   )
   console.log('\nstore file and its log during the busy stretch:')
   console.table(sizes)
-} finally {
-  disk.release()
 }
