@@ -99,6 +99,8 @@ export interface MosquittoOptions {
    * written on its line, and refuses a websockets-only config: the TCP listener stays beside it.
    */
   readonly websocketPort?: number
+  /** Log every packet received (Mosquitto's debug lines), for a test of the order a client sends. */
+  readonly logPackets?: boolean
 }
 
 /** Mosquitto on a free loopback port, with a generated password file and ACL. */
@@ -152,6 +154,7 @@ export function mosquittoBroker(port: number, opts: MosquittoOptions = {}): Test
       'log_dest stderr',
       'log_type error',
       'log_type warning',
+      ...(opts.logPackets ? ['log_type debug'] : []),
       '',
     ].join('\n'),
     { mode: 0o600 },

@@ -90,6 +90,16 @@ describe.skipIf(skip !== undefined)(
       expect(decided).toBe(false)
       await suite.broker.start()
       await expect(q.decision).resolves.toMatchObject({ decision: 'approve', by: 'anna' })
+      // The held answer went out only after the phone subscribed again: outcomes are not retained,
+      // so an answer sent first could end the request while the phone was not listening.
+      const log = suite.broker.log?.() ?? ''
+      const sent = log.match(
+        new RegExp(`Received PUBLISH from (\\S+) \\(.*approvals/${q.id}/decision`),
+      )
+      expect(sent, 'the broker logged the held decision').not.toBeNull()
+      const subscribed = log.indexOf(`Received SUBSCRIBE from ${sent?.[1]}`)
+      expect(subscribed).toBeGreaterThanOrEqual(0)
+      expect(subscribed).toBeLessThan(sent?.index ?? -1)
       const ended = anna.page.locator(`[data-card="${q.id}"][data-state="approved"]`)
       await ended.waitFor({ timeout: 15_000 })
       // Finding 5: one's own tap in one's own words, what was remembered, nothing left to press.

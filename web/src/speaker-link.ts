@@ -31,11 +31,13 @@ export interface Card {
   /** What this phone answered, while it waits for the speaker's outcome. */
   sent?: 'approve' | 'deny' | undefined
   /**
-   * Where that answer is: `queued` while the phone is not connected (mqtt.js holds it and sends it
-   * on reconnect), `delivered` once the broker acknowledged it. A card says which, and after its
+   * Where that answer is: `queued` while the phone is not connected (this link holds it and sends
+   * it on reconnect), `delivered` once the broker acknowledged it. A card says which, and after its
    * ending what became of an answer that never got through.
    */
   delivery?: 'queued' | 'delivered' | undefined
+  /** The signed answer held while offline, sent once the phone hears the outcomes again. */
+  held?: string | undefined
   /** The device refused or the decision could not be sent. */
   problem?: string | undefined
   readonly shownAt: number
@@ -153,6 +155,8 @@ export class SpeakerLink {
       this.#everConnected = true
       this.state = 'connected'
       this.problem = ''
+      // A held answer goes out only after the outcomes are subscribed again: outcomes are not
+      // retained, so one sent before the SUBACK could end its request while nobody here listens.
       client.subscribe(
         [
           this.topics.status,
@@ -161,6 +165,9 @@ export class SpeakerLink {
           this.topics.conversationReply(this.speaker.phone),
         ],
         { qos: 1 },
+        (err) => {
+          if (!err) this.#sendHeld()
+        },
       )
       this.changed('link', this)
     })
@@ -221,13 +228,36 @@ export class SpeakerLink {
   decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
     const card = this.cards.get(id)
     if (!card || card.ended || !this.#client) return
-    const msg = decisionMessage(this.me, card.request, decision, grant, this.now())
+    const msg = JSON.stringify(decisionMessage(this.me, card.request, decision, grant, this.now()))
     card.sent = decision
     card.problem = undefined
-    // Offline, mqtt.js keeps a QoS 1 publish and sends it on reconnect: the card says so, and
-    // says "sent" only once the broker has acknowledged it.
-    card.delivery = this.connected ? undefined : 'queued'
-    this.#client.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 }, (err) => {
+    // Offline, the answer is held here and sent on reconnect (see `connect`); the card says so,
+    // and says "sent" only once the broker has acknowledged it.
+    if (this.connected) this.#publishDecision(card, msg)
+    else {
+      card.delivery = 'queued'
+      card.held = msg
+    }
+    this.changed('cards', this)
+  }
+
+  /**
+   * Every held answer, even for a card whose time ran out here: the device's clock decides whether
+   * its request has ended, and it refuses an answer that came too late.
+   */
+  #sendHeld(): void {
+    for (const card of this.cards.values()) {
+      if (card.held === undefined) continue
+      const msg = card.held
+      card.held = undefined
+      this.#publishDecision(card, msg)
+    }
+  }
+
+  #publishDecision(card: Card, msg: string): void {
+    const client = this.#client
+    if (!client) return
+    client.publish(this.topics.decision(card.request.id), msg, { qos: 1 }, (err) => {
       if (err) {
         card.sent = undefined
         card.delivery = undefined
@@ -235,7 +265,6 @@ export class SpeakerLink {
       } else card.delivery = 'delivered'
       this.changed('cards', this)
     })
-    this.changed('cards', this)
   }
 
   /** A signed conversation request; resolves with the `done` body, rejects on `error` or silence. */
