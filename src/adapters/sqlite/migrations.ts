@@ -81,4 +81,15 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 5: each paired phone's Web Push subscriptions (ports/push-subscriptions.ts).
+  `
+  CREATE TABLE push_subscriptions (
+    endpoint   TEXT PRIMARY KEY,
+    phone      TEXT NOT NULL,
+    p256dh     TEXT NOT NULL,
+    auth       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX push_subscriptions_by_phone ON push_subscriptions (phone);
+  `,
 ]
