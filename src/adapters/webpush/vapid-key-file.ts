@@ -1,6 +1,6 @@
+import { createECDH } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
-import webPush from 'web-push'
 
 /** The device's VAPID key pair (RFC 8292), base64url as the app and `web-push` take them. */
 export interface VapidKeys {
@@ -22,7 +22,16 @@ export function loadOrCreateVapidKeys(path: string, now = Date.now()): VapidKeys
   const read = readVapidKeys(path)
   if (read) return read
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-  const keys = webPush.generateVAPIDKeys()
+  // A P-256 pair in the form VAPID uses: the raw uncompressed public point and the raw scalar.
+  const ecdh = createECDH('prime256v1')
+  ecdh.generateKeys()
+  const keys: VapidKeys = {
+    publicKey: ecdh.getPublicKey().toString('base64url'),
+    // The scalar can come back shorter than 32 bytes (a leading zero); VAPID wants all 32.
+    privateKey: Buffer.concat([Buffer.alloc(32), ecdh.getPrivateKey()])
+      .subarray(-32)
+      .toString('base64url'),
+  }
   const record: VapidFile = { v: 1, createdAt: now, ...keys }
   let fd: number
   try {

@@ -1,4 +1,4 @@
-import webPush from 'web-push'
+import type webPushModule from 'web-push'
 import { errorText } from '../../core/errors.js'
 import type { PushOptions, PushResult, PushSender } from '../../ports/push.js'
 import type { PushSubscription } from '../../ports/push-subscriptions.js'
@@ -34,7 +34,9 @@ export class WebPushSender implements PushSender {
   }
 
   async send(to: PushSubscription, payload: Uint8Array, options: PushOptions): Promise<PushResult> {
-    let details: ReturnType<typeof webPush.generateRequestDetails>
+    // Loaded at the first push, not at start: a device that is never subscribed never loads it.
+    const { default: webPush } = await import('web-push')
+    let details: ReturnType<typeof webPushModule.generateRequestDetails>
     try {
       details = webPush.generateRequestDetails(
         { endpoint: to.endpoint, keys: { p256dh: to.p256dh, auth: to.auth } },
