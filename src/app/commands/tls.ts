@@ -36,10 +36,6 @@ export async function tls(args: string[], io: Io): Promise<number> {
     io.err.write(`nocturn tls: ${errorText(err)}\n\n${USAGE}`)
     return 2
   }
-  if (values.help) {
-    io.out.write(USAGE)
-    return 0
-  }
   const host = (values.host ?? hostname()).replace(/\.local$/, '')
   if (!/^[A-Za-z0-9-]{1,63}$/.test(host)) {
     io.err.write('nocturn tls: --host must be a host name without dots, e.g. kitchen\n')
@@ -98,7 +94,6 @@ function parse(args: string[]) {
       name: { type: 'string', multiple: true },
       ip: { type: 'string', multiple: true },
       'no-ips': { type: 'boolean' },
-      help: { type: 'boolean' },
     },
   })
 }
