@@ -14,7 +14,7 @@ import type { PushSubscriptionStore, StoredPushSubscription } from '../ports/pus
 import { pushEnvelope } from '../protocol/push-ops.js'
 
 /**
- * 429 and 5xx: tried again after 1 s, 2 s, 4 s, 8 s, then given up — a request lives minutes, and
+ * 429 and 5xx: tried again after 1 s, 2 s and 4 s, then given up — a request lives minutes, and
  * a push service that is down that long is better left to the phone that opens the app.
  */
 export const PUSH_RETRY: BackoffPolicy = {
