@@ -24,6 +24,7 @@ import {
 } from '../helpers/brokers.js'
 import { testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { doorApproval } from './door-approval.js'
 
 interface NtfyPost {
   readonly url: string
@@ -121,24 +122,10 @@ describe.skipIf(skip !== undefined)(
       })
       await ha.subscribeAsync(`${PREFIX}/${deviceId}/home-assistant/alert`, { qos: 1 })
       try {
-        const now = Date.now()
-        const id = `ap-${randomUUID().slice(0, 8)}`
+        const request = doorApproval()
+        const { id } = request
         const controller = new AbortController()
-        const decision = device.approver.request(
-          {
-            id,
-            tool: 'unlock_door',
-            action: 'unlock the front door',
-            args: { door: 'front' },
-            argsDigest: '0'.repeat(64),
-            channel: 'voice',
-            conversationId: 'c1',
-            critical: true,
-            createdAt: now,
-            expiresAt: now + 60_000,
-          },
-          controller.signal,
-        )
+        const decision = device.approver.request(request, controller.signal)
         decision.catch(() => {})
         await until(() => ntfy.posts.length >= 1 && haAlerts.length >= 1)
         const card = `https://kitchen.local:8443/#card=${id}&device=${deviceId}`
@@ -160,7 +147,7 @@ describe.skipIf(skip !== undefined)(
           message: 'unlock the front door',
           tool: 'unlock_door',
           critical: true,
-          expires_at: now + 60_000,
+          expires_at: request.expiresAt,
           url: card,
         })
 

@@ -5,7 +5,6 @@ import { join } from 'node:path'
 import mqtt from 'mqtt'
 import { describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
 import { servePush } from '../../src/adapters/mqtt/push-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { loadOrCreateVapidKeys } from '../../src/adapters/webpush/vapid-key-file.js'
@@ -18,11 +17,12 @@ import type { ApprovalRequest } from '../../src/ports/approver.js'
 import { signPhoneRequest } from '../../src/protocol/grant-ops.js'
 import { newNonce } from '../../src/protocol/index.js'
 import { mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing } from '../helpers/device-mqtt.js'
+import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
 import { PushReceiver, type TestSubscription } from '../helpers/push-receiver.js'
 import { missingCommands } from '../helpers/system.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
+import { doorApproval } from './door-approval.js'
 
 /** A device with Web Push on the real Mosquitto, two paired phones, a push service on loopback. */
 async function pushWorld(broker: TestBroker) {
@@ -47,14 +47,7 @@ async function pushWorld(broker: TestBroker) {
   })
   const device = testDeviceMqtt(broker.url, deviceId, () => keys, { logger, broadcast: push })
   await device.approver.ready()
-  const requests = new PhoneRequests({
-    connection: device.connection,
-    phones: () => keys,
-    deviceId,
-    prefix: PREFIX,
-    logger,
-    clock: realClock(),
-  })
+  const requests = testPhoneRequests(device, deviceId, () => keys, logger)
   servePush(requests, {
     subscriptions: store.push,
     vapidKey: vapid.publicKey,
@@ -93,20 +86,7 @@ async function pushWorld(broker: TestBroker) {
     })
   }
   const ask = (over: Partial<ApprovalRequest> = {}) => {
-    const now = Date.now()
-    const request: ApprovalRequest = {
-      id: `ap-${randomUUID().slice(0, 8)}`,
-      tool: 'unlock_door',
-      action: 'unlock the front door',
-      args: { door: 'front' },
-      argsDigest: '0'.repeat(64),
-      channel: 'voice',
-      conversationId: 'c1',
-      critical: true,
-      createdAt: now,
-      expiresAt: now + 60_000,
-      ...over,
-    }
+    const request = doorApproval(over)
     const controller = new AbortController()
     const decision = device.approver.request(request, controller.signal)
     decision.catch(() => {})
