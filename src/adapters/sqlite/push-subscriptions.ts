@@ -13,7 +13,7 @@ interface SubscriptionRow {
 }
 
 /**
- * The phones' Web Push subscriptions on the store's own database (migration 5). An endpoint is one
+ * The phones' Web Push subscriptions on the store's own database (migration 6). An endpoint is one
  * subscription: registered again (by the same phone or, after a re-pairing, another) it is replaced.
  */
 export class SqlitePushSubscriptions implements PushSubscriptionStore {
