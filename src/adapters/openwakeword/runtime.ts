@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
+import { wasmThreadRuntime } from './wasm-thread.js'
 
 /**
  * The seam between the wake-word pipeline and an ONNX runtime: a model is loaded from a file and
@@ -70,7 +71,10 @@ export async function loadRuntime(choice: RuntimeChoice): Promise<InferenceRunti
     )
   }
   const name = choice === 'auto' ? autoRuntime() : choice
-  const ort = name === 'native' ? await importNative() : await importWasm()
+  // WASM runs on a thread of its own (wasm-thread.ts); the native library already runs off the
+  // event loop (onnxruntime-node's run is asynchronous, on libuv's pool).
+  if (name === 'wasm') return wasmThreadRuntime()
+  const ort = await importNative()
   return { name, load: (file) => loadSession(ort, name, file) }
 }
 
@@ -88,13 +92,15 @@ async function importNative(): Promise<Ort> {
   }
 }
 
-async function importWasm(): Promise<Ort> {
+/** onnxruntime-web, set up for one thread; wasm-worker.ts calls it on the runtime's own thread. */
+export async function importWasm(): Promise<Ort> {
   try {
     const require = createRequire(import.meta.url)
     const ort = require('onnxruntime-web') as Ort
     if (ort.env?.wasm) {
-      // One thread, in this thread: no worker pool to start on a small board, and the wake word
-      // needs a few ms per 80 ms chunk. The .wasm is read from the package's own folder.
+      // One thread, the calling one (itself a worker: wasm-thread.ts): no pool of threads to start
+      // on a small board, and the wake word needs a few ms per 80 ms chunk. The .wasm is read
+      // from the package's own folder.
       ort.env.wasm.numThreads = 1
       ort.env.wasm.proxy = false
       ort.env.wasm.wasmPaths = `${join(dirname(require.resolve('onnxruntime-web')), '/')}`
@@ -109,7 +115,12 @@ async function importWasm(): Promise<Ort> {
   }
 }
 
-async function loadSession(ort: Ort, runtime: RuntimeName, file: string): Promise<ModelSession> {
+/** One model on a loaded runtime, its input checked: what every ModelSession here is. */
+export async function loadSession(
+  ort: Ort,
+  runtime: RuntimeName,
+  file: string,
+): Promise<ModelSession> {
   let bytes: Uint8Array
   try {
     bytes = await readFile(file)
