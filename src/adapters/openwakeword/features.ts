@@ -1,5 +1,5 @@
 import { NocturnError } from '../../core/errors.js'
-import type { ModelSession } from './runtime.js'
+import type { ModelSession } from './model-session.js'
 
 /**
  * openWakeWord's shared front end, streamed one 80 ms chunk at a time exactly as its reference

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { type ErrorCode, NocturnError } from '../../core/errors.js'
-import type { InferenceRuntime, ModelSession } from './runtime.js'
+import type { InferenceRuntime, ModelSession } from './model-session.js'
 
 type WasmAsk =
   | { readonly type: 'load'; readonly file: string }

@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads'
 import { NocturnError } from '../../core/errors.js'
-import { importWasm, loadSession, type ModelSession } from './runtime.js'
+import type { ModelSession } from './model-session.js'
+import { importWasm, loadSession } from './runtime.js'
 import type { WasmReply, WasmRequest } from './wasm-thread.js'
 
 /**
