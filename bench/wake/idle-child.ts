@@ -15,7 +15,8 @@ const seconds = Number(process.env.SECONDS_PACED ?? 30)
 const modelDir = process.env.MODEL_DIR ?? ''
 const rss = () => process.memoryUsage().rss / 2 ** 20
 /** Resident memory that is the process's own (heap, arenas, WASM memory), not mapped files. */
-const anon = () => Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
+const anon = () =>
+  Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
 const speech = await SpeechDetector.create()
 const rssBefore = rss()
