@@ -92,4 +92,15 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX usage_by_time ON usage (at);
   CREATE INDEX usage_by_conversation ON usage (conversation_id);
   `,
+  // 6: each paired phone's Web Push subscriptions (ports/push-subscriptions.ts).
+  `
+  CREATE TABLE push_subscriptions (
+    endpoint   TEXT PRIMARY KEY,
+    phone      TEXT NOT NULL,
+    p256dh     TEXT NOT NULL,
+    auth       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX push_subscriptions_by_phone ON push_subscriptions (phone);
+  `,
 ]

@@ -13,6 +13,7 @@ import type { Channel } from '../../core/types.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'
+import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
@@ -20,6 +21,7 @@ import { SqliteApprovalHistory } from './approval-history.js'
 import { newestBackup, rotateBackup } from './backup.js'
 import { checkStoreFiles } from './integrity.js'
 import { openDatabase } from './open.js'
+import { SqlitePushSubscriptions } from './push-subscriptions.js'
 import { restoreIfDestroyed, type StoreNotice } from './restore.js'
 import { type FileIdentity, identify, lostHow, writeBack } from './store-file.js'
 import { WriteHealth } from './write-health.js'
@@ -97,6 +99,20 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     record: (ending) => this.#write('synced', () => this.#history.record(ending)),
     list: (page) => this.#history.list(page),
   }
+  /** The Web Push subscriptions' statements, on the connection open now (made anew with it). */
+  #push: SqlitePushSubscriptions
+  /**
+   * The phones' Web Push subscriptions, in the same file; one stable face like the history's. A
+   * subscription is worth a sync: lost, a phone in a pocket hears nothing until it subscribes again.
+   */
+  readonly push: PushSubscriptionStore = {
+    putPushSubscription: (sub) => this.#write('synced', () => this.#push.putPushSubscription(sub)),
+    removePushSubscription: (phone, endpoint) =>
+      this.#write('synced', () => this.#push.removePushSubscription(phone, endpoint)),
+    pushSubscriptions: (phone) => this.#push.pushSubscriptions(phone),
+    removePhonePushSubscriptions: (phone) =>
+      this.#write('synced', () => this.#push.removePhonePushSubscriptions(phone)),
+  }
 
   constructor(path: string, options: { now?: number } = {}) {
     this.#path = path
@@ -106,6 +122,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     this.#db = openDatabase(path)
     this.#q = prepare(this.#db)
     this.#history = new SqliteApprovalHistory(this.#db)
+    this.#push = new SqlitePushSubscriptions(this.#db)
     this.#file = onDisk ? identify(path) : undefined
     this.#writes = new WriteHealth(path)
   }
@@ -408,6 +425,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#db = openDatabase(this.#path)
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
+      this.#push = new SqlitePushSubscriptions(this.#db)
       this.#file = identify(this.#path)
       this.#upkeep.lostSaid = false
       onNotice({
@@ -419,6 +437,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       if (!this.#db.open) this.#db = openDatabase(`${this.#path}.rewrite.tmp`)
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
+      this.#push = new SqlitePushSubscriptions(this.#db)
       if (this.#upkeep.lostSaid) return
       this.#upkeep.lostSaid = true
       onNotice({

@@ -26,6 +26,8 @@ export interface HaTopics {
   readonly volume: string
   readonly stop: string
   readonly notify: string
+  /** Approval alerts for an automation to send to the companion app (docs/home-assistant.md). */
+  readonly alert: string
 }
 
 /** Discovery ids allow `[a-zA-Z0-9_-]`; a device id may also hold `.`. */
@@ -43,6 +45,7 @@ export function haTopicsFor(discoveryPrefix: string, base: string, deviceId: str
     volume: `${ha}/set/volume`,
     stop: `${ha}/set/stop`,
     notify: `${ha}/notify`,
+    alert: `${ha}/alert`,
   }
 }
 
