@@ -49,17 +49,12 @@ export function checkIntegrity(db: Database.Database, path: string): void {
     found = [errorText(err)]
   }
   if (found.length === 1 && found[0] === 'ok') return
-  // One line: a row of SQLite's report can itself hold newlines.
-  const report = found
-    .join('; ')
-    .replace(/\s*\n\s*/g, '; ')
-    .slice(0, 200)
   const copy = newestBackup(path)
   const orCopy = copy
     ? `, or put the copy ${copy.file} (made ${new Date(copy.madeAt).toISOString()}) in its place`
     : ''
   throw new NocturnError(
     'NOC_ERR_STORE_DAMAGED',
-    `the store at ${path} is damaged (${report}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db"${orCopy} or move it aside to start with an empty store (docs/store.md)`,
+    `the store at ${path} is damaged (${found.join('; ').replace(/\s+/g, ' ').slice(0, 200)}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db"${orCopy} or move it aside to start with an empty store (docs/store.md)`,
   )
 }
