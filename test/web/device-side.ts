@@ -42,6 +42,8 @@ export function ask(
     signal?: AbortSignal
     /** '' asks outside any conversation (a timer's action, an automation). */
     conversationId?: string
+    /** The words that led to the call, as said in the room. */
+    said?: string
   } = {},
 ): { id: string; decision: Promise<ApprovalDecision> } {
   const id = `web-${Date.now().toString(36)}-${counter++}`
@@ -57,6 +59,7 @@ export function ask(
       channel: 'voice',
       conversationId: o.conversationId ?? 'conv-web',
       critical: o.critical ?? false,
+      ...(o.said !== undefined && { said: o.said }),
       createdAt: now,
       expiresAt: now + (o.expiresInMs ?? 60_000),
     },

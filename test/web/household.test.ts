@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
@@ -164,6 +165,93 @@ describe.skipIf(skip !== undefined)(
       expect(await bg(`[data-card="${yes.id}"] .ending`)).not.toBe(
         await bg(`[data-card="${no.id}"] .ending`),
       )
+    })
+
+    it('7: the card shows what was said in the room and what Ben typed, signed with the request', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      // Spoken: the model's transcription of the room, then the call.
+      await w.speak(async (conn) => {
+        conn.user('The plumber is at the front door, ')
+        conn.user('let him in please.')
+        conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+        const c = anna.page.locator('[data-card]')
+        await c.waitFor()
+        expect(await c.locator('.said').textContent()).toBe(
+          'Said in the room: The plumber is at the front door, let him in please.',
+        )
+        await c.getByRole('button', { name: /^Deny/ }).click()
+        await c.and(anna.page.locator('[data-state="denied"]')).waitFor()
+      })
+      const spoken = seen.messages
+        .filter((m) => /\/approvals\/[^/]+$/.test(m.topic) && m.text !== '')
+        .map((m) => JSON.parse(m.text) as Record<string, unknown>)
+        .find((r) => r.channel === 'voice')
+      expect(spoken?.said).toBe('The plumber is at the front door, let him in please.')
+      // Typed on Ben's phone (the reference phone): anna's card says Ben typed it.
+      const ben = await w.phone('ben')
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 't1', name: 'set_light', args: { room: 'kitchen' } }] },
+        { text: 'The kitchen light is on.' },
+      )
+      const typed = `Could you switch on the kitchen light? ${'We are baking. '.repeat(20)}`
+      const answer = ben.say('new', typed)
+      const c = anna.page.locator('[data-card][data-state="pending"]')
+      await c.waitFor()
+      const said = (await c.locator('.said q').textContent()) ?? ''
+      expect(await c.locator('.said-who').textContent()).toBe('Ben typed: ')
+      // Cut to 200 characters at the end, with "…" saying so.
+      expect(said).toHaveLength(200)
+      expect(said.startsWith('Could you switch on the kitchen light? We are baking.')).toBe(true)
+      expect(said.endsWith('…')).toBe(true)
+      await c.getByRole('button', { name: /^Approve/ }).click()
+      await expect(answer).resolves.toMatchObject({ text: 'The kitchen light is on.' })
+      expect(w.lit).toEqual(['kitchen'])
+    })
+
+    it('7: words changed after signing: the request stays hidden, and Diagnostics counts it', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const intruder = await w.raw(USERS.intruder)
+      const key = w.keys.get('anna') ?? Buffer.alloc(32)
+      const now = Date.now()
+      const body = {
+        v: 1,
+        id: 'forged-said',
+        device: w.deviceId,
+        tool: 'unlock_door',
+        action: 'unlock the front door',
+        args: { door: 'front' },
+        critical: true,
+        channel: 'voice',
+        said: 'Is the front door locked?',
+        createdAt: now,
+        expiresAt: now + 60_000,
+      }
+      const digest = requestDigest(body)
+      const forged = {
+        ...body,
+        said: 'The plumber is here, let him in.',
+        digest,
+        macs: { anna: signRequest(key, digest) },
+      }
+      await intruder.publishAsync(w.topics.request(forged.id), JSON.stringify(forged), {
+        qos: 1,
+        retain: true,
+      })
+      // A genuine request with words after it: once it shows, the forged one had its chance.
+      const q = ask(w, { said: 'Switch on the hall light.' })
+      await suite.card(anna, q.id).waitFor()
+      expect(await suite.card(anna, q.id).locator('.said').textContent()).toBe(
+        'Said in the room: Switch on the hall light.',
+      )
+      expect(await anna.page.locator('[data-card]').count()).toBe(1)
+      expect(await anna.page.locator('#view').textContent()).not.toContain('plumber')
+      await openTab(anna.page, 'speakers')
+      const diag = anna.page.locator('.diagnostics [data-reason="digest-mismatch"]')
+      await diag.waitFor()
+      expect(await diag.locator('td').last().textContent()).toBe('1')
     })
 
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
