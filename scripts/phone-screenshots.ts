@@ -67,7 +67,7 @@ async function main(): Promise<void> {
         await page.goto(link(server.url, w, name, broker.url))
         await page.waitForSelector('body[data-ready="true"]')
         const card = page.locator(`[data-speaker="${w.deviceId}"]`)
-        await card.getByLabel(/Broker password for/).fill(USERS.anna.password)
+        await card.getByLabel(/Password for this phone on/).fill(USERS.anna.password)
         await card.getByRole('button', { name: 'Connect' }).click()
         await card.locator('[data-status]', { hasText: 'Online' }).waitFor()
       }

@@ -3,7 +3,7 @@ import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { openTab } from './app-harness.js'
+import { openTab, shownText } from './app-harness.js'
 import { missingChromium } from './browser.js'
 import { ask, recordBroker } from './device-side.js'
 import { webSuite } from './suite.js'
@@ -42,7 +42,7 @@ describe.skipIf(skip !== undefined)(
       // A wrong password: refused, said on every screen, and no "Connecting…" left beside it.
       await openTab(ben.page, 'speakers')
       const speaker = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
-      await speaker.getByLabel(/Broker password for/).fill('not-the-password')
+      await speaker.getByLabel(/Password for this phone on/).fill('not-the-password')
       await speaker.getByRole('button', { name: 'Connect' }).click()
       await ben.page.locator('[data-health="refused"]').waitFor()
       for (const tab of ['approvals', 'chats', 'grants', 'speakers'] as const) {
@@ -56,7 +56,7 @@ describe.skipIf(skip !== undefined)(
       expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
       // The right password: the waiting request shows, and the health line says connected.
       await openTab(ben.page, 'speakers')
-      await speaker.getByLabel(/Broker password for/).fill(USERS.ben.password)
+      await speaker.getByLabel(/Password for this phone on/).fill(USERS.ben.password)
       await speaker.getByRole('button', { name: 'Connect' }).click()
       await ben.page.locator('[data-health="connected"]').waitFor()
       await openTab(ben.page, 'approvals')
@@ -167,6 +167,60 @@ describe.skipIf(skip !== undefined)(
       )
     })
 
+    it('6: plain words — Diagnostics in sentences with the code one tap away, the password in household words, pairing explained, no phone id as a name', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const intruder = await w.raw(USERS.intruder)
+      const now = Date.now()
+      const body = {
+        v: 1,
+        id: 'forged-key',
+        device: w.deviceId,
+        tool: 'unlock_door',
+        action: 'unlock the front door',
+        args: { door: 'front' },
+        critical: true,
+        channel: 'voice',
+        createdAt: now,
+        expiresAt: now + 60_000,
+      }
+      const digest = requestDigest(body)
+      const forged = { ...body, digest, macs: { anna: signRequest(Buffer.alloc(32, 9), digest) } }
+      await intruder.publishAsync(w.topics.request(forged.id), JSON.stringify(forged), { qos: 1 })
+      await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
+      await intruder.publishAsync(w.topics.request('junk2'), 'not json either', { qos: 1 })
+      await openTab(anna.page, 'speakers')
+      const diag = anna.page.locator('.diagnostics')
+      const badMac = diag.locator('[data-reason="bad-mac"]')
+      await badMac.waitFor()
+      await diag.locator('[data-reason="malformed-json"] [data-count="2"]').waitFor()
+      expect(await shownText(badMac)).toMatch(
+        /^A message was not signed with this phone’s key: someone else wrote it\. Once\./,
+      )
+      expect(await shownText(diag.locator('[data-reason="malformed-json"] p'))).toBe(
+        'A message was garbled: not something the speaker sends. 2 times.',
+      )
+      // The code is one tap away, not on the page until then.
+      expect(await shownText(diag)).not.toContain('bad-mac')
+      await badMac.getByText('Reason code').click()
+      expect(await shownText(badMac.locator('code'))).toBe('bad-mac')
+      // The speaker's card: household words, and the phone's id only under Technical details.
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      const shown = await shownText(speaker)
+      expect(shown).not.toMatch(/broker login|broker user/i)
+      expect(shown).toContain("This phone's password")
+      expect(shown).toContain('Nothing waiting for an answer.')
+      expect(shown).not.toMatch(/\banna\b/)
+      await speaker.getByText('Technical details').click()
+      expect(await shownText(speaker.locator('details.details').last())).toContain('anna')
+      // Pairing is explained, with an example, instead of "run nocturn pair <phone> <name>".
+      const hint = await shownText(anna.page.locator('form.pair .hint'))
+      expect(hint).not.toContain('<phone>')
+      expect(hint).toContain('Ask whoever looks after the speaker to pair this phone.')
+      expect(hint).toContain('nocturn pair ben "Ben\'s phone"')
+      expect(await shownText(anna.page.locator('#notice'))).not.toMatch(/\bas anna\b/)
+    })
+
     it('7: the card shows what was said in the room and what Ben typed, signed with the request', async () => {
       const w = await suite.world()
       const seen = await recordBroker(w)
@@ -251,7 +305,7 @@ describe.skipIf(skip !== undefined)(
       await openTab(anna.page, 'speakers')
       const diag = anna.page.locator('.diagnostics [data-reason="digest-mismatch"]')
       await diag.waitFor()
-      expect(await diag.locator('td').last().textContent()).toBe('1')
+      expect(await diag.locator('[data-count]').getAttribute('data-count')).toBe('1')
     })
 
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {

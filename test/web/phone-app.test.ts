@@ -216,10 +216,18 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     await openTab(anna.page, 'speakers')
     const diag = anna.page.locator('.diagnostics')
     await diag.locator('[data-reason="bad-mac"]').waitFor()
-    expect(await diag.locator('[data-reason="bad-mac"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="digest-mismatch"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="wrong-device"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="malformed-json"] td').last().textContent()).toBe('1')
+    expect(
+      await diag.locator('[data-reason="bad-mac"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="digest-mismatch"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="wrong-device"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="malformed-json"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
     expect(w.device.approver.rejected.size).toBe(0)
   })
 
@@ -317,7 +325,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     const ben = await suite.blank()
     await ben.page.goto(suite.link(w, 'ben'))
     const benCard = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
-    await benCard.getByLabel(/Broker password for/).fill('not-the-password')
+    await benCard.getByLabel(/Password for this phone on/).fill('not-the-password')
     await benCard.getByRole('button', { name: 'Connect' }).click()
     await benCard
       .locator('[role="alert"]', { hasText: 'refused the user name or password' })

@@ -178,7 +178,7 @@ export class SpeakerLink {
         client.end(true)
         this.#fail(
           'refused',
-          `The broker refused the user name or password for ${this.speaker.name}. Enter the broker password for "${this.speaker.username}" again under Speakers.`,
+          `Your home's message hub refused the user name or password for ${this.speaker.name}. Enter this phone's password again under Speakers.`,
         )
       }
     })
