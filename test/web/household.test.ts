@@ -308,6 +308,55 @@ describe.skipIf(skip !== undefined)(
       expect(await diag.locator('[data-count]').getAttribute('data-count')).toBe('1')
     })
 
+    it('11: a sent message shows once while its answer is pending, and messages are labelled by where they came from', async () => {
+      const w = await suite.world()
+      const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
+      w.feed.append(c.id, {
+        role: 'user',
+        text: 'Is it cold outside?',
+        channel: 'voice',
+        at: Date.now() - 59_000,
+      })
+      w.feed.append(c.id, {
+        role: 'assistant',
+        text: 'It is five degrees.',
+        toolCalls: [],
+        channel: 'voice',
+        at: Date.now() - 58_000,
+      })
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'chats')
+      await anna.page.locator(`[data-conversation="${c.id}"]`).click()
+      const spoken = anna.page.locator('.msg.user', { hasText: 'Is it cold outside?' })
+      await spoken.waitFor()
+      expect(await spoken.locator('.who').textContent()).toBe('Said in the room: ')
+      // A gated call keeps the answer coming while the stored message is followed back.
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 't1', name: 'set_light', args: { room: 'porch' } }] },
+        { text: 'The porch light is on.' },
+      )
+      await anna.page.getByLabel('Message to the speaker').fill('Switch on the porch light')
+      await anna.page.getByRole('button', { name: 'Send' }).click()
+      await until(() => w.asked.length === 1, 'the gate to ask')
+      const sent = anna.page.locator('.msg.user', { hasText: 'Switch on the porch light' })
+      await anna.page.locator('p.sent', { hasText: 'Waiting for approval' }).waitFor()
+      // Shown once, as this phone's own while it is being sent (the device keeps the stored copy
+      // from this phone's follow while its own turn runs; the app drops its copy if it comes).
+      expect(await sent.count()).toBe(1)
+      expect(await sent.locator('.who').textContent()).toBe('You: ')
+      await openTab(anna.page, 'approvals')
+      await suite
+        .card(anna, w.asked[0]?.id ?? '')
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await openTab(anna.page, 'chats')
+      await anna.page.locator('.msg.assistant', { hasText: 'The porch light is on.' }).waitFor()
+      expect(await sent.count()).toBe(1)
+      // Stored, it is labelled by where it came from: typed (on some paired phone).
+      expect(await sent.locator('.who').textContent()).toBe('Typed: ')
+      expect(await anna.page.locator('.msg.tool').textContent()).toBe('Set light: done.')
+    })
+
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
       const w = await suite.world()
       const seen = await recordBroker(w)

@@ -5,7 +5,7 @@ import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { lightTool, type PhoneWorld } from '../phone/world.js'
+import { lightTool, type PhoneWorld, tick } from '../phone/world.js'
 import { openTab, type PhonePage } from './app-harness.js'
 import { missingChromium } from './browser.js'
 import { ask, recordBroker } from './device-side.js'
@@ -108,8 +108,9 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     expect(seen.json('/decision').map((d) => d.phone)).toEqual(['ben'])
   })
 
-  it('a grant is listed and revoked from the app; the next call asks again', async () => {
+  it('a grant is listed and revoked from the app after a confirm (cancelled, it stays); the next call asks again', async () => {
     const w = await world()
+    const seen = await recordBroker(w)
     const anna = await phone('anna', w)
     const ctx: CallContext = {
       signal: new AbortController().signal,
@@ -135,8 +136,25 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     // Covered by the grant: no question.
     await w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
     expect(w.asked).toHaveLength(1)
+    // Revoke asks first (issue 23, finding 11): cancelled, the grant stays on the device.
+    const dialogs: string[] = []
+    anna.page.once('dialog', (d) => {
+      dialogs.push(d.message())
+      void d.dismiss()
+    })
+    await item.getByRole('button', { name: /^Revoke/ }).click()
+    await until(() => dialogs.length === 1, 'the confirm')
+    expect(dialogs[0]).toContain('set light')
+    await tick(500)
+    const inForce = () => w.grants.list().filter((g) => g.revokedAt === null)
+    expect(inForce()).toHaveLength(1)
+    expect(seen.json('/conversations/request/anna').map((r) => r.op)).not.toContain('revoke')
+    expect(await anna.page.locator('[data-grant]').count()).toBe(1)
+    anna.page.once('dialog', (d) => void d.accept())
     await item.getByRole('button', { name: /^Revoke/ }).click()
     await anna.page.locator('[data-grant]').waitFor({ state: 'detached' })
+    expect(inForce()).toHaveLength(0)
+    expect(seen.json('/conversations/request/anna').map((r) => r.op)).toContain('revoke')
     expect(w.logger.entries).toContainEqual(
       expect.objectContaining({
         fields: expect.objectContaining({ event: 'grant_revoked', phone: 'anna' }),
