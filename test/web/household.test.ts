@@ -357,6 +357,67 @@ describe.skipIf(skip !== undefined)(
       expect(await anna.page.locator('.msg.tool').textContent()).toBe('Set light: done.')
     })
 
+    it('12: installable (a manifest with icons and the theme colour), a favicon, no 404 on load, and a refused "Allow notifications" says so', async () => {
+      const w = await suite.world()
+      const p = await suite.blank()
+      const failed: string[] = []
+      p.page.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`)
+      })
+      p.page.on('requestfailed', (r) => failed.push(`failed ${r.url()}`))
+      await suite.phone('anna', w, p)
+      await p.page.reload()
+      await p.page.waitForSelector('body[data-ready="true"]')
+      await p.page.locator('[data-health="connected"]').waitFor()
+      expect(failed).toEqual([])
+      // The favicon, also where a browser looks without being told.
+      const ico = await p.page.request.get(new URL('favicon.ico', suite.appUrl).href)
+      expect(ico.status()).toBe(200)
+      expect(ico.headers()['content-type']).toBe('image/x-icon')
+      const href = await p.page.locator('link[rel="manifest"]').getAttribute('href')
+      const manifestUrl = new URL(href ?? '', suite.appUrl).href
+      const res = await p.page.request.get(manifestUrl)
+      expect(res.status()).toBe(200)
+      expect(res.headers()['content-type']).toContain('application/manifest+json')
+      const m = (await res.json()) as {
+        name: string
+        start_url: string
+        display: string
+        theme_color: string
+        icons: Array<{ src: string; sizes: string; type: string; purpose?: string }>
+      }
+      expect(m).toMatchObject({ name: 'Nocturn', display: 'standalone', start_url: './' })
+      expect(m.theme_color).toBe(
+        await p.page.locator('meta[name="theme-color"]').getAttribute('content'),
+      )
+      // Each icon is there, of its type, and a PNG's size is what the manifest says.
+      const sizes: string[] = []
+      for (const icon of m.icons) {
+        const got = await p.page.request.get(new URL(icon.src, manifestUrl).href)
+        expect(got.status(), icon.src).toBe(200)
+        expect(got.headers()['content-type']).toBe(icon.type)
+        if (icon.type === 'image/png') {
+          const b = await got.body()
+          expect(b.subarray(1, 4).toString('ascii')).toBe('PNG')
+          expect(`${b.readUInt32BE(16)}x${b.readUInt32BE(20)}`).toBe(icon.sizes)
+          sizes.push(`${icon.sizes}${icon.purpose ? ` ${icon.purpose}` : ''}`)
+        }
+      }
+      expect(sizes).toEqual(['192x192', '512x512', '512x512 maskable'])
+      // Notifications refused (headless Chromium refuses every prompt): a sentence, not nothing.
+      await p.page.getByRole('button', { name: 'Allow notifications' }).click()
+      const said = p.page.locator('header .notifications')
+      await said.waitFor()
+      expect(await said.textContent()).toContain('Notifications are blocked for this app')
+      expect(await p.page.getByRole('button', { name: 'Allow notifications' }).count()).toBe(0)
+      // Still said after a reload: the browser remembers the refusal.
+      await p.page.reload()
+      await p.page.waitForSelector('body[data-ready="true"]')
+      expect(await p.page.locator('header .notifications').textContent()).toContain(
+        "allow notifications for this site in your browser's settings",
+      )
+    })
+
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
       const w = await suite.world()
       const seen = await recordBroker(w)
