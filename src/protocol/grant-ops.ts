@@ -7,6 +7,7 @@ import {
   signConversationRequest,
 } from './conversations.js'
 import { macEquals } from './crypto.js'
+import { DEVICE_OPS } from './device-ops.js'
 import { ID_PATTERN } from './topics.js'
 
 /**
@@ -18,7 +19,7 @@ export const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 export type GrantOp = (typeof GRANT_OPS)[number]
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
-export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS] as const
+export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...DEVICE_OPS] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 
 export function isGrantOp(op: string): op is GrantOp {

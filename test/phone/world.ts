@@ -4,12 +4,14 @@ import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
+import { serveVolume } from '../../src/adapters/mqtt/volume-endpoint.js'
 import {
   createConversationEndpoint,
   PhoneRequests,
   serveGrants,
 } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { showStatus } from '../../src/app/compose/device.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
 import { ConversationService } from '../../src/conversations/conversation-service.js'
@@ -20,6 +22,7 @@ import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import { defaultPersona } from '../../src/core/persona.js'
+import { DeviceState } from '../../src/device/device-state.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
 import { PhoneClient } from '../../src/phone/client.js'
@@ -128,6 +131,10 @@ export async function phoneWorld(broker: TestBroker) {
   const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)
+  // The device's state, its volume in the status and set from a phone, as the composition has it.
+  const deviceState = new DeviceState({ logger })
+  serveVolume(requests, deviceState, logger)
+  showStatus(deviceState, device)
   await requests.ready()
 
   const pairing = (phone: string): Pairing =>
@@ -215,6 +222,8 @@ export async function phoneWorld(broker: TestBroker) {
     keys,
     logger,
     device,
+    /** The one owner of the device's state (its volume). */
+    deviceState,
     /** The device's approver with its endings recorded: what the gate asks through. */
     approver: recorded,
     store,

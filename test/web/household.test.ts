@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { requestDigest, signRequest } from '../../src/protocol/index.js'
+import { phoneRequestMessage } from '../../src/protocol/phone-side.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
@@ -416,6 +417,44 @@ describe.skipIf(skip !== undefined)(
       expect(await p.page.locator('header .notifications').textContent()).toContain(
         "allow notifications for this site in your browser's settings",
       )
+    })
+
+    it("volume (#25): the Speakers card shows the speaker's volume; the slider and the steps set it on the device; a forged set_volume changes nothing", async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'speakers')
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      await speaker.locator('.volume[data-volume="100"]').waitFor()
+      expect(await speaker.locator('.volume output').textContent()).toBe('100 %')
+      await speaker.getByLabel(`Volume of ${w.deviceId}`).fill('40')
+      await until(() => w.deviceState.volume === 40, 'the volume to reach the device')
+      // Shown from the status the device published, not from what was asked.
+      await speaker.locator('.volume[data-volume="40"]').waitFor()
+      expect(seen.json('/status').at(-1)).toMatchObject({ online: true, volume: 40 })
+      await speaker.getByRole('button', { name: `Quieter: ${w.deviceId}` }).click()
+      await until(() => w.deviceState.volume === 30, 'a step quieter')
+      await speaker.locator('.volume[data-volume="30"]').waitFor()
+      const sent = seen.json('/conversations/request/anna').filter((r) => r.op === 'set_volume')
+      expect(sent.map((r) => r.args)).toEqual([{ volume: 40 }, { volume: 30 }])
+      // Forged: another key; anna's signed request with the volume changed; a replay of hers.
+      const intruder = await w.raw(USERS.intruder)
+      const topic = `${w.topics.base}/conversations/request/anna`
+      const me = { device: w.deviceId, phone: 'anna', key: new Uint8Array(32).fill(5) }
+      const forged = phoneRequestMessage(me, 'forged-1', 'set_volume', { volume: 100 }, Date.now())
+      const changed = { ...(sent[1] ?? {}), id: 'forged-2', args: { volume: 100 } }
+      for (const m of [forged, changed, sent[0]]) {
+        await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
+      }
+      await until(
+        () =>
+          (w.endpoint.rejected.get('bad-mac') ?? 0) === 2 &&
+          (w.endpoint.rejected.get('replayed-nonce') ?? 0) === 1,
+        'the three forged requests refused',
+      )
+      expect(w.deviceState.volume).toBe(30)
+      expect(seen.json('/status').at(-1)).toMatchObject({ volume: 30 })
+      expect(await speaker.locator('.volume').getAttribute('data-volume')).toBe('30')
     })
 
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {

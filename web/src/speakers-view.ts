@@ -1,4 +1,5 @@
 import type { App } from './app.js'
+import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { healthOf } from './health.js'
 import { parsePairing, type Speaker } from './pairing.js'
@@ -61,6 +62,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
       l.status?.muted ? h('span', { class: 'badge' }, 'Muted') : null,
     ),
     h('p', { class: 'status', 'data-status': '' }, statusText(l)),
+    online && l.status?.volume !== undefined ? volumeView(app, l, l.status.volume) : null,
     h('p', { class: 'meta' }, waitingText(l.pending().length)),
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
     h(
@@ -118,6 +120,53 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
         h('dd', {}, h('code', {}, s.wsUrl || s.broker || 'unknown')),
       ),
     ),
+  )
+}
+
+/**
+ * The speaker's volume, as its status says it, and a slider and two steps to set it: each a
+ * signed `set_volume` (docs/protocol.md, "Speaker volume"); the slider shows what the speaker
+ * reports back, not what was asked.
+ */
+function volumeView(app: App, l: SpeakerLink, volume: number): HTMLElement {
+  const name = l.speaker.name
+  const set = (v: number) => {
+    const next = Math.min(100, Math.max(0, Math.round(v)))
+    l.call('set_volume', { volume: next }).done.catch((err: unknown) => {
+      app.say(`The volume of ${name} was not changed: ${problemText(err)}`, 'problem')
+    })
+  }
+  const step = (label: string, by: number) =>
+    h(
+      'button',
+      {
+        class: 'secondary',
+        'aria-label': `${label}: ${name}`,
+        disabled: by < 0 ? volume === 0 : volume === 100,
+        onclick: () => set(volume + by),
+      },
+      label,
+    )
+  return h(
+    'div',
+    { class: 'volume', 'data-volume': volume },
+    h(
+      'label',
+      {},
+      h('span', {}, 'Volume ', h('output', {}, `${volume} %`)),
+      h('input', {
+        type: 'range',
+        min: 0,
+        max: 100,
+        step: 5,
+        value: volume,
+        'aria-label': `Volume of ${name}`,
+        'aria-valuetext': `${volume} %`,
+        onchange: (e: Event) => set(Number((e.target as HTMLInputElement).value)),
+      }),
+    ),
+    h('div', { class: 'row' }, step('Quieter', -10), step('Louder', 10)),
+    h('p', { class: 'hint' }, 'Timers and alarms stay audible even at 0 %.'),
   )
 }
 

@@ -4,6 +4,7 @@ import type { PhoneAppServer } from '../../adapters/http-static/phone-app-server
 import { createConversationEndpoint } from '../../adapters/mqtt/conversation-endpoint.js'
 import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
+import { serveVolume } from '../../adapters/mqtt/volume-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
@@ -137,6 +138,7 @@ export async function servePhones(
       new PhoneGrants({ grants: gate.grants, clock, logger: log.child({ component: 'grants' }) }),
     )
     serveHistory(requests, history)
+    serveVolume(requests, device, log.child({ component: 'volume-mqtt' }))
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.
