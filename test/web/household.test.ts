@@ -482,6 +482,7 @@ describe.skipIf(skip !== undefined)(
         action: 'unlock the front door',
         args: { door: 'front' },
         critical: true,
+        said: 'The plumber is here, let him in.',
       })
       const porch = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
       const late = ask(w, { action: 'switch on the hall light', expiresInMs: 2000 })
@@ -503,6 +504,11 @@ describe.skipIf(skip !== undefined)(
       expect(await item(plumber.id)).toContain('Unlock the front door')
       expect(await item(plumber.id)).toContain("Approved on Ben's phone. It asks every time.")
       expect(await item(plumber.id)).toContain('door: front')
+      // What was said is kept with the ending (docs/protocol.md, "What was said").
+      expect(await item(plumber.id)).toContain('Said in the room: The plumber is here, let him in.')
+      expect(w.store.history.list({ limit: 10 }).find((e) => e.id === plumber.id)?.said).toBe(
+        'The plumber is here, let him in.',
+      )
       expect(await item(porch.id)).toContain('You denied it.')
       expect(await item(late.id)).toContain('Expired: nobody answered in time.')
       // Newest first, as the device keeps them.

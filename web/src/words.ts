@@ -11,17 +11,6 @@ export function phoneName(id: string, me: string): string {
   return `${id.charAt(0).toUpperCase()}${id.slice(1)}'s phone`
 }
 
-/**
- * Who said a request's `said` (docs/protocol.md, "What was said"): the room for speech, the person
- * whose phone typed it for text ("You" on that phone itself).
- */
-export function saidWho(r: { channel: 'voice' | 'text'; askedBy?: string }, me: string): string {
-  if (r.channel === 'voice') return 'Said in the room'
-  if (r.askedBy === undefined) return 'Typed on a phone'
-  if (r.askedBy === me) return 'You typed'
-  return `${sentence(r.askedBy)} typed`
-}
-
 export function sentence(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`
 }

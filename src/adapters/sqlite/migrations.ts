@@ -81,4 +81,8 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 5: the words that led to an approval (docs/protocol.md, "What was said"), kept with its ending.
+  `
+  ALTER TABLE approval_history ADD COLUMN said TEXT;
+  `,
 ]
