@@ -141,7 +141,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       device,
       arbiter: wakeArbiter(comp, household.mqtt),
-      onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
+      onFalseWake: () => device.countFalseWake(),
       onSessionEnd: (summary) => {
         endOfSession(store)
         options.onSessionEnd?.(summary)

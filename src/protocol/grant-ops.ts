@@ -22,10 +22,6 @@ export type GrantOp = (typeof GRANT_OPS)[number]
 export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...DEVICE_OPS] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 
-export function isGrantOp(op: string): op is GrantOp {
-  return (GRANT_OPS as readonly string[]).includes(op)
-}
-
 /** The conversation request with the grant operations allowed too. */
 export const phoneRequestSchema = conversationRequestSchema.extend({ op: z.enum(PHONE_OPS) })
 export type PhoneRequest = z.infer<typeof phoneRequestSchema>

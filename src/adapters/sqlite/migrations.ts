@@ -81,7 +81,18 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
-  // 5: the words that led to an approval (docs/protocol.md, "What was said"), kept with its ending.
+  // 5: what each spoken session cost, in the model's tokens (ports/transcript-store.ts). A deleted
+  // conversation leaves its cost behind: the tokens were billed all the same.
+  `
+  CREATE TABLE usage (
+    conversation_id TEXT REFERENCES conversations (id) ON DELETE SET NULL,
+    at              INTEGER NOT NULL,
+    tokens          INTEGER NOT NULL CHECK (tokens >= 0)
+  );
+  CREATE INDEX usage_by_time ON usage (at);
+  CREATE INDEX usage_by_conversation ON usage (conversation_id);
+  `,
+  // 6: the words that led to an approval (docs/protocol.md, "What was said"), kept with its ending.
   `
   ALTER TABLE approval_history ADD COLUMN said TEXT;
   `,

@@ -199,6 +199,28 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     return this.#write('synced', () => this.#q.deleteConv.run(id).changes > 0)
   }
 
+  recordUsage(conversationId: string, tokens: number, at: number): void {
+    if (!Number.isSafeInteger(tokens) || tokens < 0) {
+      throw new TypeError(`token count must be a whole number ≥ 0, got ${String(tokens)}`)
+    }
+    if (!this.#q.getConv.get(conversationId)) {
+      throw new NocturnError(
+        'NOC_ERR_STORE_UNKNOWN_CONVERSATION',
+        `no conversation ${conversationId} to record token usage for`,
+      )
+    }
+    this.#write('cheap', () => this.#q.addUsage.run(conversationId, at, tokens))
+  }
+
+  usage(of: { conversationId?: string; since?: number }): number {
+    const row = (
+      of.conversationId !== undefined
+        ? this.#q.usageOf.get(of.conversationId, of.since ?? 0)
+        : this.#q.usageSince.get(of.since ?? 0)
+    ) as { tokens: number | null }
+    return row.tokens ?? 0
+  }
+
   prune(policy: { before?: number | undefined; keep?: number | undefined }): number {
     return this.#write(
       'cheap',
@@ -207,6 +229,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
         if (policy.before !== undefined) {
           removed += this.#q.pruneBefore.run(policy.before).changes
           removed += this.#history.pruneBefore(policy.before)
+          this.#q.pruneUsage.run(policy.before)
         }
         if (policy.keep !== undefined)
           removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
@@ -427,6 +450,12 @@ function prepare(db: Database.Database) {
       'INSERT INTO conversations (id, channel, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
     ),
     getConv: db.prepare('SELECT * FROM conversations WHERE id = ?'),
+    addUsage: db.prepare('INSERT INTO usage (conversation_id, at, tokens) VALUES (?, ?, ?)'),
+    usageOf: db.prepare(
+      'SELECT sum(tokens) AS tokens FROM usage WHERE conversation_id = ? AND at >= ?',
+    ),
+    usageSince: db.prepare('SELECT sum(tokens) AS tokens FROM usage WHERE at >= ?'),
+    pruneUsage: db.prepare('DELETE FROM usage WHERE at < ?'),
     touchConv: db.prepare('UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?'),
     nextSeq: db.prepare(
       'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE conversation_id = ?',
