@@ -6,7 +6,7 @@ import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
 import { openTab, shownText } from './app-harness.js'
 import { missingChromium } from './browser.js'
-import { ask, recordBroker } from './device-side.js'
+import { ask, doorRequestBody, recordBroker, storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -172,19 +172,7 @@ describe.skipIf(skip !== undefined)(
       const w = await suite.world()
       const anna = await suite.phone('anna', w)
       const intruder = await w.raw(USERS.intruder)
-      const now = Date.now()
-      const body = {
-        v: 1,
-        id: 'forged-key',
-        device: w.deviceId,
-        tool: 'unlock_door',
-        action: 'unlock the front door',
-        args: { door: 'front' },
-        critical: true,
-        channel: 'voice',
-        createdAt: now,
-        expiresAt: now + 60_000,
-      }
+      const body = doorRequestBody(w, 'forged-key')
       const digest = requestDigest(body)
       const forged = { ...body, digest, macs: { anna: signRequest(Buffer.alloc(32, 9), digest) } }
       await intruder.publishAsync(w.topics.request(forged.id), JSON.stringify(forged), { qos: 1 })
@@ -270,20 +258,7 @@ describe.skipIf(skip !== undefined)(
       const anna = await suite.phone('anna', w)
       const intruder = await w.raw(USERS.intruder)
       const key = w.keys.get('anna') ?? Buffer.alloc(32)
-      const now = Date.now()
-      const body = {
-        v: 1,
-        id: 'forged-said',
-        device: w.deviceId,
-        tool: 'unlock_door',
-        action: 'unlock the front door',
-        args: { door: 'front' },
-        critical: true,
-        channel: 'voice',
-        said: 'Is the front door locked?',
-        createdAt: now,
-        expiresAt: now + 60_000,
-      }
+      const body = doorRequestBody(w, 'forged-said', { said: 'Is the front door locked?' })
       const digest = requestDigest(body)
       const forged = {
         ...body,
@@ -311,23 +286,10 @@ describe.skipIf(skip !== undefined)(
 
     it('11: a sent message shows once while its answer is pending, and messages are labelled by where they came from', async () => {
       const w = await suite.world()
-      const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
-      w.feed.append(c.id, {
-        role: 'user',
-        text: 'Is it cold outside?',
-        channel: 'voice',
-        at: Date.now() - 59_000,
-      })
-      w.feed.append(c.id, {
-        role: 'assistant',
-        text: 'It is five degrees.',
-        toolCalls: [],
-        channel: 'voice',
-        at: Date.now() - 58_000,
-      })
+      const conversation = storedExchange(w, 'Is it cold outside?', 'It is five degrees.')
       const anna = await suite.phone('anna', w)
       await openTab(anna.page, 'chats')
-      await anna.page.locator(`[data-conversation="${c.id}"]`).click()
+      await anna.page.locator(`[data-conversation="${conversation}"]`).click()
       const spoken = anna.page.locator('.msg.user', { hasText: 'Is it cold outside?' })
       await spoken.waitFor()
       expect(await spoken.locator('.who').textContent()).toBe('Said in the room: ')

@@ -8,7 +8,7 @@ import { until } from '../mqtt/fixture.js'
 import { lightTool, type PhoneWorld, tick } from '../phone/world.js'
 import { openTab, type PhonePage } from './app-harness.js'
 import { missingChromium } from './browser.js'
-import { ask, recordBroker } from './device-side.js'
+import { ask, recordBroker, storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -251,20 +251,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
 
   it('a conversation is read, and continued by typing: the answer streams in and is stored', async () => {
     const w = await world()
-    const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
-    w.feed.append(c.id, {
-      role: 'user',
-      text: 'What time is it?',
-      channel: 'voice',
-      at: Date.now() - 59_000,
-    })
-    w.feed.append(c.id, {
-      role: 'assistant',
-      text: 'It is noon.',
-      toolCalls: [],
-      channel: 'voice',
-      at: Date.now() - 58_000,
-    })
+    const c = { id: storedExchange(w, 'What time is it?', 'It is noon.') }
     const anna = await phone('anna', w)
     await openTab(anna.page, 'chats')
     await anna.page.locator(`[data-conversation="${c.id}"]`).click()
