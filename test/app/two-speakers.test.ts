@@ -16,7 +16,7 @@ import { missingCommands } from '../helpers/system.js'
 import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '../..')
-const skip = missingCommands('arecord', 'aplay', 'mkfifo', 'mosquitto', 'mosquitto_passwd')
+const skip = missingCommands('arecord', 'aplay', 'mosquitto', 'mosquitto_passwd')
 
 /** "Hey Jarvis" (the TTS clip of fixtures/wake) and, in the same breath, a second of a command. */
 function wakeAndCommand(): Uint8Array {
@@ -45,6 +45,7 @@ interface Speaker {
 
 interface Status {
   state: string
+  reason?: string
 }
 
 /**
@@ -92,6 +93,7 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
   /** The household's view of the broker: every wake claim and every status, as they came. */
   async function watch(broker: TestBroker) {
     const claims: { device: string; level: number; score: number }[] = []
+    /** Per device, each state it published (`error: why` for an error). */
     const statuses = new Map<string, string[]>()
     const watcher = new MqttConnection({
       url: broker.url,
@@ -105,7 +107,8 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
       const m = /^nocturn\/v1\/([^/]+)\/status$/.exec(topic)
       if (m?.[1] && payload.byteLength > 0) {
         const list = statuses.get(m[1]) ?? []
-        list.push((JSON.parse(payload.toString()) as Status).state)
+        const status = JSON.parse(payload.toString()) as Status
+        list.push(status.reason ? `${status.state}: ${status.reason}` : status.state)
         statuses.set(m[1], list)
       }
     })
@@ -196,7 +199,10 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
     expect(hall.server.connections).toHaveLength(0)
     expect(hall.server.received).toHaveLength(0)
     expect(audible(played(hall))).toBe(false)
-    expect(new Set(house.statuses.get('hall'))).toEqual(new Set(['idle']))
+    // (An `error` a loaded machine may cause, a microphone late for a moment, is not a wake.)
+    const hallStates = house.statuses.get('hall') ?? []
+    expect(hallStates.filter((st) => st === 'listening' || st === 'speaking')).toEqual([])
+    expect(hallStates.at(-1)).toBe('idle')
     expect(hall.nocturn.saw('session_closed')).toBe(false)
   }, 180_000)
 

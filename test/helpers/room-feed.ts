@@ -28,15 +28,28 @@ export class RoomFeeds {
   #timer: NodeJS.Timeout | undefined
   #t0 = 0
   #ticks = 0
+  #speed = 1
+  #hold: (() => boolean) | undefined
 
   constructor(paths: readonly string[]) {
     this.#feeds = paths.map((path) => ({ path, fd: undefined, given: 0, queue: [] }))
   }
 
-  /** Starts the clock; frames go out from now on, to each FIFO once its reader is there. */
-  start(): void {
+  /**
+   * Starts the clock; frames go out from now on, to each FIFO once its reader is there. `speed`
+   * frames per 20 ms (a recording played faster than life); while `hold()` says so, none (the
+   * rooms pause: a listener that cannot keep up at that speed is waited for, not overrun).
+   */
+  start(options: { speed?: number; hold?: () => boolean } = {}): void {
+    this.#speed = options.speed ?? 1
+    this.#hold = options.hold
     this.#t0 = Date.now()
     this.#timer = setInterval(() => this.#tick(), FRAME_MS / 2)
+  }
+
+  /** Bytes feed `i`'s current reader has been given. */
+  given(i: number): number {
+    return (this.#feeds[i] as Feed).given
   }
 
   /** Whether feed `i` has a reader that has been given at least `ms` of audio. */
@@ -85,12 +98,19 @@ export class RoomFeeds {
 
   #tick(): void {
     // Catch up on every frame whose time has come: a late timer must not slow the rooms down.
-    const due = Math.floor((Date.now() - this.#t0) / FRAME_MS)
+    // The hold is asked before each frame, so a catch-up stops as soon as a listener is full.
+    const due = Math.floor(((Date.now() - this.#t0) * this.#speed) / FRAME_MS)
     for (; this.#ticks < due; this.#ticks++) {
+      if (this.#hold?.()) {
+        this.#ticks = due
+        return
+      }
       for (const f of this.#feeds) {
         if (f.fd === undefined) this.#open(f)
         if (f.fd === undefined) continue
-        this.#write(f, f.queue.shift() ?? new Uint8Array(FRAME_BYTES))
+        const frame = f.queue.shift() ?? new Uint8Array(FRAME_BYTES)
+        // A full pipe (its reader stalled) keeps the frame for the next tick.
+        if (!this.#write(f, frame) && f.fd !== undefined) f.queue.unshift(frame)
       }
     }
   }
@@ -104,18 +124,21 @@ export class RoomFeeds {
     }
   }
 
-  #write(f: Feed, frame: Uint8Array): void {
-    if (f.fd === undefined) return
+  /** Whether the frame went into the pipe. */
+  #write(f: Feed, frame: Uint8Array): boolean {
+    if (f.fd === undefined) return false
     try {
       // Under PIPE_BUF: all of the frame or none of it.
       writeSync(f.fd, frame)
       f.given += frame.byteLength
+      return true
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
-      if (code === 'EAGAIN') return // the reader is behind by a whole pipe: this frame is lost
+      if (code === 'EAGAIN') return false
       if (code !== 'EPIPE') throw err
       closeSync(f.fd)
       f.fd = undefined
+      return false
     }
   }
 }
