@@ -93,6 +93,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       feed,
       { state: device, announce: (text) => announcer.announce(text) },
       options,
+      store.push,
     )
     showStatus(device, household.mqtt)
     const gate = composeGate(comp, policies, household.approver, store, store.history)
@@ -141,7 +142,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       device,
       arbiter: wakeArbiter(comp, household.mqtt),
-      onFalseWake: household.mqtt && (() => household.mqtt?.status.countFalseWake()),
+      onFalseWake: () => device.countFalseWake(),
       onSessionEnd: (summary) => {
         endOfSession(store)
         options.onSessionEnd?.(summary)

@@ -62,6 +62,16 @@ export function pairingLink(appUrl: string, uri: string): string {
   return `${appUrl.split('#')[0]}#pair=${encodeURIComponent(uri)}`
 }
 
+/**
+ * The app opened at one approval's card: `#card=<approval id>&device=<device id>` after the app's
+ * address (docs/phone-app.md, "Links to a card"). Like the pairing link it lives in the fragment,
+ * which the browser never sends to a server.
+ */
+export function cardLink(appUrl: string, device: string, approvalId: string): string {
+  const id = encodeURIComponent(approvalId)
+  return `${appUrl.split('#')[0]}#card=${id}&device=${encodeURIComponent(device)}`
+}
+
 /** The app's address from its parts: `http(s)://host[:port]/`, the port left out when standard. */
 export function appUrlOf(host: string, port: number, tls: boolean): string {
   const scheme = tls ? 'https' : 'http'

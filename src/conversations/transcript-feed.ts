@@ -99,6 +99,12 @@ export class TranscriptFeed implements TranscriptStore {
   prune(policy: { before?: number; keep?: number }): number {
     return this.#inner.prune(policy)
   }
+  recordUsage(conversationId: string, tokens: number, at: number): void {
+    this.#inner.recordUsage(conversationId, tokens, at)
+  }
+  usage(of: { conversationId?: string; since?: number }): number {
+    return this.#inner.usage(of)
+  }
   vacuum(): void {
     this.#inner.vacuum()
   }

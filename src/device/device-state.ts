@@ -34,6 +34,8 @@ export interface DeviceSnapshot {
   /** Ids of the timers ringing now. */
   readonly ringing: readonly string[]
   readonly nextTimer: NextTimer | null
+  /** Local wakes the live model's second opinion did not confirm, since the device started. */
+  readonly falseWakes: number
 }
 
 /** What changed, so a subscriber that cares about one thing can skip the rest. */
@@ -44,6 +46,7 @@ export type DeviceChange =
   | { readonly kind: 'fault' }
   | { readonly kind: 'approvals' }
   | { readonly kind: 'timers' }
+  | { readonly kind: 'false_wake' }
 
 /** "Stop": the speaker falls silent — a reply, a ringing timer, an announcement. */
 export interface StopCommand {
@@ -74,6 +77,7 @@ export class DeviceState {
   #volume: number
   #activity: LedState = 'idle'
   #nextTimer: NextTimer | null = null
+  #falseWakes = 0
   #snapshot: DeviceSnapshot | undefined
 
   constructor(options: DeviceStateOptions = {}) {
@@ -176,6 +180,12 @@ export class DeviceState {
     this.#changed({ kind: 'timers' })
   }
 
+  /** A local wake the second opinion did not confirm: the session closed without a word. */
+  countFalseWake(): void {
+    this.#falseWakes++
+    this.#changed({ kind: 'false_wake' })
+  }
+
   /** "Stop" from the button, a voice, a phone or Home Assistant: whatever plays falls silent. */
   stop(source: CommandSource): void {
     this.#log?.info({ device: source }, 'stop')
@@ -209,6 +219,7 @@ export class DeviceState {
       pendingApprovals: this.#approvals.size,
       ringing,
       nextTimer: this.#nextTimer,
+      falseWakes: this.#falseWakes,
     }
   }
 

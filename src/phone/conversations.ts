@@ -184,7 +184,11 @@ export class PhoneConversations {
             current = id
             if (stopped) this.#waiting.delete(id)
           },
-          (err: unknown) => this.#log.warn({ err: errorText(err) }, 'follow not renewed'),
+          (err: unknown) =>
+            this.#log.warn(
+              { event: 'follow_not_renewed', err: errorText(err) },
+              'follow not renewed',
+            ),
         )
       },
       Math.max(1000, Math.floor(forMs / 2)),

@@ -42,7 +42,10 @@ export function phoneConnection(
     conn
       .subscribe([...filters])
       .then(resolveReady, (err: unknown) =>
-        log.error({ err: errorText(err), filters }, 'phone cannot subscribe'),
+        log.error(
+          { event: 'phone_subscribe_failed', err: errorText(err), filters },
+          'phone cannot subscribe',
+        ),
       )
   })
   return { conn, ready }

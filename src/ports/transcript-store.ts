@@ -28,6 +28,14 @@ export interface TranscriptStore {
    * `keep` most recent. Returns how many were removed.
    */
   prune(policy: { before?: number | undefined; keep?: number | undefined }): number
+  /**
+   * Records what a session cost in the model's tokens, so a household can see what its talking
+   * costs. Throws if the conversation is unknown. Deleting the conversation keeps its cost in the
+   * totals (it was billed); retention's `before` removes old records.
+   */
+  recordUsage(conversationId: string, tokens: number, at: number): void
+  /** Tokens recorded for one conversation, or for every one since `since` (inclusive). */
+  usage(of: { conversationId?: string; since?: number }): number
   /** Gives the space of removed rows back to the file system. */
   vacuum(): void
   close(): void

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { hmacHex, macEquals } from './crypto.js'
-import { conversationReplyMacText, conversationRequestMacText, FORM_LABELS } from './forms.js'
+import { conversationReplyMacText, conversationRequestMacText } from './forms.js'
 import { PROTOCOL_VERSION } from './limits.js'
 import { ID_PATTERN } from './topics.js'
 
@@ -9,9 +9,6 @@ import { ID_PATTERN } from './topics.js'
  * signed requests on `…/conversations/request/<phone>`; the device answers on
  * `…/conversations/reply/<phone>`, never retained, each answer signed with that phone's key.
  */
-export const CONVERSATION_REQUEST_LABEL = FORM_LABELS.conversationRequest
-export const CONVERSATION_REPLY_LABEL = FORM_LABELS.conversationReply
-
 export const CONVERSATION_OPS = ['list', 'show', 'say', 'delete', 'follow', 'unfollow'] as const
 export type ConversationOp = (typeof CONVERSATION_OPS)[number]
 

@@ -1,14 +1,3 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import {
-  decisionMacText,
-  FORM_LABELS,
-  grantForm,
-  outcomeMacText,
-  requestDigestInput,
-  requestMacText,
-} from './forms.js'
-import type { Grant } from './messages.js'
-
 /**
  * The three canonical forms of protocol v1 (docs/protocol.md spells them out with a test vector):
  *
@@ -20,10 +9,11 @@ import type { Grant } from './messages.js'
  * - outcome MAC (one per paired phone) = hex HMAC-SHA256(phone key, the outcome lines below).
  *
  * Every field in the line forms is drawn from an alphabet without "\n", so the joins are unambiguous.
+ * The signed texts come from forms.ts, which the phone app bundles too: one source for both sides.
  */
-export const REQUEST_MAC_LABEL = FORM_LABELS.request
-export const DECISION_MAC_LABEL = FORM_LABELS.decision
-export const OUTCOME_MAC_LABEL = FORM_LABELS.outcome
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { decisionMacText, outcomeMacText, requestDigestInput, requestMacText } from './forms.js'
+import type { Grant } from './messages.js'
 
 /** Pairing keys are 256 random bits. */
 export const KEY_BYTES = 32
@@ -40,11 +30,6 @@ export function newNonce(): string {
 export function requestDigest(request: Record<string, unknown>): string {
   return createHash('sha256').update(requestDigestInput(request), 'utf8').digest('hex')
 }
-
-// The signed texts come from forms.ts, which the phone app bundles too: one source for both sides.
-export const requestMacInput = requestMacText
-
-export const grantText: (grant: Grant) => string = grantForm
 
 export interface DecisionFields {
   readonly id: string
@@ -71,7 +56,7 @@ export function macEquals(expectedHex: string, givenHex: string): boolean {
 }
 
 export function signRequest(key: Uint8Array, digest: string): string {
-  return hmacHex(key, requestMacInput(digest))
+  return hmacHex(key, requestMacText(digest))
 }
 
 export function verifyRequestMac(key: Uint8Array, digest: string, mac: string): boolean {

@@ -13,13 +13,10 @@ export const FORM_LABELS = {
   conversationReply: 'nocturn-conversation-reply-v1',
 } as const
 
-/** Keys sorted by UTF-16 code unit, no whitespace, absent (undefined) values left out. */
-export const canonicalJsonText = canonicalJson
-
 /** What the request digest hashes: the request without `digest` and `macs`. */
 export function requestDigestInput(request: Record<string, unknown>): string {
   const { digest: _d, macs: _m, ...body } = request
-  return canonicalJsonText(body)
+  return canonicalJson(body)
 }
 
 export function requestMacText(digest: string): string {
@@ -90,12 +87,12 @@ export function conversationRequestMacText(r: {
     r.op,
     String(r.at),
     r.nonce,
-    canonicalJsonText(r.args),
+    canonicalJson(r.args),
   ].join('\n')
 }
 
 /** The whole reply without `mac`, unknown fields included. */
 export function conversationReplyMacText(reply: Record<string, unknown>): string {
   const { mac: _m, ...rest } = reply
-  return `${FORM_LABELS.conversationReply}\n${canonicalJsonText(rest)}`
+  return `${FORM_LABELS.conversationReply}\n${canonicalJson(rest)}`
 }

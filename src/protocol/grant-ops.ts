@@ -7,6 +7,7 @@ import {
   signConversationRequest,
 } from './conversations.js'
 import { macEquals } from './crypto.js'
+import { PUSH_OPS } from './push-ops.js'
 import { ID_PATTERN } from './topics.js'
 
 /**
@@ -18,12 +19,8 @@ export const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 export type GrantOp = (typeof GRANT_OPS)[number]
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
-export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS] as const
+export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
-
-export function isGrantOp(op: string): op is GrantOp {
-  return (GRANT_OPS as readonly string[]).includes(op)
-}
 
 /** The conversation request with the grant operations allowed too. */
 export const phoneRequestSchema = conversationRequestSchema.extend({ op: z.enum(PHONE_OPS) })

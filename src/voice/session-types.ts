@@ -65,6 +65,8 @@ export interface SessionSummary {
   readonly resumptions: number
   readonly freshConnections: number
   readonly messagesWritten: number
+  /** The model's tokens this session was billed, summed over its turns and connections. */
+  readonly tokens: number
 }
 
 export interface SessionHooks {

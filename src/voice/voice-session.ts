@@ -56,6 +56,8 @@ export class VoiceSession {
   #confirmation: WakeConfirmation | undefined
   /** What the model did before the wake was confirmed, replayed in order once it is. */
   #held: (() => void)[] = []
+  /** Tokens billed so far, from the provider's usage reports. */
+  #tokens = 0
   readonly #done: Promise<SessionSummary>
   #finish!: (s: SessionSummary) => void
 
@@ -279,10 +281,25 @@ export class VoiceSession {
       resumptions: this.#link.resumptions,
       freshConnections: this.#link.freshConnections,
       messagesWritten: this.#transcript.written,
+      tokens: this.#tokens,
     }
+    this.#recordUsage(summary)
     this.#log.info({ ...summary }, 'voice session ended')
     this.#finish(summary)
     return summary
+  }
+
+  /** What the session cost goes beside its conversation; a store that cannot take it loses only that. */
+  #recordUsage(summary: SessionSummary): void {
+    if (summary.tokens === 0) return
+    try {
+      this.#deps.store.recordUsage(this.conversationId, summary.tokens, summary.endedAt)
+    } catch (err) {
+      this.#log.warn(
+        { event: 'usage_not_recorded', tokens: summary.tokens, err: errorText(err) },
+        'token usage of the session not recorded',
+      )
+    }
   }
 
   #fail(): void {
@@ -327,7 +344,10 @@ export class VoiceSession {
         held('toolCallCancellation', () => this.#runner.onCancellation(ids)),
       goAway: (ms) => stillLive('goAway') && link.onGoAway(ms),
       resumptionUpdate: (h, r) => stillLive('resumptionUpdate') && link.onResumption(h, r),
-      usage: () => undefined,
+      // Each usage frame counts one turn (per turn, not a running total: measured upstream).
+      usage: (tokens) => {
+        if (stillLive('usage')) this.#tokens += tokens
+      },
       closed: (info) => link.onClosed(conn, info),
     }
   }

@@ -1,5 +1,10 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
+import {
+  createDeviceMqtt,
+  type DeviceMqttOptions,
+  PhoneRequests,
+} from '../../src/adapters/mqtt/index.js'
+import type { Logger } from '../../src/core/logger.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import type { PhoneKeys } from '../../src/protocol/phone-verifier.js'
@@ -31,4 +36,21 @@ export function testDeviceMqtt(
 /** How phone `phone`, holding `key`, pairs with device `deviceId` on the broker at `url`. */
 export function testPairing(url: string, deviceId: string, phone: string, key: Buffer): Pairing {
   return { broker: url, device: deviceId, prefix: PREFIX, phone, key }
+}
+
+/** The phones' request channel on a test device's connection, under the test prefix, real clock. */
+export function testPhoneRequests(
+  device: ReturnType<typeof createDeviceMqtt>,
+  deviceId: string,
+  phones: PhoneKeys,
+  logger: Logger,
+): PhoneRequests {
+  return new PhoneRequests({
+    connection: device.connection,
+    phones,
+    deviceId,
+    prefix: PREFIX,
+    logger,
+    clock: realClock(),
+  })
 }

@@ -197,6 +197,12 @@ export function approvalContract(name: string, make: (port: number) => TestBroke
         w.device.status.setState('listening', true)
         await until(() => statuses.at(-1)?.state === 'listening', 'state mirrored')
         expect(statuses.at(-1)?.muted).toBe(true)
+        expect(statuses.at(-1)).not.toHaveProperty('falseWakes')
+        // A false wake caught by the second opinion is counted; the state's time does not move.
+        const since = statuses.at(-1)?.since
+        w.device.status.setState('listening', true, undefined, 1)
+        await until(() => statuses.at(-1)?.falseWakes === 1, 'the false wake counted')
+        expect(statuses.at(-1)?.since).toBe(since)
         // A crash (no goodbye): the broker publishes the last will.
         await w.device.connection.close({ force: true })
         await until(() => statuses.at(-1)?.online === false, 'the last will')

@@ -238,6 +238,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       stop: 'button',
       approvals: 'sensor',
       next_timer: 'sensor',
+      false_wakes: 'sensor',
       announce: 'notify',
     })
     const ids = new Set<unknown>()
@@ -286,6 +287,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       pending_approvals: 0,
       ringing: false,
       next_timer: null,
+      false_wakes: 0,
     })
     await ha.c.publishAsync(T.mute, 'ON', { qos: 1 })
     await until(() => device.muted, 'mute')
@@ -304,6 +306,14 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     await until(() => !device.muted, 'unmute')
     // Nothing personal is retained: the state holds no text that was heard or said.
     expect(last(ha.heard, T.state)?.text).not.toContain('washing')
+  })
+
+  it('a false wake the second opinion caught is counted in the state Home Assistant reads', async () => {
+    device.countFalseWake()
+    await until(
+      () => JSON.parse(last(ha.heard, T.state)?.text ?? '{}').false_wakes === 1,
+      'the false wake counted',
+    )
   })
 
   it('malformed commands change nothing and are logged with an event', async () => {

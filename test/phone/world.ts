@@ -4,11 +4,7 @@ import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
-import {
-  createConversationEndpoint,
-  PhoneRequests,
-  serveGrants,
-} from '../../src/adapters/mqtt/index.js'
+import { createConversationEndpoint, serveGrants } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -31,8 +27,8 @@ import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing } from '../helpers/device-mqtt.js'
+import { type TestBroker, USERS } from '../helpers/brokers.js'
+import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
@@ -117,14 +113,7 @@ export async function phoneWorld(broker: TestBroker) {
     logger,
   })
   const service = new ConversationService({ store: feed, turns, live, clock: realClock(), logger })
-  const requests = new PhoneRequests({
-    connection: device.connection,
-    phones: () => keys,
-    deviceId,
-    prefix: PREFIX,
-    logger,
-    clock: realClock(),
-  })
+  const requests = testPhoneRequests(device, deviceId, () => keys, logger)
   const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/core/canonical-json.js'
+import { requestMacText } from '../../src/protocol/forms.js'
 import {
   decisionMacInput,
   outcomeMacInput,
   outcomeSchema,
   parsePayload,
   requestDigest,
-  requestMacInput,
   signDecision,
   signOutcome,
   signRequest,
@@ -44,7 +44,7 @@ describe('protocol v1 test vector (docs/protocol.md)', () => {
   })
 
   it('request MAC', () => {
-    expect(requestMacInput(v['request.digest'] ?? '')).toBe(
+    expect(requestMacText(v['request.digest'] ?? '')).toBe(
       JSON.parse(v['request.mac.input'] ?? '""'),
     )
     expect(signRequest(key, v['request.digest'] ?? '')).toBe(v['request.mac'])

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { geminiVoiceFixture } from './harness.js'
 
@@ -95,5 +95,28 @@ describe('voice driver over the real SDK: GeminiLive against the fake Live serve
     expect(server.framesOf('clientContent', 1)).toEqual([])
     await v.driver.stop()
     await v.done
+  })
+})
+
+describe('what a spoken session cost (issue 27: no stub left as done)', () => {
+  it('the usage of every turn, parsed by the real SDK, is summed and kept beside the conversation', async () => {
+    const v = await fixture()
+    v.conn.user('What time is it?')
+    v.conn.model('It is noon.')
+    v.conn.send(serverFrame.turnComplete(546))
+    v.conn.user('And tomorrow?')
+    v.conn.model('Also noon.')
+    v.conn.send(serverFrame.turnComplete(612))
+    await tick()
+    await settle()
+    await v.driver.stop()
+    const summary = await v.done
+    expect(summary.tokens).toBe(546 + 612)
+    expect(v.store.usage({ conversationId: summary.conversationId })).toBe(1158)
+    expect(v.store.usage({ since: 0 })).toBe(1158)
+    // Deleting the chat keeps what it cost in the month's total: it was billed all the same.
+    v.store.deleteConversation(summary.conversationId)
+    expect(v.store.usage({ since: 0 })).toBe(1158)
+    expect(v.store.usage({ since: v.clock.now() + 1 })).toBe(0)
   })
 })

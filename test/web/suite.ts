@@ -27,7 +27,10 @@ export function webSuite() {
   const phones: PhonePage[] = []
 
   beforeAll(async () => {
-    broker = mosquittoBroker(await freePort(), { websocketPort: await freePort(), logPackets: true })
+    broker = mosquittoBroker(await freePort(), {
+      websocketPort: await freePort(),
+      logPackets: true,
+    })
     await broker.start()
     app = await buildApp()
     server = await serveApp(app.dir, { brokerWsUrl: broker.wsUrl ?? '', prefix: 'nocturn/v1' })

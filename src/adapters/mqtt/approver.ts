@@ -3,6 +3,7 @@ import { BoundedMap } from '../../core/bounded-map.js'
 import { errorText, isNocturnError, NocturnError } from '../../core/errors.js'
 import { rememberedGrant } from '../../core/grants.js'
 import type { Logger } from '../../core/logger.js'
+import type { ApprovalBroadcast } from '../../ports/approval-broadcast.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
 import type { Clock } from '../../ports/clock.js'
 import {
@@ -53,6 +54,11 @@ export interface MqttApproverOptions {
    * `never` always needs another phone. A "no" from the asking phone is always accepted.
    */
   readonly selfApproval?: SelfApproval
+  /**
+   * Told each request exactly as published and each ending exactly as announced, to reach phones
+   * that are not on the broker (Web Push, alert channels); it never holds an approval up.
+   */
+  readonly broadcast?: ApprovalBroadcast
 }
 
 export type SelfApproval = 'non-critical' | 'any' | 'never'
@@ -267,6 +273,14 @@ export class MqttApprover implements Approver {
       })
       log.info({ phones: phones.size, expiresAt: request.expiresAt }, 'approval requested')
       this.#publishRequest(request.id, payload)
+      this.#tell((b) =>
+        b.requested({
+          request,
+          topic: this.topics.request(request.id),
+          message: payload,
+          phones: [...phones.keys()],
+        }),
+      )
     })
   }
 
@@ -310,7 +324,31 @@ export class MqttApprover implements Approver {
     p.cleanup()
     this.#pending.delete(id)
     this.#settled.set(id, state)
-    this.#announce(this.#outcome(id, state, p.digest, by, grant))
+    const outcome = this.#outcome(id, state, p.digest, by, grant)
+    this.#announce(outcome)
+    this.#tell((b) =>
+      b.ended({
+        id,
+        state,
+        topic: this.topics.outcome(id),
+        message: JSON.stringify(outcome),
+        phones: Object.keys(outcome.macs ?? {}),
+      }),
+    )
+  }
+
+  /** The broadcast is told after the fact; whatever it throws stays with it. */
+  #tell(f: (b: ApprovalBroadcast) => void): void {
+    const b = this.#options.broadcast
+    if (!b) return
+    try {
+      f(b)
+    } catch (err) {
+      this.#log.error(
+        { event: 'approval_broadcast_failed', err: errorText(err) },
+        'approval broadcast failed',
+      )
+    }
   }
 
   /** An outcome signed for every phone paired now, over the digest of the request it ends. */

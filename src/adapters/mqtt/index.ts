@@ -1,5 +1,6 @@
 import type { Logger } from '../../core/logger.js'
 import type { DeviceState } from '../../device/device-state.js'
+import type { ApprovalBroadcast } from '../../ports/approval-broadcast.js'
 import type { Clock } from '../../ports/clock.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
 import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
@@ -42,6 +43,8 @@ export interface DeviceMqttOptions {
   readonly clock: Clock
   readonly audience?: string
   readonly selfApproval?: SelfApproval
+  /** Each request and ending, for Web Push and the alert channels (the approver's `broadcast`). */
+  readonly broadcast?: ApprovalBroadcast
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
   /**
@@ -100,6 +103,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     clock: options.clock,
     ...(options.audience !== undefined && { audience: options.audience }),
     ...(options.selfApproval !== undefined && { selfApproval: options.selfApproval }),
+    ...(options.broadcast !== undefined && { broadcast: options.broadcast }),
   })
   const status = new MqttStatus({
     connection,

@@ -63,21 +63,18 @@ export class MqttStatus {
   }
 
   /**
-   * Called by the voice driver whenever its state or mute changes. `reason` says why the state is
-   * `error` (the microphone hears nothing, the store cannot be written), and is absent otherwise.
+   * Called whenever the device's state, mute or false-wake count changes. `reason` says why the
+   * state is `error` (the microphone hears nothing, the store cannot be written), and is absent
+   * otherwise. `since` moves only when the state or mute does.
    */
-  setState(state: string, muted: boolean, reason?: string): void {
-    if (state === this.#state && muted === this.#muted && reason === this.#reason) return
+  setState(state: string, muted: boolean, reason?: string, falseWakes = this.#falseWakes): void {
+    const moved = state !== this.#state || muted !== this.#muted || reason !== this.#reason
+    if (!moved && falseWakes === this.#falseWakes) return
     this.#state = state
     this.#muted = muted
     this.#reason = reason
-    this.#since = this.#clock.now()
-    this.#publish()
-  }
-
-  /** A local wake the second opinion did not confirm: counted, and the status says so now. */
-  countFalseWake(): void {
-    this.#falseWakes++
+    this.#falseWakes = falseWakes
+    if (moved) this.#since = this.#clock.now()
     this.#publish()
   }
 

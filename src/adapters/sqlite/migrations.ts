@@ -81,4 +81,26 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 5: what each spoken session cost, in the model's tokens (ports/transcript-store.ts). A deleted
+  // conversation leaves its cost behind: the tokens were billed all the same.
+  `
+  CREATE TABLE usage (
+    conversation_id TEXT REFERENCES conversations (id) ON DELETE SET NULL,
+    at              INTEGER NOT NULL,
+    tokens          INTEGER NOT NULL CHECK (tokens >= 0)
+  );
+  CREATE INDEX usage_by_time ON usage (at);
+  CREATE INDEX usage_by_conversation ON usage (conversation_id);
+  `,
+  // 6: each paired phone's Web Push subscriptions (ports/push-subscriptions.ts).
+  `
+  CREATE TABLE push_subscriptions (
+    endpoint   TEXT PRIMARY KEY,
+    phone      TEXT NOT NULL,
+    p256dh     TEXT NOT NULL,
+    auth       TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX push_subscriptions_by_phone ON push_subscriptions (phone);
+  `,
 ]

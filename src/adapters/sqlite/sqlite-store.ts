@@ -13,6 +13,7 @@ import type { Channel } from '../../core/types.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { GrantStore } from '../../ports/grant-store.js'
+import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
@@ -20,6 +21,7 @@ import { SqliteApprovalHistory } from './approval-history.js'
 import { newestBackup, rotateBackup } from './backup.js'
 import { checkStoreFiles } from './integrity.js'
 import { openDatabase } from './open.js'
+import { SqlitePushSubscriptions } from './push-subscriptions.js'
 import { restoreIfDestroyed, type StoreNotice } from './restore.js'
 import { type FileIdentity, identify, lostHow, writeBack } from './store-file.js'
 import { WriteHealth } from './write-health.js'
@@ -97,6 +99,20 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     record: (ending) => this.#write('synced', () => this.#history.record(ending)),
     list: (page) => this.#history.list(page),
   }
+  /** The Web Push subscriptions' statements, on the connection open now (made anew with it). */
+  #push: SqlitePushSubscriptions
+  /**
+   * The phones' Web Push subscriptions, in the same file; one stable face like the history's. A
+   * subscription is worth a sync: lost, a phone in a pocket hears nothing until it subscribes again.
+   */
+  readonly push: PushSubscriptionStore = {
+    putPushSubscription: (sub) => this.#write('synced', () => this.#push.putPushSubscription(sub)),
+    removePushSubscription: (phone, endpoint) =>
+      this.#write('synced', () => this.#push.removePushSubscription(phone, endpoint)),
+    pushSubscriptions: (phone) => this.#push.pushSubscriptions(phone),
+    removePhonePushSubscriptions: (phone) =>
+      this.#write('synced', () => this.#push.removePhonePushSubscriptions(phone)),
+  }
 
   constructor(path: string, options: { now?: number } = {}) {
     this.#path = path
@@ -106,6 +122,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     this.#db = openDatabase(path)
     this.#q = prepare(this.#db)
     this.#history = new SqliteApprovalHistory(this.#db)
+    this.#push = new SqlitePushSubscriptions(this.#db)
     this.#file = onDisk ? identify(path) : undefined
     this.#writes = new WriteHealth(path)
   }
@@ -199,6 +216,28 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     return this.#write('synced', () => this.#q.deleteConv.run(id).changes > 0)
   }
 
+  recordUsage(conversationId: string, tokens: number, at: number): void {
+    if (!Number.isSafeInteger(tokens) || tokens < 0) {
+      throw new TypeError(`token count must be a whole number ≥ 0, got ${String(tokens)}`)
+    }
+    if (!this.#q.getConv.get(conversationId)) {
+      throw new NocturnError(
+        'NOC_ERR_STORE_UNKNOWN_CONVERSATION',
+        `no conversation ${conversationId} to record token usage for`,
+      )
+    }
+    this.#write('cheap', () => this.#q.addUsage.run(conversationId, at, tokens))
+  }
+
+  usage(of: { conversationId?: string; since?: number }): number {
+    const row = (
+      of.conversationId !== undefined
+        ? this.#q.usageOf.get(of.conversationId, of.since ?? 0)
+        : this.#q.usageSince.get(of.since ?? 0)
+    ) as { tokens: number | null }
+    return row.tokens ?? 0
+  }
+
   prune(policy: { before?: number | undefined; keep?: number | undefined }): number {
     return this.#write(
       'cheap',
@@ -207,6 +246,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
         if (policy.before !== undefined) {
           removed += this.#q.pruneBefore.run(policy.before).changes
           removed += this.#history.pruneBefore(policy.before)
+          this.#q.pruneUsage.run(policy.before)
         }
         if (policy.keep !== undefined)
           removed += this.#q.pruneKeep.run(Math.max(0, policy.keep)).changes
@@ -385,6 +425,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#db = openDatabase(this.#path)
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
+      this.#push = new SqlitePushSubscriptions(this.#db)
       this.#file = identify(this.#path)
       this.#upkeep.lostSaid = false
       onNotice({
@@ -396,6 +437,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       if (!this.#db.open) this.#db = openDatabase(`${this.#path}.rewrite.tmp`)
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
+      this.#push = new SqlitePushSubscriptions(this.#db)
       if (this.#upkeep.lostSaid) return
       this.#upkeep.lostSaid = true
       onNotice({
@@ -427,6 +469,12 @@ function prepare(db: Database.Database) {
       'INSERT INTO conversations (id, channel, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
     ),
     getConv: db.prepare('SELECT * FROM conversations WHERE id = ?'),
+    addUsage: db.prepare('INSERT INTO usage (conversation_id, at, tokens) VALUES (?, ?, ?)'),
+    usageOf: db.prepare(
+      'SELECT sum(tokens) AS tokens FROM usage WHERE conversation_id = ? AND at >= ?',
+    ),
+    usageSince: db.prepare('SELECT sum(tokens) AS tokens FROM usage WHERE at >= ?'),
+    pruneUsage: db.prepare('DELETE FROM usage WHERE at < ?'),
     touchConv: db.prepare('UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?'),
     nextSeq: db.prepare(
       'SELECT coalesce(max(seq), 0) + 1 AS seq FROM messages WHERE conversation_id = ?',

@@ -55,6 +55,12 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
       '<phone-id> "<name>" [--broker URL] [--device ID] [--prefix P] [--dir DIR] [--no-qr] | --list | --revoke <phone-id>',
     load: () => import('./pair.js'),
   },
+  tls: {
+    summary:
+      "make the household CA (once) and renew the device's HTTPS certificate for the phone app",
+    usage: '[--dir DIR] [--host NAME] [--name DNS]... [--ip ADDR]... [--no-ips]',
+    load: () => import('./tls.js'),
+  },
   phone: {
     summary: 'the reference phone client: watch, approve <id>, deny <id>',
     usage:

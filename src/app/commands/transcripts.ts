@@ -16,8 +16,17 @@ export async function run(args: string[]): Promise<number> {
     if (verb === 'list') {
       for (const c of store.listConversations({ limit: 100 })) {
         const when = new Date(c.updatedAt).toISOString()
-        process.stdout.write(`${c.id}  ${c.channel.padEnd(5)}  ${when}  ${c.title ?? ''}\n`)
+        const tokens = `${store.usage({ conversationId: c.id })} tokens`.padStart(14)
+        process.stdout.write(
+          `${c.id}  ${c.channel.padEnd(5)}  ${when}  ${tokens}  ${c.title ?? ''}\n`,
+        )
       }
+      // What a household's talking costs: the model's tokens since the first of this month.
+      const now = new Date()
+      const month = new Date(now.getFullYear(), now.getMonth(), 1)
+      process.stdout.write(
+        `${store.usage({ since: month.getTime() })} tokens since ${month.toDateString()}\n`,
+      )
       return 0
     }
     if ((verb === 'show' || verb === 'delete') && id) {

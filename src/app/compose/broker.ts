@@ -6,6 +6,7 @@ import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
+import { servePush } from '../../adapters/mqtt/push-endpoint.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
@@ -16,8 +17,10 @@ import { trackedApprover } from '../../device/tracked-approver.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
+import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import { startPhoneApp } from '../phone-app.js'
 import { PhoneKeyStore } from '../phone-keys.js'
+import { composeAlerts, type PushSide } from './alerts.js'
 import type { Composition } from './composition.js'
 
 export type DeviceMqtt = ReturnType<typeof createDeviceMqtt>
@@ -29,6 +32,8 @@ interface Household {
   readonly publisher?: Publisher
   readonly mqtt?: DeviceMqtt
   readonly phoneKeys: PhoneKeyStore
+  /** Web Push, when on: served on the phones' request channel. */
+  readonly push?: PushSide
 }
 
 /** The terminal, for the console approver when there is no broker. */
@@ -47,6 +52,7 @@ export function composeHousehold(
   feed: TranscriptFeed,
   device: { readonly state: DeviceState; announce(text: string): void },
   terminal: Terminal,
+  subscriptions: PushSubscriptionStore,
 ): Household {
   const phoneKeys = new PhoneKeyStore(c.phonesDir)
   if (!c.mqtt) {
@@ -63,6 +69,11 @@ export function composeHousehold(
     })
     return { approver: trackedApprover(approver, device.state), phoneKeys }
   }
+  let connection: Publisher | undefined
+  const alerts = composeAlerts(
+    { config: c, clock, log, closers },
+    { subscriptions, phones: () => phoneKeys.keys(), publisher: () => connection },
+  )
   const mqtt = createDeviceMqtt({
     url: c.mqtt.url,
     deviceId: c.mqtt.deviceId,
@@ -75,6 +86,7 @@ export function composeHousehold(
     model: c.provider.model,
     phones: () => phoneKeys.keys(),
     selfApproval: c.mqtt.selfApproval,
+    ...(alerts.broadcast && { broadcast: alerts.broadcast }),
     audience: audienceOf(phoneKeys.list().map((p) => p.name)),
     logger: log.child({ component: 'mqtt' }),
     clock,
@@ -89,6 +101,7 @@ export function composeHousehold(
       },
     }),
   })
+  connection = mqtt.connection
   closers.add(() => mqtt.close())
   // Followers on a phone see approvals come and go next to the messages.
   return {
@@ -96,6 +109,7 @@ export function composeHousehold(
     publisher: mqtt.connection,
     mqtt,
     phoneKeys,
+    ...(alerts.push && { push: alerts.push }),
   }
 }
 
@@ -137,6 +151,7 @@ export async function servePhones(
       new PhoneGrants({ grants: gate.grants, clock, logger: log.child({ component: 'grants' }) }),
     )
     serveHistory(requests, history)
+    if (household.push) servePush(requests, { ...household.push, clock })
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.

@@ -32,7 +32,7 @@ export function showStatus(device: DeviceState, mqtt: DeviceMqtt | undefined): v
   if (!mqtt) return
   const show = () => {
     const s = device.snapshot
-    mqtt.status.setState(s.state, s.muted, s.reason)
+    mqtt.status.setState(s.state, s.muted, s.reason, s.falseWakes)
   }
   device.subscribe(show)
   show()

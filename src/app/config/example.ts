@@ -139,6 +139,15 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
       "policy": { "voice": "ask", "text": "ask" }
     }
   ],
+  // How an approval reaches a phone that is not looking at the app (docs/phone-app.md, "When the
+  // app is closed"). Web Push needs the app on HTTPS (nocturn tls); its VAPID key is made at the
+  // first start beside phonesDir. ntfy and Home Assistant carry a sentence and a link, no
+  // authority, and are off unless set.
+  "alerts": {
+    "webPush": { "enabled": true, "subject": "mailto:household@example.org" },
+    // "ntfy": { "server": "https://ntfy.sh", "topic": "kitchen-speaker-q7r2x9", "tokenFile": "/etc/nocturn/ntfy-token" },
+    "homeAssistant": false
+  },
   "logLevel": "info"
 }
 `

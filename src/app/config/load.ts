@@ -137,6 +137,19 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
       problems.push('mqtt.cert / mqtt.key: a client certificate needs both — set both or neither')
     }
   }
+  const ntfy = config.alerts.ntfy
+  if (ntfy) {
+    ntfy.token = resolveSecret({
+      env,
+      envName: 'NOCTURN_NTFY_TOKEN',
+      // Read from $CREDENTIALS_DIRECTORY when the household adds its own LoadCredential line.
+      credential: 'ntfy-token',
+      value: ntfy.token,
+      file: ntfy.tokenFile,
+      fileKey: 'alerts.ntfy.tokenFile',
+      problems,
+    }).value
+  }
   if (problems.length > 0) throw new ConfigError(problems)
 
   return {

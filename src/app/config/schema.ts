@@ -11,6 +11,7 @@ import {
   DEFAULT_CONFIRM_PHRASES,
   DEFAULT_CONFIRM_WITHIN_MS,
 } from '../../voice/wake-confirmation.js'
+import { alertsSchema } from './alerts-schema.js'
 import { wakeSchema } from './wake-schema.js'
 
 /**
@@ -251,6 +252,7 @@ export const configSchema = z
     persona: personaSchema.default({}),
     tools: toolsSchema.default(toolsSchema.parse({})),
     homeActions: z.array(homeActionSchema).default([]),
+    alerts: alertsSchema.default(alertsSchema.parse({})),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   })
   .superRefine((c, ctx) => {
@@ -289,6 +291,13 @@ export const configSchema = z
           '"wake" needs a wake model: set listen.wake.models (nocturn wake install hey_jarvis), or choose "button" or "speech"',
       })
     }
+    if (c.alerts.homeAssistant && !c.mqtt) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alerts', 'homeAssistant'],
+        message: 'Home Assistant alerts go over the broker: configure mqtt, or set this to false',
+      })
+    }
     if (c.audio.backend === 'wav' && !c.audio.inputWav) {
       ctx.addIssue({
         code: 'custom',
@@ -310,5 +319,5 @@ export function listenMode(listen: ListenConfig): 'wake' | 'button' | 'speech' {
 }
 
 /** Keys whose values are secrets: never echoed in an error or a log. */
-export const SECRET_KEYS = new Set(['apiKey', 'password'])
+export const SECRET_KEYS = new Set(['apiKey', 'password', 'token'])
 export type RgbLedsConfig = z.infer<typeof rgbLedsSchema>

@@ -26,6 +26,8 @@ export interface HaTopics {
   readonly volume: string
   readonly stop: string
   readonly notify: string
+  /** Approval alerts for an automation to send to the companion app (docs/home-assistant.md). */
+  readonly alert: string
 }
 
 /** Discovery ids allow `[a-zA-Z0-9_-]`; a device id may also hold `.`. */
@@ -43,6 +45,7 @@ export function haTopicsFor(discoveryPrefix: string, base: string, deviceId: str
     volume: `${ha}/set/volume`,
     stop: `${ha}/set/stop`,
     notify: `${ha}/notify`,
+    alert: `${ha}/alert`,
   }
 }
 
@@ -60,7 +63,7 @@ export interface DiscoveryInput {
 /**
  * The one device-based discovery config (docs/home-assistant.md): the device, the origin, and its
  * components — mute switch, state sensor, volume number, stop button, pending approvals, the next
- * timer and the announcement notify entity. Availability follows the protocol status topic, whose
+ * timer, the false wakes the second opinion caught and the announcement notify entity. Availability follows the protocol status topic, whose
  * last will the broker publishes when the device vanishes. Abbreviated keys, as Home Assistant
  * documents them; test/mqtt/home-assistant.test.ts checks every key against that list.
  */
@@ -137,6 +140,17 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
         val_tpl: "{{ value_json.next_timer or 'None' }}",
         dev_cla: 'timestamp',
         ic: 'mdi:timer-outline',
+      },
+      // Counts since the device started; total_increasing takes the restart's drop to 0 as a reset.
+      false_wakes: {
+        p: 'sensor',
+        name: 'False wakes',
+        uniq_id: uid('false_wakes'),
+        stat_t: t.state,
+        val_tpl: '{{ value_json.false_wakes }}',
+        stat_cla: 'total_increasing',
+        ent_cat: 'diagnostic',
+        ic: 'mdi:ear-hearing-off',
       },
       announce: {
         p: 'notify',

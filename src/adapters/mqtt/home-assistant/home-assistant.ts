@@ -158,6 +158,7 @@ export class HomeAssistantBridge {
       pending_approvals: s.pendingApprovals,
       ringing: s.ringing.length > 0,
       next_timer: s.nextTimer ? new Date(s.nextTimer.dueAt).toISOString() : null,
+      false_wakes: s.falseWakes,
     })
     if (body === this.#lastState) return
     this.#lastState = body
