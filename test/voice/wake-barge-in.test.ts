@@ -128,22 +128,27 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     for (const c of closers.splice(0).reverse()) await c()
   })
 
-  it('ignores the speaker’s own voice and drops it for the person’s wake phrase', async () => {
-    const text = NEAR_MISSES
-    const reply = nearMissReply()
+  /** The fake Live service: it waits for the microphone, then speaks `reply` (the near-misses). */
+  async function replying(reply: Uint8Array): Promise<FakeLiveServer> {
     const server = await FakeLiveServer.start({
       logger: silentLogger,
       scripts: [
         {
           steps: [
             { waitFor: 'realtimeInput' },
-            { speak: reply, chunkMs: 40, transcript: text },
+            { speak: reply, chunkMs: 40, transcript: NEAR_MISSES },
             { send: serverFrame.generationComplete() },
           ],
         },
       ],
     })
     closers.push(() => server.close())
+    return server
+  }
+
+  it('ignores the speaker’s own voice and drops it for the person’s wake phrase', async () => {
+    const reply = nearMissReply()
+    const server = await replying(reply)
     let mic: LoopbackMic | undefined
     const w = await wakeWorld(server, {
       confirm: false,
@@ -206,19 +211,7 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
    */
   it('the real detector: the speaker’s own near-miss reply does not stop it', async () => {
     const reply = nearMissReply()
-    const server = await FakeLiveServer.start({
-      logger: silentLogger,
-      scripts: [
-        {
-          steps: [
-            { waitFor: 'realtimeInput' },
-            { speak: reply, chunkMs: 40, transcript: NEAR_MISSES },
-            { send: serverFrame.generationComplete() },
-          ],
-        },
-      ],
-    })
-    closers.push(() => server.close())
+    const server = await replying(reply)
     let mic: LoopbackMic | undefined
     const wake = wakeSchema.parse({
       models: [{ model: 'hey_jarvis' }],
