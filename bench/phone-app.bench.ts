@@ -96,7 +96,7 @@ try {
   })
   await page.goto(`${server.url}#pair=${encodeURIComponent(uri)}`)
   const card = page.locator('[data-speaker="bench"]')
-  await card.getByLabel(/Broker password for/).fill(USERS.anna.password)
+  await card.getByLabel(/Password for this phone on/).fill(USERS.anna.password)
   await card.getByRole('button', { name: 'Connect' }).click()
   await card.locator('[data-status]', { hasText: 'Online' }).waitFor()
   await page.locator('nav [data-tab="approvals"]').click()

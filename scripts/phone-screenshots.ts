@@ -67,7 +67,7 @@ async function main(): Promise<void> {
         await page.goto(link(server.url, w, name, broker.url))
         await page.waitForSelector('body[data-ready="true"]')
         const card = page.locator(`[data-speaker="${w.deviceId}"]`)
-        await card.getByLabel(/Broker password for/).fill(USERS.anna.password)
+        await card.getByLabel(/Password for this phone on/).fill(USERS.anna.password)
         await card.getByRole('button', { name: 'Connect' }).click()
         await card.locator('[data-status]', { hasText: 'Online' }).waitFor()
       }
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
         args: { door: 'front' },
         critical: true,
         expiresInMs: 110_000,
+        said: 'Yes, open the front door for them.',
       })
       const q2 = ask(bedroom, { action: 'switch on the bedroom light', args: { room: 'bedroom' } })
       // The "paired" and "connecting" notices have done their job.
@@ -87,6 +88,11 @@ async function main(): Promise<void> {
       await page.evaluate('window.scrollTo(0, 0)')
       await page.screenshot({ path: join(OUT, `approvals-${scheme}.png`) })
       if (scheme === 'light') {
+        // A card with its context: what was said in the room, signed with the request.
+        // (The tab bar, fixed at the bottom, would cover the card's foot in a picture of it alone.)
+        await page.evaluate(`document.querySelector('nav').style.visibility = 'hidden'`)
+        await page.locator(`[data-card="${q.id}"]`).screenshot({ path: join(OUT, 'context.png') })
+        await page.evaluate(`document.querySelector('nav').style.visibility = ''`)
         await page.locator('nav [data-tab="speakers"]').click()
         await page.locator('.speaker').first().waitFor()
         await page.evaluate('window.scrollTo(0, 0)')

@@ -1,8 +1,10 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vite'
+import { appIcons } from './app-icons.js'
 
 /**
- * The phone app's build: web/ → dist/web/ (index.html, one JS bundle, one CSS file, sw.js). Paths
+ * The phone app's build: web/ → dist/web/ (index.html, one JS bundle, one CSS file, sw.js, the icons
+ * and the web app manifest from app-icons.ts). Paths
  * are relative so the device may serve the app under any path; nothing is fetched from elsewhere.
  */
 export default defineConfig({
@@ -10,6 +12,7 @@ export default defineConfig({
   base: './',
   publicDir: 'public',
   logLevel: 'warn',
+  plugins: [appIcons()],
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,

@@ -238,3 +238,30 @@ export const WAKE_PHRASES = [
   { head: 'hey_jarvis', text: 'hey jarvis' },
   { head: 'alexa', text: 'alexa' },
 ]
+
+/**
+ * What the speaker itself might say, holding the near-miss phrases and confusable names: its
+ * replies, looped back into the capture, must not wake it.
+ */
+export const REPLIES = [
+  'Travis called while you were out, he said the match starts at seven.',
+  'I added a jar of honey and a jar of jam to the shopping list.',
+  'Harvey and Mavis are on the calendar for Friday at eight.',
+  'The Lexus service centre opens at nine tomorrow morning.',
+  'The elections are on the fourth of May; polling stations open at seven.',
+  'Alexis sent a message: she will be late for dinner.',
+  'Hey, that is a good question. The bus leaves at twenty past eight.',
+  'Marvin from next door asked whether you could water his plants.',
+  'Here is a recipe for an elixir of lemon, honey and ginger.',
+  'Jarred peaches keep for a year in a cool, dark cupboard.',
+  'Your lecture on Thursday was moved to the main hall.',
+  'Davis Street is closed for roadworks until the end of the month.',
+  'The weather today is dry and bright, with a light breeze from the west.',
+  'Jasmine tea is in the cupboard above the kettle, next to the coffee.',
+  'Charlie said hello, and asked if you are free on Sunday.',
+  'The harvest festival at the school is next Saturday afternoon.',
+  'Hey there! Your timer for the pasta has finished.',
+  'The rascal cat knocked a jar off the shelf again this morning.',
+  'Mike from the garage called: your car is ready to collect.',
+  'A lexicon is a list of words and what they mean.',
+]

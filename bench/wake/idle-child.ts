@@ -1,7 +1,9 @@
 // One paced idle-listening run for wake-word.bench.ts: 20 ms frames of quiet room noise, in real
 // time, through the real speech detector and (unless WAKE=none) the wake-word detector, for
 // SECONDS seconds. Prints one JSON line: CPU ms per second, RSS before and after the detector,
-// scoring lag per chunk (p50/p99/max) and chunks dropped.
+// of it the process's own (not mapped files: a native library's code pages are those), scoring
+// lag per chunk (p50/p99/max) and chunks dropped.
+import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
@@ -12,9 +14,13 @@ const wake = process.env.WAKE ?? 'native'
 const seconds = Number(process.env.SECONDS_PACED ?? 30)
 const modelDir = process.env.MODEL_DIR ?? ''
 const rss = () => process.memoryUsage().rss / 2 ** 20
+/** Resident memory that is the process's own (heap, arenas, WASM memory), not mapped files. */
+const anon = () =>
+  Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
 const speech = await SpeechDetector.create()
 const rssBefore = rss()
+const anonBefore = anon()
 const lags: number[] = []
 let detector: OpenWakeWordDetector | undefined
 let loadMs = 0
@@ -78,6 +84,8 @@ process.stdout.write(
     rssBeforeMb: Number(rssBefore.toFixed(1)),
     rssLoadedMb: Number(rssLoaded.toFixed(1)),
     rssEndMb: Number(rss().toFixed(1)),
+    anonBeforeMb: Number(anonBefore.toFixed(1)),
+    anonEndMb: Number(anon().toFixed(1)),
     loadMs: Math.round(loadMs),
     lagP50Ms: Number(quantile(sorted, 0.5).toFixed(1)),
     lagP99Ms: Number(quantile(sorted, 0.99).toFixed(1)),

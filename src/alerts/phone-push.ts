@@ -17,7 +17,7 @@ import { pushEnvelope } from '../protocol/push-ops.js'
  * 429 and 5xx: tried again after 1 s, 2 s and 4 s, then given up — a request lives minutes, and
  * a push service that is down that long is better left to the phone that opens the app.
  */
-export const PUSH_RETRY: BackoffPolicy = {
+const PUSH_RETRY: BackoffPolicy = {
   initialMs: 1000,
   maxMs: 30_000,
   jitter: 0.2,
@@ -229,7 +229,7 @@ export class PhonePush implements ApprovalBroadcast {
  * The RFC 8030 Topic of an approval's pushes: the ending replaces an undelivered request. A topic
  * is at most 32 characters of base64url, so it is derived from the id rather than the id itself.
  */
-export function pushTopic(id: string): string {
+function pushTopic(id: string): string {
   return createHash('sha256').update(id).digest('base64url').slice(0, 32)
 }
 

@@ -3,6 +3,7 @@ import { rememberedGrant } from '../core/grants.js'
 import type { ApprovalEnding, ApprovalHistory } from '../ports/approval-history.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../ports/approver.js'
 import type { Clock } from '../ports/clock.js'
+import { saidForRequest } from '../protocol/said.js'
 
 /**
  * An Approver decorator that keeps every ending in the history (ports/approval-history.ts), for
@@ -14,7 +15,8 @@ export function recordingApprover(
   history: ApprovalHistory,
   clock: Pick<Clock, 'now'>,
 ): Approver {
-  const record = (r: ApprovalRequest, ending: Pick<ApprovalEnding, 'state' | 'by' | 'grant'>) =>
+  const record = (r: ApprovalRequest, ending: Pick<ApprovalEnding, 'state' | 'by' | 'grant'>) => {
+    const said = saidForRequest(r.said)
     history.record({
       id: r.id,
       tool: r.tool,
@@ -24,10 +26,12 @@ export function recordingApprover(
       channel: r.channel,
       ...(r.conversationId !== '' && { conversationId: r.conversationId }),
       ...(r.askedBy !== undefined && { askedBy: r.askedBy }),
+      ...(said !== undefined && { said }),
       askedAt: r.createdAt,
       endedAt: clock.now(),
       ...ending,
     })
+  }
   return {
     get audience() {
       return inner.audience

@@ -96,6 +96,7 @@ export class Gate {
       conversationId: ctx.conversationId,
       critical: tool.critical === true,
       ...(ctx.askedBy !== undefined && { askedBy: ctx.askedBy }),
+      ...(ctx.said !== undefined && { said: ctx.said }),
       createdAt,
       expiresAt: createdAt + approvalTimeoutMs,
     }

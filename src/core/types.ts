@@ -43,6 +43,11 @@ export interface CallContext {
   readonly logger: Logger
   /** For a typed message: the paired phone that sent it. Asking is never approving. */
   readonly askedBy?: string
+  /**
+   * The words that led to this call: the last thing said in the room, or the typed message. The
+   * person asked reads them beside the action, so they travel with the approval request.
+   */
+  readonly said?: string
   onPending(notice: PendingNotice): void
 }
 

@@ -26,6 +26,8 @@ export interface ApprovalEnding {
   readonly conversationId?: string
   /** The paired phone whose typed message led to the call (text only). */
   readonly askedBy?: string
+  /** The words that led to the call, as the phones were shown them (the request's `said`). */
+  readonly said?: string
   readonly state: ApprovalEndingState
   /** Who decided (approved, denied): a phone id, or `console`. */
   readonly by?: string

@@ -37,6 +37,8 @@ export interface ApprovalRequest {
    * whether that same phone may also approve it (docs/protocol.md, "Who may approve a typed call").
    */
   readonly askedBy?: string
+  /** The words that led to the call (`CallContext.said`), as said or typed: the approver cuts them. */
+  readonly said?: string
   readonly createdAt: number
   readonly expiresAt: number
 }

@@ -7,6 +7,7 @@ import {
   signConversationRequest,
 } from './conversations.js'
 import { macEquals } from './crypto.js'
+import { DEVICE_OPS } from './device-ops.js'
 import { PUSH_OPS } from './push-ops.js'
 import { ID_PATTERN } from './topics.js'
 
@@ -19,7 +20,7 @@ export const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 export type GrantOp = (typeof GRANT_OPS)[number]
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
-export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS] as const
+export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS, ...DEVICE_OPS] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 
 /** The conversation request with the grant operations allowed too. */

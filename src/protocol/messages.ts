@@ -63,6 +63,8 @@ export const statusSchema = z.object({
   reason: z.string().max(300).optional(),
   /** Local wakes the model's transcription did not confirm since the device started; absent: none. */
   falseWakes: z.number().int().min(0).optional(),
+  /** The speaker's volume, 0–100 %; absent from a device older than it (and from the last will). */
+  volume: z.number().int().min(0).max(100).optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

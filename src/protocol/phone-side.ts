@@ -9,7 +9,7 @@ import {
   requestDigestInput,
   requestMacText,
 } from './forms.js'
-import { MAX_PAYLOAD_BYTES, PROTOCOL_VERSION } from './limits.js'
+import { MAX_PAYLOAD_BYTES, PROTOCOL_VERSION, SAID_MAX_CHARS } from './limits.js'
 import { hmacHex, macEquals, newNonce, sha256Hex } from './phone-crypto.js'
 import { isId } from './topics.js'
 
@@ -33,6 +33,8 @@ export interface VerifiedRequest {
   readonly channel: 'voice' | 'text'
   readonly conversation?: string
   readonly askedBy?: string
+  /** The words that led to the request: said in the room (voice) or typed on `askedBy` (text). */
+  readonly said?: string
   readonly createdAt: number
   readonly expiresAt: number
   /** Recomputed by this phone; what a decision and an outcome are signed over. */
@@ -114,6 +116,7 @@ function requestShapeOk(r: Record<string, unknown>): boolean {
     (r.channel === 'voice' || r.channel === 'text') &&
     optional(r.conversation, (c) => isStr(c, 128)) &&
     optional(r.askedBy, isIdText) &&
+    optional(r.said, (s) => isStr(s, SAID_MAX_CHARS)) &&
     isTime(r.createdAt) &&
     isTime(r.expiresAt) &&
     typeof r.digest === 'string' &&

@@ -108,6 +108,7 @@ export class TurnLoop {
       gate: this.#deps.gate,
       logger: log,
       ...(input.askedBy !== undefined && { askedBy: input.askedBy }),
+      said: input.text,
       onPending: (n) => input.onPending?.(n),
     }
     const outcome = await this.#deps.tools.call(ctx, call.name, call.args)

@@ -163,6 +163,7 @@ export class ToolCallRunner {
   }
 
   async #run(call: VoiceCall): Promise<void> {
+    const said = this.#deps.transcript.lastWords()
     const ctx: CallContext = {
       signal: call.signal,
       channel: 'voice',
@@ -170,6 +171,7 @@ export class ToolCallRunner {
       callId: call.id,
       gate: this.#deps.gate,
       logger: this.#log.child({ callId: call.id }),
+      ...(said !== undefined && { said }),
       onPending: (n) => this.#onPending(call, n),
     }
     let outcome: ToolOutcome

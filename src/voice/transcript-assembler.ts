@@ -28,6 +28,8 @@ export class TranscriptAssembler {
   /** The reply was cut on the device (the stop button): it will not be kept. */
   #replyCut = false
   #written = 0
+  /** The user's last words already written, for `lastWords` once the buffers are empty. */
+  #lastWritten = ''
 
   constructor(deps: { store: TranscriptStore; conversationId: string; clock: Clock; log: Logger }) {
     this.#store = deps.store
@@ -39,6 +41,16 @@ export class TranscriptAssembler {
   /** Messages written so far. */
   get written(): number {
     return this.#written
+  }
+
+  /**
+   * The last thing said in the room: the words still buffered (said during or before the reply
+   * in progress), else the last user message written. What a tool call's approval shows as the
+   * words that led to it.
+   */
+  lastWords(): string | undefined {
+    const words = this.#userAfter.trim() || this.#userBefore.trim() || this.#lastWritten
+    return words === '' ? undefined : words
   }
 
   userText(text: string): void {
@@ -128,6 +140,7 @@ export class TranscriptAssembler {
     const text = this.#userBefore.trim()
     this.#userBefore = ''
     if (text === '') return
+    this.#lastWritten = text
     this.#append({ role: 'user', text, channel: 'voice', at: this.#clock.now() })
   }
 

@@ -97,6 +97,7 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
           channel: 'voice',
           conversationId: 'c1',
           critical: false,
+          said: 'Make the hall\ncosier,   please',
           createdAt: now,
           expiresAt: now + 60_000,
         },
@@ -107,6 +108,8 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
       const w = captureIo(env)
       expect(await phone(['watch', '--once'], w.io)).toBe(0)
       expect(w.text.out).toContain('pending  req-1  dim the hall light to 40%')
+      // What was said travels signed with the request, its whitespace made one space.
+      expect(w.text.out).toContain('said in the room: "Make the hall cosier, please"')
 
       const a = captureIo(env)
       expect(await phone(['approve', 'req-1', '--grant', '2h'], a.io)).toBe(0)

@@ -44,7 +44,7 @@ export function decryptPush(body: Buffer, uaPrivate: Buffer, auth: Buffer): Buff
   return padded.subarray(0, end)
 }
 
-export interface VapidClaims {
+interface VapidClaims {
   readonly aud: string
   readonly exp: number
   readonly sub: string
@@ -54,7 +54,7 @@ export interface VapidClaims {
  * Checks a VAPID `Authorization: vapid t=<JWT>, k=<key>` header (RFC 8292 §3): an ES256 JWT whose
  * signature verifies with `k`. Returns the key and the claims; throws naming what is wrong.
  */
-export function checkVapid(header: string | undefined): { key: string; claims: VapidClaims } {
+function checkVapid(header: string | undefined): { key: string; claims: VapidClaims } {
   const m = /^vapid t=([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+), k=([A-Za-z0-9_-]+)$/.exec(
     header ?? '',
   )

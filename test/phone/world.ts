@@ -5,7 +5,9 @@ import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
 import { createConversationEndpoint, serveGrants } from '../../src/adapters/mqtt/index.js'
+import { serveVolume } from '../../src/adapters/mqtt/volume-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { showStatus } from '../../src/app/compose/device.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
 import { ConversationService } from '../../src/conversations/conversation-service.js'
@@ -18,6 +20,7 @@ import { Grants } from '../../src/core/grants.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
+import { DeviceState } from '../../src/device/device-state.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
@@ -117,6 +120,10 @@ export async function phoneWorld(broker: TestBroker) {
   const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)
+  // The device's state, its volume in the status and set from a phone, as the composition has it.
+  const deviceState = new DeviceState({ logger })
+  serveVolume(requests, deviceState, logger)
+  showStatus(deviceState, device)
   await requests.ready()
 
   const pairing = (phone: string): Pairing =>
@@ -204,6 +211,8 @@ export async function phoneWorld(broker: TestBroker) {
     keys,
     logger,
     device,
+    /** The one owner of the device's state (its volume). */
+    deviceState,
     /** The device's approver with its endings recorded: what the gate asks through. */
     approver: recorded,
     store,

@@ -17,6 +17,7 @@ const request = (id: string, at: number): ApprovalRequest => ({
   conversationId: 'conv-1',
   critical: false,
   askedBy: 'ben',
+  said: 'Can you put the porch\nlight on for the delivery?',
   createdAt: at,
   expiresAt: at + 60_000,
 })
@@ -70,6 +71,8 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
         action: 'switch on the porch light',
         args: { room: 'porch' },
         askedBy: 'ben',
+        // What was typed, as the phones were shown it: whitespace made one space.
+        said: 'Can you put the porch light on for the delivery?',
         channel: 'text',
         grant: 'session',
         conversationId: 'conv-1',

@@ -20,12 +20,23 @@ describe('the second opinion: matching the model’s transcription', () => {
     expect(confirmsWake(text, phrases)).toBe(true)
   })
 
-  it.each(['what time is it', 'hey travis', 'Jarvis', 'they jarvised the car', ''])(
-    'does not hear it in %j',
-    (text) => {
-      expect(confirmsWake(text, phrases)).toBe(false)
-    },
-  )
+  // The near-misses that fired the local detector most in bench/wake-word.bench.ts: heard right,
+  // none of them may confirm (a matcher loose by an edit or two would take "hey jars").
+  it.each([
+    'what time is it',
+    'hey travis',
+    'Jarvis',
+    'they jarvised the car',
+    '',
+    'hey jars',
+    'hey charlie',
+    'hey jasmine',
+    'hey, par this',
+    'a jar of this',
+    'hey davis',
+  ])('does not hear it in %j', (text) => {
+    expect(confirmsWake(text, phrases)).toBe(false)
+  })
 
   it('takes the household’s own list', () => {
     expect(confirmsWake('Hey Nocturn, lights', ['hey nocturn'])).toBe(true)

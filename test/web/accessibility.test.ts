@@ -50,7 +50,11 @@ describe.skipIf(skip !== undefined)(
         const w = await suite.world()
         const p = await suite.blank({ colorScheme: scheme })
         await suite.phone('anna', w, p)
-        const q = ask(w, { action: 'switch on the hall light', args: { room: 'hall', level: 80 } })
+        const q = ask(w, {
+          action: 'switch on the hall light',
+          args: { room: 'hall', level: 80 },
+          said: 'Make the hall brighter, please.',
+        })
         await suite.card(p, q.id).waitFor()
         const found: string[] = []
         const check = async (screen: string) => {
@@ -64,11 +68,20 @@ describe.skipIf(skip !== undefined)(
           .click()
         await p.page.locator(`[data-card="${q.id}"][data-state="approved"]`).waitFor()
         await check('approvals (ended)')
+        // A refused message, so Diagnostics has a sentence and its code to check.
+        const intruder = await w.raw()
+        await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
         for (const tab of ['chats', 'history', 'grants', 'speakers'] as const) {
           await openTab(p.page, tab)
           await p.page.waitForTimeout(300)
           await check(tab)
         }
+        await p.page.locator('[data-reason="malformed-json"]').waitFor()
+        // Every disclosure open: the technical details are checked too.
+        await p.page.evaluate(`
+          for (const d of document.querySelectorAll('details')) d.open = true
+        `)
+        await check('speakers (details open)')
         expect(found).toEqual([])
       })
     }

@@ -1,4 +1,4 @@
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
 import { pairingUri } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import type { PhoneWorld } from '../phone/world.js'
@@ -54,7 +54,7 @@ export async function pairAndConnect(
   await page.goto(link)
   await page.waitForSelector('body[data-ready="true"]')
   const card = page.locator(`[data-speaker="${device}"]`)
-  await card.getByLabel(/Broker password for/).fill(USERS[name].password)
+  await card.getByLabel(/Password for this phone on/).fill(USERS[name].password)
   await card.getByRole('button', { name: 'Connect' }).click()
   await page
     .locator(`[data-speaker="${device}"] [data-status]`)
@@ -67,4 +67,10 @@ export async function openTab(
   tab: 'approvals' | 'chats' | 'grants' | 'speakers' | 'history',
 ) {
   await page.locator(`nav [data-tab="${tab}"]`).click()
+}
+
+/** What a person sees of an element: its rendered text (a closed `<details>` hides its body). */
+export function shownText(l: Locator): Promise<string> {
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is the point here
+  return l.innerText()
 }

@@ -42,6 +42,8 @@ export function ask(
     signal?: AbortSignal
     /** '' asks outside any conversation (a timer's action, an automation). */
     conversationId?: string
+    /** The words that led to the call, as said in the room. */
+    said?: string
   } = {},
 ): { id: string; decision: Promise<ApprovalDecision> } {
   const id = `web-${Date.now().toString(36)}-${counter++}`
@@ -57,6 +59,7 @@ export function ask(
       channel: 'voice',
       conversationId: o.conversationId ?? 'conv-web',
       critical: o.critical ?? false,
+      ...(o.said !== undefined && { said: o.said }),
       createdAt: now,
       expiresAt: now + (o.expiresInMs ?? 60_000),
     },
@@ -65,4 +68,40 @@ export function ask(
   )
   decision.catch(() => {})
   return { id, decision }
+}
+
+/** An unsigned request body as the device builds it (spoken, unlock the front door), to forge. */
+export function doorRequestBody(
+  w: PhoneWorld,
+  id: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> & { id: string } {
+  const now = Date.now()
+  return {
+    v: 1,
+    id,
+    device: w.deviceId,
+    tool: 'unlock_door',
+    action: 'unlock the front door',
+    args: { door: 'front' },
+    critical: true,
+    channel: 'voice',
+    createdAt: now,
+    expiresAt: now + 60_000,
+    ...over,
+  }
+}
+
+/** A spoken conversation stored a minute ago, one question and its answer; returns its id. */
+export function storedExchange(w: PhoneWorld, question: string, answer: string): string {
+  const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
+  w.feed.append(c.id, { role: 'user', text: question, channel: 'voice', at: Date.now() - 59_000 })
+  w.feed.append(c.id, {
+    role: 'assistant',
+    text: answer,
+    toolCalls: [],
+    channel: 'voice',
+    at: Date.now() - 58_000,
+  })
+  return c.id
 }

@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest'
+import { requestDigest, signRequest } from '../../src/protocol/index.js'
+import { phoneRequestMessage } from '../../src/protocol/phone-side.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { openTab } from './app-harness.js'
+import { openTab, shownText } from './app-harness.js'
 import { missingChromium } from './browser.js'
-import { ask, recordBroker } from './device-side.js'
+import { ask, doorRequestBody, recordBroker, storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -41,7 +43,7 @@ describe.skipIf(skip !== undefined)(
       // A wrong password: refused, said on every screen, and no "Connecting…" left beside it.
       await openTab(ben.page, 'speakers')
       const speaker = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
-      await speaker.getByLabel(/Broker password for/).fill('not-the-password')
+      await speaker.getByLabel(/Password for this phone on/).fill('not-the-password')
       await speaker.getByRole('button', { name: 'Connect' }).click()
       await ben.page.locator('[data-health="refused"]').waitFor()
       for (const tab of ['approvals', 'chats', 'grants', 'speakers'] as const) {
@@ -55,7 +57,7 @@ describe.skipIf(skip !== undefined)(
       expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
       // The right password: the waiting request shows, and the health line says connected.
       await openTab(ben.page, 'speakers')
-      await speaker.getByLabel(/Broker password for/).fill(USERS.ben.password)
+      await speaker.getByLabel(/Password for this phone on/).fill(USERS.ben.password)
       await speaker.getByRole('button', { name: 'Connect' }).click()
       await ben.page.locator('[data-health="connected"]').waitFor()
       await openTab(ben.page, 'approvals')
@@ -166,6 +168,257 @@ describe.skipIf(skip !== undefined)(
       )
     })
 
+    it('6: plain words — Diagnostics in sentences with the code one tap away, the password in household words, pairing explained, no phone id as a name', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const intruder = await w.raw(USERS.intruder)
+      const body = doorRequestBody(w, 'forged-key')
+      const digest = requestDigest(body)
+      const forged = { ...body, digest, macs: { anna: signRequest(Buffer.alloc(32, 9), digest) } }
+      await intruder.publishAsync(w.topics.request(forged.id), JSON.stringify(forged), { qos: 1 })
+      await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
+      await intruder.publishAsync(w.topics.request('junk2'), 'not json either', { qos: 1 })
+      await openTab(anna.page, 'speakers')
+      const diag = anna.page.locator('.diagnostics')
+      const badMac = diag.locator('[data-reason="bad-mac"]')
+      await badMac.waitFor()
+      await diag.locator('[data-reason="malformed-json"] [data-count="2"]').waitFor()
+      expect(await shownText(badMac)).toMatch(
+        /^A message was not signed with this phone’s key: someone else wrote it\. Once\./,
+      )
+      expect(await shownText(diag.locator('[data-reason="malformed-json"] p'))).toBe(
+        'A message was garbled: not something the speaker sends. 2 times.',
+      )
+      // The code is one tap away, not on the page until then.
+      expect(await shownText(diag)).not.toContain('bad-mac')
+      await badMac.getByText('Reason code').click()
+      expect(await shownText(badMac.locator('code'))).toBe('bad-mac')
+      // The speaker's card: household words, and the phone's id only under Technical details.
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      const shown = await shownText(speaker)
+      expect(shown).not.toMatch(/broker login|broker user/i)
+      expect(shown).toContain("This phone's password")
+      expect(shown).toContain('Nothing waiting for an answer.')
+      expect(shown).not.toMatch(/\banna\b/)
+      await speaker.getByText('Technical details').click()
+      expect(await shownText(speaker.locator('details.details').last())).toContain('anna')
+      // Pairing is explained, with an example, instead of "run nocturn pair <phone> <name>".
+      const hint = await shownText(anna.page.locator('form.pair .hint'))
+      expect(hint).not.toContain('<phone>')
+      expect(hint).toContain('Ask whoever looks after the speaker to pair this phone.')
+      expect(hint).toContain('nocturn pair ben "Ben\'s phone"')
+      expect(await shownText(anna.page.locator('#notice'))).not.toMatch(/\bas anna\b/)
+    })
+
+    it('7: the card shows what was said in the room and what Ben typed, signed with the request', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      // Spoken: the model's transcription of the room, then the call.
+      await w.speak(async (conn) => {
+        conn.user('The plumber is at the front door, ')
+        conn.user('let him in please.')
+        conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'front' } })
+        const c = anna.page.locator('[data-card]')
+        await c.waitFor()
+        expect(await c.locator('.said').textContent()).toBe(
+          'Said in the room: The plumber is at the front door, let him in please.',
+        )
+        await c.getByRole('button', { name: /^Deny/ }).click()
+        await c.and(anna.page.locator('[data-state="denied"]')).waitFor()
+      })
+      const spoken = seen.messages
+        .filter((m) => /\/approvals\/[^/]+$/.test(m.topic) && m.text !== '')
+        .map((m) => JSON.parse(m.text) as Record<string, unknown>)
+        .find((r) => r.channel === 'voice')
+      expect(spoken?.said).toBe('The plumber is at the front door, let him in please.')
+      // Typed on Ben's phone (the reference phone): anna's card says Ben typed it.
+      const ben = await w.phone('ben')
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 't1', name: 'set_light', args: { room: 'kitchen' } }] },
+        { text: 'The kitchen light is on.' },
+      )
+      const typed = `Could you switch on the kitchen light? ${'We are baking. '.repeat(20)}`
+      const answer = ben.say('new', typed)
+      const c = anna.page.locator('[data-card][data-state="pending"]')
+      await c.waitFor()
+      const said = (await c.locator('.said q').textContent()) ?? ''
+      expect(await c.locator('.said-who').textContent()).toBe('Ben typed: ')
+      // Cut to 200 characters at the end, with "…" saying so.
+      expect(said).toHaveLength(200)
+      expect(said.startsWith('Could you switch on the kitchen light? We are baking.')).toBe(true)
+      expect(said.endsWith('…')).toBe(true)
+      await c.getByRole('button', { name: /^Approve/ }).click()
+      await expect(answer).resolves.toMatchObject({ text: 'The kitchen light is on.' })
+      expect(w.lit).toEqual(['kitchen'])
+    })
+
+    it('7: words changed after signing: the request stays hidden, and Diagnostics counts it', async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const intruder = await w.raw(USERS.intruder)
+      const key = w.keys.get('anna') ?? Buffer.alloc(32)
+      const body = doorRequestBody(w, 'forged-said', { said: 'Is the front door locked?' })
+      const digest = requestDigest(body)
+      const forged = {
+        ...body,
+        said: 'The plumber is here, let him in.',
+        digest,
+        macs: { anna: signRequest(key, digest) },
+      }
+      await intruder.publishAsync(w.topics.request(forged.id), JSON.stringify(forged), {
+        qos: 1,
+        retain: true,
+      })
+      // A genuine request with words after it: once it shows, the forged one had its chance.
+      const q = ask(w, { said: 'Switch on the hall light.' })
+      await suite.card(anna, q.id).waitFor()
+      expect(await suite.card(anna, q.id).locator('.said').textContent()).toBe(
+        'Said in the room: Switch on the hall light.',
+      )
+      expect(await anna.page.locator('[data-card]').count()).toBe(1)
+      expect(await anna.page.locator('#view').textContent()).not.toContain('plumber')
+      await openTab(anna.page, 'speakers')
+      const diag = anna.page.locator('.diagnostics [data-reason="digest-mismatch"]')
+      await diag.waitFor()
+      expect(await diag.locator('[data-count]').getAttribute('data-count')).toBe('1')
+    })
+
+    it('11: a sent message shows once while its answer is pending, and messages are labelled by where they came from', async () => {
+      const w = await suite.world()
+      const conversation = storedExchange(w, 'Is it cold outside?', 'It is five degrees.')
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'chats')
+      await anna.page.locator(`[data-conversation="${conversation}"]`).click()
+      const spoken = anna.page.locator('.msg.user', { hasText: 'Is it cold outside?' })
+      await spoken.waitFor()
+      expect(await spoken.locator('.who').textContent()).toBe('Said in the room: ')
+      // A gated call keeps the answer coming while the stored message is followed back.
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 't1', name: 'set_light', args: { room: 'porch' } }] },
+        { text: 'The porch light is on.' },
+      )
+      await anna.page.getByLabel('Message to the speaker').fill('Switch on the porch light')
+      await anna.page.getByRole('button', { name: 'Send' }).click()
+      await until(() => w.asked.length === 1, 'the gate to ask')
+      const sent = anna.page.locator('.msg.user', { hasText: 'Switch on the porch light' })
+      await anna.page.locator('p.sent', { hasText: 'Waiting for approval' }).waitFor()
+      // Shown once, as this phone's own while it is being sent (the device keeps the stored copy
+      // from this phone's follow while its own turn runs; the app drops its copy if it comes).
+      expect(await sent.count()).toBe(1)
+      expect(await sent.locator('.who').textContent()).toBe('You: ')
+      await openTab(anna.page, 'approvals')
+      await suite
+        .card(anna, w.asked[0]?.id ?? '')
+        .getByRole('button', { name: /^Approve/ })
+        .click()
+      await openTab(anna.page, 'chats')
+      await anna.page.locator('.msg.assistant', { hasText: 'The porch light is on.' }).waitFor()
+      expect(await sent.count()).toBe(1)
+      // Stored, it is labelled by where it came from: typed (on some paired phone).
+      expect(await sent.locator('.who').textContent()).toBe('Typed: ')
+      expect(await anna.page.locator('.msg.tool').textContent()).toBe('Set light: done.')
+    })
+
+    it('12: installable (a manifest with icons and the theme colour), a favicon, no 404 on load, and a refused "Allow notifications" says so', async () => {
+      const w = await suite.world()
+      const p = await suite.blank()
+      const failed: string[] = []
+      p.page.on('response', (r) => {
+        if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`)
+      })
+      p.page.on('requestfailed', (r) => failed.push(`failed ${r.url()}`))
+      await suite.phone('anna', w, p)
+      await p.page.reload()
+      await p.page.waitForSelector('body[data-ready="true"]')
+      await p.page.locator('[data-health="connected"]').waitFor()
+      expect(failed).toEqual([])
+      // The favicon, also where a browser looks without being told.
+      const ico = await p.page.request.get(new URL('favicon.ico', suite.appUrl).href)
+      expect(ico.status()).toBe(200)
+      expect(ico.headers()['content-type']).toBe('image/x-icon')
+      const href = await p.page.locator('link[rel="manifest"]').getAttribute('href')
+      const manifestUrl = new URL(href ?? '', suite.appUrl).href
+      const res = await p.page.request.get(manifestUrl)
+      expect(res.status()).toBe(200)
+      expect(res.headers()['content-type']).toContain('application/manifest+json')
+      const m = (await res.json()) as {
+        name: string
+        start_url: string
+        display: string
+        theme_color: string
+        icons: Array<{ src: string; sizes: string; type: string; purpose?: string }>
+      }
+      expect(m).toMatchObject({ name: 'Nocturn', display: 'standalone', start_url: './' })
+      expect(m.theme_color).toBe(
+        await p.page.locator('meta[name="theme-color"]').getAttribute('content'),
+      )
+      // Each icon is there, of its type, and a PNG's size is what the manifest says.
+      const sizes: string[] = []
+      for (const icon of m.icons) {
+        const got = await p.page.request.get(new URL(icon.src, manifestUrl).href)
+        expect(got.status(), icon.src).toBe(200)
+        expect(got.headers()['content-type']).toBe(icon.type)
+        if (icon.type === 'image/png') {
+          const b = await got.body()
+          expect(b.subarray(1, 4).toString('ascii')).toBe('PNG')
+          expect(`${b.readUInt32BE(16)}x${b.readUInt32BE(20)}`).toBe(icon.sizes)
+          sizes.push(`${icon.sizes}${icon.purpose ? ` ${icon.purpose}` : ''}`)
+        }
+      }
+      expect(sizes).toEqual(['192x192', '512x512', '512x512 maskable'])
+      // Notifications refused (headless Chromium refuses every prompt): a sentence, not nothing.
+      await p.page.getByRole('button', { name: 'Allow notifications' }).click()
+      const said = p.page.locator('header .notifications')
+      await said.waitFor()
+      expect(await said.textContent()).toContain('Notifications are blocked for this app')
+      expect(await p.page.getByRole('button', { name: 'Allow notifications' }).count()).toBe(0)
+      // Still said after a reload: the browser remembers the refusal.
+      await p.page.reload()
+      await p.page.waitForSelector('body[data-ready="true"]')
+      expect(await p.page.locator('header .notifications').textContent()).toContain(
+        "allow notifications for this site in your browser's settings",
+      )
+    })
+
+    it("volume (#25): the Speakers card shows the speaker's volume; the slider and the steps set it on the device; a forged set_volume changes nothing", async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'speakers')
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      await speaker.locator('.volume[data-volume="100"]').waitFor()
+      expect(await speaker.locator('.volume output').textContent()).toBe('100 %')
+      await speaker.getByLabel(`Volume of ${w.deviceId}`).fill('40')
+      await until(() => w.deviceState.volume === 40, 'the volume to reach the device')
+      // Shown from the status the device published, not from what was asked.
+      await speaker.locator('.volume[data-volume="40"]').waitFor()
+      expect(seen.json('/status').at(-1)).toMatchObject({ online: true, volume: 40 })
+      await speaker.getByRole('button', { name: `Quieter: ${w.deviceId}` }).click()
+      await until(() => w.deviceState.volume === 30, 'a step quieter')
+      await speaker.locator('.volume[data-volume="30"]').waitFor()
+      const sent = seen.json('/conversations/request/anna').filter((r) => r.op === 'set_volume')
+      expect(sent.map((r) => r.args)).toEqual([{ volume: 40 }, { volume: 30 }])
+      // Forged: another key; anna's signed request with the volume changed; a replay of hers.
+      const intruder = await w.raw(USERS.intruder)
+      const topic = `${w.topics.base}/conversations/request/anna`
+      const me = { device: w.deviceId, phone: 'anna', key: new Uint8Array(32).fill(5) }
+      const forged = phoneRequestMessage(me, 'forged-1', 'set_volume', { volume: 100 }, Date.now())
+      const changed = { ...(sent[1] ?? {}), id: 'forged-2', args: { volume: 100 } }
+      for (const m of [forged, changed, sent[0]]) {
+        await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
+      }
+      await until(
+        () =>
+          (w.endpoint.rejected.get('bad-mac') ?? 0) === 2 &&
+          (w.endpoint.rejected.get('replayed-nonce') ?? 0) === 1,
+        'the three forged requests refused',
+      )
+      expect(w.deviceState.volume).toBe(30)
+      expect(seen.json('/status').at(-1)).toMatchObject({ volume: 30 })
+      expect(await speaker.locator('.volume').getAttribute('data-volume')).toBe('30')
+    })
+
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
       const w = await suite.world()
       const seen = await recordBroker(w)
@@ -191,6 +444,7 @@ describe.skipIf(skip !== undefined)(
         action: 'unlock the front door',
         args: { door: 'front' },
         critical: true,
+        said: 'The plumber is here, let him in.',
       })
       const porch = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
       const late = ask(w, { action: 'switch on the hall light', expiresInMs: 2000 })
@@ -212,6 +466,11 @@ describe.skipIf(skip !== undefined)(
       expect(await item(plumber.id)).toContain('Unlock the front door')
       expect(await item(plumber.id)).toContain("Approved on Ben's phone. It asks every time.")
       expect(await item(plumber.id)).toContain('door: front')
+      // What was said is kept with the ending (docs/protocol.md, "What was said").
+      expect(await item(plumber.id)).toContain('Said in the room: The plumber is here, let him in.')
+      expect(w.store.history.list({ limit: 10 }).find((e) => e.id === plumber.id)?.said).toBe(
+        'The plumber is here, let him in.',
+      )
       expect(await item(porch.id)).toContain('You denied it.')
       expect(await item(late.id)).toContain('Expired: nobody answered in time.')
       // Newest first, as the device keeps them.

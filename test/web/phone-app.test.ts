@@ -5,10 +5,10 @@ import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { lightTool, type PhoneWorld } from '../phone/world.js'
+import { lightTool, type PhoneWorld, tick } from '../phone/world.js'
 import { openTab, type PhonePage } from './app-harness.js'
 import { missingChromium } from './browser.js'
-import { ask, recordBroker } from './device-side.js'
+import { ask, recordBroker, storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -108,8 +108,9 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     expect(seen.json('/decision').map((d) => d.phone)).toEqual(['ben'])
   })
 
-  it('a grant is listed and revoked from the app; the next call asks again', async () => {
+  it('a grant is listed and revoked from the app after a confirm (cancelled, it stays); the next call asks again', async () => {
     const w = await world()
+    const seen = await recordBroker(w)
     const anna = await phone('anna', w)
     const ctx: CallContext = {
       signal: new AbortController().signal,
@@ -135,8 +136,25 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     // Covered by the grant: no question.
     await w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
     expect(w.asked).toHaveLength(1)
+    // Revoke asks first (issue 23, finding 11): cancelled, the grant stays on the device.
+    const dialogs: string[] = []
+    anna.page.once('dialog', (d) => {
+      dialogs.push(d.message())
+      void d.dismiss()
+    })
+    await item.getByRole('button', { name: /^Revoke/ }).click()
+    await until(() => dialogs.length === 1, 'the confirm')
+    expect(dialogs[0]).toContain('set light')
+    await tick(500)
+    const inForce = () => w.grants.list().filter((g) => g.revokedAt === null)
+    expect(inForce()).toHaveLength(1)
+    expect(seen.json('/conversations/request/anna').map((r) => r.op)).not.toContain('revoke')
+    expect(await anna.page.locator('[data-grant]').count()).toBe(1)
+    anna.page.once('dialog', (d) => void d.accept())
     await item.getByRole('button', { name: /^Revoke/ }).click()
     await anna.page.locator('[data-grant]').waitFor({ state: 'detached' })
+    expect(inForce()).toHaveLength(0)
+    expect(seen.json('/conversations/request/anna').map((r) => r.op)).toContain('revoke')
     expect(w.logger.entries).toContainEqual(
       expect.objectContaining({
         fields: expect.objectContaining({ event: 'grant_revoked', phone: 'anna' }),
@@ -216,29 +234,24 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     await openTab(anna.page, 'speakers')
     const diag = anna.page.locator('.diagnostics')
     await diag.locator('[data-reason="bad-mac"]').waitFor()
-    expect(await diag.locator('[data-reason="bad-mac"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="digest-mismatch"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="wrong-device"] td').last().textContent()).toBe('1')
-    expect(await diag.locator('[data-reason="malformed-json"] td').last().textContent()).toBe('1')
+    expect(
+      await diag.locator('[data-reason="bad-mac"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="digest-mismatch"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="wrong-device"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
+    expect(
+      await diag.locator('[data-reason="malformed-json"] [data-count]').getAttribute('data-count'),
+    ).toBe('1')
     expect(w.device.approver.rejected.size).toBe(0)
   })
 
   it('a conversation is read, and continued by typing: the answer streams in and is stored', async () => {
     const w = await world()
-    const c = w.feed.createConversation({ channel: 'voice', at: Date.now() - 60_000 })
-    w.feed.append(c.id, {
-      role: 'user',
-      text: 'What time is it?',
-      channel: 'voice',
-      at: Date.now() - 59_000,
-    })
-    w.feed.append(c.id, {
-      role: 'assistant',
-      text: 'It is noon.',
-      toolCalls: [],
-      channel: 'voice',
-      at: Date.now() - 58_000,
-    })
+    const c = { id: storedExchange(w, 'What time is it?', 'It is noon.') }
     const anna = await phone('anna', w)
     await openTab(anna.page, 'chats')
     await anna.page.locator(`[data-conversation="${c.id}"]`).click()
@@ -317,7 +330,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     const ben = await suite.blank()
     await ben.page.goto(suite.link(w, 'ben'))
     const benCard = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
-    await benCard.getByLabel(/Broker password for/).fill('not-the-password')
+    await benCard.getByLabel(/Password for this phone on/).fill('not-the-password')
     await benCard.getByRole('button', { name: 'Connect' }).click()
     await benCard
       .locator('[role="alert"]', { hasText: 'refused the user name or password' })

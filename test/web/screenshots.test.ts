@@ -4,7 +4,16 @@ import { inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 
 const DIR = join(import.meta.dirname, '..', '..', 'docs', 'phone-app')
-const SHOTS = ['approvals-light.png', 'approvals-dark.png', 'conversation.png', 'speakers.png']
+const SHOTS = [
+  'approvals-light.png',
+  'approvals-dark.png',
+  'conversation.png',
+  'speakers.png',
+  'context.png',
+  'finished.png',
+  'history.png',
+  'offline-speaker.png',
+]
 
 /** Decodes an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes) into its pixel rows. */
 function decodePng(file: Buffer): {

@@ -1,6 +1,7 @@
 import type { GrantForm } from '../../src/protocol/forms.js'
 import type { App } from './app.js'
 import { h, replace, secondsLeft } from './dom.js'
+import { saidView } from './said-view.js'
 import type { Card, SpeakerLink } from './speaker-link.js'
 import { argLines, grantWords, phoneName, sentence } from './words.js'
 
@@ -66,6 +67,7 @@ export class ApprovalsView {
       { class: `card ${state}`, 'data-card': r.id, 'data-state': state },
       h('p', { class: 'speaker-name' }, `${link.speaker.name} · ${askedText(card, link)}`),
       h('h2', { class: 'action' }, sentence(r.action)),
+      saidView(r, link.speaker.phone),
       args.length > 0 ? h('ul', { class: 'args' }, ...args.map((a) => h('li', {}, a))) : null,
       r.critical && !ended ? h('p', { class: 'critical' }, 'Asks every time') : null,
       ended ? endingView(card, link) : this.#pendingView(card, link, key),

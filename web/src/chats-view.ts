@@ -1,6 +1,7 @@
 import type { App } from './app.js'
 import { h, replace } from './dom.js'
 import { CallError, type SpeakerLink } from './speaker-link.js'
+import { sentence } from './words.js'
 
 interface Summary {
   id: string
@@ -33,6 +34,8 @@ export class ChatsView {
   #busy = false
   #follow: string | undefined
   #root: HTMLElement | undefined
+  /** The message being sent, shown at once under `key` until the stored copy arrives. */
+  #sending: { key: number; text: string } | undefined
 
   constructor(private readonly app: App) {}
 
@@ -250,7 +253,16 @@ export class ChatsView {
   #onFollow(id: string, kind: string, body: unknown): void {
     if (this.#open !== id) return
     const b = body as { message?: Message; state?: string; action?: string }
-    if (kind === 'message' && b.message) this.#messages.set(b.message.seq, b.message)
+    if (kind === 'message' && b.message) {
+      this.#messages.set(b.message.seq, b.message)
+      // The stored copy of what this phone just sent replaces the one shown while sending:
+      // with both, the message showed twice while the answer streamed in (issue 23, finding 11).
+      const sending = this.#sending
+      if (sending && b.message.role === 'user' && b.message.text === sending.text) {
+        this.#messages.delete(sending.key)
+        this.#sending = undefined
+      }
+    }
     this.#rerender()
   }
 
@@ -265,8 +277,10 @@ export class ChatsView {
       seq: Number.MAX_SAFE_INTEGER - 1,
       role: 'user',
       text,
+      channel: 'sending',
       at: Date.now(),
     })
+    this.#sending = { key: temp, text }
     this.#rerender()
     try {
       const done = (await link.call(
@@ -282,6 +296,7 @@ export class ChatsView {
         },
       ).done) as { conversation?: string | { id: string } }
       this.#messages.delete(temp)
+      this.#sending = undefined
       this.#streaming = ''
       this.#waitingFor = ''
       const c = done.conversation
@@ -290,6 +305,7 @@ export class ChatsView {
       await this.#load(id)
     } catch (err) {
       this.#messages.delete(temp)
+      this.#sending = undefined
       this.#busy = false
       this.#streaming = ''
       this.#waitingFor = ''
@@ -318,19 +334,30 @@ function messageView(m: Message): HTMLElement {
   if (m.truncated) return h('li', { class: `msg ${m.role}` }, '(too long to show on a phone)')
   if (m.role === 'tool') {
     const ok = m.outcome?.ok !== false
+    const what = sentence((m.toolName ?? 'an action').replace(/_/g, ' '))
     return h(
       'li',
       { class: 'msg tool' },
-      `${m.toolName ?? 'tool'}: ${ok ? 'done' : `failed (${m.outcome?.error ?? ''})`}`,
+      ok ? `${what}: done.` : `${what}: failed. ${m.outcome?.error ?? ''}`.trim(),
     )
   }
   if (m.role === 'assistant' && !m.text) return h('li', { class: 'msg hidden' })
   return h(
     'li',
-    { class: `msg ${m.role}`, 'data-seq': m.seq },
-    h('span', { class: 'who' }, m.role === 'user' ? 'You: ' : 'Nocturn: '),
+    { class: `msg ${m.role}`, 'data-seq': m.seq, 'data-channel': m.channel ?? '' },
+    h('span', { class: 'who' }, `${whoSaid(m)}: `),
     m.text ?? '',
   )
+}
+
+/**
+ * Who a message is from, by where it came from: a person's words are "You" only while this phone
+ * is sending them; a stored one was said in the room or typed (on some paired phone).
+ */
+function whoSaid(m: Message): string {
+  if (m.role !== 'user') return 'Nocturn'
+  if (m.channel === 'sending') return 'You'
+  return m.channel === 'voice' ? 'Said in the room' : 'Typed'
 }
 
 function itemsOf<T>(body: unknown): T[] {

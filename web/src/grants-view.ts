@@ -1,6 +1,7 @@
 import type { App } from './app.js'
 import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
+import { phoneName } from './words.js'
 
 interface GrantSummary {
   id: string
@@ -50,13 +51,27 @@ export class GrantsView {
                     'li',
                     { class: 'grant-item', 'data-grant': g.id },
                     h('p', {}, h('code', {}, g.tool), ` · ${scopeText(g)}`),
-                    h('p', { class: 'meta' }, `${expiryText(g)} · said yes: ${g.by}`),
+                    h(
+                      'p',
+                      { class: 'meta' },
+                      `${expiryText(g)} · said yes: ${phoneName(g.by, l.speaker.phone)}`,
+                    ),
                     h(
                       'button',
                       {
                         class: 'deny',
                         'aria-label': `Revoke ${g.tool} (${expiryText(g)})`,
-                        onclick: () => void this.#revoke(l.id, g.id),
+                        onclick: () => {
+                          // Taking back a yes acts at once on the speaker: ask first.
+                          const what = `${g.tool.replace(/_/g, ' ')}, ${expiryText(g)}`
+                          if (
+                            confirm(
+                              `Revoke the remembered yes for ${what}? The speaker will ask again next time.`,
+                            )
+                          ) {
+                            void this.#revoke(l.id, g.id)
+                          }
+                        },
                       },
                       'Revoke',
                     ),

@@ -2,6 +2,7 @@ import type { GrantForm } from '../../src/protocol/forms.js'
 import type { App } from './app.js'
 import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
+import { saidView } from './said-view.js'
 import type { SpeakerLink } from './speaker-link.js'
 import { argLines, clock, grantWords, phoneName, sentence } from './words.js'
 
@@ -14,6 +15,7 @@ interface Ending {
   critical: boolean
   channel: 'voice' | 'text'
   askedBy?: string
+  said?: string
   state: 'approved' | 'denied' | 'withdrawn' | 'expired'
   by?: string
   grant?: GrantForm
@@ -116,6 +118,7 @@ function endingItem(e: Ending, l: SpeakerLink): HTMLElement {
     { class: `history-item ${e.state}`, 'data-ending': e.id, 'data-state': e.state },
     h('p', { class: 'meta' }, `${clock(e.endedAt)} · ${l.speaker.name} · ${asked}`),
     h('p', { class: 'history-action' }, sentence(e.action)),
+    saidView(e, me),
     args.length > 0 ? h('p', { class: 'meta' }, args.join(' · ')) : null,
     h('p', { class: 'history-how' }, how),
   )

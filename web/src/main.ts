@@ -154,14 +154,25 @@ async function main(): Promise<void> {
   performance.mark('nocturn-ready')
 }
 
+/** Notifications are blocked: say so and how to undo it, rather than vanish (issue 23, finding 12). */
+const NOTIFICATIONS_BLOCKED =
+  "Notifications are blocked for this app, so a request shows only while it is open. To get them, allow notifications for this site in your browser's settings."
+
 function notificationsButton(): HTMLElement | null {
-  if (!Attention.notificationsPossible() || Notification.permission !== 'default') return null
+  if (!Attention.notificationsPossible()) return null
+  const said = (text: string) => h('p', { class: 'hint notifications', role: 'status' }, text)
+  if (Notification.permission === 'denied') return said(NOTIFICATIONS_BLOCKED)
+  if (Notification.permission !== 'default') return null
   const b = h(
     'button',
     {
       class: 'secondary small',
       onclick: () => {
-        void Notification.requestPermission().then(() => b.remove())
+        void Notification.requestPermission().then((answer) => {
+          // Dismissed without an answer ('default'): the button stays for another try.
+          if (answer === 'granted') b.remove()
+          else if (answer === 'denied') b.replaceWith(said(NOTIFICATIONS_BLOCKED))
+        })
       },
     },
     'Allow notifications',

@@ -34,7 +34,7 @@ export function parsePairing(input: string): PairingResult {
     return {
       ok: false,
       problem:
-        'That is not a Nocturn pairing link. Run "nocturn pair <phone> <name>" on the speaker and scan or paste what it prints (it starts with nocturn-pair:v1?).',
+        'That is not a Nocturn pairing link. Ask whoever looks after the speaker to pair this phone (they type nocturn pair on the speaker), then scan the QR code it shows or paste the link it prints: it starts with nocturn-pair:v1?.',
     }
   }
   const q = new URLSearchParams(text.slice(SCHEME.length))

@@ -20,6 +20,8 @@ export interface SpeakerStatus {
   readonly online: boolean
   readonly state: string
   readonly muted: boolean | null
+  /** 0–100 %, from a device that says it (docs/protocol.md, "Speaker volume"). */
+  readonly volume?: number
 }
 
 /** A verified request and what became of it. */
@@ -178,7 +180,7 @@ export class SpeakerLink {
         client.end(true)
         this.#fail(
           'refused',
-          `The broker refused the user name or password for ${this.speaker.name}. Enter the broker password for "${this.speaker.username}" again under Speakers.`,
+          `Your home's message hub refused the user name or password for ${this.speaker.name}. Enter this phone's password again under Speakers.`,
         )
       }
     })
@@ -354,11 +356,14 @@ export class SpeakerLink {
     if (topic === this.topics.status) {
       const s = parseJsonObject(payload)
       if (s.ok && typeof s.value.online === 'boolean' && typeof s.value.state === 'string') {
-        const muted = s.value.muted
+        const { muted, volume } = s.value
         this.status = {
           online: s.value.online,
           state: s.value.state,
           muted: typeof muted === 'boolean' ? muted : null,
+          ...(Number.isInteger(volume) &&
+            (volume as number) >= 0 &&
+            (volume as number) <= 100 && { volume: volume as number }),
         }
         this.changed('status', this)
       }

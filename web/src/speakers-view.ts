@@ -1,7 +1,9 @@
 import type { App } from './app.js'
+import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { healthOf } from './health.js'
 import { parsePairing, type Speaker } from './pairing.js'
+import { refusalWords } from './refusal-words.js'
 import type { SpeakerLink } from './speaker-link.js'
 
 /** Speakers: each paired one with its status and login; pairing a new one; the diagnostics. */
@@ -40,14 +42,14 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     type: 'password',
     name: 'password',
     autocomplete: 'current-password',
-    'aria-label': `Broker password for ${s.username} on ${s.name}`,
+    'aria-label': `Password for this phone on ${s.name}`,
   }) as HTMLInputElement
   const user = h('input', {
     type: 'text',
     name: 'username',
     value: s.username,
     autocomplete: 'username',
-    'aria-label': `Broker user for ${s.name}`,
+    'aria-label': `Sign-in name for this phone on ${s.name}`,
   }) as HTMLInputElement
   return h(
     'li',
@@ -60,12 +62,18 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
       l.status?.muted ? h('span', { class: 'badge' }, 'Muted') : null,
     ),
     h('p', { class: 'status', 'data-status': '' }, statusText(l)),
-    h('p', { class: 'meta' }, `This phone: ${s.phone} · ${l.pending().length} waiting`),
+    online && l.status?.volume !== undefined ? volumeView(app, l, l.status.volume) : null,
+    h('p', { class: 'meta' }, waitingText(l.pending().length)),
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
     h(
       'details',
       { class: 'login-box', open: l.state === 'refused' || l.state === 'needs-login' },
-      h('summary', {}, 'Broker login'),
+      h('summary', {}, "This phone's password"),
+      h(
+        'p',
+        { class: 'hint' },
+        `Whoever looks after ${s.name} set a password for this phone on your home's message hub (the MQTT broker the speaker uses). Enter it once; this phone keeps it.`,
+      ),
       h(
         'form',
         {
@@ -78,8 +86,8 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
             app.pair({ ...s, username: user.value.trim() || s.phone, password: pw.value })
           },
         },
-        h('label', {}, 'Broker user ', user),
-        h('label', {}, 'Broker password ', pw),
+        h('label', {}, 'Password ', pw),
+        h('label', {}, 'Sign-in name (leave as it is unless told otherwise) ', user),
         h('button', { type: 'submit' }, 'Connect'),
       ),
     ),
@@ -95,7 +103,76 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
       },
       `Forget ${s.name}`,
     ),
+    h(
+      'details',
+      { class: 'details' },
+      h('summary', {}, 'Technical details'),
+      h(
+        'dl',
+        {},
+        h('dt', {}, 'Speaker id'),
+        h('dd', {}, h('code', {}, s.device)),
+        h('dt', {}, 'This phone’s id'),
+        h('dd', {}, h('code', {}, s.phone)),
+        h('dt', {}, 'Sign-in name'),
+        h('dd', {}, h('code', {}, s.username)),
+        h('dt', {}, 'Message hub'),
+        h('dd', {}, h('code', {}, s.wsUrl || s.broker || 'unknown')),
+      ),
+    ),
   )
+}
+
+/**
+ * The speaker's volume, as its status says it, and a slider and two steps to set it: each a
+ * signed `set_volume` (docs/protocol.md, "Speaker volume"); the slider shows what the speaker
+ * reports back, not what was asked.
+ */
+function volumeView(app: App, l: SpeakerLink, volume: number): HTMLElement {
+  const name = l.speaker.name
+  const set = (v: number) => {
+    const next = Math.min(100, Math.max(0, Math.round(v)))
+    l.call('set_volume', { volume: next }).done.catch((err: unknown) => {
+      app.say(`The volume of ${name} was not changed: ${problemText(err)}`, 'problem')
+    })
+  }
+  const step = (label: string, by: number) =>
+    h(
+      'button',
+      {
+        class: 'secondary',
+        'aria-label': `${label}: ${name}`,
+        disabled: by < 0 ? volume === 0 : volume === 100,
+        onclick: () => set(volume + by),
+      },
+      label,
+    )
+  return h(
+    'div',
+    { class: 'volume', 'data-volume': volume },
+    h(
+      'label',
+      {},
+      h('span', {}, 'Volume ', h('output', {}, `${volume} %`)),
+      h('input', {
+        type: 'range',
+        min: 0,
+        max: 100,
+        step: 5,
+        value: volume,
+        'aria-label': `Volume of ${name}`,
+        'aria-valuetext': `${volume} %`,
+        onchange: (e: Event) => set(Number((e.target as HTMLInputElement).value)),
+      }),
+    ),
+    h('div', { class: 'row' }, step('Quieter', -10), step('Louder', 10)),
+    h('p', { class: 'hint' }, 'Timers and alarms stay audible even at 0 %.'),
+  )
+}
+
+function waitingText(n: number): string {
+  if (n === 0) return 'Nothing waiting for an answer.'
+  return n === 1 ? '1 request waiting for an answer.' : `${n} requests waiting for an answer.`
 }
 
 function pairForm(app: App, config: AppConfig): HTMLElement {
@@ -109,7 +186,7 @@ function pairForm(app: App, config: AppConfig): HTMLElement {
     type: 'password',
     name: 'new-password',
     autocomplete: 'new-password',
-    'aria-label': 'Broker password for this phone',
+    'aria-label': 'Password for this phone, if you were given one',
   }) as HTMLInputElement
   return h(
     'form',
@@ -125,10 +202,14 @@ function pairForm(app: App, config: AppConfig): HTMLElement {
     h(
       'p',
       { class: 'hint' },
-      'On the speaker run nocturn pair <phone> <name>, then scan its QR code or paste the link here.',
+      'Ask whoever looks after the speaker to pair this phone. On the speaker they type ',
+      h('code', {}, 'nocturn pair'),
+      ', a short id for this phone and its name — for example ',
+      h('code', {}, 'nocturn pair ben "Ben\'s phone"'),
+      ' — and it shows a QR code. Scan it with this phone’s camera, or paste the link it prints here.',
     ),
     h('label', {}, 'Pairing link ', uri),
-    h('label', {}, 'Broker password ', pw),
+    h('label', {}, 'Password for this phone, if you were given one ', pw),
     h('button', { type: 'submit' }, 'Pair'),
   )
 }
@@ -149,22 +230,28 @@ export function pairWith(app: App, text: string, config: AppConfig, password = '
   app.pair(speaker)
   app.say(
     speaker.password
-      ? `Paired with ${speaker.name} as ${speaker.phone}.`
-      : `Paired with ${speaker.name} as ${speaker.phone}. Enter this phone's broker password below to connect.`,
+      ? `Paired with ${speaker.name}.`
+      : `Paired with ${speaker.name}. Enter this phone's password below to connect.`,
   )
   app.setTab('speakers')
   return true
 }
 
 function diagnostics(app: App): HTMLElement {
-  const rows = [...app.links.values()].flatMap((l) =>
+  const items = [...app.links.values()].flatMap((l) =>
     [...l.refusals.entries()].map(([reason, n]) =>
       h(
-        'tr',
-        { 'data-reason': reason },
-        h('td', {}, l.speaker.name),
-        h('td', {}, reason),
-        h('td', {}, String(n)),
+        'li',
+        { class: 'refusal', 'data-reason': reason },
+        h(
+          'p',
+          {},
+          app.links.size > 1 ? `${l.speaker.name}: ` : '',
+          refusalWords(reason),
+          ' ',
+          h('span', { class: 'refusal-count', 'data-count': n }, n === 1 ? 'Once.' : `${n} times.`),
+        ),
+        h('details', { class: 'details' }, h('summary', {}, 'Reason code'), h('code', {}, reason)),
       ),
     ),
   )
@@ -172,18 +259,13 @@ function diagnostics(app: App): HTMLElement {
     'section',
     { class: 'diagnostics', 'aria-label': 'Diagnostics' },
     h('h2', {}, 'Diagnostics'),
-    h('p', { class: 'hint' }, 'Messages this phone refused to believe (never shown), by reason.'),
-    rows.length === 0
+    h(
+      'p',
+      { class: 'hint' },
+      'Messages this phone refused to believe, and never showed you. A few are harmless (a request that arrived late); many may mean someone on your network is trying to fool the speaker’s phones.',
+    ),
+    items.length === 0
       ? h('p', { class: 'empty', 'data-refusals': '0' }, 'Nothing refused.')
-      : h(
-          'table',
-          {},
-          h(
-            'thead',
-            {},
-            h('tr', {}, h('th', {}, 'Speaker'), h('th', {}, 'Reason'), h('th', {}, 'Count')),
-          ),
-          h('tbody', {}, ...rows),
-        ),
+      : h('ul', { class: 'refusals' }, ...items),
   )
 }

@@ -22,6 +22,7 @@ import {
   parsePayload,
   type RequestBody,
   requestDigest,
+  saidForRequest,
   signOutcome,
   signRequest,
   type Topics,
@@ -219,6 +220,7 @@ export class MqttApprover implements Approver {
     if (this.#pending.has(request.id)) {
       return Promise.reject(new Error(`approval ${request.id} is already pending`))
     }
+    const said = saidForRequest(request.said)
     const body: RequestBody = {
       v: PROTOCOL_VERSION,
       id: request.id,
@@ -231,6 +233,8 @@ export class MqttApprover implements Approver {
       // Asked outside any conversation (a timer, an automation): the field is left out.
       ...(request.conversationId !== '' && { conversation: request.conversationId }),
       ...(request.askedBy !== undefined && { askedBy: request.askedBy }),
+      // The words that led to the call, cut short; in the digest, so no one can change them.
+      ...(said !== undefined && { said }),
       createdAt: request.createdAt,
       expiresAt: request.expiresAt,
     }

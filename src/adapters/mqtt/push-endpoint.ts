@@ -5,7 +5,7 @@ import { pushOpArgSchemas } from '../../protocol/push-ops.js'
 import { args, type PhoneRequests } from './phone-requests.js'
 
 /** A phone with more browsers than this loses its oldest subscription: the store stays small. */
-export const MAX_SUBSCRIPTIONS_PER_PHONE = 8
+const MAX_SUBSCRIPTIONS_PER_PHONE = 8
 
 export interface PushEndpointOptions {
   readonly subscriptions: PushSubscriptionStore

@@ -23,6 +23,7 @@ export class MqttStatus {
   #muted = false
   #reason: string | undefined
   #falseWakes = 0
+  #volume: number | undefined
   #since: number
   /** This connection's subscriptions are answered: "online" may be said (see the constructor). */
   #heard = false
@@ -78,6 +79,13 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** The speaker's volume changed (0–100 %): the status carries it from now on. */
+  setVolume(volume: number): void {
+    if (volume === this.#volume) return
+    this.#volume = volume
+    this.#publish()
+  }
+
   current(): StatusMessage {
     return {
       v: PROTOCOL_VERSION,
@@ -88,6 +96,7 @@ export class MqttStatus {
       since: this.#since,
       ...(this.#reason !== undefined && { reason: this.#reason }),
       ...(this.#falseWakes > 0 && { falseWakes: this.#falseWakes }),
+      ...(this.#volume !== undefined && { volume: this.#volume }),
     }
   }
 

@@ -37,7 +37,7 @@ const PERMITTED_IPS = [
   '::1/ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
 ]
 
-export interface HouseholdTlsFiles {
+interface HouseholdTlsFiles {
   readonly dir: string
   readonly caCert: string
   readonly caKey: string
@@ -55,7 +55,7 @@ export interface HouseholdTlsResult extends HouseholdTlsFiles {
   readonly notAfter: string
 }
 
-export function householdTlsFiles(dir: string): HouseholdTlsFiles {
+function householdTlsFiles(dir: string): HouseholdTlsFiles {
   return {
     dir,
     caCert: join(dir, 'ca.crt'),

@@ -2,7 +2,7 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
-import type { ModelSession } from './runtime.js'
+import type { ModelSession } from './model-session.js'
 
 /** One wake phrase: its head model and the score at which it counts. */
 export interface WakeHead {

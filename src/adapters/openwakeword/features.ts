@@ -1,5 +1,5 @@
 import { NocturnError } from '../../core/errors.js'
-import type { ModelSession } from './runtime.js'
+import type { ModelSession } from './model-session.js'
 
 /**
  * openWakeWord's shared front end, streamed one 80 ms chunk at a time exactly as its reference
@@ -60,18 +60,19 @@ export class FeaturePipeline {
     }
     const spec = await melFrames(mel, noise)
     const frames = spec.length / MEL_BINS
-    // Windows of 76 frames every 8 (one chunk), as upstream's _get_embeddings.
+    // Windows of 76 frames every 8 (one chunk), as upstream's _get_embeddings. One window per run,
+    // not one batch: a batch of ~40 makes the runtime keep ~25 MB of activations for good.
     const windows: number[] = []
     for (let start = 0; start + EMBEDDING_WINDOW <= frames; start += 8) windows.push(start)
-    const batch = new Float32Array(windows.length * EMBEDDING_WINDOW * MEL_BINS)
-    windows.forEach((start, i) => {
-      batch.set(
-        spec.subarray(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS),
-        i * EMBEDDING_WINDOW * MEL_BINS,
+    const out = new Float32Array(windows.length * EMBEDDING_SIZE)
+    for (const [i, start] of windows.entries()) {
+      const one = await embedding.run(
+        spec.slice(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS),
+        [1, EMBEDDING_WINDOW, MEL_BINS, 1],
       )
-    })
-    const out = await embedding.run(batch, [windows.length, EMBEDDING_WINDOW, MEL_BINS, 1])
-    checkLength(embedding, out, windows.length * EMBEDDING_SIZE)
+      checkLength(embedding, one, EMBEDDING_SIZE)
+      out.set(one, i * EMBEDDING_SIZE)
+    }
     const keep = Math.min(windows.length, EMBEDDING_KEEP)
     return new FeaturePipeline(mel, embedding, out.slice((windows.length - keep) * EMBEDDING_SIZE))
   }

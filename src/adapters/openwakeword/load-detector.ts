@@ -3,12 +3,8 @@ import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
 import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detector.js'
 import { EMBEDDING_SIZE, expectShape, FeaturePipeline } from './features.js'
-import {
-  type InferenceRuntime,
-  loadRuntime,
-  type ModelSession,
-  type RuntimeChoice,
-} from './runtime.js'
+import type { InferenceRuntime, ModelSession } from './model-session.js'
+import { loadRuntime, type RuntimeChoice } from './runtime.js'
 
 /** One wake phrase to listen for: its head file and threshold. */
 export interface WakePhraseFile {

@@ -2,30 +2,11 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
+import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
+import { wasmThreadRuntime } from './wasm-thread.js'
 
-/**
- * The seam between the wake-word pipeline and an ONNX runtime: a model is loaded from a file and
- * run on one float32 tensor. Both runtimes (onnxruntime-node's native library, onnxruntime-web's
- * WASM build) sit behind it, and a test can put a slow one here to see the detector fall behind.
- */
-export interface ModelSession {
-  /** The model file, for messages. */
-  readonly file: string
-  readonly inputName: string
-  /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
-  readonly inputShape: readonly (number | string)[]
-  run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
-  close(): Promise<void>
-}
-
-export type RuntimeName = 'native' | 'wasm'
 export type RuntimeChoice = 'auto' | RuntimeName
 export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
-
-export interface InferenceRuntime {
-  readonly name: RuntimeName
-  load(file: string): Promise<ModelSession>
-}
 
 /** The part of the onnxruntime JavaScript API (shared by -node and -web) used here. */
 interface OrtTensor {
@@ -70,7 +51,10 @@ export async function loadRuntime(choice: RuntimeChoice): Promise<InferenceRunti
     )
   }
   const name = choice === 'auto' ? autoRuntime() : choice
-  const ort = name === 'native' ? await importNative() : await importWasm()
+  // WASM runs on a thread of its own (wasm-thread.ts); the native library already runs off the
+  // event loop (onnxruntime-node's run is asynchronous, on libuv's pool).
+  if (name === 'wasm') return wasmThreadRuntime()
+  const ort = await importNative()
   return { name, load: (file) => loadSession(ort, name, file) }
 }
 
@@ -88,13 +72,15 @@ async function importNative(): Promise<Ort> {
   }
 }
 
-async function importWasm(): Promise<Ort> {
+/** onnxruntime-web, set up for one thread; wasm-worker.ts calls it on the runtime's own thread. */
+export async function importWasm(): Promise<Ort> {
   try {
     const require = createRequire(import.meta.url)
     const ort = require('onnxruntime-web') as Ort
     if (ort.env?.wasm) {
-      // One thread, in this thread: no worker pool to start on a small board, and the wake word
-      // needs a few ms per 80 ms chunk. The .wasm is read from the package's own folder.
+      // One thread, the calling one (itself a worker: wasm-thread.ts): no pool of threads to start
+      // on a small board, and the wake word needs a few ms per 80 ms chunk. The .wasm is read
+      // from the package's own folder.
       ort.env.wasm.numThreads = 1
       ort.env.wasm.proxy = false
       ort.env.wasm.wasmPaths = `${join(dirname(require.resolve('onnxruntime-web')), '/')}`
@@ -109,7 +95,12 @@ async function importWasm(): Promise<Ort> {
   }
 }
 
-async function loadSession(ort: Ort, runtime: RuntimeName, file: string): Promise<ModelSession> {
+/** One model on a loaded runtime, its input checked: what every ModelSession here is. */
+export async function loadSession(
+  ort: Ort,
+  runtime: RuntimeName,
+  file: string,
+): Promise<ModelSession> {
   let bytes: Uint8Array
   try {
     bytes = await readFile(file)

@@ -16,6 +16,7 @@ interface EndingRow {
   channel: Channel
   conversation_id: string | null
   asked_by: string | null
+  said: string | null
   state: ApprovalEndingState
   decided_by: string | null
   grant_kept: string | null
@@ -23,7 +24,7 @@ interface EndingRow {
   ended_at: number
 }
 
-/** The approval history on the store's own database (migration 3), newest ending first. */
+/** The approval history on the store's own database (migrations 3 and 6), newest ending first. */
 export class SqliteApprovalHistory implements ApprovalHistory {
   readonly #q
 
@@ -31,8 +32,8 @@ export class SqliteApprovalHistory implements ApprovalHistory {
     this.#q = {
       insert: db.prepare(
         `INSERT OR REPLACE INTO approval_history (id, tool, action, args, critical, channel,
-           conversation_id, asked_by, state, decided_by, grant_kept, asked_at, ended_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           conversation_id, asked_by, said, state, decided_by, grant_kept, asked_at, ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       page: db.prepare(
         `SELECT * FROM approval_history WHERE ended_at < ? OR (ended_at = ? AND id > ?)
@@ -52,6 +53,7 @@ export class SqliteApprovalHistory implements ApprovalHistory {
       e.channel,
       e.conversationId ?? null,
       e.askedBy ?? null,
+      e.said ?? null,
       e.state,
       e.by ?? null,
       e.grant === undefined ? null : JSON.stringify(e.grant),
@@ -87,6 +89,7 @@ function toEnding(r: EndingRow): ApprovalEnding {
     channel: r.channel,
     ...(r.conversation_id !== null && { conversationId: r.conversation_id }),
     ...(r.asked_by !== null && { askedBy: r.asked_by }),
+    ...(r.said !== null && { said: r.said }),
     state: r.state,
     ...(r.decided_by !== null && { by: r.decided_by }),
     ...(r.grant_kept !== null && { grant: JSON.parse(r.grant_kept) as GrantRequest }),

@@ -55,6 +55,6 @@ export function checkIntegrity(db: Database.Database, path: string): void {
     : ''
   throw new NocturnError(
     'NOC_ERR_STORE_DAMAGED',
-    `the store at ${path} is damaged (${found.join('; ').slice(0, 200)}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db"${orCopy} or move it aside to start with an empty store (docs/store.md)`,
+    `the store at ${path} is damaged (${found.join('; ').replace(/\s+/g, ' ').slice(0, 200)}); it was left untouched — stop Nocturn, keep a copy, and recover it with "sqlite3 ${path} .recover | sqlite3 recovered.db"${orCopy} or move it aside to start with an empty store (docs/store.md)`,
   )
 }

@@ -103,4 +103,8 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX push_subscriptions_by_phone ON push_subscriptions (phone);
   `,
+  // 7: the words that led to an approval (docs/protocol.md, "What was said"), kept with its ending.
+  `
+  ALTER TABLE approval_history ADD COLUMN said TEXT;
+  `,
 ]

@@ -8,7 +8,7 @@ import {
 import { errorText } from '../../core/errors.js'
 
 /** What a critical yes's WebAuthn challenge is made from (docs/protocol.md, "The owner's yes"). */
-export const OWNER_CHALLENGE_LABEL = 'nocturn-critical-yes-v1'
+const OWNER_CHALLENGE_LABEL = 'nocturn-critical-yes-v1'
 
 /**
  * The challenge an assertion for one request must sign: base64url of SHA-256 over the label, a

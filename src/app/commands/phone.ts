@@ -91,14 +91,21 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
   }
 }
 
+/** A pending request as `watch` prints it: its line, then what was said (docs/protocol.md). */
+function show(r: VerifiedRequest): string {
+  const asked = `by ${r.channel}${r.askedBy ? ` from ${r.askedBy}` : ''}`
+  const line = `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, ${asked}, until ${new Date(r.expiresAt).toISOString()})\n`
+  if (r.said === undefined) return line
+  const who = r.channel === 'voice' ? 'said in the room' : `typed on ${r.askedBy ?? 'a phone'}`
+  return `${line}         ${who}: ${JSON.stringify(r.said)}\n`
+}
+
 async function watch(
   client: PhoneClient,
   io: Io,
   once: boolean,
   signal?: AbortSignal,
 ): Promise<number> {
-  const show = (r: VerifiedRequest) =>
-    `pending  ${r.id}  ${r.action}  (${r.tool}${r.critical ? ', critical' : ''}, by ${r.channel}${r.askedBy ? ` from ${r.askedBy}` : ''}, until ${new Date(r.expiresAt).toISOString()})\n`
   // Retained requests arrive right after subscribing; a moment's wait lets --once list them.
   await new Promise((r) => setTimeout(r, 300))
   for (const r of client.pending()) io.out.write(show(r))

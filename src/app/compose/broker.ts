@@ -7,6 +7,7 @@ import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { servePush } from '../../adapters/mqtt/push-endpoint.js'
+import { serveVolume } from '../../adapters/mqtt/volume-endpoint.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
@@ -152,6 +153,7 @@ export async function servePhones(
     )
     serveHistory(requests, history)
     if (household.push) servePush(requests, { ...household.push, clock })
+    serveVolume(requests, device, log.child({ component: 'volume-mqtt' }))
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.

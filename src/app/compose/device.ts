@@ -33,6 +33,7 @@ export function showStatus(device: DeviceState, mqtt: DeviceMqtt | undefined): v
   const show = () => {
     const s = device.snapshot
     mqtt.status.setState(s.state, s.muted, s.reason, s.falseWakes)
+    mqtt.status.setVolume(s.volume)
   }
   device.subscribe(show)
   show()

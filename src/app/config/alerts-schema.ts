@@ -6,7 +6,7 @@ import { z } from 'zod'
  * HTTPS; ntfy and Home Assistant carry only a sentence and a link, no authority, and are off unless
  * configured.
  */
-export const webPushSchema = z.strictObject({
+const webPushSchema = z.strictObject({
   /** false: no subscription is taken and nothing is pushed. */
   enabled: z.boolean().default(true),
   /**
@@ -21,7 +21,7 @@ export const webPushSchema = z.strictObject({
   keyFile: z.string().min(1).optional(),
 })
 
-export const ntfySchema = z.strictObject({
+const ntfySchema = z.strictObject({
   /** The ntfy server: the public one or the household's own, e.g. "https://ntfy.sh". */
   server: z.url({ protocol: /^https?$/ }),
   /** The topic; anyone who knows its name can read it, so make it hard to guess. */
@@ -37,5 +37,3 @@ export const alertsSchema = z.strictObject({
   /** An alert on `…/home-assistant/alert` for an automation (docs/home-assistant.md); needs mqtt. */
   homeAssistant: z.boolean().default(false),
 })
-
-export type AlertsConfig = z.infer<typeof alertsSchema>

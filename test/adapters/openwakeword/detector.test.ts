@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import type { OpenWakeWordDetector } from '../../../src/adapters/openwakeword/detector.js'
 import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
-import {
-  type InferenceRuntime,
-  loadRuntime,
-  type RuntimeName,
-} from '../../../src/adapters/openwakeword/runtime.js'
+import type {
+  InferenceRuntime,
+  RuntimeName,
+} from '../../../src/adapters/openwakeword/model-session.js'
+import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
 import { DEFAULT_WAKE_CONSECUTIVE, wakeSchema } from '../../../src/app/config/wake-schema.js'
 import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'

@@ -1,0 +1,21 @@
+/**
+ * The seam between the wake-word pipeline and an ONNX runtime: a model is loaded from a file and
+ * run on one float32 tensor. Both runtimes (onnxruntime-node's native library, onnxruntime-web's
+ * WASM build) sit behind it, and a test can put a slow one here to see the detector fall behind.
+ */
+export interface ModelSession {
+  /** The model file, for messages. */
+  readonly file: string
+  readonly inputName: string
+  /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
+  readonly inputShape: readonly (number | string)[]
+  run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
+  close(): Promise<void>
+}
+
+export type RuntimeName = 'native' | 'wasm'
+
+export interface InferenceRuntime {
+  readonly name: RuntimeName
+  load(file: string): Promise<ModelSession>
+}

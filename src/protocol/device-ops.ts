@@ -1,0 +1,12 @@
+import { z } from 'zod'
+
+/**
+ * The speaker's own settings over MQTT (docs/protocol.md, "Speaker volume"): operations on the
+ * phones' request topic, signed and answered exactly like the conversation operations.
+ */
+export const DEVICE_OPS = ['set_volume'] as const
+
+export const deviceOpArgSchemas = {
+  /** 0–100 %, a whole number; anything else is refused, not clamped. */
+  set_volume: z.object({ volume: z.number() }),
+} as const

@@ -1,0 +1,63 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
+import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
+import { silentLogger } from '../../../src/core/logger.js'
+import type { WakeDetection } from '../../../src/ports/wake-word.js'
+import { EMBEDDING, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
+
+const closers: (() => Promise<void>)[] = []
+afterAll(async () => {
+  for (const c of closers) await c()
+})
+
+/**
+ * onnxruntime-web runs a model synchronously on the thread that calls it. The WASM runtime's
+ * scoring lives on a worker thread, so while the detector scores, the main thread's event loop
+ * keeps turning: the microphone's reads, the speaker's writes and the network go on. Counted, not
+ * timed: a setImmediate chain advances once per turn of the loop, and on the main thread every
+ * chunk's models ran back to back inside one turn (the count stayed near 0).
+ */
+describe('the WASM runtime scores on its own thread', () => {
+  it('the event loop keeps turning while several seconds of audio are scored in bulk', async () => {
+    const wakes: WakeDetection[] = []
+    const d = await loadWakeDetector({
+      onWake: (w) => wakes.push(w),
+      phrases: HEADS.map((h) => ({ phrase: h.phrase, file: h.file, threshold: 0.5 })),
+      melFile: MEL,
+      embeddingFile: EMBEDDING,
+      runtime: 'wasm',
+      consecutive: 2,
+      refractoryMs: 2000,
+      logger: silentLogger,
+    })
+    closers.push(() => d.close())
+    const jarvis = HEADS.find((h) => h.name === 'hey_jarvis')
+    const pcm = Buffer.concat([silence(1000), wavPcm(jarvis?.clip ?? ''), silence(1000)])
+
+    let turns = 0
+    let counting = true
+    const turn = () => {
+      turns++
+      if (counting) setImmediate(turn)
+    }
+    setImmediate(turn)
+    const before = d.stats().chunksScored
+    await d.scoreRecorded(pcm)
+    counting = false
+    const chunks = d.stats().chunksScored - before
+
+    // The same decision as ever (the scores themselves: detector.test.ts, native against wasm).
+    expect(wakes.map((w) => w.phrase)).toEqual(['hey jarvis'])
+    expect(chunks).toBeGreaterThan(30)
+    // Every chunk is several round trips to the worker, each one a turn of the loop.
+    expect(turns).toBeGreaterThanOrEqual(chunks)
+  })
+
+  it('a model file the worker cannot read is the same clear error, naming the file', async () => {
+    const runtime = await loadRuntime('wasm')
+    await expect(runtime.load('/nonexistent/hey_nocturn.onnx')).rejects.toMatchObject({
+      code: 'NOC_ERR_WAKE_MODEL_MISSING',
+      message: expect.stringContaining('/nonexistent/hey_nocturn.onnx'),
+    })
+  })
+})
