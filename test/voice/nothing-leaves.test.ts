@@ -1,14 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
-import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
 import { householdSpeech } from '../helpers/tts.js'
-import { wakeWorld } from './wake-world.js'
+import { MODEL_DIR } from '../helpers/wake.js'
+import { realWakeWorld, wakeWorld } from './wake-world.js'
 
 const skip = missingCommands('arecord', 'espeak-ng', 'sox')
 const MINUTES = 10
@@ -60,4 +63,94 @@ describe.skipIf(skip)('nothing leaves the room before the wake', () => {
       await server.close()
     }
   }, 180_000)
+})
+
+/** Each false wake's session: the model transcribes what it heard, a sentence with no wake phrase. */
+const unconfirmed = (): Script => ({
+  steps: [
+    { transcribe: 'The kettle has boiled, and the dishwasher needs emptying.', afterAudioMs: 300 },
+    { speak: 'time', chunkMs: 40 },
+    { send: { serverContent: { turnComplete: true } } },
+  ],
+})
+
+/**
+ * The same ten minutes on the REAL openWakeWord detector (the pretrained hey_jarvis head, default
+ * threshold and settings, native runtime), through the real `arecord`. The recording goes out
+ * eight times faster than life, and waits whenever the detector has more than a second unscored:
+ * it must score every chunk (none dropped), or the test says so. TTS prose full of near-misses
+ * makes this detector fire now and then (docs/wake-word.md, "Measured"): what must keep the room's
+ * words from being answered is then the second opinion. So, whatever the detector did: every
+ * session that opened was a false wake, closed without a word (the speaker played only earcons,
+ * never the model's reply), nothing was stored, every false wake was counted and the LED ended
+ * idle, never speaking. How many times it fired is printed.
+ */
+describe.skipIf(skip)('nothing leaves the room before the wake, on the real detector', () => {
+  it(`${MINUTES} minutes of speech without the wake phrase: no word answered`, async () => {
+    const speech = householdSpeech(MINUTES)
+    const alsa = hermeticAlsa('fifo', { stall: false })
+    const server = await FakeLiveServer.start({ logger: silentLogger, scripts: unconfirmed })
+    const mic = new ArecordMic({
+      device: alsa.capture,
+      clock: realClock(),
+      logger: new MemoryLogger(),
+      env: alsa.env,
+    })
+    const wake = wakeSchema.parse({
+      models: [{ model: 'hey_jarvis' }],
+      modelDir: MODEL_DIR,
+      runtime: 'native',
+    })
+    // Fed from before the recorder starts: it waits for its first audio. The feed holds while more
+    // than a second of what it wrote is not scored yet (in the pipes, or waiting in the detector).
+    const feeds = new RoomFeeds([alsa.infile])
+    let unscored = () => 0
+    feeds.start({ speed: 8, hold: () => unscored() > 12 })
+    let atReset = 0
+    const done = () => {
+      const s = w.detector.stats()
+      return s.chunksScored + s.chunksDropped
+    }
+    const w = await realWakeWorld(server, wake, {
+      source: mic,
+      onDetectorReset: () => {
+        atReset = done()
+      },
+    })
+    // In chunks: what is in the pipes, and what the detector has not scored yet.
+    unscored = () =>
+      (feeds.given(0) - w.roomBytes()) / 2560 +
+      w.detectorBytesSinceReset() / 2560 -
+      (done() - atReset)
+    try {
+      await until(() => feeds.heard(0, 100), 20)
+      const before = w.roomBytes()
+      feeds.play(speech, [{ i: 0 }])
+      await until(() => w.roomBytes() - before >= speech.length, 50)
+      await until(() => unscored() < 1, 20)
+      // A false wake's session waits up to 1.5 s for the second opinion, then closes.
+      await until(() => w.summaries.length === server.connections.length, 50)
+      await new Promise((r) => setTimeout(r, 2000))
+      const stats = w.detector.stats()
+      console.log(
+        `real detector on ${MINUTES} min of household prose: ${w.detections.length} detection(s) ` +
+          `(scores ${w.detections.map((d) => d.score.toFixed(2)).join(', ') || 'none'}), ` +
+          `${server.connections.length} session(s) opened, ${w.falseWakes()} false wake(s); ` +
+          `${stats.chunksScored} chunks scored, ${stats.chunksDropped} dropped`,
+      )
+      expect(stats.chunksDropped).toBe(0)
+      expect(stats.chunksScored).toBeGreaterThanOrEqual(Math.floor((speech.length / 2560) * 0.99))
+      expect(w.summaries.map((s) => s.reason)).toEqual(server.connections.map(() => 'unconfirmed'))
+      expect(w.falseWakes()).toBe(server.connections.length)
+      expect(w.speaker.writtenBytes).toBe(server.connections.length * w.earcon.byteLength)
+      expect(w.store.listConversations()).toEqual([])
+      expect(w.states).not.toContain('speaking')
+      expect(w.states.at(-1) ?? 'idle').toBe('idle')
+      expect(server.errors).toEqual([])
+    } finally {
+      feeds.stop()
+      await w.close()
+      await server.close()
+    }
+  }, 400_000)
 })

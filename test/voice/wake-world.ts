@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import type { WakeConfig } from '../../src/app/config/wake-schema.js'
+import { createWakeDetector } from '../../src/app/wake-detector.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { MicRouter } from '../../src/audio/mic-router.js'
 import { VoicedHistory } from '../../src/audio/voiced-history.js'
@@ -10,11 +12,13 @@ import { parseWav } from '../../src/audio/wav.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
+import type { Logger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { AudioIn } from '../../src/ports/audio.js'
 import type { LedState } from '../../src/ports/panel.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
+import type { WakeDetection, WakeListener, WakeWordDetector } from '../../src/ports/wake-word.js'
 import { ManualApprover } from '../../src/testing/approvers.js'
 import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeMic } from '../../src/testing/fake-mic.js'
@@ -47,6 +51,8 @@ export interface WakeWorldOptions {
   readonly preRollMs?: number
   /** The microphone below the gate (a real recorder); a fake the test speaks into otherwise. */
   readonly source?: AudioIn
+  /** Called as the wake stage resets its detector (after each session). */
+  readonly onDetectorReset?: () => void
   /** Told the speaker before the microphone starts (a loopback of the playback needs it). */
   readonly beforeStart?: (speaker: FakeSpeaker) => void
 }
@@ -57,7 +63,33 @@ export interface WakeWorldOptions {
  * the voice driver against the fake Live `server`, a fake speaker on the real clock and an
  * in-memory store. `order` records, in order, the earcon, every LED state and every connection.
  */
-export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}) {
+export function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}) {
+  return world(
+    server,
+    o,
+    (listener) => new FakeWakeWord({ listener, latencyMs: o.detectorLatencyMs ?? 160 }),
+  )
+}
+
+/**
+ * The same chain on the real openWakeWord detector, as `createWakeDetector` makes it from `wake`
+ * (the pretrained models of the devDependency: test/helpers/wake.ts).
+ */
+export function realWakeWorld(
+  server: FakeLiveServer,
+  wake: WakeConfig,
+  o: Omit<WakeWorldOptions, 'detectorLatencyMs'> = {},
+) {
+  return world(server, o, (listener, logger) =>
+    createWakeDetector(wake, { onWake: listener, logger }),
+  )
+}
+
+async function world<D extends WakeWordDetector>(
+  server: FakeLiveServer,
+  o: WakeWorldOptions,
+  makeDetector: (listener: WakeListener, logger: Logger) => D | Promise<D>,
+) {
   const clock = realClock()
   const log = new MemoryLogger()
   const store = new SqliteStore(':memory:')
@@ -76,12 +108,28 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
   const order: string[] = []
   const states: LedState[] = []
   let stage: WakeOnset | undefined
-  const detector = new FakeWakeWord({
-    listener: (d) => stage?.detected(d),
-    latencyMs: o.detectorLatencyMs ?? 160,
-  })
+  /** Every detection the detector told, before the wake stage's checks. */
+  const detections: WakeDetection[] = []
+  const detector = await makeDetector((d) => {
+    detections.push(d)
+    stage?.detected(d)
+  }, log)
+  // What the detector was given since its last reset: a reset forgets what it had not scored yet.
+  let sinceReset = 0
   stage = new WakeOnset({
-    detector,
+    detector: {
+      phrases: detector.phrases,
+      push: (f, at) => {
+        sinceReset += f.byteLength
+        detector.push(f, at)
+      },
+      reset: () => {
+        sinceReset = 0
+        o.onDetectorReset?.()
+        detector.reset()
+      },
+      close: () => detector.close(),
+    },
     voiced: await VoicedHistory.create(),
     clock,
     logger: log,
@@ -165,6 +213,7 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     driver,
     loop,
     detector,
+    detections,
     order,
     states,
     summaries,
@@ -174,6 +223,8 @@ export async function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}
     framesSent: () => sent,
     /** Bytes the wake stage has heard (the MicGate's room tap). */
     roomBytes: () => roomBytes,
+    /** Bytes the detector was given since the stage last reset it. */
+    detectorBytesSinceReset: () => sinceReset,
     frame,
     say,
     /** The wake phrase: a second of speech, ending in the frame the fake detector fires on. */

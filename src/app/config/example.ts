@@ -30,6 +30,26 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "echo": "gate",
     "tailMs": 300
   },
+  // What opens a session (docs/wake-word.md). "wake": only the wake phrase, and nothing leaves the
+  // room before it; "button": press to talk; "speech": any speech near the speaker is streamed.
+  "listen": {
+    "mode": "wake",
+    "wake": {
+      // The wake phrase is the household's choice; "nocturn wake list" names the pretrained ones and
+      // "sudo nocturn wake install hey_jarvis" puts one in modelDir (the installer does this one).
+      // LICENCE: openWakeWord's pretrained models are CC BY-NC-SA 4.0 — private, non-commercial
+      // use only. For anything else, train your own head and give its path, e.g.
+      // { "model": "/var/lib/nocturn/wake/hey_nocturn.onnx" }.
+      "models": [{ "model": "hey_jarvis" }],
+      "modelDir": "/var/lib/nocturn/wake",
+      // Higher: fewer false wakes, more missed ones; consecutive 80 ms chunks must reach it.
+      "threshold": 0.5,
+      "consecutive": 2
+    },
+    // The second opinion: the session stays silent until the model's own transcription of what
+    // it heard has the wake phrase; if not within withinMs, it closes without a word.
+    "confirm": { "enabled": true, "withinMs": 1500 }
+  },
   "panel": {
     // gpiod (libgpiod tools; kernels 6.6+ and Pi 5), rpi-gpio (sysfs, older kernels),
     // terminal (a key mutes, the LED is a status line), or none. "nocturn doctor" says which.
