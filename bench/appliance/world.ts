@@ -23,7 +23,7 @@ export const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
 /** One cycle of the household, repeated for as long as the session lasts. */
 export const CYCLE_MS = 20_000
 
-export interface WorldCounts {
+interface WorldCounts {
   connections: number
   cycles: number
   /** Gated calls whose final answer reached the fake service. */

@@ -3,8 +3,8 @@
  * monitor names its place in its reply. Never silent, so any silence inside a reply is a gap, and
  * any jump is lost audio.
  */
-export const BASE = 1000
-export const SPAN = 30_000
+const BASE = 1000
+const SPAN = 30_000
 
 export function counterReply(samples: number): Uint8Array {
   const out = new Int16Array(samples)

@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 
-export const CACHE = join(import.meta.dirname, '..', '..', 'var', 'bench-wake')
+const CACHE = join(import.meta.dirname, '..', '..', 'var', 'bench-wake')
 
 export interface Voice {
   readonly name: string

@@ -6,7 +6,7 @@ import type { Logger } from '../core/logger.js'
 import type { AudioIn, AudioOut } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
 
-export type AudioBackend = 'alsa' | 'portaudio' | 'wav'
+type AudioBackend = 'alsa' | 'portaudio' | 'wav'
 
 export interface AudioConfig {
   readonly backend: AudioBackend

@@ -9,7 +9,7 @@ import {
   sysfsCheck,
 } from './panel-board.js'
 
-export type PanelBackend = ResolvedPanel['backend']
+type PanelBackend = ResolvedPanel['backend']
 
 export interface PanelCheckResult {
   /** The backend this board needs. */

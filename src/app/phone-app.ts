@@ -11,13 +11,13 @@ import type { Config } from './config/schema.js'
 import { portTakenReason } from './port-holder.js'
 
 /** The port of Mosquitto's WebSocket listener in docs/protocol.md. */
-export const DEFAULT_BROKER_WS_PORT = 9001
+const DEFAULT_BROKER_WS_PORT = 9001
 
 /** dist/web of this installation: the same from src/app (tsx) and dist/app (compiled). */
 export const DEFAULT_APP_ROOT = fileURLToPath(new URL('../../dist/web', import.meta.url))
 
 /** What `/config.json` tells the app (docs/phone-app.md). */
-export interface PhoneAppConfig {
+interface PhoneAppConfig {
   readonly brokerWsUrl: string
   readonly device: string
   readonly prefix: string
@@ -44,7 +44,7 @@ export function brokerWsUrlFor(c: Config, pageHost: string | undefined): string 
 }
 
 /** The name phones reach this device by: `phoneApp.publicHost`, else `<hostname>.local`. */
-export function publicHostOf(c: Config): string {
+function publicHostOf(c: Config): string {
   return c.phoneApp.publicHost ?? `${hostname()}.local`
 }
 

@@ -13,7 +13,7 @@ export interface ToolModuleDeps {
   readonly publisher?: Publisher
 }
 
-export class ToolModuleError extends Error {
+class ToolModuleError extends Error {
   constructor(message: string) {
     super(message)
     this.name = 'ToolModuleError'

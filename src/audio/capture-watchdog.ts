@@ -14,7 +14,7 @@ export interface CaptureWatchdogOptions {
   readonly logger: Logger
 }
 
-export const DEFAULT_STALL_MS = 3000
+const DEFAULT_STALL_MS = 3000
 /** A device that stays dead is retried ever less often: 3, 6, 12, 24, then every 48 s. */
 const MAX_STALL_FACTOR = 16
 

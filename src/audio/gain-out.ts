@@ -1,7 +1,7 @@
 import type { AudioOut, DropReport } from '../ports/audio.js'
 
 /** The span of the volume control: 1 % is this many dB below 100 %; 0 % is silence. */
-export const VOLUME_RANGE_DB = 40
+const VOLUME_RANGE_DB = 40
 
 /** The lowest volume an alert (a timer, an earcon, an announcement) plays at, whatever is set. */
 export const ALERT_FLOOR_PERCENT = 35

@@ -36,14 +36,14 @@ export interface PacedSpeakerOptions {
  */
 export const DEFAULT_LEAD_MS = 1000
 export const DEFAULT_TICK_MS = 500
-export const DEFAULT_STALL_MS = 1000
+const DEFAULT_STALL_MS = 1000
 /**
  * A live model hands over a reply faster than it plays, in chunks well under 200 ms apart; a
  * pause this long with the whole reply in the device is its end. Measured (bench/RESULTS.md,
  * "The tail after a drop"): padding only when the run ends came after the player had run dry on
  * a loaded machine, and the tail stayed in it until the next reply.
  */
-export const DEFAULT_QUIET_END_MS = 200
+const DEFAULT_QUIET_END_MS = 200
 
 /**
  * The one speaker buffer every backend shares: Nocturn keeps the reply in its own queue and feeds

@@ -1,5 +1,5 @@
 /** S16LE mono arithmetic: two bytes a sample, one channel, shared by every audio piece. */
-export const BYTES_PER_SAMPLE = 2
+const BYTES_PER_SAMPLE = 2
 
 export function bytesForMs(sampleRateHz: number, ms: number): number {
   // Whole samples only: a frame that splits a sample would shift every later sample's byte order.

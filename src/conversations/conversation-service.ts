@@ -8,10 +8,10 @@ import type { TurnLoop } from '../turn/turn-loop.js'
 import type { LiveConversations } from './live-conversations.js'
 
 /** Larger pages are refused, not clamped: a phone asking for a million rows is a bug or a probe. */
-export const MAX_LIST_PAGE = 100
-export const MAX_MESSAGE_PAGE = 500
+const MAX_LIST_PAGE = 100
+const MAX_MESSAGE_PAGE = 500
 /** A typed message longer than this is refused before it reaches the model or the store. */
-export const MAX_TYPED_CHARS = 4000
+const MAX_TYPED_CHARS = 4000
 
 export interface ConversationSummary {
   readonly id: string

@@ -37,7 +37,7 @@ export class PhoneGrants {
   }
 }
 
-export function grantSummary(g: Grant): GrantSummary {
+function grantSummary(g: Grant): GrantSummary {
   return {
     id: g.id,
     tool: g.tool,

@@ -7,8 +7,6 @@ import type { Channel } from './types.js'
 export type {
   Grant,
   GrantExpiry,
-  GrantOrigin,
-  GrantScope,
   NewGrant,
 } from '../ports/grant-store.js'
 
@@ -83,7 +81,7 @@ export class Grants {
   }
 }
 
-export function covers(g: Grant, q: GrantQuery): boolean {
+function covers(g: Grant, q: GrantQuery): boolean {
   if (g.revokedAt !== null || g.tool !== q.tool || g.channel !== q.channel) return false
   if (g.expiry.kind === 'session' && g.expiry.conversationId !== q.conversationId) return false
   if (g.expiry.kind === 'until' && q.now >= g.expiry.at) return false

@@ -24,7 +24,7 @@ export interface PendingNotice {
 }
 
 /** The gate as a call sees it (`core/gate.ts` is the one implementation). */
-export interface CallGate {
+interface CallGate {
   /** Resolves when the call may run; throws a NocturnError saying why not. */
   check(tool: Tool, args: unknown, ctx: CallContext): Promise<void>
 }

@@ -9,9 +9,9 @@ import type { DeviceState } from './device-state.js'
 /** An announcement longer than this is refused (a few sentences; about 20 s of speech). */
 export const MAX_ANNOUNCEMENT_CHARS = 300
 /** At most this many wait their turn; more are refused. */
-export const MAX_QUEUED_ANNOUNCEMENTS = 5
+const MAX_QUEUED_ANNOUNCEMENTS = 5
 /** One that waited this long is dropped: "the washing is done" an hour late is noise. */
-export const ANNOUNCEMENT_EXPIRY_MS = 10 * 60_000
+const ANNOUNCEMENT_EXPIRY_MS = 10 * 60_000
 
 export interface AnnouncerOptions {
   readonly speech: Speech

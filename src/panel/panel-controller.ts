@@ -39,13 +39,13 @@ export interface PanelControllerOptions {
   readonly pressToTalk?: boolean
 }
 
-export const DEFAULT_LONG_PRESS_MS = 800
+const DEFAULT_LONG_PRESS_MS = 800
 /** Held this much longer than a long press while nothing plays, the button sets the volume. */
 export const VOLUME_HOLD_MS = 1000
 /** While setting the volume, one step every this many ms … */
 export const VOLUME_STEP_MS = 600
 /** … of this many percent. */
-export const VOLUME_STEP = 10
+const VOLUME_STEP = 10
 /** The lowest volume the button steps to: the button never silences the speaker. */
 export const VOLUME_BUTTON_FLOOR = 10
 

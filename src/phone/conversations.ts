@@ -324,7 +324,7 @@ export interface ConversationInfoWire {
   readonly updatedAt: number
 }
 
-export interface ConversationSummaryWire {
+interface ConversationSummaryWire {
   readonly id: string
   readonly channel: 'voice' | 'text'
   readonly createdAt: number

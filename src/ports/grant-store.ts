@@ -15,7 +15,7 @@ export interface GrantStore {
 
 // The records it keeps; `core/grants.ts` decides what they may say.
 /** What a remembered yes covers: exactly these arguments, or every call matching a pattern. */
-export type GrantScope =
+type GrantScope =
   | { readonly kind: 'exact'; readonly argsDigest: string; readonly args?: unknown }
   | { readonly kind: 'pattern'; readonly pattern: Readonly<Record<string, unknown>> }
 
@@ -25,7 +25,7 @@ export type GrantExpiry =
   | { readonly kind: 'until'; readonly at: number }
 
 /** Who said yes. Only a human approver creates grants; speech never does. */
-export interface GrantOrigin {
+interface GrantOrigin {
   readonly kind: 'phone' | 'console' | 'voice'
   readonly id: string
 }

@@ -1,7 +1,7 @@
 import type { WakeDetection } from './wake-word.js'
 
 /** Why a session opened: someone spoke (`speech` mode), said the wake phrase, or pressed to talk. */
-export type OnsetCause = 'speech' | 'wake' | 'button'
+type OnsetCause = 'speech' | 'wake' | 'button'
 
 /** One reason to open a session, with the audio from just before it. */
 export interface Onset {

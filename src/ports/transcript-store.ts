@@ -1,4 +1,4 @@
-import type { Conversation, Message, NewMessage, StoredMessage } from '../core/conversation.js'
+import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
 import type { Channel } from '../core/types.js'
 
 /**
@@ -47,5 +47,3 @@ export interface ConversationPage {
   readonly before?: number | undefined
   readonly beforeId?: string | undefined
 }
-
-export type { Message }

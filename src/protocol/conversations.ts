@@ -29,7 +29,7 @@ export const conversationRequestSchema = z.object({
   nonce,
   mac: hex64,
 })
-export type ConversationRequest = z.infer<typeof conversationRequestSchema>
+type ConversationRequest = z.infer<typeof conversationRequestSchema>
 export type ConversationRequestFields = Omit<ConversationRequest, 'v' | 'mac'>
 
 /** Conversation ids are looked up, never interpolated; the cap keeps junk out of the logs. */
@@ -54,7 +54,7 @@ export const opArgSchemas = {
   unfollow: z.object({}),
 } as const
 
-export const REPLY_KINDS = [
+const REPLY_KINDS = [
   /** A streamed piece of the model's answer to `say`. */
   'part',
   /** A slice of a list or show answer (answers are split to stay under 16 KiB). */
@@ -85,7 +85,6 @@ export const conversationReplySchema = z.object({
   at: time,
   mac: hex64,
 })
-export type ConversationReply = z.infer<typeof conversationReplySchema>
 
 // The signed texts come from forms.ts, which the phone app bundles too: one source for both sides.
 export const conversationRequestMacInput: (r: ConversationRequestFields) => string =

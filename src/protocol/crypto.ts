@@ -16,7 +16,7 @@ import { decisionMacText, outcomeMacText, requestDigestInput, requestMacText } f
 import type { Grant } from './messages.js'
 
 /** Pairing keys are 256 random bits. */
-export const KEY_BYTES = 32
+const KEY_BYTES = 32
 
 export function newKey(): Buffer {
   return randomBytes(KEY_BYTES)

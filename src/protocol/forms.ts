@@ -5,7 +5,7 @@
  */
 import { canonicalJson } from '../core/canonical-json.js'
 
-export const FORM_LABELS = {
+const FORM_LABELS = {
   request: 'nocturn-request-v1',
   decision: 'nocturn-decision-v1',
   outcome: 'nocturn-outcome-v1',
@@ -25,7 +25,7 @@ export function requestMacText(digest: string): string {
 
 export type GrantForm = 'once' | 'session' | { readonly until: number }
 
-export function grantForm(grant: GrantForm): string {
+function grantForm(grant: GrantForm): string {
   return typeof grant === 'string' ? grant : `until:${grant.until}`
 }
 

@@ -16,11 +16,10 @@ import { ID_PATTERN } from './topics.js'
  * conversation request topic, signed and answered exactly like the conversation operations, so a
  * phone can see every remembered yes and take one back.
  */
-export const GRANT_OPS = ['grants', 'revoke', 'history'] as const
-export type GrantOp = (typeof GRANT_OPS)[number]
+const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
-export const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS, ...DEVICE_OPS] as const
+const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS, ...DEVICE_OPS] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 
 /** The conversation request with the grant operations allowed too. */

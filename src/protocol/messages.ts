@@ -11,11 +11,7 @@ const id = z.string().regex(ID_PATTERN)
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/)
 const time = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)
 
-export const grantSchema = z.union([
-  z.literal('once'),
-  z.literal('session'),
-  z.object({ until: time }),
-])
+const grantSchema = z.union([z.literal('once'), z.literal('session'), z.object({ until: time })])
 export type Grant = z.infer<typeof grantSchema>
 
 /** What the request digest covers: the request without `digest` and `macs` (the device builds it). */
@@ -51,7 +47,7 @@ export const outcomeSchema = z.object({
 })
 export type OutcomeMessage = z.infer<typeof outcomeSchema>
 
-export const statusSchema = z.object({
+const statusSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
   online: z.boolean(),
   state: z.string().max(64),

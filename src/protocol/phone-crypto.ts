@@ -28,7 +28,7 @@ export function newNonce(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(18)))
 }
 
-export function base64url(bytes: Uint8Array): string {
+function base64url(bytes: Uint8Array): string {
   let s = ''
   for (const b of bytes) s += String.fromCharCode(b)
   return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')

@@ -99,7 +99,7 @@ export function parseJsonObject(payload: Uint8Array): Checked<Record<string, unk
   return { ok: true, value: json as Record<string, unknown> }
 }
 
-export function isGrant(g: unknown): g is GrantForm {
+function isGrant(g: unknown): g is GrantForm {
   if (g === 'once' || g === 'session') return true
   return typeof g === 'object' && g !== null && isTime((g as { until?: unknown }).until)
 }

@@ -40,7 +40,7 @@ export interface PhoneVerifierOptions {
   readonly remember?: number
 }
 
-export const DEFAULT_SKEW_MS = 30_000
+const DEFAULT_SKEW_MS = 30_000
 
 /**
  * The one check of a phone's signed message (docs/protocol.md, "What the device checks" for

@@ -12,7 +12,7 @@ import { ID_PATTERN } from './topics.js'
 export const MAX_CLAIM_BYTES = 512
 
 /** The quietest level a claim can carry (digital silence is −∞, which JSON cannot say). */
-export const MIN_CLAIM_LEVEL_DB = -120
+const MIN_CLAIM_LEVEL_DB = -120
 
 export const wakeClaimSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),

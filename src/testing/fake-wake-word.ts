@@ -5,7 +5,7 @@ import type { WakeDetection, WakeListener, WakeWordDetector } from '../ports/wak
  * particular bytes: real speech, a test's marked frames (one byte value throughout) or silence
  * never begin a frame with them.
  */
-export const WAKE_MARK = Uint8Array.from(Buffer.from('HEYJARVS', 'latin1'))
+const WAKE_MARK = Uint8Array.from(Buffer.from('HEYJARVS', 'latin1'))
 
 /** A 20 ms frame (640 bytes at 16 kHz) that the fake detector hears as the end of the wake phrase. */
 export function wakeMarkFrame(bytes = 640): Uint8Array {

@@ -7,7 +7,7 @@ import type { StoredTimer, TimerKind, TimerStore } from '../ports/timer-store.js
 import { chimePcm } from './chime.js'
 
 /** Where a ringing timer is heard: the speaker's output (only what ringing needs of AudioOut). */
-export type ChimeSink = Pick<AudioOut, 'sampleRateHz' | 'write'>
+type ChimeSink = Pick<AudioOut, 'sampleRateHz' | 'write'>
 
 export interface TimerServiceOptions {
   readonly store: TimerStore
@@ -30,7 +30,7 @@ export interface TimerServiceOptions {
 /** A ring nobody stops ends by itself after a minute: the household may be out. */
 export const DEFAULT_RING_MS = 60_000
 /** The chime (about 1.9 s) and a pause. */
-export const DEFAULT_REPEAT_MS = 4000
+const DEFAULT_REPEAT_MS = 4000
 
 /** Node's timers overflow past 2^31-1 ms (about 24.8 days); longer waits are re-armed in steps. */
 const MAX_WAIT_MS = 24 * 60 * 60 * 1000

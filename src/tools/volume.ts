@@ -5,7 +5,7 @@ import type { DeviceState } from '../device/device-state.js'
 const HARMLESS = { voice: 'allow', text: 'allow' } as const
 
 /** How far "louder" and "quieter" move the volume when no number is said. */
-export const VOLUME_NUDGE = 15
+const VOLUME_NUDGE = 15
 
 /**
  * set_volume: "volume 30 percent", "quieter", "louder", "what's the volume". The model maps words

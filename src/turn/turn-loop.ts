@@ -7,7 +7,7 @@ import type { LLM, LLMToolCall } from '../ports/llm.js'
 import { wellFormedHistory } from './history.js'
 
 /** Eight model steps is plenty for one typed request; more means the model is looping. */
-export const DEFAULT_MAX_STEPS = 8
+const DEFAULT_MAX_STEPS = 8
 
 export interface TurnLoopDeps extends TalkDeps<LLM> {
   readonly maxSteps?: number | undefined

@@ -18,12 +18,12 @@ export interface Connection {
 }
 
 /** A connection that is open and current. */
-export interface OpenConnection extends Connection {
+interface OpenConnection extends Connection {
   readonly session: LiveSession
 }
 
 /** What the keeper reports; the call ledger, the transcript and the uplink react. */
-export interface ConnectionListener {
+interface ConnectionListener {
   /**
    * A connection is open and current. `resumedFromHandle`: it resumed its lineage from the
    * handle that was the n-th to arrive (calls made after that handle are unknown to it).

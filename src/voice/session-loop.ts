@@ -9,7 +9,7 @@ import type { SessionSummary } from './session-types.js'
 import type { WakeCheck } from './wake-confirmation.js'
 
 /** What the loop needs of the voice driver. */
-export interface SessionRunner {
+interface SessionRunner {
   readonly muted: boolean
   readonly sessionRunning: boolean
   /** Ends the running session cleanly (approvals withdrawn, transcript complete). */

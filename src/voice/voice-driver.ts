@@ -13,7 +13,7 @@ import { VoiceSession } from './voice-session.js'
 import { voiceState } from './voice-state.js'
 import type { WakeCheck } from './wake-confirmation.js'
 
-export interface VoiceDriverListener {
+interface VoiceDriverListener {
   /** For the LED and the status topic; called on every change. */
   state?(state: LedState): void
   /** A model without asynchronous calls is waiting silently for a phone: play the local cue. */

@@ -18,7 +18,7 @@ export const DEFAULT_CONFIRM_PHRASES: readonly string[] = ['hey jarvis', 'hi jar
 export const DEFAULT_CONFIRM_WITHIN_MS = 1500
 
 /** Lower case, letters and digits only, one space between words: "Hey, Jarvis!" → "hey jarvis". */
-export function normalizeSpeech(text: string): string {
+function normalizeSpeech(text: string): string {
   return text
     .toLowerCase()
     .normalize('NFKD')

@@ -92,7 +92,7 @@ export const unlockTool: ToolDeclaration = {
   },
 }
 
-export const timeTool: ToolDeclaration = {
+const timeTool: ToolDeclaration = {
   name: 'current_time',
   description: 'The local time.',
   parameters: { type: 'object', properties: {} },

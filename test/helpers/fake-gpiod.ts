@@ -13,7 +13,7 @@ import { delimiter, join } from 'node:path'
 
 const SCRIPT = join(import.meta.dirname, '..', 'fixtures', 'gpiod', 'fake-gpiod.mjs')
 
-export interface FakeGpiodLogEntry {
+interface FakeGpiodLogEntry {
   tool: string
   event: 'spawn' | 'start' | 'stop' | 'died' | 'rejected' | 'exit-at-once'
   argv: string[]

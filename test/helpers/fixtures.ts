@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseWav } from '../../src/audio/wav.js'
 
-export const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures')
+const FIXTURES = join(import.meta.dirname, '..', '..', 'fixtures')
 
 export interface VadManifest {
   sampleRateHz: number

@@ -8,7 +8,7 @@ import { testPairing } from './device-mqtt.js'
 const ROOT = join(import.meta.dirname, '../..')
 
 /** The sources through tsx: what `npm run nocturn` runs. */
-export const FROM_SOURCES: readonly string[] = ['--import', 'tsx', 'src/app/cli.ts']
+const FROM_SOURCES: readonly string[] = ['--import', 'tsx', 'src/app/cli.ts']
 
 /** One structured (pino) log line of the process. */
 export interface LogLine {

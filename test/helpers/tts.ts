@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process'
  * "Travis", "a jar of ..."): what a kitchen says all day. TTS speech is not a person in a room;
  * it tests that nothing but the wake phrase opens a session, not how well a model hears people.
  */
-export const HOUSEHOLD_PROSE: readonly string[] = [
+const HOUSEHOLD_PROSE: readonly string[] = [
   'The kettle has boiled, and the dishwasher needs emptying before dinner.',
   'Did anyone see where I left the car keys this morning?',
   'Hey, could you pass me that jar of jam from the top shelf?',
@@ -20,7 +20,7 @@ export const HOUSEHOLD_PROSE: readonly string[] = [
   'My phone is almost flat, where is the charger for the kitchen?',
 ]
 
-export const TTS_VOICES: readonly string[] = ['en-us', 'en-gb+f3', 'en-sc', 'en-us+m3']
+const TTS_VOICES: readonly string[] = ['en-us', 'en-gb+f3', 'en-sc', 'en-us+m3']
 
 /** `text` read by espeak-ng in `voice`, as S16LE mono at `rateHz` (sox resamples it). */
 export function speakPcm(text: string, voice: string, rateHz = 16_000): Buffer {

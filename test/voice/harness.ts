@@ -52,7 +52,7 @@ export function doorTool(unlocked: string[]): Tool {
   }
 }
 
-export function lightTool(set: string[]): Tool {
+function lightTool(set: string[]): Tool {
   return {
     name: 'set_light',
     description: 'Switches a light.',

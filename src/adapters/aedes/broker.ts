@@ -12,7 +12,7 @@ import type { Logger } from '../../core/logger.js'
  */
 export type BrokerRole = 'device' | 'phone'
 
-export interface BrokerUser {
+interface BrokerUser {
   readonly username: string
   readonly password: string
   readonly role: BrokerRole

@@ -1,7 +1,7 @@
 import type { Rgb } from '../../ports/rgb-leds.js'
 
 /** The most LEDs one frame drives: the 32-bit end frame clocks data through 64 of them. */
-export const MAX_LEDS = 64
+const MAX_LEDS = 64
 
 /**
  * One APA102 frame for `count` LEDs in one colour (or each in its own, from a list): a start frame of 32 zero bits; per LED one byte

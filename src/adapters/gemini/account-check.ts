@@ -8,7 +8,7 @@ import { createClient } from './client.js'
 import { GeminiLive } from './gemini-live.js'
 import { redactKey } from './redact.js'
 
-export interface LiveModelInfo {
+interface LiveModelInfo {
   /** Without the `models/` prefix, as the config names it. */
   readonly id: string
   readonly displayName: string | undefined
@@ -17,7 +17,7 @@ export interface LiveModelInfo {
   readonly capabilities: ModelCapabilities
 }
 
-export interface ConnectProbe {
+interface ConnectProbe {
   readonly model: string
   /** The account lists this model as a live model. */
   readonly listed: boolean

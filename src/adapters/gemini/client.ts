@@ -14,7 +14,7 @@ export interface ClientOptions {
   readonly baseUrl?: string | undefined
 }
 
-export const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'
+const GEMINI_API_BASE_URL = 'https://generativelanguage.googleapis.com/'
 
 /** The SDK's client, as `createClient` makes it. */
 export type GenAI = GoogleGenAI

@@ -15,7 +15,7 @@ import { redactKey } from './redact.js'
 import { ServerFrames } from './server-frames.js'
 import type { GuardedSocket } from './socket.js'
 
-export const INPUT_MIME = `audio/pcm;rate=${LIVE_INPUT_RATE_HZ}`
+const INPUT_MIME = `audio/pcm;rate=${LIVE_INPUT_RATE_HZ}`
 
 type State = 'connecting' | 'open' | 'closing' | 'closed'
 

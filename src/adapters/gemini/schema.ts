@@ -17,7 +17,7 @@ const TYPES: Record<JsonSchema['type'], Type> = {
  * strings). `additionalProperties` has no counterpart and is dropped: the ToolSet validates
  * arguments itself before any tool runs.
  */
-export function toGeminiSchema(s: JsonSchema): Schema {
+function toGeminiSchema(s: JsonSchema): Schema {
   const out: Schema = { type: TYPES[s.type] }
   if (s.description) out.description = s.description
   switch (s.type) {

@@ -198,7 +198,7 @@ function transcriptionText(t: unknown): string | undefined {
 }
 
 /** Protobuf JSON durations: `"50s"`, `"1.500s"`; a bare number is taken as seconds. */
-export function parseDurationMs(v: unknown): number | undefined {
+function parseDurationMs(v: unknown): number | undefined {
   if (typeof v === 'number' && Number.isFinite(v) && v >= 0) return Math.round(v * 1000)
   if (typeof v !== 'string') return undefined
   const m = /^(\d+(?:\.\d+)?)s$/.exec(v.trim())

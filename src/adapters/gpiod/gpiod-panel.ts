@@ -39,13 +39,13 @@ export interface GpiodPanelOptions {
   readonly onFault?: (fault: { part: 'button' | 'led'; healthy: boolean; detail: string }) => void
 }
 
-export const DEFAULT_DEBOUNCE_MS = 30
+const DEFAULT_DEBOUNCE_MS = 30
 
 /**
  * A dead helper: 0.5 s, doubling to 30 s (a GPIO tool that keeps dying is a wiring or permission
  * fault, not a race); one that then held its line 10 s is healthy, and its fault is cleared.
  */
-export const HELPER_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, healthyMs: 10_000 }
+const HELPER_BACKOFF: BackoffPolicy = { initialMs: 500, maxMs: 30_000, healthyMs: 10_000 }
 
 /**
  * The panel on libgpiod's command-line tools (docs/design.md §6): a long-lived `gpiomon`

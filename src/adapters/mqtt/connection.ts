@@ -315,7 +315,7 @@ export class MqttConnection {
  * jitter) means a returning broker is noticed with most of that window left, and costs a LAN
  * broker one connection attempt every few seconds while it is away.
  */
-export const DEFAULT_BACKOFF_MAX_MS = 5000
+const DEFAULT_BACKOFF_MAX_MS = 5000
 
 function notConnected(): Error {
   return new NocturnError('NOC_ERR_BROKER_UNREACHABLE', 'not connected to the MQTT broker')
@@ -352,7 +352,7 @@ function yieldBetweenSlices(client: MqttClient): void {
 }
 
 /** The URL without any user:password part, for logs. */
-export function redactUrl(url: string): string {
+function redactUrl(url: string): string {
   try {
     const u = new URL(url)
     u.username = ''

@@ -12,19 +12,12 @@ import { MqttStatus, offlineStatus } from './status.js'
 export {
   MqttApprover,
   maySelfApprove,
-  type PhoneKeys,
-  type RejectReason,
-  type SelfApproval,
 } from './approver.js'
-export { MqttConnection, type PublishOptions, redactUrl } from './connection.js'
-export {
-  type ConversationEndpoint,
-  type ConversationEndpointOptions,
-  createConversationEndpoint,
-} from './conversation-endpoint.js'
+export { MqttConnection } from './connection.js'
+export { createConversationEndpoint } from './conversation-endpoint.js'
 export { serveGrants } from './grants-endpoint.js'
 export { PhoneRequests } from './phone-requests.js'
-export { MqttStatus, offlineStatus } from './status.js'
+export { MqttStatus } from './status.js'
 export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
 
 export interface DeviceMqttOptions {

@@ -6,7 +6,7 @@ import type { InferenceRuntime, ModelSession, RuntimeName } from './model-sessio
 import { wasmThreadRuntime } from './wasm-thread.js'
 
 export type RuntimeChoice = 'auto' | RuntimeName
-export const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
+const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
 
 /** The part of the onnxruntime JavaScript API (shared by -node and -web) used here. */
 interface OrtTensor {
@@ -35,7 +35,7 @@ interface Ort {
 const NATIVE_PLATFORMS = new Set(['linux/x64', 'linux/arm64', 'darwin/arm64', 'win32/x64'])
 
 /** The runtime `auto` means here: the native library where the package has one, else WASM. */
-export function autoRuntime(platform = process.platform, arch = process.arch): RuntimeName {
+function autoRuntime(platform = process.platform, arch = process.arch): RuntimeName {
   return NATIVE_PLATFORMS.has(`${platform}/${arch}`) ? 'native' : 'wasm'
 }
 

@@ -10,7 +10,7 @@ export interface NaudiodonDevice {
   readonly hostAPIName: string
 }
 
-export interface NaudiodonStreamOptions {
+interface NaudiodonStreamOptions {
   readonly channelCount: number
   readonly sampleFormat: number
   readonly sampleRate: number

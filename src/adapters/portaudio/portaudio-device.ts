@@ -33,7 +33,7 @@ export interface PortAudioDeviceOptions {
  */
 export const PORTAUDIO_FRAMES_PER_BUFFER_MS = 300
 export const PORTAUDIO_AHEAD_MS = 2 * PORTAUDIO_FRAMES_PER_BUFFER_MS - 20
-export const PORTAUDIO_FEED_TICK_MS = 40
+const PORTAUDIO_FEED_TICK_MS = 40
 /** Audio this long past its estimated end has been heard (the estimate runs a little early). */
 const HEARD_MS = 30
 /**

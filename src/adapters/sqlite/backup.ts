@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 const GENERATIONS = 2
 
 /** The store's copies, newest first: `nocturn.db.backup`, `nocturn.db.backup.1`. */
-export function backupPaths(path: string): string[] {
+function backupPaths(path: string): string[] {
   return Array.from({ length: GENERATIONS }, (_, g) =>
     g === 0 ? `${path}.backup` : `${path}.backup.${g}`,
   )

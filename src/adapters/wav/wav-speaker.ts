@@ -7,8 +7,8 @@ import { WavFileDevice } from './wav-file-device.js'
  * A file keeps whatever it was fed, so here the lead is what a drop leaves in the file past the
  * point that "played": it stays small (as does the tick, as before: tests read these files).
  */
-export const WAV_LEAD_MS = 20
-export const WAV_TICK_MS = 5
+const WAV_LEAD_MS = 20
+const WAV_TICK_MS = 5
 
 /** The speaker into a WAV file, through the same paced buffer as every other backend. */
 export function createWavSpeaker(options: {

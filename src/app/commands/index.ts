@@ -1,5 +1,5 @@
 /** A `nocturn` subcommand: `run(args)` resolves to the exit code. */
-export interface Command {
+interface Command {
   run(args: string[]): Promise<number>
 }
 

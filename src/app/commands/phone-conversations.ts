@@ -6,14 +6,7 @@ import {
 import type { GrantSummary } from '../../protocol/grant-ops.js'
 import type { Io } from './pair.js'
 
-export const CONVERSATION_VERBS = [
-  'conversations',
-  'show',
-  'say',
-  'follow',
-  'grants',
-  'revoke',
-] as const
+const CONVERSATION_VERBS = ['conversations', 'show', 'say', 'follow', 'grants', 'revoke'] as const
 export type ConversationVerb = (typeof CONVERSATION_VERBS)[number]
 
 export function isConversationVerb(v: string | undefined): v is ConversationVerb {
@@ -103,7 +96,7 @@ export async function conversationVerb(
 }
 
 /** One stored message, as the device's own `nocturn transcripts show` prints it. */
-export function line(m: WireMessage): string {
+function line(m: WireMessage): string {
   let body: string
   if (m.truncated === true) body = '(too long to send)'
   else if (m.role === 'tool') {
@@ -121,7 +114,7 @@ export function line(m: WireMessage): string {
 }
 
 /** One grant: id, tool, channel, what it covers, how long, who said yes. */
-export function grantLine(g: GrantSummary): string {
+function grantLine(g: GrantSummary): string {
   const covers =
     g.scope === 'pattern'
       ? `calls with ${JSON.stringify(g.pattern)}`

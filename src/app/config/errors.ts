@@ -97,7 +97,7 @@ function secretSafeGot(path: readonly string[], raw: unknown): string {
  * A URL's password (`scheme://user:password@host`) replaced by `***`: a broker URL may carry one,
  * and a URL that fails validation is echoed back to say what was found.
  */
-export function maskUserinfo(text: string): string {
+function maskUserinfo(text: string): string {
   return text.replace(/(\/\/[^/@:\s]*:)[^@\s]*@/g, '$1***@')
 }
 

@@ -31,7 +31,7 @@ export interface ResolvedPanel {
   readonly rgbLeds?: RgbLedsConfig
 }
 
-export type SecretSource =
+type SecretSource =
   | 'environment'
   | 'environment file'
   | 'credential'

@@ -54,7 +54,7 @@ const providerSchema = z.preprocess(
   z.discriminatedUnion('kind', [geminiSchema]),
 )
 
-export const audioSchema = z.strictObject({
+const audioSchema = z.strictObject({
   backend: z.enum(['alsa', 'portaudio', 'wav']).default('alsa'),
   capturePcm: pcm.default('default'),
   playbackPcm: pcm.default('default'),
@@ -68,7 +68,7 @@ export const audioSchema = z.strictObject({
 })
 
 /** The second opinion on a local wake: the model's own transcription must hear the phrase. */
-export const confirmSchema = z.strictObject({
+const confirmSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Any one heard in the model's input transcription confirms (case and punctuation ignored). */
   phrases: z
@@ -80,7 +80,7 @@ export const confirmSchema = z.strictObject({
 })
 
 /** What the speaker listens for before anything leaves the room (docs/wake-word.md). */
-export const listenSchema = z.strictObject({
+const listenSchema = z.strictObject({
   /** The on-device wake word; unset: none. */
   wake: wakeSchema.optional(),
   /**
@@ -117,7 +117,7 @@ export const panelSchema = z.strictObject({
   rgbLeds: z.union([z.literal(false), rgbLedsSchema]).optional(),
 })
 
-export const mqttSchema = z.strictObject({
+const mqttSchema = z.strictObject({
   url: z
     .string()
     .regex(/^(mqtts?|wss?):\/\/[^\s]+$/, 'expected mqtt://, mqtts://, ws:// or wss:// and a host'),
@@ -158,7 +158,7 @@ export const mqttSchema = z.strictObject({
 })
 
 /** The household phone app, served by the device (docs/phone-app.md). */
-export const phoneAppSchema = z
+const phoneAppSchema = z
   .strictObject({
     enabled: z.boolean().default(true),
     port: z.number().int().min(0).max(65535).default(8080),
@@ -184,7 +184,7 @@ export const phoneAppSchema = z
     message: 'tlsCertFile and tlsKeyFile go together: set both or neither',
   })
 
-export const sessionSchema = z.strictObject({
+const sessionSchema = z.strictObject({
   /** Wall-clock budget of one spoken session (docs/design.md §2.9), in minutes. */
   budgetMinutes: z
     .number()
@@ -195,7 +195,7 @@ export const sessionSchema = z.strictObject({
   approvalTimeoutSeconds: seconds(3600).default(DEFAULT_APPROVAL_TIMEOUT_MS / 1000),
 })
 
-export const personaSchema = z.strictObject({
+const personaSchema = z.strictObject({
   instruction: z.string().min(1).optional(),
   voice: z.string().min(1).optional(),
   language: z
@@ -205,7 +205,7 @@ export const personaSchema = z.strictObject({
   timeZone: z.string().min(1).optional(),
 })
 
-export const homeActionSchema = z.strictObject({
+const homeActionSchema = z.strictObject({
   name: z
     .string()
     .regex(/^[a-z][a-z0-9_]{0,62}$/, 'lower-case letters, digits and _, e.g. "unlock_front_door"'),
@@ -224,7 +224,7 @@ export const homeActionSchema = z.strictObject({
   policy: channelPolicies.optional(),
 })
 
-export const toolsSchema = z.strictObject({
+const toolsSchema = z.strictObject({
   /** Per tool, per channel: allow, ask (a phone must say yes) or deny. */
   policies: z.record(z.string(), channelPolicies).default({}),
   /** Local modules, each exporting tools (see docs/tools.md). */

@@ -7,7 +7,7 @@ import { z } from 'zod'
  */
 
 /** Upstream's default: 92 % of clean TTS wake phrases reach it; 0.9 halves false accepts but misses more. */
-export const DEFAULT_WAKE_THRESHOLD = 0.5
+const DEFAULT_WAKE_THRESHOLD = 0.5
 /**
  * Two 80 ms chunks in a row above the threshold: a stray single-chunk peak (the commonest false
  * accept on dense speech) does not fire, and a real phrase stays above for several chunks; it
@@ -15,12 +15,12 @@ export const DEFAULT_WAKE_THRESHOLD = 0.5
  */
 export const DEFAULT_WAKE_CONSECUTIVE = 2
 /** One wake per utterance: the phrase stays above the threshold for up to ~1 s after it fires. */
-export const DEFAULT_WAKE_REFRACTORY_MS = 2000
+const DEFAULT_WAKE_REFRACTORY_MS = 2000
 export const DEFAULT_WAKE_MODEL_DIR = '/var/lib/nocturn/wake'
 
 const threshold = z.number().gt(0).lt(1)
 
-export const wakeModelSchema = z.strictObject({
+const wakeModelSchema = z.strictObject({
   /** A pretrained name (`nocturn wake list`) or the absolute path of an openWakeWord .onnx head. */
   model: z
     .string()

@@ -14,7 +14,7 @@ import { spiCheck } from './spi-check.js'
 import { wakeCheck } from './wake-check.js'
 
 export type { DeviceDoctorContext } from './device-context.js'
-export { MIN_NODE_MAJOR, NODE_FIX, nodeCheck } from './node-check.js'
+export { nodeCheck } from './node-check.js'
 export { spiCheck } from './spi-check.js'
 
 const NO_CONFIG = 'no configuration (--config <path>, NOCTURN_CONFIG or /etc/nocturn/config.json)'
@@ -26,7 +26,7 @@ function noConfig(ctx: DeviceDoctorContext): CheckResult {
   }
 }
 
-export const configCheck: Check<DeviceDoctorContext> = {
+const configCheck: Check<DeviceDoctorContext> = {
   name: 'config',
   async run(ctx) {
     if (ctx.configError) {
@@ -54,7 +54,7 @@ export const configCheck: Check<DeviceDoctorContext> = {
   },
 }
 
-export const audioCheck: Check<DeviceDoctorContext> = {
+const audioCheck: Check<DeviceDoctorContext> = {
   name: 'audio',
   async run(ctx) {
     if (!ctx.loaded) return noConfig(ctx)
@@ -128,7 +128,7 @@ export const audioCheck: Check<DeviceDoctorContext> = {
   },
 }
 
-export const panelCheck: Check<DeviceDoctorContext> = {
+const panelCheck: Check<DeviceDoctorContext> = {
   name: 'panel',
   async run(ctx) {
     const panel = ctx.loaded?.panel
@@ -158,7 +158,7 @@ export const panelCheck: Check<DeviceDoctorContext> = {
   },
 }
 
-export const brokerCheck: Check<DeviceDoctorContext> = {
+const brokerCheck: Check<DeviceDoctorContext> = {
   name: 'broker',
   async run(ctx) {
     if (!ctx.loaded) return noConfig(ctx)
@@ -290,7 +290,7 @@ function rightsResult(
   }
 }
 
-export const phonesCheck: Check<DeviceDoctorContext> = {
+const phonesCheck: Check<DeviceDoctorContext> = {
   name: 'phones',
   async run(ctx) {
     if (!ctx.loaded) return noConfig(ctx)

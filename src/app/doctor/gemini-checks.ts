@@ -50,7 +50,7 @@ async function account(ctx: GeminiDoctorContext): Promise<AccountReport | Error>
   return ctx.account
 }
 
-export const geminiKeyCheck: Check<GeminiDoctorContext> = {
+const geminiKeyCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini API key',
   async run(ctx) {
     const k = key(ctx)
@@ -59,7 +59,7 @@ export const geminiKeyCheck: Check<GeminiDoctorContext> = {
   },
 }
 
-export const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
+const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini live models',
   async run(ctx): Promise<CheckResult> {
     const a = await account(ctx)
@@ -102,7 +102,7 @@ export const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
 const DEAD_AIR =
   'this model makes approvals dead air: it cannot wait for a phone while talking, so the speaker plays a waiting cue meanwhile — choose a model with async calls (e.g. gemini-3.8-live) in provider.model'
 
-export const geminiModelCheck: Check<GeminiDoctorContext> = {
+const geminiModelCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini model',
   async run(ctx): Promise<CheckResult> {
     if (!ctx.model)
@@ -137,7 +137,7 @@ export const geminiModelCheck: Check<GeminiDoctorContext> = {
   },
 }
 
-export const geminiConnectCheck: Check<GeminiDoctorContext> = {
+const geminiConnectCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini live connect',
   async run(ctx): Promise<CheckResult> {
     if (!ctx.model) return { status: 'skip', summary: 'no model configured (--model)' }

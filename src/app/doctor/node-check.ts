@@ -2,10 +2,10 @@ import type { Check } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
 /** The oldest Node Nocturn runs on: the dependencies' floor (better-sqlite3, @google/genai, aedes). */
-export const MIN_NODE_MAJOR = 20
+const MIN_NODE_MAJOR = 20
 
 /** How to get a supported Node, per Raspberry Pi OS release (the README's step 1 says the same). */
-export const NODE_FIX =
+const NODE_FIX =
   'Raspberry Pi OS trixie: sudo apt install nodejs npm (Node 20). Bookworm ships Node 18: install Node 22 from NodeSource (see README step 1), or the official linux-arm64 tarball'
 
 export const nodeCheck: Check<DeviceDoctorContext> = {

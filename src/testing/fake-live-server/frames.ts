@@ -5,7 +5,7 @@
  */
 export type ServerFrame = Record<string, unknown>
 
-export const OUTPUT_MIME = 'audio/pcm;rate=24000'
+const OUTPUT_MIME = 'audio/pcm;rate=24000'
 
 export const serverFrame = {
   setupComplete: (): ServerFrame => ({ setupComplete: {} }),

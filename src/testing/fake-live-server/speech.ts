@@ -16,7 +16,7 @@ export interface Phrase {
 export const SPEECH_RATE_HZ = 24_000
 
 /** Finds `fixtures/speech` from this module upwards (works from src/ under tsx and from dist/). */
-export function speechDir(): string {
+function speechDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url))
   for (;;) {
     const candidate = join(dir, 'fixtures', 'speech')

@@ -4,7 +4,7 @@ import type { LedState } from '../../../ports/panel.js'
 export const DEFAULT_DISCOVERY_PREFIX = 'homeassistant'
 
 /** The states the state sensor takes: every state the device reports (DeviceSnapshot.state). */
-export const HA_STATES: readonly LedState[] = [
+const HA_STATES: readonly LedState[] = [
   'idle',
   'listening',
   'speaking',
@@ -31,7 +31,7 @@ export interface HaTopics {
 }
 
 /** Discovery ids allow `[a-zA-Z0-9_-]`; a device id may also hold `.`. */
-export function objectIdFor(deviceId: string): string {
+function objectIdFor(deviceId: string): string {
   return `nocturn_${deviceId.replace(/[^A-Za-z0-9_-]/g, '_')}`
 }
 
