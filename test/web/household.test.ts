@@ -419,6 +419,37 @@ describe.skipIf(skip !== undefined)(
       expect(await speaker.locator('.volume').getAttribute('data-volume')).toBe('30')
     })
 
+    it("an alert's link (#card=…&device=…) opens Approvals at that request's card, and says so when the request is gone", async () => {
+      const w = await suite.world()
+      const anna = await suite.phone('anna', w)
+      const asked = Array.from({ length: 6 }, (_, i) =>
+        ask(w, { action: `switch on light number ${i + 1}`, tool: 'set_light' }),
+      )
+      const wanted = asked[4]?.id as string
+      await suite.card(anna, wanted).waitFor()
+      await openTab(anna.page, 'history')
+      // What ntfy or Home Assistant would open (src/app/phone-app.ts builds the same link).
+      await anna.page.goto(
+        `${suite.appUrl.replace(/\/$/, '')}/#card=${wanted}&device=${w.deviceId}`,
+      )
+      await anna.page.waitForFunction(
+        (id) => document.activeElement?.getAttribute('data-card') === id,
+        wanted,
+        { timeout: 15_000 },
+      )
+      expect(await anna.page.locator('nav [aria-current="page"]').textContent()).toContain(
+        'Approvals',
+      )
+      // The fragment is wiped, as after a pairing: a reload does not jump again.
+      expect(new URL(anna.page.url()).hash).toBe('')
+      // A link to a request that has ended: said in a sentence, nothing else changes.
+      await anna.page.goto(`${suite.appUrl.replace(/\/$/, '')}/#card=gone-1&device=${w.deviceId}`)
+      await anna.page
+        .locator('#notice', { hasText: 'is no longer waiting' })
+        .waitFor({ timeout: 15_000 })
+      expect(await suite.card(anna, wanted).count()).toBe(1)
+    })
+
     it('13: a request asked outside any conversation (no `conversation` field) shows and is answered', async () => {
       const w = await suite.world()
       const seen = await recordBroker(w)

@@ -1,6 +1,7 @@
 import { App, type Tab } from './app.js'
 import { ApprovalsView } from './approvals-view.js'
 import { Attention } from './attention.js'
+import { CardLink, parseCardLink } from './card-link.js'
 import { ChatsView } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { GrantsView } from './grants-view.js'
@@ -99,9 +100,11 @@ async function main(): Promise<void> {
     else grants.render(view)
   }
 
+  const linked = new CardLink(app)
   app.onChange((what) => {
     if (what === 'tick') {
       approvals.tick(view)
+      linked.show(view)
       return
     }
     if (what === 'notice') return renderNotice()
@@ -119,6 +122,7 @@ async function main(): Promise<void> {
     // Chats and grants hold a person's typing: they re-render only from their own answers.
     if (app.tab === 'approvals' || app.tab === 'speakers') renderView()
     else if (what === 'speakers' || what === 'link') renderView()
+    linked.show(view)
   })
 
   document.body.append(
@@ -138,14 +142,24 @@ async function main(): Promise<void> {
     pairWith(app, hash, config)
     return true
   }
-  if (!takePairing() && app.links.size === 0) app.setTab('speakers')
-  // A second speaker's link opened in the same tab changes only the fragment.
+  // An alert's link to a request: open Approvals at its card, then wipe it like a pairing.
+  const takeCardLink = (): boolean => {
+    const wanted = parseCardLink(location.hash)
+    if (!wanted) return false
+    history.replaceState(null, '', location.pathname + location.search)
+    app.setTab('approvals')
+    linked.want(wanted)
+    return true
+  }
+  if (!takePairing() && !takeCardLink() && app.links.size === 0) app.setTab('speakers')
+  // A second speaker's link, or another alert's, opened in the same tab changes only the fragment.
   window.addEventListener('hashchange', () => {
-    if (takePairing()) renderView()
+    if (takePairing() || takeCardLink()) renderView()
   })
   renderNav()
   renderHealth()
   renderView()
+  linked.show(view)
 
   if ('serviceWorker' in navigator && window.isSecureContext) {
     void navigator.serviceWorker.register('sw.js').catch(() => {})
