@@ -432,9 +432,10 @@ describe.skipIf(skip !== undefined)(
       await anna.page.goto(
         `${suite.appUrl.replace(/\/$/, '')}/#card=${wanted}&device=${w.deviceId}`,
       )
+      // The card has the focus (in the page's own words: this file has no DOM types).
       await anna.page.waitForFunction(
-        (id) => document.activeElement?.getAttribute('data-card') === id,
-        wanted,
+        `document.activeElement?.getAttribute('data-card') === ${JSON.stringify(wanted)}`,
+        undefined,
         { timeout: 15_000 },
       )
       expect(await anna.page.locator('nav [aria-current="page"]').textContent()).toContain(
