@@ -24,7 +24,7 @@ interface EndingRow {
   ended_at: number
 }
 
-/** The approval history on the store's own database (migrations 3 and 6), newest ending first. */
+/** The approval history on the store's own database (migrations 3 and 7), newest ending first. */
 export class SqliteApprovalHistory implements ApprovalHistory {
   readonly #q
 
