@@ -40,6 +40,8 @@ export interface Card {
   delivery?: 'queued' | 'delivered' | undefined
   /** The signed answer held while offline, sent once the phone hears the outcomes again. */
   held?: string | undefined
+  /** The signed answer this phone gave, sent again if the speaker asks once more (see #onRequest). */
+  answer?: string | undefined
   /** The device refused or the decision could not be sent. */
   problem?: string | undefined
   readonly shownAt: number
@@ -233,6 +235,7 @@ export class SpeakerLink {
     const msg = JSON.stringify(decisionMessage(this.me, card.request, decision, grant, this.now()))
     card.sent = decision
     card.problem = undefined
+    card.answer = msg
     // Offline, the answer is held here and sent on reconnect (see `connect`); the card says so,
     // and says "sent" only once the broker has acknowledged it.
     if (this.connected) this.#publishDecision(card, msg)
@@ -388,7 +391,15 @@ export class SpeakerLink {
       this.#refuse(r.reason)
       return
     }
-    if (had && had.request.digest === r.value.digest) return
+    if (had && had.request.digest === r.value.digest) {
+      // The speaker published it again (it reconnected) and still waits: the answer the broker
+      // took never reached it, e.g. the broker restarted before the speaker was back. A copy that
+      // did reach it is refused there as a replay, so sending again grants nothing twice.
+      if (had.answer && had.delivery === 'delivered' && !had.ended && this.connected) {
+        this.#publishDecision(had, had.answer)
+      }
+      return
+    }
     this.cards.set(id, { speaker: this.id, request: r.value, shownAt: this.now() })
     this.changed('cards', this)
   }
