@@ -4,7 +4,8 @@ import type { WakePhraseFile } from '../adapters/openwakeword/load-detector.js'
 import { EMBEDDING_FILE, MEL_FILE, pretrained } from '../adapters/openwakeword/model-files.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { WakeListener } from '../ports/wake-word.js'
+import { DEFAULT_SENSITIVITY, type DeviceState, type Sensitivity } from '../device/device-state.js'
+import type { WakeListener, WakeWordDetector } from '../ports/wake-word.js'
 import type { WakeConfig } from './config/wake-schema.js'
 
 /** The configured phrases and the two feature models, as files. */
@@ -40,6 +41,49 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
   }
 }
 
+/**
+ * `low` moves a phrase's threshold this share of the way from it to 1: 0.5 → 0.9, where the full
+ * run measured about a third of the false wakes of 0.5 (bench/RESULTS.md; docs/wake-word.md,
+ * "Sensitivity").
+ */
+const LOW_TOWARDS_ONE = 0.8
+/** `high` scales a phrase's threshold by this: 0.5 → 0.3. */
+const HIGH_FACTOR = 0.6
+
+/**
+ * The threshold a phrase configured at `base` gets at `sensitivity`: `normal` is the configured
+ * one, so a household's own per-phrase calibration stays the middle of the three.
+ */
+function thresholdAt(base: number, sensitivity: Sensitivity): number {
+  if (sensitivity === 'low') return base + (1 - base) * LOW_TOWARDS_ONE
+  if (sensitivity === 'high') return base * HIGH_FACTOR
+  return base
+}
+
+/** Each configured phrase's threshold at `sensitivity`, in the order of the detector's phrases. */
+export function wakeThresholds(config: WakeConfig, sensitivity: Sensitivity): number[] {
+  return wakeModelPaths(config).phrases.map((p) => thresholdAt(p.threshold, sensitivity))
+}
+
+/**
+ * The detector follows the device's sensitivity: each change (Home Assistant's select) moves every
+ * phrase's threshold at once, through the port — the models stay loaded, the audio keeps flowing.
+ * Returns the unsubscribe function.
+ */
+export function followSensitivity(
+  device: DeviceState,
+  detector: Pick<WakeWordDetector, 'setThresholds'>,
+  config: WakeConfig,
+  logger: Logger,
+): () => void {
+  return device.subscribe((s, change) => {
+    if (change.kind !== 'sensitivity') return
+    const thresholds = wakeThresholds(config, s.sensitivity)
+    detector.setThresholds(thresholds)
+    logger.info({ sensitivity: s.sensitivity, thresholds }, 'wake thresholds changed')
+  })
+}
+
 /** "hey_nocturn_v0.2.onnx" → "hey nocturn". */
 function phraseOfFile(file: string): string {
   return basename(file)
@@ -52,6 +96,8 @@ export interface WakeDetectorOptions {
   readonly onWake: WakeListener
   readonly logger: Logger
   readonly onScores?: ScoreListener
+  /** The device's sensitivity at start (DEFAULT_SENSITIVITY: the configured thresholds). */
+  readonly sensitivity?: Sensitivity
 }
 
 /**
@@ -63,7 +109,15 @@ export async function createWakeDetector(
   config: WakeConfig,
   options: WakeDetectorOptions,
 ): Promise<OpenWakeWordDetector> {
-  const paths = wakeModelPaths(config)
+  const configured = wakeModelPaths(config)
+  const sensitivity = options.sensitivity ?? DEFAULT_SENSITIVITY
+  const paths = {
+    ...configured,
+    phrases: configured.phrases.map((p) => ({
+      ...p,
+      threshold: thresholdAt(p.threshold, sensitivity),
+    })),
+  }
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
   return loadWakeDetector({
     ...paths,

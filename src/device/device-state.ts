@@ -11,6 +11,21 @@ export type CommandSource = 'button' | 'voice' | 'phone' | 'home_assistant' | 'r
  */
 export const DEFAULT_VOLUME = 100
 
+/**
+ * How readily the wake word fires: `high` wakes on less (more false wakes), `low` asks more of it
+ * (more missed wakes). What each means as a threshold is the wake detector's business
+ * (app/wake-detector.ts, docs/wake-word.md, "Sensitivity").
+ */
+export const SENSITIVITIES = ['low', 'normal', 'high'] as const
+export type Sensitivity = (typeof SENSITIVITIES)[number]
+
+/** The sensitivity before anyone set one: each phrase at its configured threshold. */
+export const DEFAULT_SENSITIVITY: Sensitivity = 'normal'
+
+export function isSensitivity(value: string): value is Sensitivity {
+  return (SENSITIVITIES as readonly string[]).includes(value)
+}
+
 /** The timer that rings next, as the status and Home Assistant show it (no label: it is personal). */
 export interface NextTimer {
   readonly id: string
@@ -22,6 +37,8 @@ export interface NextTimer {
 export interface DeviceSnapshot {
   readonly muted: boolean
   readonly volume: number
+  /** The wake word's sensitivity (it applies only when listen.mode is `wake`). */
+  readonly sensitivity: Sensitivity
   /** The voice driver's own state ('muted' when muted, as it reports it). */
   readonly activity: LedState
   /** The status topic's state: `error` while a fault holds, then a ringing timer, then activity. */
@@ -42,6 +59,7 @@ export interface DeviceSnapshot {
 export type DeviceChange =
   | { readonly kind: 'muted'; readonly source: CommandSource }
   | { readonly kind: 'volume'; readonly source: CommandSource }
+  | { readonly kind: 'sensitivity'; readonly source: CommandSource }
   | { readonly kind: 'activity' }
   | { readonly kind: 'fault' }
   | { readonly kind: 'approvals' }
@@ -57,13 +75,14 @@ export interface DeviceStateOptions {
   readonly logger?: Logger
   readonly muted?: boolean
   readonly volume?: number
+  readonly sensitivity?: Sensitivity
 }
 
 /**
  * The one owner of the device's state (docs/architecture.md, "The device's state"): mute, volume,
- * faults, the voice driver's activity, pending approvals and ringing timers. The panel, the MQTT
+ * the wake word's sensitivity, faults, the voice driver's activity, pending approvals and ringing timers. The panel, the MQTT
  * status, the phone protocol and Home Assistant read it and subscribe to it, and send their
- * commands into it; nobody else keeps a copy. No I/O: remembering the volume is the subscriber's
+ * commands into it; nobody else keeps a copy. No I/O: remembering the settings is the subscriber's
  * business (app/), so a restart keeps it.
  */
 export class DeviceState {
@@ -75,6 +94,7 @@ export class DeviceState {
   readonly #ringing = new Set<string>()
   #muted: boolean
   #volume: number
+  #sensitivity: Sensitivity
   #activity: LedState = 'idle'
   #nextTimer: NextTimer | null = null
   #falseWakes = 0
@@ -84,6 +104,7 @@ export class DeviceState {
     this.#log = options.logger
     this.#muted = options.muted ?? false
     this.#volume = clampVolume(options.volume ?? DEFAULT_VOLUME)
+    this.#sensitivity = options.sensitivity ?? DEFAULT_SENSITIVITY
   }
 
   get muted(): boolean {
@@ -92,6 +113,10 @@ export class DeviceState {
 
   get volume(): number {
     return this.#volume
+  }
+
+  get sensitivity(): Sensitivity {
+    return this.#sensitivity
   }
 
   get activity(): LedState {
@@ -132,6 +157,15 @@ export class DeviceState {
     this.#log?.info({ device: source, volume: v }, 'volume set')
     this.#changed({ kind: 'volume', source })
     return v
+  }
+
+  /** The wake word's sensitivity, from Home Assistant or a phone. Returns whether it changed. */
+  setSensitivity(sensitivity: Sensitivity, source: CommandSource): boolean {
+    if (sensitivity === this.#sensitivity) return false
+    this.#sensitivity = sensitivity
+    this.#log?.info({ device: source, sensitivity }, 'wake sensitivity set')
+    this.#changed({ kind: 'sensitivity', source })
+    return true
   }
 
   /** The voice driver's state changed. */
@@ -212,6 +246,7 @@ export class DeviceState {
     return {
       muted: this.#muted,
       volume: this.#volume,
+      sensitivity: this.#sensitivity,
       activity: this.#activity,
       state,
       led: this.#muted ? 'muted' : state,

@@ -8,6 +8,11 @@ export interface WakeWordDetector {
   readonly phrases: readonly string[]
   /** One lent frame (valid only during the call) and when it was captured. */
   push(frame: Uint8Array, capturedAtMs: number): void
+  /**
+   * The score each phrase must reach from now on, in the order of `phrases`, each in (0, 1): the
+   * household's sensitivity changed. Applies from the next chunk scored; nothing is reloaded.
+   */
+  setThresholds(thresholds: readonly number[]): void
   /** Forget what was heard (after a session, or after a refractory time). */
   reset(): void
   close(): Promise<void>

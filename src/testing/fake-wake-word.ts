@@ -29,6 +29,8 @@ export class FakeWakeWord implements WakeWordDetector {
   /** Every frame pushed, counted: what the detector heard. */
   frames = 0
   resets = 0
+  /** Every setThresholds call, in order: what the sensitivity asked of the detector. */
+  readonly thresholdsSet: (readonly number[])[] = []
   /** performance.now() at each detection told, just before the listener ran (for benchmarks). */
   readonly firedAt: number[] = []
   #closed = false
@@ -79,6 +81,10 @@ export class FakeWakeWord implements WakeWordDetector {
   /** Fires on the next frame pushed, whatever it holds: what a real detector's false accept does. */
   fireOnNextFrame(): void {
     this.#fireNext = true
+  }
+
+  setThresholds(thresholds: readonly number[]): void {
+    this.thresholdsSet.push([...thresholds])
   }
 
   reset(): void {

@@ -131,6 +131,18 @@ const PLATFORM: Record<string, { keys: Record<string, string>; required: string[
     keys: { cmd_t: 'command_topic', cmd_tpl: 'command_template', ret: 'retain' },
     required: ['cmd_t'],
   },
+  select: {
+    keys: {
+      cmd_t: 'command_topic',
+      cmd_tpl: 'command_template',
+      stat_t: 'state_topic',
+      val_tpl: 'value_template',
+      ops: 'options',
+      opt: 'optimistic',
+      ret: 'retain',
+    },
+    required: ['cmd_t', 'ops'],
+  },
 }
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
@@ -141,6 +153,7 @@ const T = {
   state: `${BASE}/home-assistant/state`,
   mute: `${BASE}/home-assistant/set/mute`,
   volume: `${BASE}/home-assistant/set/volume`,
+  sensitivity: `${BASE}/home-assistant/set/sensitivity`,
   stop: `${BASE}/home-assistant/set/stop`,
   notify: `${BASE}/home-assistant/notify`,
   status: `${BASE}/status`,
@@ -200,6 +213,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
         device,
         discovery: true,
         version: '0.1.0',
+        sensitivity: true,
         announce: (text) => announced.push(text),
       },
     })
@@ -240,6 +254,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       next_timer: 'sensor',
       false_wakes: 'sensor',
       announce: 'notify',
+      sensitivity: 'select',
     })
     const ids = new Set<unknown>()
     for (const [name, c] of Object.entries(cmps)) {
@@ -262,6 +277,11 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     expect(cmps.state).not.toHaveProperty('unit_of_meas')
     expect(cmps.volume).toMatchObject({ min: 0, max: 100, mode: 'slider' })
     expect(cmps.next_timer).toMatchObject({ dev_cla: 'timestamp' })
+    expect(cmps.sensitivity).toMatchObject({
+      ops: ['low', 'normal', 'high'],
+      cmd_t: T.sensitivity,
+      ent_cat: 'config',
+    })
     // Each template reads a key the state message carries.
     await until(() => last(ha.heard, T.state) !== undefined, 'the state')
     const state = JSON.parse(last(ha.heard, T.state)?.text ?? '{}') as Record<string, unknown>
@@ -278,7 +298,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     await late.c.endAsync()
   })
 
-  it('the state comes back for each command from the entities: mute, volume, stop, notify', async () => {
+  it('the state comes back for each command from the entities: mute, volume, stop, notify, sensitivity', async () => {
     await until(() => last(ha.heard, T.state) !== undefined, 'the state')
     expect(JSON.parse(last(ha.heard, T.state)?.text ?? '')).toEqual({
       state: 'idle',
@@ -288,6 +308,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       ringing: false,
       next_timer: null,
       false_wakes: 0,
+      sensitivity: 'normal',
     })
     await ha.c.publishAsync(T.mute, 'ON', { qos: 1 })
     await until(() => device.muted, 'mute')
@@ -302,6 +323,12 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     await ha.c.publishAsync(T.notify, '  The washing\n is done. ', { qos: 1 })
     await until(() => announced.length === 1, 'the announcement')
     expect(announced).toEqual(['The washing is done.'])
+    await ha.c.publishAsync(T.sensitivity, 'high', { qos: 1 })
+    await until(
+      () => JSON.parse(last(ha.heard, T.state)?.text ?? '{}').sensitivity === 'high',
+      'sensitivity',
+    )
+    expect(device.sensitivity).toBe('high')
     await ha.c.publishAsync(T.mute, 'OFF', { qos: 1 })
     await until(() => !device.muted, 'unmute')
     // Nothing personal is retained: the state holds no text that was heard or said.
@@ -337,6 +364,8 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     expect(JSON.stringify(logs.records)).not.toContain('xxxxxxxx')
     expect(device.muted).toBe(false)
     expect(device.volume).toBe(35)
+    // A malformed sensitivity: test/device/wake-sensitivity.test.ts (a sixth bad payload here
+    // would fall into the rejection log's summary).
     expect(stops).toHaveLength(1)
     expect(announced).toHaveLength(1)
   })
@@ -346,10 +375,12 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     await anna.c.publishAsync(T.mute, 'ON', { qos: 1 })
     await anna.c.publishAsync(T.notify, 'Open the door.', { qos: 1 })
     await anna.c.publishAsync(T.volume, '100', { qos: 1 })
+    await anna.c.publishAsync(T.sensitivity, 'low', { qos: 1 })
     // Home Assistant's next command arrives: the refused ones, sent before it, never did.
     await ha.c.publishAsync(T.volume, '40', { qos: 1 })
     await until(() => device.volume === 40, 'volume 40')
     expect(device.muted).toBe(false)
+    expect(device.sensitivity).toBe('high')
     expect(announced).toHaveLength(1)
     await anna.c.endAsync()
   })

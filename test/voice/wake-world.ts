@@ -123,6 +123,7 @@ async function world<D extends WakeWordDetector>(
         sinceReset += f.byteLength
         detector.push(f, at)
       },
+      setThresholds: (t) => detector.setThresholds(t),
       reset: () => {
         sinceReset = 0
         o.onDetectorReset?.()

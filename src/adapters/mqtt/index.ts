@@ -53,6 +53,8 @@ export interface DeviceMqttOptions {
     readonly name?: string
     readonly discoveryPrefix?: string
     readonly version?: string
+    /** The wake sensitivity select (listen.mode `wake`); absent: not offered. */
+    readonly sensitivity?: boolean
     readonly announce: (text: string) => void
   }
 }
@@ -121,6 +123,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
       name: ha.name ?? `Nocturn ${options.deviceId}`,
       version: ha.version,
       statusTopic: topics.status,
+      sensitivity: ha.sensitivity ?? false,
       announce: ha.announce,
       logger: options.logger,
       clock: options.clock,

@@ -4,7 +4,7 @@ import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import type { ModelSession } from './model-session.js'
 
-/** One wake phrase: its head model and the score at which it counts. */
+/** One wake phrase: its head model and the score at which it counts (until setThresholds). */
 export interface WakeHead {
   readonly phrase: string
   readonly model: ModelSession
@@ -77,6 +77,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #scored = 0
   #sinceReset = 0
   readonly #above: number[]
+  /** Each head's threshold now: the configured one until the sensitivity changes it. */
+  #thresholds: readonly number[]
   #quietUntil = Number.NEGATIVE_INFINITY
   #dropped = 0
   #droppedInEpisode = 0
@@ -95,6 +97,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
     })
     this.#above = options.heads.map(() => 0)
+    this.#thresholds = options.heads.map((h) => h.threshold)
     const slots = Math.max(2, Math.ceil(options.backlogMs / CHUNK_MS) + 1)
     this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
     this.#endAt = new Float64Array(slots)
@@ -120,6 +123,15 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         this.#draining = undefined
       })
     }
+  }
+
+  setThresholds(thresholds: readonly number[]): void {
+    if (thresholds.length !== this.#o.heads.length || !thresholds.every((t) => t > 0 && t < 1)) {
+      throw new RangeError(
+        `wake thresholds: expected ${this.#o.heads.length} numbers in (0, 1), got [${thresholds.join(', ')}]`,
+      )
+    }
+    this.#thresholds = [...thresholds]
   }
 
   reset(): void {
@@ -250,7 +262,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     let best = -1
     this.#o.heads.forEach((h, i) => {
       const s = scores[i] ?? 0
-      this.#above[i] = s >= h.threshold ? (this.#above[i] ?? 0) + 1 : 0
+      this.#above[i] = s >= (this.#thresholds[i] ?? h.threshold) ? (this.#above[i] ?? 0) + 1 : 0
       if ((this.#above[i] ?? 0) >= this.#o.consecutive && (best < 0 || s > (scores[best] ?? 0))) {
         best = i
       }

@@ -19,6 +19,7 @@ import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
 import type { Publisher } from '../../ports/publisher.js'
 import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
+import { listenMode } from '../config/schema.js'
 import { startPhoneApp } from '../phone-app.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import { composeAlerts, type PushSide } from './alerts.js'
@@ -98,6 +99,8 @@ export function composeHousehold(
         discovery: c.mqtt.homeAssistant.discovery,
         ...(c.mqtt.homeAssistant.name !== undefined && { name: c.mqtt.homeAssistant.name }),
         discoveryPrefix: c.mqtt.homeAssistant.discoveryPrefix,
+        // Only a wake word has a sensitivity: in speech or button mode the select would do nothing.
+        sensitivity: listenMode(c.listen) === 'wake',
         announce: (text: string) => device.announce(text),
       },
     }),

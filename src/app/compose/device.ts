@@ -1,6 +1,7 @@
 import type { Persona } from '../../core/persona.js'
 import { Announcer } from '../../device/announcer.js'
 import { DeviceState } from '../../device/device-state.js'
+import { rememberedSensitivity, rememberSensitivity } from '../../device/remembered-sensitivity.js'
 import { rememberedVolume, rememberVolume } from '../../device/remembered-volume.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { TimerHandle } from '../../ports/clock.js'
@@ -14,16 +15,18 @@ import type { Composition } from './composition.js'
 const AUDIO_FAULT_CLEARS_MS = 10_000
 
 /**
- * The device's state, its one owner (docs/architecture.md, "The device's state"): the volume read
- * back from the store and every change written to it.
+ * The device's state, its one owner (docs/architecture.md, "The device's state"): the volume and
+ * the wake sensitivity read back from the store and every change written to it.
  */
 export function composeDevice({ clock, log }: Composition, store: SettingsStore): DeviceState {
   const deviceLog = log.child({ component: 'device' })
   const device = new DeviceState({
     logger: deviceLog,
     volume: rememberedVolume(store, deviceLog),
+    sensitivity: rememberedSensitivity(store, deviceLog),
   })
   rememberVolume(device, store, clock, deviceLog)
+  rememberSensitivity(device, store, clock, deviceLog)
   return device
 }
 

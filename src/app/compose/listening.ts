@@ -19,7 +19,7 @@ import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
-import { createWakeDetector } from '../wake-detector.js'
+import { createWakeDetector, followSensitivity } from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
 
@@ -145,7 +145,7 @@ async function onsetFor(
  * the button.
  */
 async function wakeOnset(
-  { config: c, clock, log }: Composition,
+  { config: c, clock, log, closers }: Composition,
   wake: WakeConfig,
   deps: ListeningDeps,
 ): Promise<OnsetSource> {
@@ -155,7 +155,9 @@ async function wakeOnset(
     const detector = await createWakeDetector(wake, {
       onWake: (d) => stage?.detected(d),
       logger: wakeLog,
+      sensitivity: deps.device.sensitivity,
     })
+    closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({
       detector,
       voiced: await VoicedHistory.create(),

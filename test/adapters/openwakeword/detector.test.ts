@@ -110,6 +110,33 @@ describe.each(['native', 'wasm'] as const)('openWakeWord on the %s runtime', (ru
     expect(strict.wakes).toEqual([])
   }, 60_000)
 
+  it('setThresholds moves the thresholds at run time, on the loaded models', async () => {
+    const jarvis = wavPcm(HEADS[0]?.clip ?? '')
+    const h = await detector(runtime)
+    await h.detector.scoreRecorded(jarvis, 0)
+    expect(h.wakes.length).toBe(1)
+    // What the clip holds for two chunks in a row: the highest threshold it can fire at.
+    let held = 0
+    for (let c = 1; c < h.scores.length; c++) {
+      held = Math.max(held, Math.min(h.scores[c - 1]?.[0] ?? 0, h.scores[c]?.[0] ?? 0))
+    }
+    process.stdout.write(`${runtime} hey_jarvis clip holds ${held} for two chunks\n`)
+    const others = HEADS.slice(1).map(() => 0.5)
+    const at = async (threshold: number, startMs: number) => {
+      h.detector.setThresholds([threshold, ...others])
+      h.detector.reset()
+      h.wakes.length = 0
+      await h.detector.scoreRecorded(jarvis, startMs)
+      return h.wakes.length
+    }
+    // Each start 10 s after the last, past the refractory time: only the threshold differs.
+    expect(await at(Math.min(0.9999, held + 0.001), 10_000)).toBe(0)
+    expect(await at(held, 20_000)).toBe(1)
+    expect(await at(Math.min(0.9999, held + 0.001), 30_000)).toBe(0)
+    expect(() => h.detector.setThresholds([0.5])).toThrow(`expected ${HEADS.length} numbers`)
+    expect(() => h.detector.setThresholds([1, ...others])).toThrow(RangeError)
+  }, 60_000)
+
   it('needs N chunks in a row: a head that peaks for fewer does not fire', async () => {
     const jarvis = wavPcm(HEADS[0]?.clip ?? '')
     const one = await detector(runtime, { consecutive: 1 })

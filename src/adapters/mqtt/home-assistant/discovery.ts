@@ -1,3 +1,4 @@
+import { SENSITIVITIES } from '../../../device/device-state.js'
 import type { LedState } from '../../../ports/panel.js'
 
 /** Home Assistant's discovery prefix unless it was changed in Home Assistant. */
@@ -24,6 +25,8 @@ export interface HaTopics {
   readonly state: string
   readonly mute: string
   readonly volume: string
+  /** The wake word's sensitivity (the select, only when listen.mode is `wake`). */
+  readonly sensitivity: string
   readonly stop: string
   readonly notify: string
   /** Approval alerts for an automation to send to the companion app (docs/home-assistant.md). */
@@ -43,6 +46,7 @@ export function haTopicsFor(discoveryPrefix: string, base: string, deviceId: str
     state: `${ha}/state`,
     mute: `${ha}/set/mute`,
     volume: `${ha}/set/volume`,
+    sensitivity: `${ha}/set/sensitivity`,
     stop: `${ha}/set/stop`,
     notify: `${ha}/notify`,
     alert: `${ha}/alert`,
@@ -58,12 +62,15 @@ export interface DiscoveryInput {
   readonly topics: HaTopics
   /** The device's protocol status topic: its last will says "offline" there. */
   readonly statusTopic: string
+  /** Whether the wake sensitivity select is in (listen.mode `wake`: a wake word to tune). */
+  readonly sensitivity: boolean
 }
 
 /**
  * The one device-based discovery config (docs/home-assistant.md): the device, the origin, and its
  * components — mute switch, state sensor, volume number, stop button, pending approvals, the next
- * timer, the false wakes the second opinion caught and the announcement notify entity. Availability follows the protocol status topic, whose
+ * timer, the false wakes the second opinion caught, the announcement notify entity and, with a
+ * wake word, its sensitivity select. Availability follows the protocol status topic, whose
  * last will the broker publishes when the device vanishes. Abbreviated keys, as Home Assistant
  * documents them; test/mqtt/home-assistant.test.ts checks every key against that list.
  */
@@ -159,6 +166,19 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
         cmd_t: t.notify,
         ic: 'mdi:bullhorn',
       },
+      ...(i.sensitivity && {
+        sensitivity: {
+          p: 'select',
+          name: 'Wake sensitivity',
+          uniq_id: uid('sensitivity'),
+          stat_t: t.state,
+          val_tpl: '{{ value_json.sensitivity }}',
+          cmd_t: t.sensitivity,
+          ops: [...SENSITIVITIES],
+          ent_cat: 'config',
+          ic: 'mdi:ear-hearing',
+        },
+      }),
     },
   }
 }

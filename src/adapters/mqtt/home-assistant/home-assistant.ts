@@ -1,7 +1,11 @@
 import { errorText } from '../../../core/errors.js'
 import type { Logger } from '../../../core/logger.js'
 import { MAX_ANNOUNCEMENT_CHARS } from '../../../device/announcer.js'
-import type { DeviceSnapshot, DeviceState } from '../../../device/device-state.js'
+import {
+  type DeviceSnapshot,
+  type DeviceState,
+  isSensitivity,
+} from '../../../device/device-state.js'
 import type { Clock } from '../../../ports/clock.js'
 import type { MqttConnection } from '../connection.js'
 import { RejectionLog } from '../rejection-log.js'
@@ -17,6 +21,8 @@ export interface HomeAssistantOptions {
   readonly name: string
   readonly version?: string | undefined
   readonly statusTopic: string
+  /** The wake sensitivity select is offered and obeyed (listen.mode `wake`); otherwise neither. */
+  readonly sensitivity: boolean
   /** A sentence from the notify entity, checked and ready to be spoken. */
   readonly announce: (text: string) => void
   readonly logger: Logger
@@ -28,7 +34,8 @@ type Rejection = 'bad_payload' | 'too_long' | 'empty'
 /**
  * The device in Home Assistant over the household's broker (docs/home-assistant.md): the retained
  * discovery config on every connection and whenever Home Assistant says `online`; the retained
- * state as it changes; and the entities' commands into the DeviceState (mute, volume, stop) and
+ * state as it changes; and the entities' commands into the DeviceState (mute, volume, stop, and
+ * with a wake word its sensitivity) and
  * the announcer (notify). Anything malformed changes nothing and is logged with an `event`.
  * What was heard or said never goes out here.
  */
@@ -50,7 +57,14 @@ export class HomeAssistantBridge {
         return
       }
       conn
-        .subscribe([t.haStatus, t.mute, t.volume, t.stop, t.notify])
+        .subscribe([
+          t.haStatus,
+          t.mute,
+          t.volume,
+          t.stop,
+          t.notify,
+          ...(options.sensitivity ? [t.sensitivity] : []),
+        ])
         .catch((err: unknown) =>
           this.#log.warn(
             { event: 'ha_subscribe_failed', err: errorText(err) },
@@ -92,7 +106,9 @@ export class HomeAssistantBridge {
       }
       return
     }
-    if (topic !== t.mute && topic !== t.volume && topic !== t.stop && topic !== t.notify) return
+    const commands = [t.mute, t.volume, t.stop, t.notify]
+    if (this.#o.sensitivity) commands.push(t.sensitivity)
+    if (!commands.includes(topic)) return
     // A retained command (someone published one with the flag) would act again at every start.
     if (retained) {
       this.#reject('bad_payload', topic, 'a retained command is ignored')
@@ -107,6 +123,9 @@ export class HomeAssistantBridge {
       if (text.trim() !== '' && Number.isFinite(n) && n >= 0 && n <= 100) {
         device.setVolume(n, 'home_assistant')
       } else this.#reject('bad_payload', topic, 'volume takes a number from 0 to 100')
+    } else if (topic === t.sensitivity) {
+      if (isSensitivity(text)) device.setSensitivity(text, 'home_assistant')
+      else this.#reject('bad_payload', topic, 'sensitivity takes low, normal or high')
     } else if (topic === t.stop) {
       if (text === 'PRESS') device.stop('home_assistant')
       else this.#reject('bad_payload', topic, 'stop takes PRESS')
@@ -138,6 +157,7 @@ export class HomeAssistantBridge {
       version: o.version,
       topics: o.topics,
       statusTopic: o.statusTopic,
+      sensitivity: o.sensitivity,
     })
     o.connection
       .publish(o.topics.config, JSON.stringify(config), { retain: true, qos: 1 })
@@ -159,6 +179,7 @@ export class HomeAssistantBridge {
       ringing: s.ringing.length > 0,
       next_timer: s.nextTimer ? new Date(s.nextTimer.dueAt).toISOString() : null,
       false_wakes: s.falseWakes,
+      ...(this.#o.sensitivity && { sensitivity: s.sensitivity }),
     })
     if (body === this.#lastState) return
     this.#lastState = body
