@@ -9,7 +9,11 @@
 //     with the same device buffer sizes, and with aplay's defaults.
 // Durations are parameters: BENCH_PLAY_S (per phase, 300), BENCH_DROPS (30), BENCH_CPU_S (60);
 // BENCH_ONLY=gaps|drops|cpu runs one part; BENCH_QUOTA_PCT adds a slow board's speaker to the gap
-// runs. Needs pulseaudio, pulseaudio-utils, libasound2-plugins and alsa-utils (Debian); naudiodon
+// runs. BENCH_VOLUME=<percent> puts the volume's gain stage (src/audio/gain-out.ts) in front of
+// Nocturn's speakers, as the appliance has it: at 100 % in the gap runs (the sample counter must
+// reach the sink unscaled, and 100 % is the default), at the given volume in the drops and the CPU
+// part. BENCH_FEED=stream feeds the CPU part's reply in 100 ms chunks at twice real time, as a live
+// model streams it (so the gain stage's work falls inside the measured window), instead of at once. Needs pulseaudio, pulseaudio-utils, libasound2-plugins and alsa-utils (Debian); naudiodon
 // is measured when it is installed.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, writeFileSync } from 'node:fs'
@@ -41,6 +45,18 @@ const PA_TICK = process.env.BENCH_PA_TICK_MS ? Number(process.env.BENCH_PA_TICK_
 const PA_FEED = process.env.BENCH_PA_FEED?.split('/').map(Number)
 const CPU_S = Number(process.env.BENCH_CPU_S ?? 60)
 const ONLY = process.env.BENCH_ONLY ?? ''
+const VOLUME = process.env.BENCH_VOLUME ? Number(process.env.BENCH_VOLUME) : undefined
+const FEED = process.env.BENCH_FEED ?? 'once'
+// Imported only when asked for: the code from before the volume has no gain stage to import.
+const gainStage = VOLUME === undefined ? undefined : await import('../src/audio/gain-out.js')
+/** Nocturn's speaker behind the gain stage at `percent` (BENCH_VOLUME), or as it is without it. */
+function withGain(speaker: AudioOut, percent: number | undefined = VOLUME): AudioOut {
+  return gainStage && percent !== undefined
+    ? new gainStage.GainOut(speaker, () => percent)
+    : speaker
+}
+/** The drops' gain on the counter samples: firstHeardFrom's index is read back through it. */
+const dropGain = gainStage && VOLUME !== undefined ? gainStage.gainOf(VOLUME) : 1
 // BENCH_PA_ONLY=1: only the naudiodon speaker in the gap runs, and only it beside the floor in the
 // drops (shorter runs while working on that backend).
 const PA_ONLY = Boolean(process.env.BENCH_PA_ONLY)
@@ -280,13 +296,21 @@ try {
       const players: Player[] = PA_ONLY
         ? []
         : [
-            pacedPlayer('Nocturn paced → aplay', alsaSpeaker('play_s_paced').speaker),
+            pacedPlayer(
+              `Nocturn paced → aplay${gainStage ? ', gain stage at 100 %' : ''}`,
+              withGain(alsaSpeaker('play_s_paced').speaker, 100),
+            ),
             naivePlayer(env, 'play_s_naive'),
           ]
       const pa = process.env.BENCH_NO_PA ? undefined : portAudioSpeaker('play_s_pa')
       const sinkOf = PA_ONLY ? [] : ['s_paced', 's_naive']
       if (pa) {
-        players.push(pacedPlayer('Nocturn paced → naudiodon', pa.speaker))
+        players.push(
+          pacedPlayer(
+            `Nocturn paced → naudiodon${gainStage ? ', gain stage at 100 %' : ''}`,
+            withGain(pa.speaker, 100),
+          ),
+        )
         sinkOf.push('s_pa')
       }
       if (QUOTA_PCT !== undefined) {
@@ -368,8 +392,10 @@ try {
   if (!ONLY || ONLY === 'drops') {
     const reply = counterReply(5 * RATE)
     const next = counterReply(RATE / 2)
-    const paced = PA_ONLY ? undefined : alsaSpeaker('play_s_paced').speaker
-    const pa = portAudioSpeaker('play_s_pa')?.speaker
+    const pacedAlsa = PA_ONLY ? undefined : alsaSpeaker('play_s_paced').speaker
+    const paced = pacedAlsa && withGain(pacedAlsa)
+    const paSpeakerNow = portAudioSpeaker('play_s_pa')?.speaker
+    const pa = paSpeakerNow && withGain(paSpeakerNow)
     const rand = rng(7)
     const stale: Record<string, number[]> = { paced: [], floor: [], pa: [] }
     const clipped: Record<string, number[]> = { paced: [], floor: [], pa: [] }
@@ -415,7 +441,7 @@ try {
         const heard = await m.stop()
         stale[k]?.push(staleAfter(heard, bargedAt[k] as number))
         const from = Math.floor(((nextAt - 150 - heard.t0) / 1000) * RATE)
-        const first = firstHeardFrom(heard.samples, from)
+        const first = firstHeardFrom(heard.samples, from, k === 'floor' ? 1 : dropGain)
         clipped[k]?.push(first === undefined ? Number.NaN : (first.index / RATE) * 1000)
         // From the next reply's write to its sample 0 on the monitor.
         startDelay[k]?.push(
@@ -434,9 +460,9 @@ try {
     await pa?.close()
     const rows: Record<string, Record<string, string | number>> = {}
     const names: Record<string, string> = {
-      paced: 'Nocturn paced → aplay, drop (kills aplay)',
+      paced: `Nocturn paced → aplay, drop (kills aplay)${gainStage ? `, gain stage at ${VOLUME} %` : ''}`,
       floor: 'floor: write-through → aplay, SIGKILL',
-      pa: 'Nocturn paced → naudiodon, drop',
+      pa: `Nocturn paced → naudiodon, drop${gainStage ? `, gain stage at ${VOLUME} %` : ''}`,
     }
     for (const k of Object.keys(stale)) {
       const s = (stale[k] ?? []).filter((x) => !Number.isNaN(x)).sort((a, b) => a - b)
@@ -492,6 +518,8 @@ try {
               capture: 'mon_s_naive',
               playback: 'play_s_paced',
               seconds: CPU_S + 5,
+              ...(VOLUME !== undefined && { volume: VOLUME }),
+              feed: FEED,
             }),
           },
         },
@@ -554,7 +582,10 @@ try {
     }
     const sameBuffers = `floor, same buffers (arecord 20/160 ms | cat; aplay ${DEFAULT_BUFFER_TIME_US / 1000}/${DEFAULT_PERIOD_TIME_US / 1000} ms)`
     await measure([
-      [`Nocturn audio path (node${hasDist ? '' : ' + tsx'} + arecord + aplay)`, await startPath()],
+      [
+        `Nocturn audio path (node${hasDist ? '' : ' + tsx'} + arecord + aplay${VOLUME !== undefined ? `, gain stage at ${VOLUME} %` : ''}${FEED === 'stream' ? ', fed as a stream' : ''})`,
+        await startPath(),
+      ],
       [
         sameBuffers,
         await startFloor(

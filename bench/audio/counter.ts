@@ -136,10 +136,12 @@ export function countGaps(heard: Int16Array, lengths: readonly number[], rate = 
 export function firstHeardFrom(
   heard: Int16Array,
   from: number,
+  gain = 1,
 ): { at: number; index: number } | undefined {
   for (let i = Math.max(0, from); i < heard.length; i++) {
     const x = heard[i] as number
-    if (x !== 0) return { at: i, index: x - BASE }
+    // Behind a gain stage the sample is the counter scaled: read back, it is within a sample or so.
+    if (x !== 0) return { at: i, index: Math.round(x / gain) - BASE }
   }
   return undefined
 }

@@ -3,7 +3,9 @@
 // `dist/`, no loader: tsx alone costs ~5 ms of CPU a second while idle). With `--import tsx` and
 // base "src" it runs the sources instead.
 //
-// Settings in NOCTURN_BENCH_AUDIO (JSON): base, capture and playback PCM names, seconds of audio.
+// Settings in NOCTURN_BENCH_AUDIO (JSON): base, capture and playback PCM names, seconds of audio;
+// `volume` puts the gain stage (audio/gain-out.js) in front of the speaker at that percent; `feed`
+// "stream" hands the reply over in 100 ms chunks at twice real time, "once" (the default) all at once.
 // Prints one JSON line `{ ready, mic, aplay }` (the children's pids) once capture and playback run,
 // then plays until stdin closes.
 const s = JSON.parse(process.env.NOCTURN_BENCH_AUDIO ?? '{}')
@@ -23,15 +25,33 @@ const vad = await WebRtcVad.create({ sampleRateHz: 16_000, frameMs: 20, mode: 3 
 const mic = new ArecordMic({ device: s.capture, clock, logger: silentLogger })
 let speech = 0
 await mic.start({ frame: (f) => (vad.isSpeech(f) ? speech++ : 0), error: () => {} })
-const { speaker, device } = createAlsaSpeaker({ device: s.playback, clock, logger: silentLogger })
-const samples = new Int16Array(s.seconds * 24_000)
+const alsa = createAlsaSpeaker({ device: s.playback, clock, logger: silentLogger })
+const { device } = alsa
+let speaker = alsa.speaker
+if (s.volume !== undefined) {
+  const { GainOut } = await mod('audio/gain-out.js')
+  speaker = new GainOut(alsa.speaker, () => s.volume)
+}
+const samples = new Int16Array(s.seconds * 24_000 * (s.feed === 'stream' ? 2 : 1))
 for (let j = 0; j < samples.length; j++) samples[j] = 1000 + (j % 30_000)
 const bytes = new Uint8Array(samples.buffer)
-for (let at = 0; at < bytes.byteLength; at += 48_000) speaker.write(bytes.subarray(at, at + 48_000))
+let feeding
+if (s.feed === 'stream') {
+  // 100 ms of audio every 50 ms, as a live model streams a reply.
+  let at = 0
+  feeding = setInterval(() => {
+    if (at >= bytes.byteLength) return clearInterval(feeding)
+    speaker.write(bytes.subarray(at, at + 4800))
+    at += 4800
+  }, 50)
+} else {
+  for (let at = 0; at < bytes.byteLength; at += 48_000) speaker.write(bytes.subarray(at, at + 48_000))
+}
 await new Promise((r) => setTimeout(r, 500))
 process.stdout.write(`${JSON.stringify({ ready: true, mic: mic.pid, aplay: device.pid })}\n`)
 process.stdin.resume()
 process.stdin.on('end', async () => {
+  clearInterval(feeding)
   await mic.stop()
   await speaker.close()
   vad.close()
