@@ -35,9 +35,8 @@ type Rejection = 'bad_payload' | 'too_long' | 'empty'
  * The device in Home Assistant over the household's broker (docs/home-assistant.md): the retained
  * discovery config on every connection and whenever Home Assistant says `online`; the retained
  * state as it changes; and the entities' commands into the DeviceState (mute, volume, stop, and
- * with a wake word its sensitivity) and
- * the announcer (notify). Anything malformed changes nothing and is logged with an `event`.
- * What was heard or said never goes out here.
+ * with a wake word its sensitivity) and the announcer (notify). Anything malformed changes nothing
+ * and is logged with an `event`. What was heard or said never goes out here.
  */
 export class HomeAssistantBridge {
   readonly #o: HomeAssistantOptions
