@@ -1,9 +1,6 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import {
-  createDeviceMqtt,
-  type DeviceMqttOptions,
-  PhoneRequests,
-} from '../../src/adapters/mqtt/index.js'
+import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
+import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
 import type { Logger } from '../../src/core/logger.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { Pairing } from '../../src/protocol/index.js'

@@ -1,9 +1,9 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import {
-  MqttConnection,
   MqttWakeArbiter,
   type MqttWakeArbiterOptions,
-} from '../../src/adapters/mqtt/index.js'
+} from '../../src/adapters/mqtt/wake-arbiter.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { PREFIX, USERS } from './brokers.js'

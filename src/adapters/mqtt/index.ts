@@ -9,17 +9,6 @@ import { DEFAULT_DISCOVERY_PREFIX, haTopicsFor } from './home-assistant/discover
 import { HomeAssistantBridge } from './home-assistant/home-assistant.js'
 import { MqttStatus, offlineStatus } from './status.js'
 
-export {
-  MqttApprover,
-  maySelfApprove,
-} from './approver.js'
-export { MqttConnection } from './connection.js'
-export { createConversationEndpoint } from './conversation-endpoint.js'
-export { serveGrants } from './grants-endpoint.js'
-export { PhoneRequests } from './phone-requests.js'
-export { MqttStatus } from './status.js'
-export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
-
 export interface DeviceMqttOptions {
   readonly url: string
   readonly deviceId: string
