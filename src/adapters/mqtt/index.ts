@@ -34,9 +34,13 @@ export interface DeviceMqttOptions {
    * listens: creating mqtt.js's client loads its transports and costs tens of ms of start-up).
    */
   readonly connect?: boolean
+  /**
+   * The device's state: it counts the refused decisions (the status shows them), and Home
+   * Assistant follows it and commands it.
+   */
+  readonly device?: DeviceState
   /** The device in Home Assistant (docs/home-assistant.md); absent: no Home Assistant topic is touched. */
   readonly homeAssistant?: {
-    readonly device: DeviceState
     /** false: the discovery config is removed at every connection. */
     readonly discovery: boolean
     readonly name?: string
@@ -86,6 +90,9 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     ...(options.audience !== undefined && { audience: options.audience }),
     ...(options.selfApproval !== undefined && { selfApproval: options.selfApproval }),
     ...(options.broadcast !== undefined && { broadcast: options.broadcast }),
+    ...(options.device && {
+      onRefused: (reason: string) => options.device?.refused('decisions', reason),
+    }),
   })
   const status = new MqttStatus({
     connection,
@@ -95,11 +102,13 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     clock: options.clock,
   })
   const ha = options.homeAssistant
+  if (ha && !options.device) throw new Error('Home Assistant needs the device state to follow')
   const homeAssistant =
     ha &&
+    options.device &&
     new HomeAssistantBridge({
       connection,
-      device: ha.device,
+      device: options.device,
       discovery: ha.discovery,
       topics: haTopicsFor(
         ha.discoveryPrefix ?? DEFAULT_DISCOVERY_PREFIX,
