@@ -15,6 +15,7 @@ import { createLogger } from '../src/app/logger.js'
 import { Gate } from '../src/core/gate.js'
 import { Grants } from '../src/core/grants.js'
 import type { CallContext, Tool } from '../src/core/types.js'
+import { DeviceState } from '../src/device/device-state.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
 import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
@@ -61,7 +62,9 @@ async function run(hogs: number) {
   const dest = createWriteStream(logFile)
   const logger = createLogger({ destination: dest, level: 'info' })
   const keys = new Map([['anna', randomBytes(32)]])
-  const device = testDeviceMqtt(broker.url, 'flood', () => keys, { logger })
+  // The device's state counts the refusals, as the appliance wires it.
+  const state = new DeviceState()
+  const device = testDeviceMqtt(broker.url, 'flood', () => keys, { logger, device: state })
   await device.approver.ready()
   const phone = new PhoneClient({
     pairing: {
@@ -129,7 +132,7 @@ async function run(hogs: number) {
     ],
     { cwd: ROOT, stdio: 'inherit' },
   )
-  const total = () => [...device.approver.rejected.values()].reduce((a, b) => a + b, 0)
+  const total = () => Object.values(state.snapshot.refused.decisions).reduce((a, b) => a + b, 0)
   const deadline = Date.now() + 180_000
   while (total() < FLOOD && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   const floodMs = Date.now() - t0

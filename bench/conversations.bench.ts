@@ -7,11 +7,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import {
-  createConversationEndpoint,
-  PhoneRequests,
-  serveGrants,
-} from '../src/adapters/mqtt/index.js'
+import { createConversationEndpoint } from '../src/adapters/mqtt/conversation-endpoint.js'
+import { serveGrants } from '../src/adapters/mqtt/grants-endpoint.js'
+import { PhoneRequests } from '../src/adapters/mqtt/phone-requests.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
 import { LiveConversations } from '../src/conversations/live-conversations.js'

@@ -44,12 +44,18 @@ export interface ApplianceOptions {
   readonly output?: NodeJS.WriteStream
   /** For the offline run: the WAV microphone plays in real time (default) or not. */
   readonly wavPaced?: boolean
-  /** For benchmarks and soak runs: the WAV microphone starts again at the end of its file. */
+  /**
+   * The WAV microphone starts again at the end of its file: the phone demo (`npm start -- --phone`)
+   * keeps a room to hear until Ctrl-C.
+   */
   readonly wavLoop?: boolean
   readonly onSessionEnd?: (summary: SessionSummary) => void
   /** Every change of what the LED shows. */
   readonly onState?: (state: LedState) => void
-  /** Every drop of the speaker's buffer (barge-in, the stop button), with what it discarded. */
+  /**
+   * Every drop of the speaker's buffer (barge-in, the stop button), with what it discarded: the
+   * offline scene prints it on its timeline.
+   */
   readonly onDrop?: (report: DropReport) => void
 }
 
@@ -141,7 +147,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       speaker: sound.speaker,
       panel,
       device,
-      arbiter: wakeArbiter(comp, household.mqtt),
+      arbiter: wakeArbiter(comp, household.mqtt, device),
       onFalseWake: () => device.countFalseWake(),
       onSessionEnd: (summary) => {
         endOfSession(store)

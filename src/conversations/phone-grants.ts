@@ -1,7 +1,8 @@
 import { NocturnError } from '../core/errors.js'
-import type { Grant, Grants } from '../core/grants.js'
+import type { Grants } from '../core/grants.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
+import type { Grant } from '../ports/grant-store.js'
 import type { GrantSummary } from '../protocol/grant-ops.js'
 
 /**

@@ -3,13 +3,6 @@ import { canonicalJson } from './canonical-json.js'
 import { NocturnError } from './errors.js'
 import type { Channel } from './types.js'
 
-// The grant records are declared with the port that stores them; callers import them from here.
-export type {
-  Grant,
-  GrantExpiry,
-  NewGrant,
-} from '../ports/grant-store.js'
-
 export interface GrantQuery {
   readonly tool: string
   readonly args: unknown

@@ -33,6 +33,15 @@ export interface NextTimer {
   readonly dueAt: number
 }
 
+/**
+ * Where refused input came in: phones' decisions, phones' other signed requests (conversations,
+ * grants, volume, push), and other speakers' wake claims.
+ */
+export type RefusalSource = 'decisions' | 'requests' | 'wake_claims'
+
+/** Refused input since the device started, by where it came in and why (the reason codes). */
+export type RefusalCounts = Readonly<Record<RefusalSource, Readonly<Record<string, number>>>>
+
 /** Everything the device is, at one moment: what the LED, the status and Home Assistant show. */
 export interface DeviceSnapshot {
   readonly muted: boolean
@@ -53,6 +62,8 @@ export interface DeviceSnapshot {
   readonly nextTimer: NextTimer | null
   /** Local wakes the live model's second opinion did not confirm, since the device started. */
   readonly falseWakes: number
+  /** What was refused as forged, stale, replayed or malformed: a household's security signal. */
+  readonly refused: RefusalCounts
 }
 
 /** What changed, so a subscriber that cares about one thing can skip the rest. */
@@ -65,6 +76,7 @@ export type DeviceChange =
   | { readonly kind: 'approvals' }
   | { readonly kind: 'timers' }
   | { readonly kind: 'false_wake' }
+  | { readonly kind: 'refusal'; readonly source: RefusalSource }
 
 /** "Stop": the speaker falls silent — a reply, a ringing timer, an announcement. */
 export interface StopCommand {
@@ -98,6 +110,11 @@ export class DeviceState {
   #activity: LedState = 'idle'
   #nextTimer: NextTimer | null = null
   #falseWakes = 0
+  readonly #refused: Record<RefusalSource, Map<string, number>> = {
+    decisions: new Map(),
+    requests: new Map(),
+    wake_claims: new Map(),
+  }
   #snapshot: DeviceSnapshot | undefined
 
   constructor(options: DeviceStateOptions = {}) {
@@ -220,6 +237,16 @@ export class DeviceState {
     this.#changed({ kind: 'false_wake' })
   }
 
+  /**
+   * Input from `source` was refused for `reason` (it did not verify, was stale, replayed or
+   * malformed). Counted only: the adapter that refused it has logged it.
+   */
+  refused(source: RefusalSource, reason: string): void {
+    const counts = this.#refused[source]
+    counts.set(reason, (counts.get(reason) ?? 0) + 1)
+    this.#changed({ kind: 'refusal', source })
+  }
+
   /** "Stop" from the button, a voice, a phone or Home Assistant: whatever plays falls silent. */
   stop(source: CommandSource): void {
     this.#log?.info({ device: source }, 'stop')
@@ -255,6 +282,11 @@ export class DeviceState {
       ringing,
       nextTimer: this.#nextTimer,
       falseWakes: this.#falseWakes,
+      refused: {
+        decisions: Object.fromEntries(this.#refused.decisions),
+        requests: Object.fromEntries(this.#refused.requests),
+        wake_claims: Object.fromEntries(this.#refused.wake_claims),
+      },
     }
   }
 

@@ -47,6 +47,8 @@ export const outcomeSchema = z.object({
 })
 export type OutcomeMessage = z.infer<typeof outcomeSchema>
 
+const refusalCounts = z.record(z.string().max(64), z.number().int().min(0))
+
 const statusSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
   online: z.boolean(),
@@ -61,6 +63,17 @@ const statusSchema = z.object({
   falseWakes: z.number().int().min(0).optional(),
   /** The speaker's volume, 0–100 %; absent from a device older than it (and from the last will). */
   volume: z.number().int().min(0).max(100).optional(),
+  /**
+   * Refused input since the device started, by where it came in and why (docs/protocol.md,
+   * "Status"); absent: none.
+   */
+  refused: z
+    .object({
+      decisions: refusalCounts.optional(),
+      requests: refusalCounts.optional(),
+      wake_claims: refusalCounts.optional(),
+    })
+    .optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

@@ -61,11 +61,6 @@ export class PhoneVerifier {
     this.#nonces = new BoundedMap(options.remember ?? 4096)
   }
 
-  /** How many nonces are held; bounded by `remember`. */
-  get rememberedCount(): number {
-    return this.#nonces.size
-  }
-
   /**
    * `signedText` is the canonical form the MAC covers (from forms.ts). `within` is the life of what
    * the message answers (a decision: the request's createdAt..expiresAt): `at` must fall inside it,

@@ -11,6 +11,7 @@ import { loadOrCreateVapidKeys } from '../../src/adapters/webpush/vapid-key-file
 import { WebPushSender } from '../../src/adapters/webpush/web-push-sender.js'
 import { PhonePush } from '../../src/alerts/phone-push.js'
 import { NocturnError } from '../../src/core/errors.js'
+import { DeviceState } from '../../src/device/device-state.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { ApprovalRequest } from '../../src/ports/approver.js'
@@ -45,9 +46,14 @@ async function pushWorld(broker: TestBroker) {
     logger,
     retry: { initialMs: 20, maxMs: 100, giveUpAfter: 3 },
   })
-  const device = testDeviceMqtt(broker.url, deviceId, () => keys, { logger, broadcast: push })
+  const state = new DeviceState()
+  const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
+    logger,
+    broadcast: push,
+    device: state,
+  })
   await device.approver.ready()
-  const requests = testPhoneRequests(device, deviceId, () => keys, logger)
+  const requests = testPhoneRequests(device, deviceId, () => keys, logger, state)
   servePush(requests, {
     subscriptions: store.push,
     vapidKey: vapid.publicKey,
@@ -93,6 +99,8 @@ async function pushWorld(broker: TestBroker) {
     return { request, controller, decision }
   }
   return {
+    /** Refused phone requests by reason, as the device's state counts them. */
+    refusedRequests: () => state.snapshot.refused.requests,
     brokerUrl: broker.url,
     deviceId,
     keys,
@@ -223,10 +231,10 @@ describe.skipIf(skip !== undefined)('Web Push to the paired phones (Mosquitto)',
     )
     await c.endAsync()
     const end = Date.now() + 5000
-    while ((w.requests.rejected.get('bad-mac') ?? 0) === 0 && Date.now() < end) {
+    while ((w.refusedRequests()['bad-mac'] ?? 0) === 0 && Date.now() < end) {
       await new Promise((r) => setTimeout(r, 20))
     }
-    expect(w.requests.rejected.get('bad-mac')).toBe(1)
+    expect(w.refusedRequests()['bad-mac']).toBe(1)
     expect(w.store.push.pushSubscriptions()).toEqual([])
   })
 

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseConfig } from '../../src/app/config/load.js'
-import { nodeCheck, spiCheck } from '../../src/app/doctor/device-checks.js'
+import { nodeCheck } from '../../src/app/doctor/node-check.js'
+import { spiCheck } from '../../src/app/doctor/spi-check.js'
 
 const base = { env: {}, configPath: undefined, configError: undefined }
 

@@ -179,13 +179,25 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
     const told = JSON.stringify({ claims: house.claims, kitchen: k, hall: h })
     expect([k.won, k.reason], told).toEqual([true, 'best'])
     expect([h.won, h.reason, h.by], told).toEqual([false, 'outranked', 'kitchen'])
-    // The broker carried both claims: the hall's first, then the louder kitchen's.
-    expect(
-      house.claims.map((c) => c.device),
-      told,
-    ).toEqual(['hall', 'kitchen'])
-    const [hallClaim, kitchenClaim] = house.claims
-    expect((kitchenClaim?.level ?? 0) - (hallClaim?.level ?? 0)).toBeGreaterThanOrEqual(10)
+    // The broker carried both claims: the hall's first, then the louder kitchen's. On a loaded
+    // machine the hall's detector may fire after the kitchen's claim is already in: then it yields
+    // at once (waited 0 ms) and claims nothing, which is as right.
+    const kitchenClaim = house.claims.find((c) => c.device === 'kitchen')
+    const hallClaim = house.claims.find((c) => c.device === 'hall')
+    if (hallClaim) {
+      expect(
+        house.claims.map((c) => c.device),
+        told,
+      ).toEqual(['hall', 'kitchen'])
+      expect((kitchenClaim?.level ?? 0) - hallClaim.level).toBeGreaterThanOrEqual(10)
+    } else {
+      expect(
+        house.claims.map((c) => c.device),
+        told,
+      ).toEqual(['kitchen'])
+      expect(h.waitedMs, told).toBe(0)
+      expect(Number(h.byLevel) - Number(h.level), told).toBeGreaterThanOrEqual(10)
+    }
 
     // The kitchen answered: one Live session, the wake and the command sent, the reply played.
     expect(closed.turns).toBeGreaterThan(0)

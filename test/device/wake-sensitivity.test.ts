@@ -128,8 +128,8 @@ describe.skipIf(skip)('the wake sensitivity, from Home Assistant to the real det
     const logs = new MemoryLogger()
     const dev = testDeviceMqtt(broker.url, DEVICE_ID, () => new Map(), {
       logger: logs,
+      device: first.device,
       homeAssistant: {
-        device: first.device,
         discovery: true,
         sensitivity: true,
         announce: () => {},
@@ -210,7 +210,8 @@ describe.skipIf(skip)('the wake sensitivity, from Home Assistant to the real det
     const logs = new MemoryLogger()
     const dev = testDeviceMqtt(broker.url, 'porch', () => new Map(), {
       logger: logs,
-      homeAssistant: { device, discovery: true, announce: () => {} },
+      device,
+      homeAssistant: { discovery: true, announce: () => {} },
     })
     try {
       await dev.connection.ready()

@@ -1,11 +1,9 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import {
-  createDeviceMqtt,
-  type DeviceMqttOptions,
-  PhoneRequests,
-} from '../../src/adapters/mqtt/index.js'
+import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
+import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
 import type { Logger } from '../../src/core/logger.js'
 import { silentLogger } from '../../src/core/logger.js'
+import type { DeviceState } from '../../src/device/device-state.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import type { PhoneKeys } from '../../src/protocol/phone-verifier.js'
 import { PREFIX, USERS } from './brokers.js'
@@ -44,6 +42,8 @@ export function testPhoneRequests(
   deviceId: string,
   phones: PhoneKeys,
   logger: Logger,
+  /** Counts what was refused, as the composition wires it. */
+  state?: DeviceState,
 ): PhoneRequests {
   return new PhoneRequests({
     connection: device.connection,
@@ -52,5 +52,6 @@ export function testPhoneRequests(
     prefix: PREFIX,
     logger,
     clock: realClock(),
+    ...(state && { onRefused: (reason: string) => state.refused('requests', reason) }),
   })
 }

@@ -1,9 +1,10 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import {
-  MqttConnection,
   MqttWakeArbiter,
   type MqttWakeArbiterOptions,
-} from '../../src/adapters/mqtt/index.js'
+} from '../../src/adapters/mqtt/wake-arbiter.js'
+import { DeviceState } from '../../src/device/device-state.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { PREFIX, USERS } from './brokers.js'
@@ -11,6 +12,8 @@ import { PREFIX, USERS } from './brokers.js'
 /** One speaker's arbitration side on the broker at `url`: its own connection, arbiter and log. */
 export interface WakeSpeaker {
   readonly arbiter: MqttWakeArbiter
+  /** Counts the claims the arbiter ignored, as the composition wires it. */
+  readonly state: DeviceState
   readonly connection: MqttConnection
   readonly log: MemoryLogger
   close(): Promise<void>
@@ -38,12 +41,14 @@ export async function wakeSpeaker(
     logger: log,
     clock,
   })
+  const state = new DeviceState()
   const arbiter = new MqttWakeArbiter({
     connection,
     deviceId,
     prefix: PREFIX,
     logger: log,
     clock,
+    onRefused: (reason) => state.refused('wake_claims', reason),
     ...options,
   })
   connection.start()
@@ -54,6 +59,7 @@ export async function wakeSpeaker(
   let closed: Promise<void> | undefined
   return {
     arbiter,
+    state,
     connection,
     log,
     close() {

@@ -3,10 +3,13 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { showStatus } from '../../src/app/compose/device.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import type { Logger } from '../../src/core/logger.js'
 import type { CallContext, Tool } from '../../src/core/types.js'
+import { DeviceState } from '../../src/device/device-state.js'
+import { trackedApprover } from '../../src/device/tracked-approver.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
 import type { Clock } from '../../src/ports/clock.js'
@@ -95,6 +98,7 @@ export async function deviceWorld(
     ['ben', randomBytes(32)],
   ])
   const logger = captureLogger()
+  const state = new DeviceState()
   const device = createDeviceMqtt({
     url: opts.url ?? broker.url,
     deviceId,
@@ -106,10 +110,14 @@ export async function deviceWorld(
     backoffMinMs: 50,
     backoffMaxMs: 300,
     clock,
+    device: state,
     ...(opts.connect === false && { connect: false }),
   })
+  // The retained status follows the device's state, as the composition wires it.
+  showStatus(state, device)
   if (opts.connect !== false) await device.approver.ready()
-  const counting = new CountingApprover(device.approver)
+  // As the appliance does: the device's state counts what is pending.
+  const counting = new CountingApprover(trackedApprover(device.approver, state))
   const store = new SqliteStore(':memory:')
   const grants = new Grants(store)
   const gate = new Gate({
@@ -195,8 +203,19 @@ export async function deviceWorld(
       await c.endAsync()
       return got
     },
+    /** The device's state, as the status shows it. */
+    state,
+    /** Decisions refused for `reason`, as the device's state counts them. */
     rejected(reason: string): number {
-      return device.approver.rejected.get(reason as never) ?? 0
+      return state.snapshot.refused.decisions[reason] ?? 0
+    },
+    /** Every refused decision, by reason. */
+    refusals(): Readonly<Record<string, number>> {
+      return state.snapshot.refused.decisions
+    },
+    /** Approvals out to the phones, as the device's state counts them. */
+    pending(): number {
+      return state.snapshot.pendingApprovals
     },
     async close() {
       for (const p of phones) await p.close().catch(() => {})

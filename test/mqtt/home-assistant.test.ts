@@ -209,8 +209,8 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     await ha.c.subscribeAsync(['homeassistant/device/+/config', T.state, T.status], { qos: 1 })
     dev = testDeviceMqtt(broker.url, DEVICE_ID, () => new Map(), {
       logger: logs,
+      device,
       homeAssistant: {
-        device,
         discovery: true,
         version: '0.1.0',
         sensitivity: true,
@@ -405,7 +405,8 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     const otherLogs = new MemoryLogger()
     const second = testDeviceMqtt(broker.url, 'hall', () => new Map(), {
       logger: otherLogs,
-      homeAssistant: { device: other, discovery: true, version: '0.1.0', announce: () => {} },
+      device: other,
+      homeAssistant: { discovery: true, version: '0.1.0', announce: () => {} },
     })
     try {
       await until(
@@ -430,7 +431,8 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
 
   it('discovery turned off: the config is removed with an empty retained message', async () => {
     const off = testDeviceMqtt(broker.url, DEVICE_ID, () => new Map(), {
-      homeAssistant: { device, discovery: false, version: '0.1.0', announce: () => {} },
+      device,
+      homeAssistant: { discovery: false, version: '0.1.0', announce: () => {} },
     })
     await off.connection.ready()
     await until(() => last(ha.heard, CONFIG)?.text === '', 'the removal')

@@ -166,6 +166,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
   it('a device without rights on its own approvals topic fails the approval at once, with a clear line', async () => {
     const keys = new Map([['anna', randomBytes(32)]])
     const logger = captureLogger()
+    const ended: string[] = []
     const device = createDeviceMqtt({
       url: worlds.broker().url,
       deviceId: `dev-${randomUUID().slice(0, 8)}`,
@@ -174,6 +175,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       phones: () => keys,
       logger,
       clock: realClock(),
+      broadcast: { requested: () => {}, ended: (e) => ended.push(e.state) },
     })
     try {
       await device.approver.ready()
@@ -195,7 +197,9 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
         new AbortController().signal,
       )
       await expect(answer).rejects.toMatchObject({ code: 'NOC_ERR_BROKER_REFUSED' })
-      expect(device.approver.pendingCount).toBe(0)
+      // Nothing is left waiting: withdrawing everything ends nothing.
+      device.approver.withdrawAll()
+      expect(ended.filter((s) => s === 'withdrawn')).toEqual([])
       expect(logger.entries).toContainEqual(
         expect.objectContaining({
           level: 'error',

@@ -269,7 +269,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     for (const s of [kitchen, hall]) {
       // The hall takes the claim under the kitchen's id for a rival's: a loud one, which opens
       // a round that closes before the next wake below.
-      expect(Object.fromEntries(s.arbiter.rejected)).toEqual({
+      expect(s.state.snapshot.refused.wake_claims).toEqual({
         retained: 1,
         'malformed-json': 1,
         'invalid-payload': 7,

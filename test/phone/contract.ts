@@ -223,7 +223,7 @@ export function conversationsContract(
       const third = await annaApproves.waitFor(w.asked[2]?.id ?? '')
       expect(third).toMatchObject({ tool: 'unlock_door', critical: true, askedBy: 'anna' })
       await annaApproves.decide(third.id, 'approve', 'once')
-      await until(() => w.device.approver.rejected.get('self-approval') === 1, 'self-approval')
+      await until(() => w.refusedDecisions('self-approval') === 1, 'self-approval')
       expect(w.unlocked).toEqual([])
       expect(w.logger.entries).toContainEqual(
         expect.objectContaining({
@@ -394,9 +394,9 @@ export function conversationsContract(
       await send(signed(w, 'delete', { conversation: "'; DROP TABLE messages; --" }))
       await send(signed(w, 'show', { conversation: c.id, limit: 1_000_000 }))
       await until(() => replies.filter((r) => r.kind === 'error').length === 4, 'four refusals')
-      await until(() => (w.endpoint.rejected.get('replayed-nonce') ?? 0) === 1, 'the replay')
+      await until(() => (w.refusedRequests()['replayed-nonce'] ?? 0) === 1, 'the replay')
 
-      expect(Object.fromEntries(w.endpoint.rejected)).toEqual({
+      expect(w.refusedRequests()).toEqual({
         'invalid-payload': 1,
         'bad-mac': 1,
         'wrong-device': 1,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { mayPublish, maySubscribe } from '../../src/adapters/aedes/broker.js'
-import { maySelfApprove } from '../../src/adapters/mqtt/index.js'
+import { maySelfApprove } from '../../src/adapters/mqtt/approver.js'
 import { chunkItems } from '../../src/adapters/mqtt/reply-chunks.js'
 
 const P = 'nocturn/v1'

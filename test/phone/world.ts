@@ -3,8 +3,9 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
+import { createConversationEndpoint } from '../../src/adapters/mqtt/conversation-endpoint.js'
+import { serveGrants } from '../../src/adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
-import { createConversationEndpoint, serveGrants } from '../../src/adapters/mqtt/index.js'
 import { serveVolume } from '../../src/adapters/mqtt/volume-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { showStatus } from '../../src/app/compose/device.js'
@@ -76,8 +77,11 @@ export async function phoneWorld(broker: TestBroker) {
     ['ben', randomBytes(32)],
   ])
   const logger = captureLogger()
+  // The device's state: its volume in the status and set from a phone, what it refused, counted.
+  const deviceState = new DeviceState({ logger })
   const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
+    device: deviceState,
     backoffMinMs: 50,
     backoffMaxMs: 300,
   })
@@ -116,12 +120,10 @@ export async function phoneWorld(broker: TestBroker) {
     logger,
   })
   const service = new ConversationService({ store: feed, turns, live, clock: realClock(), logger })
-  const requests = testPhoneRequests(device, deviceId, () => keys, logger)
+  const requests = testPhoneRequests(device, deviceId, () => keys, logger, deviceState)
   const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)
-  // The device's state, its volume in the status and set from a phone, as the composition has it.
-  const deviceState = new DeviceState({ logger })
   serveVolume(requests, deviceState, logger)
   showStatus(deviceState, device)
   await requests.ready()
@@ -224,7 +226,15 @@ export async function phoneWorld(broker: TestBroker) {
     unlocked,
     lit,
     service,
-    /** The phones' request channel: what it refused, counted. */
+    /** Decisions refused for `reason`, as the device's state counts them. */
+    refusedDecisions(reason: string): number {
+      return deviceState.snapshot.refused.decisions[reason] ?? 0
+    },
+    /** The phones' other signed requests refused, by reason, as the device's state counts them. */
+    refusedRequests(): Readonly<Record<string, number>> {
+      return deviceState.snapshot.refused.requests
+    },
+    /** The phones' request channel (closed to play a device that never answers). */
     endpoint: requests,
     topics: device.approver.topics,
     phone,

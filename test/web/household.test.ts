@@ -131,10 +131,7 @@ describe.skipIf(skip !== undefined)(
       await suite.broker.start()
       await anna.page.locator('[data-health="connected"]').waitFor({ timeout: 15_000 })
       // The held decision went out on reconnect and was refused: the request had ended.
-      await until(
-        () => (w.device.approver.rejected.get('expired') ?? 0) === 1,
-        'the late decision refused',
-      )
+      await until(() => w.refusedDecisions('expired') === 1, 'the late decision refused')
       expect(w.grants.list()).toEqual([])
     })
 
@@ -410,8 +407,8 @@ describe.skipIf(skip !== undefined)(
       }
       await until(
         () =>
-          (w.endpoint.rejected.get('bad-mac') ?? 0) === 2 &&
-          (w.endpoint.rejected.get('replayed-nonce') ?? 0) === 1,
+          (w.refusedRequests()['bad-mac'] ?? 0) === 2 &&
+          (w.refusedRequests()['replayed-nonce'] ?? 0) === 1,
         'the three forged requests refused',
       )
       expect(w.deviceState.volume).toBe(30)

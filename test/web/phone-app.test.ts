@@ -246,7 +246,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     expect(
       await diag.locator('[data-reason="malformed-json"] [data-count]').getAttribute('data-count'),
     ).toBe('1')
-    expect(w.device.approver.rejected.size).toBe(0)
+    expect(w.deviceState.snapshot.refused.decisions).toEqual({})
   })
 
   it('a conversation is read, and continued by typing: the answer streams in and is stored', async () => {

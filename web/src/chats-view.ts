@@ -37,16 +37,20 @@ export class ChatsView {
   /** The message being sent, shown at once under `key` until the stored copy arrives. */
   #sending: { key: number; text: string } | undefined
 
-  constructor(private readonly app: App) {}
+  readonly #app: App
+
+  constructor(app: App) {
+    this.#app = app
+  }
 
   render(root: HTMLElement): void {
     this.#root = root
-    const links = [...this.app.links.values()]
+    const links = [...this.#app.links.values()]
     if (links.length === 0) {
       replace(root, h('p', { class: 'empty' }, 'No speaker paired yet. Open Speakers to pair one.'))
       return
     }
-    if (!this.app.links.has(this.#speaker)) this.#speaker = links[0]?.id ?? ''
+    if (!this.#app.links.has(this.#speaker)) this.#speaker = links[0]?.id ?? ''
     const picker =
       links.length > 1
         ? h(
@@ -98,11 +102,11 @@ export class ChatsView {
   }
 
   #link(): SpeakerLink | undefined {
-    return this.app.links.get(this.#speaker)
+    return this.#app.links.get(this.#speaker)
   }
 
   #rerender(): void {
-    if (this.#root && this.app.tab === 'chats') this.render(this.#root)
+    if (this.#root && this.#app.tab === 'chats') this.render(this.#root)
   }
 
   #listView(): HTMLElement {
@@ -322,7 +326,7 @@ export class ChatsView {
     try {
       await link.call('delete', { conversation: id }).done
       this.#back()
-      this.app.say('Conversation deleted.')
+      this.#app.say('Conversation deleted.')
     } catch (err) {
       this.#problem = problemText(err)
       this.#rerender()

@@ -22,11 +22,15 @@ export class GrantsView {
   #problem = ''
   #root: HTMLElement | undefined
 
-  constructor(private readonly app: App) {}
+  readonly #app: App
+
+  constructor(app: App) {
+    this.#app = app
+  }
 
   render(root: HTMLElement): void {
     this.#root = root
-    if (this.app.links.size === 0) {
+    if (this.#app.links.size === 0) {
       replace(root, h('p', { class: 'empty' }, 'No speaker paired yet. Open Speakers to pair one.'))
       return
     }
@@ -35,7 +39,7 @@ export class GrantsView {
       h('p', { class: 'hint' }, 'Each remembered yes lets the speaker act without asking again.'),
       h('button', { class: 'secondary', onclick: () => void this.refresh() }, 'Refresh'),
       this.#problem ? h('p', { class: 'problem', role: 'alert' }, this.#problem) : null,
-      ...[...this.app.links.values()].map((l) => {
+      ...[...this.#app.links.values()].map((l) => {
         const list = this.#grants.get(l.id) ?? []
         return h(
           'section',
@@ -86,7 +90,7 @@ export class GrantsView {
   async refresh(): Promise<void> {
     this.#problem = ''
     const problems: string[] = []
-    for (const l of this.app.links.values()) {
+    for (const l of this.#app.links.values()) {
       if (l.state !== 'connected') continue
       const items: GrantSummary[] = []
       try {
@@ -106,15 +110,15 @@ export class GrantsView {
       }
     }
     this.#problem = problems.join(' ')
-    if (this.#root && this.app.tab === 'grants') this.render(this.#root)
+    if (this.#root && this.#app.tab === 'grants') this.render(this.#root)
   }
 
   async #revoke(linkId: string, grant: string): Promise<void> {
-    const l = this.app.links.get(linkId)
+    const l = this.#app.links.get(linkId)
     if (!l) return
     try {
       await l.call('revoke', { grant }).done
-      this.app.say('Revoked: the speaker will ask again next time.')
+      this.#app.say('Revoked: the speaker will ask again next time.')
     } catch (err) {
       this.#problem = problemText(err)
     }

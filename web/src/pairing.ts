@@ -92,10 +92,14 @@ export interface KeyValueStorage {
 
 /** The paired speakers, from localStorage; unreadable storage is reported, never overwritten. */
 export class SpeakerStore {
-  constructor(private readonly storage: KeyValueStorage) {}
+  readonly #storage: KeyValueStorage
+
+  constructor(storage: KeyValueStorage) {
+    this.#storage = storage
+  }
 
   load(): Speaker[] {
-    const raw = this.storage.getItem(STORE_KEY)
+    const raw = this.#storage.getItem(STORE_KEY)
     if (!raw) return []
     try {
       const list = JSON.parse(raw) as unknown
@@ -109,11 +113,11 @@ export class SpeakerStore {
   save(speaker: Speaker): void {
     const list = this.load().filter((s) => speakerKey(s) !== speakerKey(speaker))
     list.push(speaker)
-    this.storage.setItem(STORE_KEY, JSON.stringify(list))
+    this.#storage.setItem(STORE_KEY, JSON.stringify(list))
   }
 
   remove(key: string): void {
-    this.storage.setItem(
+    this.#storage.setItem(
       STORE_KEY,
       JSON.stringify(this.load().filter((s) => speakerKey(s) !== key)),
     )

@@ -110,12 +110,16 @@ export class SpeakerLink {
   #everConnected = false
   readonly #calls = new Map<string, Pending>()
   #seq = 0
+  readonly #changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void
+  readonly #now: () => number
 
   constructor(
     readonly speaker: Speaker,
-    private readonly changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void,
-    private readonly now: () => number = Date.now,
+    changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void,
+    now: () => number = Date.now,
   ) {
+    this.#changed = changed
+    this.#now = now
     this.id = speakerKey(speaker)
     this.topics = topicsFor(speaker.prefix, speaker.device)
     const key = fromBase64url(speaker.key) ?? new Uint8Array()
@@ -173,7 +177,7 @@ export class SpeakerLink {
           if (!err) this.#sendHeld()
         },
       )
-      this.changed('link', this)
+      this.#changed('link', this)
     })
     client.on('message', (topic, payload) => this.#onMessage(topic, payload))
     client.on('error', (err: Error & { code?: number }) => {
@@ -190,7 +194,7 @@ export class SpeakerLink {
       if (this.state === 'refused') return
       this.state = this.#everConnected ? 'reconnecting' : 'unreachable'
       this.problem = `Cannot reach the broker at ${this.speaker.wsUrl}; retrying. Check that the broker is running and has its WebSocket listener on.`
-      this.changed('link', this)
+      this.#changed('link', this)
     })
   }
 
@@ -209,7 +213,7 @@ export class SpeakerLink {
   /** Marks cards whose time ran out; returns whether any changed. */
   expireDue(): boolean {
     let changed = false
-    const now = this.now()
+    const now = this.#now()
     for (const c of this.cards.values()) {
       if (!c.ended && c.request.expiresAt <= now) {
         c.ended = { state: 'expired', local: true }
@@ -232,7 +236,7 @@ export class SpeakerLink {
   decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
     const card = this.cards.get(id)
     if (!card || card.ended || !this.#client) return
-    const msg = JSON.stringify(decisionMessage(this.me, card.request, decision, grant, this.now()))
+    const msg = JSON.stringify(decisionMessage(this.me, card.request, decision, grant, this.#now()))
     card.sent = decision
     card.problem = undefined
     card.answer = msg
@@ -243,7 +247,7 @@ export class SpeakerLink {
       card.delivery = 'queued'
       card.held = msg
     }
-    this.changed('cards', this)
+    this.#changed('cards', this)
   }
 
   /**
@@ -268,7 +272,7 @@ export class SpeakerLink {
         card.delivery = undefined
         card.problem = 'Could not send your answer: the broker connection dropped. Try again.'
       } else card.delivery = 'delivered'
-      this.changed('cards', this)
+      this.#changed('cards', this)
     })
   }
 
@@ -281,8 +285,8 @@ export class SpeakerLink {
     id: string
     done: Promise<unknown>
   } {
-    const id = `app-${this.now().toString(36)}-${(this.#seq++).toString(36)}`
-    const msg = phoneRequestMessage(this.me, id, op, args, this.now())
+    const id = `app-${this.#now().toString(36)}-${(this.#seq++).toString(36)}`
+    const msg = phoneRequestMessage(this.me, id, op, args, this.#now())
     const done = new Promise<unknown>((resolve, reject) => {
       const p: Pending = {
         handlers,
@@ -346,13 +350,13 @@ export class SpeakerLink {
 
   #refuse(reason: string): void {
     this.refusals.set(reason, (this.refusals.get(reason) ?? 0) + 1)
-    this.changed('status', this)
+    this.#changed('status', this)
   }
 
   #fail(state: LinkState, problem: string): void {
     this.state = state
     this.problem = problem
-    this.changed('link', this)
+    this.#changed('link', this)
   }
 
   #onMessage(topic: string, payload: Uint8Array): void {
@@ -368,7 +372,7 @@ export class SpeakerLink {
             (volume as number) >= 0 &&
             (volume as number) <= 100 && { volume: volume as number }),
         }
-        this.changed('status', this)
+        this.#changed('status', this)
       }
       return
     }
@@ -386,7 +390,7 @@ export class SpeakerLink {
     // An empty retained payload is unsigned: it ends nothing. The signed outcome or the clock does.
     if (payload.byteLength === 0) return
     const had = this.cards.get(id)
-    const r = verifyRequest(this.me, id, payload, this.now())
+    const r = verifyRequest(this.me, id, payload, this.#now())
     if (!r.ok) {
       this.#refuse(r.reason)
       return
@@ -400,8 +404,8 @@ export class SpeakerLink {
       }
       return
     }
-    this.cards.set(id, { speaker: this.id, request: r.value, shownAt: this.now() })
-    this.changed('cards', this)
+    this.cards.set(id, { speaker: this.id, request: r.value, shownAt: this.#now() })
+    this.#changed('cards', this)
   }
 
   #onOutcome(id: string, payload: Uint8Array): void {
@@ -414,7 +418,7 @@ export class SpeakerLink {
       return
     }
     card.ended = r.value
-    this.changed('cards', this)
+    this.#changed('cards', this)
   }
 
   #onReply(payload: Uint8Array): void {

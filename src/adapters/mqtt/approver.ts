@@ -60,6 +60,8 @@ export interface MqttApproverOptions {
    * that are not on the broker (Web Push, alert channels); it never holds an approval up.
    */
   readonly broadcast?: ApprovalBroadcast
+  /** Each refused decision's reason, after it was logged (the device's state counts them). */
+  readonly onRefused?: (reason: RejectReason) => void
 }
 
 export type SelfApproval = 'non-critical' | 'any' | 'never'
@@ -124,8 +126,6 @@ export class MqttApprover implements Approver {
   #ready: Promise<void>
   #resolveReady!: () => void
   readonly #rejections: RejectionLog<RejectReason>
-  /** How many decisions were rejected, by reason (diagnostics and tests). */
-  readonly rejected: Map<RejectReason, number>
 
   constructor(options: MqttApproverOptions) {
     this.#options = options
@@ -134,8 +134,9 @@ export class MqttApprover implements Approver {
     this.topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
     this.#log = options.logger.child({ component: 'mqtt-approver', device: options.deviceId })
     this.#clock = options.clock
-    this.#rejections = new RejectionLog(this.#log, 'decision rejected', options.clock)
-    this.rejected = this.#rejections.counts
+    this.#rejections = new RejectionLog(this.#log, 'decision rejected', options.clock, {
+      ...(options.onRefused && { counted: options.onRefused }),
+    })
     const remember = options.remember ?? 4096
     this.#settled = new BoundedMap(remember)
     this.#verifier = new PhoneVerifier({
@@ -157,15 +158,6 @@ export class MqttApprover implements Approver {
   /** Resolves once subscribed for the first time (leftovers from a previous run arrive next). */
   ready(): Promise<void> {
     return this.#ready
-  }
-
-  get pendingCount(): number {
-    return this.#pending.size
-  }
-
-  /** How many nonces and settled ids are held; bounded by `remember`. */
-  get rememberedCount(): number {
-    return this.#verifier.rememberedCount + this.#settled.size + this.#owed.size
   }
 
   #reachable(): boolean {

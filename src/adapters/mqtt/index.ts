@@ -9,17 +9,6 @@ import { DEFAULT_DISCOVERY_PREFIX, haTopicsFor } from './home-assistant/discover
 import { HomeAssistantBridge } from './home-assistant/home-assistant.js'
 import { MqttStatus, offlineStatus } from './status.js'
 
-export {
-  MqttApprover,
-  maySelfApprove,
-} from './approver.js'
-export { MqttConnection } from './connection.js'
-export { createConversationEndpoint } from './conversation-endpoint.js'
-export { serveGrants } from './grants-endpoint.js'
-export { PhoneRequests } from './phone-requests.js'
-export { MqttStatus } from './status.js'
-export { MqttWakeArbiter, type MqttWakeArbiterOptions } from './wake-arbiter.js'
-
 export interface DeviceMqttOptions {
   readonly url: string
   readonly deviceId: string
@@ -45,9 +34,13 @@ export interface DeviceMqttOptions {
    * listens: creating mqtt.js's client loads its transports and costs tens of ms of start-up).
    */
   readonly connect?: boolean
+  /**
+   * The device's state: it counts the refused decisions (the status shows them), and Home
+   * Assistant follows it and commands it.
+   */
+  readonly device?: DeviceState
   /** The device in Home Assistant (docs/home-assistant.md); absent: no Home Assistant topic is touched. */
   readonly homeAssistant?: {
-    readonly device: DeviceState
     /** false: the discovery config is removed at every connection. */
     readonly discovery: boolean
     readonly name?: string
@@ -99,6 +92,9 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     ...(options.audience !== undefined && { audience: options.audience }),
     ...(options.selfApproval !== undefined && { selfApproval: options.selfApproval }),
     ...(options.broadcast !== undefined && { broadcast: options.broadcast }),
+    ...(options.device && {
+      onRefused: (reason: string) => options.device?.refused('decisions', reason),
+    }),
   })
   const status = new MqttStatus({
     connection,
@@ -108,11 +104,13 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     clock: options.clock,
   })
   const ha = options.homeAssistant
+  if (ha && !options.device) throw new Error('Home Assistant needs the device state to follow')
   const homeAssistant =
     ha &&
+    options.device &&
     new HomeAssistantBridge({
       connection,
-      device: ha.device,
+      device: options.device,
       discovery: ha.discovery,
       topics: haTopicsFor(
         ha.discoveryPrefix ?? DEFAULT_DISCOVERY_PREFIX,

@@ -39,6 +39,8 @@ export interface PhoneRequestsOptions {
   readonly skewMs?: number
   /** How many nonces are remembered. */
   readonly remember?: number
+  /** Each refused request's reason, after it was logged (the device's state counts them). */
+  readonly onRefused?: (reason: ConversationRejectReason) => void
 }
 
 export type ConversationRejectReason =
@@ -86,8 +88,6 @@ export const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
  * gets no answer at all.
  */
 export class PhoneRequests {
-  /** Why requests were refused, counted. */
-  readonly rejected: ReadonlyMap<ConversationRejectReason, number>
   readonly phones: PhoneKeys
   readonly #options: PhoneRequestsOptions
   readonly #topics: Topics
@@ -107,8 +107,9 @@ export class PhoneRequests {
     this.#topics = topicsFor(options.prefix ?? DEFAULT_PREFIX, options.deviceId)
     this.#log = options.logger.child({ component: 'mqtt-conversations', device: options.deviceId })
     this.#clock = options.clock
-    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', options.clock)
-    this.rejected = this.#rejections.counts
+    this.#rejections = new RejectionLog(this.#log, 'conversation request rejected', options.clock, {
+      ...(options.onRefused && { counted: options.onRefused }),
+    })
     this.#verifier = new PhoneVerifier({
       phones: options.phones,
       clock: options.clock,

@@ -4,11 +4,12 @@ import type { Clock, TimerHandle } from '../../ports/clock.js'
 /**
  * Counts rejected input and logs it without letting a flood write a line per message: the first
  * few of each reason in a window are logged in full (so a real fault is seen with its details),
- * the rest are counted and reported in one summary line per window.
+ * the rest are counted and reported in one summary line per window. Each one is also told to
+ * `counted` (the device's state keeps the totals the status shows).
  */
 export class RejectionLog<R extends string> {
-  readonly counts = new Map<R, number>()
   readonly #log: Logger
+  readonly #counted: ((reason: R) => void) | undefined
   readonly #msg: string
   readonly #perWindow: number
   readonly #windowMs: number
@@ -21,9 +22,10 @@ export class RejectionLog<R extends string> {
     log: Logger,
     msg: string,
     clock: Clock,
-    options: { perWindow?: number; windowMs?: number } = {},
+    options: { perWindow?: number; windowMs?: number; counted?: (reason: R) => void } = {},
   ) {
     this.#log = log
+    this.#counted = options.counted
     this.#msg = msg
     this.#clock = clock
     this.#perWindow = options.perWindow ?? 5
@@ -31,7 +33,7 @@ export class RejectionLog<R extends string> {
   }
 
   add(reason: R, fields: Record<string, unknown>): void {
-    this.counts.set(reason, (this.counts.get(reason) ?? 0) + 1)
+    this.#counted?.(reason)
     const seen = (this.#inWindow.get(reason) ?? 0) + 1
     this.#inWindow.set(reason, seen)
     this.#arm()

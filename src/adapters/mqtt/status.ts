@@ -1,6 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { Clock } from '../../ports/clock.js'
+import type { RefusalCounts } from '../../device/device-state.js'
+import type { Clock, TimerHandle } from '../../ports/clock.js'
 import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
 import type { MqttConnection } from './connection.js'
 
@@ -8,6 +9,12 @@ import type { MqttConnection } from './connection.js'
 export function offlineStatus(model: string | null): StatusMessage {
   return { v: PROTOCOL_VERSION, online: false, state: 'offline', muted: null, model, since: null }
 }
+
+/**
+ * Refusals come in floods (a forged decision a millisecond): the status carries their counts at
+ * most this often, not once per refusal.
+ */
+const REFUSALS_EVERY_MS = 1000
 
 /**
  * The retained status topic: online, the driver's state and mute, mirrored as they change and
@@ -24,6 +31,9 @@ export class MqttStatus {
   #reason: string | undefined
   #falseWakes = 0
   #volume: number | undefined
+  #refused: StatusMessage['refused']
+  #refusedText = ''
+  #refusedTimer: TimerHandle | undefined
   #since: number
   /** This connection's subscriptions are answered: "online" may be said (see the constructor). */
   #heard = false
@@ -86,6 +96,22 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** The refused input's counts changed: published within REFUSALS_EVERY_MS, with the rest. */
+  setRefused(counts: RefusalCounts): void {
+    const sources = Object.entries(counts).filter(
+      ([, byReason]) => Object.keys(byReason).length > 0,
+    )
+    const text = JSON.stringify(sources)
+    if (text === this.#refusedText) return
+    this.#refusedText = text
+    this.#refused = sources.length > 0 ? Object.fromEntries(sources) : undefined
+    if (this.#refusedTimer) return
+    this.#refusedTimer = this.#clock.setTimeout(() => {
+      this.#refusedTimer = undefined
+      this.#publish()
+    }, REFUSALS_EVERY_MS)
+  }
+
   current(): StatusMessage {
     return {
       v: PROTOCOL_VERSION,
@@ -97,11 +123,14 @@ export class MqttStatus {
       ...(this.#reason !== undefined && { reason: this.#reason }),
       ...(this.#falseWakes > 0 && { falseWakes: this.#falseWakes }),
       ...(this.#volume !== undefined && { volume: this.#volume }),
+      ...(this.#refused && { refused: this.#refused }),
     }
   }
 
   /** A clean shutdown sends no last will, so say "offline" ourselves. */
   async goOffline(): Promise<void> {
+    if (this.#refusedTimer) this.#clock.clearTimeout(this.#refusedTimer)
+    this.#refusedTimer = undefined
     if (!this.#conn.connected) return
     const msg = { ...offlineStatus(this.#model), since: this.#clock.now() }
     await this.#conn.publish(this.#topic, JSON.stringify(msg), { retain: true, qos: 1 })

@@ -35,6 +35,8 @@ export interface MqttWakeArbiterOptions {
    * than another's on the same words (up to ~0.5 s measured: ../docs/protocol.md).
    */
   readonly settleMs?: number
+  /** Each ignored claim's reason, after it was logged (the device's state counts them). */
+  readonly onRefused?: (reason: Rejection) => void
 }
 
 type Rejection = 'oversized' | 'malformed-json' | 'invalid-payload' | 'retained' | 'own-device'
@@ -109,7 +111,9 @@ export class MqttWakeArbiter implements WakeArbiter {
     this.#windowMs = windowMs
     this.#joinMarginMs = windowMs / 2
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS
-    this.#rejections = new RejectionLog(this.#log, 'wake claim ignored', options.clock)
+    this.#rejections = new RejectionLog(this.#log, 'wake claim ignored', options.clock, {
+      ...(options.onRefused && { counted: options.onRefused }),
+    })
     this.#conn.onConnect(() => this.#subscribe())
     this.#conn.onDisconnect(() => {
       this.#listening = false
@@ -117,11 +121,6 @@ export class MqttWakeArbiter implements WakeArbiter {
     this.#conn.onMessage((topic, payload, retained) => {
       if (topic === this.#topic && !this.#closed) this.#receive(payload, retained)
     })
-  }
-
-  /** Ignored claims by reason (diagnostics and tests). */
-  get rejected(): ReadonlyMap<Rejection, number> {
-    return this.#rejections.counts
   }
 
   claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean> {

@@ -8,11 +8,10 @@ import type {
   ToolOutcome,
 } from '../../core/conversation.js'
 import { errorText, NocturnError } from '../../core/errors.js'
-import type { Grant, NewGrant } from '../../core/grants.js'
 import type { Channel } from '../../core/types.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
-import type { GrantStore } from '../../ports/grant-store.js'
+import type { Grant, GrantStore, NewGrant } from '../../ports/grant-store.js'
 import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'

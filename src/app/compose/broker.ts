@@ -93,9 +93,9 @@ export function composeHousehold(
     logger: log.child({ component: 'mqtt' }),
     clock,
     connect: false,
+    device: device.state,
     ...(c.mqtt.homeAssistant && {
       homeAssistant: {
-        device: device.state,
         discovery: c.mqtt.homeAssistant.discovery,
         ...(c.mqtt.homeAssistant.name !== undefined && { name: c.mqtt.homeAssistant.name }),
         discoveryPrefix: c.mqtt.homeAssistant.discoveryPrefix,
@@ -145,6 +145,7 @@ export async function servePhones(
       prefix: c.mqtt.prefix,
       logger: log.child({ component: 'conversations-mqtt' }),
       clock,
+      onRefused: (reason) => device.refused('requests', reason),
     })
     // Closed before the broker connection (closers run in reverse).
     closers.add(() => requests.close())

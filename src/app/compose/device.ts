@@ -37,6 +37,7 @@ export function showStatus(device: DeviceState, mqtt: DeviceMqtt | undefined): v
     const s = device.snapshot
     mqtt.status.setState(s.state, s.muted, s.reason, s.falseWakes)
     mqtt.status.setVolume(s.volume)
+    mqtt.status.setRefused(s.refused)
   }
   device.subscribe(show)
   show()

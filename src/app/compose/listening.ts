@@ -57,6 +57,7 @@ export function routeMicrophone(
 export function wakeArbiter(
   { config: c, clock, log, closers }: Composition,
   mqtt: DeviceMqtt | undefined,
+  device: DeviceState,
 ): WakeArbiter | undefined {
   if (!mqtt || !c.mqtt || listenMode(c.listen) !== 'wake') return undefined
   const arbiter = new MqttWakeArbiter({
@@ -65,6 +66,7 @@ export function wakeArbiter(
     prefix: c.mqtt.prefix,
     logger: log.child({ component: 'wake-arbiter' }),
     clock,
+    onRefused: (reason) => device.refused('wake_claims', reason),
   })
   closers.add(() => arbiter.close())
   return arbiter

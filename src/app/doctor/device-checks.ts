@@ -13,10 +13,6 @@ import { phoneAppCheck } from './phone-app-check.js'
 import { spiCheck } from './spi-check.js'
 import { wakeCheck } from './wake-check.js'
 
-export type { DeviceDoctorContext } from './device-context.js'
-export { nodeCheck } from './node-check.js'
-export { spiCheck } from './spi-check.js'
-
 const NO_CONFIG = 'no configuration (--config <path>, NOCTURN_CONFIG or /etc/nocturn/config.json)'
 
 function noConfig(ctx: DeviceDoctorContext): CheckResult {
