@@ -99,7 +99,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       feed,
       { state: device, announce: (text) => announcer.announce(text) },
       options,
-      store.push,
+      { push: store.push, owners: store.owners },
     )
     showStatus(device, household.mqtt)
     const gate = composeGate(comp, policies, household.approver, store, store.history)

@@ -32,6 +32,10 @@ export class BoundedMap<K, V> {
     }
   }
 
+  delete(key: K): boolean {
+    return this.#map.delete(key)
+  }
+
   /** Every value, oldest first; the map is left empty. */
   drain(): V[] {
     const values = [...this.#map.values()]

@@ -121,7 +121,13 @@ export class PhoneClient {
    * a critical tool (it asks every time: the device would remember nothing; the phone does not
    * offer it).
    */
-  async decide(id: string, decision: 'approve' | 'deny', grant: Grant = 'once'): Promise<void> {
+  async decide(
+    id: string,
+    decision: 'approve' | 'deny',
+    grant: Grant = 'once',
+    /** The owner's WebAuthn assertion, for a critical yes (docs/protocol.md, "The owner's yes"). */
+    owner?: unknown,
+  ): Promise<void> {
     const request = this.#verified.get(id)
     if (!request) throw new Error(`request ${id} is not pending here, or could not be verified`)
     if (request.critical && grant !== 'once') {
@@ -129,7 +135,7 @@ export class PhoneClient {
         `${request.tool} is critical: it asks every time, so only "once" can be granted`,
       )
     }
-    const msg = decisionMessage(this.#me, request, decision, grant, this.#now())
+    const msg = decisionMessage(this.#me, request, decision, grant, this.#now(), undefined, owner)
     await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 })
   }
 

@@ -11,6 +11,7 @@ const FORM_LABELS = {
   outcome: 'nocturn-outcome-v1',
   conversationRequest: 'nocturn-conversation-request-v1',
   conversationReply: 'nocturn-conversation-reply-v1',
+  ownerYes: 'nocturn-critical-yes-v1',
 } as const
 
 /** What the request digest hashes: the request without `digest` and `macs`. */
@@ -21,6 +22,15 @@ export function requestDigestInput(request: Record<string, unknown>): string {
 
 export function requestMacText(digest: string): string {
   return `${FORM_LABELS.request}\n${digest}`
+}
+
+/**
+ * What the WebAuthn challenge of a critical yes hashes (docs/protocol.md, "The owner's yes"): the
+ * challenge is SHA-256 of this text, so an assertion made for one request is worth nothing for
+ * another.
+ */
+export function ownerChallengeText(digest: string): string {
+  return `${FORM_LABELS.ownerYes}\n${digest}`
 }
 
 export type GrantForm = 'once' | 'session' | { readonly until: number }

@@ -8,6 +8,7 @@ import {
 } from './conversations.js'
 import { macEquals } from './crypto.js'
 import { DEVICE_OPS } from './device-ops.js'
+import { OWNER_OPS } from './owner-ops.js'
 import { PUSH_OPS } from './push-ops.js'
 import { ID_PATTERN } from './topics.js'
 
@@ -19,7 +20,13 @@ import { ID_PATTERN } from './topics.js'
 const GRANT_OPS = ['grants', 'revoke', 'history'] as const
 
 /** Every operation a phone may send on `…/conversations/request/<phone>`. */
-const PHONE_OPS = [...CONVERSATION_OPS, ...GRANT_OPS, ...PUSH_OPS, ...DEVICE_OPS] as const
+const PHONE_OPS = [
+  ...CONVERSATION_OPS,
+  ...GRANT_OPS,
+  ...PUSH_OPS,
+  ...DEVICE_OPS,
+  ...OWNER_OPS,
+] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 
 /** The conversation request with the grant operations allowed too. */

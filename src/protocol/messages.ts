@@ -28,6 +28,11 @@ export const decisionSchema = z.object({
   nonce: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/),
   /** Over the digest of the request the phone verified; the digest itself is not sent back. */
   mac: hex64,
+  /**
+   * The owner's WebAuthn assertion (docs/protocol.md, "The owner's yes"), as received: only a
+   * critical approve needs one, and the owner check reads it (protocol/owner-ops.ts).
+   */
+  owner: z.unknown().optional(),
 })
 export type DecisionMessage = z.infer<typeof decisionSchema>
 

@@ -11,6 +11,10 @@ export function sha256Hex(text: string): string {
   return bytesToHex(sha256(utf8ToBytes(text)))
 }
 
+export function sha256Bytes(text: string): Uint8Array {
+  return sha256(utf8ToBytes(text))
+}
+
 export function hmacHex(key: Uint8Array, text: string): string {
   return bytesToHex(hmac(sha256, key, utf8ToBytes(text)))
 }
@@ -28,7 +32,7 @@ export function newNonce(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(18)))
 }
 
-function base64url(bytes: Uint8Array): string {
+export function base64url(bytes: Uint8Array): string {
   let s = ''
   for (const b of bytes) s += String.fromCharCode(b)
   return btoa(s).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')

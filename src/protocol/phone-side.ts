@@ -6,11 +6,12 @@ import {
   decisionMacText,
   type GrantForm,
   outcomeMacText,
+  ownerChallengeText,
   requestDigestInput,
   requestMacText,
 } from './forms.js'
 import { MAX_PAYLOAD_BYTES, PROTOCOL_VERSION, SAID_MAX_CHARS } from './limits.js'
-import { hmacHex, macEquals, newNonce, sha256Hex } from './phone-crypto.js'
+import { hmacHex, macEquals, newNonce, sha256Bytes, sha256Hex } from './phone-crypto.js'
 import { isId } from './topics.js'
 
 /**
@@ -226,6 +227,7 @@ export function decisionMessage(
   grant: GrantForm,
   at: number,
   nonce: string = newNonce(),
+  owner?: unknown,
 ): Record<string, unknown> {
   const g: GrantForm = decision === 'deny' ? 'once' : grant
   const fields = {
@@ -239,7 +241,16 @@ export function decisionMessage(
   }
   const mac = hmacHex(me.key, decisionMacText(fields))
   const { digest: _d, ...sent } = fields
-  return { v: PROTOCOL_VERSION, ...sent, mac }
+  // The owner's assertion rides beside the MAC, not under it: its challenge binds it to the digest.
+  return { v: PROTOCOL_VERSION, ...sent, mac, ...(owner !== undefined && { owner }) }
+}
+
+/**
+ * The WebAuthn challenge a critical yes for the request with `digest` must sign: the 32 bytes of
+ * SHA-256 over `ownerChallengeText(digest)` (docs/protocol.md, "The owner's yes").
+ */
+export function ownerChallenge(digest: string): Uint8Array {
+  return sha256Bytes(ownerChallengeText(digest))
 }
 
 /** A signed request on `…/conversations/request/<phone>` (conversations, grants, history). */

@@ -2,21 +2,23 @@ import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
   checkOwnerYes,
-  type OwnerCredential,
   ownerChallenge,
   registerOwner,
 } from '../../src/adapters/webauthn/owner-check.js'
+import type { OwnerCredential } from '../../src/ports/owner-credentials.js'
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js'
 
 const party = { origin: 'https://kitchen.local:8443', rpId: 'kitchen.local' }
 const digest = 'a'.repeat(64)
 const other = 'b'.repeat(64)
 
-async function registered(): Promise<{ auth: SoftAuthenticator; credential: OwnerCredential }> {
+async function registered(): Promise<{
+  auth: SoftAuthenticator
+  credential: Pick<OwnerCredential, 'id' | 'publicKey' | 'counter'>
+}> {
   const auth = new SoftAuthenticator(party.rpId, party.origin)
   const challenge = randomBytes(32).toString('base64url')
   const credential = await registerOwner({
-    phone: 'anna',
     response: auth.create(challenge),
     challenge,
     party,
@@ -27,7 +29,7 @@ async function registered(): Promise<{ auth: SoftAuthenticator; credential: Owne
 describe("the owner's yes for a critical tool (WebAuthn, not yet wired into the decision path)", () => {
   it('registers a user-verified credential, and a user-verified assertion over this request passes', async () => {
     const { auth, credential } = await registered()
-    expect(credential).toMatchObject({ phone: 'anna', id: auth.id, counter: 0 })
+    expect(credential).toMatchObject({ id: auth.id, counter: 0 })
     const r = await checkOwnerYes({
       credential,
       response: auth.get(ownerChallenge(digest)),
@@ -71,14 +73,13 @@ describe("the owner's yes for a critical tool (WebAuthn, not yet wired into the 
     const challenge = randomBytes(32).toString('base64url')
     await expect(
       registerOwner({
-        phone: 'anna',
         response: auth.create(challenge, { userVerified: false }),
         challenge,
         party,
       }),
     ).rejects.toThrow(/does not verify/)
     await expect(
-      registerOwner({ phone: 'anna', response: auth.create('other'), challenge, party }),
+      registerOwner({ response: auth.create('other'), challenge, party }),
     ).rejects.toThrow(/does not verify/)
   })
 

@@ -30,6 +30,11 @@ const NOT_AT_START: readonly [string, RegExp][] = [
   // The Live transport comes with the SDK; mqtt.js with the broker connection, after listening.
   ['ws', /\/node_modules\/ws\//],
   ['mqtt.js', /\/node_modules\/mqtt\//],
+  // The owner's yes: at the first registration or critical approve.
+  [
+    'the WebAuthn verifier',
+    /\/node_modules\/@simplewebauthn\/|\/src\/adapters\/webauthn\/owner-check\./,
+  ],
 ]
 const MQTT_JS = /\/node_modules\/mqtt\//
 

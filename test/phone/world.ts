@@ -6,8 +6,11 @@ import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
 import { createConversationEndpoint } from '../../src/adapters/mqtt/conversation-endpoint.js'
 import { serveGrants } from '../../src/adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
+import { serveOwner } from '../../src/adapters/mqtt/owner-endpoint.js'
 import { serveVolume } from '../../src/adapters/mqtt/volume-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import type { OwnerRelyingParty } from '../../src/adapters/webauthn/owner-check.js'
+import { WebAuthnOwners } from '../../src/adapters/webauthn/webauthn-owners.js'
 import { showStatus } from '../../src/app/compose/device.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { announcingApprover } from '../../src/conversations/announcing-approver.js'
@@ -18,6 +21,7 @@ import { recordingApprover } from '../../src/conversations/recording-approver.js
 import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
+import { silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
@@ -34,7 +38,7 @@ import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { type TestBroker, USERS } from '../helpers/brokers.js'
 import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { captureLogger } from '../mqtt/fixture.js'
+import { captureLogger, until } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
 /** A light that needs a phone's yes when typed (text is otherwise allowed), and by voice. */
@@ -69,7 +73,15 @@ class CountingApprover implements Approver {
  * `generateContent` and spoken sessions on Gemini Live, both against the fake server — and two
  * paired phones (anna, ben), each with its own broker user.
  */
-export async function phoneWorld(broker: TestBroker) {
+export async function phoneWorld(
+  broker: TestBroker,
+  o: {
+    /** Where the app runs, for the owner's yes (WebAuthn); the default never matches a phone. */
+    party?: OwnerRelyingParty
+    /** The household's `mqtt.ownerCheck: "always"`. */
+    ownerRequired?: boolean
+  } = {},
+) {
   const server = await FakeLiveServer.start()
   const deviceId = `dev-${randomUUID().slice(0, 8)}`
   const keys = new Map<string, Buffer>([
@@ -79,14 +91,23 @@ export async function phoneWorld(broker: TestBroker) {
   const logger = captureLogger()
   // The device's state: its volume in the status and set from a phone, what it refused, counted.
   const deviceState = new DeviceState({ logger })
+  const store = new SqliteStore(':memory:')
+  const owners = new WebAuthnOwners({
+    store: store.owners,
+    phones: () => keys,
+    party: o.party ?? { origin: 'https://speaker.invalid', rpId: 'speaker.invalid' },
+    required: o.ownerRequired ?? false,
+    clock: realClock(),
+    logger,
+  })
   const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
     device: deviceState,
     backoffMinMs: 50,
     backoffMaxMs: 300,
+    owner: owners,
   })
   await device.approver.ready()
-  const store = new SqliteStore(':memory:')
   const feed = new TranscriptFeed(store, logger)
   const live = new LiveConversations()
   const grants = new Grants(store)
@@ -125,8 +146,34 @@ export async function phoneWorld(broker: TestBroker) {
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)
   serveVolume(requests, deviceState, logger)
+  serveOwner(requests, owners)
   showStatus(deviceState, device)
   await requests.ready()
+
+  /**
+   * One spoken call of `tool` through the gate, as the voice driver makes it: its outcome, and the
+   * approval request the gate asked the phones.
+   */
+  const call = (tool: string, args: unknown) => {
+    const before = counting.asked.length
+    const outcome = tools.call(
+      {
+        signal: AbortSignal.timeout(14_000),
+        channel: 'voice',
+        conversationId: 'conv-call',
+        callId: `call-${before}`,
+        gate,
+        logger: silentLogger,
+        onPending: () => {},
+      },
+      tool,
+      args,
+    )
+    const request = until(() => counting.asked.length > before, `the ${tool} request`).then(
+      () => counting.asked[before] as ApprovalRequest,
+    )
+    return { outcome, request }
+  }
 
   const pairing = (phone: string): Pairing =>
     testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
@@ -215,6 +262,8 @@ export async function phoneWorld(broker: TestBroker) {
     device,
     /** The one owner of the device's state (its volume). */
     deviceState,
+    /** The owner's yes: the phones' WebAuthn credentials. */
+    owners,
     /** The device's approver with its endings recorded: what the gate asks through. */
     approver: recorded,
     store,
@@ -225,6 +274,7 @@ export async function phoneWorld(broker: TestBroker) {
     asked: counting.asked,
     unlocked,
     lit,
+    call,
     service,
     /** Decisions refused for `reason`, as the device's state counts them. */
     refusedDecisions(reason: string): number {

@@ -1,4 +1,5 @@
 import { Attention } from './attention.js'
+import { OwnerCredentials } from './owner-credential.js'
 import { type KeyValueStorage, type Speaker, SpeakerStore, speakerKey } from './pairing.js'
 import { type Card, SpeakerLink } from './speaker-link.js'
 
@@ -12,6 +13,8 @@ export class App {
   readonly links = new Map<string, SpeakerLink>()
   readonly store: SpeakerStore
   readonly attention = new Attention()
+  /** This phone's owner credential with each speaker, asked for again at every connection. */
+  readonly owners = new OwnerCredentials(() => this.#emit('status'))
   tab: Tab = 'approvals'
   /** A sentence for the person (a problem to fix, or what just happened). */
   notice: { text: string; kind: 'problem' | 'info' } | undefined
@@ -94,6 +97,7 @@ export class App {
   }
 
   #linkChanged(what: string, link: SpeakerLink): void {
+    if (what === 'link' && link.connected) this.owners.refresh(link)
     if (what === 'cards') {
       for (const c of link.pending()) {
         const k = `${link.id}:${c.request.id}`

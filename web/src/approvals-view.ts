@@ -69,7 +69,15 @@ export class ApprovalsView {
       h('h2', { class: 'action' }, sentence(r.action)),
       saidView(r, link.speaker.phone),
       args.length > 0 ? h('ul', { class: 'args' }, ...args.map((a) => h('li', {}, a))) : null,
-      r.critical && !ended ? h('p', { class: 'critical' }, 'Asks every time') : null,
+      r.critical && !ended
+        ? h(
+            'p',
+            { class: 'critical' },
+            this.#app.owners.of(link)?.registered
+              ? 'Asks every time, and for your fingerprint, face or screen lock'
+              : 'Asks every time',
+          )
+        : null,
       ended ? endingView(card, link) : this.#pendingView(card, link, key),
       h(
         'details',
@@ -102,8 +110,12 @@ export class ApprovalsView {
         ]
     const grantOf = (c: Choice): GrantForm =>
       c === 'hour' ? { until: Date.now() + 3_600_000 } : c === 'session' ? 'session' : 'once'
-    const decide = (d: 'approve' | 'deny') => () =>
-      link.decide(r.id, d, d === 'approve' ? grantOf(this.#choices.get(key) ?? 'once') : 'once')
+    const decide = (d: 'approve' | 'deny') => () => {
+      // A critical yes carries the owner's fingerprint, face or screen lock; a no never needs it.
+      if (d === 'approve' && r.critical) void this.#criticalYes(card, link)
+      else
+        link.decide(r.id, d, d === 'approve' ? grantOf(this.#choices.get(key) ?? 'once') : 'once')
+    }
     return h(
       'div',
       { class: 'pending-part' },
@@ -155,6 +167,13 @@ export class ApprovalsView {
         ),
       ),
     )
+  }
+
+  async #criticalYes(card: Card, link: SpeakerLink): Promise<void> {
+    const r = card.request
+    const yes = await this.#app.owners.yes(link, r.digest)
+    if ('problem' in yes) link.sayOnCard(r.id, yes.problem)
+    else link.decide(r.id, 'approve', 'once', yes.owner)
   }
 }
 

@@ -232,11 +232,16 @@ export class SpeakerLink {
     return changed
   }
 
-  /** Signs and sends this phone's answer to a verified request. */
-  decide(id: string, decision: 'approve' | 'deny', grant: GrantForm): void {
+  /**
+   * Signs and sends this phone's answer to a verified request; `owner` is the owner's assertion a
+   * critical yes carries (owner-credential.ts).
+   */
+  decide(id: string, decision: 'approve' | 'deny', grant: GrantForm, owner?: unknown): void {
     const card = this.cards.get(id)
     if (!card || card.ended || !this.#client) return
-    const msg = JSON.stringify(decisionMessage(this.me, card.request, decision, grant, this.#now()))
+    const msg = JSON.stringify(
+      decisionMessage(this.me, card.request, decision, grant, this.#now(), undefined, owner),
+    )
     card.sent = decision
     card.problem = undefined
     card.answer = msg
@@ -248,6 +253,14 @@ export class SpeakerLink {
       card.held = msg
     }
     this.#changed('cards', this)
+  }
+
+  /** A card's problem, said on it (nothing was sent). */
+  sayOnCard(id: string, problem: string): void {
+    const card = this.cards.get(id)
+    if (!card) return
+    card.problem = problem
+    this.changed('cards', this)
   }
 
   /**

@@ -2,6 +2,7 @@ import type { App } from './app.js'
 import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { healthOf } from './health.js'
+import { ownerView } from './owner-view.js'
 import { parsePairing, type Speaker } from './pairing.js'
 import { refusalWords } from './refusal-words.js'
 import type { SpeakerLink } from './speaker-link.js'
@@ -64,6 +65,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     h('p', { class: 'status', 'data-status': '' }, statusText(l)),
     online && l.status?.volume !== undefined ? volumeView(app, l, l.status.volume) : null,
     h('p', { class: 'meta' }, waitingText(l.pending().length)),
+    online ? ownerView(app, l) : null,
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
     h(
       'details',
@@ -230,7 +232,7 @@ export function pairWith(app: App, text: string, config: AppConfig, password = '
   app.pair(speaker)
   app.say(
     speaker.password
-      ? `Paired with ${speaker.name}.`
+      ? `Paired with ${speaker.name}. Below, protect its critical requests with this phone's fingerprint, face or screen lock.`
       : `Paired with ${speaker.name}. Enter this phone's password below to connect.`,
   )
   app.setTab('speakers')

@@ -6,6 +6,7 @@ import type { Logger } from '../../core/logger.js'
 import type { ApprovalBroadcast } from '../../ports/approval-broadcast.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../ports/approver.js'
 import type { Clock } from '../../ports/clock.js'
+import type { OwnerCheck, OwnerRefusal } from '../../ports/owner-check.js'
 import {
   DEFAULT_PREFIX,
   type DecisionMessage,
@@ -62,6 +63,12 @@ export interface MqttApproverOptions {
   readonly broadcast?: ApprovalBroadcast
   /** Each refused decision's reason, after it was logged (the device's state counts them). */
   readonly onRefused?: (reason: RejectReason) => void
+  /**
+   * The owner's yes (docs/protocol.md, "The owner's yes"): asked for every critical approve, which
+   * counts only with a valid, user-verified assertion from a phone that registered a credential.
+   * Absent: no phone can have registered one, and a critical yes is taken as before.
+   */
+  readonly owner?: OwnerCheck
 }
 
 export type SelfApproval = 'non-critical' | 'any' | 'never'
@@ -89,6 +96,7 @@ export type RejectReason =
   | 'expired'
   | PhoneRefusal
   | 'self-approval'
+  | OwnerRefusal
   | 'invalid-topic'
 
 interface Pending {
@@ -522,6 +530,48 @@ export class MqttApprover implements Approver {
       this.#reject('self-approval', { ...fields, critical: p.request.critical, rule })
       return
     }
+    const owner = this.#options.owner
+    if (d.decision === 'approve' && p.request.critical && owner) {
+      void this.#checkOwner(owner, d, p, fields)
+      return
+    }
+    this.#accept(d, p, fields)
+  }
+
+  /**
+   * A critical yes counts only with its owner's assertion. The check is asynchronous, so the
+   * request may have ended meanwhile (another phone answered, it expired): then nothing is taken.
+   */
+  async #checkOwner(
+    owner: OwnerCheck,
+    d: DecisionMessage,
+    p: Pending,
+    fields: { approvalId: string; phone: string },
+  ): Promise<void> {
+    const verdict = await owner
+      .checkYes(d.phone, d.owner, p.digest)
+      .catch(
+        (err: unknown) =>
+          ({ ok: false, reason: 'invalid-assertion', detail: errorText(err) }) as const,
+      )
+    if (this.#pending.get(d.id) !== p) {
+      const ended = this.#settled.get(d.id)
+      if (ended === 'withdrawn' || ended === 'expired') this.#reject(ended, fields)
+      else this.#reject('already-settled', { ...fields, ...(ended && { state: ended }) })
+      return
+    }
+    if (!verdict.ok) {
+      this.#reject(verdict.reason, {
+        ...fields,
+        critical: true,
+        ...(verdict.detail !== undefined && { detail: verdict.detail }),
+      })
+      return
+    }
+    this.#accept(d, p, { ...fields, owner: verdict.owner })
+  }
+
+  #accept(d: DecisionMessage, p: Pending, fields: Record<string, unknown>): void {
     const state: OutcomeState = d.decision === 'approve' ? 'approved' : 'denied'
     // The outcome tells the phones what the gate will remember (a critical tool: once only).
     const grant = state === 'approved' ? rememberedGrant(p.request.critical, d.grant) : undefined

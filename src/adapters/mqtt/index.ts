@@ -2,6 +2,7 @@ import type { Logger } from '../../core/logger.js'
 import type { DeviceState } from '../../device/device-state.js'
 import type { ApprovalBroadcast } from '../../ports/approval-broadcast.js'
 import type { Clock } from '../../ports/clock.js'
+import type { OwnerCheck } from '../../ports/owner-check.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
 import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
 import { MqttConnection } from './connection.js'
@@ -27,6 +28,8 @@ export interface DeviceMqttOptions {
   readonly selfApproval?: SelfApproval
   /** Each request and ending, for Web Push and the alert channels (the approver's `broadcast`). */
   readonly broadcast?: ApprovalBroadcast
+  /** The owner's yes for critical tools (the approver's `owner`). */
+  readonly owner?: OwnerCheck
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
   /**
@@ -95,6 +98,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     ...(options.device && {
       onRefused: (reason: string) => options.device?.refused('decisions', reason),
     }),
+    ...(options.owner !== undefined && { owner: options.owner }),
   })
   const status = new MqttStatus({
     connection,

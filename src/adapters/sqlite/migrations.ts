@@ -107,4 +107,15 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approval_history ADD COLUMN said TEXT;
   `,
+  // 8: each paired phone's WebAuthn credential, for the owner's yes (ports/owner-credentials.ts).
+  `
+  CREATE TABLE owner_credentials (
+    phone         TEXT PRIMARY KEY,
+    credential_id TEXT NOT NULL,
+    public_key    BLOB NOT NULL,
+    counter       INTEGER NOT NULL CHECK (counter >= 0),
+    key_tag       TEXT NOT NULL,
+    created_at    INTEGER NOT NULL
+  );
+  `,
 ]

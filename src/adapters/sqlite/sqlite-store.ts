@@ -12,6 +12,7 @@ import type { Channel } from '../../core/types.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type { Grant, GrantStore, NewGrant } from '../../ports/grant-store.js'
+import type { OwnerCredentialStore } from '../../ports/owner-credentials.js'
 import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
@@ -20,6 +21,7 @@ import { SqliteApprovalHistory } from './approval-history.js'
 import { newestBackup, rotateBackup } from './backup.js'
 import { checkStoreFiles } from './integrity.js'
 import { openDatabase } from './open.js'
+import { SqliteOwnerCredentials } from './owner-credentials.js'
 import { SqlitePushSubscriptions } from './push-subscriptions.js'
 import { restoreIfDestroyed, type StoreNotice } from './restore.js'
 import { type FileIdentity, identify, lostHow, writeBack } from './store-file.js'
@@ -112,6 +114,21 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     removePhonePushSubscriptions: (phone) =>
       this.#write('synced', () => this.#push.removePhonePushSubscriptions(phone)),
   }
+  /** The WebAuthn credentials' statements, on the connection open now (made anew with it). */
+  #owners: SqliteOwnerCredentials
+  /**
+   * The phones' WebAuthn credentials, in the same file. Each is worth a sync: lost, a critical yes
+   * from that phone waits until it registers again; a counter lost would take a replay back.
+   */
+  readonly owners: OwnerCredentialStore = {
+    ownerCredential: (phone) => this.#owners.ownerCredential(phone),
+    putOwnerCredential: (c) => this.#write('synced', () => this.#owners.putOwnerCredential(c)),
+    advanceOwnerCounter: (phone, id, counter) =>
+      this.#write('synced', () => this.#owners.advanceOwnerCounter(phone, id, counter)),
+    removeOwnerCredential: (phone) =>
+      this.#write('synced', () => this.#owners.removeOwnerCredential(phone)),
+    ownerPhones: () => this.#owners.ownerPhones(),
+  }
 
   constructor(path: string, options: { now?: number } = {}) {
     this.#path = path
@@ -122,6 +139,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     this.#q = prepare(this.#db)
     this.#history = new SqliteApprovalHistory(this.#db)
     this.#push = new SqlitePushSubscriptions(this.#db)
+    this.#owners = new SqliteOwnerCredentials(this.#db)
     this.#file = onDisk ? identify(path) : undefined
     this.#writes = new WriteHealth(path)
   }
@@ -425,6 +443,8 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
       this.#push = new SqlitePushSubscriptions(this.#db)
+      this.#owners = new SqliteOwnerCredentials(this.#db)
+      this.#owners = new SqliteOwnerCredentials(this.#db)
       this.#file = identify(this.#path)
       this.#upkeep.lostSaid = false
       onNotice({
@@ -437,6 +457,8 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#q = prepare(this.#db)
       this.#history = new SqliteApprovalHistory(this.#db)
       this.#push = new SqlitePushSubscriptions(this.#db)
+      this.#owners = new SqliteOwnerCredentials(this.#db)
+      this.#owners = new SqliteOwnerCredentials(this.#db)
       if (this.#upkeep.lostSaid) return
       this.#upkeep.lostSaid = true
       onNotice({

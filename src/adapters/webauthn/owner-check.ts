@@ -6,31 +6,22 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server'
 import { errorText } from '../../core/errors.js'
-
-/** What a critical yes's WebAuthn challenge is made from (docs/protocol.md, "The owner's yes"). */
-const OWNER_CHALLENGE_LABEL = 'nocturn-critical-yes-v1'
+import type { OwnerRefusal } from '../../ports/owner-check.js'
+import type { OwnerCredential } from '../../ports/owner-credentials.js'
+import { ownerChallengeText } from '../../protocol/forms.js'
 
 /**
- * The challenge an assertion for one request must sign: base64url of SHA-256 over the label, a
- * newline and the request's digest (64 hex characters). Bound to the digest, an assertion made
- * for one request is worth nothing for another.
+ * The challenge an assertion for one request must sign, base64url: SHA-256 over
+ * `ownerChallengeText(digest)` (the label, a newline, the digest). The phone computes the same
+ * bytes (protocol/phone-side.ts `ownerChallenge`); bound to the digest, an assertion made for one
+ * request is worth nothing for another.
  */
 export function ownerChallenge(requestDigest: string): string {
-  return createHash('sha256')
-    .update(`${OWNER_CHALLENGE_LABEL}\n${requestDigest}`, 'utf8')
-    .digest('base64url')
+  return createHash('sha256').update(ownerChallengeText(requestDigest), 'utf8').digest('base64url')
 }
 
-/** A phone's registered WebAuthn credential: what the device keeps to check its owner's yes. */
-export interface OwnerCredential {
-  readonly phone: string
-  /** The credential id, base64url. */
-  readonly id: string
-  /** The COSE public key, as the authenticator gave it. */
-  readonly publicKey: Uint8Array
-  /** The signature counter last seen (0 for authenticators that keep none). */
-  readonly counter: number
-}
+/** What the check needs of a registered credential. */
+type CheckedCredential = Pick<OwnerCredential, 'id' | 'publicKey' | 'counter'>
 
 /** Where the app is served: the WebAuthn origin and relying party id. */
 export interface OwnerRelyingParty {
@@ -40,12 +31,6 @@ export interface OwnerRelyingParty {
   readonly rpId: string
 }
 
-export type OwnerRefusal =
-  | 'no-assertion'
-  | 'unknown-credential'
-  | 'not-user-verified'
-  | 'invalid-assertion'
-
 /**
  * Checks a phone's WebAuthn registration (made at pairing, on a secure page): it must verify and
  * the authenticator must have verified the user (screen lock, fingerprint or face). Any
@@ -53,12 +38,11 @@ export type OwnerRefusal =
  * being registered, so no maker's attestation is demanded. Throws a sentence naming what failed.
  */
 export async function registerOwner(o: {
-  readonly phone: string
   readonly response: RegistrationResponseJSON
   /** The challenge the device handed out for this registration, base64url. */
   readonly challenge: string
   readonly party: OwnerRelyingParty
-}): Promise<OwnerCredential> {
+}): Promise<CheckedCredential> {
   let v: Awaited<ReturnType<typeof verifyRegistrationResponse>>
   try {
     v = await verifyRegistrationResponse({
@@ -73,7 +57,7 @@ export async function registerOwner(o: {
   }
   if (!v.verified) throw new Error('the WebAuthn registration does not verify')
   const c = v.registrationInfo.credential
-  return { phone: o.phone, id: c.id, publicKey: c.publicKey, counter: c.counter }
+  return { id: c.id, publicKey: c.publicKey, counter: c.counter }
 }
 
 /**
@@ -82,11 +66,14 @@ export async function registerOwner(o: {
  * `counter` is what to keep for the next check.
  */
 export async function checkOwnerYes(o: {
-  readonly credential: OwnerCredential
+  readonly credential: CheckedCredential
   readonly response: AuthenticationResponseJSON | undefined
   readonly requestDigest: string
   readonly party: OwnerRelyingParty
-}): Promise<{ ok: true; counter: number } | { ok: false; reason: OwnerRefusal; detail?: string }> {
+}): Promise<
+  | { ok: true; counter: number }
+  | { ok: false; reason: Exclude<OwnerRefusal, 'no-credential'>; detail?: string }
+> {
   if (!o.response) return { ok: false, reason: 'no-assertion' }
   if (o.response.id !== o.credential.id || o.response.rawId !== o.credential.id) {
     return { ok: false, reason: 'unknown-credential' }

@@ -5,6 +5,7 @@ import { createConversationEndpoint } from '../../adapters/mqtt/conversation-end
 import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
+import { serveOwner } from '../../adapters/mqtt/owner-endpoint.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { servePush } from '../../adapters/mqtt/push-endpoint.js'
 import { serveVolume } from '../../adapters/mqtt/volume-endpoint.js'
@@ -17,6 +18,8 @@ import type { DeviceState } from '../../device/device-state.js'
 import { trackedApprover } from '../../device/tracked-approver.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { Approver } from '../../ports/approver.js'
+import type { OwnerCheck } from '../../ports/owner-check.js'
+import type { OwnerCredentialStore } from '../../ports/owner-credentials.js'
 import type { Publisher } from '../../ports/publisher.js'
 import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import { listenMode } from '../config/schema.js'
@@ -24,6 +27,7 @@ import { startPhoneApp } from '../phone-app.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import { composeAlerts, type PushSide } from './alerts.js'
 import type { Composition } from './composition.js'
+import { composeOwnerCheck } from './owner.js'
 
 export type DeviceMqtt = ReturnType<typeof createDeviceMqtt>
 
@@ -36,6 +40,8 @@ interface Household {
   readonly phoneKeys: PhoneKeyStore
   /** Web Push, when on: served on the phones' request channel. */
   readonly push?: PushSide
+  /** The owner's yes: the approver asks it, the phones register with it. */
+  readonly owner?: OwnerCheck
 }
 
 /** The terminal, for the console approver when there is no broker. */
@@ -54,7 +60,7 @@ export function composeHousehold(
   feed: TranscriptFeed,
   device: { readonly state: DeviceState; announce(text: string): void },
   terminal: Terminal,
-  subscriptions: PushSubscriptionStore,
+  stores: { readonly push: PushSubscriptionStore; readonly owners: OwnerCredentialStore },
 ): Household {
   const phoneKeys = new PhoneKeyStore(c.phonesDir)
   if (!c.mqtt) {
@@ -74,7 +80,10 @@ export function composeHousehold(
   let connection: Publisher | undefined
   const alerts = composeAlerts(
     { config: c, clock, log, closers },
-    { subscriptions, phones: () => phoneKeys.keys(), publisher: () => connection },
+    { subscriptions: stores.push, phones: () => phoneKeys.keys(), publisher: () => connection },
+  )
+  const owner = composeOwnerCheck({ config: c, clock, log, closers }, stores.owners, () =>
+    phoneKeys.keys(),
   )
   const mqtt = createDeviceMqtt({
     url: c.mqtt.url,
@@ -89,6 +98,7 @@ export function composeHousehold(
     phones: () => phoneKeys.keys(),
     selfApproval: c.mqtt.selfApproval,
     ...(alerts.broadcast && { broadcast: alerts.broadcast }),
+    owner,
     audience: audienceOf(phoneKeys.list().map((p) => p.name)),
     logger: log.child({ component: 'mqtt' }),
     clock,
@@ -114,6 +124,7 @@ export function composeHousehold(
     mqtt,
     phoneKeys,
     ...(alerts.push && { push: alerts.push }),
+    owner,
   }
 }
 
@@ -158,6 +169,7 @@ export async function servePhones(
     serveHistory(requests, history)
     if (household.push) servePush(requests, { ...household.push, clock })
     serveVolume(requests, device, log.child({ component: 'volume-mqtt' }))
+    if (household.owner) serveOwner(requests, household.owner)
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.

@@ -75,6 +75,10 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // May the phone that typed a request approve it itself? "non-critical" (critical tools need
     // another phone), "never", or "any".
     "selfApproval": "non-critical",
+    // A critical yes needs the phone owner's fingerprint, face or screen lock (WebAuthn, from the
+    // app over HTTPS): "if-registered" asks it of every phone that registered one, "always" of
+    // every phone (a phone without one may then approve only ordinary tools).
+    "ownerCheck": "if-registered",
     // The device in Home Assistant (docs/home-assistant.md): off unless "discovery" is true; the
     // broker's ACL needs the lines that page gives.
     "homeAssistant": { "discovery": false, "name": "Kitchen speaker" }

@@ -141,6 +141,13 @@ const mqttSchema = z.strictObject({
    * for critical tools, which need another phone's look; "never"; or "any".
    */
   selfApproval: z.enum(['non-critical', 'never', 'any']).default('non-critical'),
+  /**
+   * The owner's yes for a critical tool (docs/protocol.md, "The owner's yes"): "if-registered"
+   * (default) needs the fingerprint, face or screen lock of every phone that registered a
+   * credential, and takes a plain yes from a phone that has none; "always" needs it from every
+   * phone, so a phone without one may deny anything and approve only ordinary tools.
+   */
+  ownerCheck: z.enum(['if-registered', 'always']).default('if-registered'),
   /** The device in Home Assistant over this broker (docs/home-assistant.md); off by default. */
   homeAssistant: z
     .strictObject({
