@@ -260,7 +260,7 @@ export class SpeakerLink {
     const card = this.cards.get(id)
     if (!card) return
     card.problem = problem
-    this.changed('cards', this)
+    this.#changed('cards', this)
   }
 
   /**
