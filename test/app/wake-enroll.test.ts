@@ -106,7 +106,11 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
       speakPcm('The bins go out on Thursday, and the recycling too.', 'en-us'),
       5,
     )
-    const alsa = hermeticAlsa(Buffer.concat([...clips, sentence, room(10)]))
+    // Then the near-misses it asks for (hey_jarvis has four), 3 s each.
+    const near = ['hey jars', 'hey java', 'hey charlie', 'hey jasmine'].map((t) =>
+      within(speakPcm(t, 'en-us'), 3),
+    )
+    const alsa = hermeticAlsa(Buffer.concat([...clips, ...near, sentence, room(10)]))
     const r = await enroll(
       alsa.env,
       '--config',
@@ -121,6 +125,7 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.stdout).toContain('(1/4) say "hey jarvis" now')
     expect(r.stdout).toContain('(4/4) say "hey jarvis" now')
+    expect(r.stdout).toContain('(this one must NOT wake it): "hey jars"')
     expect(r.stdout).toContain('now read aloud:')
     expect(r.stdout).toMatch(/leave-one-out: 4 of 4 clips accepted/)
     const record = JSON.parse(readFileSync(s.verifier, 'utf8')) as Record<string, unknown>

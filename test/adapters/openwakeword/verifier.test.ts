@@ -50,14 +50,18 @@ async function detector(verifier?: string | WindowRecorder) {
     refractoryMs: 2000,
     logger: silentLogger,
   })
-  return { d, wakes }
+  return { d, wakes, at: 0 }
 }
 
 /** Whether `pcm` (from a fresh start) wakes `d`. */
-async function wakes(h: { d: OpenWakeWordDetector; wakes: WakeDetection[] }, pcm: Uint8Array) {
+async function wakes(
+  h: { d: OpenWakeWordDetector; wakes: WakeDetection[]; at: number },
+  pcm: Uint8Array,
+) {
   h.d.reset()
   h.wakes.length = 0
-  await h.d.scoreRecorded(padded(pcm))
+  // Capture time runs on between clips, as on a device, so one clip's refractory time has passed.
+  h.at = (await h.d.scoreRecorded(padded(pcm, 2), h.at)) + 10_000
   return h.wakes.length > 0
 }
 
@@ -179,8 +183,15 @@ describe.skipIf(skip)('the household verifier on the real detector (espeak-ng cl
   }, 120_000)
 
   it('rejects a near-miss the head alone fires on, said at a speed it was not enrolled with', async () => {
-    const pcm = say('hey jars', 140)
-    expect(await wakes(alone, pcm), 'the head alone fires').toBe(true)
-    expect(await wakes(verified, pcm), 'the verifier stops it').toBe(false)
+    // Speeds it was not enrolled with; the head alone fires on some of them (which depends on
+    // where the chunks fall), and the verifier must stop every one it fires on.
+    const firedAlone: number[] = []
+    for (const s of [135, 140, 165, 175]) {
+      const pcm = say('hey jars', s)
+      if (!(await wakes(alone, pcm))) continue
+      firedAlone.push(s)
+      expect(await wakes(verified, pcm), `the verifier stops "hey jars" at ${s}`).toBe(false)
+    }
+    expect(firedAlone.length, 'the head alone fires on the near-miss').toBeGreaterThan(0)
   }, 120_000)
 })
