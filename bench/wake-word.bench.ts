@@ -30,18 +30,21 @@ import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { EMBEDDING, MEL, MODEL_DIR } from '../test/helpers/wake.js'
 import { machineLine, quantile } from './machine.js'
 import {
+  babble,
   bed,
   bytes,
   concat,
   mix,
   NEAR_MISSES,
-  PROSE,
+  nonWakeStream,
   REPLIES,
   rms,
+  type Spoken,
   utterance,
   voices,
   WAKE_PHRASES,
 } from './wake/corpus.js'
+import { verifierBench } from './wake/verifier.js'
 
 const only = process.env.BENCH_ONLY ?? ''
 // Smaller runs for a loaded machine: how many voices read the non-wake speech (default all 21),
@@ -92,13 +95,6 @@ function replay(scores: Float32Array[], threshold: number, consecutive: number):
   return counts
 }
 
-/** One utterance's place in a stream (samples) and what it said. */
-interface Spoken {
-  readonly from: number
-  readonly to: number
-  readonly text: string
-}
-
 /**
  * The words a perfect transcriber would give for the audio from `fromMs` to `toMs` of a stream:
  * each utterance's words spread over its length by their letters, a word heard when its middle
@@ -145,21 +141,7 @@ async function falseWakes(): Promise<void> {
   const vs = voices().slice(0, negVoices)
   out(`voices: ${vs.length} (${vs.map((v) => v.name).join(', ')})`)
   const t0 = performance.now()
-  const pieces: Int16Array[] = []
-  const timeline: Spoken[] = []
-  const gap = (ms: number) => new Int16Array((RATE * ms) / 1000)
-  let k = 0
-  let at = 0
-  for (const v of vs) {
-    for (const [i, text] of [...PROSE, ...NEAR_MISSES].entries()) {
-      const u = utterance(v, text, `neg-${v.name}-${i}`)
-      const g = gap(300 + ((k++ * 137) % 700))
-      timeline.push({ from: at, to: at + u.length, text })
-      at += u.length + g.length
-      pieces.push(u, g)
-    }
-  }
-  const clean = concat(pieces)
+  const { stream: clean, timeline } = nonWakeStream(vs)
   const makeS = (performance.now() - t0) / 1000
   const streams: [string, Int16Array][] = [['clean', clean]]
   if (noisyToo) {
@@ -197,7 +179,7 @@ async function falseWakes(): Promise<void> {
     await d.close()
     const peak = scores.map((s) => Math.max(...s.subarray(0, c)))
     out(
-      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min (${pieces.length / 2} utterances; made in ${makeS.toFixed(0)} s), scored in ${wallS.toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
+      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min (${timeline.length} utterances; made in ${makeS.toFixed(0)} s), scored in ${wallS.toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
     )
     out(
       `| head | peak score | wakes/h at 0.5 ×2 (default, the detector itself) | replayed: 0.5 ×1 | 0.3 ×2 | 0.5 ×2 | 0.7 ×2 | 0.9 ×2 | confirmed by the second opinion (perfect transcriber) |`,
@@ -355,35 +337,16 @@ function dbfs(x: Int16Array): number {
 
 async function missedWakes(): Promise<void> {
   const vs = voices([130, 150, 170, 190])
-  const prose = voices().slice(0, 8)
-  const babbleParts = [0, 1, 2, 3].map((j) =>
-    concat(
-      PROSE.map((text, i) =>
-        utterance(
-          prose[(i + j * 2) % prose.length] as (typeof prose)[number],
-          text,
-          `neg-${prose[(i + j * 2) % prose.length]?.name}-${i}`,
-        ),
-      ),
-    ),
-  )
-  const len = Math.min(...babbleParts.map((b) => b.length))
-  const babble = new Int16Array(len)
-  for (let i = 0; i < len; i++) {
-    babble[i] = Math.max(
-      -32768,
-      Math.min(32767, babbleParts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2),
-    )
-  }
+  const babbleBed = babble()
   const pink = bed('pink', 60)
   const conditions: [string, Int16Array | undefined, number][] = [
     ['clean', undefined, 0],
     ['pink 20 dB', pink, 20],
     ['pink 10 dB', pink, 10],
     ['pink 5 dB', pink, 5],
-    ['babble 20 dB', babble, 20],
-    ['babble 10 dB', babble, 10],
-    ['babble 5 dB', babble, 5],
+    ['babble 20 dB', babbleBed, 20],
+    ['babble 10 dB', babbleBed, 10],
+    ['babble 5 dB', babbleBed, 5],
   ]
   const clips = WAKE_PHRASES.flatMap((p) =>
     vs.map((v) => ({
@@ -528,3 +491,4 @@ if (only === '' || only === 'accuracy' || only === 'false') await falseWakes()
 if (only === '' || only === 'accuracy' || only === 'missed') await missedWakes()
 if (only === '' || only === 'accuracy' || only === 'self') await selfWakes()
 if (only === '' || only === 'cost') cost()
+if (only === '' || only === 'verifier') await verifierBench(out)

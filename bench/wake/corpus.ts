@@ -157,7 +157,7 @@ export function concat(pieces: readonly Int16Array[]): Int16Array {
 export const bytes = (x: Int16Array) => new Uint8Array(x.buffer, x.byteOffset, x.byteLength)
 
 /** Household prose: what a kitchen, a living room and a phone call sound like. */
-export const PROSE = [
+const PROSE = [
   'Could you pass the salt and the pepper, please?',
   'I think the bus leaves at twenty past eight tomorrow morning.',
   'Did anyone remember to feed the cat before we left?',
@@ -265,3 +265,51 @@ export const REPLIES = [
   'Mike from the garage called: your car is ready to collect.',
   'A lexicon is a list of words and what they mean.',
 ]
+
+/** One utterance's place in a stream (samples), what it said and who said it. */
+export interface Spoken {
+  readonly from: number
+  readonly to: number
+  readonly text: string
+  readonly voice: string
+}
+
+/**
+ * The non-wake speech: household prose and the near-miss phrases read by every voice, 0.3–1 s
+ * apart, as one stream; the same stream on every run (its utterances are cached).
+ */
+export function nonWakeStream(vs: readonly Voice[]): { stream: Int16Array; timeline: Spoken[] } {
+  const pieces: Int16Array[] = []
+  const timeline: Spoken[] = []
+  let k = 0
+  let at = 0
+  for (const v of vs) {
+    for (const [i, text] of [...PROSE, ...NEAR_MISSES].entries()) {
+      const u = utterance(v, text, `neg-${v.name}-${i}`)
+      const g = new Int16Array((16_000 * (300 + ((k++ * 137) % 700))) / 1000)
+      timeline.push({ from: at, to: at + u.length, text, voice: v.name })
+      at += u.length + g.length
+      pieces.push(u, g)
+    }
+  }
+  return { stream: concat(pieces), timeline }
+}
+
+/** Four streams of prose by eight espeak-ng voices, summed: a room of people talking. */
+export function babble(): Int16Array {
+  const prose = voices().slice(0, 8)
+  const parts = [0, 1, 2, 3].map((j) =>
+    concat(
+      PROSE.map((text, i) => {
+        const v = prose[(i + j * 2) % prose.length] as Voice
+        return utterance(v, text, `neg-${v.name}-${i}`)
+      }),
+    ),
+  )
+  const len = Math.min(...parts.map((b) => b.length))
+  const out = new Int16Array(len)
+  for (let i = 0; i < len; i++) {
+    out[i] = Math.max(-32768, Math.min(32767, parts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2))
+  }
+  return out
+}

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { OpenWakeWordDetector, ScoreListener } from '../adapters/openwakeword/detector.js'
 import type { WakePhraseFile } from '../adapters/openwakeword/load-detector.js'
 import { EMBEDDING_FILE, MEL_FILE, pretrained } from '../adapters/openwakeword/model-files.js'
+import { verifierFileFor } from '../adapters/openwakeword/verifier.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { DEFAULT_SENSITIVITY, type DeviceState, type Sensitivity } from '../device/device-state.js'
@@ -10,7 +12,8 @@ import type { WakeConfig } from './config/wake-schema.js'
 
 /** The configured phrases and the two feature models, as files. */
 export interface WakeModelPaths {
-  readonly phrases: readonly WakePhraseFile[]
+  /** Each with the verifier file it would use (whether or not that file exists yet). */
+  readonly phrases: readonly (WakePhraseFile & { readonly verifier: string | undefined })[]
   readonly melFile: string
   readonly embeddingFile: string
 }
@@ -22,8 +25,15 @@ export interface WakeModelPaths {
 export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
   const phrases = config.models.map((m) => {
     const threshold = m.threshold ?? config.threshold
+    const verifier = (file: string) =>
+      m.verifier === false ? undefined : (m.verifier ?? verifierFileFor(config.modelDir, file))
     if (m.model.startsWith('/')) {
-      return { phrase: m.phrase ?? phraseOfFile(m.model), file: m.model, threshold }
+      return {
+        phrase: m.phrase ?? phraseOfFile(m.model),
+        file: m.model,
+        threshold,
+        verifier: verifier(m.model),
+      }
     }
     const head = pretrained(m.model)
     if (!head) {
@@ -32,7 +42,8 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
         `listen.wake.models: "${m.model}" is not a pretrained model (nocturn wake list names them); for your own, give the .onnx file's absolute path`,
       )
     }
-    return { phrase: m.phrase ?? head.phrase, file: join(config.modelDir, head.file), threshold }
+    const file = join(config.modelDir, head.file)
+    return { phrase: m.phrase ?? head.phrase, file, threshold, verifier: verifier(file) }
   })
   return {
     phrases,
@@ -121,6 +132,10 @@ export async function createWakeDetector(
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
   return loadWakeDetector({
     ...paths,
+    phrases: paths.phrases.map((p, i) => ({
+      ...p,
+      verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
+    })),
     onWake: options.onWake,
     runtime: config.runtime,
     consecutive: config.consecutive,
@@ -128,4 +143,23 @@ export async function createWakeDetector(
     logger: options.logger,
     onScores: options.onScores,
   })
+}
+
+/**
+ * The verifier file to load: one named in the config must be there (a missing one is an error
+ * that names it); the default enrolment file is used only once `nocturn wake enroll` made it.
+ */
+export function usedVerifier(
+  configured: string | false | undefined,
+  file: string | undefined,
+): string | undefined {
+  if (file === undefined) return undefined
+  if (configured === undefined && !existsSync(file)) return undefined
+  if (!existsSync(file)) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_MISSING',
+      `listen.wake.models: the verifier ${file} does not exist: enrol with \`nocturn wake enroll\`, or remove "verifier" from the config`,
+    )
+  }
+  return file
 }

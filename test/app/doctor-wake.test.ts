@@ -4,6 +4,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import {
+  sha256File,
+  verifierRecord,
+  writeVerifier,
+} from '../../src/adapters/openwakeword/verifier.js'
 import { EMBEDDING, HEADS, MEL } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -58,6 +63,41 @@ describe('nocturn doctor: the wake word', () => {
     expect(data.shareOfRealTime).toBeLessThan(0.5)
     expect(check.summary).toMatch(/"hey jarvis" on the native runtime: loaded in \d+ ms/)
   }, 60_000)
+
+  it('names the household verifier and what enrolment measured; a broken one fails, naming it', async () => {
+    const dir = modelDir(true)
+    const file = join(dir, 'hey_jarvis_v0.1.verifier.json')
+    writeVerifier(
+      file,
+      verifierRecord({
+        phrase: 'hey jarvis',
+        head: 'hey_jarvis_v0.1.onnx',
+        headSha256: sha256File(join(dir, 'hey_jarvis_v0.1.onnx')),
+        window: 16,
+        gate: 0.1,
+        model: { weights: new Float64Array(16 * 96), bias: 0 },
+        enrolment: {
+          at: '2026-12-02T06:00:00.000Z',
+          clips: 8,
+          positiveWindows: 200,
+          negativeWindows: 900,
+          leaveOneOutAccepted: 7,
+          negativesAccepted: 0,
+          negativesChecked: 12,
+        },
+      }),
+    )
+    let check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: dir })
+    expect(check.status, check.summary).not.toBe('fail')
+    expect(check.summary).toContain(
+      `"hey jarvis": household verifier ${file}, enrolled 2026-12-02T06:00:00.000Z from 8 clips (7 accepted left out)`,
+    )
+    writeFileSync(file, '{ "kind": "nocturn-wake-verifier", "version": 1 }')
+    check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: dir })
+    expect(check.status).toBe('fail')
+    expect(check.summary).toContain(file)
+    expect(check.summary).toContain('nocturn wake enroll')
+  }, 120_000)
 
   it('a missing head fails, naming the file and the install command', async () => {
     const dir = modelDir(false)

@@ -106,8 +106,19 @@ describe('listen.wake in the configuration', () => {
     if (!wake) throw new Error('no wake block')
     const paths = wakeModelPaths(wake)
     expect(paths.phrases).toEqual([
-      { phrase: 'hey jarvis', file: '/var/lib/nocturn/wake/hey_jarvis_v0.1.onnx', threshold: 0.5 },
-      { phrase: 'hey nocturn', file: '/home/anna/hey_nocturn_v0.2.onnx', threshold: 0.7 },
+      {
+        phrase: 'hey jarvis',
+        file: '/var/lib/nocturn/wake/hey_jarvis_v0.1.onnx',
+        threshold: 0.5,
+        // Where `nocturn wake enroll` puts the household's verifier (used only once it exists).
+        verifier: '/var/lib/nocturn/wake/hey_jarvis_v0.1.verifier.json',
+      },
+      {
+        phrase: 'hey nocturn',
+        file: '/home/anna/hey_nocturn_v0.2.onnx',
+        threshold: 0.7,
+        verifier: '/var/lib/nocturn/wake/hey_nocturn_v0.2.verifier.json',
+      },
     ])
     expect(paths.melFile).toBe('/var/lib/nocturn/wake/melspectrogram.onnx')
     // No block: no wake word.

@@ -22,17 +22,27 @@ const HOUSEHOLD_PROSE: readonly string[] = [
 
 const TTS_VOICES: readonly string[] = ['en-us', 'en-gb+f3', 'en-sc', 'en-us+m3']
 
-/** `text` read by espeak-ng in `voice`, as S16LE mono at `rateHz` (sox resamples it). */
-export function speakPcm(text: string, voice: string, rateHz = 16_000): Buffer {
+/**
+ * `text` read by espeak-ng in `voice`, as S16LE mono at `rateHz` (sox resamples it); `speed`
+ * (words a minute) and `pitch` (0–99) vary one voice as one person varies from day to day.
+ */
+export function speakPcm(
+  text: string,
+  voice: string,
+  rateHz = 16_000,
+  how: { speed?: number; pitch?: number } = {},
+): Buffer {
   return execFileSync(
     'bash',
     [
       '-c',
-      'espeak-ng -v "$1" -s 165 --stdout "$2" | sox -t wav - -r "$3" -c 1 -b 16 -e signed-integer -t raw -',
+      'espeak-ng -v "$1" -s "$4" -p "$5" --stdout "$2" | sox -t wav - -r "$3" -c 1 -b 16 -e signed-integer -t raw -',
       'tts',
       voice,
       text,
       String(rateHz),
+      String(how.speed ?? 165),
+      String(how.pitch ?? 50),
     ],
     { maxBuffer: 64 * 1024 * 1024 },
   )

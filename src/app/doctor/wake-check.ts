@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
-import { createWakeDetector, wakeModelPaths } from '../wake-detector.js'
+import { createWakeDetector, usedVerifier, wakeModelPaths } from '../wake-detector.js'
 import type { Check } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
@@ -72,7 +72,8 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
         shareOfRealTime: Number(share.toFixed(3)),
         cpuMsPerAudioSecond: Number(cpuMsPerSecond.toFixed(1)),
       }
-      const summary = `${detector.phrases.map((p) => `"${p}"`).join(', ')} on the ${detector.runtime} runtime: loaded in ${data.loadMs} ms, scores ${PROBE_SECONDS} s of audio in ${(share * 100).toFixed(0)} % of real time (${data.cpuMsPerAudioSecond} ms CPU per second)`
+      const verifiers = verifierLines(wake, paths)
+      const summary = `${detector.phrases.map((p) => `"${p}"`).join(', ')} on the ${detector.runtime} runtime: loaded in ${data.loadMs} ms, scores ${PROBE_SECONDS} s of audio in ${(share * 100).toFixed(0)} % of real time (${data.cpuMsPerAudioSecond} ms CPU per second); ${verifiers.join('; ')}`
       if (share >= 1) {
         return {
           status: 'fail',
@@ -96,4 +97,26 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
       await detector.close()
     }
   },
+}
+
+/**
+ * One line a phrase: its household verifier (loaded with the detector above, so it is valid) and
+ * what enrolment measured, or that it has none.
+ */
+function verifierLines(
+  wake: NonNullable<NonNullable<DeviceDoctorContext['loaded']>['config']['listen']['wake']>,
+  paths: ReturnType<typeof wakeModelPaths>,
+): string[] {
+  return paths.phrases.map((p, i) => {
+    const file = usedVerifier(wake.models[i]?.verifier, p.verifier)
+    if (!file) return `"${p.phrase}": no household verifier (nocturn wake enroll)`
+    try {
+      const e =
+        (JSON.parse(readFileSync(file, 'utf8')) as { enrolment?: Record<string, unknown> })
+          .enrolment ?? {}
+      return `"${p.phrase}": household verifier ${file}, enrolled ${String(e.at)} from ${String(e.clips)} clips (${String(e.leaveOneOutAccepted)} accepted left out)`
+    } catch (err) {
+      return `"${p.phrase}": verifier ${file}: ${errorText(err)}`
+    }
+  })
 }

@@ -1,0 +1,389 @@
+// The household verifier (`nocturn wake enroll`) in the wake bench: `BENCH_ONLY=verifier npm run
+// bench -- wake-word`. Each espeak-ng voice is a household of one: it enrols "hey jarvis" from its
+// own clips (4 speeds × 2 pitches), reads the enrolment sentences, and a minute of room audio
+// (music, then pink noise, quiet); `enrol` trains exactly as the command does. Then, for that
+// household, on audio it never enrolled with:
+//  - false wakes per hour on the same non-wake stream as the local false-wake run (every voice,
+//    household prose and near-misses, clean and over music/noise at 10 dB);
+//  - missed wakes on its own held-out clips (pitch 50, 6 speeds), clean and at 20/10/5 dB of pink
+//    noise and babble.
+// The stream and every clip are scored once by the real detector, keeping the head's score of
+// every chunk and its window of embeddings wherever the head reached 0.1; each household's
+// verifier is then applied to those windows with the detector's own rule (threshold 0.5, two
+// chunks in a row, 2 s refractory), at upstream's gate (0.1: the verifier's score replaces the
+// head's above it) and at the threshold (0.5: the verifier can only veto a wake).
+import { execFileSync } from 'node:child_process'
+import { performance } from 'node:perf_hooks'
+import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
+import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
+import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
+import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
+import {
+  babble,
+  bed,
+  bytes,
+  concat,
+  mix,
+  nonWakeStream,
+  type Spoken,
+  utterance,
+  type Voice,
+  voices,
+} from './corpus.js'
+
+const RATE = 16_000
+const THRESHOLD = 0.5
+const CONSECUTIVE = 2
+const REFRACTORY_CHUNKS = 25
+const GATES = [0.1, 0.5] as const
+// Smaller runs for a loaded machine: how many households (default all 8), whether the stream is
+// heard again over music and noise, and which noise conditions the held-out clips get.
+const HOUSEHOLDS = [
+  'en-us',
+  'en-gb',
+  'en-us+f3',
+  'en-029',
+  'en-gb-scotland',
+  'en-us+m3',
+  'en-gb-x-rp',
+  'en-us+f2',
+].slice(0, Number(process.env.VERIFIER_HOUSEHOLDS ?? 0) || undefined)
+const noisyToo = process.env.WAKE_BENCH_NOISY !== '0'
+const conditionsWanted = process.env.WAKE_BENCH_CONDITIONS?.split(',')
+const ENROL_SPEEDS = [125, 145, 165, 185]
+const ENROL_PITCHES = [35, 65]
+const TEST_SPEEDS = [130, 140, 150, 170, 175, 190]
+/** What `nocturn wake enroll` asks a household to read (none of it is in the test stream). */
+const ENROL_SENTENCES = [
+  'Could you put the kettle on and find the biscuits?',
+  'The bins go out on Thursday, and the recycling too.',
+  'Hey, have you seen where I left my glasses?',
+  'We are going to the market on Saturday morning.',
+]
+const head = HEADS.find((h) => h.name === 'hey_jarvis')
+if (!head) throw new Error('no hey_jarvis head')
+
+/** Chunks as the detector scored them: the head's score, and its window where it passed 0.1. */
+interface Scored {
+  readonly head: Float32Array
+  readonly windows: Map<number, Float32Array>
+}
+
+/** Keeps the window of every chunk the head scores at or above the lowest gate. */
+class Keeper implements VerifierStage {
+  readonly gate = GATES[0]
+  pending: Float32Array | undefined
+  score(window: Float32Array, headScore: number): number {
+    this.pending = window
+    return headScore
+  }
+}
+
+async function scorer(): Promise<{
+  d: OpenWakeWordDetector
+  score: (pcm: Int16Array) => Promise<Scored>
+}> {
+  const keeper = new Keeper()
+  let sink: { head: number[]; windows: Map<number, Float32Array> } = {
+    head: [],
+    windows: new Map(),
+  }
+  const d = await loadWakeDetector({
+    onWake: () => {},
+    phrases: [
+      { phrase: 'hey jarvis', file: head?.file ?? '', threshold: THRESHOLD, verifier: keeper },
+    ],
+    melFile: MEL,
+    embeddingFile: EMBEDDING,
+    runtime: 'native',
+    consecutive: CONSECUTIVE,
+    refractoryMs: 2000,
+    logger: silentLogger,
+    onScores: (s) => {
+      const c = sink.head.length
+      sink.head.push(s[0] ?? 0)
+      if (keeper.pending && (s[0] ?? 0) >= keeper.gate) sink.windows.set(c, keeper.pending)
+      keeper.pending = undefined
+    },
+  })
+  return {
+    d,
+    async score(pcm) {
+      d.reset()
+      await d.settled()
+      sink = { head: [], windows: new Map() }
+      await d.scoreRecorded(bytes(pcm))
+      return { head: Float32Array.from(sink.head), windows: sink.windows }
+    },
+  }
+}
+
+/** The chunks at which the detector's rule fires, with `model` at `gate` (none: the head alone). */
+function wakes(s: Scored, model?: LogisticModel, gate = 0.1): number[] {
+  const out: number[] = []
+  let run = 0
+  let quietUntil = -1
+  for (let c = 0; c < s.head.length; c++) {
+    const h = s.head[c] ?? 0
+    const w = s.windows.get(c)
+    const score = model && w && h >= gate ? predict(model, w) : h
+    run = score >= THRESHOLD ? run + 1 : 0
+    if (run >= CONSECUTIVE && c >= quietUntil) {
+      out.push(c)
+      quietUntil = c + REFRACTORY_CHUNKS
+      run = 0
+    }
+  }
+  return out
+}
+
+function espeak(voice: string, speed: number, pitch: number): Voice {
+  return {
+    name: `espeak-${voice}-${speed}${pitch === 50 ? '' : `-p${pitch}`}`,
+    say: (t, wav) =>
+      execFileSync('espeak-ng', [
+        '-v',
+        voice,
+        '-s',
+        String(speed),
+        '-p',
+        String(pitch),
+        '-w',
+        wav,
+        t,
+      ]),
+  }
+}
+
+function poisson95(n: number, hours: number): string {
+  // Exact-enough bounds for small counts (Wilson–Hilferty for the upper, and 0 when n is 0).
+  const upper = (k: number) =>
+    (k + 1) * (1 - 1 / (9 * (k + 1)) + 1.96 / (3 * Math.sqrt(k + 1))) ** 3
+  const lower = (k: number) =>
+    k === 0 ? 0 : k * (1 - 1 / (9 * k) - 1.96 / (3 * Math.sqrt(k))) ** 3
+  return `${(lower(n) / hours).toFixed(2)}–${(upper(n) / hours).toFixed(2)}/h`
+}
+
+function wilson(k: number, n: number): string {
+  const z = 1.96
+  const p = k / n
+  const mid = (p + (z * z) / (2 * n)) / (1 + (z * z) / n)
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n)
+  return `${(100 * (k / n)).toFixed(1)} % (${k}/${n}; ${Math.max(0, 100 * (mid - half)).toFixed(0)}–${Math.min(100, 100 * (mid + half)).toFixed(0)} %)`
+}
+
+function speakerAt(timeline: readonly Spoken[], sample: number): Spoken | undefined {
+  let best: Spoken | undefined
+  for (const u of timeline) {
+    if (u.from > sample) break
+    best = u
+  }
+  return best
+}
+
+export async function verifierBench(out: (s: string) => void): Promise<void> {
+  const t0 = performance.now()
+  const { d, score } = await scorer()
+  const recorder = new WindowRecorder()
+  const enrolDetector = await loadWakeDetector({
+    onWake: () => {},
+    phrases: [
+      { phrase: 'hey jarvis', file: head?.file ?? '', threshold: THRESHOLD, verifier: recorder },
+    ],
+    melFile: MEL,
+    embeddingFile: EMBEDDING,
+    runtime: 'native',
+    consecutive: CONSECUTIVE,
+    refractoryMs: 2000,
+    logger: silentLogger,
+  })
+  // A minute of the room: the music bed, then pink noise, both about 30 dB under speech.
+  const quiet = (x: Int16Array) => Int16Array.from(x, (v) => Math.round(v * 0.1))
+  const room = concat([
+    quiet(bed('music', 60).subarray(0, 30 * RATE)),
+    quiet(bed('pink', 60).subarray(0, 30 * RATE)),
+  ])
+
+  out('\n### The household verifier (nocturn wake enroll)')
+  out(
+    '| household (espeak-ng voice) | enrol clips heard | leave-one-out accepted | negative windows (hard) | enrol s |',
+  )
+  out('|---|---|---|---|---|')
+  const models = new Map<string, LogisticModel>()
+  for (const h of HOUSEHOLDS) {
+    const positives = ENROL_SPEEDS.flatMap((s) =>
+      ENROL_PITCHES.map((p) => {
+        const v = espeak(h, s, p)
+        return { name: v.name, pcm: bytes(utterance(v, 'hey jarvis', `enrol-${v.name}`)) }
+      }),
+    )
+    const reader = espeak(h, 160, 50)
+    const negatives = [
+      ...ENROL_SENTENCES.map((t, i) => ({
+        name: `sentence ${i}`,
+        pcm: bytes(utterance(reader, t, `enrol-neg-${reader.name}-${i}`)),
+      })),
+      { name: 'room', pcm: bytes(room) },
+    ]
+    const t = performance.now()
+    const e = await enrol(
+      {
+        detector: enrolDetector,
+        recorder,
+        threshold: THRESHOLD,
+        consecutive: CONSECUTIVE,
+        gate: GATES[0],
+      },
+      positives,
+      negatives,
+    )
+    models.set(h, e.model)
+    const s = e.summary
+    out(
+      `| ${h} | ${e.clips.filter((c) => c.heard).length}/${positives.length} | ${s.leaveOneOutAccepted} | ${s.negativeWindows} (${s.negativesChecked}; ${s.negativesAccepted} accepted in 5 folds) | ${((performance.now() - t) / 1000).toFixed(1)} |`,
+    )
+  }
+  await enrolDetector.close()
+
+  // False wakes: one scoring of the stream, every household's verifier replayed on it.
+  const vs = voices()
+  const { stream: clean, timeline } = nonWakeStream(vs)
+  const half = Math.floor(clean.length / 2)
+  const noisy =
+    noisyToo &&
+    concat([
+      mix(clean.subarray(0, half), bed('music', 60), 10),
+      mix(clean.subarray(half), bed('pink', 60), 10, 12_345),
+    ])
+  const streams: [string, Int16Array][] = [['clean', clean]]
+  if (noisy) streams.push(['over music and pink noise, 10 dB', noisy])
+  const fw: Record<
+    string,
+    { alone: number; gate: Record<number, number>; own: Record<number, number> }
+  > = {}
+  let hoursAll = 0
+  const causes = new Map<string, number>()
+  for (const [name, stream] of streams) {
+    const t = performance.now()
+    const sc = await score(stream)
+    const hours = stream.length / RATE / 3600
+    hoursAll += hours
+    out(
+      `\nnon-wake speech, ${name}: ${(hours * 60).toFixed(1)} min, ${timeline.length} utterances by ${vs.length} voices, scored in ${((performance.now() - t) / 1000).toFixed(0)} s; ${sc.windows.size} chunks at or above 0.1`,
+    )
+    out(
+      `| household | head alone | verifier, gate 0.1 | … of them its own voice | verifier, gate 0.5 | … its own voice |`,
+    )
+    out('|---|---|---|---|---|---|')
+    const alone = wakes(sc).length
+    for (const h of HOUSEHOLDS) {
+      const m = models.get(h)
+      const row = fw[h] ?? { alone: 0, gate: { 0.1: 0, 0.5: 0 }, own: { 0.1: 0, 0.5: 0 } }
+      fw[h] = row
+      row.alone += alone
+      const cells: string[] = []
+      for (const g of GATES) {
+        const w = wakes(sc, m, g)
+        const own = w.filter((c) =>
+          speakerAt(timeline, c * 1280)?.voice.startsWith(`espeak-${h}-`),
+        ).length
+        row.gate[g] = (row.gate[g] ?? 0) + w.length
+        row.own[g] = (row.own[g] ?? 0) + own
+        cells.push(`${(w.length / hours).toFixed(1)} (${w.length})`, String(own))
+        if (g === 0.5) {
+          for (const c of w) {
+            const u = speakerAt(timeline, c * 1280 - 0.2 * RATE)
+            const key = `"${u?.text}"`
+            causes.set(key, (causes.get(key) ?? 0) + 1)
+          }
+        }
+      }
+      out(`| ${h} | ${(alone / hours).toFixed(1)} (${alone}) | ${cells.join(' | ')} |`)
+    }
+  }
+  const totals = (f: (r: (typeof fw)[string]) => number) =>
+    HOUSEHOLDS.reduce((n, h) => n + f(fw[h] ?? { alone: 0, gate: {}, own: {} }), 0)
+  const hh = hoursAll * HOUSEHOLDS.length
+  out(
+    `\nover both streams (${(hoursAll * 60).toFixed(0)} min) and all ${HOUSEHOLDS.length} households (${hh.toFixed(1)} household-hours), per hour, Poisson 95 %:`,
+  )
+  const alone = totals((r) => r.alone)
+  out(`  head alone: ${(alone / hh).toFixed(2)}/h (${alone}; ${poisson95(alone, hh)})`)
+  for (const g of GATES) {
+    const n = totals((r) => r.gate[g] ?? 0)
+    const own = totals((r) => r.own[g] ?? 0)
+    const per = HOUSEHOLDS.map((h) => ((fw[h]?.gate[g] ?? 0) / hoursAll).toFixed(1))
+    out(
+      `  verifier, gate ${g}: ${(n / hh).toFixed(2)}/h (${n}; ${poisson95(n, hh)}); ${own} in the household's own voice; per household ${per.join(', ')}`,
+    )
+  }
+  out(
+    'what the gate-0.5 verifier still fired on (the utterance said 200 ms before), every household:',
+  )
+  for (const [c, n] of [...causes].sort((a, b) => b[1] - a[1]).slice(0, 15)) out(`  ${n} × ${c}`)
+
+  // Missed wakes: each household's own held-out clips.
+  const babbleBed = babble()
+  const pink = bed('pink', 60)
+  const conditions: [string, Int16Array | undefined, number][] = [
+    ['clean', undefined, 0],
+    ['pink 20 dB', pink, 20],
+    ['pink 10 dB', pink, 10],
+    ['pink 5 dB', pink, 5],
+    ['babble 20 dB', babbleBed, 20],
+    ['babble 10 dB', babbleBed, 10],
+    ['babble 5 dB', babbleBed, 5],
+  ]
+  const clips = HOUSEHOLDS.flatMap((h) =>
+    TEST_SPEEDS.map((s) => {
+      const v = espeak(h, s, 50)
+      return { household: h, pcm: utterance(v, 'hey jarvis', `wake-hey_jarvis-${v.name}`) }
+    }),
+  )
+  out(
+    `\nmissed wakes: ${clips.length} held-out clips ("hey jarvis", ${HOUSEHOLDS.length} households × ${TEST_SPEEDS.length} speeds at pitch 50; enrolled at pitch 35 and 65), 1 s either side, each household's clips through its own verifier`,
+  )
+  out('| condition | head alone | verifier, gate 0.1 | verifier, gate 0.5 |')
+  out('|---|---|---|---|')
+  for (const [name, noise, snr] of conditions.filter(
+    ([n]) => !conditionsWanted || conditionsWanted.includes(n),
+  )) {
+    const missed = { alone: 0, 0.1: 0, 0.5: 0 }
+    for (const [ci, clip] of clips.entries()) {
+      const padded = concat([new Int16Array(RATE), clip.pcm, new Int16Array(RATE)])
+      const heard = noise
+        ? mixUnder(padded, clip.pcm, noise, snr, (ci * 7919) % noise.length)
+        : padded
+      const sc = await score(heard)
+      const m = models.get(clip.household)
+      if (wakes(sc).length === 0) missed.alone++
+      for (const g of GATES) if (wakes(sc, m, g).length === 0) missed[g]++
+    }
+    out(
+      `| ${name} | ${wilson(missed.alone, clips.length)} | ${wilson(missed[0.1], clips.length)} | ${wilson(missed[0.5], clips.length)} |`,
+    )
+  }
+  await d.close()
+  out(`\n(verifier bench: ${((performance.now() - t0) / 60_000).toFixed(1)} min)`)
+}
+
+/** `noise` under the whole of `padded`, its level set against the phrase alone, as missedWakes does. */
+function mixUnder(
+  padded: Int16Array,
+  phrase: Int16Array,
+  noise: Int16Array,
+  snrDb: number,
+  offset: number,
+): Int16Array {
+  const ms = (x: Int16Array) => x.reduce((s, v) => s + v * v, 0) / Math.max(1, x.length)
+  const gain = Math.sqrt(ms(phrase) / (ms(noise) * 10 ** (snrDb / 10)))
+  return Int16Array.from(padded, (v, i) =>
+    Math.max(
+      -32768,
+      Math.min(32767, Math.round(v + gain * (noise[(offset + i) % noise.length] ?? 0))),
+    ),
+  )
+}

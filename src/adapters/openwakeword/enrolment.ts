@@ -1,0 +1,249 @@
+import type { OpenWakeWordDetector } from './detector.js'
+import { EMBEDDING_SIZE, SAMPLE_RATE_HZ } from './features.js'
+import { type LogisticModel, predict, trainLogistic } from './logistic.js'
+import type { EnrolmentSummary, VerifierStage } from './verifier.js'
+
+/**
+ * Training a household's verifier (upstream's custom_verifier_model method, in our own code):
+ * each enrolment clip is scored by the real detector several times from slightly different start
+ * points, and every window of embeddings on which the head reaches its threshold is a positive;
+ * every window of the negative audio (the room, other speech) is a negative. A logistic regression
+ * separates them. Leave-one-out then asks, for each clip, whether a verifier trained without it
+ * would still let it wake the speaker.
+ */
+export interface Clip {
+  readonly name: string
+  /** S16LE mono at 16 kHz. */
+  readonly pcm: Uint8Array
+}
+
+export interface EnrolOptions {
+  /** A detector with this one head, scoring through `stage` (the recorder below). */
+  readonly detector: OpenWakeWordDetector
+  readonly recorder: WindowRecorder
+  readonly threshold: number
+  readonly consecutive: number
+  readonly gate: number
+  readonly l2?: number
+  /** The share of the loss the hard negatives (head at or above the gate) carry together. */
+  readonly hardShare?: number
+}
+
+interface ClipResult {
+  readonly name: string
+  /** The head alone reached its threshold on it (else it gave no positive windows). */
+  readonly heard: boolean
+  /** The detector would fire on it with the verifier trained without this clip. */
+  readonly acceptedLeftOut: boolean
+  /** The highest score that counted (verifier where the head passed the gate), left out. */
+  readonly bestLeftOut: number
+}
+
+export interface Enrolment {
+  readonly model: LogisticModel
+  /** Embeddings per window: the head's. */
+  readonly window: number
+  readonly clips: readonly ClipResult[]
+  readonly summary: Omit<EnrolmentSummary, 'at'>
+}
+
+/** Start points for each clip's passes, in samples: upstream takes five random ones in a chunk. */
+const PASS_OFFSETS = [0, 256, 512, 768, 1024]
+/** Silence around a clip, so the detector's warm-up chunks fall before the phrase. */
+const LEAD_SAMPLES = SAMPLE_RATE_HZ
+const TAIL_SAMPLES = SAMPLE_RATE_HZ / 2
+/** The detector zeroes its first 5 chunks after a reset. */
+const WARMUP_CHUNKS = 5
+const NEGATIVE_FOLDS = 5
+/** Refits of leave-one-out start from the full fit, so few steps are needed. */
+const REFIT_ITERATIONS = 150
+const DEFAULT_HARD_SHARE = 0.35
+/** How much of each clip's voiced span its cut-short negatives keep. */
+const CUT_SHORT = [0.55, 0.7]
+
+/** A verifier stage that scores nothing: it keeps every window with the head's score. */
+export class WindowRecorder implements VerifierStage {
+  readonly gate = 0
+  windows: { window: Float32Array; head: number }[] = []
+  score(window: Float32Array, headScore: number): number {
+    this.windows.push({ window, head: headScore })
+    return headScore
+  }
+}
+
+/**
+ * Scores one clip from a fresh start, in silence so that the warm-up falls before it (a short
+ * clip would lose its first 400 ms otherwise), and returns its windows after the warm-up.
+ */
+async function windowsOf(
+  o: EnrolOptions,
+  pcm: Uint8Array,
+  offsetSamples: number,
+): Promise<{ window: Float32Array; head: number }[]> {
+  o.detector.reset()
+  await o.detector.settled()
+  o.recorder.windows = []
+  const body = pcm.subarray(Math.min(pcm.length, offsetSamples * 2))
+  const audio = new Uint8Array((LEAD_SAMPLES + TAIL_SAMPLES) * 2 + body.length)
+  audio.set(body, LEAD_SAMPLES * 2)
+  await o.detector.scoreRecorded(audio)
+  return o.recorder.windows.slice(WARMUP_CHUNKS)
+}
+
+/** Whether the detector's rule fires on a clip's chunks, and the best score that counted. */
+function fires(
+  chunks: readonly { window: Float32Array; head: number }[],
+  model: LogisticModel,
+  o: EnrolOptions,
+): { fired: boolean; best: number } {
+  let run = 0
+  let best = 0
+  let fired = false
+  for (const c of chunks) {
+    const s = c.head >= o.gate ? predict(model, c.window) : c.head
+    best = Math.max(best, s)
+    run = s >= o.threshold ? run + 1 : 0
+    if (run >= o.consecutive) fired = true
+  }
+  return { fired, best }
+}
+
+export async function enrol(
+  o: EnrolOptions,
+  positives: readonly Clip[],
+  negatives: readonly Clip[],
+): Promise<Enrolment> {
+  const perClip: {
+    name: string
+    windows: Float32Array[]
+    first: { window: Float32Array; head: number }[]
+  }[] = []
+  for (const clip of positives) {
+    const windows: Float32Array[] = []
+    let first: { window: Float32Array; head: number }[] = []
+    for (const offset of PASS_OFFSETS) {
+      const chunks = await windowsOf(o, clip.pcm, offset)
+      if (offset === 0) first = chunks
+      for (const c of chunks) if (c.head >= o.threshold) windows.push(c.window)
+    }
+    perClip.push({ name: clip.name, windows, first })
+  }
+  const negative: { window: Float32Array; head: number }[] = []
+  for (const clip of negatives) negative.push(...(await windowsOf(o, clip.pcm, 0)))
+  // The household's own phrase cut short ("hey jar…") is the nearest miss there is, in its own
+  // voice and room: every clip gives two, whatever the phrase.
+  for (const clip of positives) {
+    for (const keep of CUT_SHORT) {
+      const cut = cutShort(clip.pcm, keep)
+      if (cut) negative.push(...(await windowsOf(o, cut, 0)))
+    }
+  }
+  const heard = perClip.filter((c) => c.windows.length > 0)
+  if (heard.length === 0) throw new Error('the wake model did not hear the phrase in any clip')
+  if (negative.length === 0) throw new Error('no negative audio')
+
+  const train = (leaveClip: number, leaveFold: number, start?: LogisticModel) => {
+    const x: Float32Array[] = []
+    const y: number[] = []
+    const hard: boolean[] = []
+    perClip.forEach((c, i) => {
+      if (i === leaveClip) return
+      for (const w of c.windows) {
+        x.push(w)
+        y.push(1)
+        hard.push(false)
+      }
+    })
+    negative.forEach((n, i) => {
+      if (foldOf(i, negative.length) === leaveFold) return
+      x.push(n.window)
+      y.push(0)
+      hard.push(n.head >= o.gate)
+    })
+    return trainLogistic(x, y, {
+      sampleWeights: weigh(y, hard, o.hardShare ?? DEFAULT_HARD_SHARE),
+      ...(o.l2 !== undefined && { l2: o.l2 }),
+      ...(start && { start, maxIterations: REFIT_ITERATIONS }),
+    })
+  }
+  const model = train(-1, -1)
+  const clips = perClip.map((c, i) => {
+    const left = c.windows.length > 0 && heard.length > 1 ? train(i, -1, model) : model
+    const f = fires(c.first, left, o)
+    return {
+      name: c.name,
+      heard: c.windows.length > 0,
+      acceptedLeftOut: f.fired,
+      bestLeftOut: f.best,
+    }
+  })
+  let negativesChecked = 0
+  let negativesAccepted = 0
+  for (let fold = 0; fold < NEGATIVE_FOLDS; fold++) {
+    const inFold = negative.filter(
+      (n, i) => foldOf(i, negative.length) === fold && n.head >= o.gate,
+    )
+    if (inFold.length === 0) continue
+    const left = train(-1, fold, model)
+    negativesChecked += inFold.length
+    negativesAccepted += inFold.filter((n) => predict(left, n.window) >= o.threshold).length
+  }
+  return {
+    model,
+    window: (negative[0]?.window.length ?? 0) / EMBEDDING_SIZE,
+    clips,
+    summary: {
+      clips: positives.length,
+      positiveWindows: perClip.reduce((n, c) => n + c.windows.length, 0),
+      negativeWindows: negative.length,
+      leaveOneOutAccepted: clips.filter((c) => c.acceptedLeftOut).length,
+      negativesAccepted,
+      negativesChecked,
+    },
+  }
+}
+
+/**
+ * Half the loss is the positives'. Of the other half, the hard negatives — windows the head
+ * already let through, the only ones the verifier is ever asked about — carry `hardShare`
+ * whatever their number (a handful among hundreds of quiet windows), the rest the remainder.
+ */
+function weigh(y: readonly number[], hard: readonly boolean[], hardShare: number): number[] {
+  const p = y.filter((v) => v === 1).length
+  const h = hard.filter(Boolean).length
+  const e = y.length - p - h
+  const hs = h === 0 ? 0 : e === 0 ? 0.5 : hardShare
+  return y.map((v, i) => (v === 1 ? 0.5 / p : hard[i] ? hs / h : (0.5 - hs) / e))
+}
+
+/**
+ * The clip up to `keep` of its voiced span (from the first to the last 10 ms frame within 30 dB
+ * of its loudest), or nothing when no span is found.
+ */
+function cutShort(pcm: Uint8Array, keep: number): Uint8Array | undefined {
+  const hop = SAMPLE_RATE_HZ / 100
+  const v = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength)
+  const frames = Math.floor(pcm.length / 2 / hop)
+  const energy: number[] = []
+  for (let f = 0; f < frames; f++) {
+    let e = 0
+    for (let i = 0; i < hop; i++) {
+      const x = v.getInt16((f * hop + i) * 2, true)
+      e += x * x
+    }
+    energy.push(e / hop)
+  }
+  const loudest = Math.max(0, ...energy)
+  if (loudest === 0) return undefined
+  const voiced = energy.map((e) => e >= loudest / 1000)
+  const first = voiced.indexOf(true)
+  const last = voiced.lastIndexOf(true)
+  if (last - first < 10) return undefined
+  const end = first + Math.round((last - first + 1) * keep)
+  return pcm.subarray(0, end * hop * 2)
+}
+
+/** Contiguous folds: neighbouring windows overlap, so a random split would leak. */
+function foldOf(i: number, n: number): number {
+  return Math.floor((i * NEGATIVE_FOLDS) / n)
+}
