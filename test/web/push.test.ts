@@ -4,7 +4,7 @@ import { pushEnvelope } from '../../src/protocol/push-ops.js'
 import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
-import { pairAndConnect, pairLink } from './app-harness.js'
+import { openTab, pairAndConnect, pairLink } from './app-harness.js'
 import { missingChromium } from './browser.js'
 import { ask, doorRequestBody, recordBroker } from './device-side.js'
 import { launchPushPhone, type PushPhone, type ShownNotice } from './push-browser.js'
@@ -236,6 +236,25 @@ describe.skipIf(skip !== undefined)(
       await new Promise((r) => setTimeout(r, 300))
       expect(seen.json('/decision')).toEqual([])
       expect(w.unlocked).toEqual([])
+    })
+
+    it('forgetting the speaker takes the subscription back: push_unsubscribe reaches the device, the push registration goes', async () => {
+      const { w, phone } = await subscribed({ pocket: false })
+      await openTab(phone.page, 'speakers')
+      phone.page.once('dialog', (d) => void d.accept())
+      await phone.page.getByRole('button', { name: `Forget ${w.deviceId}` }).click()
+      await until(
+        () => w.store.push.pushSubscriptions('anna').length === 0,
+        'the subscription to be removed',
+        15_000,
+      )
+      await phone.page.waitForFunction(
+        `navigator.serviceWorker.getRegistrations().then((rs) => !rs.some((r) => r.scope.includes('/push/')))`,
+      )
+      // A request now reaches this phone by no path.
+      const q = ask(w)
+      await new Promise((r) => setTimeout(r, 500))
+      expect(w.service.delivered.filter((d) => d.includes(q.id))).toEqual([])
     })
   },
 )
