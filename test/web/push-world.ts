@@ -65,7 +65,7 @@ export async function pushWorld(broker: TestBroker): Promise<
     readonly vapidKey: string
     readonly service: CdpPushService
     readonly push: PhonePush
-    attach(phone: PushPhone): void
+    attach(phone: PushPhone | undefined): void
   }
 > {
   const relay = new LateBroadcast()
@@ -92,7 +92,7 @@ export async function pushWorld(broker: TestBroker): Promise<
     vapidKey: vapid.publicKey,
     service,
     push,
-    attach(phone: PushPhone) {
+    attach(phone: PushPhone | undefined) {
       service.phone = phone
     },
     async close() {
