@@ -1,3 +1,4 @@
+import { chromium } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { pushEnvelope } from '../../src/protocol/push-ops.js'
@@ -5,7 +6,7 @@ import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.j
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
 import { openTab, pairAndConnect, pairLink } from './app-harness.js'
-import { missingChromium } from './browser.js'
+import { CHROMIUM, CHROMIUM_ARGS, missingChromium } from './browser.js'
 import { ask, doorRequestBody, recordBroker } from './device-side.js'
 import { launchPushPhone, type PushPhone, type ShownNotice } from './push-browser.js'
 import { pushWorld } from './push-world.js'
@@ -255,6 +256,33 @@ describe.skipIf(skip !== undefined)(
       const q = ask(w)
       await new Promise((r) => setTimeout(r, 500))
       expect(w.service.delivered.filter((d) => d.includes(q.id))).toEqual([])
+    })
+
+    it('on plain HTTP the app says in one sentence what the household misses, and links to the steps', async () => {
+      // A LAN name on plain HTTP (kitchen.test, resolved to loopback): not a secure context.
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP kitchen.test 127.0.0.1'],
+      })
+      open.push(browser)
+      const page = await browser.newPage()
+      const url = `http://kitchen.test:${new URL(server.url).port}/`
+      await page.goto(url)
+      await page.waitForSelector('body[data-ready="true"]')
+      expect(await page.evaluate('window.isSecureContext')).toBe(false)
+      const hint = page.locator('.push-hint')
+      expect(await hint.textContent()).toBe(
+        'On this plain-HTTP address this phone gets no approvals on its lock screen: a request reaches it only while the app is open. How to set up HTTPS',
+      )
+      expect(await page.getByRole('button', { name: 'Allow notifications' }).count()).toBe(0)
+      await hint.getByRole('link', { name: 'How to set up HTTPS' }).click()
+      await page.waitForURL(`${url}https-setup.html`)
+      // The steps of docs/phone-app.md, and the household CA certificate to install.
+      expect(await page.locator('h1').textContent()).toBe('HTTPS for lock-screen approvals')
+      const text = (await page.locator('body').textContent()) ?? ''
+      expect(text).toContain('Certificate Trust Settings')
+      expect(text).toContain('nocturn tls')
+      expect(await page.locator('a[href="household-ca.crt"]').count()).toBe(1)
     })
   },
 )
