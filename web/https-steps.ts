@@ -30,11 +30,11 @@ function section(): string {
   return end < 0 ? rest : rest.slice(0, end)
 }
 
-const escape = (s: string) =>
+const escapeHtml = (s: string) =>
   s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')
 
 function inline(s: string): string {
-  return escape(s)
+  return escapeHtml(s)
     .replace(/`([^`]+)`/g, '<code>$1</code>')
     .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
     .replace(/\*([^*\s][^*]*)\*/g, '<em>$1</em>')
@@ -60,7 +60,7 @@ function render(md: string): string {
       close()
       const code: string[] = []
       while (++i < lines.length && !(lines[i] ?? '').startsWith('```')) code.push(lines[i] ?? '')
-      out.push(`<pre><code>${escape(code.join('\n'))}</code></pre>`)
+      out.push(`<pre><code>${escapeHtml(code.join('\n'))}</code></pre>`)
       continue
     }
     const item = /^(\d+\.|-) (.*)$/.exec(line)

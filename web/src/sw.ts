@@ -118,7 +118,8 @@ async function openApp(link: string): Promise<void> {
     return
   }
   // The app takes a card link from its fragment (card-link.ts); it listens for this message.
-  open.postMessage({ type: 'nocturn-open', hash: new URL(url).hash })
+  const hash = new URL(url).hash
+  if (hash) open.postMessage({ type: 'nocturn-open', hash })
   // Only a person's tap may bring a window forward; without one the app still has the card.
   await open.focus().catch(() => undefined)
 }
