@@ -38,6 +38,8 @@ export interface NoticeData {
   /** The digest this phone recomputed; absent for an `open` notice, which verified nothing. */
   readonly digest?: string
   readonly critical: boolean
+  /** When the request runs out: a tap after it only opens the app (the speaker would refuse). */
+  readonly expiresAt?: number
   /** The app at the card, relative to the worker's script: `./#card=<id>&device=<device>`. */
   readonly link: string
   /** `ended`: how it ended (nothing left to answer); `sending`: an answer is on its way. */
@@ -135,6 +137,7 @@ export function requestNotice(s: Speaker, r: VerifiedRequest): Notice {
     id: r.id,
     digest: r.digest,
     critical: r.critical,
+    expiresAt: r.expiresAt,
     link: cardLinkOf(s.device, r.id),
     phase: 'asking',
   }

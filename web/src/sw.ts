@@ -86,7 +86,8 @@ async function onClick(n: Notification, action: string): Promise<void> {
   n.close()
   if (shown?.v !== 1) return openApp('./')
   const answer = action === 'approve' || action === 'deny' ? action : undefined
-  if (!answer || shown.critical || shown.phase !== 'asking' || shown.digest === undefined) {
+  const late = shown.expiresAt !== undefined && Date.now() >= shown.expiresAt
+  if (!answer || late || shown.critical || shown.phase !== 'asking' || shown.digest === undefined) {
     return openApp(shown.link)
   }
   const speaker = (await workerSpeakers()).find((s) => speakerKey(s) === shown.speaker)
