@@ -1,10 +1,12 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vite'
 import { appIcons } from './app-icons.js'
+import { httpsSteps } from './https-steps.js'
+import { serviceWorker } from './service-worker-build.js'
 
 /**
- * The phone app's build: web/ → dist/web/ (index.html, one JS bundle, one CSS file, sw.js, the icons
- * and the web app manifest from app-icons.ts). Paths
+ * The phone app's build: web/ → dist/web/ (index.html, one JS bundle, one CSS file, the icons and
+ * the web app manifest from app-icons.ts, sw.js, the service worker: service-worker-build.ts, and https-setup.html from docs/phone-app.md). Paths
  * are relative so the device may serve the app under any path; nothing is fetched from elsewhere.
  */
 export default defineConfig({
@@ -12,7 +14,7 @@ export default defineConfig({
   base: './',
   publicDir: 'public',
   logLevel: 'warn',
-  plugins: [appIcons()],
+  plugins: [appIcons(), httpsSteps(), serviceWorker()],
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
     emptyOutDir: true,

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   type PhoneAppServer,
@@ -81,6 +82,18 @@ export function appUrlOf(host: string, port: number, tls: boolean): string {
 }
 
 /**
+ * The household CA certificate to serve: `phoneApp.caCertFile`, else the `ca.crt` that `nocturn
+ * tls` left beside the device's certificate, when it is there.
+ */
+function householdCaFile(c: Config): string | undefined {
+  const p = c.phoneApp
+  if (p.caCertFile) return p.caCertFile
+  if (!p.tlsCertFile) return undefined
+  const beside = join(dirname(p.tlsCertFile), 'ca.crt')
+  return existsSync(beside) ? beside : undefined
+}
+
+/**
  * Serves the app when it is enabled and there is a broker for it to reach. A port already taken
  * does not stop the speaker: the app is an accessory to it. That is logged as an error, told to
  * `onNotServed` (the appliance shows it on the LED and in the status) with the fix and what holds
@@ -94,6 +107,7 @@ export async function startPhoneApp(
   const p = c.phoneApp
   if (!p.enabled || !c.mqtt) return undefined
   const mqtt = c.mqtt
+  const caFile = householdCaFile(c)
   try {
     return await startPhoneAppServer({
       root: p.root ?? DEFAULT_APP_ROOT,
@@ -103,6 +117,7 @@ export async function startPhoneApp(
         p.tlsKeyFile && {
           tls: { cert: readFileSync(p.tlsCertFile), key: readFileSync(p.tlsKeyFile) },
         }),
+      ...(caFile !== undefined && { caCert: readFileSync(caFile) }),
       config: (pageHost): PhoneAppConfig => ({
         brokerWsUrl: brokerWsUrlFor(c, pageHost),
         device: mqtt.deviceId,

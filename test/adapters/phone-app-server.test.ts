@@ -242,4 +242,68 @@ describe('the phone app server (static files and /config.json)', () => {
       }
     },
   )
+
+  it.skipIf(noOpenssl !== undefined)(
+    'serves the household CA certificate for installation, and refuses a file holding any key',
+    async () => {
+      const cert = join(dir, 'ca.crt')
+      const key = join(dir, 'ca.key')
+      const made = spawnSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-subj',
+          '/CN=Nocturn household CA',
+          '-addext',
+          'basicConstraints=critical,CA:TRUE',
+          '-days',
+          '1',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+        ],
+        { stdio: 'ignore' },
+      )
+      expect(made.status).toBe(0)
+      const start = (caCert?: Buffer) =>
+        startPhoneAppServer({
+          root,
+          port: 0,
+          host: '127.0.0.1',
+          ...(caCert && { caCert }),
+          config: () => ({}),
+          logger,
+        })
+      const s = await start(readFileSync(cert))
+      try {
+        const r = await get(s.port, '/household-ca.crt')
+        expect(r.status).toBe(200)
+        expect(r.headers['content-type']).toBe('application/x-x509-ca-cert')
+        expect(r.headers['content-disposition']).toContain('nocturn-household-ca.crt')
+        expect(r.body.equals(readFileSync(cert))).toBe(true)
+        expect(r.body.toString()).not.toContain('PRIVATE KEY')
+      } finally {
+        await s.close()
+      }
+      // Not configured: nothing there.
+      const none = await start()
+      try {
+        expect((await get(none.port, '/household-ca.crt')).status).toBe(404)
+      } finally {
+        await none.close()
+      }
+      // The key given by mistake, or a bundle holding it: the server does not start with it.
+      const bundle = Buffer.concat([readFileSync(cert), readFileSync(key)])
+      await expect(start(bundle)).rejects.toThrow(/holds a private key: serve only ca\.crt/)
+      await expect(start(readFileSync(key))).rejects.toThrow(/holds a private key/)
+      await expect(start(Buffer.from('not a certificate'))).rejects.toThrow(/not a PEM certificate/)
+    },
+  )
 })

@@ -28,6 +28,7 @@ import type { Tool } from '../../src/core/types.js'
 import { DeviceState } from '../../src/device/device-state.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
+import type { ApprovalBroadcast } from '../../src/ports/approval-broadcast.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
 import { type Pairing, pairingUri } from '../../src/protocol/index.js'
 import { type FakeConnection, FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
@@ -71,7 +72,8 @@ class CountingApprover implements Approver {
 /**
  * One device as the lead wires it — MQTT approver, conversation endpoint, typed turns on Gemini
  * `generateContent` and spoken sessions on Gemini Live, both against the fake server — and two
- * paired phones (anna, ben), each with its own broker user.
+ * paired phones (anna, ben), each with its own broker user. `over.broadcast` is told every request
+ * and ending, as Web Push is in the composition.
  */
 export async function phoneWorld(
   broker: TestBroker,
@@ -80,6 +82,8 @@ export async function phoneWorld(
     party?: OwnerRelyingParty
     /** The household's `mqtt.ownerCheck: "always"`. */
     ownerRequired?: boolean
+    /** Told each request and ending, as Web Push is (app/compose/alerts.ts). */
+    broadcast?: ApprovalBroadcast
   } = {},
 ) {
   const server = await FakeLiveServer.start()
@@ -106,6 +110,7 @@ export async function phoneWorld(
     backoffMinMs: 50,
     backoffMaxMs: 300,
     owner: owners,
+    ...(o.broadcast && { broadcast: o.broadcast }),
   })
   await device.approver.ready()
   const feed = new TranscriptFeed(store, logger)

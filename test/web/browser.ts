@@ -8,7 +8,7 @@ import { systemSkip } from '../helpers/system.js'
 export const CHROMIUM = process.env.NOCTURN_CHROMIUM ?? '/usr/bin/chromium'
 
 /** Flags for a quiet, loopback-only browser in a container (no sandbox: CI runs as root). */
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',

@@ -48,6 +48,10 @@ export class Attention {
 
   async #notify(action: string, speaker: string): Promise<void> {
     if (!Attention.notificationsPossible() || Notification.permission !== 'granted') return
+    // Subscribed to Web Push, the service worker shows each request itself, verified, with its
+    // buttons (push-subscription.ts): a second notice from the page would only repeat it.
+    const all = await navigator.serviceWorker.getRegistrations()
+    if (all.some((r) => r.scope.includes('/push/'))) return
     const reg = await navigator.serviceWorker.getRegistration()
     await reg?.showNotification(`${speaker} asks`, {
       body: `May I ${action}?`,

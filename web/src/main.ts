@@ -7,6 +7,8 @@ import { h, replace } from './dom.js'
 import { GrantsView } from './grants-view.js'
 import { healthView } from './health.js'
 import { HistoryView } from './history-view.js'
+import { pushHint } from './push-hint.js'
+import { PushSubscriptions } from './push-subscription.js'
 import { type AppConfig, pairWith, renderSpeakers } from './speakers-view.js'
 import './style.css'
 
@@ -126,13 +128,21 @@ async function main(): Promise<void> {
   })
 
   document.body.append(
-    h('header', {}, h('h1', {}, 'Nocturn'), notificationsButton()),
+    h(
+      'header',
+      {},
+      h('h1', {}, 'Nocturn'),
+      notificationsButton(() => push.subscribeAll()),
+    ),
+    pushHint() ?? '',
     notice,
     health,
     view,
     nav,
   )
   app.start()
+  const push = new PushSubscriptions(app)
+  push.start()
 
   // A pairing in the fragment never reached a server; take it, then wipe it from the address bar.
   const takePairing = (): boolean => {
@@ -163,6 +173,12 @@ async function main(): Promise<void> {
 
   if ('serviceWorker' in navigator && window.isSecureContext) {
     void navigator.serviceWorker.register('sw.js').catch(() => {})
+    // A tap on a notification while the app is open: the worker names the card to show.
+    navigator.serviceWorker.addEventListener('message', (e: MessageEvent) => {
+      const m = e.data as { type?: unknown; hash?: unknown } | null
+      if (m?.type === 'nocturn-open' && typeof m.hash === 'string') location.hash = m.hash
+    })
+    push.subscribeAll()
   }
   document.body.dataset.ready = 'true'
   performance.mark('nocturn-ready')
@@ -172,7 +188,7 @@ async function main(): Promise<void> {
 const NOTIFICATIONS_BLOCKED =
   "Notifications are blocked for this app, so a request shows only while it is open. To get them, allow notifications for this site in your browser's settings."
 
-function notificationsButton(): HTMLElement | null {
+function notificationsButton(allowed: () => void): HTMLElement | null {
   if (!Attention.notificationsPossible()) return null
   const said = (text: string) => h('p', { class: 'hint notifications', role: 'status' }, text)
   if (Notification.permission === 'denied') return said(NOTIFICATIONS_BLOCKED)
@@ -184,8 +200,10 @@ function notificationsButton(): HTMLElement | null {
       onclick: () => {
         void Notification.requestPermission().then((answer) => {
           // Dismissed without an answer ('default'): the button stays for another try.
-          if (answer === 'granted') b.remove()
-          else if (answer === 'denied') b.replaceWith(said(NOTIFICATIONS_BLOCKED))
+          if (answer === 'granted') {
+            b.remove()
+            allowed()
+          } else if (answer === 'denied') b.replaceWith(said(NOTIFICATIONS_BLOCKED))
         })
       },
     },

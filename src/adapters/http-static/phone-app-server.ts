@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto'
 import { realpathSync, statSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createServer as createHttp, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -18,6 +19,12 @@ export interface PhoneAppServerOptions {
   readonly host?: string
   /** Serve HTTPS with this certificate and key (PEM). */
   readonly tls?: { readonly cert: Buffer; readonly key: Buffer }
+  /**
+   * The household CA's certificate (PEM), served at `/household-ca.crt` for the phones to install
+   * (docs/phone-app.md, "HTTPS with a household CA"). Checked first: a certificate of a CA, and
+   * nothing else — a file that holds any private key is refused, never served.
+   */
+  readonly caCert?: Buffer
   /**
    * The body of `GET /config.json`. `hostname` is the name the browser reached this server by
    * (from the Host header), so a broker on this same machine can be named the same way.
@@ -41,6 +48,9 @@ interface Cached {
   gz?: Buffer
 }
 
+/** Where the household CA's certificate is served (the app's plain-HTTP hint links to it). */
+const CA_CERT_PATH = '/household-ca.crt'
+
 /** Files this large are read each time instead of kept in memory (the app's are far smaller). */
 const CACHE_MAX_BYTES = 1024 * 1024
 /** Below this, gzip costs more than it saves. */
@@ -57,6 +67,7 @@ export async function startPhoneAppServer(options: PhoneAppServerOptions): Promi
   const log = options.logger
   const root = realRoot(options.root)
   const cache = new Map<string, Cached>()
+  const caCert = options.caCert && caCertificateOnly(options.caCert)
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     serve(req, res).catch((err: unknown) => {
       log.error(
@@ -85,6 +96,13 @@ export async function startPhoneAppServer(options: PhoneAppServerOptions): Promi
       res.setHeader('Cache-Control', 'no-store')
       const body = JSON.stringify(options.config(hostnameOf(req.headers.host)))
       send(res, req, 200, 'application/json; charset=utf-8', body)
+      return
+    }
+    if (path === CA_CERT_PATH && caCert) {
+      res.setHeader('Cache-Control', 'no-cache')
+      // The type phones offer to install; the name a person sees in Downloads and Files.
+      res.setHeader('Content-Disposition', 'attachment; filename="nocturn-household-ca.crt"')
+      send(res, req, 200, 'application/x-x509-ca-cert', caCert)
       return
     }
     const file = root && inside(root, path.endsWith('/') ? `${path}index.html` : path)
@@ -222,4 +240,23 @@ export function hostnameOf(host: string | undefined): string | undefined {
   const m = /^\[([^\]]+)\](?::\d+)?$/.exec(host) ?? /^([^:]+)(?::\d+)?$/.exec(host)
   const name = m?.[1]
   return name && /^[A-Za-z0-9.:_-]{1,253}$/.test(name) ? name : undefined
+}
+
+/**
+ * The PEM as it may be served: one or more certificates, the first a CA's, and no private key of
+ * any kind (a `ca.key` given by mistake, or a PEM bundle holding one). Throws naming what is wrong.
+ */
+function caCertificateOnly(pem: Buffer): Buffer {
+  const text = pem.toString('utf8')
+  if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) {
+    throw new Error('the household CA file holds a private key: serve only ca.crt, never ca.key')
+  }
+  let cert: X509Certificate
+  try {
+    cert = new X509Certificate(pem)
+  } catch {
+    throw new Error('the household CA file is not a PEM certificate')
+  }
+  if (!cert.ca) throw new Error('the household CA file is not a CA certificate')
+  return pem
 }

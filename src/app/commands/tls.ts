@@ -65,8 +65,11 @@ export async function tls(args: string[], io: Io): Promise<number> {
     io.out.write(`Left out (not a private address): ${r.skipped.join(', ')}\n`)
   }
   io.out.write(
-    '\nServe the phone app with it — in the config:\n' +
-      `  "phoneApp": { "tlsCertFile": "${r.cert}", "tlsKeyFile": "${r.key}" }\n` +
+    '\nFirst let the phones fetch the CA from the app (http://<this device>:8080/household-ca.crt),\n' +
+      'still on plain HTTP — in the config:\n' +
+      `  "phoneApp": { "caCertFile": "${r.caCert}" }\n` +
+      'Once the phones trust it, serve the app over HTTPS:\n' +
+      `  "phoneApp": { "caCertFile": "${r.caCert}", "tlsCertFile": "${r.cert}", "tlsKeyFile": "${r.key}" }\n` +
       `\nInstall ${r.caCert} on each phone once (never ca.key — it stays on this device):\n` +
       '  Android: Settings → Security → Encryption & credentials → Install a certificate → CA certificate.\n' +
       '  iPhone: open the file (AirDrop or mail), install the profile in Settings → General → VPN & Device\n' +

@@ -174,6 +174,11 @@ const phoneAppSchema = z
     /** HTTPS: both files (PEM) or neither. */
     tlsCertFile: absPath.optional(),
     tlsKeyFile: absPath.optional(),
+    /**
+     * The household CA's certificate, served at /household-ca.crt for phones to install (never its
+     * key); `ca.crt` beside tlsCertFile if unset and there.
+     */
+    caCertFile: absPath.optional(),
     /** The name phones reach this device by, in pairing links; the host name + ".local" if unset. */
     publicHost: z
       .string()

@@ -1,0 +1,46 @@
+import mqtt from 'mqtt'
+import { newNonce } from '../../src/protocol/phone-crypto.js'
+import type { Speaker } from './pairing.js'
+
+/** How long a tap on a notification may take to reach the broker before it says it did not. */
+const DELIVERY_TIMEOUT_MS = 10_000
+
+/**
+ * One signed message to the household broker from a service worker, over MQTT-over-WebSocket as
+ * the page sends it, as this phone's own broker user: connect, publish at QoS 1, wait for the
+ * broker's acknowledgement, disconnect. The worker lives only while a notification's tap is
+ * handled, so it keeps no connection. Resolves once the broker took it; rejects otherwise.
+ */
+export async function publishOnce(s: Speaker, topic: string, message: string): Promise<void> {
+  if (!s.wsUrl || !s.password) throw new Error(`no broker login for ${s.name}`)
+  const client = mqtt.connect(s.wsUrl, {
+    clientId: `nocturn-sw-${s.phone}-${newNonce().slice(0, 10)}`,
+    username: s.username,
+    password: s.password,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: DELIVERY_TIMEOUT_MS,
+    protocolVersion: 4,
+  })
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`the broker did not take it within ${DELIVERY_TIMEOUT_MS} ms`)),
+        DELIVERY_TIMEOUT_MS,
+      )
+      client.once('error', (err) => {
+        clearTimeout(timer)
+        reject(err)
+      })
+      client.once('connect', () => {
+        client.publish(topic, message, { qos: 1 }, (err) => {
+          clearTimeout(timer)
+          if (err) reject(err)
+          else resolve()
+        })
+      })
+    })
+  } finally {
+    client.end(true)
+  }
+}
