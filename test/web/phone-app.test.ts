@@ -249,6 +249,26 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     expect(w.deviceState.snapshot.refused.decisions).toEqual({})
   })
 
+  it('a new request re-renders the list, and the focus stays on the button a person was on', async () => {
+    const w = await suite.world()
+    const anna = await suite.phone('anna', w)
+    const first = ask(w, { action: 'switch on the hall light' })
+    const approve = card(anna, first.id).getByRole('button', { name: /^Approve/ })
+    await approve.focus()
+    const second = ask(w, { action: 'switch on the porch light', args: { room: 'porch' } })
+    await card(anna, second.id).waitFor()
+    const focused = (await anna.page.evaluate(
+      `[document.activeElement?.closest('[data-card]')?.dataset.card, document.activeElement?.textContent]`,
+    )) as [string | undefined, string | undefined]
+    expect(focused[0]).toBe(first.id)
+    expect(focused[1]).toMatch(/^Approve/)
+    // And the focused button still answers its own request.
+    await anna.page.keyboard.press('Enter')
+    await expect(first.decision).resolves.toMatchObject({ decision: 'approve' })
+    await card(anna, second.id).getByRole('button', { name: /^Deny/ }).click()
+    await expect(second.decision).resolves.toMatchObject({ decision: 'deny' })
+  })
+
   it('a conversation is read, and continued by typing: the answer streams in and is stored', async () => {
     const w = await world()
     const c = { id: storedExchange(w, 'What time is it?', 'It is noon.') }

@@ -42,10 +42,12 @@ export class ApprovalsView {
       )
       return
     }
+    const focus = focusIn(root)
     replace(
       root,
       h('ul', { class: 'cards', 'aria-label': 'Requests' }, ...cards.map((c) => this.#card(c))),
     )
+    focus?.restore(root)
   }
 
   /** Keeps countdowns moving without rebuilding the cards (a choice being made stays made). */
@@ -237,4 +239,33 @@ function endingView(card: Card, link: SpeakerLink): HTMLElement {
 function names(links: SpeakerLink[]): string {
   const n = links.map((l) => l.speaker.name)
   return n.length > 1 ? `${n.slice(0, -1).join(', ')} and ${n.at(-1)}` : (n[0] ?? '')
+}
+
+/**
+ * What has the focus inside a card (the card itself, brought there by a link or a notification,
+ * or one of its buttons): a status or a new request re-renders the list, and the focus must
+ * stay where the person, or their screen reader, left it.
+ */
+function focusIn(root: HTMLElement): { restore(root: HTMLElement): void } | undefined {
+  const active = document.activeElement
+  if (!(active instanceof HTMLElement) || !root.contains(active)) return undefined
+  const card = active.closest<HTMLElement>('[data-card]')
+  const id = card?.dataset.card
+  if (!card || id === undefined) return undefined
+  const label = active === card ? undefined : active.textContent
+  return {
+    restore(next) {
+      const again = [...next.querySelectorAll<HTMLElement>('[data-card]')].find(
+        (el) => el.dataset.card === id,
+      )
+      if (!again) return
+      const button =
+        label === undefined
+          ? undefined
+          : [...again.querySelectorAll<HTMLElement>('button')].find((b) => b.textContent === label)
+      if (button) return button.focus({ preventScroll: true })
+      again.tabIndex = -1
+      again.focus({ preventScroll: true })
+    },
+  }
 }
