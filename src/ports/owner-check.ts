@@ -1,3 +1,4 @@
+import type { OwnerStatus } from '../protocol/phone-side.js'
 /**
  * OwnerCheck: whether a critical yes carries its owner — an assertion by the WebAuthn credential
  * the deciding phone registered, user-verified, made for this very request (docs/protocol.md,
@@ -33,19 +34,3 @@ export type OwnerRefusal =
 export type OwnerVerdict =
   | { readonly ok: true; readonly owner: boolean }
   | { readonly ok: false; readonly reason: OwnerRefusal; readonly detail?: string }
-
-export interface OwnerStatus {
-  /** Whether this phone has a credential registered under its current pairing. */
-  readonly registered: boolean
-  /** Its id (base64url), for the browser's `allowCredentials`. */
-  readonly credentialId?: string
-  /** Whether every critical yes needs a credential, even from a phone without one. */
-  readonly required: boolean
-  /** Where the app must run for the device to take its credential. */
-  readonly rpId: string
-  readonly origin: string
-  /** A fresh registration challenge (base64url), good for one registration by this phone. */
-  readonly challenge: string
-  /** Until when (ms since the epoch). */
-  readonly challengeExpiresAt: number
-}

@@ -269,3 +269,20 @@ export function phoneRequestMessage(
     mac: hmacHex(me.key, conversationRequestMacText(fields)),
   }
 }
+
+/** What a speaker says of a phone's owner credential (`owner_status`, docs/protocol.md). */
+export interface OwnerStatus {
+  /** Whether this phone has a credential registered under its current pairing. */
+  readonly registered: boolean
+  /** Its id (base64url), for the browser's `allowCredentials`. */
+  readonly credentialId?: string
+  /** Whether every critical yes needs a credential, even from a phone without one. */
+  readonly required: boolean
+  /** Where the app must run for the device to take its credential. */
+  readonly rpId: string
+  readonly origin: string
+  /** A fresh registration challenge (base64url), good for one registration by this phone. */
+  readonly challenge: string
+  /** Until when (ms since the epoch). */
+  readonly challengeExpiresAt: number
+}

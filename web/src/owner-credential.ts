@@ -1,17 +1,6 @@
 import { base64url, fromBase64url } from '../../src/protocol/phone-crypto.js'
-import { ownerChallenge } from '../../src/protocol/phone-side.js'
+import { type OwnerStatus, ownerChallenge } from '../../src/protocol/phone-side.js'
 import type { SpeakerLink } from './speaker-link.js'
-
-/** What a speaker says of this phone's owner credential (`owner_status`, docs/protocol.md). */
-interface OwnerStatus {
-  readonly registered: boolean
-  readonly credentialId?: string
-  readonly required: boolean
-  readonly rpId: string
-  readonly origin: string
-  readonly challenge: string
-  readonly challengeExpiresAt: number
-}
 
 /** How long a person has to confirm with the fingerprint, face or screen lock. */
 const CONFIRM_MS = 60_000
