@@ -2,8 +2,12 @@ import { existsSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import type { OpenWakeWordDetector, ScoreListener } from '../adapters/openwakeword/detector.js'
 import type { WakePhraseFile } from '../adapters/openwakeword/load-detector.js'
-import { EMBEDDING_FILE, MEL_FILE, pretrained } from '../adapters/openwakeword/model-files.js'
-import { verifierFileFor } from '../adapters/openwakeword/verifier.js'
+import {
+  EMBEDDING_FILE,
+  MEL_FILE,
+  pretrained,
+  verifierFileFor,
+} from '../adapters/openwakeword/model-files.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { DEFAULT_SENSITIVITY, type DeviceState, type Sensitivity } from '../device/device-state.js'

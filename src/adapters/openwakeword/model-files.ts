@@ -120,3 +120,11 @@ export function copyModels(
     return to
   })
 }
+
+/**
+ * Where the household verifier of `headFile` lives: beside the installed models, named after the
+ * head. Here, not with the verifier, so naming the file loads no runtime (the start-up path).
+ */
+export function verifierFileFor(modelDir: string, headFile: string): string {
+  return join(modelDir, `${basename(headFile).replace(/\.onnx$/, '')}.verifier.json`)
+}

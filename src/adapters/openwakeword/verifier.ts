@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
-import { basename, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
 import { EMBEDDING_SIZE } from './features.js'
 import { type LogisticModel, predict } from './logistic.js'
@@ -66,11 +65,6 @@ export class WakeVerifier implements VerifierStage {
   score(window: Float32Array): number {
     return predict(this.#model, window)
   }
-}
-
-/** Where the verifier of `headFile` lives: beside the installed models, named after the head. */
-export function verifierFileFor(modelDir: string, headFile: string): string {
-  return join(modelDir, `${basename(headFile).replace(/\.onnx$/, '')}.verifier.json`)
 }
 
 export function sha256File(file: string): string {

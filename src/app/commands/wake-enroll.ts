@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { type Clip, enrol, WindowRecorder } from '../../adapters/openwakeword/enrolment.js'
+import { verifierFileFor } from '../../adapters/openwakeword/model-files.js'
 import {
   DEFAULT_VERIFIER_GATE,
   sha256File,
-  verifierFileFor,
   verifierRecord,
   writeVerifier,
 } from '../../adapters/openwakeword/verifier.js'
