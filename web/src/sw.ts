@@ -48,8 +48,19 @@ function keepAlive(event: ExtendableEvent, work: Promise<void>): void {
   if (event.isTrusted) event.waitUntil(done)
 }
 
-function show(n: Notice): Promise<void> {
-  return self.registration.showNotification(n.title, n.options)
+/**
+ * Chromium keeps its list of a worker's notices in step with what the screen shows, and a listing
+ * made while a notice is being shown can drop that notice from the list (seen in the push tests:
+ * shown, then not listed). An unlisted notice is one its ending cannot find and replace, so it is
+ * shown again, under the same tag: on a screen that already has it, it is replaced without a
+ * second alert.
+ */
+async function show(n: Notice): Promise<void> {
+  const tag = n.options.tag
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await self.registration.showNotification(n.title, n.options)
+    if (tag === undefined || (await self.registration.getNotifications({ tag })).length > 0) return
+  }
 }
 
 async function onPush(data: Uint8Array): Promise<void> {
