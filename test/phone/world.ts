@@ -251,6 +251,14 @@ export async function phoneWorld(
     await settle()
     try {
       await script(conn, clock)
+    } catch (err) {
+      // A failing script still ends its session, so nothing of it runs on once the world closes.
+      await driver.stop()
+      await done.catch(() => {})
+      live.end(conversation.id)
+      throw err
+    }
+    try {
       await driver.stop()
       await done
     } finally {
