@@ -8,7 +8,7 @@ import { ALERT_FLOOR_PERCENT, GainOut, gainOf } from '../../src/audio/gain-out.j
 import { silentLogger } from '../../src/core/logger.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import { DeviceState } from '../../src/device/device-state.js'
-import { rememberedVolume, rememberVolume } from '../../src/device/remembered-volume.js'
+import { remember, remembered, VOLUME } from '../../src/device/remembered-settings.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { volumeTool } from '../../src/tools/volume.js'
 import { hermeticAlsa, until } from '../helpers/alsa.js'
@@ -35,8 +35,8 @@ function ramp(): Buffer {
 function boot(path: string) {
   const store = new SqliteStore(path)
   const clock = new VirtualClock()
-  const device = new DeviceState({ volume: rememberedVolume(store, silentLogger) })
-  rememberVolume(device, store, clock, silentLogger)
+  const device = new DeviceState({ volume: remembered(VOLUME, store, silentLogger) })
+  remember(VOLUME, device, store, clock, silentLogger)
   const alsa = hermeticAlsa(new Uint8Array(640))
   const s = createAlsaSpeaker({
     device: alsa.playback,

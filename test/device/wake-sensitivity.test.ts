@@ -14,10 +14,7 @@ import {
 } from '../../src/app/wake-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { DeviceState } from '../../src/device/device-state.js'
-import {
-  rememberedSensitivity,
-  rememberSensitivity,
-} from '../../src/device/remembered-sensitivity.js'
+import { remember, remembered, SENSITIVITY } from '../../src/device/remembered-settings.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import {
@@ -75,8 +72,8 @@ async function until(check: () => boolean, what: string, ms = 5000): Promise<voi
 /** One boot: the store, the device state restored from it, the real detector following it. */
 async function boot(path: string) {
   const store = new SqliteStore(path)
-  const device = new DeviceState({ sensitivity: rememberedSensitivity(store, silentLogger) })
-  rememberSensitivity(device, store, realClock(), silentLogger)
+  const device = new DeviceState({ sensitivity: remembered(SENSITIVITY, store, silentLogger) })
+  remember(SENSITIVITY, device, store, realClock(), silentLogger)
   const wakes: WakeDetection[] = []
   const held: number[] = []
   const detector: OpenWakeWordDetector = await createWakeDetector(WAKE, {

@@ -1,8 +1,7 @@
 import type { Persona } from '../../core/persona.js'
 import { Announcer } from '../../device/announcer.js'
 import { DeviceState } from '../../device/device-state.js'
-import { rememberedSensitivity, rememberSensitivity } from '../../device/remembered-sensitivity.js'
-import { rememberedVolume, rememberVolume } from '../../device/remembered-volume.js'
+import { remember, remembered, SENSITIVITY, VOLUME } from '../../device/remembered-settings.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { TimerHandle } from '../../ports/clock.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
@@ -22,11 +21,11 @@ export function composeDevice({ clock, log }: Composition, store: SettingsStore)
   const deviceLog = log.child({ component: 'device' })
   const device = new DeviceState({
     logger: deviceLog,
-    volume: rememberedVolume(store, deviceLog),
-    sensitivity: rememberedSensitivity(store, deviceLog),
+    volume: remembered(VOLUME, store, deviceLog),
+    sensitivity: remembered(SENSITIVITY, store, deviceLog),
   })
-  rememberVolume(device, store, clock, deviceLog)
-  rememberSensitivity(device, store, clock, deviceLog)
+  remember(VOLUME, device, store, clock, deviceLog)
+  remember(SENSITIVITY, device, store, clock, deviceLog)
   return device
 }
 
