@@ -15,18 +15,21 @@ const b64url = (max: number) =>
     .regex(/^[A-Za-z0-9_-]*$/)
     .max(max)
 
-/** A `PublicKeyCredential` from `navigator.credentials.create()`, as JSON (WebAuthn L3 `toJSON`). */
-export const ownerRegistrationSchema = z.object({
-  id: b64url(1024).min(1),
-  rawId: b64url(1024).min(1),
-  type: z.literal('public-key'),
-  response: z.object({
-    clientDataJSON: b64url(4096),
-    attestationObject: b64url(8192),
-    transports: z.array(z.string().max(32)).max(8).optional(),
-  }),
-  authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
-  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+/** What every `PublicKeyCredential` as JSON (WebAuthn L3 `toJSON`) carries, made or used. */
+const credential = <R extends z.ZodRawShape>(response: R) =>
+  z.object({
+    id: b64url(1024).min(1),
+    rawId: b64url(1024).min(1),
+    type: z.literal('public-key'),
+    response: z.object({ clientDataJSON: b64url(4096), ...response }),
+    authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
+    clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+  })
+
+/** A credential from `navigator.credentials.create()`. */
+export const ownerRegistrationSchema = credential({
+  attestationObject: b64url(8192),
+  transports: z.array(z.string().max(32)).max(8).optional(),
 })
 
 export const ownerOpArgSchemas = {
@@ -36,19 +39,10 @@ export const ownerOpArgSchemas = {
 } as const
 
 /**
- * The `owner` field of a decision: a `PublicKeyCredential` from `navigator.credentials.get()`, as
- * JSON. Checked only for a critical approve, and only after the decision's MAC verified.
+ * The `owner` field of a decision: a credential from `navigator.credentials.get()`. Checked only for a critical approve, and only after the decision's MAC verified.
  */
-export const ownerAssertionSchema = z.object({
-  id: b64url(1024).min(1),
-  rawId: b64url(1024).min(1),
-  type: z.literal('public-key'),
-  response: z.object({
-    clientDataJSON: b64url(4096),
-    authenticatorData: b64url(4096),
-    signature: b64url(1024),
-    userHandle: b64url(1024).optional(),
-  }),
-  authenticatorAttachment: z.enum(['platform', 'cross-platform']).optional(),
-  clientExtensionResults: z.record(z.string(), z.unknown()).default({}),
+export const ownerAssertionSchema = credential({
+  authenticatorData: b64url(4096),
+  signature: b64url(1024),
+  userHandle: b64url(1024).optional(),
 })
