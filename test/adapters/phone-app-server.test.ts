@@ -197,33 +197,26 @@ describe('the phone app server (static files and /config.json)', () => {
   })
 
   const noOpenssl = missingCommands('openssl')
+  /** A one-day P-256 certificate and its key, made by openssl, as files in `dir`. */
+  function selfSigned(name: string, subject: string, extra: string[] = []) {
+    const cert = join(dir, `${name}.crt`)
+    const key = join(dir, `${name}.key`)
+    const made = spawnSync(
+      'openssl',
+      [
+        ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'],
+        ...['-subj', subject, ...extra, '-days', '1', '-keyout', key, '-out', cert],
+      ],
+      { stdio: 'ignore' },
+    )
+    expect(made.status).toBe(0)
+    return { cert, key }
+  }
+
   it.skipIf(noOpenssl !== undefined)(
     'serves HTTPS with the configured certificate and key',
     async () => {
-      const cert = join(dir, 'cert.pem')
-      const key = join(dir, 'key.pem')
-      const made = spawnSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-subj',
-          '/CN=kitchen.local',
-          '-days',
-          '1',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-        ],
-        { stdio: 'ignore' },
-      )
-      expect(made.status).toBe(0)
+      const { cert, key } = selfSigned('cert', '/CN=kitchen.local')
       const s = await startPhoneAppServer({
         root,
         port: 0,
@@ -246,32 +239,10 @@ describe('the phone app server (static files and /config.json)', () => {
   it.skipIf(noOpenssl !== undefined)(
     'serves the household CA certificate for installation, and refuses a file holding any key',
     async () => {
-      const cert = join(dir, 'ca.crt')
-      const key = join(dir, 'ca.key')
-      const made = spawnSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'ec',
-          '-pkeyopt',
-          'ec_paramgen_curve:prime256v1',
-          '-nodes',
-          '-subj',
-          '/CN=Nocturn household CA',
-          '-addext',
-          'basicConstraints=critical,CA:TRUE',
-          '-days',
-          '1',
-          '-keyout',
-          key,
-          '-out',
-          cert,
-        ],
-        { stdio: 'ignore' },
-      )
-      expect(made.status).toBe(0)
+      const { cert, key } = selfSigned('ca', '/CN=Nocturn household CA', [
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+      ])
       const start = (caCert?: Buffer) =>
         startPhoneAppServer({
           root,
