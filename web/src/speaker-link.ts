@@ -1,4 +1,3 @@
-import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import type { GrantForm } from '../../src/protocol/forms.js'
 import { fromBase64url, newNonce } from '../../src/protocol/phone-crypto.js'
 import {
@@ -14,6 +13,7 @@ import {
   verifyRequest,
 } from '../../src/protocol/phone-side.js'
 import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
+import { MqttClient } from './mqtt/client.js'
 import { type Speaker, speakerKey } from './pairing.js'
 
 export interface SpeakerStatus {
@@ -146,18 +146,15 @@ export class SpeakerLink {
       )
       return
     }
-    const opts: IClientOptions = {
+    this.state = 'connecting'
+    const client = new MqttClient(this.speaker.wsUrl, {
       clientId: `nocturn-app-${this.speaker.phone}-${newNonce().slice(0, 10)}`,
       username: this.speaker.username,
       password: this.speaker.password,
-      clean: true,
       reconnectPeriod: 1000,
       connectTimeout: 8000,
       keepalive: 30,
-      protocolVersion: 4,
-    }
-    this.state = 'connecting'
-    const client = mqtt.connect(this.speaker.wsUrl, opts)
+    })
     this.#client = client
     client.on('connect', () => {
       this.#everConnected = true
@@ -172,7 +169,6 @@ export class SpeakerLink {
           this.topics.outcomes,
           this.topics.conversationReply(this.speaker.phone),
         ],
-        { qos: 1 },
         (err) => {
           if (!err) this.#sendHeld()
         },
@@ -180,7 +176,7 @@ export class SpeakerLink {
       this.#changed('link', this)
     })
     client.on('message', (topic, payload) => this.#onMessage(topic, payload))
-    client.on('error', (err: Error & { code?: number }) => {
+    client.on('error', (err) => {
       // MQTT 3.1.1 CONNACK 4 and 5: the broker refused the login; retrying cannot help.
       if (err.code === 4 || err.code === 5) {
         client.end(true)
@@ -279,7 +275,7 @@ export class SpeakerLink {
   #publishDecision(card: Card, msg: string): void {
     const client = this.#client
     if (!client) return
-    client.publish(this.topics.decision(card.request.id), msg, { qos: 1 }, (err) => {
+    client.publish(this.topics.decision(card.request.id), msg, (err) => {
       if (err) {
         card.sent = undefined
         card.delivery = undefined
@@ -316,9 +312,7 @@ export class SpeakerLink {
         this.#settle(id, p, new CallError('offline', this.#offlineText()))
         return
       }
-      client.publish(this.topics.conversationRequest(this.speaker.phone), JSON.stringify(msg), {
-        qos: 1,
-      })
+      client.publish(this.topics.conversationRequest(this.speaker.phone), JSON.stringify(msg))
     })
     return { id, done }
   }

@@ -1,5 +1,5 @@
-import mqtt from 'mqtt'
 import { newNonce } from '../../src/protocol/phone-crypto.js'
+import { MqttClient } from './mqtt/client.js'
 import type { Speaker } from './pairing.js'
 
 /** How long a tap on a notification may take to reach the broker before it says it did not. */
@@ -13,14 +13,12 @@ const DELIVERY_TIMEOUT_MS = 10_000
  */
 export async function publishOnce(s: Speaker, topic: string, message: string): Promise<void> {
   if (!s.wsUrl || !s.password) throw new Error(`no broker login for ${s.name}`)
-  const client = mqtt.connect(s.wsUrl, {
+  const client = new MqttClient(s.wsUrl, {
     clientId: `nocturn-sw-${s.phone}-${newNonce().slice(0, 10)}`,
     username: s.username,
     password: s.password,
-    clean: true,
     reconnectPeriod: 0,
     connectTimeout: DELIVERY_TIMEOUT_MS,
-    protocolVersion: 4,
   })
   try {
     await new Promise<void>((resolve, reject) => {
@@ -28,12 +26,12 @@ export async function publishOnce(s: Speaker, topic: string, message: string): P
         () => reject(new Error(`the broker did not take it within ${DELIVERY_TIMEOUT_MS} ms`)),
         DELIVERY_TIMEOUT_MS,
       )
-      client.once('error', (err) => {
+      client.on('error', (err) => {
         clearTimeout(timer)
         reject(err)
       })
-      client.once('connect', () => {
-        client.publish(topic, message, { qos: 1 }, (err) => {
+      client.on('connect', () => {
+        client.publish(topic, message, (err) => {
           clearTimeout(timer)
           if (err) reject(err)
           else resolve()
