@@ -1,5 +1,7 @@
+import type { AddressInfo } from 'node:net'
+import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import WebSocket from 'ws'
+import WebSocket, { WebSocketServer } from 'ws'
 import { MqttClient, type SocketLike } from '../../web/src/mqtt/client.js'
 import { PacketReader, publishPacket } from '../../web/src/mqtt/packets.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
@@ -56,7 +58,7 @@ describe.skipIf(skip !== undefined)(
     it('a wrong password is refused with CONNACK 5 as err.code', async () => {
       const c = client(url, 'wrong')
       const code = await new Promise((r) => c.on('error', (e) => r(e.code)))
-      c.end(true)
+      c.end()
       expect(code).toBe(5)
     })
 
@@ -76,14 +78,22 @@ describe.skipIf(skip !== undefined)(
       await new Promise<void>((res, rej) =>
         pub.publish('nocturn/v1/t/big', new Uint8Array(40_000), (e) => (e ? rej(e) : res())),
       )
+      // QoS 0 from another kind of client: the device's own mqtt.js over TCP.
+      const device = await mqtt.connectAsync(broker.url, {
+        username: USERS.device.username,
+        password: USERS.device.password,
+      })
+      await device.publishAsync('nocturn/v1/t/0', 'zero!', { qos: 0 })
+      await device.endAsync()
       const end = Date.now() + 5000
-      while (got.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+      while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
       expect(got).toEqual([
         ['nocturn/v1/t/1', 3],
         ['nocturn/v1/t/big', 40_000],
+        ['nocturn/v1/t/0', 5],
       ])
-      sub.end(true)
-      pub.end(true)
+      sub.end()
+      pub.end()
     })
 
     it('reconnects after the broker restarts', async () => {
@@ -96,7 +106,35 @@ describe.skipIf(skip !== undefined)(
       await broker.start()
       await again
       expect(c.connected).toBe(true)
-      c.end(true)
+      c.end()
+    })
+
+    it('a broker that stops answering PINGREQ is left, and tried again', async () => {
+      // A WebSocket peer that accepts the CONNECT, then never answers a ping.
+      const peer = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+      await new Promise((r) => peer.once('listening', r))
+      let connects = 0
+      let pings = 0
+      peer.on('connection', (ws) =>
+        ws.on('message', (data: Buffer) => {
+          if (data[0] === 0x10) {
+            connects++
+            ws.send(Buffer.from([0x20, 0x02, 0x00, 0x00]))
+          }
+          if (data[0] === 0xc0) pings++
+        }),
+      )
+      const port = (peer.address() as AddressInfo).port
+      const c = client(`ws://127.0.0.1:${port}`, USERS.device.password, 1)
+      let offline = 0
+      c.on('offline', () => offline++)
+      const end = Date.now() + 10_000
+      while (connects < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
+      c.end()
+      await new Promise((r) => peer.close(r))
+      expect(pings).toBeGreaterThanOrEqual(1)
+      expect(offline).toBeGreaterThanOrEqual(1)
+      expect(connects).toBe(2)
     })
 
     it('keeps a 1 s keepalive connection alive past the broker’s 1.5 s limit', async () => {
@@ -109,7 +147,7 @@ describe.skipIf(skip !== undefined)(
       await new Promise((r) => setTimeout(r, 3500))
       expect(dropped).toBe(false)
       expect(c.connected).toBe(true)
-      c.end(true)
+      c.end()
     })
   },
 )

@@ -179,7 +179,7 @@ export class SpeakerLink {
     client.on('error', (err) => {
       // MQTT 3.1.1 CONNACK 4 and 5: the broker refused the login; retrying cannot help.
       if (err.code === 4 || err.code === 5) {
-        client.end(true)
+        client.end()
         this.#fail(
           'refused',
           `Your home's message hub refused the user name or password for ${this.speaker.name}. Enter this phone's password again under Speakers.`,
@@ -195,7 +195,7 @@ export class SpeakerLink {
   }
 
   close(): void {
-    this.#client?.end(true)
+    this.#client?.end()
     this.#client = undefined
     for (const p of this.#calls.values()) if (p.timer) clearTimeout(p.timer)
     this.#calls.clear()

@@ -39,6 +39,6 @@ export async function publishOnce(s: Speaker, topic: string, message: string): P
       })
     })
   } finally {
-    client.end(true)
+    client.end()
   }
 }

@@ -95,8 +95,8 @@ export class MqttClient {
     this.#send(done, false, (id) => publishPacket(topic, payload, id))
   }
 
-  /** Ends for good: a DISCONNECT if connected, no reconnect. `force` is accepted as mqtt.js took it. */
-  end(_force?: boolean): void {
+  /** Ends for good: a DISCONNECT if connected, no reconnect; acknowledgements awaited are dropped. */
+  end(): void {
     this.#ended = true
     const s = this.#socket
     if (s && this.connected) s.send(disconnectPacket())
