@@ -249,20 +249,19 @@ export async function phoneWorld(
     const conn = await server.waitForConnection(connections)
     await tick()
     await settle()
+    let scripted = false
     try {
       await script(conn, clock)
-    } catch (err) {
-      // A failing script still ends its session, so nothing of it runs on once the world closes.
-      await driver.stop()
-      await done.catch(() => {})
-      live.end(conversation.id)
-      throw err
-    }
-    try {
-      await driver.stop()
-      await done
+      scripted = true
     } finally {
-      live.end(conversation.id)
+      // A failing script still ends its session, so nothing of it runs on once the world closes;
+      // its own error is the one reported.
+      try {
+        await driver.stop()
+        await (scripted ? done : done.catch(() => {}))
+      } finally {
+        live.end(conversation.id)
+      }
     }
     return conversation.id
   }

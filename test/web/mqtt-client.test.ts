@@ -6,6 +6,7 @@ import { MqttClient, type SocketLike } from '../../web/src/mqtt/client.js'
 import { PacketReader, publishPacket } from '../../web/src/mqtt/packets.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../mqtt/fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 // Node 20 has no global WebSocket: the `ws` package stands in for the browser's.
@@ -85,8 +86,7 @@ describe.skipIf(skip !== undefined)(
       })
       await device.publishAsync('nocturn/v1/t/0', 'zero!', { qos: 0 })
       await device.endAsync()
-      const end = Date.now() + 5000
-      while (got.length < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 20))
+      await until(() => got.length >= 3, 'three messages', 5000)
       expect(got).toEqual([
         ['nocturn/v1/t/1', 3],
         ['nocturn/v1/t/big', 40_000],
@@ -128,8 +128,7 @@ describe.skipIf(skip !== undefined)(
       const c = client(`ws://127.0.0.1:${port}`, USERS.device.password, 1)
       let offline = 0
       c.on('offline', () => offline++)
-      const end = Date.now() + 10_000
-      while (connects < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50))
+      await until(() => connects >= 2, 'a second CONNECT after the dead ping', 10_000)
       c.end()
       await new Promise((r) => peer.close(r))
       expect(pings).toBeGreaterThanOrEqual(1)
