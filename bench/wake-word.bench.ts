@@ -13,8 +13,9 @@
 //    confirmation matcher (src/voice/wake-confirmation.ts): a confirmed one is a spoken reply;
 //  - self-wakes: the speaker's own replies, near-misses in them, looped back at the barge-in
 //    test's echo level, through the real detector and the wake stage's checks.
-// Cost: idle listening paced in real time at 20 ms frames (speech detector alone, then with the
-// wake word on each runtime), CPU and RSS, and again inside a cgroup of 10 % of one core.
+// Cost: listening paced in real time at 20 ms frames (the speech detector alone, then the wake
+// stage on each runtime), in a quiet room and in one where someone always talks, CPU and RSS, and
+// again inside a cgroup of 10 % of one core.
 // TTS speech is not a human in a room: these figures test the plumbing and noise robustness.
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
@@ -438,13 +439,19 @@ function meanSquare(x: Int16Array): number {
 
 const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} % (${n}/${of})`
 
-function idle(wake: string, quota?: string): Record<string, number | string> | string {
+/** One idle child: `room` quiet or talk; `hint` false scores every chunk (no quiet chunks left out). */
+function idle(
+  wake: string,
+  o: { quota?: string | undefined; room?: 'quiet' | 'talk'; hint?: boolean } = {},
+): Record<string, number | string> | string {
   const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
-  const cmd = `${quota ? `${quota} ` : 'exec '}${process.execPath} --import tsx ${child}`
+  const cmd = `${o.quota ? `${o.quota} ` : 'exec '}${process.execPath} --import tsx ${child}`
   const r = spawnSync('sh', ['-c', cmd], {
     env: {
       ...process.env,
       WAKE: wake,
+      ROOM: o.room ?? 'quiet',
+      HINT: o.hint === false ? 'none' : 'vad',
       MODEL_DIR,
       SECONDS_PACED: process.env.SECONDS_PACED ?? '30',
     },
@@ -460,27 +467,35 @@ function idle(wake: string, quota?: string): Record<string, number | string> | s
 }
 
 function cost(): void {
-  out('\nidle listening, paced in real time at 20 ms frames (quiet room noise), one process each:')
+  out('\nlistening paced in real time at 20 ms frames, one process each; a quiet room (synthetic')
+  out('noise) or one where someone always talks (the VAD fixtures’ speech, looped). "every chunk":')
+  out('the detector not told when no voice is near (as before quiet chunks were left out):')
   out(
-    '| variant | CPU ms/s | RSS before → loaded → end (MB) | of it the process’s own, added (MB) | load ms | scoring lag p50 / p99 / max (ms) | chunks dropped |',
+    '| variant | CPU ms/s | RSS before → loaded → end (MB) | of it the process’s own, added (MB) | load ms | scoring lag p50 / p99 / max (ms) | chunks scored / quiet / dropped |',
   )
   out('|---|---|---|---|---|---|---|')
   const row = (label: string, r: Record<string, number | string> | string) =>
     out(
       typeof r === 'string'
         ? `| ${label} | ${r} |`
-        : `| ${label} | ${r.cpuMsPerS} | ${r.rssBeforeMb} → ${r.rssLoadedMb} → ${r.rssEndMb} | +${(Number(r.anonEndMb) - Number(r.anonBeforeMb)).toFixed(1)} | ${r.loadMs} | ${r.lagP50Ms} / ${r.lagP99Ms} / ${r.lagMaxMs} | ${r.dropped} of ${Number(r.scored) + Number(r.dropped)} |`,
+        : `| ${label} | ${r.cpuMsPerS} | ${r.rssBeforeMb} → ${r.rssLoadedMb} → ${r.rssEndMb} | +${(Number(r.anonEndMb) - Number(r.anonBeforeMb)).toFixed(1)} | ${r.loadMs} | ${r.lagP50Ms} / ${r.lagP99Ms} / ${r.lagMaxMs} | ${r.scored} / ${r.quiet} / ${r.dropped} |`,
     )
-  for (const wake of ['none', 'native', 'wasm'])
-    row(`speech detector${wake === 'none' ? ' alone' : ` + wake word (${wake})`}`, idle(wake))
+  row('speech detector alone (speech mode), quiet room', idle('none'))
+  for (const wake of ['native', 'wasm']) {
+    row(`wake stage (${wake}), quiet room`, idle(wake))
+    row(`wake stage (${wake}), quiet room, every chunk`, idle(wake, { hint: false }))
+    row(`wake stage (${wake}), talk`, idle(wake, { room: 'talk' }))
+  }
   const q = makeCpuQuota('nocturn-wake-bench', 10)
   if (typeof q === 'string') {
     out(`10 % of one core: not measured (${q})`)
     return
   }
   try {
-    for (const wake of ['native', 'wasm'])
-      row(`… inside 10 % of one core (${wake})`, idle(wake, q.enter))
+    for (const wake of ['native', 'wasm']) {
+      row(`… inside 10 % of one core (${wake}), quiet room`, idle(wake, { quota: q.enter }))
+      row(`… inside 10 % of one core (${wake}), talk`, idle(wake, { quota: q.enter, room: 'talk' }))
+    }
   } finally {
     q.remove()
   }

@@ -1,34 +1,47 @@
-// One paced idle-listening run for wake-word.bench.ts: 20 ms frames of quiet room noise, in real
-// time, through the real speech detector and (unless WAKE=none) the wake-word detector, for
-// SECONDS seconds. Prints one JSON line: CPU ms per second, RSS before and after the detector,
-// of it the process's own (not mapped files: a native library's code pages are those), scoring
-// lag per chunk (p50/p99/max) and chunks dropped.
+// One paced idle-listening run for wake-word.bench.ts: 20 ms frames of a room, in real time, for
+// SECONDS seconds. WAKE=none: today's speech mode (the speech detector alone). Otherwise the wake
+// stage as `listen.mode: wake` composes it: the speech detector's history and the wake-word
+// detector on the given runtime, which leaves chunks with no voice near unscored — HINT=none
+// scores every chunk instead (the detector before that). ROOM=quiet (synthetic quiet noise) or
+// talk (the VAD fixtures' speech, looped: a room where someone is always talking, a television).
+// Prints one JSON line: CPU ms per second, RSS before and after the detector, of it the
+// process's own (not mapped files: a native library's code pages are those), scoring lag per
+// chunk (p50/p99/max), chunks scored, left quiet and dropped.
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
+import { VoicedHistory } from '../../src/audio/voiced-history.js'
+import { WakeOnset } from '../../src/audio/wake-onset.js'
+import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { quantile } from '../machine.js'
 
 const wake = process.env.WAKE ?? 'native'
 const seconds = Number(process.env.SECONDS_PACED ?? 30)
 const modelDir = process.env.MODEL_DIR ?? ''
+const hinted = process.env.HINT !== 'none'
+const roomKind = process.env.ROOM ?? 'quiet'
 const rss = () => process.memoryUsage().rss / 2 ** 20
 /** Resident memory that is the process's own (heap, arenas, WASM memory), not mapped files. */
 const anon = () =>
   Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
-const speech = await SpeechDetector.create()
+const speech = wake === 'none' ? await SpeechDetector.create() : undefined
+const voiced = wake === 'none' ? undefined : await VoicedHistory.create()
 const rssBefore = rss()
 const anonBefore = anon()
 const lags: number[] = []
 let detector: OpenWakeWordDetector | undefined
+let stage: WakeOnset | undefined
 let loadMs = 0
 if (wake !== 'none') {
   const { loadWakeDetector } = await import('../../src/adapters/openwakeword/load-detector.js')
   const t = performance.now()
   detector = await loadWakeDetector({
-    onWake: () => {},
+    onWake: (d) => stage?.detected(d),
     phrases: [{ phrase: 'hey jarvis', file: `${modelDir}/hey_jarvis_v0.1.onnx`, threshold: 0.5 }],
     melFile: `${modelDir}/melspectrogram.onnx`,
     embeddingFile: `${modelDir}/embedding_model.onnx`,
@@ -40,17 +53,45 @@ if (wake !== 'none') {
     onScores: (_s, endAt) => lags.push(performance.now() - endAt),
   })
   loadMs = performance.now() - t
+  const d = detector
+  stage = new WakeOnset({
+    // HINT=none: the detector is never told that no voice is near.
+    detector: hinted
+      ? d
+      : {
+          phrases: d.phrases,
+          push: (f, at) => d.push(f, at),
+          setThresholds: (th) => d.setThresholds(th),
+          reset: () => d.reset(),
+          close: () => d.close(),
+        },
+    voiced: voiced as VoicedHistory,
+    clock: realClock(),
+    logger: silentLogger,
+  })
 }
 const rssLoaded = rss()
 
-// Quiet room noise, 1 s, looped: a frame is a view into it, as the microphone lends one.
-const noise = new Uint8Array(32_000)
-const view = new DataView(noise.buffer)
-let seed = 3
-for (let i = 0; i < noise.length; i += 2) {
-  seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
-  view.setInt16(i, (seed % 300) - 150, true)
+/** The room, looped: a frame is a view into it, as the microphone lends one. */
+function room(): Uint8Array {
+  if (roomKind === 'talk') {
+    const dir = join(import.meta.dirname, '..', '..', 'fixtures', 'vad')
+    const files = ['speech-en-us-m', 'speech-en-gb-f', 'speech-en-us-f2', 'speech-en-sc-m']
+    return Buffer.concat(
+      files.map((f) => parseWav(readFileSync(join(dir, `${f}.wav`)), 16_000).pcm.subarray(32_000)),
+    )
+  }
+  const noise = new Uint8Array(32_000)
+  const view = new DataView(noise.buffer)
+  let seed = 3
+  for (let i = 0; i < noise.length; i += 2) {
+    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
+    view.setInt16(i, (seed % 300) - 150, true)
+  }
+  return noise
 }
+const noise = room()
+const loopFrames = Math.floor(noise.length / 640)
 const frames = seconds * 50
 const start = performance.now()
 const cpu = process.cpuUsage()
@@ -60,11 +101,11 @@ await new Promise<void>((done) => {
     const now = performance.now()
     // Every frame that is due by now, as a capture device delivers them.
     while (sent < frames && start + (sent + 1) * 20 <= now) {
-      const off = (sent % 50) * 640
+      const off = (sent % loopFrames) * 640
       const frame = noise.subarray(off, off + 640)
       const at = start + (sent + 1) * 20
-      speech.push(frame, at)
-      detector?.push(frame, at)
+      speech?.push(frame, at)
+      stage?.room(frame, at)
       sent++
     }
     if (sent >= frames) return done()
@@ -91,7 +132,8 @@ process.stdout.write(
     lagP99Ms: Number(quantile(sorted, 0.99).toFixed(1)),
     lagMaxMs: Number((sorted.at(-1) ?? Number.NaN).toFixed(1)),
     scored: detector?.stats().chunksScored ?? 0,
+    quiet: detector?.stats().chunksQuiet ?? 0,
     dropped: detector?.stats().chunksDropped ?? 0,
   })}\n`,
 )
-await detector?.close()
+await stage?.close()

@@ -17,6 +17,7 @@ export class VoicedHistory {
   readonly #echo: Uint8Array
   readonly #power: Float64Array
   #next = 0
+  #lastVoicedAt = Number.NEGATIVE_INFINITY
 
   private constructor(vad: WebRtcVad, keepMs: number) {
     this.#vad = vad
@@ -49,7 +50,9 @@ export class VoicedHistory {
     for (let o = 0, i = 0; o + step <= frame.byteLength; o += step, i++) {
       const k = this.#next
       this.#at[k] = capturedAtMs + i * FRAME_MS
-      this.#voiced[k] = this.#vad.isSpeech(frame.subarray(o, o + step)) ? 1 : 0
+      const voiced = this.#vad.isSpeech(frame.subarray(o, o + step))
+      this.#voiced[k] = voiced ? 1 : 0
+      if (voiced) this.#lastVoicedAt = this.#at[k] as number
       this.#echo[k] = speakerAudible ? 1 : 0
       let sum = 0
       for (let b = o; b + 1 < o + step; b += 2) {
@@ -76,6 +79,11 @@ export class VoicedHistory {
     }
     if (n < minFrames) return undefined
     return 10 * Math.log10(sum / n / (32768 * 32768) + 1e-12)
+  }
+
+  /** Whether any frame captured at or after `fromMs` was speech. */
+  voicedSince(fromMs: number): boolean {
+    return this.#lastVoicedAt >= fromMs
   }
 
   /** Milliseconds of speech among the frames captured from `fromMs` to `toMs` (both included). */

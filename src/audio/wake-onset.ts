@@ -86,8 +86,11 @@ export class WakeOnset implements OnsetSource {
   /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
   room(frame: Uint8Array, capturedAtMs: number): void {
     this.#ring.push(frame)
-    this.#o.voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
-    this.#o.detector.push(frame, capturedAtMs)
+    const voiced = this.#o.voiced
+    voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
+    // A wake must have a voice in its agree window; with none, the detector may spare the work.
+    const window = this.#o.agreeWindowMs ?? DEFAULT_AGREE_WINDOW_MS
+    this.#o.detector.push(frame, capturedAtMs, voiced.voicedSince(capturedAtMs - window))
   }
 
   /** The detector's listener. */

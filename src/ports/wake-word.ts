@@ -6,8 +6,13 @@
 export interface WakeWordDetector {
   /** The phrases it listens for, as the household named them (e.g. "hey jarvis"). */
   readonly phrases: readonly string[]
-  /** One lent frame (valid only during the call) and when it was captured. */
-  push(frame: Uint8Array, capturedAtMs: number): void
+  /**
+   * One lent frame (valid only during the call) and when it was captured. `voiceNearby` false
+   * says the speech detector heard no voice in the seconds around it, so no wake there could
+   * stand: the detector may leave that audio unscored, but what it scores next must score as if
+   * it had scored everything.
+   */
+  push(frame: Uint8Array, capturedAtMs: number, voiceNearby?: boolean): void
   /**
    * The score each phrase must reach from now on, in the order of `phrases`, each in (0, 1): the
    * household's sensitivity changed. Applies from the next chunk scored; nothing is reloaded.

@@ -28,6 +28,8 @@ export class FakeWakeWord implements WakeWordDetector {
   readonly #levelDb: number
   /** Every frame pushed, counted: what the detector heard. */
   frames = 0
+  /** For each frame pushed, whether it came with a voice nearby (the chain's hint). */
+  readonly voiceNearby: boolean[] = []
   resets = 0
   /** Every setThresholds call, in order: what the sensitivity asked of the detector. */
   readonly thresholdsSet: (readonly number[])[] = []
@@ -53,9 +55,10 @@ export class FakeWakeWord implements WakeWordDetector {
     this.#levelDb = options.levelDb ?? -30
   }
 
-  push(frame: Uint8Array, capturedAtMs: number): void {
+  push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
     if (this.#closed) return
     this.frames++
+    this.voiceNearby.push(voiceNearby)
     let fire =
       this.#fireNext ||
       (frame.byteLength >= WAKE_MARK.byteLength && WAKE_MARK.every((b, i) => frame[i] === b))

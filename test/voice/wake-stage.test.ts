@@ -3,7 +3,7 @@ import { silentLogger } from '../../src/core/logger.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
+import { type FakeWakeWord, wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
 import { EARCON_MS } from '../../src/tools/chime.js'
 import { until } from '../helpers/alsa.js'
 import { speech16k, wakeWorld } from './wake-world.js'
@@ -67,6 +67,28 @@ describe('the wake stage', () => {
     await until(() => w.log.records.some((r) => r.msg === 'wake ignored: refractory'))
     expect(w.log.records.filter((r) => r.msg === 'wake phrase heard')).toHaveLength(1)
     expect(w.speaker.drops).toEqual([]) // not taken as a barge-in either
+  }, 20_000)
+
+  it('tells the detector when no voice is near, so a quiet room can be left unscored', async () => {
+    const { w } = await world()
+    const fake = w.detector as FakeWakeWord
+    await w.say(new Uint8Array(32_000)) // a quiet second: no voice, nothing worth scoring
+    const quiet = fake.voiceNearby.length
+    await w.say(speech16k('speech-en-gb-f.wav', 1000, 1000))
+    const spoken = fake.voiceNearby.length
+    await w.say(new Uint8Array(96_000)) // three quiet seconds: the agree window (1.5 s) runs out
+    const hints = fake.voiceNearby
+    expect(hints.slice(0, quiet).every((v) => !v)).toBe(true)
+    // The voice is heard within its first frames, and the hint holds through it.
+    const firstVoiced = hints.indexOf(true)
+    expect(firstVoiced).toBeGreaterThanOrEqual(quiet)
+    expect(firstVoiced).toBeLessThan(quiet + 10)
+    expect(hints.slice(firstVoiced, spoken).filter((v) => !v).length).toBeLessThan(3)
+    // Still near for the agree window after the last voice (and the VAD's own hangover), then quiet.
+    const lastVoiced = hints.lastIndexOf(true)
+    expect(lastVoiced).toBeGreaterThanOrEqual(spoken + 50)
+    expect(lastVoiced).toBeLessThan(spoken + 95)
+    expect(hints.slice(lastVoiced + 1).length).toBeGreaterThan(50)
   }, 20_000)
 
   it('stays asleep when another speaker wins the claim', async () => {

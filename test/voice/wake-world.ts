@@ -119,9 +119,9 @@ async function world<D extends WakeWordDetector>(
   stage = new WakeOnset({
     detector: {
       phrases: detector.phrases,
-      push: (f, at) => {
+      push: (f, at, voiceNearby) => {
         sinceReset += f.byteLength
-        detector.push(f, at)
+        detector.push(f, at, voiceNearby)
       },
       setThresholds: (t) => detector.setThresholds(t),
       reset: () => {

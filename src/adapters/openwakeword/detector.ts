@@ -19,6 +19,8 @@ export type ScoreListener = (scores: readonly number[], chunkEndAtMs: number) =>
 
 export interface DetectorStats {
   readonly chunksScored: number
+  /** Chunks with no voice nearby: mel frames made and kept, embedding and heads left out. */
+  readonly chunksQuiet: number
   /** Chunks dropped unscored because scoring fell further behind than the backlog allows. */
   readonly chunksDropped: number
   /** From a chunk's last sample arriving to its scores, in ms: the latest and the largest. */
@@ -60,6 +62,8 @@ const LEVEL_CHUNKS = 16
  * a ring of 80 ms chunks and returns; a background loop scores whole chunks (mel → embedding →
  * every head) on the runtime's own time. If it falls behind by more than the backlog, the oldest
  * chunks are dropped, counted and logged — the audio path never waits and memory stays bounded.
+ * A chunk pushed with no voice nearby gets its mel frames only: most of a quiet room's cost saved,
+ * and the embeddings it skipped are made when a voice comes (FeaturePipeline), so scores match.
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -67,10 +71,15 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
   readonly #windows: number[]
+  /** The longest head's window: how many embeddings are made before the heads run. */
+  readonly #longest: number
   /** Chunk slots; `#read` is the oldest unscored, `#queued` how many are complete. */
   readonly #slots: Int16Array[]
   readonly #endAt: Float64Array
   readonly #arrivedAt: Float64Array
+  /** Whether the chunk had a voice nearby (any frame of it did), or no hint was given. */
+  readonly #heard: Uint8Array
+  #fillHeard = false
   #read = 0
   #queued = 0
   /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
@@ -78,6 +87,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   readonly #energy = new Float64Array(LEVEL_CHUNKS)
   #energyAt = 0
   #scored = 0
+  #quiet = 0
   #sinceReset = 0
   readonly #above: number[]
   /** Each head's threshold now: the configured one until the sensitivity changes it. */
@@ -105,10 +115,13 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
     this.#endAt = new Float64Array(slots)
     this.#arrivedAt = new Float64Array(slots)
+    this.#heard = new Uint8Array(slots)
+    this.#longest = Math.max(...this.#windows)
   }
 
-  push(frame: Uint8Array, capturedAtMs: number): void {
+  push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
     if (this.#closed) return
+    if (voiceNearby) this.#fillHeard = true
     const samples = frame.byteLength >> 1
     const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
     const slots = this.#slots
@@ -140,6 +153,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   reset(): void {
     this.#queued = 0
     this.#fill = 0
+    this.#fillHeard = false
     if (this.#draining) this.#resetPending = true
     else this.#applyReset()
   }
@@ -147,6 +161,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   stats(): DetectorStats {
     return {
       chunksScored: this.#scored,
+      chunksQuiet: this.#quiet,
       chunksDropped: this.#dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
@@ -204,6 +219,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     const at = (this.#read + this.#queued) % slots.length
     this.#endAt[at] = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
     this.#arrivedAt[at] = this.#o.now()
+    this.#heard[at] = this.#fillHeard ? 1 : 0
+    this.#fillHeard = false
     this.#queued++
   }
 
@@ -214,6 +231,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       const chunk = slots[at] as Int16Array
       const endAt = this.#endAt[at] ?? 0
       const arrivedAt = this.#arrivedAt[at] ?? 0
+      const heard = this.#heard[at] === 1
       this.#noteEnergy(chunk)
       // step() copies the chunk before its first await, so the slot is free from here on.
       const stepping = this.#o.features.step(chunk)
@@ -225,6 +243,11 @@ export class OpenWakeWordDetector implements WakeWordDetector {
           this.#applyReset()
           continue
         }
+        if (!heard) {
+          this.#quietChunk()
+          continue
+        }
+        await this.#o.features.embed(this.#longest)
         const scores = await Promise.all(
           this.#o.heads.map(async (h, i) => {
             const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
@@ -289,6 +312,13 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         'the wake listener threw',
       )
     }
+  }
+
+  /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
+  #quietChunk(): void {
+    this.#quiet++
+    this.#sinceReset++
+    this.#above.fill(0)
   }
 
   #applyReset(): void {

@@ -6,6 +6,11 @@ import type { ModelSession } from './model-session.js'
  * (`openwakeword/utils.py`, AudioFeatures) does: a mel spectrogram of the newest samples, then one
  * speech embedding of the newest 76 mel frames. Every wake phrase's head reads the same
  * embeddings, so several phrases cost one front end.
+ *
+ * The mel spectrogram is cheap (≈ 5 % of a chunk's cost) and is made for every chunk; the
+ * embedding is most of the cost and is made only when a head asks for it (`embed`). A quiet room
+ * then costs the mel model alone, and the first chunk scored after it gets exactly the embeddings
+ * it would have had: their mel frames were kept.
  */
 export const SAMPLE_RATE_HZ = 16_000
 /** One chunk: 80 ms, the step at which every score is made. */
@@ -17,6 +22,8 @@ const EMBEDDING_WINDOW = 76
 export const EMBEDDING_SIZE = 96
 /** Enough embeddings for the longest head upstream trains (its buffer keeps ~10 s, 120). */
 const EMBEDDING_KEEP = 120
+/** Mel frames kept: enough to make any kept embedding late (a chunk adds at most 8 frames). */
+const MEL_KEEP = EMBEDDING_WINDOW + 8 * (EMBEDDING_KEEP - 1)
 /** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
 const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
 const PREFILL_AMPLITUDE = 1000
@@ -27,10 +34,14 @@ export class FeaturePipeline {
   /** The newest samples (up to chunk + context), as int16 values in float32. */
   readonly #raw = new Float32Array(CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES)
   #rawHeard = 0
-  /** The newest 76 mel frames, oldest first. */
-  readonly #melFrames = new Float32Array(EMBEDDING_WINDOW * MEL_BINS)
-  /** Embeddings, oldest first, `#count` of them. */
+  /** The newest MEL_KEEP mel frames, oldest first; `#frames` were made since the reset. */
+  readonly #melFrames = new Float32Array(MEL_KEEP * MEL_BINS)
+  #frames = 0
+  /** Embeddings, oldest first, `#count` of them; one not yet made has `#made` 0. */
   readonly #embeddings = new Float32Array(EMBEDDING_KEEP * EMBEDDING_SIZE)
+  readonly #made = new Uint8Array(EMBEDDING_KEEP)
+  /** For each embedding, the `#frames` count at its chunk: its window is the 76 frames before. */
+  readonly #melEnd = new Float64Array(EMBEDDING_KEEP)
   #count = 0
   readonly #prefill: Float32Array
 
@@ -82,12 +93,17 @@ export class FeaturePipeline {
     this.#raw.fill(0)
     this.#rawHeard = 0
     this.#melFrames.fill(1)
+    this.#frames = 0
     this.#embeddings.fill(0)
     this.#embeddings.set(this.#prefill)
     this.#count = this.#prefill.length / EMBEDDING_SIZE
+    this.#made.fill(1)
   }
 
-  /** Adds one chunk (1280 int16 values): 8 mel frames and one embedding. */
+  /**
+   * Adds one chunk (1280 int16 values): its 8 mel frames now, its embedding when `embed` asks.
+   * The chunk is copied before the first await.
+   */
   async step(chunk: Int16Array): Promise<void> {
     const raw = this.#raw
     raw.copyWithin(0, CHUNK_SAMPLES)
@@ -95,24 +111,43 @@ export class FeaturePipeline {
     this.#rawHeard = Math.min(this.#rawHeard + CHUNK_SAMPLES, raw.length)
     // Upstream's first chunk has no context yet (1280 samples → 5 frames); every later one has it.
     const spec = await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard))
-    const n = Math.min(spec.length / MEL_BINS, EMBEDDING_WINDOW)
+    const n = Math.min(spec.length / MEL_BINS, MEL_KEEP)
     const mel = this.#melFrames
     mel.copyWithin(0, n * MEL_BINS)
-    mel.set(spec.subarray(spec.length - n * MEL_BINS), (EMBEDDING_WINDOW - n) * MEL_BINS)
-    const embedding = await this.#embedding.run(mel.slice(), [1, EMBEDDING_WINDOW, MEL_BINS, 1])
-    checkLength(this.#embedding, embedding, EMBEDDING_SIZE)
-    const all = this.#embeddings
+    mel.set(spec.subarray(spec.length - n * MEL_BINS), (MEL_KEEP - n) * MEL_BINS)
+    this.#frames += n
     if (this.#count === EMBEDDING_KEEP) {
-      all.copyWithin(0, EMBEDDING_SIZE)
+      this.#embeddings.copyWithin(0, EMBEDDING_SIZE)
+      this.#made.copyWithin(0, 1)
+      this.#melEnd.copyWithin(0, 1)
       this.#count--
     }
-    all.set(embedding, this.#count * EMBEDDING_SIZE)
+    this.#made[this.#count] = 0
+    this.#melEnd[this.#count] = this.#frames
     this.#count++
+  }
+
+  /** Makes whichever of the newest `n` embeddings are not made yet, oldest first. */
+  async embed(n: number): Promise<void> {
+    for (let k = Math.max(0, this.#count - n); k < this.#count; k++) {
+      if (this.#made[k] === 1) continue
+      // Its 76 frames end this many frames before the newest; MEL_KEEP covers every kept one.
+      const back = this.#frames - (this.#melEnd[k] ?? 0)
+      const end = (MEL_KEEP - back) * MEL_BINS
+      const window = this.#melFrames.slice(end - EMBEDDING_WINDOW * MEL_BINS, end)
+      const embedding = await this.#embedding.run(window, [1, EMBEDDING_WINDOW, MEL_BINS, 1])
+      checkLength(this.#embedding, embedding, EMBEDDING_SIZE)
+      this.#embeddings.set(embedding, k * EMBEDDING_SIZE)
+      this.#made[k] = 1
+    }
   }
 
   /** The newest `n` embeddings, oldest first, as one `[1, n, 96]` tensor's data (a copy). */
   latest(n: number): Float32Array {
     const take = Math.min(n, this.#count)
+    if (this.#made.subarray(this.#count - take, this.#count).includes(0)) {
+      throw new Error(`features.latest(${n}) before embed(${n}): an embedding is not made yet`)
+    }
     const out = new Float32Array(n * EMBEDDING_SIZE)
     out.set(
       this.#embeddings.subarray(

@@ -266,3 +266,105 @@ describe('scoring that falls behind', () => {
     expect(scored.at(-1)).toBe(frames * 20)
   }, 60_000)
 })
+
+describe.each(['native', 'wasm'] as const)('a quiet room on the %s runtime', (runtime) => {
+  /** The real runtime, counting how often the embedding model runs. */
+  async function counting(): Promise<{ runtime: InferenceRuntime; embeddings: () => number }> {
+    const real = await loadRuntime(runtime)
+    let runs = 0
+    return {
+      embeddings: () => runs,
+      runtime: {
+        name: real.name,
+        async load(file) {
+          const m = await real.load(file)
+          if (file !== EMBEDDING) return m
+          return {
+            ...m,
+            run: (input, dims) => {
+              runs++
+              return m.run(input, dims)
+            },
+            close: () => m.close(),
+          }
+        },
+      },
+    }
+  }
+
+  /** Quiet room noise (±150), the same on every run. */
+  function roomNoise(ms: number): Uint8Array {
+    const out = new Uint8Array(ms * 32)
+    const view = new DataView(out.buffer)
+    let seed = 7
+    for (let i = 0; i < out.length; i += 2) {
+      seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
+      view.setInt16(i, (seed % 300) - 150, true)
+    }
+    return out
+  }
+
+  /** Every chunk's scores by the capture time of its end, and the wakes, pushed with hints. */
+  async function hear(
+    rt: RuntimeName | InferenceRuntime,
+    pcm: Uint8Array,
+    voiceNearby: (atMs: number) => boolean,
+  ) {
+    const wakes: WakeDetection[] = []
+    const scores = new Map<number, number[]>()
+    const d = await loadWakeDetector({
+      onWake: (w) => wakes.push(w),
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      melFile: MEL,
+      embeddingFile: EMBEDDING,
+      runtime: rt,
+      consecutive: 2,
+      refractoryMs: 2000,
+      logger: silentLogger,
+      onScores: (s, at) => scores.set(at, [...s]),
+    })
+    open.push(d)
+    for (let i = 0, at = 20; i + 640 <= pcm.length; i += 640, at += 20) {
+      d.push(pcm.subarray(i, i + 640), at, voiceNearby(at))
+      if (at % 200 === 0) await d.settled()
+    }
+    await d.settled()
+    return { wakes, scores, stats: d.stats() }
+  }
+
+  it('leaves the embedding out where no voice is near, and scores the phrase after it exactly as if it had not', async () => {
+    const jarvis = wavPcm(HEADS[0]?.clip ?? '')
+    const quietMs = 8000
+    const stream = Buffer.concat([roomNoise(quietMs), jarvis, roomNoise(2000)])
+    // The clip is a second of silence, the phrase, a second of silence: a speech detector hears
+    // the voice from the phrase's start and for its agree window (1.5 s) after the phrase.
+    const voiceFrom = quietMs + 1000
+    const voiceTo = quietMs + jarvis.length / 32 - 1000 + 1500
+    const every = await counting()
+    const full = await hear(every.runtime, stream, () => true)
+    const counted = await counting()
+    const spared = await hear(counted.runtime, stream, (at) => at > voiceFrom && at <= voiceTo)
+    // The same wake, at the same chunk, with the same score.
+    expect(full.wakes.map((w) => w.heardAtMs)).toHaveLength(1)
+    expect(spared.wakes.map((w) => [w.phrase, w.heardAtMs])).toEqual(
+      full.wakes.map((w) => [w.phrase, w.heardAtMs]),
+    )
+    expect(spared.wakes[0]?.score).toBeCloseTo(full.wakes[0]?.score ?? -1, 6)
+    // Every chunk scored with a voice near gives what scoring every chunk gave, from the first
+    // on: the embeddings of the quiet second before it were made late from the mel frames kept.
+    expect(spared.scores.size).toBeGreaterThan(20)
+    let worst = 0
+    for (const [at, s] of spared.scores) {
+      const f = full.scores.get(at)
+      expect(f, `chunk ending at ${at}`).toBeDefined()
+      worst = Math.max(worst, Math.abs((s[0] ?? 0) - (f?.[0] ?? 0)))
+    }
+    expect(worst).toBeLessThan(1e-6)
+    // And what it spared: the quiet chunks, less the 15 made late for the head's first window.
+    const chunks = Math.floor(stream.length / 2560)
+    expect(spared.stats.chunksQuiet + spared.stats.chunksScored).toBe(chunks)
+    expect(spared.stats.chunksQuiet).toBeGreaterThan(chunks / 2)
+    expect(full.stats.chunksQuiet).toBe(0)
+    expect(every.embeddings() - counted.embeddings()).toBe(spared.stats.chunksQuiet - 15)
+  }, 120_000)
+})
