@@ -33,6 +33,7 @@ import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
 import type { LoadedConfig } from './config/load.js'
+import { listenMode } from './config/schema.js'
 
 export interface ApplianceOptions {
   readonly loaded: LoadedConfig
@@ -101,7 +102,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       options,
       { push: store.push, owners: store.owners },
     )
-    showStatus(device, household.mqtt)
+    showStatus(device, household.mqtt, listenMode(comp.config.listen) === 'wake')
     const gate = composeGate(comp, policies, household.approver, store, store.history)
     const panel = await composePanel(comp, device, panelConfig, options)
     const sound = await openSound(comp, device, audioFaults(comp, device), options)

@@ -10,8 +10,9 @@ import {
 } from '../adapters/openwakeword/model-files.js'
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import { DEFAULT_SENSITIVITY, type DeviceState, type Sensitivity } from '../device/device-state.js'
+import { DEFAULT_SENSITIVITY, type DeviceState } from '../device/device-state.js'
 import type { WakeListener, WakeWordDetector } from '../ports/wake-word.js'
+import type { Sensitivity } from '../protocol/sensitivity.js'
 import type { WakeConfig } from './config/wake-schema.js'
 
 /** The configured phrases and the two feature models, as files. */

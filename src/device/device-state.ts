@@ -1,6 +1,7 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LedState } from '../ports/panel.js'
+import type { Sensitivity } from '../protocol/sensitivity.js'
 
 /** Who changed a setting or asked for a stop: logged, and carried to every subscriber. */
 export type CommandSource = 'button' | 'voice' | 'phone' | 'home_assistant' | 'remote'
@@ -11,20 +12,8 @@ export type CommandSource = 'button' | 'voice' | 'phone' | 'home_assistant' | 'r
  */
 export const DEFAULT_VOLUME = 100
 
-/**
- * How readily the wake word fires: `high` wakes on less (more false wakes), `low` asks more of it
- * (more missed wakes). What each means as a threshold is the wake detector's business
- * (app/wake-detector.ts, docs/wake-word.md, "Sensitivity").
- */
-export const SENSITIVITIES = ['low', 'normal', 'high'] as const
-export type Sensitivity = (typeof SENSITIVITIES)[number]
-
 /** The sensitivity before anyone set one: each phrase at its configured threshold. */
 export const DEFAULT_SENSITIVITY: Sensitivity = 'normal'
-
-export function isSensitivity(value: string): value is Sensitivity {
-  return (SENSITIVITIES as readonly string[]).includes(value)
-}
 
 /** The timer that rings next, as the status and Home Assistant show it (no label: it is personal). */
 export interface NextTimer {

@@ -2,14 +2,13 @@ import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
 import type { SettingsStore } from '../ports/settings-store.js'
+import { isSensitivity, type Sensitivity } from '../protocol/sensitivity.js'
 import {
   clampVolume,
   DEFAULT_SENSITIVITY,
   DEFAULT_VOLUME,
   type DeviceSnapshot,
   type DeviceState,
-  isSensitivity,
-  type Sensitivity,
 } from './device-state.js'
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { MAX_PAYLOAD_BYTES, PROTOCOL_VERSION } from './limits.js'
 import { OUTCOME_STATES, type VerifiedRequest } from './phone-side.js'
+import { SENSITIVITIES } from './sensitivity.js'
 import { ID_PATTERN } from './topics.js'
 
 /**
@@ -68,6 +69,8 @@ const statusSchema = z.object({
   falseWakes: z.number().int().min(0).optional(),
   /** The speaker's volume, 0–100 %; absent from a device older than it (and from the last will). */
   volume: z.number().int().min(0).max(100).optional(),
+  /** The wake word's sensitivity; absent when the speaker listens without one (or is older). */
+  sensitivity: z.enum(SENSITIVITIES).optional(),
   /**
    * Refused input since the device started, by where it came in and why (docs/protocol.md,
    * "Status"); absent: none.

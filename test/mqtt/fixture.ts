@@ -114,7 +114,7 @@ export async function deviceWorld(
     ...(opts.connect === false && { connect: false }),
   })
   // The retained status follows the device's state, as the composition wires it.
-  showStatus(state, device)
+  showStatus(state, device, false)
   if (opts.connect !== false) await device.approver.ready()
   // As the appliance does: the device's state counts what is pending.
   const counting = new CountingApprover(trackedApprover(device.approver, state))

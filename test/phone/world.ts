@@ -7,7 +7,7 @@ import { createConversationEndpoint } from '../../src/adapters/mqtt/conversation
 import { serveGrants } from '../../src/adapters/mqtt/grants-endpoint.js'
 import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
 import { serveOwner } from '../../src/adapters/mqtt/owner-endpoint.js'
-import { serveVolume } from '../../src/adapters/mqtt/volume-endpoint.js'
+import { serveSettings } from '../../src/adapters/mqtt/settings-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import type { OwnerRelyingParty } from '../../src/adapters/webauthn/owner-check.js'
 import { WebAuthnOwners } from '../../src/adapters/webauthn/webauthn-owners.js'
@@ -84,6 +84,8 @@ export async function phoneWorld(
     ownerRequired?: boolean
     /** Told each request and ending, as Web Push is (app/compose/alerts.ts). */
     broadcast?: ApprovalBroadcast
+    /** listen.mode `wake` (the default here): the speaker has a wake sensitivity to show and set. */
+    wakeWord?: boolean
   } = {},
 ) {
   const server = await FakeLiveServer.start()
@@ -150,9 +152,9 @@ export async function phoneWorld(
   const conversations = createConversationEndpoint({ requests, service, feed, clock: realClock() })
   serveGrants(requests, new PhoneGrants({ grants, clock: realClock(), logger }))
   serveHistory(requests, store.history)
-  serveVolume(requests, deviceState, logger)
+  serveSettings(requests, deviceState, { wakeWord: o.wakeWord ?? true, logger })
   serveOwner(requests, owners)
-  showStatus(deviceState, device)
+  showStatus(deviceState, device, o.wakeWord ?? true)
   await requests.ready()
 
   /**

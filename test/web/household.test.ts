@@ -416,6 +416,67 @@ describe.skipIf(skip !== undefined)(
       expect(await speaker.locator('.volume').getAttribute('data-volume')).toBe('30')
     })
 
+    it("wake sensitivity: the Speakers card shows the speaker's sensitivity; a choice sets it on the device and comes back in the status; a bad or forged set_sensitivity changes nothing", async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'speakers')
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      await speaker.locator('.sensitivity[data-sensitivity="normal"]').waitFor()
+      expect(await speaker.locator('.sensitivity input:checked').getAttribute('value')).toBe(
+        'normal',
+      )
+      await speaker.getByLabel(`Wake sensitivity Low: ${w.deviceId}`).check()
+      await until(() => w.deviceState.sensitivity === 'low', 'the sensitivity to reach the device')
+      await speaker.locator('.sensitivity[data-sensitivity="low"]').waitFor()
+      expect(seen.json('/status').at(-1)).toMatchObject({ online: true, sensitivity: 'low' })
+      const sent = seen
+        .json('/conversations/request/anna')
+        .filter((r) => r.op === 'set_sensitivity')
+      expect(sent.map((r) => r.args)).toEqual([{ sensitivity: 'low' }])
+      // Signed by anna but not one of the three words: refused with the reason, nothing changes.
+      const me = { device: w.deviceId, phone: 'anna', key: w.keys.get('anna') as Uint8Array }
+      const topic = `${w.topics.base}/conversations/request/anna`
+      const intruder = await w.raw(USERS.intruder)
+      const odd = phoneRequestMessage(
+        me,
+        'odd-1',
+        'set_sensitivity',
+        { sensitivity: 'max' },
+        Date.now(),
+      )
+      await intruder.publishAsync(topic, JSON.stringify(odd), { qos: 1 })
+      await until(
+        () =>
+          seen
+            .json('/conversations/reply/anna')
+            .some((r) => r.re === 'odd-1' && JSON.stringify(r).includes('low, normal, high')),
+        'the odd sensitivity refused with the words it takes',
+      )
+      // Forged: another key; anna's request with the word changed; a replay of hers.
+      const forger = { ...me, key: new Uint8Array(32).fill(5) }
+      const forged = phoneRequestMessage(
+        forger,
+        'forged-1',
+        'set_sensitivity',
+        { sensitivity: 'high' },
+        Date.now(),
+      )
+      const changed = { ...(sent[0] ?? {}), id: 'forged-2', args: { sensitivity: 'high' } }
+      for (const m of [forged, changed, sent[0]]) {
+        await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
+      }
+      await until(
+        () =>
+          (w.refusedRequests()['bad-mac'] ?? 0) === 2 &&
+          (w.refusedRequests()['replayed-nonce'] ?? 0) === 1,
+        'the three forged requests refused',
+      )
+      expect(w.deviceState.sensitivity).toBe('low')
+      expect(seen.json('/status').at(-1)).toMatchObject({ sensitivity: 'low' })
+      expect(await speaker.locator('.sensitivity').getAttribute('data-sensitivity')).toBe('low')
+    })
+
     it("an alert's link (#card=…&device=…) opens Approvals at that request's card, and says so when the request is gone", async () => {
       const w = await suite.world()
       const anna = await suite.phone('anna', w)

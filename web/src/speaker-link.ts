@@ -12,6 +12,7 @@ import {
   verifyReply,
   verifyRequest,
 } from '../../src/protocol/phone-side.js'
+import { isSensitivity, type Sensitivity } from '../../src/protocol/sensitivity.js'
 import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
 import { MqttClient } from './mqtt/client.js'
 import { type Speaker, speakerKey } from './pairing.js'
@@ -20,8 +21,10 @@ export interface SpeakerStatus {
   readonly online: boolean
   readonly state: string
   readonly muted: boolean | null
-  /** 0–100 %, from a device that says it (docs/protocol.md, "Speaker volume"). */
+  /** 0–100 %, from a device that says it (docs/protocol.md, "Speaker settings"). */
   readonly volume?: number
+  /** The wake word's sensitivity, from a device that listens for one and says it. */
+  readonly sensitivity?: Sensitivity
 }
 
 /** A verified request and what became of it. */
@@ -370,7 +373,7 @@ export class SpeakerLink {
     if (topic === this.topics.status) {
       const s = parseJsonObject(payload)
       if (s.ok && typeof s.value.online === 'boolean' && typeof s.value.state === 'string') {
-        const { muted, volume } = s.value
+        const { muted, volume, sensitivity } = s.value
         this.status = {
           online: s.value.online,
           state: s.value.state,
@@ -378,6 +381,7 @@ export class SpeakerLink {
           ...(Number.isInteger(volume) &&
             (volume as number) >= 0 &&
             (volume as number) <= 100 && { volume: volume as number }),
+          ...(isSensitivity(sensitivity) && { sensitivity }),
         }
         this.#changed('status', this)
       }

@@ -1,3 +1,4 @@
+import { SENSITIVITIES, type Sensitivity } from '../../src/protocol/sensitivity.js'
 import type { App } from './app.js'
 import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
@@ -64,6 +65,9 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     ),
     h('p', { class: 'status', 'data-status': '' }, statusText(l)),
     online && l.status?.volume !== undefined ? volumeView(app, l, l.status.volume) : null,
+    online && l.status?.sensitivity !== undefined
+      ? sensitivityView(app, l, l.status.sensitivity)
+      : null,
     h('p', { class: 'meta' }, waitingText(l.pending().length)),
     online ? ownerView(app, l) : null,
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,
@@ -127,7 +131,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
 
 /**
  * The speaker's volume, as its status says it, and a slider and two steps to set it: each a
- * signed `set_volume` (docs/protocol.md, "Speaker volume"); the slider shows what the speaker
+ * signed `set_volume` (docs/protocol.md, "Speaker settings"); the slider shows what the speaker
  * reports back, not what was asked.
  */
 function volumeView(app: App, l: SpeakerLink, volume: number): HTMLElement {
@@ -169,6 +173,56 @@ function volumeView(app: App, l: SpeakerLink, volume: number): HTMLElement {
     ),
     h('div', { class: 'row' }, step('Quieter', -10), step('Louder', 10)),
     h('p', { class: 'hint' }, 'Timers and alarms stay audible even at 0 %.'),
+  )
+}
+
+const SENSITIVITY_LABELS: Record<Sensitivity, string> = {
+  low: 'Low',
+  normal: 'Normal',
+  high: 'High',
+}
+
+/**
+ * How readily the speaker wakes, as its status says it (present only on a speaker that listens
+ * for a wake word): three choices, each a signed `set_sensitivity` (docs/protocol.md, "Speaker
+ * settings"); the choice shown is what the speaker reports back.
+ */
+function sensitivityView(app: App, l: SpeakerLink, now: Sensitivity): HTMLElement {
+  const name = l.speaker.name
+  return h(
+    'fieldset',
+    { class: 'sensitivity', 'data-sensitivity': now },
+    h('legend', {}, 'How readily it wakes'),
+    h(
+      'div',
+      { class: 'row' },
+      ...SENSITIVITIES.map((s) =>
+        h(
+          'label',
+          {},
+          h('input', {
+            type: 'radio',
+            name: `sensitivity-${l.id}`,
+            value: s,
+            checked: s === now,
+            'aria-label': `Wake sensitivity ${SENSITIVITY_LABELS[s]}: ${name}`,
+            onchange: () =>
+              l.call('set_sensitivity', { sensitivity: s }).done.catch((err: unknown) => {
+                app.say(
+                  `The sensitivity of ${name} was not changed: ${problemText(err)}`,
+                  'problem',
+                )
+              }),
+          }),
+          ` ${SENSITIVITY_LABELS[s]}`,
+        ),
+      ),
+    ),
+    h(
+      'p',
+      { class: 'hint' },
+      'Low: fewer wakes by mistake, but it may not hear you from across the room. High: it hears you from further away, and wakes by mistake more often.',
+    ),
   )
 }
 

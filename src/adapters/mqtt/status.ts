@@ -3,6 +3,7 @@ import type { Logger } from '../../core/logger.js'
 import type { RefusalCounts } from '../../device/device-state.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
+import type { Sensitivity } from '../../protocol/sensitivity.js'
 import type { MqttConnection } from './connection.js'
 
 /** The last will: what the broker publishes on the status topic if the device vanishes. */
@@ -31,6 +32,7 @@ export class MqttStatus {
   #reason: string | undefined
   #falseWakes = 0
   #volume: number | undefined
+  #sensitivity: Sensitivity | undefined
   #refused: StatusMessage['refused']
   #refusedText = ''
   #refusedTimer: TimerHandle | undefined
@@ -96,6 +98,13 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** The wake word's sensitivity changed; undefined: the speaker listens without a wake word. */
+  setSensitivity(sensitivity: Sensitivity | undefined): void {
+    if (sensitivity === this.#sensitivity) return
+    this.#sensitivity = sensitivity
+    this.#publish()
+  }
+
   /** The refused input's counts changed: published within REFUSALS_EVERY_MS, with the rest. */
   setRefused(counts: RefusalCounts): void {
     const sources = Object.entries(counts).filter(
@@ -123,6 +132,7 @@ export class MqttStatus {
       ...(this.#reason !== undefined && { reason: this.#reason }),
       ...(this.#falseWakes > 0 && { falseWakes: this.#falseWakes }),
       ...(this.#volume !== undefined && { volume: this.#volume }),
+      ...(this.#sensitivity !== undefined && { sensitivity: this.#sensitivity }),
       ...(this.#refused && { refused: this.#refused }),
     }
   }

@@ -8,7 +8,7 @@ import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
 import { serveOwner } from '../../adapters/mqtt/owner-endpoint.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
 import { servePush } from '../../adapters/mqtt/push-endpoint.js'
-import { serveVolume } from '../../adapters/mqtt/volume-endpoint.js'
+import { serveSettings } from '../../adapters/mqtt/settings-endpoint.js'
 import { announcingApprover } from '../../conversations/announcing-approver.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
@@ -168,7 +168,10 @@ export async function servePhones(
     )
     serveHistory(requests, history)
     if (household.push) servePush(requests, { ...household.push, clock })
-    serveVolume(requests, device, log.child({ component: 'volume-mqtt' }))
+    serveSettings(requests, device, {
+      wakeWord: listenMode(c.listen) === 'wake',
+      logger: log.child({ component: 'settings-mqtt' }),
+    })
     if (household.owner) serveOwner(requests, household.owner)
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {

@@ -29,13 +29,21 @@ export function composeDevice({ clock, log }: Composition, store: SettingsStore)
   return device
 }
 
-/** The retained status follows the device's state: one place pushes it. */
-export function showStatus(device: DeviceState, mqtt: DeviceMqtt | undefined): void {
+/**
+ * The retained status follows the device's state: one place pushes it. The sensitivity is shown
+ * only with a wake word (`wakeWord`): without one there is nothing for a phone to tune.
+ */
+export function showStatus(
+  device: DeviceState,
+  mqtt: DeviceMqtt | undefined,
+  wakeWord: boolean,
+): void {
   if (!mqtt) return
   const show = () => {
     const s = device.snapshot
     mqtt.status.setState(s.state, s.muted, s.reason, s.falseWakes)
     mqtt.status.setVolume(s.volume)
+    mqtt.status.setSensitivity(wakeWord ? s.sensitivity : undefined)
     mqtt.status.setRefused(s.refused)
   }
   device.subscribe(show)

@@ -1,5 +1,5 @@
-import { SENSITIVITIES } from '../../../device/device-state.js'
 import type { LedState } from '../../../ports/panel.js'
+import { SENSITIVITIES } from '../../../protocol/sensitivity.js'
 
 /** Home Assistant's discovery prefix unless it was changed in Home Assistant. */
 export const DEFAULT_DISCOVERY_PREFIX = 'homeassistant'

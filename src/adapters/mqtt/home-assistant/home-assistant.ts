@@ -1,12 +1,9 @@
 import { errorText } from '../../../core/errors.js'
 import type { Logger } from '../../../core/logger.js'
 import { MAX_ANNOUNCEMENT_CHARS } from '../../../device/announcer.js'
-import {
-  type DeviceSnapshot,
-  type DeviceState,
-  isSensitivity,
-} from '../../../device/device-state.js'
+import type { DeviceSnapshot, DeviceState } from '../../../device/device-state.js'
 import type { Clock } from '../../../ports/clock.js'
+import { isSensitivity } from '../../../protocol/sensitivity.js'
 import type { MqttConnection } from '../connection.js'
 import { RejectionLog } from '../rejection-log.js'
 import { discoveryConfig, type HaTopics } from './discovery.js'
