@@ -3,6 +3,8 @@
  * client sends, decode what a broker sends. Pure bytes in, bytes out; the session is client.ts.
  */
 
+import { MAX_PAYLOAD_BYTES } from '../../../src/protocol/limits.js'
+
 const utf8 = new TextEncoder()
 const fromUtf8 = new TextDecoder()
 
@@ -90,14 +92,31 @@ export const pingreqPacket = (): Uint8Array => new Uint8Array([0xc0, 0])
 export const disconnectPacket = (): Uint8Array => new Uint8Array([0xe0, 0])
 
 /**
+ * A packet's body is held up to this many bytes: the largest payload the protocol allows, one
+ * byte more (so what is kept of a larger one is still too large, and refused as `oversized` where
+ * the payload is checked), and room for the topic and packet id before it.
+ */
+const BODY_KEPT = MAX_PAYLOAD_BYTES + 1 + 1024
+
+/**
  * Reassembles packets from WebSocket frames: a frame may carry several packets or part of one,
- * so bytes are kept until a whole packet is there.
+ * so bytes are kept until a whole packet is there. Of a packet larger than the protocol allows,
+ * only its first BODY_KEPT bytes are held, and the rest is skipped as it arrives: a broker (or
+ * anyone who may publish on the household's topics) cannot make the app hold megabytes, and a
+ * QoS 1 publish still carries its id, so it is acknowledged and the broker sends on.
  */
 export class PacketReader {
   #buf = new Uint8Array(0)
+  /** Bytes of an oversized packet still to come and be dropped. */
+  #skip = 0
 
   /** Adds a frame's bytes; returns every packet now complete (unknown types are skipped). */
   push(bytes: Uint8Array): Incoming[] {
+    if (this.#skip > 0) {
+      const dropped = Math.min(this.#skip, bytes.byteLength)
+      this.#skip -= dropped
+      bytes = bytes.subarray(dropped)
+    }
     const joined = new Uint8Array(this.#buf.byteLength + bytes.byteLength)
     joined.set(this.#buf)
     joined.set(bytes, this.#buf.byteLength)
@@ -105,11 +124,20 @@ export class PacketReader {
     let at = 0
     for (;;) {
       const head = headerAt(joined, at)
-      if (!head || head.bodyAt + head.length > joined.byteLength) break
-      const body = joined.subarray(head.bodyAt, head.bodyAt + head.length)
+      if (!head) break
+      const kept = Math.min(head.length, BODY_KEPT)
+      if (head.bodyAt + kept > joined.byteLength) break
+      const body = joined.subarray(head.bodyAt, head.bodyAt + kept)
       const p = parse(joined[at] ?? 0, body)
       if (p) out.push(p)
-      at = head.bodyAt + head.length
+      const end = head.bodyAt + head.length
+      if (end > joined.byteLength) {
+        // Oversized and not all here: what has not come yet is dropped as it comes.
+        this.#skip = end - joined.byteLength
+        at = joined.byteLength
+        break
+      }
+      at = end
     }
     this.#buf = joined.slice(at)
     return out
