@@ -1,7 +1,8 @@
 // The household verifier (`nocturn wake enroll`) in the wake bench: `BENCH_ONLY=verifier npm run
 // bench -- wake-word`. Each espeak-ng voice is a household of one: it enrols "hey jarvis" from its
-// own clips (4 speeds × 2 pitches), reads the enrolment sentences, and a minute of room audio
-// (music, then pink noise, quiet); `enrol` trains exactly as the command does. Then, for that
+// own clips (4 speeds × 2 pitches), says the command's near-misses once each ("hey jars", …; the
+// stream below holds them too, in every voice), reads the enrolment sentences, and a minute of
+// room audio (music, then pink noise, quiet); `enrol` trains exactly as the command does. Then, for that
 // household, on audio it never enrolled with:
 //  - false wakes per hour on the same non-wake stream as the local false-wake run (every voice,
 //    household prose and near-misses, clean and over music/noise at 10 dB);
@@ -19,6 +20,7 @@ import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment
 import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
+import { NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
 import {
@@ -65,6 +67,8 @@ const ENROL_SENTENCES = [
 ]
 const head = HEADS.find((h) => h.name === 'hey_jarvis')
 if (!head) throw new Error('no hey_jarvis head')
+// WAKE_BENCH_NEAR=0 enrols without the near-misses (as the run of 2026-12-02 morning did).
+const nearMisses = process.env.WAKE_BENCH_NEAR === '0' ? [] : (NEAR_MISSES.hey_jarvis ?? [])
 
 /** Chunks as the detector scored them: the head's score, and its window where it passed 0.1. */
 interface Scored {
@@ -222,6 +226,11 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
     )
     const reader = espeak(h, 160, 50)
     const negatives = [
+      // What the command asks for first: each near-miss once, as if calling someone.
+      ...nearMisses.map((t, i) => ({
+        name: `"${t}"`,
+        pcm: bytes(utterance(reader, t, `enrol-near-${reader.name}-${i}`)),
+      })),
       ...ENROL_SENTENCES.map((t, i) => ({
         name: `sentence ${i}`,
         pcm: bytes(utterance(reader, t, `enrol-neg-${reader.name}-${i}`)),

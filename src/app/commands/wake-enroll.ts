@@ -42,7 +42,7 @@ const SENTENCES = [
  * Near-misses the pretrained heads fire on (bench/RESULTS.md, "Wake word, the full run"), said
  * by the household as negatives: a verifier learns to turn away what it is shown, and little else.
  */
-const NEAR_MISSES: Readonly<Record<string, readonly string[]>> = {
+export const NEAR_MISSES: Readonly<Record<string, readonly string[]>> = {
   hey_jarvis: ['hey jars', 'hey Java', 'hey Charlie', 'hey Jasmine'],
   alexa: ['Alexis', 'a Lexus', 'election'],
   hey_rhasspy: ['hey, rascal'],
