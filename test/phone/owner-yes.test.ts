@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ownerChallenge } from '../../src/adapters/webauthn/owner-check.js'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import type { ApprovalRequest } from '../../src/ports/approver.js'
+import { decisionMessage, verifyReply } from '../../src/protocol/phone-side.js'
 import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.js'
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js'
 import { missingCommands } from '../helpers/system.js'
@@ -148,6 +149,47 @@ describe.skipIf(skip !== undefined)(
       await phone.decide(r.id, 'deny')
       expect(await q.outcome).toMatchObject({ ok: false, code: 'NOC_ERR_DENIED_BY_HUMAN' })
       expect(w.unlocked).toEqual([])
+    })
+
+    it('the phone whose yes failed the check is told why, signed for it alone; a forged yes is told nothing', async () => {
+      const w = await world()
+      await register(w)
+      const heard: Array<{ topic: string; payload: Buffer }> = []
+      const spy = await w.raw()
+      spy.on('message', (topic, payload) => heard.push({ topic, payload }))
+      await spy.subscribeAsync(`${w.topics.base}/conversations/reply/#`, { qos: 1 })
+      const phone = await w.approvals('anna')
+      const q = door(w)
+      const r = await phone.waitFor((await q.request).id)
+      await phone.decide(r.id, 'approve', 'once', undefined)
+      await until(() => heard.length === 1, 'the refusal told to anna')
+      const told = heard[0]
+      expect(told?.topic).toBe(`${w.topics.base}/conversations/reply/anna`)
+      const anna = { device: w.deviceId, phone: 'anna', key: w.keys.get('anna') as Uint8Array }
+      const v = verifyReply(anna, told?.payload ?? Buffer.alloc(0))
+      expect(v).toMatchObject({
+        ok: true,
+        value: {
+          re: r.id,
+          kind: 'error',
+          body: { code: 'NOC_ERR_OWNER_REFUSED', reason: 'no-assertion' },
+        },
+      })
+      // Under another key in anna's name: refused as bad-mac, and no word back to anyone.
+      const forged = decisionMessage(
+        { ...anna, key: randomBytes(32) },
+        r,
+        'approve',
+        'once',
+        Date.now(),
+      )
+      await spy.publishAsync(w.topics.decision(r.id), JSON.stringify(forged), { qos: 1 })
+      await until(() => refused(w, 'bad-mac') === 1, 'the forged yes refused')
+      await new Promise((res) => setTimeout(res, 300))
+      expect(heard).toHaveLength(1)
+      expect(w.unlocked).toEqual([])
+      await phone.decide(r.id, 'deny')
+      expect(await q.outcome).toMatchObject({ ok: false })
     })
 
     it('an assertion whose counter is behind the one kept (a replay, a cloned authenticator) is refused', async () => {

@@ -156,6 +156,35 @@ describe.skipIf(skip !== undefined)("the owner's yes in Chromium", { timeout: 90
     expect(w.unlocked).toEqual([])
   })
 
+  it('a yes the speaker refuses at the owner check comes back to the card with why, Approve again offered; the next one opens the door', async () => {
+    const { w, appUrl } = await world()
+    const { phone } = await phoneWithFingerprint()
+    await pairAndRegister(w, appUrl, phone)
+    const kept = w.store.owners.ownerCredential('anna')
+    // The speaker has seen a later counter than this authenticator will give (a cloned key, or a
+    // phone restored from an old backup): its next assertion does not verify.
+    w.store.owners.advanceOwnerCounter('anna', kept?.id ?? '', 1_000_000)
+    const q = w.call('unlock_door', { door: 'front' })
+    const id = (await q.request).id
+    const card = suite.card(phone, id)
+    const approve = card.getByRole('button', { name: 'Approve: unlock the front door' })
+    await approve.click()
+    await until(() => w.refusedDecisions('invalid-assertion') === 1, 'refused as invalid-assertion')
+    await card.locator('.problem').waitFor()
+    expect(await card.locator('.problem').textContent()).toContain(
+      'could not verify your fingerprint, face or screen lock for this request',
+    )
+    // Offered again, not "sent, waiting": the request is still pending on the speaker.
+    expect(await approve.isEnabled()).toBe(true)
+    expect(await card.locator('[data-delivery]').count()).toBe(0)
+    expect(w.unlocked).toEqual([])
+    // The speaker's record put back as it was registered: the same tap now opens the door.
+    if (kept) w.store.owners.putOwnerCredential({ ...kept, counter: 0 })
+    await approve.click()
+    expect(await q.outcome).toMatchObject({ ok: true })
+    expect(w.unlocked).toEqual(['front'])
+  })
+
   it('isUserVerified false: the app sends nothing and says why; an assertion without the flag is refused — the door stays shut', async () => {
     const { w, appUrl } = await world()
     const seen = await recordBroker(w)

@@ -22,3 +22,19 @@ export function refusalWords(reason: string): string {
   const words = REQUEST_WORDS[code] ?? 'A message could not be checked.'
   return outcome ? `How a request ended could not be believed. ${words}` : words
 }
+
+/**
+ * The speaker refused this phone's yes at the owner's check (docs/protocol.md, "The owner's yes"):
+ * what the card says, by the reason the speaker gave. The request is still pending.
+ */
+export function ownerRefusedWords(reason: unknown, speaker: string): string {
+  switch (reason) {
+    case 'no-credential':
+    case 'unknown-credential':
+      return `${speaker} does not know this phone's fingerprint, face or screen lock (any more), so it did not take your yes. Register it again under Speakers (it may take pairing again), or ask someone else.`
+    case 'not-user-verified':
+      return `${speaker} did not take your yes: the fingerprint, face or screen lock was not confirmed. Tap Approve to try again.`
+    default:
+      return `${speaker} could not verify your fingerprint, face or screen lock for this request, so it did not take your yes. Tap Approve to try again.`
+  }
+}

@@ -16,6 +16,7 @@ import { isSensitivity, type Sensitivity } from '../../src/protocol/sensitivity.
 import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/topics.js'
 import { MqttClient } from './mqtt/client.js'
 import { type Speaker, speakerKey } from './pairing.js'
+import { ownerRefusedWords } from './refusal-words.js'
 
 export interface SpeakerStatus {
   readonly online: boolean
@@ -419,6 +420,21 @@ export class SpeakerLink {
     this.#changed('cards', this)
   }
 
+  /**
+   * The speaker refused this phone's yes at the owner's check and said so (the request still
+   * waits): the answer is forgotten, so the card offers Approve and Deny again with the reason.
+   */
+  #yesRefused(card: Card, body: unknown): void {
+    if (card.ended || card.sent !== 'approve') return
+    const { reason } = (body ?? {}) as { reason?: unknown }
+    card.sent = undefined
+    card.delivery = undefined
+    card.answer = undefined
+    card.held = undefined
+    card.problem = ownerRefusedWords(reason, this.speaker.name)
+    this.#changed('cards', this)
+  }
+
   #onOutcome(id: string, payload: Uint8Array): void {
     const card = this.cards.get(id)
     if (!card) return
@@ -439,6 +455,11 @@ export class SpeakerLink {
       return
     }
     const reply = r.value
+    const card = this.cards.get(reply.re)
+    if (card && reply.kind === 'error') {
+      this.#yesRefused(card, reply.body)
+      return
+    }
     const p = this.#calls.get(reply.re)
     if (!p) return
     if (reply.kind === 'done') {

@@ -32,6 +32,7 @@ import {
 import type { OutcomeState } from '../../protocol/phone-side.js'
 import { type MqttConnection, PublishRefused } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
+import { sendReply } from './signed-reply.js'
 
 export type { PhoneKeys } from '../../protocol/index.js'
 
@@ -103,12 +104,23 @@ interface Pending {
   readonly request: ApprovalRequest
   readonly digest: string
   readonly payload: string
+  /** Refused yeses a phone was told of: `n` of the next such answer. */
+  refusalsTold: number
   resolve(d: ApprovalDecision): void
   reject(e: Error): void
   cleanup(): void
 }
 
 const SAY_UNREACHABLE = "I can't reach your phone right now"
+
+/** What the phone is told when its yes failed the owner's check (docs/protocol.md). */
+const OWNER_REFUSAL_TEXT: Record<OwnerRefusal, string> = {
+  'no-credential': 'this phone has no screen-lock key registered with the speaker',
+  'no-assertion': 'the yes came without the screen-lock check',
+  'unknown-credential': 'the speaker knows another screen-lock key for this phone',
+  'not-user-verified': 'the screen lock was not used',
+  'invalid-assertion': 'the screen-lock check did not verify for this request',
+}
 
 /**
  * The Approver over MQTT (protocol v1, docs/protocol.md): each request is published retained,
@@ -271,6 +283,7 @@ export class MqttApprover implements Approver {
         request,
         digest,
         payload,
+        refusalsTold: 0,
         resolve,
         reject,
         cleanup: () => signal.removeEventListener('abort', onAbort),
@@ -566,9 +579,34 @@ export class MqttApprover implements Approver {
         critical: true,
         ...(verdict.detail !== undefined && { detail: verdict.detail }),
       })
+      this.#tellRefused(d.phone, p, verdict.reason)
       return
     }
     this.#accept(d, p, { ...fields, owner: verdict.owner })
+  }
+
+  /**
+   * The phone whose signed yes failed the owner's check is told so, on its own reply topic and
+   * signed with its key, so it can try again rather than wait for the request to run out. Only
+   * here: the MAC, window and nonce had verified (it is the phone), while any other refusal gets
+   * no answer, so that nobody can probe the device with forgeries.
+   */
+  #tellRefused(phone: string, p: Pending, reason: OwnerRefusal): void {
+    const key = this.#options.phones().get(phone)
+    if (!key) return
+    sendReply(
+      {
+        connection: this.#conn,
+        topics: this.topics,
+        deviceId: this.#options.deviceId,
+        clock: this.#clock,
+        logger: this.#log,
+      },
+      { phone, key, re: p.request.id },
+      p.refusalsTold++,
+      'error',
+      { code: 'NOC_ERR_OWNER_REFUSED', reason, message: OWNER_REFUSAL_TEXT[reason] },
+    )
   }
 
   #accept(d: DecisionMessage, p: Pending, fields: Record<string, unknown>): void {

@@ -15,17 +15,16 @@ import {
   type PhoneKeys,
   type PhoneRefusal,
   PhoneVerifier,
-  PROTOCOL_VERSION,
   parseConversationRequestTopic,
   parsePayload,
   type ReplyKind,
-  signConversationReply,
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
 import type { MqttConnection } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
 import { chunkItems } from './reply-chunks.js'
+import { type ReplyTo, sendReply } from './signed-reply.js'
 
 export interface PhoneRequestsOptions {
   readonly connection: MqttConnection
@@ -54,13 +53,6 @@ export type ConversationRejectReason =
 /** A reply numbered by its own counter (a follow's events outlive any memory of request ids). */
 export interface ReplyCounter {
   n: number
-}
-
-/** Who an answer goes to: the phone, its key, and the request it answers. */
-export interface ReplyTo {
-  readonly phone: string
-  readonly key: Uint8Array
-  readonly re: string
 }
 
 /** One verified request, as an endpoint serves it: what was asked and how to answer. */
@@ -164,42 +156,26 @@ export class PhoneRequests {
   /** One signed answer on the phone's reply topic, numbered by its request or by `counter`. */
   reply(to: ReplyTo, kind: ReplyKind, body: unknown, counter?: ReplyCounter): void {
     if (this.#closed) return
-    const { phone, key, re } = to
+    const { re } = to
     let n: number
     if (counter) n = counter.n++
     else {
       n = this.#counters.get(re) ?? 0
       this.#counters.set(re, n + 1)
     }
-    const reply: Record<string, unknown> = {
-      v: PROTOCOL_VERSION,
-      re,
-      device: this.#options.deviceId,
-      phone,
+    sendReply(
+      {
+        connection: this.#options.connection,
+        topics: this.#topics,
+        deviceId: this.#options.deviceId,
+        clock: this.#clock,
+        logger: this.#log,
+      },
+      to,
       n,
       kind,
       body,
-      at: this.#clock.now(),
-    }
-    // The MAC field adds 73 bytes.
-    const bytes = Buffer.byteLength(JSON.stringify(reply)) + 80
-    if (bytes > MAX_PAYLOAD_BYTES) {
-      // Every path stays within budget; this is the last guard, so a phone never sees a gap.
-      this.#log.error(
-        { event: 'reply_too_large', phone, requestId: re, kind, bytes },
-        'reply too large: sent truncated',
-      )
-      reply.body = { truncated: true }
-    }
-    reply.mac = signConversationReply(key, JSON.parse(JSON.stringify(reply)))
-    this.#options.connection
-      .publish(this.#topics.conversationReply(phone), JSON.stringify(reply), { qos: 1 })
-      .catch((err: unknown) =>
-        this.#log.warn(
-          { event: 'reply_not_published', phone, requestId: re, kind, err: errorText(err) },
-          'reply not published',
-        ),
-      )
+    )
   }
 
   /** Counted always; logged in full only for the first few per reason, then in summaries. */
