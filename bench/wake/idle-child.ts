@@ -12,6 +12,7 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import { quietNoise } from '../../src/audio/pcm.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { VoicedHistory } from '../../src/audio/voiced-history.js'
 import { WakeOnset } from '../../src/audio/wake-onset.js'
@@ -81,14 +82,7 @@ function room(): Uint8Array {
       files.map((f) => parseWav(readFileSync(join(dir, `${f}.wav`)), 16_000).pcm.subarray(32_000)),
     )
   }
-  const noise = new Uint8Array(32_000)
-  const view = new DataView(noise.buffer)
-  let seed = 3
-  for (let i = 0; i < noise.length; i += 2) {
-    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
-    view.setInt16(i, (seed % 300) - 150, true)
-  }
-  return noise
+  return quietNoise(32_000, 150)
 }
 const noise = room()
 const loopFrames = Math.floor(noise.length / 640)

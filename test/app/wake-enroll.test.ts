@@ -13,6 +13,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { createWakeDetector } from '../../src/app/wake-detector.js'
+import { quietNoise } from '../../src/audio/pcm.js'
 import { wavHeader } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
@@ -78,14 +79,7 @@ const phrase = (speed: number, pitch: number) =>
 
 /** Quiet noise, as a room between sentences. */
 function room(seconds: number): Uint8Array {
-  const out = new Uint8Array(seconds * SECOND)
-  const v = new DataView(out.buffer)
-  let seed = 3
-  for (let i = 0; i < out.length; i += 2) {
-    seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
-    v.setInt16(i, (seed % 300) - 150, true)
-  }
-  return out
+  return quietNoise(seconds * SECOND, 150)
 }
 
 function wav(pcm: Uint8Array, rateHz = 16_000): Buffer {

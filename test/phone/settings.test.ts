@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
-import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.js'
+import { mosquittoBroker } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
+import { brokerWithWorlds } from '../helpers/worlds.js'
 import { until } from '../mqtt/fixture.js'
 import { type PhoneWorld, phoneWorld } from './world.js'
 
@@ -16,18 +17,9 @@ describe.skipIf(skip !== undefined)(
   'speaker settings from a phone (Mosquitto)',
   { timeout: 60_000 },
   () => {
-    let broker: TestBroker
-    const worlds: PhoneWorld[] = []
-    beforeAll(async () => {
-      broker = mosquittoBroker(await freePort())
-      await broker.start()
-    }, 30_000)
-    afterAll(async () => {
-      await broker?.stop()
-    })
-    afterEach(async () => {
-      for (const w of worlds.splice(0)) await w.close()
-    })
+    const worlds = brokerWithWorlds(mosquittoBroker, (broker, wakeWord: boolean) =>
+      phoneWorld(broker, { wakeWord }),
+    )
 
     /** The retained status, as a phone reads it. */
     async function status(w: PhoneWorld): Promise<() => Record<string, unknown> | undefined> {
@@ -41,8 +33,7 @@ describe.skipIf(skip !== undefined)(
     }
 
     it('with a wake word: the status carries the sensitivity, a phone sets it, and an unknown word is refused', async () => {
-      const w = await phoneWorld(broker)
-      worlds.push(w)
+      const w = await worlds.open(true)
       const seen = await status(w)
       await until(() => seen()?.sensitivity === 'normal', 'the sensitivity in the status')
       const anna = await w.phone('anna')
@@ -57,8 +48,7 @@ describe.skipIf(skip !== undefined)(
     })
 
     it('without a wake word: no sensitivity in the status, and setting one is refused with why', async () => {
-      const w = await phoneWorld(broker, { wakeWord: false })
-      worlds.push(w)
+      const w = await worlds.open(false)
       const seen = await status(w)
       await until(() => seen()?.online === true, 'the status')
       expect(seen()).not.toHaveProperty('sensitivity')

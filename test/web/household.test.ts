@@ -4,6 +4,7 @@ import { phoneRequestMessage } from '../../src/protocol/phone-side.js'
 import { USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
+import type { PhoneWorld } from '../phone/world.js'
 import { openTab, shownText } from './app-harness.js'
 import { missingChromium } from './browser.js'
 import { ask, doorRequestBody, recordBroker, storedExchange } from './device-side.js'
@@ -396,21 +397,7 @@ describe.skipIf(skip !== undefined)(
       await speaker.locator('.volume[data-volume="30"]').waitFor()
       const sent = seen.json('/conversations/request/anna').filter((r) => r.op === 'set_volume')
       expect(sent.map((r) => r.args)).toEqual([{ volume: 40 }, { volume: 30 }])
-      // Forged: another key; anna's signed request with the volume changed; a replay of hers.
-      const intruder = await w.raw(USERS.intruder)
-      const topic = `${w.topics.base}/conversations/request/anna`
-      const me = { device: w.deviceId, phone: 'anna', key: new Uint8Array(32).fill(5) }
-      const forged = phoneRequestMessage(me, 'forged-1', 'set_volume', { volume: 100 }, Date.now())
-      const changed = { ...(sent[1] ?? {}), id: 'forged-2', args: { volume: 100 } }
-      for (const m of [forged, changed, sent[0]]) {
-        await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
-      }
-      await until(
-        () =>
-          (w.refusedRequests()['bad-mac'] ?? 0) === 2 &&
-          (w.refusedRequests()['replayed-nonce'] ?? 0) === 1,
-        'the three forged requests refused',
-      )
+      await forgeSetting(w, 'set_volume', { volume: 100 }, sent)
       expect(w.deviceState.volume).toBe(30)
       expect(seen.json('/status').at(-1)).toMatchObject({ volume: 30 })
       expect(await speaker.locator('.volume').getAttribute('data-volume')).toBe('30')
@@ -453,25 +440,7 @@ describe.skipIf(skip !== undefined)(
             .some((r) => r.re === 'odd-1' && JSON.stringify(r).includes('low, normal, high')),
         'the odd sensitivity refused with the words it takes',
       )
-      // Forged: another key; anna's request with the word changed; a replay of hers.
-      const forger = { ...me, key: new Uint8Array(32).fill(5) }
-      const forged = phoneRequestMessage(
-        forger,
-        'forged-1',
-        'set_sensitivity',
-        { sensitivity: 'high' },
-        Date.now(),
-      )
-      const changed = { ...(sent[0] ?? {}), id: 'forged-2', args: { sensitivity: 'high' } }
-      for (const m of [forged, changed, sent[0]]) {
-        await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
-      }
-      await until(
-        () =>
-          (w.refusedRequests()['bad-mac'] ?? 0) === 2 &&
-          (w.refusedRequests()['replayed-nonce'] ?? 0) === 1,
-        'the three forged requests refused',
-      )
+      await forgeSetting(w, 'set_sensitivity', { sensitivity: 'high' }, sent)
       expect(w.deviceState.sensitivity).toBe('low')
       expect(seen.json('/status').at(-1)).toMatchObject({ sensitivity: 'low' })
       expect(await speaker.locator('.sensitivity').getAttribute('data-sensitivity')).toBe('low')
@@ -573,3 +542,30 @@ describe.skipIf(skip !== undefined)(
     })
   },
 )
+
+/**
+ * Three forgeries of a setting on anna's request topic, by the intruder's broker login: signed with
+ * another key; anna's last signed request with its args changed; a replay of her first. All three
+ * refused (two `bad-mac`, one `replayed-nonce`) before the caller checks nothing changed.
+ */
+async function forgeSetting(
+  w: PhoneWorld,
+  op: string,
+  args: Record<string, unknown>,
+  sent: Array<Record<string, unknown>>,
+): Promise<void> {
+  const intruder = await w.raw(USERS.intruder)
+  const topic = `${w.topics.base}/conversations/request/anna`
+  const other = { device: w.deviceId, phone: 'anna', key: new Uint8Array(32).fill(5) }
+  const forged = phoneRequestMessage(other, 'forged-1', op, args, Date.now())
+  const changed = { ...(sent.at(-1) ?? {}), id: 'forged-2', args }
+  for (const m of [forged, changed, sent[0]]) {
+    await intruder.publishAsync(topic, JSON.stringify(m), { qos: 1 })
+  }
+  await until(
+    () =>
+      (w.refusedRequests()['bad-mac'] ?? 0) === 2 &&
+      (w.refusedRequests()['replayed-nonce'] ?? 0) === 1,
+    'the three forged requests refused',
+  )
+}

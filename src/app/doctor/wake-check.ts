@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
+import { quietNoise } from '../../audio/pcm.js'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
@@ -50,14 +51,8 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
     }
     const loadMs = performance.now() - loadStart
     try {
-      // Quiet room noise: scoring costs the same whatever is said.
-      const pcm = new Uint8Array(PROBE_SECONDS * 32_000)
-      const view = new DataView(pcm.buffer)
-      let seed = 7
-      for (let i = 0; i < pcm.length; i += 2) {
-        seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
-        view.setInt16(i, (seed % 400) - 200, true)
-      }
+      // Quiet room noise, every chunk scored (no hint): the cost of a room where someone talks.
+      const pcm = quietNoise(PROBE_SECONDS * 32_000, 200, 7)
       const cpu = process.cpuUsage()
       const start = performance.now()
       await detector.scoreRecorded(pcm)

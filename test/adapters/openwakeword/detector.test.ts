@@ -3,10 +3,12 @@ import type { OpenWakeWordDetector } from '../../../src/adapters/openwakeword/de
 import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
 import type {
   InferenceRuntime,
+  ModelSession,
   RuntimeName,
 } from '../../../src/adapters/openwakeword/model-session.js'
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
 import { DEFAULT_WAKE_CONSECUTIVE, wakeSchema } from '../../../src/app/config/wake-schema.js'
+import { quietNoise } from '../../../src/audio/pcm.js'
 import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../../src/testing/memory-logger.js'
@@ -208,25 +210,32 @@ describe('the two runtimes', () => {
   }, 120_000)
 })
 
+/** A real runtime whose embedding model's runs go through `around` (the other models as they are). */
+function aroundEmbedding(
+  real: InferenceRuntime,
+  around: (
+    run: ModelSession['run'],
+    input: Float32Array,
+    dims: readonly number[],
+  ) => Promise<Float32Array>,
+): InferenceRuntime {
+  return {
+    name: real.name,
+    async load(file) {
+      const m = await real.load(file)
+      if (file !== EMBEDDING) return m
+      return { ...m, run: (input, dims) => around(m.run, input, dims), close: () => m.close() }
+    },
+  }
+}
+
 describe('scoring that falls behind', () => {
   /** The real native runtime with every embedding run held back: a board far too slow. */
   async function slowRuntime(delayMs: number): Promise<InferenceRuntime> {
-    const real = await loadRuntime('native')
-    return {
-      name: real.name,
-      async load(file) {
-        const m = await real.load(file)
-        if (file !== EMBEDDING) return m
-        return {
-          ...m,
-          run: async (input, dims) => {
-            await new Promise((r) => setTimeout(r, delayMs))
-            return m.run(input, dims)
-          },
-          close: () => m.close(),
-        }
-      },
-    }
+    return aroundEmbedding(await loadRuntime('native'), async (run, input, dims) => {
+      await new Promise((r) => setTimeout(r, delayMs))
+      return run(input, dims)
+    })
   }
 
   it('push() returns at once, frames keep flowing, and the detector drops and reports the backlog', async () => {
@@ -270,39 +279,16 @@ describe('scoring that falls behind', () => {
 describe.each(['native', 'wasm'] as const)('a quiet room on the %s runtime', (runtime) => {
   /** The real runtime, counting how often the embedding model runs. */
   async function counting(): Promise<{ runtime: InferenceRuntime; embeddings: () => number }> {
-    const real = await loadRuntime(runtime)
     let runs = 0
-    return {
-      embeddings: () => runs,
-      runtime: {
-        name: real.name,
-        async load(file) {
-          const m = await real.load(file)
-          if (file !== EMBEDDING) return m
-          return {
-            ...m,
-            run: (input, dims) => {
-              runs++
-              return m.run(input, dims)
-            },
-            close: () => m.close(),
-          }
-        },
-      },
-    }
+    const counted = aroundEmbedding(await loadRuntime(runtime), (run, input, dims) => {
+      runs++
+      return run(input, dims)
+    })
+    return { embeddings: () => runs, runtime: counted }
   }
 
   /** Quiet room noise (±150), the same on every run. */
-  function roomNoise(ms: number): Uint8Array {
-    const out = new Uint8Array(ms * 32)
-    const view = new DataView(out.buffer)
-    let seed = 7
-    for (let i = 0; i < out.length; i += 2) {
-      seed = (seed * 1_103_515_245 + 12_345) & 0x7fffffff
-      view.setInt16(i, (seed % 300) - 150, true)
-    }
-    return out
-  }
+  const roomNoise = (ms: number) => quietNoise(ms * 32, 150, 7)
 
   /** Every chunk's scores by the capture time of its end, and the wakes, pushed with hints. */
   async function hear(
