@@ -121,7 +121,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
     if (this.#closed) return
-    if (voiceNearby) this.#fillHeard = true
     const samples = frame.byteLength >> 1
     const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
     const slots = this.#slots
@@ -129,6 +128,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     while (i < samples) {
       const slot = slots[(this.#read + this.#queued) % slots.length] as Int16Array
       const take = Math.min(CHUNK_SAMPLES - this.#fill, samples - i)
+      // Per piece: a frame that ends one chunk and starts the next counts for both.
+      if (voiceNearby) this.#fillHeard = true
       for (let k = 0; k < take; k++) slot[this.#fill + k] = view.getInt16((i + k) * 2, true)
       this.#fill += take
       i += take
