@@ -32,7 +32,7 @@ function whyNotCurrent(root) {
   const installed = read(join('node_modules', '.package-lock.json'))
   if (installed === undefined) return 'node_modules/.package-lock.json is unreadable'
   for (const [path, entry] of Object.entries(installed)) {
-    if (!isDeepStrictEqual(entry, locked[path])) return `${path} differs from package-lock.json`
+    if (!samePackage(entry, locked[path])) return `${path} differs from package-lock.json`
     // A bare entry without a version is npm's note of an override's target, not a folder.
     const onDisk = entry.version !== undefined || entry.link === true
     if (onDisk && !existsSync(join(root, path))) return `${path} is missing`
@@ -43,6 +43,18 @@ function whyNotCurrent(root) {
   }
   return undefined
 }
+
+/**
+ * Whether an installed entry is the locked package: the fields that say which package it is. The
+ * rest (licence, engines, os, cpu, libc, bin…) is metadata that npm versions record differently:
+ * npm 10, which Node 22 brings, leaves `libc` out of node_modules/.package-lock.json where the
+ * lockfile written by npm 11 has it, and comparing it would install again at every start.
+ */
+function samePackage(installed, locked) {
+  if (locked === undefined) return false
+  return IDENTITY.every((k) => isDeepStrictEqual(installed[k], locked[k]))
+}
+const IDENTITY = ['version', 'resolved', 'integrity', 'link']
 
 /** The npm that runs this script (npm sets npm_execpath), or the one on PATH. */
 function npmCommand() {

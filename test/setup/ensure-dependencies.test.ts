@@ -102,6 +102,34 @@ describe('npm start and npm test install the dependencies when they are not the 
     expect(c.run().npmCalls).toEqual([])
   })
 
+  it('an installed entry that records less metadata than the lockfile (an older npm) is current', () => {
+    const locked = {
+      ...PACKAGES,
+      'node_modules/e-linux': {
+        version: '5.0.0',
+        integrity: 'sha512-e',
+        license: 'MIT',
+        optional: true,
+        os: ['linux'],
+        cpu: ['arm64'],
+        libc: ['glibc'],
+      },
+    }
+    const c = tracked(locked)
+    c.run()
+    // What npm 10 writes for it: the same package, without the fields it does not record.
+    const hidden = join(c.root, 'node_modules/.package-lock.json')
+    const { packages } = JSON.parse(readFileSync(hidden, 'utf8'))
+    mkdirSync(join(c.root, 'node_modules/e-linux'), { recursive: true })
+    packages['node_modules/e-linux'] = { version: '5.0.0', integrity: 'sha512-e', optional: true }
+    writeFileSync(hidden, JSON.stringify({ packages }))
+    expect(c.run()).toMatchObject({ status: 0, stdout: '', npmCalls: [] })
+    // Another build of it is not.
+    packages['node_modules/e-linux'] = { version: '5.0.0', integrity: 'sha512-other' }
+    writeFileSync(hidden, JSON.stringify({ packages }))
+    expect(c.run().stdout).toContain('node_modules/e-linux differs from package-lock.json')
+  })
+
   it('a package the lockfile gained, or a folder someone deleted, installs again', () => {
     const c = tracked(PACKAGES)
     c.run()
