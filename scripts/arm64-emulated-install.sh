@@ -72,6 +72,11 @@ cleanup() {
 trap 'cleanup; report' EXIT
 mountpoint -q "$dir/proc" || mount -t proc proc "$dir/proc"
 mountpoint -q "$dir/sys" || { mount --rbind /sys "$dir/sys" && mount --make-rslave "$dir/sys"; }
+# The host's CPU list in /sys describes its x86 cores, not the emulated arm64 one: onnxruntime's
+# cpuinfo reads both and crashes on the mismatch (qemu: uncaught signal 11 when the wake-word
+# runtime loads). With the list hidden it logs "cpuinfo_initialize failed" and goes on, as it
+# does on a board whose /sys it cannot read. A real Pi's /sys matches its CPU; this is emulation's.
+mountpoint -q "$dir/sys/devices/system/cpu" || mount -t tmpfs none "$dir/sys/devices/system/cpu"
 mountpoint -q "$dir/dev" || { mount --rbind /dev "$dir/dev" && mount --make-rslave "$dir/dev"; }
 cp /etc/resolv.conf "$dir/etc/resolv.conf"
 if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then

