@@ -20,7 +20,7 @@ import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment
 import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
-import { NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
+import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
 import {
@@ -248,7 +248,8 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
         recorder,
         threshold: THRESHOLD,
         consecutive: CONSECUTIVE,
-        gate: LOWEST,
+        // As the command enrols: hard negatives from 0.1, the summary at its default gate.
+        gate: DEFAULT_GATE_SHARE * THRESHOLD,
       },
       positives,
       negatives,

@@ -125,6 +125,9 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
     const record = JSON.parse(readFileSync(s.verifier, 'utf8')) as Record<string, unknown>
     expect(record.kind).toBe('nocturn-wake-verifier')
     expect(record.window).toBe(16)
+    // It decides from 0.6 × the threshold (0.5), where the bench had it miss and fire less.
+    expect(record.gate).toBeCloseTo(0.3, 10)
+    expect(r.stdout).toContain('it decides where the head scores 0.3 or more')
 
     // From the next start the detector loads it from the model folder, and a held-out clip wakes.
     const wake = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }], modelDir: s.modelDir })

@@ -1,7 +1,7 @@
 import type { OpenWakeWordDetector } from './detector.js'
 import { EMBEDDING_SIZE, SAMPLE_RATE_HZ } from './features.js'
 import { type LogisticModel, predict, trainLogistic } from './logistic.js'
-import type { EnrolmentSummary, VerifierStage } from './verifier.js'
+import { DEFAULT_VERIFIER_GATE, type EnrolmentSummary, type VerifierStage } from './verifier.js'
 
 /**
  * Training a household's verifier (upstream's custom_verifier_model method, in our own code):
@@ -23,9 +23,17 @@ export interface EnrolOptions {
   readonly recorder: WindowRecorder
   readonly threshold: number
   readonly consecutive: number
+  /** Where the verifier will decide (the head's score from which its probability counts). */
   readonly gate: number
+  /**
+   * Negatives the head scored at or above this are the hard ones, weighted as `hardShare`.
+   * Upstream's gate (0.1) by default, whatever `gate` is: trained on every negative the head
+   * half-heard, the verifier turned away more at every gate (bench/RESULTS.md, "household
+   * verifier", the run trained from 0.3).
+   */
+  readonly hardFrom?: number
   readonly l2?: number
-  /** The share of the loss the hard negatives (head at or above the gate) carry together. */
+  /** The share of the loss the hard negatives carry together. */
   readonly hardShare?: number
 }
 
@@ -158,7 +166,7 @@ export async function enrol(
       if (foldOf(i, negative.length) === leaveFold) return
       x.push(n.window)
       y.push(0)
-      hard.push(n.head >= o.gate)
+      hard.push(n.head >= (o.hardFrom ?? DEFAULT_VERIFIER_GATE))
     })
     return trainLogistic(x, y, {
       sampleWeights: weigh(y, hard, o.hardShare ?? DEFAULT_HARD_SHARE),
