@@ -14,6 +14,7 @@ import { DEFAULT_SENSITIVITY, type DeviceState } from '../device/device-state.js
 import type { WakeListener, WakeWordDetector } from '../ports/wake-word.js'
 import type { Sensitivity } from '../protocol/sensitivity.js'
 import type { WakeConfig } from './config/wake-schema.js'
+import { guardNativeRuntime } from './native-guard.js'
 
 /** The configured phrases and the two feature models, as files. */
 export interface WakeModelPaths {
@@ -114,6 +115,12 @@ export interface WakeDetectorOptions {
   readonly onScores?: ScoreListener
   /** The device's sensitivity at start (DEFAULT_SENSITIVITY: the configured thresholds). */
   readonly sensitivity?: Sensitivity
+  /**
+   * Where the native runtime's first use leaves its mark (app/native-guard.ts): a start that
+   * finds it, because the last one crashed there, listens through WASM. Unset: no guard (doctor,
+   * the tests, enrolment: one-off processes whose crash a person sees).
+   */
+  readonly nativeMark?: string
 }
 
 /**
@@ -134,20 +141,25 @@ export async function createWakeDetector(
       threshold: thresholdAt(p.threshold, sensitivity),
     })),
   }
+  const guard = options.nativeMark
+    ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
+    : undefined
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
-  return loadWakeDetector({
+  // Whatever the result, a load that returns or throws did not take the process down.
+  const detector = await loadWakeDetector({
     ...paths,
     phrases: paths.phrases.map((p, i) => ({
       ...p,
       verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
     })),
     onWake: options.onWake,
-    runtime: config.runtime,
+    runtime: guard?.runtime ?? config.runtime,
     consecutive: config.consecutive,
     refractoryMs: config.refractoryMs,
     logger: options.logger,
     onScores: options.onScores,
-  })
+  }).finally(() => guard?.survived())
+  return detector
 }
 
 /**

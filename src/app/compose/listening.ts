@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path'
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
@@ -140,6 +141,9 @@ async function onsetFor(
   return wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
 }
 
+/** Beside the store: the one folder the service may always write (app/native-guard.ts). */
+const NATIVE_MARK = 'wake-native-starting'
+
 /**
  * The wake stage on the configured detector. A detector that cannot load (a missing or corrupt
  * model, no runtime) is an error on the LED and the status, with its message; the speaker then
@@ -158,6 +162,7 @@ async function wakeOnset(
       onWake: (d) => stage?.detected(d),
       logger: wakeLog,
       sensitivity: deps.device.sensitivity,
+      nativeMark: join(dirname(c.store.path), NATIVE_MARK),
     })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({
