@@ -1,9 +1,15 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { WakeConfig } from './config/wake-schema.js'
 
 type RuntimeChoice = WakeConfig['runtime']
+
+/** The mark's place: beside the store, the one folder the service may always write. */
+export function nativeMarkFor(storePath: string): string {
+  return join(dirname(storePath), 'wake-native-starting')
+}
 
 /**
  * A native library that crashes the process (a signal, not an exception) cannot be caught: under

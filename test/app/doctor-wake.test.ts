@@ -19,8 +19,10 @@ interface Report {
 }
 
 /** `nocturn doctor --json` on a config with `listen.wake`; the wake word's check. */
-async function wakeCheck(wake: Record<string, unknown>) {
+async function wakeCheck(wake: Record<string, unknown>, o: { crashedBefore?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-doctor-wake-'))
+  // The mark a start leaves when it died in the native runtime (app/native-guard.ts).
+  if (o.crashedBefore) writeFileSync(join(dir, 'wake-native-starting'), '2026-12-02T13:57:06Z\n')
   const config = join(dir, 'config.json')
   writeFileSync(
     config,
@@ -62,6 +64,19 @@ describe('nocturn doctor: the wake word', () => {
     expect(data.shareOfRealTime).toBeGreaterThan(0)
     expect(data.shareOfRealTime).toBeLessThan(0.5)
     expect(check.summary).toMatch(/"hey jarvis" on the native runtime: loaded in \d+ ms/)
+  }, 60_000)
+
+  it('after a start that died in the native runtime: WASM, a warning, and how to try native again', async () => {
+    const check = await wakeCheck(
+      { models: [{ model: 'hey_jarvis' }], modelDir: modelDir(true) },
+      { crashedBefore: true },
+    )
+    expect(check.status, check.summary).toBe('warn')
+    expect((check.data as { runtime: string }).runtime).toBe('wasm')
+    expect(check.summary).toContain('the native runtime crashed at an earlier start')
+    expect(check.details?.[0]).toMatch(
+      /^delete .*wake-native-starting to try the native runtime again/,
+    )
   }, 60_000)
 
   it('names the household verifier and what enrolment measured; a broken one fails, naming it', async () => {

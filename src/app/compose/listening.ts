@@ -1,4 +1,3 @@
-import { dirname, join } from 'node:path'
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
@@ -20,6 +19,7 @@ import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
+import { nativeMarkFor } from '../native-guard.js'
 import { createWakeDetector, followSensitivity } from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
@@ -141,9 +141,6 @@ async function onsetFor(
   return wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
 }
 
-/** Beside the store: the one folder the service may always write (app/native-guard.ts). */
-const NATIVE_MARK = 'wake-native-starting'
-
 /**
  * The wake stage on the configured detector. A detector that cannot load (a missing or corrupt
  * model, no runtime) is an error on the LED and the status, with its message; the speaker then
@@ -162,7 +159,7 @@ async function wakeOnset(
       onWake: (d) => stage?.detected(d),
       logger: wakeLog,
       sensitivity: deps.device.sensitivity,
-      nativeMark: join(dirname(c.store.path), NATIVE_MARK),
+      nativeMark: nativeMarkFor(c.store.path),
     })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({

@@ -3,6 +3,7 @@ import { quietNoise } from '../../audio/pcm.js'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
+import { nativeMarkFor } from '../native-guard.js'
 import { createWakeDetector, usedVerifier, wakeModelPaths } from '../wake-detector.js'
 import type { Check } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
@@ -19,8 +20,10 @@ const BUSY_SHARE = 0.5
 export const wakeCheck: Check<DeviceDoctorContext> = {
   name: 'wake word',
   async run(ctx) {
-    const wake = ctx.loaded?.config.listen.wake
-    if (!wake) return { status: 'skip', summary: 'no wake word configured (listen.wake)' }
+    const config = ctx.loaded?.config
+    const wake = config?.listen.wake
+    if (!config || !wake)
+      return { status: 'skip', summary: 'no wake word configured (listen.wake)' }
     let paths: ReturnType<typeof wakeModelPaths>
     try {
       paths = wakeModelPaths(wake)
@@ -38,10 +41,17 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
         ],
       }
     }
+    // The service's own mark (app/native-guard.ts): a crash here leaves it, as the service's would.
+    const mark = nativeMarkFor(config.store.path)
+    const crashedBefore = existsSync(mark)
     const loadStart = performance.now()
     let detector: Awaited<ReturnType<typeof createWakeDetector>>
     try {
-      detector = await createWakeDetector(wake, { onWake: () => {}, logger: silentLogger })
+      detector = await createWakeDetector(wake, {
+        onWake: () => {},
+        logger: silentLogger,
+        nativeMark: mark,
+      })
     } catch (err) {
       return {
         status: 'fail',
@@ -69,6 +79,16 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
       }
       const verifiers = verifierLines(wake, paths)
       const summary = `${detector.phrases.map((p) => `"${p}"`).join(', ')} on the ${detector.runtime} runtime: loaded in ${data.loadMs} ms, scores ${PROBE_SECONDS} s of audio in ${(share * 100).toFixed(0)} % of real time (${data.cpuMsPerAudioSecond} ms CPU per second); ${verifiers.join('; ')}`
+      if (crashedBefore) {
+        return {
+          status: 'warn',
+          summary: `the native runtime crashed at an earlier start, so the speaker listens through WASM: ${summary}`,
+          details: [
+            `delete ${mark} to try the native runtime again (after an update); if it crashes again, the mark comes back and WASM is used`,
+          ],
+          data,
+        }
+      }
       if (share >= 1) {
         return {
           status: 'fail',
