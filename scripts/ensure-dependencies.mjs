@@ -37,8 +37,14 @@ function whyNotCurrent(root) {
     const onDisk = entry.version !== undefined || entry.link === true
     if (onDisk && !existsSync(join(root, path))) return `${path} is missing`
   }
+  const optional = (entry) =>
+    entry.optional === true ||
+    entry.devOptional === true ||
+    // A link into an optional package (an override's vendored stand-in inside naudiodon, say)
+    // is as optional as that package: it is not there when the package did not build.
+    (entry.link === true && locked[entry.resolved] !== undefined && optional(locked[entry.resolved]))
   for (const [path, entry] of Object.entries(locked)) {
-    if (path === '' || path in installed || entry.optional || entry.devOptional) continue
+    if (path === '' || path in installed || optional(entry)) continue
     return `${path} is not installed`
   }
   return undefined

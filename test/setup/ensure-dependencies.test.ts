@@ -130,6 +130,23 @@ describe('npm start and npm test install the dependencies when they are not the 
     expect(c.run().stdout).toContain('node_modules/e-linux differs from package-lock.json')
   })
 
+  it('a link into an optional package that did not build (naudiodon without PortAudio) is no reason to install again', () => {
+    const c = tracked({
+      ...PACKAGES,
+      'node_modules/f-native': { version: '6.0.0', optional: true, os: ['none'] },
+      'node_modules/f-native/vendor/stand-in': { optional: true, os: ['none'] },
+      'node_modules/stand-in': { resolved: 'node_modules/f-native/vendor/stand-in', link: true },
+    })
+    c.run()
+    // What npm leaves when the optional package failed to build: neither it nor the link to it.
+    const hidden = join(c.root, 'node_modules/.package-lock.json')
+    const { packages } = JSON.parse(readFileSync(hidden, 'utf8'))
+    delete packages['node_modules/stand-in']
+    rmSync(join(c.root, 'node_modules/stand-in'), { recursive: true, force: true })
+    writeFileSync(hidden, JSON.stringify({ packages }))
+    expect(c.run()).toMatchObject({ status: 0, stdout: '', npmCalls: [] })
+  })
+
   it('a package the lockfile gained, or a folder someone deleted, installs again', () => {
     const c = tracked(PACKAGES)
     c.run()
