@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -174,3 +175,13 @@ it('npm start’s scene in wake mode: a sentence without the wake phrase opens n
   )
   expect(text).not.toContain('did not play as scripted')
 }, 180_000)
+
+it('nocturn demo takes --listen wake or speech and refuses anything else with the two it takes', async () => {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/app/cli.ts', 'demo', '--listen', 'always'],
+    { cwd: join(import.meta.dirname, '../..'), encoding: 'utf8' },
+  )
+  expect(r.status).toBe(2)
+  expect(r.stderr).toContain('--listen takes "wake" (the default) or "speech"')
+})

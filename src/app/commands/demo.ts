@@ -6,7 +6,9 @@ import { runPhoneDemo } from '../phone-demo.js'
 
 /**
  * `nocturn demo`: what `npm start` runs — the offline run of the whole appliance, in wake mode
- * (the hey_jarvis model from the model package, a devDependency). With `--phone`
+ * (the hey_jarvis model from the model package, a devDependency). `--listen speech` plays it
+ * without the wake word, as before it: for a machine that cannot score it in real time (an
+ * emulated board: scripts/arm64-emulated-install.sh), where the wake would be missed. With `--phone`
  * (`npm start -- --phone`): the same appliance serving the phone app, waiting for a browser's yes.
  */
 export async function run(args: string[]): Promise<number> {
@@ -42,12 +44,18 @@ export async function run(args: string[]): Promise<number> {
       process.off('SIGTERM', onSignal)
     }
   }
+  const i = args.indexOf('--listen')
+  const listen = i >= 0 ? args[i + 1] : 'wake'
+  if (listen !== 'wake' && listen !== 'speech') {
+    process.stderr.write('nocturn demo: --listen takes "wake" (the default) or "speech"\n')
+    return 2
+  }
   return runOffline({
     out: process.stdout,
     logger,
     root,
     workDir: resolve(root, 'var/offline'),
     cli,
-    listen: 'wake',
+    listen,
   })
 }

@@ -25,7 +25,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   demo: {
     summary: 'the offline run of the whole appliance: no hardware, no key, no network',
-    usage: '   (what npm start runs; keeps var/offline/ for nocturn transcripts)',
+    usage:
+      '[--listen wake|speech] [--phone]   (what npm start runs; keeps var/offline/ for nocturn transcripts)',
     load: () => import('./demo.js'),
   },
   transcripts: {
