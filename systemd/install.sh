@@ -59,7 +59,8 @@ fi
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 cp -a dist bin package.json package-lock.json vendor node_modules "$stage/"
-mkdir -p "$stage/fixtures" && cp -a fixtures/offline "$stage/fixtures/"
+# `nocturn demo` on the device: the room's recordings and the fake model's spoken replies.
+mkdir -p "$stage/fixtures" && cp -a fixtures/offline fixtures/speech "$stage/fixtures/"
 (cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)
 # The wake word's runtimes ship far more than one board uses: onnxruntime-node a native library
 # for each of six platforms (~290 MB), onnxruntime-web four WASM builds and their maps (~140 MB).

@@ -78,6 +78,15 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     })
     expect(help.status, help.stderr).toBe(0)
     expect(help.stdout).toMatch(/usage: nocturn/)
+    // `nocturn demo` plays the whole scene from the installed copy (it once hung there: the fake
+    // model's spoken replies were not installed, so it never spoke).
+    const demo = spawnSync(
+      process.execPath,
+      [join(opt, 'dist', 'app', 'cli.js'), 'demo', '--listen', 'speech'],
+      { cwd: tmpdir(), encoding: 'utf8', timeout: 120_000 },
+    )
+    expect(demo.status, demo.stdout.slice(-1500)).toBe(0)
+    expect(demo.stdout).toContain('[nocturn] The front door is unlocked.')
     // The unit runs the node this install found; the config was written from the example.
     const unit = readFileSync(join(dest, 'etc', 'systemd', 'system', 'nocturn.service'), 'utf8')
     expect(unit).toMatch(/^ExecStart=\S*node \/opt\/nocturn\/dist\/service\/cli\.js run /m)
