@@ -13,7 +13,6 @@ import {
   type VerifiedOutcome,
   type VerifiedRequest,
   verifyOutcome,
-  verifyReply,
   verifyRequest,
 } from '../protocol/phone-side.js'
 import { phoneConnection } from './phone-connection.js'
@@ -38,11 +37,6 @@ export type PhoneEvent =
   /** The broker no longer holds the request; unsigned, so on its own it ends nothing. */
   | { kind: 'cleared'; id: string }
   | { kind: 'refused'; id: string; reason: string }
-  /**
-   * The device did not take this phone's yes at the owner's check and said so, signed for this
-   * phone (docs/protocol.md, "The owner's yes"); the request is still pending.
-   */
-  | { kind: 'yes-refused'; id: string; reason: string; message: string }
 
 /**
  * The reference phone: the second implementation of protocol v1, small enough to read next to
@@ -74,7 +68,7 @@ export class PhoneClient {
     const { conn, ready } = phoneConnection(
       options,
       'a',
-      [this.topics.requests, this.topics.outcomes, this.topics.conversationReply(phone)],
+      [this.topics.requests, this.topics.outcomes],
       (topic, payload) => this.#onMessage(topic, payload),
       this.#log,
     )
@@ -113,18 +107,10 @@ export class PhoneClient {
     )
   }
 
-  /**
-   * Waits for the device's outcome for `id`; rejects at once when the device refuses this phone's
-   * yes at the owner's check (the request still waits for another answer).
-   */
+  /** Waits for the device's outcome for `id`. */
   waitOutcome(id: string, timeoutMs = 5000): Promise<VerifiedOutcome> {
     return this.#waitEvent(
-      (e) => {
-        if (e.kind === 'yes-refused' && e.id === id) {
-          return new Error(`the speaker did not take your yes: ${e.message} (${e.reason})`)
-        }
-        return e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined
-      },
+      (e) => (e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined),
       timeoutMs,
       `no outcome for ${id}`,
     )
@@ -161,9 +147,8 @@ export class PhoneClient {
     for (const l of [...this.#listeners]) l(e)
   }
 
-  /** Resolves with what `pick` finds in an event; an Error it returns rejects. */
   #waitEvent<T>(
-    pick: (e: PhoneEvent) => T | Error | undefined,
+    pick: (e: PhoneEvent) => T | undefined,
     timeoutMs: number,
     what: string,
   ): Promise<T> {
@@ -177,17 +162,12 @@ export class PhoneClient {
         if (v === undefined) return
         clearTimeout(timer)
         off()
-        if (v instanceof Error) reject(v)
-        else resolve(v)
+        resolve(v)
       })
     })
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    if (topic === this.topics.conversationReply(this.#me.phone)) {
-      this.#onReply(payload)
-      return
-    }
     const where = parseApprovalTopic(this.topics, topic)
     if (!where) return
     if (where.kind === 'outcome') {
@@ -215,20 +195,6 @@ export class PhoneClient {
     }
     this.#verified.set(id, verdict.value)
     this.#emit({ kind: 'pending', request: verdict.value })
-  }
-
-  /** Of its replies this client reads one kind: the device's refusal of its yes to a request. */
-  #onReply(payload: Buffer): void {
-    const r = verifyReply(this.#me, payload)
-    if (!r.ok || r.value.kind !== 'error' || !this.#verified.has(r.value.re)) return
-    const body = (r.value.body ?? {}) as { code?: unknown; reason?: unknown; message?: unknown }
-    if (body.code !== 'NOC_ERR_OWNER_REFUSED') return
-    this.#emit({
-      kind: 'yes-refused',
-      id: r.value.re,
-      reason: String(body.reason),
-      message: String(body.message),
-    })
   }
 
   /** An ending counts only if its MAC for this phone verifies over the request's digest. */
