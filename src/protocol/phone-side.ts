@@ -189,6 +189,9 @@ export function verifyOutcome(
   return { ok: true, value: outcome }
 }
 
+/** The code of the signed error the deciding phone gets when the device refuses its owner's yes. */
+export const OWNER_REFUSED_CODE = 'NOC_ERR_OWNER_REFUSED'
+
 /** A conversation reply is believed only if it is for this phone, from the paired device, signed. */
 export function verifyReply(me: PhoneIdentity, payload: Uint8Array): Checked<VerifiedReply> {
   const parsed = parseJsonObject(payload)

@@ -2,6 +2,7 @@ import type { GrantForm } from '../../src/protocol/forms.js'
 import { fromBase64url, newNonce } from '../../src/protocol/phone-crypto.js'
 import {
   decisionMessage,
+  OWNER_REFUSED_CODE,
   type PhoneIdentity,
   parseJsonObject,
   phoneRequestMessage,
@@ -457,7 +458,10 @@ export class SpeakerLink {
     const reply = r.value
     const card = this.cards.get(reply.re)
     if (card && reply.kind === 'error') {
-      this.#yesRefused(card, reply.body)
+      // Only the owner's check answers a card's id with an error; anything else is not ours.
+      if ((reply.body as { code?: unknown } | undefined)?.code === OWNER_REFUSED_CODE) {
+        this.#yesRefused(card, reply.body)
+      }
       return
     }
     const p = this.#calls.get(reply.re)

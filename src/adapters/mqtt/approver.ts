@@ -29,7 +29,7 @@ import {
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
-import type { OutcomeState } from '../../protocol/phone-side.js'
+import { type OutcomeState, OWNER_REFUSED_CODE } from '../../protocol/phone-side.js'
 import { type MqttConnection, PublishRefused } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
 import { sendReply } from './signed-reply.js'
@@ -605,7 +605,7 @@ export class MqttApprover implements Approver {
       { phone, key, re: p.request.id },
       p.refusalsTold++,
       'error',
-      { code: 'NOC_ERR_OWNER_REFUSED', reason, message: OWNER_REFUSAL_TEXT[reason] },
+      { code: OWNER_REFUSED_CODE, reason, message: OWNER_REFUSAL_TEXT[reason] },
     )
   }
 
