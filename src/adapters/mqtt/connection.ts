@@ -168,10 +168,14 @@ export class MqttConnection {
     client.on('close', () => {
       if (this.#closed) return
       // A broker that refused MQTT 5 is asked again at once, in 3.1.1.
-      const delay = this.#downgraded ? 0 : this.#backoff.next()
-      if (!this.#downgraded) this.#settleFirst()
+      const downgrading = this.#downgraded
+      const delay = downgrading ? 0 : this.#backoff.next()
       this.#downgraded = false
-      this.#log.warn({ event: 'mqtt_connection_lost', retryInMs: delay }, 'mqtt connection lost')
+      // That close ends the refused MQTT 5 attempt, not a connection: nothing was lost.
+      if (!downgrading) {
+        this.#settleFirst()
+        this.#log.warn({ event: 'mqtt_connection_lost', retryInMs: delay }, 'mqtt connection lost')
+      }
       for (const h of this.#onDisconnect) h()
       // On Node's clock, with mqtt.js's keepalive and connect timeout: the transport's timers
       // belong together (a test's virtual clock would otherwise hold a 3.1.1 retry back forever).
@@ -186,7 +190,9 @@ export class MqttConnection {
         this.#version = 4
         this.#downgraded = true
         client.options.protocolVersion = 4
-        this.#log.warn(
+        // Said once per start, as information: the client works, and doctor is what warns a
+        // household whose ACL then drops forbidden publishes unseen (device-checks.ts).
+        this.#log.info(
           { event: 'mqtt5_refused' },
           'broker refuses MQTT 5: using 3.1.1, where a publish its ACL forbids is dropped unseen',
         )
