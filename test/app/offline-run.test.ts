@@ -8,6 +8,9 @@ import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { runOffline } from '../../src/app/offline-run.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { type CpuQuota, makeCpuQuota, runInQuota } from '../helpers/cpu-quota.js'
+import { captureLogger } from '../mqtt/fixture.js'
+
+const ROOT = join(import.meta.dirname, '../..')
 
 it('the offline run plays the household scene end to end and leaves a readable chat and a speaker WAV', async () => {
   const out = new PassThrough()
@@ -19,7 +22,7 @@ it('the offline run plays the household scene end to end and leaves a readable c
   const code = await runOffline({
     out,
     logger: silentLogger,
-    root: join(import.meta.dirname, '../..'),
+    root: ROOT,
     workDir,
   })
   expect(code, text).toBe(0)
@@ -73,7 +76,16 @@ it('the offline run plays the household scene end to end and leaves a readable c
   expect(chat).not.toContain('It is twenty past seven.') // the reply cut by the barge-in is gone
   expect(chat.at(-1)).toMatch(/^You are welcome\./)
   store.close()
-}, 60_000)
+
+  // \`npm start\` again, in the same folder: a fresh scene, not the last one's store restored from
+  // its copy as if the card had lost it (which logged an error and kept the old chat).
+  const logger = captureLogger()
+  expect(await runOffline({ out: new PassThrough(), logger, root: ROOT, workDir })).toBe(0)
+  expect(logger.entries.filter((e) => e.level === 'warn' || e.level === 'error')).toEqual([])
+  const again = new SqliteStore(join(workDir, 'nocturn.db'))
+  expect(again.listConversations()).toHaveLength(1)
+  again.close()
+}, 120_000)
 
 it('a scene that does not play as scripted exits 1, names what differed, and claims nothing that did not happen', async () => {
   const out = new PassThrough()

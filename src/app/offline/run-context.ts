@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from '../../core/logger.js'
@@ -43,9 +43,13 @@ export function runContext(
 ): { ctx: RunContext; unwind: () => Promise<void> } {
   const t0 = Date.now()
   const work = workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
-  rmSync(join(work, 'nocturn.db'), { force: true })
-  rmSync(join(work, 'phones'), { recursive: true, force: true })
   mkdirSync(work, { recursive: true })
+  // The whole store: its WAL and its copies too, or the store would take a copy of the last
+  // run's chat for a destroyed store and restore it (adapters/sqlite/restore.ts).
+  for (const f of readdirSync(work)) {
+    if (f.startsWith('nocturn.db')) rmSync(join(work, f), { recursive: true, force: true })
+  }
+  rmSync(join(work, 'phones'), { recursive: true, force: true })
   const stack: (() => Promise<void> | void)[] = []
   if (!workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
   const timers: NodeJS.Timeout[] = []
