@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
@@ -10,6 +10,7 @@ import { FakeLiveServer, type GenerateAnswer } from '../testing/fake-live-server
 import { type Appliance, startAppliance } from './appliance.js'
 import { parseConfig } from './config/load.js'
 import { HOUSEHOLD_ACTIONS } from './household-scene.js'
+import { emptyOfLastRun } from './offline/run-context.js'
 import { pairingLink } from './phone-app.js'
 import { PhoneKeyStore } from './phone-keys.js'
 
@@ -74,9 +75,7 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
   }
   const say = (text: string) => options.out.write(`${text}\n`)
   try {
-    rmSync(join(options.workDir, 'nocturn.db'), { force: true })
-    rmSync(join(options.workDir, 'phones'), { recursive: true, force: true })
-    mkdirSync(options.workDir, { recursive: true })
+    emptyOfLastRun(options.workDir)
 
     const broker = new EmbeddedBroker({
       port: 0,

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { emptyOfLastRun } from '../../src/app/offline/run-context.js'
 import { runOffline } from '../../src/app/offline-run.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { type CpuQuota, makeCpuQuota, runInQuota } from '../helpers/cpu-quota.js'
@@ -196,4 +197,20 @@ it('nocturn demo takes --listen wake or speech and refuses anything else with th
   )
   expect(r.status).toBe(2)
   expect(r.stderr).toContain('--listen takes "wake" (the default) or "speech"')
+})
+
+it('a demo folder is emptied of the last run: the store with its WAL and copies, and the phone keys, nothing else', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-offline-empty-'))
+  for (const f of [
+    'nocturn.db',
+    'nocturn.db-wal',
+    'nocturn.db.backup',
+    'speaker.wav',
+    'vapid-key.json',
+  ])
+    writeFileSync(join(dir, f), 'x')
+  mkdirSync(join(dir, 'phones'))
+  writeFileSync(join(dir, 'phones', 'anna.json'), '{}')
+  emptyOfLastRun(dir)
+  expect(readdirSync(dir).sort()).toEqual(['speaker.wav', 'vapid-key.json'])
 })

@@ -32,6 +32,19 @@ export interface RunContext {
 }
 
 /**
+ * A demo's folder without the last run's store and phone keys. The whole store goes, its WAL and
+ * its copies too: with a copy left, the store would take the missing file for a destroyed card
+ * and restore the last run's chat (adapters/sqlite/restore.ts).
+ */
+export function emptyOfLastRun(work: string): void {
+  mkdirSync(work, { recursive: true })
+  for (const f of readdirSync(work)) {
+    if (f.startsWith('nocturn.db')) rmSync(join(work, f), { recursive: true, force: true })
+  }
+  rmSync(join(work, 'phones'), { recursive: true, force: true })
+}
+
+/**
  * A fresh run: `workDir` emptied of an earlier run's store and phones (kept afterwards), or a
  * temporary folder (removed); lines printed to `out` stamped with the time since now. `unwind`
  * ends it.
@@ -43,13 +56,7 @@ export function runContext(
 ): { ctx: RunContext; unwind: () => Promise<void> } {
   const t0 = Date.now()
   const work = workDir ?? mkdtempSync(join(tmpdir(), 'nocturn-offline-'))
-  mkdirSync(work, { recursive: true })
-  // The whole store: its WAL and its copies too, or the store would take a copy of the last
-  // run's chat for a destroyed store and restore it (adapters/sqlite/restore.ts).
-  for (const f of readdirSync(work)) {
-    if (f.startsWith('nocturn.db')) rmSync(join(work, f), { recursive: true, force: true })
-  }
-  rmSync(join(work, 'phones'), { recursive: true, force: true })
+  emptyOfLastRun(work)
   const stack: (() => Promise<void> | void)[] = []
   if (!workDir) stack.push(() => rmSync(work, { recursive: true, force: true }))
   const timers: NodeJS.Timeout[] = []
