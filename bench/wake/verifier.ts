@@ -2,8 +2,9 @@
 // bench -- wake-word`. Each espeak-ng voice is a household of one: it enrols "hey jarvis" from its
 // own clips (4 speeds × 2 pitches), says the command's near-misses once each ("hey jars", …; the
 // stream below holds them too, in every voice), reads the enrolment sentences, and a minute of
-// room audio (music, then pink noise, quiet); `enrol` trains exactly as the command does. Then, for that
-// household, on audio it never enrolled with:
+// room audio (music, then pink noise of its own, quiet); `enrol` trains exactly as the command
+// does (WAKE_BENCH_SPEEDS=none, or a list, replaces its speeds for the negatives' copies). Then,
+// for that household, on audio it never enrolled with:
 //  - false wakes per hour on the same non-wake stream as the local false-wake run (every voice,
 //    household prose and near-misses, clean and over music/noise at 10 dB);
 //  - missed wakes on its own held-out clips (pitch 50, 6 speeds), clean and at 20/10/5 dB of pink
@@ -30,6 +31,7 @@ import {
   concat,
   mix,
   nonWakeStream,
+  pinkNoise,
   type Spoken,
   utterance,
   type Voice,
@@ -58,6 +60,7 @@ const HOUSEHOLDS = [
   'en-us+f2',
 ].slice(0, Number(process.env.VERIFIER_HOUSEHOLDS ?? 0) || undefined)
 const noisyToo = process.env.WAKE_BENCH_NOISY !== '0'
+const speeds = process.env.WAKE_BENCH_SPEEDS
 const conditionsWanted = process.env.WAKE_BENCH_CONDITIONS?.split(',')
 const ENROL_SPEEDS = [125, 145, 165, 185]
 const ENROL_PITCHES = [35, 65]
@@ -208,14 +211,15 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
     refractoryMs: 2000,
     logger: silentLogger,
   })
-  // A minute of the room: the music bed, then pink noise, both about 30 dB under speech.
+  // A minute of the room: the music bed, then pink noise, both about 30 dB under speech. The pink
+  // is our own, not the samples the held-out clips are later mixed with.
   const quiet = (x: Int16Array) => Int16Array.from(x, (v) => Math.round(v * 0.1))
-  const room = concat([
-    quiet(bed('music', 60).subarray(0, 30 * RATE)),
-    quiet(bed('pink', 60).subarray(0, 30 * RATE)),
-  ])
+  const room = bytes(
+    concat([quiet(bed('music', 60).subarray(0, 30 * RATE)), quiet(pinkNoise(30, 2718))]),
+  )
 
   out('\n### The household verifier (nocturn wake enroll)')
+  out(`the negatives also at speeds (WAKE_BENCH_SPEEDS): ${speeds ?? 'the default'}`)
   out(
     '| household (espeak-ng voice) | enrol clips heard | leave-one-out accepted | negative windows (hard) | enrol s |',
   )
@@ -234,12 +238,13 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
       ...nearMisses.map((t, i) => ({
         name: `"${t}"`,
         pcm: bytes(utterance(reader, t, `enrol-near-${reader.name}-${i}`)),
+        nearMiss: true,
       })),
       ...ENROL_SENTENCES.map((t, i) => ({
         name: `sentence ${i}`,
         pcm: bytes(utterance(reader, t, `enrol-neg-${reader.name}-${i}`)),
       })),
-      { name: 'room', pcm: bytes(room) },
+      { name: 'room', pcm: room },
     ]
     const t = performance.now()
     const e = await enrol(
@@ -250,6 +255,9 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
         consecutive: CONSECUTIVE,
         // As the command enrols: hard negatives from 0.1, the summary at its default gate.
         gate: DEFAULT_GATE_SHARE * THRESHOLD,
+        ...(speeds !== undefined && {
+          negativeSpeeds: speeds === 'none' ? [] : speeds.split(',').map(Number),
+        }),
       },
       positives,
       negatives,

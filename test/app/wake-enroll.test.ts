@@ -122,6 +122,8 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
     expect(r.stdout).toContain('(this one must NOT wake it): "hey jars"')
     expect(r.stdout).toContain('now read aloud:')
     expect(r.stdout).toMatch(/leave-one-out: 4 of 4 clips accepted/)
+    // The four near-misses it asked for and the clips cut short (two each), at four other speeds.
+    expect(r.stdout).toContain('near-misses and cut-short clips heard again at other speeds: 48')
     const record = JSON.parse(readFileSync(s.verifier, 'utf8')) as Record<string, unknown>
     expect(record.kind).toBe('nocturn-wake-verifier')
     expect(record.window).toBe(16)

@@ -1,3 +1,4 @@
+import { atSpeed, cutShort } from './augment.js'
 import type { OpenWakeWordDetector } from './detector.js'
 import { EMBEDDING_SIZE, SAMPLE_RATE_HZ } from './features.js'
 import { type LogisticModel, predict, trainLogistic } from './logistic.js'
@@ -15,6 +16,11 @@ export interface Clip {
   readonly name: string
   /** S16LE mono at 16 kHz. */
   readonly pcm: Uint8Array
+  /**
+   * A negative that sounds like the phrase ("hey jars"): heard again at other speeds, as other
+   * voices would say it (`negativeSpeeds`).
+   */
+  readonly nearMiss?: boolean
 }
 
 export interface EnrolOptions {
@@ -35,6 +41,11 @@ export interface EnrolOptions {
   readonly l2?: number
   /** The share of the loss the hard negatives carry together. */
   readonly hardShare?: number
+  /**
+   * The speeds (pitch with them) at which each near-miss and each cut-short clip is heard again:
+   * the household's "hey jars" as its guests might say it.
+   */
+  readonly negativeSpeeds?: readonly number[]
 }
 
 interface ClipResult {
@@ -49,6 +60,8 @@ interface ClipResult {
 
 export interface Enrolment {
   readonly model: LogisticModel
+  /** Near-misses and cut-short clips heard again at other speeds. */
+  readonly copies: number
   /** Embeddings per window: the head's. */
   readonly window: number
   readonly clips: readonly ClipResult[]
@@ -68,6 +81,7 @@ const REFIT_ITERATIONS = 150
 const DEFAULT_HARD_SHARE = 0.35
 /** How much of each clip's voiced span its cut-short negatives keep. */
 const CUT_SHORT = [0.55, 0.7]
+const DEFAULT_NEGATIVE_SPEEDS: readonly number[] = [0.8, 0.9, 1.1, 1.2]
 
 /** A verifier stage that scores nothing: it keeps every window with the head's score. */
 export class WindowRecorder implements VerifierStage {
@@ -136,14 +150,24 @@ export async function enrol(
     }
     perClip.push({ name: clip.name, windows, first })
   }
+  const speeds = o.negativeSpeeds ?? DEFAULT_NEGATIVE_SPEEDS
   const negative: { window: Float32Array; head: number }[] = []
-  for (const clip of negatives) negative.push(...(await windowsOf(o, clip.pcm, 0)))
+  let copies = 0
+  const hearNegative = async (pcm: Uint8Array, nearMiss: boolean) => {
+    negative.push(...(await windowsOf(o, pcm, 0)))
+    if (!nearMiss) return
+    for (const f of speeds) {
+      negative.push(...(await windowsOf(o, atSpeed(pcm, f), 0)))
+      copies++
+    }
+  }
+  for (const clip of negatives) await hearNegative(clip.pcm, clip.nearMiss === true)
   // The household's own phrase cut short ("hey jar…") is the nearest miss there is, in its own
   // voice and room: every clip gives two, whatever the phrase.
   for (const clip of positives) {
     for (const keep of CUT_SHORT) {
       const cut = cutShort(clip.pcm, keep)
-      if (cut) negative.push(...(await windowsOf(o, cut, 0)))
+      if (cut) await hearNegative(cut, true)
     }
   }
   const heard = perClip.filter((c) => c.windows.length > 0)
@@ -198,6 +222,7 @@ export async function enrol(
   }
   return {
     model,
+    copies,
     window: (negative[0]?.window.length ?? 0) / EMBEDDING_SIZE,
     clips,
     summary: {
@@ -222,33 +247,6 @@ function weigh(y: readonly number[], hard: readonly boolean[], hardShare: number
   const e = y.length - p - h
   const hs = h === 0 ? 0 : e === 0 ? 0.5 : hardShare
   return y.map((v, i) => (v === 1 ? 0.5 / p : hard[i] ? hs / h : (0.5 - hs) / e))
-}
-
-/**
- * The clip up to `keep` of its voiced span (from the first to the last 10 ms frame within 30 dB
- * of its loudest), or nothing when no span is found.
- */
-function cutShort(pcm: Uint8Array, keep: number): Uint8Array | undefined {
-  const hop = SAMPLE_RATE_HZ / 100
-  const v = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength)
-  const frames = Math.floor(pcm.length / 2 / hop)
-  const energy: number[] = []
-  for (let f = 0; f < frames; f++) {
-    let e = 0
-    for (let i = 0; i < hop; i++) {
-      const x = v.getInt16((f * hop + i) * 2, true)
-      e += x * x
-    }
-    energy.push(e / hop)
-  }
-  const loudest = Math.max(0, ...energy)
-  if (loudest === 0) return undefined
-  const voiced = energy.map((e) => e >= loudest / 1000)
-  const first = voiced.indexOf(true)
-  const last = voiced.lastIndexOf(true)
-  if (last - first < 10) return undefined
-  const end = first + Math.round((last - first + 1) * keep)
-  return pcm.subarray(0, end * hop * 2)
 }
 
 /** Contiguous folds: neighbouring windows overlap, so a random split would leak. */

@@ -18,6 +18,7 @@ import { wakeModelPaths } from '../wake-detector.js'
 
 const USAGE = `usage: nocturn wake enroll [--config <path>] [--model <name or path>] [--clips 8] [--seconds 3]
                           [--sentences 4] [--room-seconds 60] [--from <dir of .wav>] [--negatives <dir of .wav>]
+                          (near-….wav among them are near-misses: heard again at other speeds)
                           [--gate <score>] (the head score from which the verifier decides: 0.6 × the threshold;
                           the threshold itself makes it a veto only) [--near-misses 0]
 `
@@ -128,7 +129,10 @@ export async function run(args: string[]): Promise<number> {
   let negatives: Clip[]
   try {
     positives = values.from ? wavClips(values.from) : []
-    negatives = values.negatives ? wavClips(values.negatives) : []
+    // Files named near-… are near-misses, as the ones recorded here are.
+    negatives = (values.negatives ? wavClips(values.negatives) : []).map((c) =>
+      c.name.toLowerCase().startsWith('near') ? { ...c, nearMiss: true } : c,
+    )
   } catch (err) {
     return fail(errorText(err))
   }
@@ -141,7 +145,7 @@ export async function run(args: string[]): Promise<number> {
         `enrolment records through ALSA (audio.backend is "${audio.backend}"): record WAV files yourself and pass --from and --negatives`,
       )
     }
-    const plan: { name: string; seconds: number; prompt: string }[] = []
+    const plan: { name: string; seconds: number; prompt: string; nearMiss?: boolean }[] = []
     if (!values.from) {
       for (let i = 1; i <= clipsWanted; i++) {
         plan.push({
@@ -161,6 +165,7 @@ export async function run(args: string[]): Promise<number> {
           name: `"${near}"`,
           seconds,
           prompt: `now say, as if calling someone (this one must NOT wake it): "${near}"`,
+          nearMiss: true,
         })
       }
       for (let i = 0; i < sentences; i++) {
@@ -203,7 +208,7 @@ export async function run(args: string[]): Promise<number> {
       const clip = { name: p.name, pcm: recorded.subarray(at, at + p.seconds * BYTES_PER_SECOND) }
       at += p.seconds * BYTES_PER_SECOND
       if (p.name.startsWith('clip ')) positives.push(clip)
-      else negatives.push(clip)
+      else negatives.push(p.nearMiss ? { ...clip, nearMiss: true } : clip)
     }
   }
   if (negatives.length === 0) {
@@ -272,7 +277,7 @@ export async function run(args: string[]): Promise<number> {
     }
     const s = result.summary
     say(
-      `leave-one-out: ${s.leaveOneOutAccepted} of ${result.clips.length} clips accepted by a verifier trained without them; ${s.negativesAccepted} of ${s.negativesChecked} negative windows the head let through accepted (5 folds); ${s.positiveWindows} positive and ${s.negativeWindows} negative windows`,
+      `leave-one-out: ${s.leaveOneOutAccepted} of ${result.clips.length} clips accepted by a verifier trained without them; ${s.negativesAccepted} of ${s.negativesChecked} negative windows the head let through accepted (5 folds); ${s.positiveWindows} positive and ${s.negativeWindows} negative windows; near-misses and cut-short clips heard again at other speeds: ${result.copies}`,
     )
     if (s.leaveOneOutAccepted * 2 < heard.length) {
       return fail(
