@@ -2,8 +2,8 @@ import { SAMPLE_RATE_HZ } from './features.js'
 
 /**
  * What enrolment makes from a household's few recordings so that its verifier has been shown more
- * than it was given: the phrase cut short ("hey jar…"), and the other speech at other speeds, as
- * other voices would say it.
+ * than it was given: the phrase cut short ("hey jar…"), and the near-misses at other speeds, as
+ * other voices would say them.
  */
 
 const HOP = SAMPLE_RATE_HZ / 100

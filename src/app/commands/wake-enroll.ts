@@ -131,7 +131,7 @@ export async function run(args: string[]): Promise<number> {
     positives = values.from ? wavClips(values.from) : []
     // Files named near-… are near-misses, as the ones recorded here are.
     negatives = (values.negatives ? wavClips(values.negatives) : []).map((c) =>
-      c.name.toLowerCase().startsWith('near') ? { ...c, nearMiss: true } : c,
+      c.name.toLowerCase().startsWith('near-') ? { ...c, nearMiss: true } : c,
     )
   } catch (err) {
     return fail(errorText(err))
