@@ -197,6 +197,15 @@ it('nocturn demo takes --listen wake or speech and refuses anything else with th
   )
   expect(r.status).toBe(2)
   expect(r.stderr).toContain('--listen takes "wake" (the default) or "speech"')
+  // An option it does not know is named, not ignored.
+  const other = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/app/cli.ts', 'demo', '--listne', 'speech'],
+    { cwd: ROOT, encoding: 'utf8' },
+  )
+  expect(other.status).toBe(2)
+  expect(other.stderr).toContain("'--listne'")
+  expect(other.stderr).toContain('it takes --listen wake|speech and --phone')
 })
 
 it('a demo folder is emptied of the last run: the store with its WAL and copies, and the phone keys, nothing else', () => {

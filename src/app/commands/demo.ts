@@ -1,5 +1,7 @@
 import { dirname, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { errorText } from '../../core/errors.js'
 import { createLogger } from '../logger.js'
 import { runOffline } from '../offline-run.js'
 import { runPhoneDemo } from '../phone-demo.js'
@@ -12,6 +14,23 @@ import { runPhoneDemo } from '../phone-demo.js'
  * (`npm start -- --phone`): the same appliance serving the phone app, waiting for a browser's yes.
  */
 export async function run(args: string[]): Promise<number> {
+  let values: { phone?: boolean; listen: string }
+  try {
+    ;({ values } = parseArgs({
+      args,
+      options: { phone: { type: 'boolean' }, listen: { type: 'string', default: 'wake' } },
+    }))
+  } catch (err) {
+    process.stderr.write(
+      `nocturn demo: ${errorText(err)} (it takes --listen wake|speech and --phone)\n`,
+    )
+    return 2
+  }
+  const listen = values.listen
+  if (listen !== 'wake' && listen !== 'speech') {
+    process.stderr.write('nocturn demo: --listen takes "wake" (the default) or "speech"\n')
+    return 2
+  }
   // The timeline goes to stdout; log lines to stderr at warn unless asked for more.
   const logger = createLogger({
     level: process.env.NOCTURN_LOG_LEVEL ?? 'warn',
@@ -27,7 +46,7 @@ export async function run(args: string[]): Promise<number> {
   const cli = self.endsWith('.ts')
     ? 'npm run nocturn --'
     : `node ${near && !near.startsWith('..') ? near : built}`
-  if (args.includes('--phone')) {
+  if (values.phone) {
     const stop = new AbortController()
     const onSignal = () => stop.abort()
     process.once('SIGINT', onSignal)
@@ -43,12 +62,6 @@ export async function run(args: string[]): Promise<number> {
       process.off('SIGINT', onSignal)
       process.off('SIGTERM', onSignal)
     }
-  }
-  const i = args.indexOf('--listen')
-  const listen = i >= 0 ? args[i + 1] : 'wake'
-  if (listen !== 'wake' && listen !== 'speech') {
-    process.stderr.write('nocturn demo: --listen takes "wake" (the default) or "speech"\n')
-    return 2
   }
   return runOffline({
     out: process.stdout,
