@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|self|cost).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|self|cost|verifier|denoise).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -31,12 +31,13 @@ import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { EMBEDDING, MEL, MODEL_DIR } from '../test/helpers/wake.js'
 import { machineLine, quantile } from './machine.js'
 import {
-  babble,
   bed,
   bytes,
   concat,
   mix,
+  mixUnder,
   NEAR_MISSES,
+  noiseConditions,
   nonWakeStream,
   REPLIES,
   rms,
@@ -45,6 +46,7 @@ import {
   voices,
   WAKE_PHRASES,
 } from './wake/corpus.js'
+import { denoiseBench } from './wake/denoise.js'
 import { verifierBench } from './wake/verifier.js'
 
 const only = process.env.BENCH_ONLY ?? ''
@@ -338,17 +340,7 @@ function dbfs(x: Int16Array): number {
 
 async function missedWakes(): Promise<void> {
   const vs = voices([130, 150, 170, 190])
-  const babbleBed = babble()
-  const pink = bed('pink', 60)
-  const conditions: [string, Int16Array | undefined, number][] = [
-    ['clean', undefined, 0],
-    ['pink 20 dB', pink, 20],
-    ['pink 10 dB', pink, 10],
-    ['pink 5 dB', pink, 5],
-    ['babble 20 dB', babbleBed, 20],
-    ['babble 10 dB', babbleBed, 10],
-    ['babble 5 dB', babbleBed, 5],
-  ]
+  const conditions = noiseConditions()
   const clips = WAKE_PHRASES.flatMap((p) =>
     vs.map((v) => ({
       head: p.head,
@@ -383,21 +375,9 @@ async function missedWakes(): Promise<void> {
       const lead = new Int16Array(RATE)
       const padded = concat([lead, clip.pcm, new Int16Array(RATE)])
       // Noise over the whole clip, its level set against the phrase alone.
-      let heard = padded
-      if (noise) {
-        const gain = Math.sqrt(meanSquare(clip.pcm) / (meanSquare(noise) * 10 ** (snr / 10)))
-        heard = new Int16Array(padded.length)
-        const off = (ci * 7919) % noise.length
-        for (let i = 0; i < padded.length; i++) {
-          heard[i] = Math.max(
-            -32768,
-            Math.min(
-              32767,
-              Math.round((padded[i] ?? 0) + gain * (noise[(off + i) % noise.length] ?? 0)),
-            ),
-          )
-        }
-      }
+      const heard = noise
+        ? mixUnder(padded, clip.pcm, noise, snr, (ci * 7919) % noise.length)
+        : padded
       d.reset()
       woke = []
       clipScores = []
@@ -429,12 +409,6 @@ async function missedWakes(): Promise<void> {
     )
   }
   await d.close()
-}
-
-function meanSquare(x: Int16Array): number {
-  let s = 0
-  for (const v of x) s += v * v
-  return s / Math.max(1, x.length)
 }
 
 const pct = (n: number, of: number) => `${((100 * n) / of).toFixed(1)} % (${n}/${of})`
@@ -507,3 +481,5 @@ if (only === '' || only === 'accuracy' || only === 'missed') await missedWakes()
 if (only === '' || only === 'accuracy' || only === 'self') await selfWakes()
 if (only === '' || only === 'cost') cost()
 if (only === '' || only === 'verifier') await verifierBench(out)
+// A trial, not the product: only when asked for.
+if (only === 'denoise') await denoiseBench(out)

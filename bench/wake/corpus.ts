@@ -323,7 +323,7 @@ export function nonWakeStream(vs: readonly Voice[]): { stream: Int16Array; timel
 }
 
 /** Four streams of prose by eight espeak-ng voices, summed: a room of people talking. */
-export function babble(): Int16Array {
+function babble(): Int16Array {
   const prose = voices().slice(0, 8)
   const parts = [0, 1, 2, 3].map((j) =>
     concat(
@@ -339,4 +339,37 @@ export function babble(): Int16Array {
     out[i] = Math.max(-32768, Math.min(32767, parts.reduce((s, b) => s + (b[i] ?? 0), 0) / 2))
   }
   return out
+}
+
+/** `noise` under the whole of `padded`, its level set against the phrase alone, as every wake-clip bench does. */
+export function mixUnder(
+  padded: Int16Array,
+  phrase: Int16Array,
+  noise: Int16Array,
+  snrDb: number,
+  offset: number,
+): Int16Array {
+  const ms = (x: Int16Array) => x.reduce((s, v) => s + v * v, 0) / Math.max(1, x.length)
+  const gain = Math.sqrt(ms(phrase) / (ms(noise) * 10 ** (snrDb / 10)))
+  return Int16Array.from(padded, (v, i) =>
+    Math.max(
+      -32768,
+      Math.min(32767, Math.round(v + gain * (noise[(offset + i) % noise.length] ?? 0))),
+    ),
+  )
+}
+
+/** The wake clips' conditions: clean, then pink noise and babble at 20, 10 and 5 dB. */
+export function noiseConditions(): [name: string, noise: Int16Array | undefined, snrDb: number][] {
+  const pink = bed('pink', 60)
+  const crowd = babble()
+  return [
+    ['clean', undefined, 0],
+    ['pink 20 dB', pink, 20],
+    ['pink 10 dB', pink, 10],
+    ['pink 5 dB', pink, 5],
+    ['babble 20 dB', crowd, 20],
+    ['babble 10 dB', crowd, 10],
+    ['babble 5 dB', crowd, 5],
+  ]
 }

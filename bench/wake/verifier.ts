@@ -25,11 +25,12 @@ import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../../src/app/commands/wake-enr
 import { silentLogger } from '../../src/core/logger.js'
 import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
 import {
-  babble,
   bed,
   bytes,
   concat,
   mix,
+  mixUnder,
+  noiseConditions,
   nonWakeStream,
   pinkNoise,
   type Spoken,
@@ -348,17 +349,7 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
   for (const [c, n] of [...causes].sort((a, b) => b[1] - a[1]).slice(0, 15)) out(`  ${n} × ${c}`)
 
   // Missed wakes: each household's own held-out clips.
-  const babbleBed = babble()
-  const pink = bed('pink', 60)
-  const conditions: [string, Int16Array | undefined, number][] = [
-    ['clean', undefined, 0],
-    ['pink 20 dB', pink, 20],
-    ['pink 10 dB', pink, 10],
-    ['pink 5 dB', pink, 5],
-    ['babble 20 dB', babbleBed, 20],
-    ['babble 10 dB', babbleBed, 10],
-    ['babble 5 dB', babbleBed, 5],
-  ]
+  const conditions = noiseConditions()
   const clips = HOUSEHOLDS.flatMap((h) =>
     TEST_SPEEDS.map((s) => {
       const v = espeak(h, s, 50)
@@ -392,22 +383,4 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
   }
   await d.close()
   out(`\n(verifier bench: ${((performance.now() - t0) / 60_000).toFixed(1)} min)`)
-}
-
-/** `noise` under the whole of `padded`, its level set against the phrase alone, as missedWakes does. */
-function mixUnder(
-  padded: Int16Array,
-  phrase: Int16Array,
-  noise: Int16Array,
-  snrDb: number,
-  offset: number,
-): Int16Array {
-  const ms = (x: Int16Array) => x.reduce((s, v) => s + v * v, 0) / Math.max(1, x.length)
-  const gain = Math.sqrt(ms(phrase) / (ms(noise) * 10 ** (snrDb / 10)))
-  return Int16Array.from(padded, (v, i) =>
-    Math.max(
-      -32768,
-      Math.min(32767, Math.round(v + gain * (noise[(offset + i) % noise.length] ?? 0))),
-    ),
-  )
 }
