@@ -20,7 +20,6 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { loadWakeDetector } from '../src/adapters/openwakeword/load-detector.js'
 import { PRETRAINED } from '../src/adapters/openwakeword/model-files.js'
 import { VoicedHistory } from '../src/audio/voiced-history.js'
 import { DEFAULT_WAKE_PRE_ROLL_MS, WakeOnset } from '../src/audio/wake-onset.js'
@@ -28,7 +27,7 @@ import { silentLogger } from '../src/core/logger.js'
 import type { WakeDetection } from '../src/ports/wake-word.js'
 import { confirmsWake, DEFAULT_CONFIRM_PHRASES } from '../src/voice/wake-confirmation.js'
 import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
-import { EMBEDDING, MEL, MODEL_DIR } from '../test/helpers/wake.js'
+import { MODEL_DIR, pinnedDetector } from '../test/helpers/wake.js'
 import { machineLine, quantile } from './machine.js'
 import {
   bed,
@@ -63,15 +62,9 @@ async function detector(
   onWake: (w: WakeDetection) => void,
   onScores?: (s: readonly number[]) => void,
 ) {
-  return loadWakeDetector({
+  return pinnedDetector({
     onWake,
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
-    melFile: MEL,
-    embeddingFile: EMBEDDING,
-    runtime: 'native',
-    consecutive: 2,
-    refractoryMs: 2000,
-    logger: silentLogger,
     onScores,
   })
 }

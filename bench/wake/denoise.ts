@@ -9,9 +9,7 @@
 //  - and what RNNoise alone costs per second of audio.
 // Long audio is denoised in 10 s blocks with one RNNoise state; the filter restarts per block.
 import createRnnoise from '@echogarden/rnnoise-wasm'
-import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
-import { silentLogger } from '../../src/core/logger.js'
-import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
+import { HEADS, pinnedDetector } from '../../test/helpers/wake.js'
 import {
   bed,
   bytes,
@@ -151,15 +149,9 @@ function replay(scores: readonly Float32Array[], threshold: number, consecutive:
 async function scoresOf(pcm: Int16Array): Promise<Float32Array[]> {
   const scores = HEADS.map(() => new Float32Array(Math.ceil(pcm.length / 1280) + 1))
   let c = 0
-  const d = await loadWakeDetector({
+  const d = await pinnedDetector({
     onWake: () => {},
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
-    melFile: MEL,
-    embeddingFile: EMBEDDING,
-    runtime: 'native',
-    consecutive: 2,
-    refractoryMs: 2000,
-    logger: silentLogger,
     onScores: (s) => {
       s.forEach((v, i) => {
         const a = scores[i]

@@ -18,12 +18,10 @@ import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
-import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
-import { silentLogger } from '../../src/core/logger.js'
-import { EMBEDDING, HEADS, MEL } from '../../test/helpers/wake.js'
+import { HEADS, pinnedDetector } from '../../test/helpers/wake.js'
 import {
   bed,
   bytes,
@@ -103,17 +101,12 @@ async function scorer(): Promise<{
     head: [],
     windows: new Map(),
   }
-  const d = await loadWakeDetector({
+  const d = await pinnedDetector({
     onWake: () => {},
     phrases: [
       { phrase: 'hey jarvis', file: head?.file ?? '', threshold: THRESHOLD, verifier: keeper },
     ],
-    melFile: MEL,
-    embeddingFile: EMBEDDING,
-    runtime: 'native',
     consecutive: CONSECUTIVE,
-    refractoryMs: 2000,
-    logger: silentLogger,
     onScores: (s) => {
       const c = sink.head.length
       sink.head.push(s[0] ?? 0)
@@ -200,17 +193,12 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
   const t0 = performance.now()
   const { d, score } = await scorer()
   const recorder = new WindowRecorder()
-  const enrolDetector = await loadWakeDetector({
+  const enrolDetector = await pinnedDetector({
     onWake: () => {},
     phrases: [
       { phrase: 'hey jarvis', file: head?.file ?? '', threshold: THRESHOLD, verifier: recorder },
     ],
-    melFile: MEL,
-    embeddingFile: EMBEDDING,
-    runtime: 'native',
     consecutive: CONSECUTIVE,
-    refractoryMs: 2000,
-    logger: silentLogger,
   })
   // A minute of the room: the music bed, then pink noise, both about 30 dB under speech. The pink
   // is our own, not the samples the held-out clips are later mixed with.

@@ -1,7 +1,14 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import {
+  type LoadWakeDetectorOptions,
+  loadWakeDetector,
+} from '../../src/adapters/openwakeword/load-detector.js'
 import { PRETRAINED } from '../../src/adapters/openwakeword/model-files.js'
+import { wakeSchema } from '../../src/app/config/wake-schema.js'
+import { silentLogger } from '../../src/core/logger.js'
 
 /** The model files of the pinned devDependency (never committed: a hook checks). */
 export const MODEL_DIR = join(
@@ -30,4 +37,24 @@ export function wavPcm(path: string): Uint8Array {
 /** `ms` of digital silence. */
 export function silence(ms: number): Uint8Array {
   return new Uint8Array(ms * 32)
+}
+
+const DEFAULTS = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }] })
+
+/**
+ * A detector on the pinned feature models, the native runtime and the configuration's defaults
+ * (run of chunks, refractory time), silent; `o` names the phrases and overrides the rest.
+ */
+export function pinnedDetector(
+  o: Pick<LoadWakeDetectorOptions, 'onWake' | 'phrases'> & Partial<LoadWakeDetectorOptions>,
+): Promise<OpenWakeWordDetector> {
+  return loadWakeDetector({
+    melFile: MEL,
+    embeddingFile: EMBEDDING,
+    runtime: 'native',
+    consecutive: DEFAULTS.consecutive,
+    refractoryMs: DEFAULTS.refractoryMs,
+    logger: silentLogger,
+    ...o,
+  })
 }

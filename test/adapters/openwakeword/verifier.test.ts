@@ -9,7 +9,6 @@ import {
   enrol,
   WindowRecorder,
 } from '../../../src/adapters/openwakeword/enrolment.js'
-import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
 import {
   readVerifier,
   sha256File,
@@ -17,11 +16,10 @@ import {
   writeVerifier,
 } from '../../../src/adapters/openwakeword/verifier.js'
 import { isNocturnError } from '../../../src/core/errors.js'
-import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
 import { missingCommands } from '../../helpers/system.js'
 import { speakPcm } from '../../helpers/tts.js'
-import { EMBEDDING, HEADS, MEL } from '../../helpers/wake.js'
+import { HEADS, pinnedDetector } from '../../helpers/wake.js'
 
 const skip = missingCommands('espeak-ng', 'sox')
 const JARVIS = HEADS.find((h) => h.name === 'hey_jarvis')?.file ?? ''
@@ -41,15 +39,9 @@ function padded(pcm: Uint8Array, seconds = 1): Uint8Array {
 
 async function detector(verifier?: string | WindowRecorder) {
   const wakes: WakeDetection[] = []
-  const d = await loadWakeDetector({
+  const d = await pinnedDetector({
     onWake: (w) => wakes.push(w),
     phrases: [{ phrase: 'hey jarvis', file: JARVIS, threshold: 0.5, verifier }],
-    melFile: MEL,
-    embeddingFile: EMBEDDING,
-    runtime: 'native',
-    consecutive: 2,
-    refractoryMs: 2000,
-    logger: silentLogger,
   })
   return { d, wakes, at: 0 }
 }
