@@ -9,10 +9,12 @@ import {
 } from '../protocol/index.js'
 import {
   decisionMessage,
+  OWNER_REFUSED_CODE,
   type PhoneIdentity,
   type VerifiedOutcome,
   type VerifiedRequest,
   verifyOutcome,
+  verifyReply,
   verifyRequest,
 } from '../protocol/phone-side.js'
 import { phoneConnection } from './phone-connection.js'
@@ -37,6 +39,11 @@ export type PhoneEvent =
   /** The broker no longer holds the request; unsigned, so on its own it ends nothing. */
   | { kind: 'cleared'; id: string }
   | { kind: 'refused'; id: string; reason: string }
+  /**
+   * The device did not take this phone's yes: the owner's check failed (a critical tool needs the
+   * screen lock). Signed for this phone alone; the request stays pending.
+   */
+  | { kind: 'yes-refused'; id: string; reason: string; message: string }
 
 /**
  * The reference phone: the second implementation of protocol v1, small enough to read next to
@@ -68,7 +75,15 @@ export class PhoneClient {
     const { conn, ready } = phoneConnection(
       options,
       'a',
-      [this.topics.requests, this.topics.outcomes],
+      [
+        this.topics.requests,
+        this.topics.outcomes,
+        // The broker lets a phone read replies only under its own user name (docs/protocol.md,
+        // `reply/%u`); a shared user would have its whole subscription refused.
+        ...(options.username === undefined || options.username === phone
+          ? [this.topics.conversationReply(phone)]
+          : []),
+      ],
       (topic, payload) => this.#onMessage(topic, payload),
       this.#log,
     )
@@ -107,10 +122,17 @@ export class PhoneClient {
     )
   }
 
-  /** Waits for the device's outcome for `id`. */
+  /** Waits for the device's outcome for `id`; fails at once if the device did not take our yes. */
   waitOutcome(id: string, timeoutMs = 5000): Promise<VerifiedOutcome> {
     return this.#waitEvent(
-      (e) => (e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined),
+      (e) => {
+        if (e.kind === 'yes-refused' && e.id === id) {
+          throw new Error(
+            `the speaker did not take this yes: ${e.message} (${e.reason}); ${id} is still pending`,
+          )
+        }
+        return e.kind === 'outcome' && e.outcome.id === id ? e.outcome : undefined
+      },
       timeoutMs,
       `no outcome for ${id}`,
     )
@@ -158,7 +180,15 @@ export class PhoneClient {
         reject(new Error(what))
       }, timeoutMs)
       const off = this.on((e) => {
-        const v = pick(e)
+        let v: T | undefined
+        try {
+          v = pick(e)
+        } catch (err) {
+          clearTimeout(timer)
+          off()
+          reject(err)
+          return
+        }
         if (v === undefined) return
         clearTimeout(timer)
         off()
@@ -168,6 +198,10 @@ export class PhoneClient {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
+    if (topic === this.topics.conversationReply(this.#me.phone)) {
+      this.#onReply(payload)
+      return
+    }
     const where = parseApprovalTopic(this.topics, topic)
     if (!where) return
     if (where.kind === 'outcome') {
@@ -195,6 +229,23 @@ export class PhoneClient {
     }
     this.#verified.set(id, verdict.value)
     this.#emit({ kind: 'pending', request: verdict.value })
+  }
+
+  /**
+   * The reply topic also carries the answers to this phone's conversation requests (another
+   * client's business): only a verified owner's refusal of a request shown here is acted on.
+   */
+  #onReply(payload: Buffer): void {
+    const r = verifyReply(this.#me, payload)
+    if (!r.ok || r.value.kind !== 'error' || !this.#verified.has(r.value.re)) return
+    const body = (r.value.body ?? {}) as { code?: unknown; reason?: unknown; message?: unknown }
+    if (body.code !== OWNER_REFUSED_CODE) return
+    this.#emit({
+      kind: 'yes-refused',
+      id: r.value.re,
+      reason: String(body.reason),
+      message: String(body.message),
+    })
   }
 
   /** An ending counts only if its MAC for this phone verifies over the request's digest. */

@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ownerChallenge } from '../../src/adapters/webauthn/owner-check.js'
+import { phone } from '../../src/app/commands/phone.js'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import type { ApprovalRequest } from '../../src/ports/approver.js'
 import { decisionMessage, verifyReply } from '../../src/protocol/phone-side.js'
 import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.js'
+import { captureIo } from '../helpers/capture-io.js'
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../mqtt/fixture.js'
@@ -190,6 +192,33 @@ describe.skipIf(skip !== undefined)(
       expect(w.unlocked).toEqual([])
       await phone.decide(r.id, 'deny')
       expect(await q.outcome).toMatchObject({ ok: false })
+    })
+
+    it('the terminal phone says at once that its yes was not taken, and why; the request stays pending and its watch shows it', async () => {
+      const w = await world(true)
+      const env = w.phoneEnv('ben')
+      const q = door(w)
+      const id = (await q.request).id
+      const watching = captureIo(env)
+      const stop = new AbortController()
+      const watch = phone(['watch'], watching.io, stop.signal)
+      await until(() => watching.text.out.includes(`pending  ${id}`), 'the request watched')
+      const approve = captureIo(env)
+      // Ended by the device's signed refusal, not by the outcome's 10 s wait running out.
+      expect(await phone(['approve', id], approve.io)).toBe(1)
+      expect(approve.text.err).not.toContain('no outcome')
+      expect(approve.text.err).toContain(
+        `the speaker did not take this yes: this phone has no screen-lock key registered with the speaker (no-credential); ${id} is still pending`,
+      )
+      await until(() => watching.text.out.includes(`not taken  ${id}`), 'the watch told')
+      expect(watching.text.out).toContain(`not taken  ${id}  (no-credential: `)
+      expect(refused(w, 'no-credential')).toBe(1)
+      expect(w.unlocked).toEqual([])
+      const deny = captureIo(env)
+      expect(await phone(['deny', id], deny.io)).toBe(0)
+      expect(await q.outcome).toMatchObject({ ok: false, code: 'NOC_ERR_DENIED_BY_HUMAN' })
+      stop.abort()
+      expect(await watch).toBe(0)
     })
 
     it('an assertion whose counter is behind the one kept (a replay, a cloned authenticator) is refused', async () => {

@@ -122,7 +122,9 @@ async function watch(
           ? ''
           : `, remembered: ${typeof o.grant === 'string' ? o.grant : `until ${new Date(o.grant.until).toISOString()}`}`
       io.out.write(`outcome  ${o.id}  ${o.state}${o.by ? ` by ${o.by}` : ''}${grant}\n`)
-    } else io.out.write(`refused  ${e.id}  (${e.reason}: not shown, cannot be answered)\n`)
+    } else if (e.kind === 'yes-refused')
+      io.out.write(`not taken  ${e.id}  (${e.reason}: ${e.message}; still pending)\n`)
+    else io.out.write(`refused  ${e.id}  (${e.reason}: not shown, cannot be answered)\n`)
   })
   // The connection reconnects by itself when the broker comes back; its timer does not hold the
   // process, so this one does: `watch` ends only on a signal (or the caller's abort).
