@@ -1,13 +1,15 @@
-// RNNoise in front of the wake word, tried (issue 22): `BENCH_ONLY=denoise npm run bench --
-// wake-word`. Not in the product: it asks whether a denoiser ahead of the detector lowers the
-// head's misses in noise without raising its false wakes. The audio is taken to 48 kHz (RNNoise's
-// rate, 480-sample frames) by zero-stuffing and a windowed-sinc low-pass, denoised, and brought
-// back to 16 kHz through the same filter. Scored by the real detector, head alone (no verifier):
+// A denoiser in front of the wake word, tried (issue 22): `BENCH_ONLY=denoise npm run bench --
+// wake-word`; `WAKE_BENCH_DENOISERS=rnnoise,spectral-15` is the default, `spectral-<dB>` being
+// wiener.ts with that floor. Not in the product: it asks whether a denoiser ahead of the detector
+// lowers the head's misses in noise without raising its false wakes. Scored by the real detector,
+// head alone (no verifier):
 //  - missed wakes, "hey jarvis" and "alexa" from every voice at four speeds, clean and in noise,
-//    at thresholds 0.2, 0.3 and 0.5 (two chunks in a row), raw against denoised;
+//    at thresholds 0.2, 0.3 and 0.5 (two chunks in a row), raw against each denoiser;
 //  - false wakes on the local run's non-wake stream, clean and over music and pink noise at 10 dB;
-//  - and what RNNoise alone costs per second of audio.
-// Long audio is denoised in 10 s blocks with one RNNoise state; the filter restarts per block.
+//  - and what each denoiser alone costs per second of audio.
+// For RNNoise the audio is taken to 48 kHz (its rate, 480-sample frames) by zero-stuffing and a
+// windowed-sinc low-pass, denoised, and brought back to 16 kHz through the same filter; long
+// audio goes in 10 s blocks with one RNNoise state, the filter restarting per block.
 import createRnnoise from '@echogarden/rnnoise-wasm'
 import { HEADS, pinnedDetector } from '../../test/helpers/wake.js'
 import {
@@ -22,6 +24,7 @@ import {
   voices,
   WAKE_PHRASES,
 } from './corpus.js'
+import { SpectralSuppressor } from './wiener.js'
 
 interface Rnnoise {
   HEAPF32: Float32Array
@@ -167,45 +170,82 @@ async function scoresOf(pcm: Int16Array): Promise<Float32Array[]> {
 
 const THRESHOLDS = [0.2, 0.3, 0.5]
 
+/** A denoiser of the trial: a fresh one per clip and per stream, as a device would start one. */
+interface Trial {
+  readonly name: string
+  run(x: Int16Array): Int16Array
+}
+
+/** `WAKE_BENCH_DENOISERS`: `rnnoise` and/or `spectral<floor dB>` (e.g. `spectral-15`). */
+async function trials(names: readonly string[], out: (line: string) => void): Promise<Trial[]> {
+  const list: Trial[] = []
+  for (const name of names) {
+    if (name === 'rnnoise') {
+      const m = (await createRnnoise()) as Rnnoise
+      const probe = new Denoiser(m)
+      const costs = [0, 1, 2].map(() => probe.cost(60).toFixed(1))
+      probe.close()
+      out(
+        `\nRNNoise (WASM) alone, 60 s of 48 kHz frames, three runs: ${costs.join(', ')} ms CPU per audio second`,
+      )
+      list.push({
+        name,
+        run: (x) => {
+          const dn = new Denoiser(m)
+          const y = dn.run(x)
+          dn.close()
+          return y
+        },
+      })
+      continue
+    }
+    const floor = /^spectral(-\d+)$/.exec(name)?.[1]
+    if (floor === undefined)
+      throw new Error(`WAKE_BENCH_DENOISERS: "${name}" is neither rnnoise nor spectral-<dB>`)
+    const db = Number(floor)
+    const costs = [0, 1, 2].map(() => SpectralSuppressor.cost(60, db).toFixed(1))
+    out(`\n${name} alone, 60 s at 16 kHz, three runs: ${costs.join(', ')} ms CPU per audio second`)
+    list.push({ name, run: (x) => new SpectralSuppressor(db).run(x) })
+  }
+  return list
+}
+
 export async function denoiseBench(out: (line: string) => void): Promise<void> {
-  const m = (await createRnnoise()) as Rnnoise
-  const probe = new Denoiser(m)
-  const costs = [0, 1, 2].map(() => probe.cost(60).toFixed(1))
-  probe.close()
-  out(
-    `\nRNNoise (WASM) alone, 60 s of 48 kHz frames, three runs: ${costs.join(', ')} ms CPU per audio second`,
+  const dns = await trials(
+    (process.env.WAKE_BENCH_DENOISERS ?? 'rnnoise,spectral-15').split(','),
+    out,
   )
+  const names = dns.map((d) => d.name)
   const vs = voices([130, 150, 170, 190])
   const conditions = noiseConditions()
   const clips = WAKE_PHRASES.flatMap((p) =>
     vs.map((v) => ({ head: p.head, pcm: utterance(v, p.text, `wake-${p.head}-${v.name}`) })),
   )
   out(
-    `\nRNNoise ahead of the head: missed of ${clips.length} wake clips at ${THRESHOLDS.join(' / ')}`,
+    `\nA denoiser ahead of the head: missed of ${clips.length} wake clips at ${THRESHOLDS.join(' / ')}`,
   )
-  out('| condition | raw | denoised |')
-  out('|---|---|---|')
+  out(`| condition | raw | ${names.join(' | ')} |`)
+  out(`|---|---|${names.map(() => '---|').join('')}`)
   for (const [name, noise, snr] of conditions) {
-    const missed = { raw: THRESHOLDS.map(() => 0), denoised: THRESHOLDS.map(() => 0) }
+    const missed = [THRESHOLDS.map(() => 0), ...dns.map(() => THRESHOLDS.map(() => 0))]
     for (const [ci, clip] of clips.entries()) {
       const padded = concat([new Int16Array(RATE), clip.pcm, new Int16Array(RATE)])
       const heard = noise
         ? mixUnder(padded, clip.pcm, noise, snr, (ci * 7919) % noise.length)
         : padded
-      const dn = new Denoiser(m)
-      const variants = { raw: heard, denoised: dn.run(heard) }
-      dn.close()
+      const variants = [heard, ...dns.map((d) => d.run(heard))]
       const h = HEADS.findIndex((x) => x.name === clip.head)
-      for (const [k, pcm] of Object.entries(variants) as ['raw' | 'denoised', Int16Array][]) {
+      for (const [k, pcm] of variants.entries()) {
         const s = (await scoresOf(pcm))[h] ?? new Float32Array()
         let held = 0
         for (let c = 1; c < s.length; c++) held = Math.max(held, Math.min(s[c - 1] ?? 0, s[c] ?? 0))
         THRESHOLDS.forEach((th, j) => {
-          if (held < th) missed[k][j] = (missed[k][j] ?? 0) + 1
+          const row = missed[k]
+          if (row && held < th) row[j] = (row[j] ?? 0) + 1
         })
       }
     }
-    out(`| ${name} | ${missed.raw.join(' / ')} | ${missed.denoised.join(' / ')} |`)
+    out(`| ${name} | ${missed.map((r) => r.join(' / ')).join(' | ')} |`)
   }
 
   const { stream: clean } = nonWakeStream(voices())
@@ -214,22 +254,21 @@ export async function denoiseBench(out: (line: string) => void): Promise<void> {
     mix(clean.subarray(0, half), bed('music', 60), 10),
     mix(clean.subarray(half), bed('pink', 60), 10, 12_345),
   ])
-  out(`\nRNNoise ahead of the head: false wakes (count) at ${THRESHOLDS.join(' / ')}, two chunks`)
-  out('| stream | minutes | raw | denoised |')
-  out('|---|---|---|---|')
+  out(
+    `\nA denoiser ahead of the head: false wakes (count) at ${THRESHOLDS.join(' / ')}, two chunks`,
+  )
+  out(`| stream | minutes | raw | ${names.join(' | ')} |`)
+  out(`|---|---|---|${names.map(() => '---|').join('')}`)
   for (const [name, stream] of [
     ['clean', clean],
     ['over music and pink noise, 10 dB', noisy],
   ] as const) {
-    const dn = new Denoiser(m)
-    const denoised = dn.run(stream)
-    dn.close()
     const counts = await Promise.all(
-      [stream, denoised].map(async (pcm) => {
+      [stream, ...dns.map((d) => d.run(stream))].map(async (pcm) => {
         const s = await scoresOf(pcm)
         return THRESHOLDS.map((th) => replay(s, th, 2)).join(' / ')
       }),
     )
-    out(`| ${name} | ${(stream.length / RATE / 60).toFixed(1)} | ${counts[0]} | ${counts[1]} |`)
+    out(`| ${name} | ${(stream.length / RATE / 60).toFixed(1)} | ${counts.join(' | ')} |`)
   }
 }
