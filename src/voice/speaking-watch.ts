@@ -39,6 +39,11 @@ export class SpeakingWatch {
   check(): void {
     const playing = this.#deps.speaker.queuedMs() > 0
     if (playing && !this.#timer) this.#arm()
+    // After a drop: a timer armed for the dropped audio would see the next reply end late.
+    if (!playing && this.#timer) {
+      this.#deps.clock.clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
     if (playing !== this.#speaking) {
       this.#speaking = playing
       this.#deps.changed()

@@ -11,8 +11,11 @@ import type { TranscriptStore } from '../ports/transcript-store.js'
  *
  * Transcriptions arrive in pieces and are not ordered against each other, so text is buffered and
  * written when its place is certain: the user's words when the model starts replying, the reply
- * when its turn completes. Tool calls are written at once (as an assistant message without text),
- * because a fast tool's outcome must find its call already in the chat.
+ * when its turn completes and the speaker has played it. The model's audio arrives faster than it
+ * plays, so a long answer's turn is complete seconds before the room has heard it; a drop in that
+ * time (the wake phrase or the long press over it) cuts a reply that is already whole. Tool calls
+ * are written at once (as an assistant message without text), because a fast tool's outcome must
+ * find its call already in the chat.
  */
 export class TranscriptAssembler {
   readonly #store: TranscriptStore
@@ -27,6 +30,8 @@ export class TranscriptAssembler {
   #replying = false
   /** The reply was cut on the device (the stop button): it will not be kept. */
   #replyCut = false
+  /** A complete reply the speaker is still playing: written once played out, dropped if cut. */
+  #playing = ''
   #written = 0
   /** The user's last words already written, for `lastWords` once the buffers are empty. */
   #lastWritten = ''
@@ -91,28 +96,43 @@ export class TranscriptAssembler {
     })
   }
 
-  /** The reply is over and was heard: keep it; words said during it come next. */
-  turnComplete(): void {
+  /**
+   * The reply is complete: kept once heard (now, if `stillPlaying` is false, else at `playedOut`);
+   * words said during it come next.
+   */
+  turnComplete(stillPlaying: boolean): void {
     if (!this.#replying) return
     if (this.#replyCut) this.#discardReply('stopped on the device')
+    else if (stillPlaying) this.#playing = this.#reply.trim()
     else this.#writeReply()
     this.#endReply()
   }
 
+  /** The speaker has played out what it had: the reply it was playing was heard. */
+  playedOut(): void {
+    this.#writePlaying()
+  }
+
   /** Barge-in: the half-spoken reply is discarded, the user's words are kept. */
   interrupted(): void {
+    this.#dropPlaying('barge-in')
     if (!this.#replying) return
     this.#discardReply('barge-in')
     this.#endReply()
   }
 
-  /** The stop button: playback was dropped, so the rest of this reply is not heard either. */
+  /**
+   * Playback was dropped on the device (the stop button, the wake phrase over a reply): the rest
+   * of this reply is not heard, nor the end of a complete one still playing.
+   */
   cutReply(): void {
+    this.#dropPlaying('stopped on the device')
     if (this.#replying) this.#replyCut = true
   }
 
   /** Session end (or a fresh connection): write whatever is certain. */
   flush(): void {
+    this.#writePlaying()
     this.#writeUser()
     if (this.#replying) {
       if (this.#replyCut) this.#discardReply('stopped on the device')
@@ -124,6 +144,8 @@ export class TranscriptAssembler {
 
   #beginReply(): void {
     if (this.#replying) return
+    // A new reply behind one still playing: the room is hearing that one now.
+    this.#writePlaying()
     this.#writeUser()
     this.#replying = true
   }
@@ -147,6 +169,10 @@ export class TranscriptAssembler {
   #writeReply(): void {
     const text = this.#reply.trim()
     this.#reply = ''
+    this.#writeAssistant(text)
+  }
+
+  #writeAssistant(text: string): void {
     if (text === '') return
     this.#append({
       role: 'assistant',
@@ -163,7 +189,21 @@ export class TranscriptAssembler {
     if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
   }
 
+  #writePlaying(): void {
+    const text = this.#playing
+    this.#playing = ''
+    this.#writeAssistant(text)
+  }
+
+  #dropPlaying(why: string): void {
+    const chars = this.#playing.length
+    this.#playing = ''
+    if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
+  }
+
   #append(message: Parameters<TranscriptStore['append']>[1]): void {
+    // Anything written after a reply still playing comes after it: that reply was heard first.
+    if (this.#playing !== '') this.#writePlaying()
     try {
       this.#store.append(this.#conversationId, message)
       this.#written++

@@ -84,7 +84,11 @@ export class VoiceSession {
     this.#speakingWatch = new SpeakingWatch({
       clock: deps.clock,
       speaker: deps.speaker,
-      changed: () => hooks.changed(),
+      changed: () => {
+        // Played out (not dropped: a drop cuts the reply first): the reply was heard.
+        if (!this.#speakingWatch.speaking) this.#transcript.playedOut()
+        hooks.changed()
+      },
     })
     const ending = () => this.#ending
     // When the last pending approval settles, the wait for a human is over and the room's quiet
@@ -231,10 +235,9 @@ export class VoiceSession {
       { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'stop button' },
       'voice playback dropped',
     )
-    if (this.#turns.inTurn) {
-      this.#suppressReply = true
-      this.#transcript.cutReply()
-    }
+    if (this.#turns.inTurn) this.#suppressReply = true
+    // Also after the turn completed: a long answer is whole seconds before it has played.
+    if (r.discardedMs > 0 || this.#turns.inTurn) this.#transcript.cutReply()
     this.#speakingWatch.check()
   }
 
@@ -430,7 +433,7 @@ export class VoiceSession {
     }
     this.#suppressReply = false
     this.#afterBargeIn = false
-    this.#transcript.turnComplete()
+    this.#transcript.turnComplete(this.#deps.speaker.queuedMs() > 0)
     this.#link.turnEnded()
   }
 

@@ -105,4 +105,54 @@ describe('voice: barge-in (docs/design.md §2.7, §2.8)', () => {
       'assistant: You are welcome.',
     ])
   })
+
+  // The model's audio arrives faster than it plays: a long answer's turn is complete while the
+  // room has heard only its start. A drop then (the long press, the wake phrase over it) must not
+  // leave the unheard answer in the chat.
+  it('a complete reply still playing when the stop button drops it is not kept; one played out is', async () => {
+    const v = voiceFixture()
+    const { conn } = await v.start()
+    conn.user('Tell me a story.')
+    conn.model('Once upon a time there was a dragon.')
+    conn.audio(3000)
+    conn.turnComplete()
+    await v.clock.advance(800)
+    expect(v.chat()).toEqual(['user: Tell me a story.']) // not heard yet
+    v.driver.stopSpeaking()
+    expect(v.speaker.drops[0]).toMatchObject({ playedMs: 800, discardedMs: 2200 })
+    conn.user('What time is it?')
+    conn.model('It is noon.')
+    conn.audio(500)
+    conn.turnComplete()
+    await v.clock.advance(600) // played out
+    expect(v.driver.state).toBe('listening') // the LED too, not at the dropped reply's end
+    expect(v.chat()).toEqual([
+      'user: Tell me a story.',
+      'user: What time is it?',
+      'assistant: It is noon.',
+    ])
+    v.driver.stopSpeaking() // nothing left to drop: what was heard stays
+    await v.driver.stop()
+    expect(v.chat()).toHaveLength(3)
+  })
+
+  it('a reply still playing when the next question is answered is kept, before that question', async () => {
+    const v = voiceFixture()
+    const { conn } = await v.start()
+    conn.user('What time is it?')
+    conn.model('It is noon.')
+    conn.audio(2000)
+    conn.turnComplete()
+    conn.user('And the weather?') // said over the end of the answer
+    conn.model('Sunny.')
+    conn.audio(500)
+    conn.turnComplete()
+    await v.driver.stop() // ends while "Sunny." is still queued: what the model said is kept
+    expect(v.chat()).toEqual([
+      'user: What time is it?',
+      'assistant: It is noon.',
+      'user: And the weather?',
+      'assistant: Sunny.',
+    ])
+  })
 })

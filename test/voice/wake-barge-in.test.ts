@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import type { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
@@ -94,6 +95,13 @@ class LoopbackMic implements AudioIn {
   }
 }
 
+/** The assistant's words kept in the chat of the one conversation. */
+function repliesKept(store: SqliteStore): string[] {
+  const id = store.listConversations()[0]?.id
+  if (id === undefined) return []
+  return store.messages(id).flatMap((m) => (m.role === 'assistant' && m.text ? [m.text] : []))
+}
+
 function stampsIn(heard: Buffer): number[] {
   const found: number[] = []
   for (let at = heard.indexOf(TAG); at >= 0; at = heard.indexOf(TAG, at + 1)) {
@@ -138,6 +146,8 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
             { waitFor: 'realtimeInput' },
             { speak: reply, chunkMs: 40, transcript: NEAR_MISSES },
             { send: serverFrame.generationComplete() },
+            // As the service does: the turn is complete long before the reply has played.
+            { send: serverFrame.turnComplete() },
           ],
         },
       ],
@@ -200,8 +210,9 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     expect(stampsIn(server.connections[0]?.heardAudio() as Buffer)).toEqual(
       Array.from({ length: frames }, (_, i) => i),
     )
-    // Nothing of the rest of the reply played after the drop.
+    // Nothing of the rest of the reply played after the drop, nor is it kept in the chat.
     expect(w.speaker.queuedMs()).toBe(0)
+    expect(repliesKept(w.store)).toEqual([])
   }, 60_000)
   /**
    * The same loopback on the REAL openWakeWord detector (hey_jarvis, default settings): the person
@@ -250,5 +261,7 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     expect(server.connections).toHaveLength(1)
     // A detection on the echo was rejected, not taken as a barge-in.
     expect(w.log.withEvent('wake_rejected')).toHaveLength(own.length)
+    // Played to its end, so heard: the reply is in the chat.
+    expect(repliesKept(w.store)).toEqual([NEAR_MISSES])
   }, 90_000)
 })

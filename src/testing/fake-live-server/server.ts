@@ -222,7 +222,8 @@ export class FakeConnection {
     const text = step.transcript === false ? undefined : (step.transcript ?? p?.text)
     const bytes = Math.max(2, Math.round(((step.chunkMs ?? 40) * 24_000) / 1000) * 2)
     const chunks = Math.ceil(pcm.length / bytes)
-    const words = text?.split(/(?<=\s)/) ?? []
+    // A space after the phrase, as the service's own pieces carry one: phrases in a row read as words.
+    const words = text === undefined ? [] : `${text} `.split(/(?<=\s)/)
     for (let i = 0; i < chunks; i++) {
       const frame = serverFrame.audio(pcm.subarray(i * bytes, (i + 1) * bytes))
       // The transcription rides in the same frames as the audio, a few words at a time.
