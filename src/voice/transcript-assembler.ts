@@ -184,9 +184,8 @@ export class TranscriptAssembler {
   }
 
   #discardReply(why: string): void {
-    const chars = this.#reply.trim().length
+    this.#discarded(this.#reply.trim().length, why)
     this.#reply = ''
-    if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
   }
 
   #writePlaying(): void {
@@ -196,8 +195,11 @@ export class TranscriptAssembler {
   }
 
   #dropPlaying(why: string): void {
-    const chars = this.#playing.length
+    this.#discarded(this.#playing.length, why)
     this.#playing = ''
+  }
+
+  #discarded(chars: number, why: string): void {
     if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
   }
 
