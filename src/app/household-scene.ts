@@ -77,18 +77,20 @@ function spokenBargeIn(user: (text: string) => Step, turnComplete: Step): Step[]
 
 /**
  * The long answer is timed by the audio the device sent (the microphone file's own clock): it
- * starts about 3 s before "Hey Jarvis, stop" in fixtures/offline/wake-scene.wav (at 30 s; the
- * session opened at about 7 s with 2 s of pre-roll) and plays past it. No `interrupted` comes
- * from the model side: a drop can only be the device's own barge-in by the wake phrase.
+ * starts about 3 s before "Hey Jarvis, stop" in fixtures/offline/wake-scene.wav (at 20 s; the
+ * session opened at about 7 s with 2 s of pre-roll) and plays past it. The approvals before it
+ * end about 6 s of heard audio earlier on this machine: that is the margin for a slower one. No
+ * `interrupted` comes from the model side: a drop can only be the device's own barge-in by the
+ * wake phrase.
  */
 function wakeBargeIn(turnComplete: Step): Step[] {
   const answer: Step[] = ['checking', 'time', 'hello', 'time', 'hello', 'checking'].map((p) => ({
     speak: p,
   }))
   return [
-    { untilHeardMs: 22_000, timeoutMs: GUARD_MS },
+    { untilHeardMs: 12_000, timeoutMs: GUARD_MS },
     ...answer,
-    { transcribe: 'Hey Jarvis, stop, thanks.', afterAudioMs: 26_000, timeoutMs: GUARD_MS },
+    { transcribe: 'Hey Jarvis, stop, thanks.', afterAudioMs: 16_000, timeoutMs: GUARD_MS },
     turnComplete,
   ]
 }

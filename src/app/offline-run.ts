@@ -92,7 +92,7 @@ export async function runOffline(options: OfflineRunOptions): Promise<number> {
 const WAKE_SCENE_ROOM: readonly [number, string][] = [
   [1000, '“Is the kettle on yet? I could murder a cup of tea.” (no wake phrase: nothing opens)'],
   [6000, '“Hey Jarvis, please unlock the front door for the plumber.” (in one breath)'],
-  [30_000, '“Hey Jarvis, stop, thanks.” (over the long answer)'],
+  [20_000, '“Hey Jarvis, stop, thanks.” (over the long answer)'],
 ]
 
 /** 100 ms from the middle of the sentence said before the wake phrase (at 2.0 s). */
