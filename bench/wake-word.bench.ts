@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|self|cost|verifier|denoise).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|denoise).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -46,6 +46,7 @@ import {
   WAKE_PHRASES,
 } from './wake/corpus.js'
 import { denoiseBench } from './wake/denoise.js'
+import { levelBench } from './wake/level.js'
 import { verifierBench } from './wake/verifier.js'
 
 const only = process.env.BENCH_ONLY ?? ''
@@ -471,6 +472,7 @@ function cost(): void {
 out(`# wake word · ${machineLine()}`)
 if (only === '' || only === 'accuracy' || only === 'false') await falseWakes()
 if (only === '' || only === 'accuracy' || only === 'missed') await missedWakes()
+if (only === '' || only === 'accuracy' || only === 'level') await levelBench(out)
 if (only === '' || only === 'accuracy' || only === 'self') await selfWakes()
 if (only === '' || only === 'cost') cost()
 if (only === '' || only === 'verifier') await verifierBench(out)
