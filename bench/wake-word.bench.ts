@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|denoise).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|denoise|prose).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -47,6 +47,8 @@ import {
 } from './wake/corpus.js'
 import { denoiseBench } from './wake/denoise.js'
 import { levelBench } from './wake/level.js'
+import { proseBench } from './wake/prose.js'
+import { replay } from './wake/replay.js'
 import { verifierBench } from './wake/verifier.js'
 
 const only = process.env.BENCH_ONLY ?? ''
@@ -68,28 +70,6 @@ async function detector(
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
     onScores,
   })
-}
-
-/** Wakes per head that the detector's rule would give on recorded per-chunk scores. */
-function replay(scores: Float32Array[], threshold: number, consecutive: number): number[] {
-  const counts = scores.map(() => 0)
-  const above = scores.map(() => 0)
-  const n = scores[0]?.length ?? 0
-  let quietUntil = -1
-  for (let c = 0; c < n; c++) {
-    let best = -1
-    scores.forEach((s, i) => {
-      above[i] = (s[c] ?? 0) >= threshold ? (above[i] ?? 0) + 1 : 0
-      if ((above[i] ?? 0) >= consecutive && (best < 0 || (s[c] ?? 0) > (scores[best]?.[c] ?? 0)))
-        best = i
-    })
-    if (best >= 0 && c >= quietUntil) {
-      counts[best] = (counts[best] ?? 0) + 1
-      quietUntil = c + 25 // 2 s of 80 ms chunks
-      above.fill(0)
-    }
-  }
-  return counts
 }
 
 /**
@@ -473,6 +453,7 @@ out(`# wake word · ${machineLine()}`)
 if (only === '' || only === 'accuracy' || only === 'false') await falseWakes()
 if (only === '' || only === 'accuracy' || only === 'missed') await missedWakes()
 if (only === '' || only === 'accuracy' || only === 'level') await levelBench(out)
+if (only === 'prose') await proseBench(out)
 if (only === '' || only === 'accuracy' || only === 'self') await selfWakes()
 if (only === '' || only === 'cost') cost()
 if (only === '' || only === 'verifier') await verifierBench(out)

@@ -1,5 +1,6 @@
 // TTS speech for wake-word.bench.ts, made at bench time with espeak-ng, flite and festival (Debian:
-// apt-get install espeak-ng flite festival sox) and cached under var/bench-wake (git-ignored).
+// apt-get install espeak-ng flite festival sox; fortunes for prose.ts) and cached under
+// var/bench-wake (git-ignored).
 // Every utterance is 16 kHz mono s16le, its own silence trimmed. TTS speech is not a human in a
 // room: these voices are formant and diphone synthesis, far from what the heads learnt from.
 import { execFileSync, spawnSync } from 'node:child_process'
