@@ -78,8 +78,15 @@ function texts(): { key: string; text: string }[] {
   return out
 }
 
+/** Whether the texts are on this machine; says so when they are not. */
+export function proseAvailable(out: (s: string) => void): boolean {
+  if (existsSync(FORTUNES)) return true
+  out(`ordinary speech: skipped, ${FORTUNES} is missing (apt-get install fortunes)`)
+  return false
+}
+
 /** The one-sided 95 % upper bound of a rate: the one whose Poisson chance of `n` or fewer events in `hours` is 5 %. */
-function upper95(n: number, hours: number): number {
+export function upper95(n: number, hours: number): number {
   let lo = 0
   let hi = (n + 10) * 3
   for (let k = 0; k < 60; k++) {
@@ -96,6 +103,11 @@ function upper95(n: number, hours: number): number {
   return hi / hours
 }
 
+/** WAKE_BENCH_PROSE_HOURS: how long the stream is (default 6); 0 leaves it out of the verifier bench. */
+export function proseHours(fallback = 6): number {
+  return Number(process.env.WAKE_BENCH_PROSE_HOURS ?? fallback)
+}
+
 interface Said {
   readonly fromMs: number
   readonly toMs: number
@@ -103,45 +115,41 @@ interface Said {
   readonly voice: string
 }
 
-export async function proseBench(out: (s: string) => void): Promise<void> {
-  if (!existsSync(FORTUNES)) {
-    out(`prose: skipped, ${FORTUNES} is missing (apt-get install fortunes)`)
-    return
-  }
-  const hoursWanted = Number(process.env.WAKE_BENCH_PROSE_HOURS ?? 6)
+/** The stream as scored: its length, what was said when, and the time spent making its speech. */
+export interface ProseStream {
+  readonly hours: number
+  readonly timeline: readonly Said[]
+  readonly offered: number
+  readonly makeMs: number
+}
+
+/**
+ * Makes `hours` of the stream a block of about a minute at a time (six hours in one buffer would
+ * be 700 MB), each block whole 20 ms frames so that capture time and the timeline stay in step,
+ * and hands each to `score` in order.
+ */
+export async function proseStream(
+  hours: number,
+  score: (block: Int16Array) => Promise<void>,
+): Promise<ProseStream> {
   const vs = voices()
   const all = texts()
-  const scores = HEADS.map(() => [] as number[])
-  const wakes: WakeDetection[] = []
-  const d = await pinnedDetector({
-    onWake: (w) => wakes.push(w),
-    phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
-    onScores: (s) => {
-      for (const [i, v] of s.entries()) scores[i]?.push(v)
-    },
-  })
   const timeline: Said[] = []
-  let clock = 0
+  const frame = RATE / 50
   let makeMs = 0
-  let scoreMs = 0
   let samples = 0
-  const cpu = process.cpuUsage()
-  // Scored a block of about a minute at a time: six hours in one buffer would be 700 MB.
   let block: Int16Array[] = []
   let blockSamples = 0
   const flush = async () => {
-    // Whole 20 ms frames, so that capture time and the timeline stay in step.
-    const rest = blockSamples % (RATE / 50)
-    if (rest > 0) block.push(new Int16Array(RATE / 50 - rest))
-    samples += blockSamples + (rest > 0 ? RATE / 50 - rest : 0)
-    const t = performance.now()
-    clock = await d.scoreRecorded(bytes(concat(block)), clock)
-    scoreMs += performance.now() - t
+    const rest = blockSamples % frame
+    if (rest > 0) block.push(new Int16Array(frame - rest))
+    samples += blockSamples + (rest > 0 ? frame - rest : 0)
+    await score(concat(block))
     block = []
     blockSamples = 0
   }
   for (const [k, t] of all.entries()) {
-    if (samples >= hoursWanted * 3600 * RATE) break
+    if (samples >= hours * 3600 * RATE) break
     const v = vs[k % vs.length]
     if (!v) break
     const t0 = performance.now()
@@ -155,11 +163,32 @@ export async function proseBench(out: (s: string) => void): Promise<void> {
     if (blockSamples >= 60 * RATE) await flush()
   }
   await flush()
+  return { hours: samples / RATE / 3600, timeline, offered: all.length, makeMs }
+}
+
+export async function proseBench(out: (s: string) => void): Promise<void> {
+  if (!proseAvailable(out)) return
+  const scores = HEADS.map(() => [] as number[])
+  const wakes: WakeDetection[] = []
+  const d = await pinnedDetector({
+    onWake: (w) => wakes.push(w),
+    phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
+    onScores: (s) => {
+      for (const [i, v] of s.entries()) scores[i]?.push(v)
+    },
+  })
+  let clock = 0
+  let scoreMs = 0
+  const cpu = process.cpuUsage()
+  const { hours, timeline, offered, makeMs } = await proseStream(proseHours(), async (block) => {
+    const t = performance.now()
+    clock = await d.scoreRecorded(bytes(block), clock)
+    scoreMs += performance.now() - t
+  })
   await d.close()
   const used = process.cpuUsage(cpu)
-  const hours = samples / RATE / 3600
   out(
-    `\nordinary speech: ${(hours * 60).toFixed(1)} min, ${timeline.length} texts of ${all.length} from ${COLLECTIONS.length} collections of fortunes, ${vs.length} voices taking turns; made in ${(makeMs / 1000).toFixed(0)} s, scored in ${(scoreMs / 1000).toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
+    `\nordinary speech: ${(hours * 60).toFixed(1)} min, ${timeline.length} texts of ${offered} from ${COLLECTIONS.length} collections of fortunes, ${voices().length} voices taking turns; made in ${(makeMs / 1000).toFixed(0)} s, scored in ${(scoreMs / 1000).toFixed(0)} s (${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
   )
   const settings: [number, number][] = [
     [0.3, 2],

@@ -14,6 +14,8 @@
 // verifier is then applied to those windows with the detector's own rule (threshold 0.5, two
 // chunks in a row, 2 s refractory), at upstream's gate (0.1: the verifier's score replaces the
 // head's above it) and at the threshold (0.5: the verifier can only veto a wake).
+// WAKE_BENCH_PROSE_HOURS=8 also scores that many hours of ordinary speech (prose.ts) and replays
+// every household's verifier on it.
 import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
@@ -36,6 +38,7 @@ import {
   type Voice,
   voices,
 } from './corpus.js'
+import { type ProseStream, proseAvailable, proseHours, proseStream, upper95 } from './prose.js'
 
 const RATE = 16_000
 const THRESHOLD = 0.5
@@ -95,6 +98,8 @@ class Keeper implements VerifierStage {
 async function scorer(): Promise<{
   d: OpenWakeWordDetector
   score: (pcm: Int16Array) => Promise<Scored>
+  /** One stream given a block at a time: `feed` hands each block to the function it is given. */
+  inBlocks: (feed: (block: (pcm: Int16Array) => Promise<void>) => Promise<void>) => Promise<Scored>
 }> {
   const keeper = new Keeper()
   let sink: { head: number[]; windows: Map<number, Float32Array> } = {
@@ -114,16 +119,17 @@ async function scorer(): Promise<{
       keeper.pending = undefined
     },
   })
-  return {
-    d,
-    async score(pcm) {
-      d.reset()
-      await d.settled()
-      sink = { head: [], windows: new Map() }
-      await d.scoreRecorded(bytes(pcm))
-      return { head: Float32Array.from(sink.head), windows: sink.windows }
-    },
+  const inBlocks = async (feed: (block: (pcm: Int16Array) => Promise<void>) => Promise<void>) => {
+    d.reset()
+    await d.settled()
+    sink = { head: [], windows: new Map() }
+    let at = 0
+    await feed(async (pcm) => {
+      at = await d.scoreRecorded(bytes(pcm), at)
+    })
+    return { head: Float32Array.from(sink.head), windows: sink.windows }
   }
+  return { d, score: (pcm) => inBlocks((block) => block(pcm)), inBlocks }
 }
 
 /** The chunks at which the detector's rule fires, with `model` at `gate` (none: the head alone). */
@@ -191,7 +197,7 @@ function speakerAt(timeline: readonly Spoken[], sample: number): Spoken | undefi
 
 export async function verifierBench(out: (s: string) => void): Promise<void> {
   const t0 = performance.now()
-  const { d, score } = await scorer()
+  const { d, score, inBlocks } = await scorer()
   const recorder = new WindowRecorder()
   const enrolDetector = await pinnedDetector({
     onWake: () => {},
@@ -335,6 +341,29 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
     `what the gate-${VETO} verifier still fired on (the utterance said 200 ms before), every household:`,
   )
   for (const [c, n] of [...causes].sort((a, b) => b[1] - a[1]).slice(0, 15)) out(`  ${n} × ${c}`)
+
+  // Ordinary speech (prose.ts): hours of it, scored once, every household's verifier replayed.
+  const prose = proseHours(0)
+  if (prose > 0 && proseAvailable(out)) {
+    const t = performance.now()
+    let stream: ProseStream | undefined
+    const sc = await inBlocks(async (block) => {
+      stream = await proseStream(prose, block)
+    })
+    const hours = stream?.hours ?? 0
+    const alone = wakes(sc).length
+    out(
+      `\nordinary speech (${(hours * 60).toFixed(0)} min of fortunes, ${stream?.timeline.length} texts; scored in ${((performance.now() - t) / 1000).toFixed(0)} s): head alone ${alone} wakes (${(alone / hours).toFixed(2)}/h, one-sided 95 % upper bound ${upper95(alone, hours).toFixed(2)})`,
+    )
+    // Every household heard the same stream: the bound is per household, on its hours.
+    for (const g of GATES) {
+      const per = HOUSEHOLDS.map((h) => wakes(sc, models.get(h), g).length)
+      const most = Math.max(...per)
+      out(
+        `  verifier, gate ${g}: per household ${per.join(', ')}; the most, ${most}, is ${(most / hours).toFixed(2)}/h (one-sided 95 % upper bound ${upper95(most, hours).toFixed(2)})`,
+      )
+    }
+  }
 
   // Missed wakes: each household's own held-out clips.
   const conditions = noiseConditions()
