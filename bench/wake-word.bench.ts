@@ -12,7 +12,10 @@
 //    perfect transcriber would write them (the corpus knows what it said when), through the
 //    confirmation matcher (src/voice/wake-confirmation.ts): a confirmed one is a spoken reply;
 //  - self-wakes: the speaker's own replies, near-misses in them, looped back at the barge-in
-//    test's echo level, through the real detector and the wake stage's checks.
+//    test's echo level, through the real detector and the wake stage's checks;
+//  - the wake clips at other levels, over silence, a room's floor and a gain stage (wake/level.ts).
+// Asked for by name only: hours of ordinary speech (BENCH_ONLY=prose, wake/prose.ts) and a
+// denoiser ahead of the detector (BENCH_ONLY=denoise, wake/denoise.ts).
 // Cost: listening paced in real time at 20 ms frames (the speech detector alone, then the wake
 // stage on each runtime), in a quiet room and in one where someone always talks, CPU and RSS, and
 // again inside a cgroup of 10 % of one core.

@@ -198,7 +198,7 @@ export async function proseBench(out: (s: string) => void): Promise<void> {
   const arrays = scores.map((s) => Float32Array.from(s))
   const replayed = settings.map(([th, n]) => replay(arrays, th, n))
   out(
-    '| head | wakes at the defaults (the detector) | per hour | 95 % upper bound per hour | replayed at 0.3 / 0.5 / 0.9 (high / normal / low sensitivity), ×2 |',
+    '| head | wakes at the defaults (the detector) | per hour | one-sided 95 % upper bound per hour | replayed at 0.3 / 0.5 / 0.9 (high / normal / low sensitivity), ×2 |',
   )
   out('|---|---|---|---|---|')
   HEADS.forEach((h, i) => {
