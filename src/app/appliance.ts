@@ -58,6 +58,8 @@ export interface ApplianceOptions {
    * offline scene prints it on its timeline.
    */
   readonly onDrop?: (report: DropReport) => void
+  /** Every earcon played (a wake, a press to talk): the offline scene prints it. */
+  readonly onEarcon?: (ms: number) => void
 }
 
 /** Everything the running appliance is made of, for the commands and the offline run. */
@@ -150,6 +152,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
       onFalseWake: () => device.countFalseWake(),
+      ...(options.onEarcon && { onEarcon: options.onEarcon }),
       onSessionEnd: (summary) => {
         endOfSession(store)
         options.onSessionEnd?.(summary)
@@ -168,6 +171,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
         audio: config.audio.backend,
         panel: panelConfig.backend,
         broker: config.mqtt ? 'mqtt' : 'none',
+        listen: listenMode(config.listen),
         tools: tools.names().length,
       },
       'nocturn running',

@@ -96,7 +96,8 @@ export class SessionLoop {
         }
       },
     })
-    logger.info({}, 'listening for speech')
+    // What it listens for (the wake word, the button, speech) is on the `nocturn_running` line.
+    logger.info({}, 'listening')
   }
 
   #onOnset(onset: Onset): void {

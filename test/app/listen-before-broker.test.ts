@@ -67,6 +67,8 @@ describe.skipIf(skip)('nocturn run before the broker is up', () => {
     // Listening, with nothing on the broker's port.
     expect(await listening(port)).toBe(false)
     expect(running.broker).toBe('mqtt')
+    // No wake model configured: it listens for speech, and its running line says so.
+    expect(running.listen).toBe('speech')
     expect(nocturn.lines.some((e) => e.msg === 'mqtt connected')).toBe(false)
 
     broker = mosquittoBroker(port)

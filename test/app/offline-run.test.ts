@@ -56,6 +56,8 @@ it('the offline run plays the household scene end to end and leaves a readable c
     'Read it again: nocturn transcripts show',
   ])
   expect(text).not.toContain('did not play as scripted')
+  // In speech mode a session opens on speech, unannounced: no earcon.
+  expect(text).not.toContain('[speaker] earcon')
   // The phone saw the unlock before it was answered, and the answer interrupted (nobody had moved on).
   expect(text.indexOf('[phone]   request approved')).toBeLessThan(text.indexOf('[house]'))
   expect(text).toContain('call-1: final, scheduling INTERRUPT')
@@ -170,11 +172,13 @@ it('npm start’s scene in wake mode: a sentence without the wake phrase opens n
     '[wake]    "hey jarvis" from ',
     '[room]    “Is the kettle on yet?',
     '[room]    “Hey Jarvis, please unlock the front door for the plumber.”',
+    '[speaker] earcon (120 ms',
     '[led]     listening',
     '[person]  Hey Jarvis, please unlock the front door for the plumber.',
     '[house]   home/front-door/set ← {"state":"UNLOCK"}',
     '[room]    “Hey Jarvis, stop, thanks.”',
     '[speaker] dropped at once:',
+    '[speaker] earcon (120 ms',
     '[button]  short press: mute',
     '[session] closed (stopped)',
     'Read it again',
@@ -188,6 +192,8 @@ it('npm start’s scene in wake mode: a sentence without the wake phrase opens n
     text.indexOf('[room]    “Hey Jarvis, please'),
   )
   expect(text).not.toContain('did not play as scripted')
+  // An earcon for each wake: the one that opened the session, the one that dropped the answer.
+  expect(text.split('[speaker] earcon').length - 1).toBe(2)
   // The long answer, complete before it had played, was cut by the wake phrase: it is not kept.
   const store = new SqliteStore(join(workDir, 'nocturn.db'))
   const [conv] = store.listConversations()

@@ -87,6 +87,8 @@ interface ListeningDeps {
   readonly arbiter?: WakeArbiter | undefined
   /** A wake the model's transcription did not confirm (the status counts it). */
   readonly onFalseWake?: (() => void) | undefined
+  /** After each earcon is handed to the speaker, with its length. */
+  readonly onEarcon?: ((ms: number) => void) | undefined
   readonly onSessionEnd?: ((summary: SessionSummary) => void) | undefined
 }
 
@@ -118,6 +120,7 @@ export async function composeListening(
         deps.speaker.write(earcon)
         // The earcon is ours: the command said in the same breath is not gated for its length.
         deps.mic.hearNow(EARCON_MS + 50)
+        deps.onEarcon?.(EARCON_MS)
       },
     }),
     ...(deps.onFalseWake && { onFalseWake: deps.onFalseWake }),

