@@ -15,7 +15,8 @@
 // chunks in a row, 2 s refractory), at upstream's gate (0.1: the verifier's score replaces the
 // head's above it) and at the threshold (0.5: the verifier can only veto a wake).
 // WAKE_BENCH_PROSE_HOURS=8 also scores that many hours of ordinary speech (prose.ts) and replays
-// every household's verifier on it.
+// every household's verifier on it. WAKE_BENCH_SENSITIVITY=1 also replays each sensitivity's
+// threshold (low, normal, high) with the gate left at the enrolled one and moved with the threshold.
 import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
@@ -23,6 +24,8 @@ import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
+import { thresholdAt } from '../../src/app/wake-detector.js'
+import { SENSITIVITIES } from '../../src/protocol/sensitivity.js'
 import { HEADS, pinnedDetector } from '../../test/helpers/wake.js'
 import {
   bed,
@@ -47,7 +50,14 @@ const REFRACTORY_CHUNKS = 25
 // The gates replayed (WAKE_BENCH_GATES, e.g. 0.1,0.3,0.5): upstream's 0.1, the veto at the
 // threshold, and any between. Windows are kept from the lowest, so each gate costs only a replay.
 const GATES = (process.env.WAKE_BENCH_GATES ?? '0.1,0.5').split(',').map(Number)
-const LOWEST = Math.min(...GATES)
+const bySensitivity = process.env.WAKE_BENCH_SENSITIVITY === '1'
+/** The enrolled gate (0.6 × 0.5), and what it would be moved with each sensitivity's threshold. */
+const ENROLLED_GATE = DEFAULT_GATE_SHARE * THRESHOLD
+const SETTINGS = SENSITIVITIES.map((s) => {
+  const threshold = thresholdAt(THRESHOLD, s)
+  return { s, threshold, moved: (ENROLLED_GATE * threshold) / THRESHOLD }
+})
+const LOWEST = Math.min(...GATES, ...(bySensitivity ? SETTINGS.map((x) => x.moved) : []))
 const VETO = Math.max(...GATES)
 // Smaller runs for a loaded machine: how many households (default all 8), whether the stream is
 // heard again over music and noise, and which noise conditions the held-out clips get.
@@ -133,7 +143,7 @@ async function scorer(): Promise<{
 }
 
 /** The chunks at which the detector's rule fires, with `model` at `gate` (none: the head alone). */
-function wakes(s: Scored, model?: LogisticModel, gate = 0.1): number[] {
+function wakes(s: Scored, model?: LogisticModel, gate = 0.1, threshold = THRESHOLD): number[] {
   const out: number[] = []
   let run = 0
   let quietUntil = -1
@@ -141,7 +151,7 @@ function wakes(s: Scored, model?: LogisticModel, gate = 0.1): number[] {
     const h = s.head[c] ?? 0
     const w = s.windows.get(c)
     const score = model && w && h >= gate ? predict(model, w) : h
-    run = score >= THRESHOLD ? run + 1 : 0
+    run = score >= threshold ? run + 1 : 0
     if (run >= CONSECUTIVE && c >= quietUntil) {
       out.push(c)
       quietUntil = c + REFRACTORY_CHUNKS
@@ -149,6 +159,58 @@ function wakes(s: Scored, model?: LogisticModel, gate = 0.1): number[] {
     }
   }
   return out
+}
+
+type Variant = 'head alone' | 'enrolled gate' | 'moved gate'
+const VARIANTS: readonly Variant[] = ['head alone', 'enrolled gate', 'moved gate']
+
+/**
+ * Each sensitivity's threshold, replayed three ways: the head alone, the verifier at the gate it
+ * was enrolled with (0.3), and at that gate moved in proportion to the threshold.
+ */
+class SensitivityTally {
+  /** `${sensitivity} ${variant}` → column (false wakes, or a noise condition's misses) → count. */
+  readonly #n = new Map<string, Map<string, number>>()
+  readonly #columns: string[] = []
+
+  /** Wakes over `sc` (`missedIfNone`: one miss when there is none) for every row. */
+  count(column: string, sc: Scored, model: LogisticModel | undefined, missedIfNone = false): void {
+    if (!this.#columns.includes(column)) this.#columns.push(column)
+    for (const { s, threshold, moved } of SETTINGS) {
+      for (const v of VARIANTS) {
+        const gate = v === 'moved gate' ? moved : ENROLLED_GATE
+        const n = wakes(sc, v === 'head alone' ? undefined : model, gate, threshold).length
+        const add = missedIfNone ? (n === 0 ? 1 : 0) : n
+        const row = this.#n.get(`${s} ${v}`) ?? new Map<string, number>()
+        this.#n.set(`${s} ${v}`, row)
+        row.set(column, (row.get(column) ?? 0) + add)
+      }
+    }
+  }
+
+  print(out: (s: string) => void, householdHours: number, clips: number): void {
+    out(
+      `\neach sensitivity's threshold replayed: the head alone, the verifier at its enrolled gate ${ENROLLED_GATE}, and that gate moved with the threshold (false wakes per household-hour over both streams; missed of ${clips} held-out clips)`,
+    )
+    out(`| sensitivity (threshold) | scored by | gate | ${this.#columns.join(' | ')} |`)
+    out(`|---|---|---|${this.#columns.map(() => '---|').join('')}`)
+    for (const { s, threshold, moved } of SETTINGS) {
+      for (const v of VARIANTS) {
+        const row = this.#n.get(`${s} ${v}`)
+        const cells = this.#columns.map((c) => {
+          const k = row?.get(c) ?? 0
+          return c === 'false wakes'
+            ? `${(k / householdHours).toFixed(2)} (${k})`
+            : wilson(k, clips)
+        })
+        const gate =
+          v === 'head alone' ? '—' : (v === 'moved gate' ? moved : ENROLLED_GATE).toFixed(2)
+        out(
+          `| ${s} (${threshold.toFixed(2)}) | ${v === 'head alone' ? 'head' : 'verifier'} | ${gate} | ${cells.join(' | ')} |`,
+        )
+      }
+    }
+  }
 }
 
 function espeak(voice: string, speed: number, pitch: number): Voice {
@@ -283,6 +345,7 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
   > = {}
   let hoursAll = 0
   const causes = new Map<string, number>()
+  const sens = new SensitivityTally()
   for (const [name, stream] of streams) {
     const t = performance.now()
     const sc = await score(stream)
@@ -319,6 +382,7 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
         }
       }
       out(`| ${h} | ${(alone / hours).toFixed(1)} (${alone}) | ${cells.join(' | ')} |`)
+      if (bySensitivity) sens.count('false wakes', sc, m)
     }
   }
   const totals = (f: (r: (typeof fw)[string]) => number) =>
@@ -393,11 +457,13 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
       if (wakes(sc).length === 0) alone++
       for (const g of GATES)
         if (wakes(sc, m, g).length === 0) missed.set(g, (missed.get(g) ?? 0) + 1)
+      if (bySensitivity) sens.count(name, sc, m, true)
     }
     out(
       `| ${name} | ${wilson(alone, clips.length)} | ${GATES.map((g) => wilson(missed.get(g) ?? 0, clips.length)).join(' | ')} |`,
     )
   }
+  if (bySensitivity) sens.print(out, hh, clips.length)
   await d.close()
   out(`\n(verifier bench: ${((performance.now() - t0) / 60_000).toFixed(1)} min)`)
 }

@@ -71,7 +71,7 @@ const HIGH_FACTOR = 0.6
  * The threshold a phrase configured at `base` gets at `sensitivity`: `normal` is the configured
  * one, so a household's own per-phrase calibration stays the middle of the three.
  */
-function thresholdAt(base: number, sensitivity: Sensitivity): number {
+export function thresholdAt(base: number, sensitivity: Sensitivity): number {
   if (sensitivity === 'low') return base + (1 - base) * LOW_TOWARDS_ONE
   if (sensitivity === 'high') return base * HIGH_FACTOR
   return base

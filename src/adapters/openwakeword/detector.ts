@@ -255,7 +255,9 @@ export class OpenWakeWordDetector implements WakeWordDetector {
             const window = this.#o.features.latest(n)
             const out = await h.model.run(window, [1, n, 96])
             const score = out[0] ?? 0
-            return h.verifier && score >= h.verifier.gate ? h.verifier.score(window, score) : score
+            return h.verifier && score >= this.#gate(i, h.verifier)
+              ? h.verifier.score(window, score)
+              : score
           }),
         )
         if (this.#resetPending) {
@@ -278,6 +280,20 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       )
       this.#droppedInEpisode = 0
     }
+  }
+
+  /**
+   * A verifier's gate comes down with its phrase's threshold, in proportion (0.3 enrolled at 0.5 is
+   * 0.18 at 0.3): at a high sensitivity the verifier can lift weaker head scores. Left at 0.3 it
+   * would sit at that threshold, where the verifier can only turn wakes away: more false wakes than
+   * normal and no better hearing. Above the configured threshold it stays: the verifier must clear
+   * the higher threshold itself, and a higher gate only cost wakes (bench/RESULTS.md, "the
+   * verifier's gate at each sensitivity").
+   */
+  #gate(i: number, verifier: VerifierStage): number {
+    const configured = this.#o.heads[i]?.threshold ?? 0
+    const now = this.#thresholds[i] ?? configured
+    return now < configured ? (verifier.gate * now) / configured : verifier.gate
   }
 
   #score(raw: number[], endAt: number, arrivedAt: number): void {

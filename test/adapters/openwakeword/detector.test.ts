@@ -7,12 +7,13 @@ import type {
   RuntimeName,
 } from '../../../src/adapters/openwakeword/model-session.js'
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
+import type { VerifierStage } from '../../../src/adapters/openwakeword/verifier.js'
 import { DEFAULT_WAKE_CONSECUTIVE, wakeSchema } from '../../../src/app/config/wake-schema.js'
 import { quietNoise } from '../../../src/audio/pcm.js'
 import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../../src/testing/memory-logger.js'
-import { EMBEDDING, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
+import { EMBEDDING, HEADS, MEL, pinnedDetector, silence, wavPcm } from '../../helpers/wake.js'
 
 const DEFAULTS = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }] })
 
@@ -172,6 +173,58 @@ describe.each(['native', 'wasm'] as const)('openWakeWord on the %s runtime', (ru
         .every((s) => s === 0),
     ).toBe(true)
     expect(h.scores.length).toBe(8)
+  }, 60_000)
+})
+
+describe("a household verifier's gate", () => {
+  /** Every head score handed to the verifier on the clip, at `threshold`. */
+  async function handed(d: OpenWakeWordDetector, calls: number[], threshold: number, at: number) {
+    d.setThresholds([threshold])
+    d.reset()
+    calls.length = 0
+    await d.scoreRecorded(wavPcm(HEADS[0]?.clip ?? ''), at)
+    return [...calls]
+  }
+
+  /** hey_jarvis at 0.5 behind a pass-through verifier at `gate` that records what it is handed. */
+  async function withStage(gate: number): Promise<{ d: OpenWakeWordDetector; calls: number[] }> {
+    const calls: number[] = []
+    const stage: VerifierStage = {
+      gate,
+      score: (_window, head) => {
+        calls.push(head)
+        return head
+      },
+    }
+    const d = await pinnedDetector({
+      onWake: () => {},
+      phrases: [
+        { phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5, verifier: stage },
+      ],
+    })
+    open.push(d)
+    return { d, calls }
+  }
+
+  it('comes down with a lower threshold, so weaker head scores reach the verifier, and stays put above the configured one', async () => {
+    // Gate 0 hands the verifier every chunk the head scored: the clip's scores, chunk by chunk.
+    const all = await withStage(0)
+    const raw = await handed(all.d, all.calls, 0.5, 0)
+    // A household's own --gate, between the clip's weaker chunks (0.16, 0.18, 0.31 here).
+    const s = await withStage(0.22)
+    const counts: number[] = []
+    for (const [i, threshold] of [0.3, 0.5, 0.9].entries()) {
+      const got = await handed(s.d, s.calls, threshold, 10_000 * (i + 1))
+      // 0.22 enrolled at 0.5: 0.132 at 0.3; 0.22 at 0.5 and above.
+      const gate = threshold < 0.5 ? (0.22 * threshold) / 0.5 : 0.22
+      expect(got, `at ${threshold}`).toEqual(raw.filter((x) => x >= gate))
+      counts.push(got.length)
+    }
+    process.stdout.write(
+      `chunks handed to the verifier at 0.3 / 0.5 / 0.9: ${counts.join(' / ')}\n`,
+    )
+    expect(counts[0]).toBeGreaterThan(counts[1] ?? 0)
+    expect(counts[2]).toBe(counts[1])
   }, 60_000)
 })
 
