@@ -154,6 +154,25 @@ describe('secrets from the environment and systemd credentials', () => {
       'provider.apiKeyFile: cannot read /nope/key (ENOENT) — check the path and that the nocturn user may read it',
     ])
   })
+
+  it('without secrets (pair, transcripts): none is read or kept, so an unreadable key file does not stop them', () => {
+    const file = join(dir, 'config.json')
+    writeFileSync(
+      file,
+      '{"provider": {"apiKey": "from-config", "apiKeyFile": "/nope/key"}, "mqtt": {"url": "mqtt://h", "username": "u", "passwordFile": "/nope/pw"}}',
+    )
+    const env = { GEMINI_API_KEY: 'from-env' }
+    expect(() => loadConfig({ path: file, env })).toThrow(/mqtt.passwordFile: cannot read/)
+    const loaded = loadConfig({ path: file, env, secrets: false })
+    expect(
+      loadConfig({ path: file, env: { CREDENTIALS_DIRECTORY: creds }, secrets: false }).config.mqtt
+        ?.password,
+    ).toBeUndefined()
+    expect(loaded.config.provider.apiKey).toBeUndefined()
+    expect(loaded.config.mqtt).toMatchObject({ url: 'mqtt://h', username: 'u' })
+    expect(loaded.config.mqtt?.password).toBeUndefined()
+    expect(loaded.secretSources).toEqual({ apiKey: 'none', mqttPassword: 'none' })
+  })
 })
 
 describe('the example and presets', () => {

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../config/errors.js'
-import { DEFAULT_CONFIG_PATH, type LoadedConfig, loadConfig } from '../config/load.js'
+import { configPathOf, DEFAULT_CONFIG_PATH, type LoadedConfig, loadConfig } from '../config/load.js'
 import { type Check, formatHuman, formatJson, runChecks } from '../doctor/check.js'
 import { deviceChecks } from '../doctor/device-checks.js'
 import type { DeviceDoctorContext } from '../doctor/device-context.js'
@@ -53,9 +52,7 @@ export async function run(args: string[]): Promise<number> {
   })
 
   const env = process.env
-  const configPath =
-    values.config ??
-    (env.NOCTURN_CONFIG || (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined))
+  const configPath = configPathOf(values.config, env)
   let loaded: LoadedConfig | undefined
   let configError: ConfigError | undefined
   if (configPath !== undefined) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { errorText } from '../../core/errors.js'
 import type { PolicyTable } from '../../core/policy.js'
@@ -51,6 +51,24 @@ export interface LoadedConfig {
 export interface LoadOptions {
   readonly path?: string
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * false: read no secret at all (no environment, credential or key file) and leave every secret
+   * unset, sources "none" — for commands that need none, like `pair` and `transcripts`, so an
+   * unreadable key file does not stop them and no secret is held for nothing. Default true.
+   */
+  readonly secrets?: boolean
+}
+
+/**
+ * The configuration file a command reads: its `--config`, else `$NOCTURN_CONFIG`, else
+ * DEFAULT_CONFIG_PATH when that exists. Undefined when there is none (a development checkout):
+ * the command then uses its development defaults.
+ */
+export function configPathOf(flag: string | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  return (
+    flag ??
+    (env.NOCTURN_CONFIG || (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined))
+  )
 }
 
 /**
@@ -77,11 +95,16 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
       `config: cannot read ${path} (${code ?? 'error'}) — check that the nocturn user may read it`,
     ])
   }
-  return parseConfig(text, path, env)
+  return parseConfig(text, path, env, { secrets: opts.secrets ?? true })
 }
 
 /** The same as `loadConfig` for text already read. */
-export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv = {}): LoadedConfig {
+export function parseConfig(
+  text: string,
+  path: string,
+  env: NodeJS.ProcessEnv = {},
+  opts: { readonly secrets?: boolean } = {},
+): LoadedConfig {
   const stripped = stripJsonComments(text)
   let raw: unknown
   try {
@@ -105,8 +128,11 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, raw))
   const config = parsed.data
   const problems: string[] = []
+  // Without secrets every one stays unset, even one written in the file itself.
+  const resolve: typeof resolveSecret =
+    opts.secrets === false ? () => ({ value: undefined, source: 'none' }) : resolveSecret
 
-  const apiKey = resolveSecret({
+  const apiKey = resolve({
     env,
     envName: 'GEMINI_API_KEY',
     credential: CREDENTIALS.apiKey,
@@ -119,7 +145,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   let mqttPassword: SecretSource = 'none'
   if (config.mqtt) {
     if (env.NOCTURN_MQTT_USERNAME) config.mqtt.username = env.NOCTURN_MQTT_USERNAME
-    const pw = resolveSecret({
+    const pw = resolve({
       env,
       envName: 'NOCTURN_MQTT_PASSWORD',
       credential: CREDENTIALS.mqttPassword,
@@ -139,7 +165,7 @@ export function parseConfig(text: string, path: string, env: NodeJS.ProcessEnv =
   }
   const ntfy = config.alerts.ntfy
   if (ntfy) {
-    ntfy.token = resolveSecret({
+    ntfy.token = resolve({
       env,
       envName: 'NOCTURN_NTFY_TOKEN',
       // Read from $CREDENTIALS_DIRECTORY when the household adds its own LoadCredential line.
