@@ -17,7 +17,11 @@ async function main(argv: string[]): Promise<number> {
     return 2
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: nocturn ${name} ${entry.usage}\n\n${entry.summary}\n`)
+    process.stdout.write(
+      entry.help
+        ? await entry.help(rest)
+        : `usage: nocturn ${name} ${entry.usage}\n\n${entry.summary}\n`,
+    )
     return 0
   }
   const mod = await entry.load()

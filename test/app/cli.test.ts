@@ -20,8 +20,26 @@ it('every command answers --help with its usage and exit 0, without running', as
   const results = await Promise.all(names.map((n) => cli(n, '--help')))
   names.forEach((n, i) => {
     expect(results[i]?.code, n).toBe(0)
-    expect(results[i]?.stdout, n).toMatch(new RegExp(`^usage: nocturn ${n} `))
+    expect(results[i]?.stdout, n).toMatch(new RegExp(`^usage:\\s+nocturn ${n} `))
   })
+}, 60_000)
+
+it("--help prints the command's own usage text, every option and variable in it", async () => {
+  const [pair, transcripts, enroll] = await Promise.all([
+    cli('pair', '--help'),
+    cli('transcripts', '--help'),
+    cli('wake', 'enroll', '--help'),
+  ])
+  for (const o of ['--config', '--app-host', '--app-port', '--app-https', 'NOCTURN_APP_HOST']) {
+    expect(pair.stdout).toContain(o)
+  }
+  expect(pair.stdout).toContain('phonesDir')
+  expect(transcripts.stdout).toMatch(/^usage: nocturn transcripts list \[--config <path>\]/)
+  expect(transcripts.stdout).toContain('store.path')
+  expect(enroll.stdout).toMatch(/^usage: nocturn wake enroll /)
+  expect(enroll.stdout).toContain('--gate')
+  expect(enroll.stdout).toContain('--near-misses')
+  for (const r of [pair, transcripts, enroll]) expect(r.code).toBe(0)
 }, 60_000)
 
 it('an unknown command says so and lists the commands, exit 2', async () => {

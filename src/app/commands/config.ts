@@ -5,7 +5,7 @@ import { ConfigError } from '../config/errors.js'
 import { EXAMPLE_CONFIG } from '../config/example.js'
 import { loadConfig } from '../config/load.js'
 
-const HELP = `usage: nocturn config --example
+export const HELP = `usage: nocturn config --example
        nocturn config --check [--config <path>]
 
   --example        print a commented example configuration

@@ -7,7 +7,7 @@ import type { DeviceDoctorContext } from '../doctor/device-context.js'
 import { type GeminiDoctorContext, geminiChecks } from '../doctor/gemini-checks.js'
 import { createLogger } from '../logger.js'
 
-const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--base-url URL] [--model ID]
+export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--base-url URL] [--model ID]
 
 Checks what a person would otherwise debug by hand, each with a plain-language fix: the
 configuration, the audio PCMs, the panel's GPIO backend and pins, the broker and its credentials,

