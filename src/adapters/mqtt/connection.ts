@@ -275,7 +275,10 @@ export class MqttConnection {
       typeof payload === 'string' || Buffer.isBuffer(payload)
         ? payload
         : Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength)
-    if (!client?.connected) return Promise.reject(notConnected())
+    // Once closing, nothing more is written: what was in flight still goes, but a publish that
+    // comes after (an approval withdrawn at shutdown, the state it changes) would be written to
+    // a stream that has ended.
+    if (!client?.connected || this.#closed) return Promise.reject(notConnected())
     return new Promise((resolve, reject) => {
       client.publish(
         topic,
@@ -341,7 +344,13 @@ const SLICE_MS = 8
 function yieldBetweenSlices(client: MqttClient): void {
   let sliceStart = 0
   let inSlice = false
-  client.handleMessage = (_packet, callback) => {
+  client.handleMessage = (_packet, done) => {
+    // A message still being read when the client ends is left unacknowledged: its PUBACK would be
+    // written to a stream that has ended (an error line at every shutdown). Unacknowledged, the
+    // broker keeps it for a persistent session; this client is going away either way.
+    const callback = () => {
+      if (!client.disconnecting && !client.disconnected) done()
+    }
     // Real elapsed time on purpose, not the injected Clock: what is bounded is how long this
     // process really holds its event loop.
     const now = performance.now()
