@@ -4,7 +4,7 @@ import type { Clock } from '../ports/clock.js'
 import type { GrantExpiry } from '../ports/grant-store.js'
 import { raceAbort } from './abort.js'
 import { digestOf } from './canonical.js'
-import { errorText, NocturnError } from './errors.js'
+import { errorText, isNocturnError, NocturnError } from './errors.js'
 import { type Grants, rememberedGrant } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
 import { actionOf } from './tool.js'
@@ -119,6 +119,11 @@ export class Gate {
     } catch (err) {
       if (ctx.signal.aborted) {
         log.info({ approvalId: request.id }, 'gate wait withdrawn')
+        throw cancelled()
+      }
+      // The approver withdrew every pending request itself: the speaker is shutting down.
+      if (isNocturnError(err) && err.code === 'NOC_ERR_CANCELLED') {
+        log.info({ approvalId: request.id, reason: err.message }, 'gate wait withdrawn')
         throw cancelled()
       }
       if (timedOut) {

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
+import { NocturnError } from '../../src/core/errors.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
 import type { ApprovalDecision, Approver } from '../../src/ports/approver.js'
+import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { coreFixture } from '../helpers/core.js'
 
@@ -100,6 +102,26 @@ describe('gate: fails closed', () => {
     expect(out).toMatchObject({ ok: false, code: 'NOC_ERR_APPROVER_UNREACHABLE' })
     expect(out.ok === false && out.error).toContain("can't reach your phones")
     expect(runs).toEqual([])
+  })
+
+  it('an approver that withdraws its requests (the speaker shutting down) cancels the call: no answer, no warning, nothing runs', async () => {
+    const closing: Approver = {
+      audience: 'your phones',
+      request: async () => {
+        throw new NocturnError('NOC_ERR_CANCELLED', 'the speaker is shutting down')
+      },
+    }
+    const f = coreFixture({ approver: closing })
+    const log = new MemoryLogger()
+    const runs: unknown[] = []
+    const out = await new ToolSet([doorTool(runs) as Tool]).call(
+      f.ctx({ logger: log }),
+      'unlock_door',
+      { door: 'front' },
+    )
+    expect(out).toMatchObject({ ok: false, code: 'NOC_ERR_CANCELLED' })
+    expect(runs).toEqual([])
+    expect(log.records.filter((r) => r.level === 'warn' || r.level === 'error')).toEqual([])
   })
 
   it('no answer in time: withdrawn from the phone and denied', async () => {
