@@ -58,6 +58,9 @@ fi
 # The program: a staged copy pruned to the production dependencies, then moved into place.
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
+# mktemp makes it 0700, and `cp -a "$stage/."` below gives /opt/nocturn the stage's own mode: the
+# service's user could not read its program.
+chmod 0755 "$stage"
 cp -a dist bin package.json package-lock.json vendor node_modules "$stage/"
 # `nocturn demo` on the device: the room's recordings and the fake model's spoken replies.
 mkdir -p "$stage/fixtures" && cp -a fixtures/offline fixtures/speech "$stage/fixtures/"
@@ -85,6 +88,10 @@ install -d -m 0755 "$OPT"
 rm -rf "$OPT/dist" "$OPT/node_modules" "$OPT/bin" "$OPT/vendor" "$OPT/fixtures"
 cp -a "$stage/." "$OPT/"
 cp -a systemd "$OPT/"
+# Whatever umask and owner the checkout was made with: readable by all (the service runs as
+# nocturn), writable by root alone (the service must not be able to change its own program).
+chmod -R u+rwX,go=rX "$OPT"
+[ -n "$DESTDIR" ] || chown -R root:root "$OPT"
 # `nocturn …` on the command line, as the README and the demo's hint say.
 install -d -m 0755 "$DESTDIR/usr/local/bin"
 ln -sfn /opt/nocturn/bin/nocturn.js "$DESTDIR/usr/local/bin/nocturn"

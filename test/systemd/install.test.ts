@@ -6,11 +6,13 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  statSync,
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { grantTraverse, REQUIRE_SYSTEM, systemEnv } from '../helpers/system.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const INSTALL = join(ROOT, 'systemd', 'install.sh')
@@ -18,6 +20,25 @@ const INSTALL = join(ROOT, 'systemd', 'install.sh')
 /** Bytes under `dir`, as du counts them (apparent size, so sparse or shared blocks don't hide any). */
 function duBytes(dir: string): number {
   return Number(execFileSync('du', ['-sb', dir], { encoding: 'utf8' }).split('\t')[0])
+}
+
+/**
+ * Why another user cannot be tried here (the install runs as the test's user: only root can run
+ * something as nobody), or undefined when it can. Under NOCTURN_REQUIRE_SYSTEM=1 it throws instead.
+ */
+function noOtherUser(): string | undefined {
+  const runuser = spawnSync('sh', ['-c', 'command -v runuser'], { env: systemEnv() }).status === 0
+  const why =
+    process.getuid?.() !== 0
+      ? 'not root'
+      : runuser
+        ? undefined
+        : 'runuser not installed (util-linux)'
+  if (why === undefined) return undefined
+  const reason = `skipped: running the installed program as another user (${why})`
+  if (REQUIRE_SYSTEM) throw new Error(`NOCTURN_REQUIRE_SYSTEM=1 but ${reason.slice(9)}`)
+  process.stdout.write(`${reason}\n`)
+  return reason
 }
 
 describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
@@ -33,6 +54,17 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     })
     expect(r.status, r.stderr).toBe(0)
     const opt = join(dest, 'opt', 'nocturn')
+    // The service runs as nocturn, not as the owner of these files: everything is readable by
+    // others and every folder can be entered (the stage's 0700 once became /opt/nocturn's).
+    expect((statSync(opt).mode & 0o777).toString(8)).toBe('755')
+    const find = (...test: string[]) =>
+      execFileSync('find', [opt, ...test], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+    expect(find('!', '-perm', '-o+r')).toEqual([])
+    expect(find('-type', 'd', '!', '-perm', '-o+x')).toEqual([])
+    // …and writable by its owner alone: the service cannot change its own program.
+    expect(find('!', '-type', 'l', '-perm', '/go+w')).toEqual([])
     // What the README's path used to ship: 240 MB with the development tools; these must be gone.
     for (const dev of ['typescript', '@biomejs/biome', 'vitest', 'tsx', 'rolldown', 'vite']) {
       expect(existsSync(join(opt, 'node_modules', dev)), dev).toBe(false)
@@ -98,6 +130,28 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     )
     expect(service.status, service.stderr).toBe(2)
     expect(service.stderr).toMatch(/nowhere\.json/)
+    // Both, as a user who owns none of it (the `nocturn` command of the installer's next steps,
+    // and the unit's ExecStart). The link in usr/local/bin points at /opt, so the files are named.
+    if (noOtherUser() === undefined) {
+      grantTraverse(dest) // mkdtemp's 0700 would stop nobody before /opt (not opt itself: tested)
+      const asNobody = (...args: string[]) =>
+        spawnSync('runuser', ['-u', 'nobody', '--', process.execPath, ...args], {
+          cwd: tmpdir(),
+          env: systemEnv(),
+          encoding: 'utf8',
+        })
+      const cli = asNobody(join(opt, 'bin', 'nocturn.js'), '--help')
+      expect(cli.status, cli.stderr).toBe(0)
+      expect(cli.stdout).toMatch(/usage: nocturn/)
+      const run = asNobody(
+        join(opt, 'dist', 'service', 'cli.js'),
+        'run',
+        '--config',
+        join(dest, 'nowhere.json'),
+      )
+      expect(run.status, run.stderr).toBe(2)
+      expect(run.stderr).toMatch(/nowhere\.json does not exist/)
+    }
     expect(existsSync(join(dest, 'etc', 'nocturn', 'config.json'))).toBe(true)
     // The configuration listens for "hey jarvis", and its model is where the configuration looks,
     // with the licence said as it was installed.
