@@ -109,7 +109,15 @@ done
 # dependency: nothing is downloaded). `wake install` prints the model's licence.
 # NOCTURN_WAKE_MODEL=<name> installs another pretrained phrase (nocturn wake list), =none none.
 wake_model="${NOCTURN_WAKE_MODEL:-hey_jarvis}"
-wake_dir="$DESTDIR/var/lib/nocturn/wake"
+state="$DESTDIR/var/lib/nocturn"
+wake_dir="$state/wake"
+# The service's StateDirectory, made as systemd would (StateDirectoryMode=0750): systemd hands it to
+# nocturn only when the service starts, and `sudo -u nocturn nocturn pair` comes before that.
+if [ -n "$DESTDIR" ]; then
+  install -d -m 0750 "$state"
+else
+  install -d -m 0750 -o nocturn -g nocturn "$state"
+fi
 wake_next=""
 if [ "$wake_model" != none ]; then
   echo "the wake word: installing the pretrained \"$wake_model\" model (set NOCTURN_WAKE_MODEL=none to skip)"
@@ -119,6 +127,8 @@ if [ "$wake_model" != none ]; then
 else
   wake_next="  0. no wake model installed: give your own in listen.wake.models, or set listen.mode to \"button\" (docs/wake-word.md)"
 fi
+# What root just wrote there (the wake model; a `sudo nocturn pair` by hand before) is nocturn's.
+[ -n "$DESTDIR" ] || chown -R nocturn:nocturn "$state"
 
 # The unit runs the node found here (NodeSource puts it in /usr/bin, a tarball or `n` elsewhere).
 install -d -m 0755 "$DESTDIR/etc/systemd/system"
