@@ -149,6 +149,24 @@ describe('secrets from the environment and systemd credentials', () => {
     expect(plain.secretSources).toEqual({ apiKey: 'config', mqttPassword: 'none' })
   })
 
+  it('run by hand (no $CREDENTIALS_DIRECTORY), a config file finds the credentials folder beside it, as the installer lays them out', () => {
+    const etc = mkdtempSync(join(tmpdir(), 'nocturn-etc-'))
+    mkdirSync(join(etc, 'credentials'))
+    writeFileSync(join(etc, 'credentials', 'gemini-api-key'), 'beside-the-config\n')
+    writeFileSync(join(etc, 'credentials', 'mqtt-password'), '')
+    const file = join(etc, 'config.json')
+    writeFileSync(file, '{"mqtt": {"url": "mqtt://h", "username": "u"}}')
+    const byHand = loadConfig({ path: file, env: {} })
+    expect(byHand.config.provider.apiKey).toBe('beside-the-config')
+    // The installer's empty file means "not used".
+    expect(byHand.secretSources).toEqual({ apiKey: 'credential', mqttPassword: 'none' })
+    // Inside the unit, systemd's folder is the one read.
+    const inUnit = loadConfig({ path: file, env: { CREDENTIALS_DIRECTORY: creds } })
+    expect(inUnit.config.provider.apiKey).toBe('from-credential')
+    // Text parsed without a file on disk reads nothing beside it.
+    expect(parseConfig('{}', file, {}).config.provider.apiKey).toBeUndefined()
+  })
+
   it('an unreadable key file names the key and the path, not a value', () => {
     expect(problems('{"provider": {"apiKeyFile": "/nope/key"}}')).toEqual([
       'provider.apiKeyFile: cannot read /nope/key (ENOENT) — check the path and that the nocturn user may read it',

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { release, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -60,10 +60,12 @@ interface Setup {
   phones?: 'one' | 'none'
   model?: string
   raw?: string
+  /** The folder the config file is written in (default: the run's). */
+  in?: string
 }
 
 function writeConfig(s: Setup): string {
-  const path = join(dir, `${s.name}.json`)
+  const path = join(s.in ?? dir, `${s.name}.json`)
   if (s.raw !== undefined) {
     writeFileSync(path, s.raw)
     return path
@@ -293,6 +295,26 @@ describe.skipIf(skip)('nocturn doctor --config: the whole device', () => {
     )
     expect(details(r.stdout, 'broker')).toMatch(/fix: is the broker running/)
     noSecrets(r)
+  })
+
+  it('run by hand as root: the key in the credentials folder beside the config, as the installer put it; an empty one says where it goes', async () => {
+    const etc = join(dir, 'etc')
+    mkdirSync(join(etc, 'credentials'), { recursive: true })
+    const file = join(etc, 'credentials', 'gemini-api-key')
+    writeFileSync(file, `${KEY}\n`, { mode: 0o600 })
+    const found = await doctor({ name: 'config', in: etc }, [], { GEMINI_API_KEY: '' })
+    expect(line(found.stdout, 'Gemini API key')).toMatch(
+      /^ok +Gemini API key +set, from credential$/,
+    )
+    expect(found.code).toBe(0)
+    noSecrets(found)
+    // The installer leaves the file empty until the household fills it.
+    writeFileSync(file, '')
+    const empty = await doctor({ name: 'config', in: etc }, [], { GEMINI_API_KEY: '' })
+    expect(empty.code).toBe(1)
+    expect(line(empty.stdout, 'Gemini API key')).toContain(
+      `not set: put it in ${file} (the service reads it by LoadCredential=)`,
+    )
   })
 
   it('an unusable configuration: the one-line problems, the checks that need it skipped, exit 1', async () => {

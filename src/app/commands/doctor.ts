@@ -1,6 +1,15 @@
+import { accessSync, constants, existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../config/errors.js'
-import { configPathOf, DEFAULT_CONFIG_PATH, type LoadedConfig, loadConfig } from '../config/load.js'
+import {
+  CREDENTIALS,
+  configPathOf,
+  credentialsBeside,
+  DEFAULT_CONFIG_PATH,
+  type LoadedConfig,
+  loadConfig,
+} from '../config/load.js'
 import { type Check, formatHuman, formatJson, runChecks } from '../doctor/check.js'
 import { deviceChecks } from '../doctor/device-checks.js'
 import type { DeviceDoctorContext } from '../doctor/device-context.js'
@@ -79,13 +88,34 @@ export async function run(args: string[]): Promise<number> {
     // The configuration resolved the key already (environment, credential or file): use that.
     ctx.key = provider?.apiKey
       ? { key: provider.apiKey, source: loaded.secretSources.apiKey }
-      : new Error(
-          'not set: put it in the gemini-api-key credential (LoadCredential=), provider.apiKeyFile, or GEMINI_API_KEY',
-        )
+      : keyNotSet(configPath)
   }
 
   const checks: Check<DoctorContext>[] = [...deviceChecks, ...geminiChecks]
   const results = await runChecks(checks, ctx)
   process.stdout.write(values.json ? formatJson(results) : formatHuman(results))
   return results.some((r) => r.status === 'fail') ? 1 : 0
+}
+
+/**
+ * Why the key is not set, and where to put it. The installer's credentials folder is root's: a
+ * doctor run as the service's user cannot see inside it, though the service is handed the key.
+ */
+function keyNotSet(configPath: string | undefined): Error {
+  const dir = configPath === undefined ? undefined : credentialsBeside(configPath)
+  if (dir && existsSync(dir)) {
+    try {
+      accessSync(dir, constants.R_OK | constants.X_OK)
+    } catch {
+      return new Error(
+        `cannot look in ${dir} as this user (it is root's; the service is handed the key by systemd): run doctor as root, sudo nocturn doctor`,
+      )
+    }
+    return new Error(
+      `not set: put it in ${join(dir, CREDENTIALS.apiKey)} (the service reads it by LoadCredential=), or set provider.apiKeyFile or GEMINI_API_KEY`,
+    )
+  }
+  return new Error(
+    'not set: put it in the gemini-api-key credential (LoadCredential=), provider.apiKeyFile, or GEMINI_API_KEY',
+  )
 }

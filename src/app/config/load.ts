@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { errorText } from '../../core/errors.js'
 import type { PolicyTable } from '../../core/policy.js'
 import { type LineName, PRESETS } from '../../panel/presets.js'
@@ -17,6 +17,15 @@ export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
 /** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
 export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+
+/**
+ * Where a command run by hand finds the credentials: the folder `credentials` beside its config
+ * file, as the installer lays them out (/etc/nocturn/credentials, the files the unit's
+ * LoadCredential= lines name). The service itself is handed them in $CREDENTIALS_DIRECTORY.
+ */
+export function credentialsBeside(configPath: string): string {
+  return join(dirname(configPath), 'credentials')
+}
 
 /** The panel with the preset applied: explicit pins win over the preset's. */
 export interface ResolvedPanel {
@@ -95,7 +104,10 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
       `config: cannot read ${path} (${code ?? 'error'}) — check that the nocturn user may read it`,
     ])
   }
-  return parseConfig(text, path, env, { secrets: opts.secrets ?? true })
+  return parseConfig(text, path, env, {
+    secrets: opts.secrets ?? true,
+    credentialsDir: credentialsBeside(path),
+  })
 }
 
 /** The same as `loadConfig` for text already read. */
@@ -103,7 +115,11 @@ export function parseConfig(
   text: string,
   path: string,
   env: NodeJS.ProcessEnv = {},
-  opts: { readonly secrets?: boolean } = {},
+  opts: {
+    readonly secrets?: boolean
+    /** Read when $CREDENTIALS_DIRECTORY is unset: the file's own (`credentialsBeside`). */
+    readonly credentialsDir?: string
+  } = {},
 ): LoadedConfig {
   const stripped = stripJsonComments(text)
   let raw: unknown
@@ -132,8 +148,11 @@ export function parseConfig(
   const resolve: typeof resolveSecret =
     opts.secrets === false ? () => ({ value: undefined, source: 'none' }) : resolveSecret
 
+  // Outside the unit (`sudo nocturn doctor`), the files the unit would have handed over.
+  const credentialsDir = env.CREDENTIALS_DIRECTORY || opts.credentialsDir
   const apiKey = resolve({
     env,
+    credentialsDir,
     envName: 'GEMINI_API_KEY',
     credential: CREDENTIALS.apiKey,
     value: config.provider.apiKey,
@@ -147,6 +166,7 @@ export function parseConfig(
     if (env.NOCTURN_MQTT_USERNAME) config.mqtt.username = env.NOCTURN_MQTT_USERNAME
     const pw = resolve({
       env,
+      credentialsDir,
       envName: 'NOCTURN_MQTT_PASSWORD',
       credential: CREDENTIALS.mqttPassword,
       value: config.mqtt.password,
@@ -167,6 +187,7 @@ export function parseConfig(
   if (ntfy) {
     ntfy.token = resolve({
       env,
+      credentialsDir,
       envName: 'NOCTURN_NTFY_TOKEN',
       // Read from $CREDENTIALS_DIRECTORY when the household adds its own LoadCredential line.
       credential: 'ntfy-token',
@@ -216,6 +237,7 @@ function policyTable(config: Config): PolicyTable {
 
 function resolveSecret(options: {
   env: NodeJS.ProcessEnv
+  credentialsDir: string | undefined
   envName: string
   credential: string
   value: string | undefined
@@ -232,10 +254,8 @@ function resolveSecret(options: {
       source: 'environment file',
     }
   }
-  const credDir = options.env.CREDENTIALS_DIRECTORY
-  if (credDir) {
-    const p = join(credDir, options.credential)
-    const v = tryRead(p)
+  if (options.credentialsDir) {
+    const v = tryRead(join(options.credentialsDir, options.credential))
     if (v !== undefined) return { value: v, source: 'credential' }
   }
   if (options.value) return { value: options.value, source: 'config' }
