@@ -153,6 +153,12 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
       )
       expect(run.status, run.stderr).toBe(2)
       expect(run.stderr).toMatch(/nowhere\.json does not exist/)
+      // The installed demo, as any user: /opt is not writable, so it keeps its store elsewhere.
+      const demo = asNobody(join(opt, 'bin', 'nocturn.js'), 'demo', '--listen', 'speech')
+      expect(demo.status, demo.stdout + demo.stderr).toBe(0)
+      // The store is shown relative to where it ran (the temporary directory).
+      expect(demo.stdout).toMatch(/transcripts show \S+ --store nocturn-offline-\w+\/nocturn\.db/)
+      expect(existsSync(join(opt, 'var'))).toBe(false)
     }
     expect(existsSync(join(dest, 'etc', 'nocturn', 'config.json'))).toBe(true)
     // The configuration listens for "hey jarvis", and its model is where the configuration looks,

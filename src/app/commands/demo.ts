@@ -1,4 +1,6 @@
-import { dirname, relative, resolve } from 'node:path'
+import { existsSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { errorText } from '../../core/errors.js'
@@ -55,7 +57,7 @@ export async function run(args: string[]): Promise<number> {
       return await runPhoneDemo({
         out: process.stdout,
         logger,
-        workDir: resolve(root, 'var/phone-demo'),
+        workDir: demoDir(root, 'phone-demo'),
         signal: stop.signal,
       })
     } finally {
@@ -67,8 +69,19 @@ export async function run(args: string[]): Promise<number> {
     out: process.stdout,
     logger,
     root,
-    workDir: resolve(root, 'var/offline'),
+    workDir: demoDir(root, 'offline'),
     cli,
     listen,
   })
+}
+
+/**
+ * Where a demo keeps its store and recordings: `var/<name>` in a checkout (it has `src/`); in an
+ * installed copy, which ships no sources and is root's (/opt/nocturn), a new private folder under
+ * the temporary directory (mkdtemp: 0700, a name nobody could have prepared), so `nocturn demo`
+ * runs as any user and never writes into the program.
+ */
+function demoDir(root: string, name: string): string {
+  if (existsSync(join(root, 'src'))) return resolve(root, 'var', name)
+  return mkdtempSync(join(tmpdir(), `nocturn-${name}-`))
 }
