@@ -13,7 +13,7 @@ import type { Logger } from '../core/logger.js'
 import { DEFAULT_SENSITIVITY, type DeviceState } from '../device/device-state.js'
 import type { WakeListener, WakeWordDetector } from '../ports/wake-word.js'
 import type { Sensitivity } from '../protocol/sensitivity.js'
-import type { WakeConfig } from './config/wake-schema.js'
+import { DEFAULT_WAKE_MODEL_DIR, type WakeConfig } from './config/wake-schema.js'
 import { guardNativeRuntime } from './native-guard.js'
 
 /** The configured phrases and the two feature models, as files. */
@@ -56,6 +56,19 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
     melFile: join(config.modelDir, MEL_FILE),
     embeddingFile: join(config.modelDir, EMBEDDING_FILE),
   }
+}
+
+/** The configured model files that are not there; throws NocturnError for an unknown pretrained name. */
+export function missingWakeFiles(config: WakeConfig): string[] {
+  const paths = wakeModelPaths(config)
+  const files = [paths.melFile, paths.embeddingFile, ...paths.phrases.map((p) => p.file)]
+  return files.filter((f) => !existsSync(f))
+}
+
+/** How to put the missing files in place (doctor's and config --check's fix). */
+export function wakeInstallFix(config: WakeConfig): string {
+  const dir = config.modelDir === DEFAULT_WAKE_MODEL_DIR ? '' : ` --dir ${config.modelDir}`
+  return `sudo nocturn wake install <name> (nocturn wake list names them)${dir}, or correct the path in listen.wake.models`
 }
 
 /**

@@ -11,6 +11,7 @@ import { loadConfig, parseConfig } from '../../src/app/config/load.js'
 import { listenMode } from '../../src/app/config/schema.js'
 import { DEFAULT_WAKE_MODEL_DIR, wakeSchema } from '../../src/app/config/wake-schema.js'
 import { missingCommands } from '../helpers/system.js'
+import { MODEL_DIR } from '../helpers/wake.js'
 
 const SECRET = 'AIzaSy-very-secret-key-0123456789'
 
@@ -243,13 +244,14 @@ describe('the example and presets', () => {
   })
 })
 
-describe('nocturn config', () => {
-  const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'src/app/cli.ts', 'config', ...args], {
-      encoding: 'utf8',
-      env: { ...process.env, ...env },
-    })
+/** `nocturn config …` as a user runs it. */
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/app/cli.ts', 'config', ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  })
 
+describe('nocturn config', () => {
   it('--example prints the example; --check exits 2 with one line per problem', () => {
     const ex = cli(['--example'])
     expect(ex.status).toBe(0)
@@ -273,6 +275,36 @@ describe('nocturn config', () => {
     expect(ok.status).toBe(0)
     expect(ok.stdout).toContain('API key: from environment')
     expect(ok.stdout).not.toContain(SECRET)
+  })
+})
+
+describe('nocturn config --check in wake mode', () => {
+  it('names missing wake-word model files with the install line, and shows the phrase when they are there', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-cli-wake-'))
+    const write = (modelDir: string) => {
+      const file = join(dir, 'config.json')
+      writeFileSync(
+        file,
+        JSON.stringify({
+          panel: { backend: 'none' },
+          audio: { backend: 'wav', inputWav: '/tmp/in.wav' },
+          listen: { wake: { models: [{ model: 'hey_jarvis' }], modelDir } },
+        }),
+      )
+      return file
+    }
+    const empty = mkdtempSync(join(tmpdir(), 'nocturn-no-models-'))
+    const missing = cli(['--check', '--config', write(empty)])
+    expect(missing.status).toBe(2)
+    expect(missing.stderr).toMatch(
+      new RegExp(
+        `^listen\\.wake: missing model files ${empty}/melspectrogram\\.onnx, .*hey_jarvis.*\\.onnx — sudo nocturn wake install <name> .* --dir ${empty}`,
+      ),
+    )
+    const ok = cli(['--check', '--config', write(MODEL_DIR)])
+    expect(ok.status, ok.stderr).toBe(0)
+    expect(ok.stdout).toContain('listen: wake (hey_jarvis)')
+    expect(ok.stdout).toContain('audio: wav (/tmp/in.wav → no file)')
   })
 })
 

@@ -2,9 +2,14 @@ import { existsSync, readFileSync } from 'node:fs'
 import { quietNoise } from '../../audio/pcm.js'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
-import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
 import { nativeMarkFor } from '../native-guard.js'
-import { createWakeDetector, usedVerifier, wakeModelPaths } from '../wake-detector.js'
+import {
+  createWakeDetector,
+  missingWakeFiles,
+  usedVerifier,
+  wakeInstallFix,
+  wakeModelPaths,
+} from '../wake-detector.js'
 import type { Check } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
@@ -24,23 +29,20 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
     const wake = config?.listen.wake
     if (!config || !wake)
       return { status: 'skip', summary: 'no wake word configured (listen.wake)' }
-    let paths: ReturnType<typeof wakeModelPaths>
+    let missing: string[]
     try {
-      paths = wakeModelPaths(wake)
+      missing = missingWakeFiles(wake)
     } catch (err) {
       return { status: 'fail', summary: errorText(err) }
     }
-    const files = [paths.melFile, paths.embeddingFile, ...paths.phrases.map((p) => p.file)]
-    const missing = files.filter((f) => !existsSync(f))
     if (missing.length > 0) {
       return {
         status: 'fail',
         summary: `missing model file${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`,
-        details: [
-          `fix: sudo nocturn wake install <name> (nocturn wake list names them)${wake.modelDir === DEFAULT_WAKE_MODEL_DIR ? '' : ` --dir ${wake.modelDir}`}, or correct the path in listen.wake.models`,
-        ],
+        details: [`fix: ${wakeInstallFix(wake)}`],
       }
     }
+    const paths = wakeModelPaths(wake)
     // The service's own mark (app/native-guard.ts): a crash here leaves it, as the service's would.
     const mark = nativeMarkFor(config.store.path)
     const crashedBefore = existsSync(mark)
