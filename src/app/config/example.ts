@@ -15,7 +15,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "textModel": "gemini-2.5-flash",
     "speechModel": "gemini-3.8-flash-lite-tts",
     // The API key: better not here. Nocturn reads, in order: GEMINI_API_KEY, GEMINI_API_KEY_FILE,
-    // the systemd credential "gemini-api-key" (LoadCredential=), then "apiKey" or "apiKeyFile".
+    // the credential "gemini-api-key" (the installer's /etc/nocturn/credentials/gemini-api-key,
+    // handed to the service by LoadCredential=), then "apiKey" or a file of your own:
     // "apiKeyFile": "/etc/nocturn/gemini-api-key",
     "baseUrl": "https://generativelanguage.googleapis.com"
   },
@@ -56,8 +57,9 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "backend": "gpiod",
     // respeaker-2mic (button GPIO17), aiy-voice-hat (button GPIO23, LED GPIO25), or custom.
     "preset": "respeaker-2mic",
-    // Lines by name; these override the preset. The ReSpeaker's own LEDs are on SPI,
-    // so wire a plain LED (see hardware/wiring.md) and name its line here.
+    // Lines by name; these override the preset. The ReSpeaker's own three LEDs (APA102, on
+    // SPI) show the state once SPI is on (dtparam=spi=on; "rgbLeds": { "brightness": 0–31 }
+    // dims them). "led" adds a plain LED on a GPIO line (hardware/wiring.md): drop it if none.
     "led": "GPIO5",
     "debounceMs": 30,
     // Held this long, a press stops the speaker talking instead of toggling mute.
@@ -67,7 +69,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     // The household's broker: approvals go to paired phones, home actions go to devices.
     "url": "mqtts://broker.home.arpa:8883",
     "username": "nocturn-kitchen",
-    // The password: NOCTURN_MQTT_PASSWORD(_FILE), the credential "mqtt-password", or here:
+    // The password: NOCTURN_MQTT_PASSWORD(_FILE), the credential "mqtt-password" (the
+    // installer's /etc/nocturn/credentials/mqtt-password), or a file of your own:
     // "passwordFile": "/etc/nocturn/mqtt-password",
     "ca": "/etc/nocturn/broker-ca.pem",
     "prefix": "nocturn/v1",
