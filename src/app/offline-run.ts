@@ -67,7 +67,7 @@ export async function runOffline(options: OfflineRunOptions): Promise<number> {
     const summary = await playSpokenSession(watched, house, ctx.seen, options.timeoutMs ?? 900_000)
     ctx.say(
       '[session]',
-      `closed (${summary.reason}): ${summary.turns} turns, ${summary.calls.answered} answered, ${summary.calls.withdrawn} withdrawn`,
+      `closed (${summary.reason}): ${summary.turns} turns; tool calls ${summary.calls.answered} answered, ${summary.calls.withdrawn} withdrawn`,
     )
     const { appliance } = watched
     readBack(ctx.out, appliance, summary)

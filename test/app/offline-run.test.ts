@@ -49,7 +49,7 @@ it('the offline run plays the household scene end to end and leaves a readable c
     '[speaker] dropped at once:',
     '[button]  short press: mute',
     '[model←]  audioStreamEnd',
-    '[session] closed (stopped): 4 turns, 1 answered, 1 withdrawn',
+    '[session] closed (stopped): 4 turns; tool calls 1 answered, 1 withdrawn',
     '— the spoken session, read back as a chat —',
     '[typed]   Thanks! Who let the plumber in?',
     '[nocturn] You are welcome. Anna approved the front door on her phone; the garage stayed shut.',
@@ -141,7 +141,9 @@ describe('on a machine as slow as a small board', () => {
         )
         process.stdout.write(`offline run under a 4 % CPU quota: ${r.ms} ms\n`)
         expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
-        expect(r.stdout).toContain('[session] closed (stopped): 4 turns, 1 answered, 1 withdrawn')
+        expect(r.stdout).toContain(
+          '[session] closed (stopped): 4 turns; tool calls 1 answered, 1 withdrawn',
+        )
         expect(r.stdout).toContain('[house]   home/front-door/set')
         expect(r.stdout).toContain('Anna approved the front door on her phone')
       } finally {

@@ -55,6 +55,19 @@ describe('nocturn pair', () => {
   })
 })
 
+describe('nocturn phone with no broker there', () => {
+  it('says which broker it could not reach (host and port only), after 10 s', async () => {
+    const port = await freePort()
+    const pairing = `nocturn-pair:v1?broker=${encodeURIComponent(`mqtt://who:hunter2@127.0.0.1:${port}`)}&device=hall&prefix=${encodeURIComponent(PREFIX)}&phone=anna&key=${Buffer.alloc(32, 7).toString('base64url')}`
+    const r = captureIo({ NOCTURN_PHONE_PAIRING: pairing })
+    expect(await phone(['watch', '--once'], r.io)).toBe(1)
+    expect(r.text.err).toContain(
+      `cannot reach the broker at mqtt://127.0.0.1:${port} within 10 s: is it running`,
+    )
+    expect(r.text.err).not.toContain('hunter2')
+  }, 20_000)
+})
+
 describe('nocturn phone (against the embedded broker and a real device)', () => {
   let broker: TestBroker
   beforeAll(async () => {

@@ -61,7 +61,7 @@ export async function phone(args: string[], io: Io, signal?: AbortSignal): Promi
   }
   const client = new PhoneClient(opts)
   try {
-    await withTimeout(client.start(), 10_000, 'cannot reach the broker')
+    await withTimeout(client.start(), 10_000, unreachable(opts))
     if (verb === 'watch') return await watch(client, io, values.once === true, signal)
     if (!id) {
       io.err.write(USAGE)
@@ -148,7 +148,7 @@ async function conversations(
 ): Promise<number> {
   const client = new PhoneConversations(opts)
   try {
-    await withTimeout(client.start(), 10_000, 'cannot reach the broker')
+    await withTimeout(client.start(), 10_000, unreachable(opts))
     return await conversationVerb(client, verb, rest, io, {
       ...(options.limit !== undefined && { limit: options.limit }),
       ...(options.signal !== undefined && { signal: options.signal }),
@@ -181,6 +181,12 @@ function clientOptions(
     ...(password !== undefined && { password }),
     ...(values['ca-file'] !== undefined && { ca: readFileSync(values['ca-file']) }),
   }
+}
+
+/** The broker by host and port only: whatever else a pairing's URL holds is not repeated. */
+function unreachable(opts: PhoneClientOptions): string {
+  const u = new URL(opts.pairing.broker)
+  return `cannot reach the broker at ${u.protocol}//${u.host} within 10 s: is it running, and is this machine on its network?`
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
