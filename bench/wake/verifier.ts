@@ -16,7 +16,8 @@
 // head's above it) and at the threshold (0.5: the verifier can only veto a wake).
 // WAKE_BENCH_PROSE_HOURS=8 also scores that many hours of ordinary speech (prose.ts) and replays
 // every household's verifier on it. WAKE_BENCH_SENSITIVITY=1 also replays each sensitivity's
-// threshold (low, normal, high) with the gate left at the enrolled one and moved with the threshold.
+// threshold (low, normal, high), and any in WAKE_BENCH_THRESHOLDS, with the gate left at the
+// enrolled one and moved with the threshold.
 import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
@@ -53,10 +54,14 @@ const GATES = (process.env.WAKE_BENCH_GATES ?? '0.1,0.5').split(',').map(Number)
 const bySensitivity = process.env.WAKE_BENCH_SENSITIVITY === '1'
 /** The enrolled gate (0.6 × 0.5), and what it would be moved with each sensitivity's threshold. */
 const ENROLLED_GATE = DEFAULT_GATE_SHARE * THRESHOLD
-const SETTINGS = SENSITIVITIES.map((s) => {
-  const threshold = thresholdAt(THRESHOLD, s)
-  return { s, threshold, moved: (ENROLLED_GATE * threshold) / THRESHOLD }
-})
+// WAKE_BENCH_THRESHOLDS (e.g. 0.6,0.7,0.8) adds thresholds of its own to the sensitivities'.
+const SETTINGS: readonly { s: string; threshold: number; moved: number }[] = [
+  ...SENSITIVITIES.map((s) => ({ s, threshold: thresholdAt(THRESHOLD, s) })),
+  ...(process.env.WAKE_BENCH_THRESHOLDS ?? '')
+    .split(',')
+    .filter((t) => t !== '')
+    .map((t) => ({ s: 'threshold', threshold: Number(t) })),
+].map((x) => ({ ...x, moved: (ENROLLED_GATE * x.threshold) / THRESHOLD }))
 const LOWEST = Math.min(...GATES, ...(bySensitivity ? SETTINGS.map((x) => x.moved) : []))
 const VETO = Math.max(...GATES)
 // Smaller runs for a loaded machine: how many households (default all 8), whether the stream is
@@ -181,8 +186,8 @@ class SensitivityTally {
         const gate = v === 'moved gate' ? moved : ENROLLED_GATE
         const n = wakes(sc, v === 'head alone' ? undefined : model, gate, threshold).length
         const add = missedIfNone ? (n === 0 ? 1 : 0) : n
-        const row = this.#n.get(`${s} ${v}`) ?? new Map<string, number>()
-        this.#n.set(`${s} ${v}`, row)
+        const row = this.#n.get(`${s} ${threshold} ${v}`) ?? new Map<string, number>()
+        this.#n.set(`${s} ${threshold} ${v}`, row)
         row.set(column, (row.get(column) ?? 0) + add)
       }
     }
@@ -196,7 +201,7 @@ class SensitivityTally {
     out(`|---|---|---|${this.#columns.map(() => '---|').join('')}`)
     for (const { s, threshold, moved } of SETTINGS) {
       for (const v of VARIANTS) {
-        const row = this.#n.get(`${s} ${v}`)
+        const row = this.#n.get(`${s} ${threshold} ${v}`)
         const cells = this.#columns.map((c) => {
           const k = row?.get(c) ?? 0
           return c === 'false wakes'

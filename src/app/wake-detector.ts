@@ -30,14 +30,18 @@ export interface WakeModelPaths {
  */
 export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
   const phrases = config.models.map((m) => {
-    const threshold = m.threshold ?? config.threshold
     const verifier = (file: string) =>
       m.verifier === false ? undefined : (m.verifier ?? verifierFileFor(config.modelDir, file))
+    // A phrase's own threshold, else the verified one where its verifier is there to be used.
+    const thresholdFor = (file: string) => {
+      const v = verifier(file)
+      return m.threshold ?? (v && existsSync(v) ? config.verifiedThreshold : config.threshold)
+    }
     if (m.model.startsWith('/')) {
       return {
         phrase: m.phrase ?? phraseOfFile(m.model),
         file: m.model,
-        threshold,
+        threshold: thresholdFor(m.model),
         verifier: verifier(m.model),
       }
     }
@@ -49,7 +53,12 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
       )
     }
     const file = join(config.modelDir, head.file)
-    return { phrase: m.phrase ?? head.phrase, file, threshold, verifier: verifier(file) }
+    return {
+      phrase: m.phrase ?? head.phrase,
+      file,
+      threshold: thresholdFor(file),
+      verifier: verifier(file),
+    }
   })
   return {
     phrases,

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { configSchema } from '../../src/app/config/schema.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
-import { createWakeDetector, wakeModelPaths } from '../../src/app/wake-detector.js'
+import { createWakeDetector, wakeModelPaths, wakeThresholds } from '../../src/app/wake-detector.js'
 import { isNocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { EMBEDDING, HEADS, MEL, MODEL_DIR } from '../helpers/wake.js'
@@ -123,6 +123,26 @@ describe('listen.wake in the configuration', () => {
     expect(paths.melFile).toBe('/var/lib/nocturn/wake/melspectrogram.onnx')
     // No block: no wake word.
     expect(configSchema.parse({}).listen.wake).toBeUndefined()
+  })
+
+  it("a phrase with the household's verifier in place runs at the verified threshold (0.7) unless it sets its own", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-verified-'))
+    const wake = wakeSchema.parse({
+      modelDir: dir,
+      models: [{ model: 'hey_jarvis' }, { model: 'alexa' }, { model: 'weather', threshold: 0.6 }],
+    })
+    const thresholds = () => wakeModelPaths(wake).phrases.map((p) => p.threshold)
+    expect(thresholds()).toEqual([0.5, 0.5, 0.6])
+    // What `nocturn wake enroll` leaves: a verifier beside hey_jarvis and weather, none for alexa.
+    for (const p of wakeModelPaths(wake).phrases.filter((x) => x.phrase !== 'alexa')) {
+      writeFileSync(p.verifier ?? '', '{}')
+    }
+    expect(thresholds()).toEqual([0.7, 0.5, 0.6])
+    // The sensitivity moves from there: high is 0.6 of it, low 0.8 of the way to 1.
+    expect(wakeThresholds(wake, 'high').map((t) => Number(t.toFixed(3)))).toEqual([0.42, 0.3, 0.36])
+    expect(wakeThresholds(wake, 'low').map((t) => Number(t.toFixed(3)))).toEqual([0.94, 0.9, 0.92])
+    const off = wakeSchema.parse({ ...wake, models: [{ model: 'hey_jarvis', verifier: false }] })
+    expect(wakeModelPaths(off).phrases[0]?.threshold).toBe(0.5)
   })
 
   it('refuses an unknown runtime, a relative path, a threshold out of range and an empty list, naming the key', () => {

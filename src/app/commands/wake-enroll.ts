@@ -231,7 +231,10 @@ export async function run(args: string[]): Promise<number> {
   // By default the verifier decides from 60 % of the threshold (0.3 for 0.5): on the bench that
   // both missed fewer wakes and fired less than the head alone; `--gate <threshold>` makes it a
   // veto only, with fewer false wakes but no wake it would have missed heard.
-  const gate = gateArg ?? DEFAULT_GATE_SHARE * phrase.threshold
+  // Trained and gated at the head's own threshold, not the verified one it will run at (a second
+  // enrolment finds the first verifier there): the gate is measured against the head's scores.
+  const headThreshold = entry.threshold ?? wake.threshold
+  const gate = gateArg ?? DEFAULT_GATE_SHARE * headThreshold
   say('training…')
   const { loadWakeDetector } = await import('../../adapters/openwakeword/load-detector.js')
   const recorder = new WindowRecorder()
@@ -243,7 +246,7 @@ export async function run(args: string[]): Promise<number> {
         {
           phrase: phrase.phrase,
           file: phrase.file,
-          threshold: phrase.threshold,
+          threshold: headThreshold,
           verifier: recorder,
         },
       ],
@@ -255,7 +258,7 @@ export async function run(args: string[]): Promise<number> {
       logger: silentLogger,
     })
     const result = await enrol(
-      { detector, recorder, threshold: phrase.threshold, consecutive: wake.consecutive, gate },
+      { detector, recorder, threshold: headThreshold, consecutive: wake.consecutive, gate },
       usable,
       negatives,
     ).catch((err: unknown) => {

@@ -9,6 +9,13 @@ import { z } from 'zod'
 /** Upstream's default: 92 % of clean TTS wake phrases reach it; 0.9 halves false accepts but misses more. */
 const DEFAULT_WAKE_THRESHOLD = 0.5
 /**
+ * With a household verifier, its probability is what the threshold judges, and it sits near 1 on
+ * the household's own phrase: at 0.7, a third of 0.5's false wakes on the bench's near-miss-heavy
+ * stream (2.5 an hour against 8.8) for the same clean and 10 dB pink-noise misses (bench/RESULTS.md,
+ * "the verifier's threshold").
+ */
+const DEFAULT_VERIFIED_THRESHOLD = 0.7
+/**
  * Two 80 ms chunks in a row above the threshold: a stray single-chunk peak (the commonest false
  * accept on dense speech) does not fire, and a real phrase stays above for several chunks; it
  * costs 80 ms of latency.
@@ -31,7 +38,7 @@ const wakeModelSchema = z.strictObject({
     ),
   /** What the household says, as logs and the status show it; from the name or file if unset. */
   phrase: z.string().min(1).max(64).optional(),
-  /** This phrase's own threshold; `listen.wake.threshold` if unset. */
+  /** This phrase's own threshold; if unset `listen.wake.verifiedThreshold` with a household verifier, else `listen.wake.threshold`. */
   threshold: threshold.optional(),
   /**
    * The household's verifier (`nocturn wake enroll`): unset, the enrolled one in `modelDir` when
@@ -51,6 +58,8 @@ export const wakeSchema = z.strictObject({
   modelDir: z.string().startsWith('/', 'an absolute path').default(DEFAULT_WAKE_MODEL_DIR),
   /** The score (0–1) a phrase must reach; higher: fewer false wakes, more missed ones. */
   threshold: threshold.default(DEFAULT_WAKE_THRESHOLD),
+  /** The threshold of a phrase with a household verifier (`nocturn wake enroll`). */
+  verifiedThreshold: threshold.default(DEFAULT_VERIFIED_THRESHOLD),
   /** How many 80 ms chunks in a row must reach it. */
   consecutive: z.number().int().min(1).max(10).default(DEFAULT_WAKE_CONSECUTIVE),
   /** After a wake, none fires again for this long. */
