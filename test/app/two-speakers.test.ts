@@ -54,9 +54,9 @@ interface Status {
  * openWakeWord detector (native runtime, the pretrained hey_jarvis head of the devDependency) and
  * its own fake Live service, share one Mosquitto. Both hear the same recording of "Hey Jarvis"
  * and a command; the hall 12 dB quieter than the kitchen, and 40 ms earlier, so the hall's claim
- * reaches the broker first. Exactly one answers, the louder: the kitchen opens a Live session; the
- * hall's fake service sees no connection and no frame, the hall plays nothing (not even the
- * earcon) and its status never leaves idle; the broker carried both claims.
+ * usually reaches the broker first. Exactly one answers, the louder: the kitchen opens a Live
+ * session; the hall's fake service sees no connection and no frame, the hall plays nothing (not
+ * even the earcon) and its status never leaves idle; the broker carried both claims.
  */
 describe.skipIf(skip)('several speakers in one home, as processes', () => {
   const closers: (() => Promise<unknown> | unknown)[] = []
@@ -179,14 +179,16 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
     const told = JSON.stringify({ claims: house.claims, kitchen: k, hall: h })
     expect([k.won, k.reason], told).toEqual([true, 'best'])
     expect([h.won, h.reason, h.by], told).toEqual([false, 'outranked', 'kitchen'])
-    // The broker carried both claims: the hall's first, then the louder kitchen's. On a loaded
-    // machine the hall's detector may fire after the kitchen's claim is already in: then it yields
-    // at once (waited 0 ms) and claims nothing, which is as right.
+    // The broker carried both claims, one each, usually the hall's first. The order is not what is
+    // tested: a stalled hall process sends its claim late (CI saw it reach the broker 60 ms after
+    // the one it made earlier), and the louder claim wins either way. On a loaded machine the
+    // hall's detector may also fire after the kitchen's claim is already in: then it yields at
+    // once (waited 0 ms) and claims nothing, which is as right.
     const kitchenClaim = house.claims.find((c) => c.device === 'kitchen')
     const hallClaim = house.claims.find((c) => c.device === 'hall')
     if (hallClaim) {
       expect(
-        house.claims.map((c) => c.device),
+        house.claims.map((c) => c.device).sort(),
         told,
       ).toEqual(['hall', 'kitchen'])
       expect((kitchenClaim?.level ?? 0) - hallClaim.level).toBeGreaterThanOrEqual(10)
