@@ -178,27 +178,30 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
     // What each one decided, and what the broker carried, for a failure's message.
     const told = JSON.stringify({ claims: house.claims, kitchen: k, hall: h })
     expect([k.won, k.reason], told).toEqual([true, 'best'])
-    expect([h.won, h.reason, h.by], told).toEqual([false, 'outranked', 'kitchen'])
+    expect(h.won, told).toBe(false)
     // The broker carried both claims, one each, usually the hall's first. The order is not what is
     // tested: a stalled hall process sends its claim late (CI saw it reach the broker 60 ms after
-    // the one it made earlier), and the louder claim wins either way. On a loaded machine the
-    // hall's detector may also fire after the kitchen's claim is already in: then it yields at
-    // once (waited 0 ms) and claims nothing, which is as right.
+    // the one it made earlier), and the louder claim wins either way.
     const kitchenClaim = house.claims.find((c) => c.device === 'kitchen')
     const hallClaim = house.claims.find((c) => c.device === 'hall')
     if (hallClaim) {
-      expect(
-        house.claims.map((c) => c.device).sort(),
-        told,
-      ).toEqual(['hall', 'kitchen'])
+      expect([h.reason, h.by], told).toEqual(['outranked', 'kitchen'])
+      expect(house.claims.map((c) => c.device).sort(), told).toEqual(['hall', 'kitchen'])
       expect((kitchenClaim?.level ?? 0) - hallClaim.level).toBeGreaterThanOrEqual(10)
     } else {
+      // On a loaded machine the hall's detector may fire after the kitchen's claim is in: it yields
+      // at once and claims nothing, which is as right — outranked, or too late in the kitchen's
+      // round to be heard in it, or after the round (the kitchen already answering).
+      expect(['outranked', 'late', 'taken'], told).toContain(h.reason)
       expect(
         house.claims.map((c) => c.device),
         told,
       ).toEqual(['kitchen'])
       expect(h.waitedMs, told).toBe(0)
-      expect(Number(h.byLevel) - Number(h.level), told).toBeGreaterThanOrEqual(10)
+      if (h.reason !== 'taken') {
+        expect(h.by, told).toBe('kitchen')
+        expect(Number(h.byLevel) - Number(h.level), told).toBeGreaterThanOrEqual(10)
+      }
     }
 
     // The kitchen answered: one Live session, the wake and the command sent, the reply played.
