@@ -112,12 +112,14 @@ describe('listen.wake in the configuration', () => {
         threshold: 0.5,
         // Where `nocturn wake enroll` puts the household's verifier (used only once it exists).
         verifier: '/var/lib/nocturn/wake/hey_jarvis_v0.1.verifier.json',
+        verified: false,
       },
       {
         phrase: 'hey nocturn',
         file: '/home/anna/hey_nocturn_v0.2.onnx',
         threshold: 0.7,
         verifier: '/var/lib/nocturn/wake/hey_nocturn_v0.2.verifier.json',
+        verified: false,
       },
     ])
     expect(paths.melFile).toBe('/var/lib/nocturn/wake/melspectrogram.onnx')
@@ -138,9 +140,10 @@ describe('listen.wake in the configuration', () => {
       writeFileSync(p.verifier ?? '', '{}')
     }
     expect(thresholds()).toEqual([0.7, 0.5, 0.6])
-    // The sensitivity moves from there: high is 0.6 of it, low 0.8 of the way to 1.
+    // The sensitivity moves from there: high is 0.6 of it; low a third of the way to 1 for a
+    // verified phrase (0.94 missed half the clean phrases on the bench), 0.8 of it for the head.
     expect(wakeThresholds(wake, 'high').map((t) => Number(t.toFixed(3)))).toEqual([0.42, 0.3, 0.36])
-    expect(wakeThresholds(wake, 'low').map((t) => Number(t.toFixed(3)))).toEqual([0.94, 0.9, 0.92])
+    expect(wakeThresholds(wake, 'low').map((t) => Number(t.toFixed(3)))).toEqual([0.8, 0.9, 0.733])
     const off = wakeSchema.parse({ ...wake, models: [{ model: 'hey_jarvis', verifier: false }] })
     expect(wakeModelPaths(off).phrases[0]?.threshold).toBe(0.5)
   })
