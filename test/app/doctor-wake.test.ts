@@ -64,6 +64,9 @@ describe('nocturn doctor: the wake word', () => {
     expect(data.shareOfRealTime).toBeGreaterThan(0)
     expect(data.shareOfRealTime).toBeLessThan(0.5)
     expect(check.summary).toMatch(/"hey jarvis" on the native runtime: loaded in \d+ ms/)
+    expect(check.summary).toContain(
+      '"hey jarvis": no household verifier (nocturn wake enroll), threshold 0.5 (low 0.9, high 0.3)',
+    )
   }, 60_000)
 
   it('after a start that died in the native runtime: WASM, a warning, and how to try native again', async () => {
@@ -105,7 +108,7 @@ describe('nocturn doctor: the wake word', () => {
     let check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: dir })
     expect(check.status, check.summary).not.toBe('fail')
     expect(check.summary).toContain(
-      `"hey jarvis": household verifier ${file}, enrolled 2026-12-02T06:00:00.000Z from 8 clips (7 accepted left out)`,
+      `"hey jarvis": household verifier ${file}, enrolled 2026-12-02T06:00:00.000Z from 8 clips (7 accepted left out), threshold 0.7 (low 0.8, high 0.42)`,
     )
     writeFileSync(file, '{ "kind": "nocturn-wake-verifier", "version": 1 }')
     check = await wakeCheck({ models: [{ model: 'hey_jarvis' }], modelDir: dir })

@@ -2,10 +2,12 @@ import { existsSync, readFileSync } from 'node:fs'
 import { quietNoise } from '../../audio/pcm.js'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
+import type { Sensitivity } from '../../protocol/sensitivity.js'
 import { nativeMarkFor } from '../native-guard.js'
 import {
   createWakeDetector,
   missingWakeFiles,
+  thresholdAt,
   usedVerifier,
   wakeInstallFix,
   wakeModelPaths,
@@ -118,20 +120,23 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
 
 /**
  * One line a phrase: its household verifier (loaded with the detector above, so it is valid) and
- * what enrolment measured, or that it has none.
+ * what enrolment measured, or that it has none; then the threshold it runs at, and where the
+ * sensitivity moves it (a household tuning by phone sees what each choice means).
  */
 function verifierLines(
   wake: NonNullable<NonNullable<DeviceDoctorContext['loaded']>['config']['listen']['wake']>,
   paths: ReturnType<typeof wakeModelPaths>,
 ): string[] {
   return paths.phrases.map((p, i) => {
+    const at = (s: Sensitivity) => Number(thresholdAt(p.threshold, s, p.verified).toFixed(2))
+    const threshold = `threshold ${at('normal')} (low ${at('low')}, high ${at('high')})`
     const file = usedVerifier(wake.models[i]?.verifier, p.verifier)
-    if (!file) return `"${p.phrase}": no household verifier (nocturn wake enroll)`
+    if (!file) return `"${p.phrase}": no household verifier (nocturn wake enroll), ${threshold}`
     try {
       const e =
         (JSON.parse(readFileSync(file, 'utf8')) as { enrolment?: Record<string, unknown> })
           .enrolment ?? {}
-      return `"${p.phrase}": household verifier ${file}, enrolled ${String(e.at)} from ${String(e.clips)} clips (${String(e.leaveOneOutAccepted)} accepted left out)`
+      return `"${p.phrase}": household verifier ${file}, enrolled ${String(e.at)} from ${String(e.clips)} clips (${String(e.leaveOneOutAccepted)} accepted left out), ${threshold}`
     } catch (err) {
       return `"${p.phrase}": verifier ${file}: ${errorText(err)}`
     }
