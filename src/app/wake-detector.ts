@@ -106,11 +106,12 @@ export function thresholdAt(base: number, sensitivity: Sensitivity, verified = f
   return base
 }
 
-/** Each configured phrase's threshold at `sensitivity`, in the order of the detector's phrases. */
-export function wakeThresholds(config: WakeConfig, sensitivity: Sensitivity): number[] {
-  return wakeModelPaths(config).phrases.map((p) =>
-    thresholdAt(p.threshold, sensitivity, p.verified),
-  )
+/** Each phrase's threshold at `sensitivity`, in the order of the detector's phrases. */
+export function wakeThresholds(
+  phrases: WakeModelPaths['phrases'],
+  sensitivity: Sensitivity,
+): number[] {
+  return phrases.map((p) => thresholdAt(p.threshold, sensitivity, p.verified))
 }
 
 /**
@@ -124,9 +125,12 @@ export function followSensitivity(
   config: WakeConfig,
   logger: Logger,
 ): () => void {
+  // Resolved once, beside the detector: a verifier enrolled while it runs is loaded at the next
+  // start, and until then the phrase keeps the thresholds of a phrase without one.
+  const phrases = wakeModelPaths(config).phrases
   return device.subscribe((s, change) => {
     if (change.kind !== 'sensitivity') return
-    const thresholds = wakeThresholds(config, s.sensitivity)
+    const thresholds = wakeThresholds(phrases, s.sensitivity)
     detector.setThresholds(thresholds)
     logger.info({ sensitivity: s.sensitivity, thresholds }, 'wake thresholds changed')
   })

@@ -6,9 +6,15 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { configSchema } from '../../src/app/config/schema.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
-import { createWakeDetector, wakeModelPaths, wakeThresholds } from '../../src/app/wake-detector.js'
+import {
+  createWakeDetector,
+  followSensitivity,
+  wakeModelPaths,
+  wakeThresholds,
+} from '../../src/app/wake-detector.js'
 import { isNocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
+import { DeviceState } from '../../src/device/device-state.js'
 import { EMBEDDING, HEADS, MEL, MODEL_DIR } from '../helpers/wake.js'
 
 const run = promisify(execFile)
@@ -142,10 +148,33 @@ describe('listen.wake in the configuration', () => {
     expect(thresholds()).toEqual([0.7, 0.5, 0.6])
     // The sensitivity moves from there: high is 0.6 of it; low a third of the way to 1 for a
     // verified phrase (0.94 missed half the clean phrases on the bench), 0.8 of it for the head.
-    expect(wakeThresholds(wake, 'high').map((t) => Number(t.toFixed(3)))).toEqual([0.42, 0.3, 0.36])
-    expect(wakeThresholds(wake, 'low').map((t) => Number(t.toFixed(3)))).toEqual([0.8, 0.9, 0.733])
+    expect(
+      wakeThresholds(wakeModelPaths(wake).phrases, 'high').map((t) => Number(t.toFixed(3))),
+    ).toEqual([0.42, 0.3, 0.36])
+    expect(
+      wakeThresholds(wakeModelPaths(wake).phrases, 'low').map((t) => Number(t.toFixed(3))),
+    ).toEqual([0.8, 0.9, 0.733])
     const off = wakeSchema.parse({ ...wake, models: [{ model: 'hey_jarvis', verifier: false }] })
     expect(wakeModelPaths(off).phrases[0]?.threshold).toBe(0.5)
+  })
+
+  it('a verifier enrolled while the speaker runs changes no threshold until the next start, when the detector loads it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-enrolled-later-'))
+    const wake = wakeSchema.parse({ modelDir: dir, models: [{ model: 'hey_jarvis' }] })
+    const device = new DeviceState({})
+    const set: number[][] = []
+    followSensitivity(device, { setThresholds: (t) => set.push([...t]) }, wake, silentLogger)
+    // `nocturn wake enroll` writes the verifier beside the head while the detector runs without it.
+    writeFileSync(wakeModelPaths(wake).phrases[0]?.verifier ?? '', '{}')
+    device.setSensitivity('low', 'phone')
+    device.setSensitivity('high', 'phone')
+    // The head's own points (0.5 → 0.9 and 0.3), not the verified ones (0.7 → 0.8 and 0.42).
+    expect(set.map((t) => t.map((x) => Number(x.toFixed(3))))).toEqual([[0.9], [0.3]])
+    // The next start's detector and its follower both see the verifier.
+    const next: number[][] = []
+    followSensitivity(device, { setThresholds: (t) => next.push([...t]) }, wake, silentLogger)
+    device.setSensitivity('low', 'phone')
+    expect(next.map((t) => t.map((x) => Number(x.toFixed(3))))).toEqual([[0.8]])
   })
 
   it('refuses an unknown runtime, a relative path, a threshold out of range and an empty list, naming the key', () => {

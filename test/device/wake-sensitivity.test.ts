@@ -10,6 +10,7 @@ import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import {
   createWakeDetector,
   followSensitivity,
+  wakeModelPaths,
   wakeThresholds,
 } from '../../src/app/wake-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
@@ -142,8 +143,8 @@ describe.skipIf(skip)('the wake sensitivity, from Home Assistant to the real det
         top = Math.max(top, Math.min(first.held[c - 1] ?? 0, first.held[c] ?? 0))
       }
       process.stdout.write(`noisy hey_jarvis holds ${top.toFixed(3)} for two chunks\n`)
-      expect(top).toBeGreaterThan(wakeThresholds(WAKE, 'normal')[0] ?? 1)
-      expect(top).toBeLessThan(wakeThresholds(WAKE, 'low')[0] ?? 0)
+      expect(top).toBeGreaterThan(wakeThresholds(wakeModelPaths(WAKE).phrases, 'normal')[0] ?? 1)
+      expect(top).toBeLessThan(wakeThresholds(wakeModelPaths(WAKE).phrases, 'low')[0] ?? 0)
 
       await ha.publishAsync(SET, 'low', { qos: 1 })
       await until(stateSays('low'), 'the state at low')
@@ -152,7 +153,7 @@ describe.skipIf(skip)('the wake sensitivity, from Home Assistant to the real det
       // The same clip, the same loaded detector: only its threshold moved.
       expect(first.logs.records.at(-1)?.fields).toMatchObject({
         sensitivity: 'low',
-        thresholds: [wakeThresholds(WAKE, 'low')[0]],
+        thresholds: [wakeThresholds(wakeModelPaths(WAKE).phrases, 'low')[0]],
       })
 
       await ha.publishAsync(SET, 'high', { qos: 1 })
