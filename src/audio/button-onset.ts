@@ -7,9 +7,10 @@ import { PreRollRing } from './pre-roll.js'
 const BUTTON_PRE_ROLL_MS = 500
 
 /**
- * `button` mode: press to talk. A short press (the panel's `talk` event) opens a session with
- * the half second of the idle route before it; during a session it talks over the reply (the
- * session loop's barge-in). Nothing else opens one: speech alone, or a wake phrase, does not.
+ * Talking by the button: the panel's `talk` event (a short press in `button` mode, a hold let go
+ * in `wake` mode) opens a session with the half second of the idle route before it; during a
+ * session it talks over the reply (the session loop's barge-in). In `button` mode nothing else
+ * opens one; in `wake` mode it sits beside the wake stage (AnyOnset).
  */
 export class ButtonOnset implements OnsetSource {
   readonly #ring = new PreRollRing(bytesForMs(LIVE_INPUT_RATE_HZ, BUTTON_PRE_ROLL_MS))

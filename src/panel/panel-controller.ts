@@ -17,7 +17,7 @@ export type PanelEvent =
     }
   | { readonly kind: 'stop_speaking'; readonly atMs: number }
   | { readonly kind: 'stop_ringing'; readonly atMs: number }
-  /** Press to talk (`listen.mode` "button"): open a session, or talk over the one speaking. */
+  /** Talk by the button: open a session, or talk over the one speaking (`talk` below). */
   | { readonly kind: 'talk'; readonly atMs: number }
   | { readonly kind: 'long_press_ignored'; readonly atMs: number }
   | { readonly kind: 'volume'; readonly volume: number; readonly atMs: number }
@@ -33,10 +33,13 @@ export interface PanelControllerOptions {
   /** Only without `device`: the state this panel starts in. */
   readonly initiallyMuted?: boolean
   /**
-   * Press to talk: a short press talks and a long press toggles mute (which still wins: while
-   * muted a short press does nothing, only the long press unmutes).
+   * How the button talks, if it does. `press` (`listen.mode` "button"): a short press talks and a
+   * long press toggles mute (which still wins: while muted a short press does nothing, only the
+   * long press unmutes). `hold` (`listen.mode` "wake"): a long press let go before the volume
+   * starts talks, for when the wake phrase is not heard (a loud room) — the short press stays mute.
+   * Absent (`speech`): the button never talks; speech opens a session anyway.
    */
-  readonly pressToTalk?: boolean
+  readonly talk?: 'press' | 'hold'
 }
 
 const DEFAULT_LONG_PRESS_MS = 800
@@ -56,21 +59,25 @@ export const VOLUME_BUTTON_FLOOR = 10
  * timer rings stops the ring; held on while nothing plays, it steps the volume (VOLUME_* below),
  * shown on colour LEDs. The LED shows the device's state (DeviceState.led): mute wins over every
  * other state. Mute and volume are the DeviceState's: this holds no copy.
- * With `pressToTalk` (`listen.mode` "button") the short press talks — opens a session, or talks
- * over the reply — and the long press toggles mute, recognised while held.
+ * With `talk: 'press'` (`listen.mode` "button") the short press talks — opens a session, or talks
+ * over the reply — and the long press toggles mute, recognised while held. With `talk: 'hold'`
+ * (`listen.mode` "wake") a long press while nothing plays talks when let go, unless held on into
+ * the volume.
  */
 export class PanelController {
   readonly #panel: Panel
   readonly #clock: Clock
   readonly #logger: Logger
   readonly #longPressMs: number
-  readonly #pressToTalk: boolean
+  readonly #talk: 'press' | 'hold' | undefined
   readonly #listeners = new Set<(event: PanelEvent) => void>()
   readonly #device: DeviceState
   readonly #unsubscribe: () => void
   #pressedAt: number | undefined
   #longTimer: TimerHandle | undefined
   #longFired = false
+  /** The long press of this hold was one that talks when let go (`talk: 'hold'`). */
+  #talkOnRelease = false
   #volumeTimer: TimerHandle | undefined
   #volumeSet = false
   /** The direction of the last volume hold: the next hold goes the other way. */
@@ -94,7 +101,7 @@ export class PanelController {
       }
       this.#render()
     })
-    this.#pressToTalk = opts.pressToTalk ?? false
+    this.#talk = opts.talk
   }
 
   get muted(): boolean {
@@ -144,6 +151,7 @@ export class PanelController {
       if (this.#pressedAt !== undefined) return // a second press without a release: ignore
       this.#pressedAt = event.atMs
       this.#longFired = false
+      this.#talkOnRelease = false
       this.#longTimer = this.#clock.setTimeout(() => this.#onLongPress(), this.#longPressMs)
       return
     }
@@ -157,21 +165,25 @@ export class PanelController {
       this.#emit({ kind: 'volume', volume: this.#device.volume, atMs: event.atMs })
       return
     }
-    if (this.#longFired) return
-    if (heldMs >= this.#longPressMs) {
-      // The release arrived before the timer could fire (late delivery): still a long press.
-      this.#onLongPress(event.atMs)
+    if (this.#longFired || heldMs >= this.#longPressMs) {
+      // A release before the timer could fire (late delivery) is still a long press.
+      if (!this.#longFired) this.#onLongPress(event.atMs)
+      if (this.#talkOnRelease) this.#talkNow(event.atMs, 'long')
       return
     }
     if (this.#stopRinging(event.atMs)) return
-    if (!this.#pressToTalk) this.#toggleMute(event.atMs)
-    else if (this.#device.muted) {
-      // Mute is authoritative: a press to talk never opens the microphone behind it.
-      this.#logger.info({ panel: 'button', gesture: 'short' }, 'talk while muted: ignored')
-    } else {
-      this.#logger.info({ panel: 'button', gesture: 'short' }, 'press to talk')
-      this.#emit({ kind: 'talk', atMs: event.atMs })
+    if (this.#talk === 'press') this.#talkNow(event.atMs, 'short')
+    else this.#toggleMute(event.atMs)
+  }
+
+  #talkNow(atMs: number, gesture: 'short' | 'long'): void {
+    if (this.#device.muted) {
+      // Mute is authoritative: talking by the button never opens the microphone behind it.
+      this.#logger.info({ panel: 'button', gesture }, 'talk while muted: ignored')
+      return
     }
+    this.#logger.info({ panel: 'button', gesture }, 'press to talk')
+    this.#emit({ kind: 'talk', atMs })
   }
 
   #onLongPress(atMs = this.#clock.now()): void {
@@ -179,17 +191,25 @@ export class PanelController {
     this.#longFired = true
     if (this.#stopRinging(atMs)) return
     const activity = this.#device.activity
-    if (this.#pressToTalk) this.#toggleMute(atMs)
+    if (this.#talk === 'press') this.#toggleMute(atMs)
     else if (activity === 'speaking') {
       this.#logger.info({ panel: 'button', gesture: 'long' }, 'long press: stop speaking')
       this.#emit({ kind: 'stop_speaking', atMs })
       this.#device.stop('button')
     } else {
-      this.#logger.info(
-        { panel: 'button', gesture: 'long', activity },
-        'long press while not speaking: ignored (hold on to set the volume)',
-      )
-      this.#emit({ kind: 'long_press_ignored', atMs })
+      if (this.#talk === 'hold') {
+        this.#talkOnRelease = true
+        this.#logger.info(
+          { panel: 'button', gesture: 'long', activity },
+          'long press while not speaking: let go to talk, hold on to set the volume',
+        )
+      } else {
+        this.#logger.info(
+          { panel: 'button', gesture: 'long', activity },
+          'long press while not speaking: ignored (hold on to set the volume)',
+        )
+        this.#emit({ kind: 'long_press_ignored', atMs })
+      }
       if (this.#pressedAt !== undefined) {
         this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStart(), VOLUME_HOLD_MS)
       }

@@ -26,10 +26,17 @@ interface FakeGpiodLogEntry {
 export interface FakeGpiod {
   env: NodeJS.ProcessEnv
   dir: string
-  /** Edges gpiomon prints, one script per start: e.g. [[{ ms: 5, edge: 'falling' }]]. */
+  /**
+   * Edges gpiomon prints, one script per start: e.g. [[{ ms: 5, edge: 'falling' }]]; a step with
+   * `whenFile` waits for that file in `dir` first (`release()` below writes it).
+   */
   scriptMonitor(
-    scripts: Array<Array<{ ms: number; edge?: 'rising' | 'falling'; exit?: number }>>,
+    scripts: Array<
+      Array<{ ms: number; edge?: 'rising' | 'falling'; exit?: number; whenFile?: string }>
+    >,
   ): void
+  /** Lets the steps waiting for `name` go on. */
+  release(name: string): void
   log(): FakeGpiodLogEntry[]
   cleanup(): void
 }
@@ -69,6 +76,9 @@ export function fakeGpiod(version: 1 | 2): FakeGpiod {
     },
     scriptMonitor(scripts) {
       writeFileSync(join(dir, 'gpiomon.json'), JSON.stringify(scripts))
+    },
+    release(name) {
+      writeFileSync(join(dir, name), '')
     },
     log() {
       const file = join(dir, 'log')

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { AnyOnset } from '../../src/audio/any-onset.js'
 import { ButtonOnset } from '../../src/audio/button-onset.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { DeviceState } from '../../src/device/device-state.js'
@@ -102,7 +103,7 @@ describe('software debounce', () => {
   })
 })
 
-function rig(opts: { longPressMs?: number; pressToTalk?: boolean } = {}) {
+function rig(opts: { longPressMs?: number; talk?: 'press' | 'hold' } = {}) {
   const clock = new VirtualClock()
   const panel = new NullPanel()
   let press: (e: ButtonEvent) => void = () => {}
@@ -117,6 +118,7 @@ function rig(opts: { longPressMs?: number; pressToTalk?: boolean } = {}) {
     panel,
     ctl,
     events,
+    edge: (e: ButtonEvent) => press(e),
     async hold(ms: number) {
       press({ kind: 'press', atMs: clock.now() })
       await clock.advance(ms)
@@ -236,7 +238,7 @@ describe('the volume on the one button (hardware/button.md)', () => {
  */
 describe('press to talk on one button', () => {
   it('a short press talks; a long press mutes, and while muted a short press does nothing', async () => {
-    const r = rig({ longPressMs: 800, pressToTalk: true })
+    const r = rig({ longPressMs: 800, talk: 'press' })
     await r.ctl.start()
     await r.hold(150)
     expect(r.events.map((e) => e.kind)).toEqual(['talk'])
@@ -269,5 +271,81 @@ describe('press to talk on one button', () => {
     b.rearm()
     b.pressed(2000)
     expect(onsets[1]?.preRoll.byteLength).toBe(0)
+  })
+})
+
+/**
+ * `wake` mode: the short press stays mute, and a hold let go before the volume starts talks — for
+ * a room too loud for the wake phrase to be heard (docs/wake-word.md, "Measured": most phrases
+ * are lost in 10 dB of babble). Muted, it opens nothing; held on, it is the volume; while the
+ * speaker talks, the long press still stops it under the finger.
+ */
+describe('hold to talk beside the wake word', () => {
+  it('a hold let go between the long press and the volume talks; a short press still mutes', async () => {
+    const r = rig({ longPressMs: 800, talk: 'hold' })
+    await r.ctl.start()
+    const from = r.clock.now()
+    await r.hold(1000)
+    // Dated at the release: the person speaks after letting go.
+    expect(r.events).toEqual([{ kind: 'talk', atMs: from + 1000 }])
+    await r.hold(150)
+    expect(r.ctl.muted).toBe(true)
+    expect(r.events.map((e) => e.kind)).toEqual(['talk', 'mute'])
+    // Muted, the hold opens nothing: mute is authoritative.
+    await r.hold(1000)
+    expect(r.events.map((e) => e.kind)).toEqual(['talk', 'mute'])
+    await r.hold(150)
+    expect(r.ctl.muted).toBe(false)
+    await r.hold(799)
+    expect(r.events.map((e) => e.kind)).toEqual(['talk', 'mute', 'mute', 'mute'])
+  })
+
+  it('held on into the volume it sets the volume and does not talk; over a reply it stops the reply', async () => {
+    const r = rig({ longPressMs: 800, talk: 'hold' })
+    await r.ctl.start()
+    await r.hold(800 + VOLUME_HOLD_MS + VOLUME_STEP_MS)
+    expect(r.events.map((e) => e.kind)).toEqual(['volume'])
+    r.ctl.setActivity('speaking')
+    await r.hold(1000)
+    expect(r.events.map((e) => e.kind)).toEqual(['volume', 'stop_speaking'])
+  })
+
+  it('a release delivered before the long-press timer fired still talks', async () => {
+    const r = rig({ longPressMs: 800, talk: 'hold' })
+    await r.ctl.start()
+    // Both edges arrive late, together (a stalled event loop): the release says 1.1 s.
+    const t = r.clock.now()
+    r.edge({ kind: 'press', atMs: t })
+    r.edge({ kind: 'release', atMs: t + 1100 })
+    expect(r.events).toEqual([{ kind: 'talk', atMs: t + 1100 }])
+    await r.clock.advance(5000)
+    expect(r.events).toHaveLength(1)
+  })
+
+  it('the wake stage and the button open sessions through one source', () => {
+    const wake: Onset[] = []
+    let tellWake: ((o: Onset) => void) | undefined
+    const stage = {
+      listen: (l: (o: Onset) => void) => {
+        tellWake = l
+      },
+      rearm: () => wake.push({ cause: 'wake', preRoll: new Uint8Array(), atMs: -1 }),
+      close: () => {},
+    }
+    const button = new ButtonOnset()
+    const either = new AnyOnset([stage, button])
+    const onsets: Onset[] = []
+    either.listen((o) => onsets.push(o))
+    for (let i = 0; i < 30; i++) either.hear(new Uint8Array(640).fill(i), i * 20)
+    button.pressed(600)
+    tellWake?.({ cause: 'wake', preRoll: new Uint8Array(64_000), atMs: 700 })
+    expect(onsets.map((o) => [o.cause, o.preRoll.byteLength])).toEqual([
+      ['button', 25 * 640],
+      ['wake', 64_000],
+    ])
+    either.rearm()
+    expect(wake).toHaveLength(1)
+    button.pressed(800)
+    expect(onsets[2]?.preRoll.byteLength).toBe(0)
   })
 })

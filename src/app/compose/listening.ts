@@ -1,4 +1,5 @@
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
+import { AnyOnset } from '../../audio/any-onset.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
 import { MicRouter } from '../../audio/mic-router.js'
@@ -134,27 +135,27 @@ async function onsetFor(
   deps: ListeningDeps,
 ): Promise<OnsetSource> {
   if (mode === 'speech') return new SpeechOnset(await SpeechDetector.create())
-  if (mode === 'button') {
-    const button = new ButtonOnset()
-    deps.panel.on((e) => {
-      if (e.kind === 'talk') button.pressed(e.atMs)
-    })
-    return button
-  }
-  return wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
+  const button = new ButtonOnset()
+  deps.panel.on((e) => {
+    if (e.kind === 'talk') button.pressed(e.atMs)
+  })
+  if (mode === 'button') return button
+  // The button's hold talks beside the wake phrase, and alone when the wake word cannot listen.
+  const wake = await wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
+  return wake ? new AnyOnset([wake, button]) : button
 }
 
 /**
  * The wake stage on the configured detector. A detector that cannot load (a missing or corrupt
- * model, no runtime) is an error on the LED and the status, with its message; the speaker then
- * opens no session at all — nothing leaves the room — and still mutes, shows state and answers
- * the button.
+ * model, no runtime) is an error on the LED and the status, with its message, and no stage: no
+ * sound opens a session — nothing leaves the room unasked — and the speaker still mutes, shows
+ * state and answers the button, whose hold still talks.
  */
 async function wakeOnset(
   { config: c, clock, log, closers }: Composition,
   wake: WakeConfig,
   deps: ListeningDeps,
-): Promise<OnsetSource> {
+): Promise<WakeOnset | undefined> {
   const wakeLog = log.child({ component: 'wake' })
   let stage: WakeOnset | undefined
   try {
@@ -178,10 +179,10 @@ async function wakeOnset(
     const code = (err as { code?: unknown }).code
     wakeLog.error(
       { event: 'wake_unavailable', code, err: errorText(err) },
-      'the wake word cannot listen: no session will open',
+      'the wake word cannot listen: only the button opens a session',
     )
     deps.device.fault('wake word', errorText(err))
-    return { listen: () => {}, rearm: () => {}, close: () => {} }
+    return undefined
   }
   const heard = stage
   deps.mic.onRoom((pcm, at) => heard.room(pcm, at))

@@ -6,6 +6,13 @@ import { createPanel } from '../panel-factory.js'
 import type { Terminal } from './broker.js'
 import type { Composition } from './composition.js'
 
+/** How the button talks in each mode (hardware/button.md): wake mode's hold is for a loud room. */
+function talkBy(mode: 'wake' | 'button' | 'speech'): { talk?: 'press' | 'hold' } {
+  if (mode === 'button') return { talk: 'press' }
+  if (mode === 'wake') return { talk: 'hold' }
+  return {}
+}
+
 /**
  * The button and the LED on the configured backend (GPIO, the terminal, or none): the LED shows the
  * device's state, the button's gestures go into it (mute, stop, volume).
@@ -29,7 +36,7 @@ export async function composePanel(
     logger: panelLog,
     longPressMs: config.longPressMs,
     device,
-    pressToTalk: listenMode(listen) === 'button',
+    ...talkBy(listenMode(listen)),
   })
   closers.add(() => panel.close())
   return panel
