@@ -13,6 +13,8 @@ export interface PanelDeps {
   readonly env?: NodeJS.ProcessEnv
   readonly input?: NodeJS.ReadStream
   readonly output?: NodeJS.WriteStream
+  /** What the terminal panel's keys do in this listen mode. */
+  readonly keys?: string
 }
 
 /**
@@ -72,6 +74,7 @@ async function buttonPanel(p: ResolvedPanel, deps: PanelDeps): Promise<Panel> {
         output: deps.output ?? process.stderr,
         clock: deps.clock,
         holdMs: p.longPressMs + 400,
+        ...(deps.keys && { keys: deps.keys }),
       })
     }
     case 'none':

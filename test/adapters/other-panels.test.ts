@@ -103,4 +103,25 @@ describe('the terminal panel', () => {
     ])
     await ctl.close()
   })
+
+  it('in wake mode s while nothing plays talks, and the status line says so', async () => {
+    const clock = new VirtualClock()
+    const input = new PassThrough()
+    const output = new PassThrough()
+    let drawn = ''
+    output.on('data', (d) => {
+      drawn += String(d)
+    })
+    const keys = 'm: mute, s: stop talking, or talk'
+    const panel = new TerminalPanel({ input, output, clock, holdMs: 1200, keys })
+    const ctl = new PanelController({ panel, clock, logger: silentLogger, talk: 'hold' })
+    const events: PanelEvent[] = []
+    ctl.on((e) => events.push(e))
+    await ctl.start()
+    input.write('s')
+    await clock.advance(1500)
+    expect(events.map((e) => e.kind)).toEqual(['talk'])
+    expect(drawn).toBe(`[nocturn] ○ idle   (${keys})\n`)
+    await ctl.close()
+  })
 })

@@ -10,6 +10,8 @@ export interface TerminalPanelOptions {
   readonly clock: Clock
   /** How long the `s` key "holds" the button: longer than the long-press threshold. */
   readonly holdMs?: number
+  /** What `m` and `s` do in this listen mode, shown on the status line. */
+  readonly keys?: string
 }
 
 const SYMBOL: Record<LedState, string> = {
@@ -24,7 +26,8 @@ const SYMBOL: Record<LedState, string> = {
 
 /**
  * The panel for development on a laptop: `m` (or space) is a short press — mute — and `s` a long
- * press — stop talking; the LED is a status line. On a terminal it redraws one line in place; piped,
+ * press — stop talking (what each does in other listen modes: hardware/button.md, shown as `keys`);
+ * the LED is a status line. On a terminal it redraws one line in place; piped,
  * it prints one line per change. Ctrl-C still ends the process (raw mode would swallow it).
  */
 export class TerminalPanel implements Panel {
@@ -51,7 +54,7 @@ export class TerminalPanel implements Panel {
   setLed(state: LedState): void {
     if (state === this.#last) return
     this.#last = state
-    const line = `[nocturn] ${SYMBOL[state]}   (m: mute, s: stop talking)`
+    const line = `[nocturn] ${SYMBOL[state]}   (${this.#options.keys ?? 'm: mute, s: stop talking'})`
     this.#options.output.write(this.#options.output.isTTY ? `\r\x1b[2K${line}` : `${line}\n`)
   }
 

@@ -6,11 +6,14 @@ import { createPanel } from '../panel-factory.js'
 import type { Terminal } from './broker.js'
 import type { Composition } from './composition.js'
 
-/** How the button talks in each mode (hardware/button.md): wake mode's hold is for a loud room. */
-function talkBy(mode: 'wake' | 'button' | 'speech'): { talk?: 'press' | 'hold' } {
-  if (mode === 'button') return { talk: 'press' }
-  if (mode === 'wake') return { talk: 'hold' }
-  return {}
+/**
+ * How the button talks in each mode (hardware/button.md), and what that makes of the terminal
+ * panel's two keys (`m` a short press, `s` a hold): wake mode's hold is for a loud room.
+ */
+function talkBy(mode: 'wake' | 'button' | 'speech'): { talk?: 'press' | 'hold'; keys: string } {
+  if (mode === 'button') return { talk: 'press', keys: 'm: talk, s: mute' }
+  if (mode === 'wake') return { talk: 'hold', keys: 'm: mute, s: stop talking, or talk' }
+  return { keys: 'm: mute, s: stop talking' }
 }
 
 /**
@@ -24,6 +27,7 @@ export async function composePanel(
   where: Terminal & { readonly env?: NodeJS.ProcessEnv | undefined },
 ): Promise<PanelController> {
   const panelLog = log.child({ component: 'panel' })
+  const { talk, keys } = talkBy(listenMode(listen))
   const panel = new PanelController({
     panel: await createPanel(config, {
       clock,
@@ -31,12 +35,13 @@ export async function composePanel(
       ...(where.env && { env: where.env }),
       ...(where.input && { input: where.input }),
       ...(where.output && { output: where.output }),
+      keys,
     }),
     clock,
     logger: panelLog,
     longPressMs: config.longPressMs,
     device,
-    ...talkBy(listenMode(listen)),
+    ...(talk && { talk }),
   })
   closers.add(() => panel.close())
   return panel
