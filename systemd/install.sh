@@ -62,6 +62,8 @@ trap 'rm -rf "$stage"' EXIT
 # service's user could not read its program.
 chmod 0755 "$stage"
 cp -a dist bin package.json package-lock.json vendor node_modules "$stage/"
+# The compiler's notes for the next incremental build are the checkout's, not the program's.
+rm -f "$stage"/dist/.*tsbuildinfo
 # `nocturn demo` on the device: the room's recordings and the fake model's spoken replies.
 mkdir -p "$stage/fixtures" && cp -a fixtures/offline fixtures/speech "$stage/fixtures/"
 (cd "$stage" && npm prune --omit=dev --no-audit --no-fund >/dev/null)

@@ -65,6 +65,8 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
     expect(find('-type', 'd', '!', '-perm', '-o+x')).toEqual([])
     // …and writable by its owner alone: the service cannot change its own program.
     expect(find('!', '-type', 'l', '-perm', '/go+w')).toEqual([])
+    // The compiler's incremental notes stay in the checkout.
+    expect(readdirSync(join(opt, 'dist')).filter((f) => f.endsWith('.tsbuildinfo'))).toEqual([])
     // The state folder has the unit's StateDirectoryMode (a real install gives it to nocturn).
     expect((statSync(join(dest, 'var', 'lib', 'nocturn')).mode & 0o777).toString(8)).toBe('750')
     // What the README's path used to ship: 240 MB with the development tools; these must be gone.
