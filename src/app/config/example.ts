@@ -31,8 +31,9 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
     "echo": "gate",
     "tailMs": 300
   },
-  // What opens a session (docs/wake-word.md). "wake": only the wake phrase, and nothing leaves the
-  // room before it; "button": press to talk; "speech": any speech near the speaker is streamed.
+  // What opens a session (docs/wake-word.md). "wake": only the wake phrase (or the button held a
+  // second and let go), and nothing leaves the room before it; "button": press to talk; "speech":
+  // any speech near the speaker is streamed.
   "listen": {
     "mode": "wake",
     "wake": {
