@@ -17,8 +17,11 @@ export type PanelEvent =
     }
   | { readonly kind: 'stop_speaking'; readonly atMs: number }
   | { readonly kind: 'stop_ringing'; readonly atMs: number }
-  /** Talk by the button: open a session, or talk over the one speaking (`talk` below). */
-  | { readonly kind: 'talk'; readonly atMs: number }
+  /**
+   * Talk by the button: open a session, or talk over the one speaking (`talk` below). `heldMs`:
+   * how long it was held before it talked — a person may start speaking as they press.
+   */
+  | { readonly kind: 'talk'; readonly atMs: number; readonly heldMs: number }
   | { readonly kind: 'long_press_ignored'; readonly atMs: number }
   | { readonly kind: 'volume'; readonly volume: number; readonly atMs: number }
 
@@ -168,22 +171,22 @@ export class PanelController {
     if (this.#longFired || heldMs >= this.#longPressMs) {
       // A release before the timer could fire (late delivery) is still a long press.
       if (!this.#longFired) this.#onLongPress(event.atMs)
-      if (this.#talkOnRelease) this.#talkNow(event.atMs, 'long')
+      if (this.#talkOnRelease) this.#talkNow(event.atMs, 'long', heldMs)
       return
     }
     if (this.#stopRinging(event.atMs)) return
-    if (this.#talk === 'press') this.#talkNow(event.atMs, 'short')
+    if (this.#talk === 'press') this.#talkNow(event.atMs, 'short', heldMs)
     else this.#toggleMute(event.atMs)
   }
 
-  #talkNow(atMs: number, gesture: 'short' | 'long'): void {
+  #talkNow(atMs: number, gesture: 'short' | 'long', heldMs: number): void {
     if (this.#device.muted) {
       // Mute is authoritative: talking by the button never opens the microphone behind it.
       this.#logger.info({ panel: 'button', gesture }, 'talk while muted: ignored')
       return
     }
-    this.#logger.info({ panel: 'button', gesture }, 'press to talk')
-    this.#emit({ kind: 'talk', atMs })
+    this.#logger.info({ panel: 'button', gesture, heldMs }, 'press to talk')
+    this.#emit({ kind: 'talk', atMs, heldMs })
   }
 
   #onLongPress(atMs = this.#clock.now()): void {

@@ -272,6 +272,21 @@ describe('press to talk on one button', () => {
     b.pressed(2000)
     expect(onsets[1]?.preRoll.byteLength).toBe(0)
   })
+
+  it('a hold opens it with what was said while the button was held, from half a second before the press', () => {
+    const b = new ButtonOnset()
+    const onsets: Onset[] = []
+    b.listen((o) => onsets.push(o))
+    // 4 s of frames, numbered; let go after a 1.2 s hold: 1.7 s, the last 85 frames.
+    for (let i = 0; i < 200; i++) b.hear(new Uint8Array(640).fill(i % 256))
+    b.pressed(4000, 1200)
+    expect(onsets[0]?.preRoll.byteLength).toBe(85 * 640)
+    expect(onsets[0]?.preRoll[0]).toBe(115)
+    expect(onsets[0]?.preRoll.at(-1)).toBe(199)
+    // A hold longer than what is kept: all that is kept, 3 s.
+    b.pressed(4000, 9000)
+    expect(onsets[1]?.preRoll.byteLength).toBe(150 * 640)
+  })
 })
 
 /**
@@ -287,7 +302,7 @@ describe('hold to talk beside the wake word', () => {
     const from = r.clock.now()
     await r.hold(1000)
     // Dated at the release: the person speaks after letting go.
-    expect(r.events).toEqual([{ kind: 'talk', atMs: from + 1000 }])
+    expect(r.events).toEqual([{ kind: 'talk', atMs: from + 1000, heldMs: 1000 }])
     await r.hold(150)
     expect(r.ctl.muted).toBe(true)
     expect(r.events.map((e) => e.kind)).toEqual(['talk', 'mute'])
@@ -317,7 +332,7 @@ describe('hold to talk beside the wake word', () => {
     const t = r.clock.now()
     r.edge({ kind: 'press', atMs: t })
     r.edge({ kind: 'release', atMs: t + 1100 })
-    expect(r.events).toEqual([{ kind: 'talk', atMs: t + 1100 }])
+    expect(r.events).toEqual([{ kind: 'talk', atMs: t + 1100, heldMs: 1100 }])
     await r.clock.advance(5000)
     expect(r.events).toHaveLength(1)
   })

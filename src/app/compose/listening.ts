@@ -137,7 +137,7 @@ async function onsetFor(
   if (mode === 'speech') return new SpeechOnset(await SpeechDetector.create())
   const button = new ButtonOnset()
   deps.panel.on((e) => {
-    if (e.kind === 'talk') button.pressed(e.atMs)
+    if (e.kind === 'talk') button.pressed(e.atMs, e.heldMs)
   })
   if (mode === 'button') return button
   // The button's hold talks beside the wake phrase, and alone when the wake word cannot listen.
