@@ -81,6 +81,11 @@ export class PanelController {
   #longFired = false
   /** The long press of this hold was one that talks when let go (`talk: 'hold'`). */
   #talkOnRelease = false
+  /**
+   * What the LED shows instead of the state while a hold would talk if let go now: `listening`,
+   * the cue to let go (or to speak) — never over mute, which always wins.
+   */
+  #preview: LedState | undefined
   #volumeTimer: TimerHandle | undefined
   #volumeSet = false
   /** The direction of the last volume hold: the next hold goes the other way. */
@@ -163,20 +168,29 @@ export class PanelController {
     this.#pressedAt = undefined
     this.#cancelLong()
     this.#cancelVolume()
+    try {
+      this.#onRelease(event.atMs, heldMs)
+    } finally {
+      // After the talk: the session it opened shows `listening` itself, with no dark blink between.
+      this.#showPreview(undefined)
+    }
+  }
+
+  #onRelease(atMs: number, heldMs: number): void {
     if (this.#volumeSet) {
       this.#volumeSet = false
-      this.#emit({ kind: 'volume', volume: this.#device.volume, atMs: event.atMs })
+      this.#emit({ kind: 'volume', volume: this.#device.volume, atMs })
       return
     }
     if (this.#longFired || heldMs >= this.#longPressMs) {
       // A release before the timer could fire (late delivery) is still a long press.
-      if (!this.#longFired) this.#onLongPress(event.atMs)
-      if (this.#talkOnRelease) this.#talkNow(event.atMs, 'long', heldMs)
+      if (!this.#longFired) this.#onLongPress(atMs)
+      if (this.#talkOnRelease) this.#talkNow(atMs, 'long', heldMs)
       return
     }
-    if (this.#stopRinging(event.atMs)) return
-    if (this.#talk === 'press') this.#talkNow(event.atMs, 'short', heldMs)
-    else this.#toggleMute(event.atMs)
+    if (this.#stopRinging(atMs)) return
+    if (this.#talk === 'press') this.#talkNow(atMs, 'short', heldMs)
+    else this.#toggleMute(atMs)
   }
 
   #talkNow(atMs: number, gesture: 'short' | 'long', heldMs: number): void {
@@ -202,6 +216,7 @@ export class PanelController {
     } else {
       if (this.#talk === 'hold') {
         this.#talkOnRelease = true
+        if (this.#pressedAt !== undefined) this.#showPreview('listening')
         this.#logger.info(
           { panel: 'button', gesture: 'long', activity },
           'long press while not speaking: let go to talk, hold on to set the volume',
@@ -239,6 +254,7 @@ export class PanelController {
   }
 
   #volumeStart(): void {
+    this.#showPreview(undefined)
     this.#volumeSet = true
     this.#volumeUp = !this.#volumeUp
     this.#panel.showLevel?.(this.#device.volume)
@@ -258,8 +274,14 @@ export class PanelController {
     this.#volumeTimer = this.#clock.setTimeout(() => this.#volumeStep(), VOLUME_STEP_MS)
   }
 
+  #showPreview(led: LedState | undefined): void {
+    if (led === this.#preview) return
+    this.#preview = led
+    this.#render()
+  }
+
   #render(force = false): void {
-    const led = this.led
+    const led = this.#preview && !this.#device.muted ? this.#preview : this.led
     if (!force && led === this.#lastLed) return
     this.#lastLed = led
     this.#panel.setLed(led)

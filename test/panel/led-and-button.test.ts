@@ -315,6 +315,36 @@ describe('hold to talk beside the wake word', () => {
     expect(r.events.map((e) => e.kind)).toEqual(['talk', 'mute', 'mute', 'mute'])
   })
 
+  it('the LED shows listening while a let-go would talk — the cue — but never over mute, and not into the volume', async () => {
+    const r = rig({ longPressMs: 800, talk: 'hold' })
+    await r.ctl.start()
+    const t = r.clock.now()
+    r.edge({ kind: 'press', atMs: t })
+    await r.clock.advance(799)
+    expect(r.panel.led).toBe('idle')
+    await r.clock.advance(1)
+    expect(r.panel.led).toBe('listening')
+    // Into the volume: the cue goes, the state comes back.
+    await r.clock.advance(VOLUME_HOLD_MS)
+    expect(r.panel.led).toBe('idle')
+    r.edge({ kind: 'release', atMs: r.clock.now() })
+    expect(r.events.map((e) => e.kind)).toEqual(['volume'])
+    // Let go in the window: the cue stays until the release, which talks.
+    r.edge({ kind: 'press', atMs: r.clock.now() })
+    await r.clock.advance(900)
+    expect(r.panel.led).toBe('listening')
+    r.edge({ kind: 'release', atMs: r.clock.now() })
+    expect(r.panel.led).toBe('idle')
+    expect(r.events.map((e) => e.kind)).toEqual(['volume', 'talk'])
+    // Muted: no cue, the blip of mute stays, and the hold opens nothing.
+    r.ctl.setMuted(true)
+    r.edge({ kind: 'press', atMs: r.clock.now() })
+    await r.clock.advance(900)
+    expect(r.panel.led).toBe('muted')
+    r.edge({ kind: 'release', atMs: r.clock.now() })
+    expect(r.events.map((e) => e.kind)).toEqual(['volume', 'talk', 'mute'])
+  })
+
   it('held on into the volume it sets the volume and does not talk; over a reply it stops the reply', async () => {
     const r = rig({ longPressMs: 800, talk: 'hold' })
     await r.ctl.start()
