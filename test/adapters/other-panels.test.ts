@@ -121,7 +121,12 @@ describe('the terminal panel', () => {
     input.write('s')
     await clock.advance(1500)
     expect(events.map((e) => e.kind)).toEqual(['talk'])
-    expect(drawn).toBe(`[nocturn] ○ idle   (${keys})\n`)
+    // The cue while held (letting go now talks), then the state again: no session here.
+    expect(drawn.split('\n').filter(Boolean)).toEqual([
+      `[nocturn] ○ idle   (${keys})`,
+      `[nocturn] ● listening   (${keys})`,
+      `[nocturn] ○ idle   (${keys})`,
+    ])
     await ctl.close()
   })
 })
