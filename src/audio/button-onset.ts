@@ -24,8 +24,8 @@ export class ButtonOnset implements OnsetSource {
   )
   #listener: ((onset: Onset) => void) | undefined
 
-  hear(frame: Uint8Array): void {
-    this.#ring.push(frame)
+  hear(frame: Uint8Array, capturedAtMs: number): void {
+    this.#ring.push(frame, capturedAtMs)
   }
 
   /** The panel's press to talk, let go `heldMs` after it was pressed. */

@@ -1,12 +1,21 @@
 /**
+ * Frames further apart than this (by capture time) are not one stretch of sound: the microphone
+ * was muted (no frame comes while muted) or its recorder restarted in between.
+ */
+const MAX_GAP_MS = 250
+
+/**
  * A fixed ring of the most recent audio (≈500 ms), so a session that opens on detected speech can
  * send what came just before the trigger and the first syllable reaches the model. Frames are
- * copied in, so callers may reuse their buffers; memory is allocated once.
+ * copied in, so callers may reuse their buffers; memory is allocated once. A frame after a gap
+ * (MAX_GAP_MS) starts the ring afresh: what was said before a mute is never sent as if it led up
+ * to a wake or a press just after it.
  */
 export class PreRollRing {
   readonly #buf: Uint8Array
   #end = 0 // next write position
   #filled = 0
+  #lastAt: number | undefined
 
   constructor(capacityBytes: number) {
     this.#buf = new Uint8Array(capacityBytes & ~1)
@@ -16,7 +25,9 @@ export class PreRollRing {
     return this.#filled
   }
 
-  push(frame: Uint8Array): void {
+  push(frame: Uint8Array, capturedAtMs: number): void {
+    if (this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS) this.clear()
+    this.#lastAt = capturedAtMs
     const cap = this.#buf.byteLength
     let src = frame
     if (src.byteLength >= cap) src = src.subarray(src.byteLength - cap)
@@ -45,5 +56,6 @@ export class PreRollRing {
   clear(): void {
     this.#end = 0
     this.#filled = 0
+    this.#lastAt = undefined
   }
 }

@@ -77,7 +77,7 @@ export class SpeechDetector {
    * After an onset the detector stays quiet until `rearm()` (the session owns the microphone).
    */
   push(frame: Uint8Array, capturedAtMs: number): SpeechOnset | undefined {
-    this.#ring.push(frame)
+    this.#ring.push(frame, capturedAtMs)
     if (!this.#armed) return undefined
     const step = this.#vad.frameBytes
     for (let at = 0; at + step <= frame.byteLength; at += step) {

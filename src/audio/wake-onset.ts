@@ -85,7 +85,7 @@ export class WakeOnset implements OnsetSource {
 
   /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
   room(frame: Uint8Array, capturedAtMs: number): void {
-    this.#ring.push(frame)
+    this.#ring.push(frame, capturedAtMs)
     const voiced = this.#o.voiced
     voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
     // A wake must have a voice in its agree window; with none, the detector may spare the work.

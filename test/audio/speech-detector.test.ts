@@ -86,13 +86,23 @@ describe('local speech detection (WebRTC VAD) on the committed fixtures', () => 
 describe('PreRollRing', () => {
   it('keeps the newest bytes in order across wrap-around', () => {
     const r = new PreRollRing(10)
-    r.push(Uint8Array.from([1, 2, 3, 4, 5, 6]))
-    r.push(Uint8Array.from([7, 8, 9, 10, 11, 12]))
+    r.push(Uint8Array.from([1, 2, 3, 4, 5, 6]), 0)
+    r.push(Uint8Array.from([7, 8, 9, 10, 11, 12]), 20)
     expect(Array.from(r.snapshot())).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12])
-    r.push(Uint8Array.from(Array.from({ length: 14 }, (_, i) => i)))
+    r.push(Uint8Array.from(Array.from({ length: 14 }, (_, i) => i)), 40)
     expect(Array.from(r.snapshot())).toEqual([4, 5, 6, 7, 8, 9, 10, 11, 12, 13])
     r.clear()
     expect(r.snapshot().byteLength).toBe(0)
+  })
+
+  it('starts afresh after a gap in capture time (a mute): nothing from before it is kept', () => {
+    const r = new PreRollRing(10)
+    r.push(Uint8Array.from([1, 2, 3, 4]), 1000)
+    r.push(Uint8Array.from([5, 6]), 1250)
+    expect(Array.from(r.snapshot())).toEqual([1, 2, 3, 4, 5, 6])
+    // Muted for a minute: the next frame is the first of a new stretch.
+    r.push(Uint8Array.from([7, 8]), 61_250)
+    expect(Array.from(r.snapshot())).toEqual([7, 8])
   })
 })
 

@@ -260,7 +260,7 @@ describe('press to talk on one button', () => {
     const b = new ButtonOnset()
     const onsets: Onset[] = []
     b.listen((o) => onsets.push(o))
-    for (let i = 0; i < 100; i++) b.hear(new Uint8Array(640).fill(i))
+    for (let i = 0; i < 100; i++) b.hear(new Uint8Array(640).fill(i), i * 20)
     b.pressed(1234)
     expect(onsets).toHaveLength(1)
     expect(onsets[0]?.cause).toBe('button')
@@ -278,7 +278,7 @@ describe('press to talk on one button', () => {
     const onsets: Onset[] = []
     b.listen((o) => onsets.push(o))
     // 4 s of frames, numbered; let go after a 1.2 s hold: 1.7 s, the last 85 frames.
-    for (let i = 0; i < 200; i++) b.hear(new Uint8Array(640).fill(i % 256))
+    for (let i = 0; i < 200; i++) b.hear(new Uint8Array(640).fill(i % 256), i * 20)
     b.pressed(4000, 1200)
     expect(onsets[0]?.preRoll.byteLength).toBe(85 * 640)
     expect(onsets[0]?.preRoll[0]).toBe(115)
@@ -286,6 +286,11 @@ describe('press to talk on one button', () => {
     // A hold longer than what is kept: all that is kept, 3 s.
     b.pressed(4000, 9000)
     expect(onsets[1]?.preRoll.byteLength).toBe(150 * 640)
+    // Muted, then unmuted (no frames between): a press just after sends nothing from before.
+    for (let i = 0; i < 10; i++) b.hear(new Uint8Array(640).fill(250), 30_000 + i * 20)
+    b.pressed(30_200, 1200)
+    expect(onsets[2]?.preRoll.byteLength).toBe(10 * 640)
+    expect(onsets[2]?.preRoll.every((v) => v === 250)).toBe(true)
   })
 })
 

@@ -91,6 +91,26 @@ describe('the wake stage', () => {
     expect(hints.slice(lastVoiced + 1).length).toBeGreaterThan(50)
   }, 20_000)
 
+  it('a wake just after an unmute sends nothing said before the mute', async () => {
+    const { server, w } = await world()
+    // Said, then muted: the last words before the press are in the wake stage's 2 s ring.
+    const before = speech16k('speech-en-gb-f.wav', 1000, 1000)
+    await w.say(before)
+    w.mic.setMuted(true)
+    await w.say(new Uint8Array(32_000)) // a muted second: no frame reaches the stage
+    w.mic.setMuted(false)
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) >= 32_000)
+    const heard = server.connections[0]?.heardAudio() ?? Buffer.alloc(0)
+    // The wake phrase went, from its first frame; not one 20 ms frame from before the mute.
+    const phrase = speech16k()
+    expect(heard.indexOf(Buffer.from(phrase.subarray(0, 640)))).toBeGreaterThanOrEqual(0)
+    for (let o = 0; o + 640 <= before.byteLength; o += 640) {
+      expect(heard.indexOf(Buffer.from(before.subarray(o, o + 640))), `frame at ${o}`).toBe(-1)
+    }
+  }, 20_000)
+
   it('stays asleep when another speaker wins the claim', async () => {
     const claims: WakeDetection[] = []
     const { server, w } = await world({
