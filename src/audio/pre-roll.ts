@@ -2,7 +2,7 @@
  * Frames further apart than this (by capture time) are not one stretch of sound: the microphone
  * was muted (no frame comes while muted) or its recorder restarted in between.
  */
-const MAX_GAP_MS = 250
+export const MAX_GAP_MS = 250
 
 /**
  * A fixed ring of the most recent audio (≈500 ms), so a session that opens on detected speech can

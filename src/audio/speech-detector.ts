@@ -1,6 +1,6 @@
 import { LIVE_INPUT_RATE_HZ } from '../ports/live-llm.js'
 import { bytesForMs } from './pcm.js'
-import { PreRollRing } from './pre-roll.js'
+import { MAX_GAP_MS, PreRollRing } from './pre-roll.js'
 import type { VadMode } from './webrtc-vad.js'
 import { WebRtcVad } from './webrtc-vad.js'
 
@@ -43,6 +43,8 @@ export class SpeechDetector {
   #pos = 0
   #voiced = 0
   #armed = true
+  /** Capture time of the last frame: a gap (a mute) means what came before is not this speech. */
+  #lastAt: number | undefined
   readonly #warmup: number
   #warmupFrames: number
 
@@ -77,6 +79,10 @@ export class SpeechDetector {
    * After an onset the detector stays quiet until `rearm()` (the session owns the microphone).
    */
   push(frame: Uint8Array, capturedAtMs: number): SpeechOnset | undefined {
+    // After a gap (a mute: no frames come while muted) the voices counted before it are not this
+    // speech, and the VAD's model is of the room as it was: forgotten, as after a session.
+    if (this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS) this.#forget()
+    this.#lastAt = capturedAtMs
     this.#ring.push(frame, capturedAtMs)
     if (!this.#armed) return undefined
     const step = this.#vad.frameBytes
@@ -104,13 +110,18 @@ export class SpeechDetector {
    * again. Keeping them made the third frame after a session open the next one, on any noise.
    */
   rearm(): void {
+    this.#forget()
+    this.#armed = true
+  }
+
+  #forget(): void {
     this.#vad.reset()
     this.#warmupFrames = this.#warmup
     this.#window.fill(0)
     this.#voiced = 0
     this.#pos = 0
     this.#ring.clear()
-    this.#armed = true
+    this.#lastAt = undefined
   }
 
   close(): void {

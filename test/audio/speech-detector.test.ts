@@ -62,7 +62,7 @@ describe('local speech detection (WebRTC VAD) on the committed fixtures', () => 
     let opens = 0
     for (let round = 0; round < 2; round++) {
       for (let at = 0; at + FRAME <= pcm.byteLength; at += FRAME) {
-        if (d.push(pcm.subarray(at, at + FRAME), at)) opens++
+        if (d.push(pcm.subarray(at, at + FRAME), (round * pcm.byteLength + at) / 32)) opens++
       }
       expect(opens).toBe(round + 1)
       d.rearm()
@@ -75,11 +75,33 @@ describe('local speech detection (WebRTC VAD) on the committed fixtures', () => 
     const d = await SpeechDetector.create()
     let opened: number | undefined
     for (let at = 0; at + 2 * FRAME <= pcm.byteLength && opened === undefined; at += 2 * FRAME) {
-      if (d.push(pcm.subarray(at, at + 2 * FRAME), at)) opened = ((at + 2 * FRAME) / 32_000) * 1000
+      if (d.push(pcm.subarray(at, at + 2 * FRAME), at / 32))
+        opened = ((at + 2 * FRAME) / 32_000) * 1000
     }
     d.close()
     expect(opened).toBeGreaterThan(1000)
     expect(opened).toBeLessThanOrEqual(1300)
+  })
+})
+
+describe('after a gap in the frames (a mute)', () => {
+  it('forgets the voices counted before it: the frame that would have opened a session does not', async () => {
+    const { file } = manifest.speech[0]!
+    const pcm = vadClip(file)
+    const first = await run(pcm)
+    expect(first).toBeDefined()
+    const d = await SpeechDetector.create()
+    try {
+      // Every frame up to the one that opened, then that one again a muted second later.
+      const last = first!.frameEnd - FRAME
+      for (let at = 0; at < last; at += FRAME) {
+        expect(d.push(pcm.subarray(at, at + FRAME), ((at + FRAME) / 32_000) * 1000)).toBeUndefined()
+      }
+      const afterMute = ((last + FRAME) / 32_000) * 1000 + 1000
+      expect(d.push(pcm.subarray(last, last + FRAME), afterMute)).toBeUndefined()
+    } finally {
+      d.close()
+    }
   })
 })
 
