@@ -91,15 +91,22 @@ describe('the wake stage', () => {
     expect(hints.slice(lastVoiced + 1).length).toBeGreaterThan(50)
   }, 20_000)
 
-  it('a wake just after an unmute sends nothing said before the mute', async () => {
-    const { server, w } = await world()
+  it('a wake just after an unmute sends nothing said before the mute, nor is made of it', async () => {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    closers.push(() => server.close())
+    let resets = 0
+    const w = await wakeWorld(server, { confirm: false, onDetectorReset: () => resets++ })
+    closers.push(() => w.close())
     // Said, then muted: the last words before the press are in the wake stage's 2 s ring.
     const before = speech16k('speech-en-gb-f.wav', 1000, 1000)
     await w.say(before)
     w.mic.setMuted(true)
     await w.say(new Uint8Array(32_000)) // a muted second: no frame reaches the stage
     w.mic.setMuted(false)
+    expect(resets).toBe(0)
     await w.sayWake()
+    // The detector started afresh at the first frame after the mute, before the phrase.
+    expect(resets).toBe(1)
     await server.waitForConnection(0, 5000)
     await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) >= 32_000)
     const heard = server.connections[0]?.heardAudio() ?? Buffer.alloc(0)
