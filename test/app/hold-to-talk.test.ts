@@ -35,7 +35,7 @@ const answering = (): Script => ({
 
 /**
  * `wake` mode's second way in (hardware/button.md): where the wake phrase is not heard — a room
- * loud with talk, where most phrases are lost (docs/wake-word.md, "Measured") — the button held
+ * loud with talk, where half or more are lost (docs/wake-word.md, "Measured") — the button held
  * past the long press and let go opens the session. A real `nocturn run`: the real `arecord` on a
  * FIFO fed at the pace of real time, the REAL openWakeWord detector, the gpiod panel on libgpiod 2
  * command lines (stand-ins that print the edges of one held press when the test says), the real
