@@ -30,10 +30,8 @@ export class ButtonOnset implements OnsetSource {
 
   /** The panel's press to talk, let go `heldMs` after it was pressed. */
   pressed(atMs: number, heldMs = 0): void {
-    const kept = this.#ring.snapshot()
     const wanted = bytesForMs(LIVE_INPUT_RATE_HZ, BUTTON_PRE_ROLL_MS + Math.max(0, heldMs))
-    const preRoll = kept.byteLength > wanted ? kept.slice(kept.byteLength - wanted) : kept
-    this.#listener?.({ cause: 'button', preRoll, atMs })
+    this.#listener?.({ cause: 'button', preRoll: this.#ring.snapshot(wanted), atMs })
   }
 
   listen(listener: (onset: Onset) => void): void {

@@ -2,7 +2,7 @@
  * Frames further apart than this (by capture time) are not one stretch of sound: the microphone
  * was muted (no frame comes while muted) or its recorder restarted in between.
  */
-export const MAX_GAP_MS = 250
+const MAX_GAP_MS = 250
 
 /**
  * A fixed ring of the most recent audio (≈500 ms), so a session that opens on detected speech can
@@ -25,8 +25,13 @@ export class PreRollRing {
     return this.#filled
   }
 
-  push(frame: Uint8Array, capturedAtMs: number): void {
-    if (this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS) this.clear()
+  /**
+   * Keeps `frame`; returns true when it came after a gap and so starts the ring afresh (the
+   * caller's own state of the sound before it — a detector's — is stale too).
+   */
+  push(frame: Uint8Array, capturedAtMs: number): boolean {
+    const afterGap = this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS
+    if (afterGap) this.clear()
     this.#lastAt = capturedAtMs
     const cap = this.#buf.byteLength
     let src = frame
@@ -40,16 +45,18 @@ export class PreRollRing {
     }
     this.#end = (this.#end + src.byteLength) % cap
     this.#filled = Math.min(cap, this.#filled + src.byteLength)
+    return afterGap
   }
 
-  /** The buffered audio, oldest first, as one new array. */
-  snapshot(): Uint8Array {
-    const out = new Uint8Array(this.#filled)
+  /** The buffered audio (its newest `maxBytes` at most), oldest first, as one new array. */
+  snapshot(maxBytes = this.#filled): Uint8Array {
+    const n = Math.min(this.#filled, maxBytes & ~1)
+    const out = new Uint8Array(n)
     const cap = this.#buf.byteLength
-    const start = (this.#end - this.#filled + cap) % cap
-    const first = Math.min(this.#filled, cap - start)
+    const start = (this.#end - n + cap) % cap
+    const first = Math.min(n, cap - start)
     out.set(this.#buf.subarray(start, start + first), 0)
-    if (first < this.#filled) out.set(this.#buf.subarray(0, this.#filled - first), first)
+    if (first < n) out.set(this.#buf.subarray(0, n - first), first)
     return out
   }
 

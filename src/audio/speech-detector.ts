@@ -1,6 +1,6 @@
 import { LIVE_INPUT_RATE_HZ } from '../ports/live-llm.js'
 import { bytesForMs } from './pcm.js'
-import { MAX_GAP_MS, PreRollRing } from './pre-roll.js'
+import { PreRollRing } from './pre-roll.js'
 import type { VadMode } from './webrtc-vad.js'
 import { WebRtcVad } from './webrtc-vad.js'
 
@@ -43,8 +43,6 @@ export class SpeechDetector {
   #pos = 0
   #voiced = 0
   #armed = true
-  /** Capture time of the last frame: a gap (a mute) means what came before is not this speech. */
-  #lastAt: number | undefined
   readonly #warmup: number
   #warmupFrames: number
 
@@ -81,9 +79,7 @@ export class SpeechDetector {
   push(frame: Uint8Array, capturedAtMs: number): SpeechOnset | undefined {
     // After a gap (a mute: no frames come while muted) the voices counted before it are not this
     // speech, and the VAD's model is of the room as it was: forgotten, as after a session.
-    if (this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS) this.#forget()
-    this.#lastAt = capturedAtMs
-    this.#ring.push(frame, capturedAtMs)
+    if (this.#ring.push(frame, capturedAtMs)) this.#forgetVoices()
     if (!this.#armed) return undefined
     const step = this.#vad.frameBytes
     for (let at = 0; at + step <= frame.byteLength; at += step) {
@@ -110,18 +106,17 @@ export class SpeechDetector {
    * again. Keeping them made the third frame after a session open the next one, on any noise.
    */
   rearm(): void {
-    this.#forget()
+    this.#forgetVoices()
+    this.#ring.clear()
     this.#armed = true
   }
 
-  #forget(): void {
+  #forgetVoices(): void {
     this.#vad.reset()
     this.#warmupFrames = this.#warmup
     this.#window.fill(0)
     this.#voiced = 0
     this.#pos = 0
-    this.#ring.clear()
-    this.#lastAt = undefined
   }
 
   close(): void {

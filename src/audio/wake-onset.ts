@@ -6,7 +6,7 @@ import type { Onset, OnsetSource } from '../ports/onset.js'
 import type { WakeArbiter } from '../ports/wake-arbiter.js'
 import type { WakeDetection, WakeWordDetector } from '../ports/wake-word.js'
 import { bytesForMs } from './pcm.js'
-import { MAX_GAP_MS, PreRollRing } from './pre-roll.js'
+import { PreRollRing } from './pre-roll.js'
 import type { VoicedHistory } from './voiced-history.js'
 
 export interface WakeOnsetOptions {
@@ -66,8 +66,6 @@ export class WakeOnset implements OnsetSource {
   #claiming = false
   #closed = false
   readonly #abort = new AbortController()
-  /** Capture time of the last room frame: after a gap (a mute) the detector starts afresh. */
-  #lastAt: number | undefined
 
   constructor(options: WakeOnsetOptions) {
     this.#o = options
@@ -87,12 +85,8 @@ export class WakeOnset implements OnsetSource {
 
   /** One room frame (lent), from the MicGate's tap: after mute, before the echo gate. */
   room(frame: Uint8Array, capturedAtMs: number): void {
-    // No wake may be made of sound from both sides of a mute: the detector forgets what it heard.
-    if (this.#lastAt !== undefined && capturedAtMs - this.#lastAt > MAX_GAP_MS) {
-      this.#o.detector.reset()
-    }
-    this.#lastAt = capturedAtMs
-    this.#ring.push(frame, capturedAtMs)
+    // No wake may be made of sound from both sides of a gap (a mute): the detector starts afresh.
+    if (this.#ring.push(frame, capturedAtMs)) this.#o.detector.reset()
     const voiced = this.#o.voiced
     voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
     // A wake must have a voice in its agree window; with none, the detector may spare the work.

@@ -119,11 +119,12 @@ describe('PreRollRing', () => {
 
   it('starts afresh after a gap in capture time (a mute): nothing from before it is kept', () => {
     const r = new PreRollRing(10)
-    r.push(Uint8Array.from([1, 2, 3, 4]), 1000)
-    r.push(Uint8Array.from([5, 6]), 1250)
+    expect(r.push(Uint8Array.from([1, 2, 3, 4]), 1000)).toBe(false)
+    expect(r.push(Uint8Array.from([5, 6]), 1250)).toBe(false)
     expect(Array.from(r.snapshot())).toEqual([1, 2, 3, 4, 5, 6])
+    expect(Array.from(r.snapshot(4))).toEqual([3, 4, 5, 6])
     // Muted for a minute: the next frame is the first of a new stretch.
-    r.push(Uint8Array.from([7, 8]), 61_250)
+    expect(r.push(Uint8Array.from([7, 8]), 61_250)).toBe(true)
     expect(Array.from(r.snapshot())).toEqual([7, 8])
   })
 })
