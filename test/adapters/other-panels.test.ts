@@ -77,7 +77,8 @@ describe('the sysfs panel on a fake tree', () => {
 })
 
 describe('the terminal panel', () => {
-  it('m mutes, s is a long press that stops speaking, the LED is a status line', async () => {
+  /** The terminal panel behind a controller on the virtual clock; `lines()` is what it drew. */
+  async function terminal(o: { keys?: string; talk?: 'hold' } = {}) {
     const clock = new VirtualClock()
     const input = new PassThrough()
     const output = new PassThrough()
@@ -85,18 +86,34 @@ describe('the terminal panel', () => {
     output.on('data', (d) => {
       drawn += String(d)
     })
-    const panel = new TerminalPanel({ input, output, clock, holdMs: 1200 })
-    const ctl = new PanelController({ panel, clock, logger: silentLogger })
+    const panel = new TerminalPanel({
+      input,
+      output,
+      clock,
+      holdMs: 1200,
+      ...(o.keys && { keys: o.keys }),
+    })
+    const ctl = new PanelController({
+      panel,
+      clock,
+      logger: silentLogger,
+      ...(o.talk && { talk: o.talk }),
+    })
     const events: PanelEvent[] = []
     ctl.on((e) => events.push(e))
     await ctl.start()
+    return { clock, input, ctl, events, lines: () => drawn.split('\n').filter(Boolean) }
+  }
+
+  it('m mutes, s is a long press that stops speaking, the LED is a status line', async () => {
+    const { clock, input, ctl, events, lines } = await terminal()
     ctl.setActivity('speaking')
     input.write('s')
     await clock.advance(1500)
     input.write('m')
     await clock.advance(10)
     expect(events.map((e) => e.kind)).toEqual(['stop_speaking', 'mute'])
-    expect(drawn.split('\n').filter(Boolean)).toEqual([
+    expect(lines()).toEqual([
       '[nocturn] ○ idle   (m: mute, s: stop talking)',
       '[nocturn] ◉ speaking   (m: mute, s: stop talking)',
       '[nocturn] ⊘ muted   (m: mute, s: stop talking)',
@@ -105,24 +122,13 @@ describe('the terminal panel', () => {
   })
 
   it('in wake mode s while nothing plays talks, and the status line says so', async () => {
-    const clock = new VirtualClock()
-    const input = new PassThrough()
-    const output = new PassThrough()
-    let drawn = ''
-    output.on('data', (d) => {
-      drawn += String(d)
-    })
     const keys = 'm: mute, s: stop talking, or talk'
-    const panel = new TerminalPanel({ input, output, clock, holdMs: 1200, keys })
-    const ctl = new PanelController({ panel, clock, logger: silentLogger, talk: 'hold' })
-    const events: PanelEvent[] = []
-    ctl.on((e) => events.push(e))
-    await ctl.start()
+    const { clock, input, ctl, events, lines } = await terminal({ keys, talk: 'hold' })
     input.write('s')
     await clock.advance(1500)
     expect(events.map((e) => e.kind)).toEqual(['talk'])
     // The cue while held (letting go now talks), then the state again: no session here.
-    expect(drawn.split('\n').filter(Boolean)).toEqual([
+    expect(lines()).toEqual([
       `[nocturn] ○ idle   (${keys})`,
       `[nocturn] ● listening   (${keys})`,
       `[nocturn] ○ idle   (${keys})`,
