@@ -65,6 +65,7 @@ export function utterance(voice: Voice, text: string, key: string): Int16Array {
     voice.say(text, wav)
     // Trim the voice's own lead-in and tail, 16 kHz, peak at -6 dBFS.
     execFileSync('sox', [
+      '-R',
       wav,
       '-r',
       '16000',

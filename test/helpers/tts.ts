@@ -25,6 +25,8 @@ const TTS_VOICES: readonly string[] = ['en-us', 'en-gb+f3', 'en-sc', 'en-us+m3']
 /**
  * `text` read by espeak-ng in `voice`, as S16LE mono at `rateHz` (sox resamples it); `speed`
  * (words a minute) and `pitch` (0–99) vary one voice as one person varies from day to day.
+ * `sox -R`: sox dithers when it resamples, from a new seed each run unless told otherwise, so the
+ * same clip differed in its low bits from run to run and a verifier's count with it.
  */
 export function speakPcm(
   text: string,
@@ -36,7 +38,7 @@ export function speakPcm(
     'bash',
     [
       '-c',
-      'espeak-ng -v "$1" -s "$4" -p "$5" --stdout "$2" | sox -t wav - -r "$3" -c 1 -b 16 -e signed-integer -t raw -',
+      'espeak-ng -v "$1" -s "$4" -p "$5" --stdout "$2" | sox -R -t wav - -r "$3" -c 1 -b 16 -e signed-integer -t raw -',
       'tts',
       voice,
       text,
