@@ -64,6 +64,8 @@ export class WakeOnset implements OnsetSource {
   #listener: ((onset: Onset) => void) | undefined
   #quietUntil = Number.NEGATIVE_INFINITY
   #claiming = false
+  /** Counts `rearm()`s: a claim that resolves after one (a mute, a session's end) is not taken. */
+  #armed = 0
   #closed = false
   readonly #abort = new AbortController()
 
@@ -126,6 +128,7 @@ export class WakeOnset implements OnsetSource {
       return
     }
     this.#claiming = true
+    const armed = this.#armed
     void this.#o.arbiter
       .claim(d, this.#abort.signal)
       .catch((err: unknown) => {
@@ -136,7 +139,12 @@ export class WakeOnset implements OnsetSource {
       .then((won) => {
         this.#claiming = false
         if (this.#closed) return
-        if (won) this.#take(d)
+        if (armed !== this.#armed) {
+          this.#log.info(
+            { score: d.score },
+            'wake dropped: muted, or a session ended, while claimed',
+          )
+        } else if (won) this.#take(d)
         else this.#log.info({ score: d.score }, 'another speaker answers this wake')
       })
   }
@@ -145,8 +153,9 @@ export class WakeOnset implements OnsetSource {
     this.#listener = listener
   }
 
-  /** A session closed: what it heard is not pre-roll for the next one. */
+  /** A session closed or the mute pressed: what it heard is not pre-roll for the next one. */
   rearm(): void {
+    this.#armed++
     this.#ring.clear()
     this.#o.detector.reset()
   }

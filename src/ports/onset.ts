@@ -28,7 +28,10 @@ export interface OnsetSource {
   hear?(frame: Uint8Array, capturedAtMs: number): void
   /** Where onsets go; set once, before the microphone starts. */
   listen(listener: (onset: Onset) => void): void
-  /** A session closed: listen for the next onset as strictly as when first created. */
+  /**
+   * A session closed or the mute was pressed: forget what was heard (rings, scoring in flight) and
+   * listen for the next onset as strictly as when first created.
+   */
   rearm(): void
   close(): Promise<void> | void
 }

@@ -17,7 +17,8 @@ export function wakeMarkFrame(bytes = 640): Uint8Array {
 /**
  * A wake-word detector below the port, for tests of the listening chain: it fires on every frame
  * that starts with `WAKE_MARK`, or on the capture times it is given, and tells its listener
- * asynchronously (as a real one does after scoring), `latencyMs` later by the wall clock.
+ * asynchronously (as a real one does after scoring), `latencyMs` later by the wall clock, unless
+ * it is reset meanwhile.
  */
 export class FakeWakeWord implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -74,8 +75,10 @@ export class FakeWakeWord implements WakeWordDetector {
       heardAtMs: capturedAtMs,
       levelDb: this.#levelDb,
     }
+    const resets = this.resets
     setTimeout(() => {
-      if (this.#closed) return
+      // As the real detector: a reset forgets what it was still scoring.
+      if (this.#closed || resets !== this.resets) return
       this.firedAt.push(performance.now())
       this.#listener(d)
     }, this.#latencyMs)

@@ -12,10 +12,15 @@ import type { WakeCheck } from './wake-confirmation.js'
 interface SessionRunner {
   readonly muted: boolean
   readonly sessionRunning: boolean
+  /** Told of each change of mute, from whichever source (the button, the phone, the broker). */
+  onMuted(listener: (muted: boolean) => void): void
   /** Ends the running session cleanly (approvals withdrawn, transcript complete). */
   stop(): Promise<unknown>
-  /** The wake phrase said over a reply: the speaker falls silent now and the room is heard. */
-  bargeIn(): void
+  /**
+   * The wake phrase said over a reply: the speaker falls silent now and the room is heard. False,
+   * and nothing done, when no session is live to hear what follows (it is ending, or none runs).
+   */
+  bargeIn(): boolean
   runSession(opts: {
     preRoll?: readonly Uint8Array[]
     confirm?: WakeCheck
@@ -74,8 +79,13 @@ export class SessionLoop {
   }
 
   async start(): Promise<void> {
-    const { router, onset, logger } = this.#deps
+    const { router, onset, logger, driver } = this.#deps
     onset.listen((o) => this.#onOnset(o))
+    // Mute rules over what was heard before it: a wake still being scored, a claim on the broker
+    // and the rings' last seconds are dropped at the press, not at the first frame after it.
+    driver.onMuted((muted) => {
+      if (muted) onset.rearm()
+    })
     await router.start({
       frame: (pcm, at) => {
         if (this.#micErrors > 0) {
@@ -101,15 +111,25 @@ export class SessionLoop {
   }
 
   #onOnset(onset: Onset): void {
+    const { driver, logger } = this.#deps
     if (this.#stopped) return
-    if (this.#opening || this.#deps.driver.sessionRunning) {
+    if (driver.muted) {
+      // Scored or claimed from audio heard before the mute, told after it.
+      logger.info({ cause: onset.cause, score: onset.wake?.score }, 'heard while muted: not taken')
+      return
+    }
+    if (this.#opening || driver.sessionRunning) {
       // Speech during a session is the session's; a wake or a press to talk interrupts the reply.
       if (onset.cause === 'speech') return
-      this.#deps.logger.info(
+      // A session closing (or a pause after a failed one) hears nothing more: no earcon says it does.
+      if (!driver.bargeIn()) {
+        logger.info({ cause: onset.cause }, 'heard while a session closes: not taken')
+        return
+      }
+      logger.info(
         { cause: onset.cause, score: onset.wake?.score },
         'talked over during a session: barge-in',
       )
-      this.#deps.driver.bargeIn()
       this.#deps.heard?.(onset)
       return
     }

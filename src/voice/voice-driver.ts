@@ -167,10 +167,19 @@ export class VoiceDriver {
   /**
    * The wake phrase said over a reply: the speaker stops now (as for the long press) and the echo
    * gate opens at once rather than after its tail, so the words after the phrase reach the model.
+   * False, and nothing done, with no session live to hear them: none runs, or it is ending.
    */
-  bargeIn(): void {
+  bargeIn(): boolean {
+    if (!this.#session || this.#session.ended) return false
     this.stopSpeaking()
     this.#deps.mic.hearNow?.()
+    return true
+  }
+
+  onMuted(listener: (muted: boolean) => void): void {
+    this.#device.subscribe((snapshot, change) => {
+      if (change.kind === 'muted') listener(snapshot.muted)
+    })
   }
 
   /** The long press: stop speaking now, without muting and without cancelling any call. */

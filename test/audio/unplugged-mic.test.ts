@@ -47,8 +47,9 @@ describe.skipIf(skip)('an unplugged microphone', () => {
       driver: {
         muted: false,
         sessionRunning: false,
+        onMuted: () => {},
         stop: async () => {},
-        bargeIn: () => {},
+        bargeIn: () => false,
         runSession: async () => {
           throw new Error('no session expected')
         },

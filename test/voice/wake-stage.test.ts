@@ -118,6 +118,34 @@ describe('the wake stage', () => {
     }
   }, 20_000)
 
+  it('a wake still being scored when the mute is pressed opens nothing, even unmuted at once', async () => {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    closers.push(() => server.close())
+    // Scoring takes 300 ms here (about 0.4 s at the p90 on a board): the press lands first.
+    const w = await wakeWorld(server, { confirm: false, detectorLatencyMs: 300 })
+    closers.push(() => w.close())
+    const room = new Uint8Array(32_000)
+    // The phrase, and the mute at once; it stays on past the scoring.
+    await w.sayWake()
+    w.driver.setMuted(true)
+    await sleep(600)
+    w.driver.setMuted(false)
+    await w.say(room)
+    // The phrase again, and a double tap: muted and unmuted before the scoring is done.
+    await w.sayWake()
+    w.driver.setMuted(true)
+    await sleep(100)
+    w.driver.setMuted(false)
+    await w.say(room)
+    expect(w.order.filter((o) => o.startsWith('earcon'))).toEqual([])
+    expect(w.seenConnections()).toBe(0)
+    expect(w.store.listConversations()).toEqual([])
+    // Unmuted, the stage hears as before: the next phrase opens the session.
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    expect(w.order.filter((o) => o.startsWith('earcon'))).toEqual(['earcon@0'])
+  }, 20_000)
+
   it('stays asleep when another speaker wins the claim', async () => {
     const claims: WakeDetection[] = []
     const { server, w } = await world({
@@ -133,5 +161,26 @@ describe('the wake stage', () => {
     expect(claims[0]?.phrase).toBe('hey jarvis')
     expect(server.connections).toHaveLength(0)
     expect(w.order).toEqual([])
+  }, 20_000)
+
+  it('takes no wake whose claim is won after a mute, even once unmuted', async () => {
+    let won: ((v: boolean) => void) | undefined
+    const { server, w } = await world({
+      claim: () => new Promise<boolean>((resolve) => (won = resolve)),
+      close: async () => {},
+    })
+    await w.sayWake()
+    await until(() => won !== undefined)
+    // A double tap while the broker is asked; the claim is won after it.
+    w.driver.setMuted(true)
+    w.driver.setMuted(false)
+    won?.(true)
+    await sleep(300)
+    expect(w.log.records.map((r) => r.msg)).toContain(
+      'wake dropped: muted, or a session ended, while claimed',
+    )
+    expect(server.connections).toHaveLength(0)
+    // The LED showed the mute and its undoing, and nothing else: no earcon, no listening.
+    expect(w.order).toEqual(['led:muted@0', 'led:idle@0'])
   }, 20_000)
 })
