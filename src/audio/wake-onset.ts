@@ -49,6 +49,8 @@ const DEFAULT_OVER_ECHO_DB = 6
 /** The phrase's own window (the detector's 16 chunks of 80 ms), and the echo measured before it. */
 const PHRASE_MS = 1300
 const ECHO_BEFORE_MS = 3000
+/** Half a second of echo frames (20 ms each) makes a baseline. */
+const ECHO_BASELINE_FRAMES = 25
 
 /**
  * `wake` mode: the listening chain's wake stage. Every frame the room makes (the MicGate's raw
@@ -117,7 +119,9 @@ export class WakeOnset implements OnsetSource {
     if (selfWake) {
       this.#log.info(
         { event: 'wake_rejected', why: 'own voice', score: d.score, ...selfWake },
-        'wake rejected: no louder than the speaker’s own echo',
+        selfWake.echoDb === undefined
+          ? 'wake rejected: the speaker has only just begun, its own voice cannot be told apart'
+          : 'wake rejected: no louder than the speaker’s own echo',
       )
       return
     }
@@ -170,18 +174,23 @@ export class WakeOnset implements OnsetSource {
   /**
    * While the speaker plays (without echo cancellation the microphone hears it), the phrase's
    * window must be louder than the echo heard in the seconds before it. Returns the levels when
-   * it is not (a self-wake), undefined when the wake stands or there is no echo to compare with.
+   * it is not (a self-wake), undefined when the wake stands: no echo in the phrase's window.
+   * With echo in it but not yet half a second of echo before it (a reply, an announcement, in its
+   * first ~1.8 s), there is nothing to weigh the phrase against and the speaker's own voice may be
+   * all the detector heard: the wake is refused (`echoDb` absent). The button still stops it.
    */
-  #overEcho(d: WakeDetection): { phraseDb: number; echoDb: number } | undefined {
+  #overEcho(d: WakeDetection): { phraseDb: number; echoDb?: number } | undefined {
     const v = this.#o.voiced
     const from = d.heardAtMs - PHRASE_MS
     if (v.levelDb(from, d.heardAtMs, true, 1) === undefined) return undefined
-    const echoDb = v.levelDb(from - ECHO_BEFORE_MS, from - 1, true, 25)
     const phraseDb = v.levelDb(from, d.heardAtMs)
-    if (echoDb === undefined || phraseDb === undefined) return undefined
+    if (phraseDb === undefined) return undefined
+    const phrase = Math.round(phraseDb * 10) / 10
+    const echoDb = v.levelDb(from - ECHO_BEFORE_MS, from - 1, true, ECHO_BASELINE_FRAMES)
+    if (echoDb === undefined) return { phraseDb: phrase }
     const margin = this.#o.overEchoDb ?? DEFAULT_OVER_ECHO_DB
     if (phraseDb >= echoDb + margin) return undefined
-    return { phraseDb: Math.round(phraseDb * 10) / 10, echoDb: Math.round(echoDb * 10) / 10 }
+    return { phraseDb: phrase, echoDb: Math.round(echoDb * 10) / 10 }
   }
 
   #take(d: WakeDetection): void {

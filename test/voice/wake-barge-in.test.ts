@@ -136,7 +136,7 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     for (const c of closers.splice(0).reverse()) await c()
   })
 
-  /** The fake Live service: it waits for the microphone, then speaks `reply` (the near-misses). */
+  /** The fake Live service: it waits for the microphone, then 2 s, then speaks `reply` (the near-misses). */
   async function replying(reply: Uint8Array): Promise<FakeLiveServer> {
     const server = await FakeLiveServer.start({
       logger: silentLogger,
@@ -144,6 +144,9 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
         {
           steps: [
             { waitFor: 'realtimeInput' },
+            // The model takes its time to answer: the reply starts after the wake's refractory
+            // time, so its first seconds are heard by the wake stage.
+            { delayMs: 2000 },
             { speak: reply, chunkMs: 40, transcript: NEAR_MISSES },
             { send: serverFrame.generationComplete() },
             // As the service does: the turn is complete long before the reply has played.
@@ -182,13 +185,23 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     loop.say(personLoud)
     await until(() => loop.pending === 0)
     w.detector.fireOnNextFrame()
-    await until(() => w.speaker.queuedMs() > 3000)
+    await until(() => w.speaker.writtenBytes > w.earcon.byteLength + 4800)
 
-    // Three seconds into the reply the detector fires on the speaker's own near-miss.
-    await new Promise((r) => setTimeout(r, 3000))
+    // Half a second into the reply the detector fires on the speaker's own voice. There is no echo
+    // before it yet to weigh the phrase against: refused, not believed.
+    await new Promise((r) => setTimeout(r, 500))
     w.detector.fireOnNextFrame()
     await until(() => w.log.withEvent('wake_rejected').length > 0)
-    expect(w.log.withEvent('wake_rejected')[0]?.fields.why).toBe('own voice')
+    expect(w.log.withEvent('wake_rejected')[0]?.fields).toMatchObject({ why: 'own voice' })
+    expect(w.log.withEvent('wake_rejected')[0]?.fields.echoDb).toBeUndefined()
+    expect(w.speaker.drops).toEqual([])
+
+    // Three seconds into the reply it fires on the speaker's own near-miss: no louder than its echo.
+    await new Promise((r) => setTimeout(r, 2500))
+    w.detector.fireOnNextFrame()
+    await until(() => w.log.withEvent('wake_rejected').length > 1)
+    expect(w.log.withEvent('wake_rejected')[1]?.fields.why).toBe('own voice')
+    expect(w.log.withEvent('wake_rejected')[1]?.fields.echoDb).toEqual(expect.any(Number))
     expect(w.speaker.drops).toEqual([])
 
     // A second later the person says the wake phrase over the reply, then the command.
