@@ -65,6 +65,11 @@ export interface SessionSummary {
   readonly resumptions: number
   readonly freshConnections: number
   readonly messagesWritten: number
+  /**
+   * A local wake the model never confirmed, whatever ended the session (`unconfirmed`, or an
+   * error or a stop while it was still being asked): nothing said was meant for the speaker.
+   */
+  readonly unconfirmed: boolean
   /** The model's tokens this session was billed, summed over its turns and connections. */
   readonly tokens: number
 }

@@ -134,7 +134,7 @@ export class VoiceDriver {
       const summary = await session.run(opts.preRoll, opts.confirm)
       this.#error = summary.reason === 'error'
       // A false wake leaves nothing behind: the room's words were never meant for the speaker.
-      if (summary.reason === 'unconfirmed' && fresh) store.deleteConversation(conversationId)
+      if (summary.unconfirmed && fresh) store.deleteConversation(conversationId)
       return summary
     } finally {
       this.#session = undefined

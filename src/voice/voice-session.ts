@@ -251,6 +251,7 @@ export class VoiceSession {
       'voice session ending',
     )
     this.#timers.stop()
+    const unconfirmed = reason === 'unconfirmed' || this.#confirmation?.pending === true
     this.#confirmation?.stop()
     this.#held = []
     this.#link.cancelResume()
@@ -284,6 +285,7 @@ export class VoiceSession {
       resumptions: this.#link.resumptions,
       freshConnections: this.#link.freshConnections,
       messagesWritten: this.#transcript.written,
+      unconfirmed,
       tokens: this.#tokens,
     }
     this.#recordUsage(summary)

@@ -51,6 +51,23 @@ describe('the second opinion on a local wake', () => {
     expect(w.log.withEvent('false_wake')).toHaveLength(1)
   }, 20_000)
 
+  it('keeps nothing of a session that ends for another reason while the wake is unconfirmed', async () => {
+    // The model would hear "what time is it" only after 5 s; the service is stopped before that.
+    const { server, w } = await world({
+      steps: [{ transcribe: 'what time is it', afterAudioMs: 5000 }],
+    })
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) > 0)
+    expect(w.store.listConversations()).toHaveLength(1)
+    await w.driver.stop()
+    await until(() => w.summaries.length > 0)
+    expect(w.summaries[0]).toMatchObject({ reason: 'stopped', unconfirmed: true })
+    expect(w.store.listConversations()).toEqual([])
+    // Not counted as a false wake: the model never said it was not the phrase.
+    expect(w.falseWakes()).toBe(0)
+  }, 20_000)
+
   it('speaks once the model’s transcription has the phrase, whatever its case and commas', async () => {
     const { server, w } = await world(answering(' Hey, Jarvis! What time is it?'))
     await w.sayWake()
