@@ -8,6 +8,8 @@ export default defineConfig({
     maxWorkers: 2,
     // Generous: a bound for a hang, not a speed requirement (a slow board or a busy CI must pass).
     testTimeout: 60_000,
+    // A fresh checkout's dist/, built before the workers start (the bundle and installer tests).
+    globalSetup: ['test/helpers/build-once.ts'],
     ...systemSkipsConfig(),
   },
 })

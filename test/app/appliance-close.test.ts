@@ -64,6 +64,8 @@ it('stopping the appliance mid-session ends the session now: the pending approva
           mqtt: { url: broker.url, deviceId: 'kitchen' },
           phonesDir: join(work, 'phones'),
           store: { path: join(work, 'nocturn.db') },
+          // Not served: port 8080 may be held by another test or the machine.
+          phoneApp: { enabled: false },
           // Long enough that only close() can end this session during the test.
           session: { idleTimeoutSeconds: 3600, budgetMinutes: 60, approvalTimeoutSeconds: 3600 },
           homeActions: HOUSEHOLD_ACTIONS,

@@ -67,6 +67,8 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
           mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
           phonesDir: join(work, 'phones'),
           store: { path: join(work, 'nocturn.db') },
+          // Not served: port 8080 may be held by another test or the machine.
+          phoneApp: { enabled: false },
         }),
         'test config',
         { GEMINI_API_KEY: 'test-key', NOCTURN_MQTT_PASSWORD: USERS.device.password },

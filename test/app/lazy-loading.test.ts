@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -150,10 +149,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
   })
 
   it('the bundle the systemd unit runs (dist/service) loads none of them before listening either', async () => {
-    // Built like install.test.ts builds it: npm run build, when there is no build yet.
-    if (!existsSync(join(ROOT, 'dist/service/cli.js'))) {
-      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' })
-    }
+    // dist/ is built once for the run when missing (test/helpers/build-once.ts).
     const meta = JSON.parse(readFileSync(join(ROOT, 'dist/service/meta.json'), 'utf8')) as {
       outputs: Record<string, { inputs: Record<string, unknown> }>
     }

@@ -192,6 +192,9 @@ export function writeRunConfig(
       mqtt: { url: settings.brokerUrl, deviceId: 'kitchen', username: USERS.device.username },
       phonesDir: join(work, 'phones'),
       store: { path: join(work, 'nocturn.db') },
+      // On by default with a broker, on port 8080: two tests at once (or anything else on the
+      // machine holding it) would each see a fault the test did not make.
+      phoneApp: { enabled: false },
       ...extra,
     }),
   )

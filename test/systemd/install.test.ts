@@ -43,9 +43,6 @@ function noOtherUser(): string | undefined {
 
 describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
   it('produces a lean /opt/nocturn: production dependencies only, and it runs', () => {
-    if (!existsSync(join(ROOT, 'dist', 'service', 'cli.js'))) {
-      execFileSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'ignore' })
-    }
     const dest = mkdtempSync(join(tmpdir(), 'nocturn-install-'))
     const r = spawnSync('bash', [INSTALL], {
       cwd: ROOT,
