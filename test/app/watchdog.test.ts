@@ -134,14 +134,16 @@ describe('the watchdog', () => {
 
   it('notices a feed that went quiet (the microphone) and not one that is fed', async () => {
     const stalls: string[] = []
+    // The fed one's limit is three times the quiet one's, and well inside the run: a loaded
+    // machine's stall of 200 ms in the feeding loop must not count, an unfed speaker would.
     const dog = new Watchdog({
-      feeds: { microphone: 200, speaker: 200 },
+      feeds: { microphone: 200, speaker: 600 },
       intervalMs: 20,
       action: 'report',
       onStall: (what) => stalls.push(what),
     })
     const feeding = setInterval(() => dog.feed('speaker'), 20)
-    await new Promise((r) => setTimeout(r, 500))
+    await new Promise((r) => setTimeout(r, 1500))
     clearInterval(feeding)
     await dog.stop()
     expect(stalls).toEqual(['microphone'])
