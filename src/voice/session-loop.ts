@@ -17,8 +17,8 @@ interface SessionRunner {
   /** Ends the running session cleanly (approvals withdrawn, transcript complete). */
   stop(): Promise<unknown>
   /**
-   * The wake phrase said over a reply: the speaker falls silent now and the room is heard. False,
-   * and nothing done, when no session is live to hear what follows (it is ending, or none runs).
+   * The wake phrase said over a reply: the speaker falls silent now and the room is heard. False
+   * when no session is live to hear what follows (it is ending, or none runs).
    */
   bargeIn(): boolean
   runSession(opts: {

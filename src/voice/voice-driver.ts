@@ -167,10 +167,15 @@ export class VoiceDriver {
   /**
    * The wake phrase said over a reply: the speaker stops now (as for the long press) and the echo
    * gate opens at once rather than after its tail, so the words after the phrase reach the model.
-   * False, and nothing done, with no session live to hear them: none runs, or it is ending.
+   * False with no session live to hear them: none runs, or it is ending (what it still plays
+   * stops all the same; the room is not opened for words nobody will hear).
    */
   bargeIn(): boolean {
-    if (!this.#session || this.#session.ended) return false
+    if (!this.#session) return false
+    if (this.#session.ended) {
+      this.stopSpeaking()
+      return false
+    }
     this.stopSpeaking()
     this.#deps.mic.hearNow?.()
     return true
