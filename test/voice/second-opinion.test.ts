@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
+import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
 import { until } from '../helpers/alsa.js'
 import { wakeWorld } from './wake-world.js'
 
@@ -52,10 +53,17 @@ describe('the second opinion on a local wake', () => {
   }, 20_000)
 
   it('keeps nothing of a session that ends for another reason while the wake is unconfirmed', async () => {
-    // The model would hear "what time is it" only after 5 s; the service is stopped before that.
-    const { server, w } = await world({
-      steps: [{ transcribe: 'what time is it', afterAudioMs: 5000 }],
+    // The model would hear "what time is it" only after 5 s, and has 10 s to confirm; the service
+    // is stopped well before either.
+    const server = await FakeLiveServer.start({
+      scripts: [{ steps: [{ transcribe: 'what time is it', afterAudioMs: 5000 }] }],
+      logger: silentLogger,
     })
+    closers.push(() => server.close())
+    const w = await wakeWorld(server, {
+      confirm: { phrases: DEFAULT_CONFIRM_PHRASES, withinMs: 10_000 },
+    })
+    closers.push(() => w.close())
     await w.sayWake()
     await server.waitForConnection(0, 5000)
     await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) > 0)
