@@ -10,6 +10,7 @@ import type { Gate } from '../../core/gate.js'
 import type { Persona } from '../../core/persona.js'
 import type { ToolSet } from '../../core/tool-set.js'
 import type { DeviceState } from '../../device/device-state.js'
+import type { TimerHandle } from '../../ports/clock.js'
 import type { LLM } from '../../ports/llm.js'
 import { TurnLoop } from '../../turn/turn-loop.js'
 import type { Composition } from './composition.js'
@@ -49,10 +50,25 @@ export function showStoreHealth(
     else log.info({}, 'store writable again')
     device.fault('store', failing)
   })
+  // Each notice's hour is a real timer: left running at a stop, it held the process open until
+  // systemd killed it (issue 43). Cleared after the upkeep's last look, which may add one.
+  const shown = new Map<string, TimerHandle>()
+  closers.add(() => {
+    for (const t of shown.values()) clock.clearTimeout(t)
+    shown.clear()
+  })
   const notice = (n: StoreNotice) => {
     log.error({ event: n.event, reason: n.message }, 'store file trouble')
     device.fault(n.event, n.message)
-    clock.setTimeout(() => device.fault(n.event, undefined), STORE_NOTICE_SHOWN_MS)
+    const before = shown.get(n.event)
+    if (before) clock.clearTimeout(before)
+    shown.set(
+      n.event,
+      clock.setTimeout(() => {
+        shown.delete(n.event)
+        device.fault(n.event, undefined)
+      }, STORE_NOTICE_SHOWN_MS),
+    )
   }
   if (store.restored) notice(store.restored)
   closers.add(store.startUpkeep({ clock, onNotice: notice }))
