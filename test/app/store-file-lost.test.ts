@@ -1,9 +1,14 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, expect, it } from 'vitest'
+import { afterEach, expect, it } from 'vitest'
+import { EmbeddedBroker } from '../../src/adapters/aedes/broker.js'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
+import { silentLogger } from '../../src/core/logger.js'
+import { DEFAULT_PREFIX, topicsFor } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { until } from '../helpers/alsa.js'
@@ -11,9 +16,11 @@ import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 let appliance: Appliance | undefined
 let server: FakeLiveServer | undefined
-afterAll(async () => {
+afterEach(async () => {
   await appliance?.close()
+  appliance = undefined
   await server?.close()
+  server = undefined
 })
 
 /**
@@ -58,4 +65,67 @@ it('a store file deleted under the running device is found, said, and written ba
     'after',
   ])
   reopened.close()
+}, 60_000)
+
+/**
+ * Issue 43, item 1: the file deleted and the store stopped before the 2 s look came, the file
+ * cannot be written back at the stop. The loss is said with where the store went and what the next
+ * start finds: in the log with its event, and in the status the phones and Home Assistant read,
+ * before the device says it is offline.
+ */
+it('a store that cannot be written back at the stop says so in the log and the status', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'nocturn-lost-'))
+  const path = join(work, 'nocturn.db')
+  const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger: silentLogger })
+  await broker.start()
+  const observer = new MqttConnection({
+    url: broker.url,
+    clientId: 'observer',
+    logger: silentLogger,
+    clock: realClock(),
+  })
+  const statusTopic = topicsFor(DEFAULT_PREFIX, 'kitchen').status
+  const statuses: { online?: boolean; state?: string; reason?: string }[] = []
+  observer.onMessage((topic, payload) => {
+    if (topic === statusTopic) statuses.push(JSON.parse(payload.toString()))
+  })
+  observer.start()
+  await observer.ready()
+  await observer.subscribe([statusTopic])
+  server = await FakeLiveServer.start({ scripts: [], logger: new MemoryLogger() })
+  const log = new MemoryLogger()
+  try {
+    appliance = await startAppliance({
+      loaded: wavApplianceConfig(work, server.baseUrl, path, {
+        mqtt: { url: broker.url, deviceId: 'kitchen' },
+        phoneApp: { enabled: false },
+      }),
+      logger: log,
+      wavPaced: false,
+    })
+    await until(() => statuses.some((s) => s.online === true), 20)
+    const conv = appliance.store.createConversation({ channel: 'text', at: 1 })
+    appliance.store.append(conv.id, { role: 'user', text: 'kept?', channel: 'text', at: 2 })
+    // Right after the first look (it made the copy): the next is 2 s away.
+    await until(() => existsSync(`${path}.backup`), 20)
+    for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}.backup`])
+      rmSync(f, { force: true })
+    mkdirSync(`${path}.rewrite.tmp`) // where the image would be written: taken
+    expect(log.withEvent('store_file_unrecoverable')).toEqual([])
+    await appliance.close()
+    appliance = undefined
+
+    const said = log.withEvent('store_file_unrecoverable').map((r) => String(r.fields.reason))
+    expect(said.length).toBeGreaterThan(0)
+    expect(said[0]).toMatch(
+      /nocturn\.db was deleted while Nocturn ran and cannot be written again there .*everything it holds is lost now that Nocturn stops — there is no copy: the next start begins an empty store/,
+    )
+    await until(() => statuses.at(-1)?.online === false, 20)
+    const last = statuses.findLast((s) => s.online !== false)
+    expect(last?.state).toBe('error')
+    expect(last?.reason).toBe(said[0])
+  } finally {
+    await observer.close()
+    await broker.stop()
+  }
 }, 60_000)

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, expect, it } from 'vitest'
@@ -76,4 +76,35 @@ it('SIGTERM after a start that restored the store from its copy exits at once', 
   const { code, ms } = await stopTimed(nocturn)
   expect(code, nocturn.tail()).toBe(0)
   expect(ms, nocturn.tail()).toBeLessThan(STOP_LIMIT_MS)
+}, 60_000)
+
+it('a store deleted with its copies just before SIGTERM is written back at the stop: nothing is lost', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'nocturn-stop-'))
+  const path = join(work, 'nocturn.db')
+  const seeded = new SqliteStore(path)
+  const conv = seeded.createConversation({ channel: 'text', at: 1 })
+  seeded.append(conv.id, { role: 'user', text: 'the chat of yesterday', channel: 'text', at: 2 })
+  seeded.close()
+
+  nocturn = await startRun(work)
+  // The first look at the file made the copy; the next is 2 s away: delete everything now and
+  // stop before it comes, as someone running `rm nocturn.db*` and then `systemctl stop` would.
+  await until(() => existsSync(`${path}.backup`), 50)
+  for (const f of readdirSync(work)) if (f.startsWith('nocturn.db')) rmSync(join(work, f))
+  const { code, ms } = await stopTimed(nocturn)
+  expect(code, nocturn.tail()).toBe(0)
+  expect(ms, nocturn.tail()).toBeLessThan(STOP_LIMIT_MS)
+
+  // Found at the stop, not by the running watch: the stop's own look is what kept it.
+  const stopping = nocturn.lines.findIndex((l) => l.msg === 'stopping')
+  const lost = nocturn.lines.findIndex((l) => l.event === 'store_file_lost')
+  expect(stopping, nocturn.tail()).toBeGreaterThanOrEqual(0)
+  expect(lost, nocturn.tail()).toBeGreaterThan(stopping)
+  expect(String(nocturn.lines[lost]?.reason)).toMatch(/nothing was lost/)
+
+  const reopened = new SqliteStore(path)
+  expect(reopened.messages(conv.id).map((m) => m.role === 'user' && m.text)).toEqual([
+    'the chat of yesterday',
+  ])
+  reopened.close()
 }, 60_000)

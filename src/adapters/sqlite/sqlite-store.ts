@@ -24,7 +24,14 @@ import { openDatabase } from './open.js'
 import { SqliteOwnerCredentials } from './owner-credentials.js'
 import { SqlitePushSubscriptions } from './push-subscriptions.js'
 import { restoreIfDestroyed, type StoreNotice } from './restore.js'
-import { type FileIdentity, identify, lostHow, writeBack } from './store-file.js'
+import {
+  type FileIdentity,
+  identify,
+  lostHow,
+  notWrittenBack,
+  writeBack,
+  writtenBack,
+} from './store-file.js'
 import { WriteHealth } from './write-health.js'
 
 /**
@@ -40,8 +47,6 @@ interface Upkeep {
   timer: TimerHandle | undefined
   backup: Promise<void> | undefined
   lastBackupAt: number
-  /** The file was lost and could not be written back: said once. */
-  lostSaid: boolean
 }
 
 interface ConversationRow {
@@ -90,6 +95,8 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
   /** What restoring a destroyed store at open said, for the appliance to show. */
   readonly restored: StoreNotice | undefined
   #upkeep: Upkeep | undefined
+  /** The file was lost and could not be written back: said once while running. */
+  #lostSaid = false
   /** The approval history's statements, on the connection open now (made anew with it). */
   #history: SqliteApprovalHistory
   /**
@@ -391,13 +398,14 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       timer: undefined,
       backup: undefined,
       lastBackupAt: newestBackup(this.#path)?.madeAt ?? Number.NEGATIVE_INFINITY,
-      lostSaid: false,
     }
     if (upkeep.lastBackupAt === Number.NEGATIVE_INFINITY) this.#writtenSinceBackup = true
     this.#upkeep = upkeep
     const tick = () => {
       upkeep.timer = undefined
-      this.#look(clock.now(), options.onNotice)
+      // The copy reads the connection the look would close: the look waits for the next tick.
+      const notice = upkeep.backup ? undefined : this.#look(clock.now(), 'tick')
+      if (notice) options.onNotice(notice)
       if (this.#unsynced) {
         try {
           this.checkpoint()
@@ -430,42 +438,52 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#upkeep = undefined
       if (upkeep.timer) clock.clearTimeout(upkeep.timer)
       await upkeep.backup
+      // One more look as the device stops: a file lost since the last one (up to everyMs ago)
+      // would otherwise be closed with the process, and every chat with it (issue 43). Said
+      // again even if said before, while the LED and the status can still show it.
+      this.#lostSaid = false
+      const notice = this.#look(clock.now(), 'stop')
+      if (notice) options.onNotice(notice)
     }
   }
 
-  /** The file opened is still the one at the path; if not, it is written back and reopened. */
-  #look(now: number, onNotice: (notice: StoreNotice) => void): void {
+  /**
+   * The file opened is still the one at the path; if not, it is written back from the open
+   * connection and reopened there (at `close`, left closed). A file that cannot be written back is
+   * said with where the store now is and what is lost; said once while running.
+   */
+  #look(now: number, at: 'tick' | 'stop' | 'close'): StoreNotice | undefined {
     const how = this.#file && lostHow(this.#path, this.#file)
-    if (!how || !this.#upkeep || this.#upkeep.backup) return
+    if (!how) return undefined
     try {
       const { aside } = writeBack(this.#db, this.#path, how === 'replaced by another file', now)
-      this.#db = openDatabase(this.#path)
-      this.#q = prepare(this.#db)
-      this.#history = new SqliteApprovalHistory(this.#db)
-      this.#push = new SqlitePushSubscriptions(this.#db)
-      this.#owners = new SqliteOwnerCredentials(this.#db)
-      this.#owners = new SqliteOwnerCredentials(this.#db)
+      if (at !== 'close') this.#reopen(this.#path)
       this.#file = identify(this.#path)
-      this.#upkeep.lostSaid = false
-      onNotice({
+      this.#lostSaid = false
+      return {
         event: 'store_file_lost',
-        message: `the store file at ${this.#path} was ${how} while Nocturn ran; it was written again from the open database — nothing was lost${aside ? ` (the file found in its place is kept as ${aside})` : ''}`,
-      })
+        message: writtenBack(this.#path, how, aside, at !== 'tick'),
+      }
     } catch (err) {
       // Closed, the image on disk but not at its name: go on in the image rather than in nothing.
-      if (!this.#db.open) this.#db = openDatabase(`${this.#path}.rewrite.tmp`)
-      this.#q = prepare(this.#db)
-      this.#history = new SqliteApprovalHistory(this.#db)
-      this.#push = new SqlitePushSubscriptions(this.#db)
-      this.#owners = new SqliteOwnerCredentials(this.#db)
-      this.#owners = new SqliteOwnerCredentials(this.#db)
-      if (this.#upkeep.lostSaid) return
-      this.#upkeep.lostSaid = true
-      onNotice({
+      const keptAt = this.#db.open ? undefined : `${this.#path}.rewrite.tmp`
+      if (keptAt && at !== 'close') this.#reopen(keptAt)
+      if (this.#lostSaid) return undefined
+      this.#lostSaid = true
+      return {
         event: 'store_file_unrecoverable',
-        message: `the store file at ${this.#path} was ${how} and cannot be written again (${errorText(err)}) — what is recorded from now on is lost when Nocturn stops`,
-      })
+        message: notWrittenBack(this.#path, how, errorText(err), keptAt, at !== 'tick'),
+      }
     }
+  }
+
+  /** The connection and its statements, on `file`. */
+  #reopen(file: string): void {
+    this.#db = openDatabase(file)
+    this.#q = prepare(this.#db)
+    this.#history = new SqliteApprovalHistory(this.#db)
+    this.#push = new SqlitePushSubscriptions(this.#db)
+    this.#owners = new SqliteOwnerCredentials(this.#db)
   }
 
   getSetting(name: string): string | undefined {
@@ -477,10 +495,19 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     this.#write('cheap', () => this.#q.setSetting.run(name, value, at))
   }
 
-  close(): void {
+  /**
+   * Closes the store. Its file is looked at first, as the upkeep does: a store whose file was lost
+   * since (or with no upkeep) is written back before the connection, the last thing holding it,
+   * closes; `onNotice` is told what had to be said about it.
+   */
+  close(onNotice?: (notice: StoreNotice) => void): void {
     if (this.#upkeep?.timer) this.#upkeep.clock.clearTimeout(this.#upkeep.timer)
     this.#upkeep = undefined
+    if (!this.#db.open) return
+    this.#lostSaid = false
+    const notice = this.#look(Date.now(), 'close')
     if (this.#db.open) this.#db.close()
+    if (notice) onNotice?.(notice)
   }
 }
 

@@ -1,7 +1,7 @@
 import { existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type Database from 'better-sqlite3'
-import { syncFile } from './backup.js'
+import { newestBackup, syncFile } from './backup.js'
 
 /** Which file the store opened: a path that names another file (or none) means it was lost. */
 export interface FileIdentity {
@@ -61,6 +61,40 @@ export function writeBack(
   renameSync(tmp, path)
   syncFile(dirname(path))
   return { aside }
+}
+
+/** What is said when a lost file was written back: nothing lost, and what had taken its name. */
+export function writtenBack(
+  path: string,
+  how: string,
+  aside: string | undefined,
+  stopping: boolean,
+): string {
+  const found = stopping ? ', found as it stopped' : ''
+  const kept = aside ? ` (the file found in its place is kept as ${aside})` : ''
+  return `the store file at ${path} was ${how} while Nocturn ran${found}; it was written again from the open database — nothing was lost${kept}`
+}
+
+/**
+ * What is said when a lost file cannot be written back: where the store is now (the image at
+ * `keptAt`, or only the open connection, gone when Nocturn stops) and what the next start finds.
+ */
+export function notWrittenBack(
+  path: string,
+  how: string,
+  err: string,
+  keptAt: string | undefined,
+  stopping: boolean,
+): string {
+  const copy = newestBackup(path)
+  const next = copy
+    ? `the next start restores the copy ${copy.file} made ${new Date(copy.madeAt).toISOString()}, and what was recorded after it is lost`
+    : 'there is no copy: the next start begins an empty store'
+  const start = `the store file at ${path} was ${how} while Nocturn ran and cannot be written again there (${err})`
+  if (keptAt)
+    return `${start}; the whole store is kept at ${keptAt} — put it at ${path} while Nocturn is stopped, or ${next}`
+  const lost = stopping ? 'now that Nocturn stops' : 'when Nocturn stops'
+  return `${start}: everything it holds is lost ${lost} — ${next}`
 }
 
 function statOrUndefined(file: string): { dev: number; ino: number } | undefined {

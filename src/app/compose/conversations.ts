@@ -24,7 +24,10 @@ export function openConversationStore({ config: c, log, closers }: Composition):
 } {
   mkdirSync(dirname(c.store.path), { recursive: true })
   const store = new SqliteStore(c.store.path)
-  closers.add(() => store.close())
+  // The upkeep's last look came before the closers after it; a file lost since is caught here.
+  closers.add(() =>
+    store.close((n) => log.error({ event: n.event, reason: n.message }, 'store file trouble')),
+  )
   return { store, feed: new TranscriptFeed(store, log.child({ component: 'feed' })) }
 }
 
