@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { appendFileSync, chmodSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, resolve } from 'node:path'
+import { basename, dirname, join, resolve } from 'node:path'
 
 /**
  * Tests that use real system parts (mosquitto, arecord, gpiomon…) skip with a printed reason when
@@ -57,7 +57,12 @@ export function systemPackages(): Map<string, string> {
   for (const line of list.split('\n')) {
     const [pkg, ...commands] = line.trim().split(/\s+/)
     if (pkg === undefined || pkg === '' || pkg.startsWith('#')) continue
-    for (const c of commands) provider.set(c, pkg)
+    // A path (/usr/bin/chromium) also names its package by its last part: a test told to look
+    // elsewhere (NOCTURN_CHROMIUM) still names the package that would install it.
+    for (const c of commands) {
+      provider.set(c, pkg)
+      if (c.includes('/')) provider.set(basename(c), pkg)
+    }
   }
   return provider
 }
@@ -65,12 +70,18 @@ export function systemPackages(): Map<string, string> {
 /** The Debian packages that provide these commands (a command not in the list names itself). */
 export function packagesFor(missing: readonly string[]): string[] {
   const provider = systemPackages()
-  return [...new Set(missing.map((c) => provider.get(c) ?? c))]
+  return [...new Set(missing.map((c) => provider.get(c) ?? provider.get(basename(c)) ?? c))]
 }
 
-/** The environment with the sbin folders on PATH: Debian puts daemons such as mosquitto there. */
+/**
+ * The environment with the sbin folders on PATH: Debian puts daemons such as mosquitto there.
+ * NOCTURN_SYSTEM_PATH replaces that PATH: scripts/without-system-packages.sh sets it to one without
+ * the system packages, which the sbin folders added back would bring back.
+ */
 export function systemEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, PATH: `${process.env.PATH ?? ''}:/usr/local/sbin:/usr/sbin:/sbin` }
+  const path =
+    process.env.NOCTURN_SYSTEM_PATH ?? `${process.env.PATH ?? ''}:/usr/local/sbin:/usr/sbin:/sbin`
+  return { ...process.env, PATH: path }
 }
 
 /**
