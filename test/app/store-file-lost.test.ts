@@ -12,6 +12,7 @@ import { DEFAULT_PREFIX, topicsFor } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { until } from '../helpers/alsa.js'
+import { numberIn, storePromise } from '../helpers/store-promise.js'
 import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 let appliance: Appliance | undefined
@@ -49,7 +50,12 @@ it('a store file deleted under the running device is found, said, and written ba
   say('meanwhile', 3)
   await until(() => log.withEvent('store_file_lost').length > 0, 50)
   const foundMs = Date.now() - goneAt
-  expect(foundMs).toBeLessThan(10_000)
+  // docs/store.md: found within 2 s; a second more for a loaded machine's late timer.
+  const withinS = numberIn(
+    storePromise('The file deleted or replaced while').lost,
+    /within (\d+) s/,
+  )
+  expect(foundMs).toBeLessThan((withinS + 1) * 1000)
   expect(appliance.panel.led).toBe('error')
   expect(String(log.withEvent('store_file_lost')[0]?.fields.reason)).toMatch(
     /store file at .*nocturn\.db was deleted while Nocturn ran; .*nothing was lost/,

@@ -40,7 +40,7 @@ import { WriteHealth } from './write-health.js'
  */
 export const CHECKPOINT_EVERY_MS = 2000
 /** How often, while writes happen, the rotated copy is made. */
-const BACKUP_EVERY_MS = 3_600_000
+export const BACKUP_EVERY_MS = 3_600_000
 
 interface Upkeep {
   readonly clock: Clock

@@ -36,7 +36,7 @@ export function openConversationStore({ config: c, log, closers }: Composition):
  * the LED at `error` and the status's reason: there is no button to acknowledge it with, and an
  * hour is long enough for someone in the household to see it; the log line stays.
  */
-const STORE_NOTICE_SHOWN_MS = 3_600_000
+export const STORE_NOTICE_SHOWN_MS = 3_600_000
 
 /**
  * The store's health on the LED, the status and the log: writes failing (until they work again),
