@@ -11,23 +11,33 @@ set -euo pipefail
 list="$(cd "$(dirname "$0")" && pwd)/system-packages.txt"
 [ "$#" -gt 0 ] || { echo "usage: $0 <command> [args...]" >&2; exit 2; }
 
+command -v dpkg-query >/dev/null || { echo "$0: needs dpkg (Debian): it asks dpkg what each package installed" >&2; exit 2; }
+
 farm="$(mktemp -d "${TMPDIR:-/tmp}/nocturn-no-packages.XXXXXX")"
 trap 'rm -rf "$farm"' EXIT
 mkdir "$farm/bin"
 
 hidden_packages=()
-while read -r package _; do
+hidden_commands=()
+while read -r package commands; do
   case "$package" in '' | '#'*) continue ;; esac
   fields="$(dpkg-query -W -f='${Essential} ${Priority}' "$package" 2>/dev/null || true)"
   case "$fields" in 'yes '* | *' required') continue ;; esac
   hidden_packages+=("$package")
+  read -ra listed <<<"$commands"
+  hidden_commands+=("${listed[@]}")
 done <"$list"
 
-# Every file of the hidden packages, resolved (/bin is /usr/bin on a merged /usr; alternatives
-# such as x-www-browser point into them).
-{ dpkg -L "${hidden_packages[@]}" 2>/dev/null || true; } | xargs -r -d '\n' realpath -eq 2>/dev/null | sort -u >"$farm/hidden" || true
+# Every file of the hidden packages, and the commands the list names for them (python3's is in
+# python3-minimal), resolved: /bin is /usr/bin on a merged /usr, and alternatives such as
+# x-www-browser point into them.
+sbin_path="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+{
+  dpkg -L "${hidden_packages[@]}" 2>/dev/null || true
+  for c in "${hidden_commands[@]}"; do PATH="$sbin_path" command -v "$c" || true; done
+} | xargs -r -d '\n' realpath -eq 2>/dev/null | sort -u >"$farm/hidden" || true
 
-IFS=: read -ra dirs <<<"$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+IFS=: read -ra dirs <<<"$sbin_path"
 for d in "${dirs[@]}"; do
   [ -d "$d" ] || continue
   find -L "$d" -maxdepth 1 -type f -perm -u+x 2>/dev/null || true
@@ -39,6 +49,14 @@ awk -F'\t' 'NR == FNR { hidden[$1] = 1; next }
   !(n in seen) { seen[n] = 1; if (!($1 in hidden)) print $2 }' "$farm/hidden" "$farm/candidates" |
   while IFS= read -r f; do ln -s "$f" "$farm/bin/${f##*/}"; done
 
+# The hiding proves itself: no command of a hidden package is left to be found.
+for c in "${hidden_commands[@]}"; do
+  # A path (/usr/bin/chromium) by its name: `command -v` finds any path that exists.
+  if [ -e "$farm/bin/${c##*/}" ]; then
+    echo "$0: $c is still there after hiding its package" >&2
+    exit 1
+  fi
+done
 echo "nocturn: without ${hidden_packages[*]} ($(wc -l <"$farm/hidden") files hidden)" >&2
 export PATH="$farm/bin"
 export NOCTURN_SYSTEM_PATH="$farm/bin"
