@@ -38,8 +38,10 @@ describe.skipIf(skip !== undefined)(
         /^Not connected to dev-[^,]+, so this phone cannot see/,
       )
       expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
+      // Issue 44: the password is asked for once the broker refused the phone without one.
+      await ben.page.locator('[data-health="needs-login"]').waitFor()
       expect(await ben.page.locator('[data-health="needs-login"]').textContent()).toContain(
-        "not connected — enter this phone's broker password",
+        "not connected — the broker asks for this phone's password",
       )
       // A wrong password: refused, said on every screen, and no "Connecting…" left beside it.
       await openTab(ben.page, 'speakers')

@@ -349,6 +349,8 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     // A wrong broker password.
     const ben = await suite.blank()
     await ben.page.goto(suite.link(w, 'ben'))
+    await ben.page.locator('[data-health="needs-login"]').waitFor()
+    await openTab(ben.page, 'speakers')
     const benCard = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
     await benCard.getByLabel(/Password for this phone on/).fill('not-the-password')
     await benCard.getByRole('button', { name: 'Connect' }).click()

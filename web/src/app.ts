@@ -59,6 +59,13 @@ export class App {
     }
   }
 
+  /** Takes the notice away, on screen too: it was about something the person is fixing now. */
+  quiet(): void {
+    if (!this.notice) return
+    this.notice = undefined
+    this.#emit('notice')
+  }
+
   /** Adds (or re-pairs) a speaker; everything already paired stays as it was. */
   pair(speaker: Speaker): void {
     this.store.save(speaker)

@@ -56,7 +56,8 @@ export interface Card {
  * How this phone stands with one speaker's broker, in the words the app shows on every screen:
  * `connecting` (the first attempt), `connected`, `reconnecting` (it was connected and lost it),
  * `unreachable` (never reached yet; retrying), `refused` (the login was refused: retrying cannot
- * help), `needs-login` (no broker password entered yet), `no-broker` (no WebSocket URL known).
+ * help), `needs-login` (the broker refused a phone without a password), `no-broker` (no WebSocket
+ * URL known).
  */
 export type LinkState =
   | 'connecting'
@@ -136,14 +137,11 @@ export class SpeakerLink {
     return this.state === 'connected' && this.#client?.connected === true
   }
 
+  /**
+   * Connects with the password entered, or with none: many a household's broker (and the offline
+   * demo's) takes a phone without one, so the app asks for it only once the broker refused.
+   */
   connect(): void {
-    if (!this.speaker.password) {
-      this.#fail(
-        'needs-login',
-        `Enter this phone's broker password for ${this.speaker.name} under Speakers to connect.`,
-      )
-      return
-    }
     if (!this.speaker.wsUrl) {
       this.#fail(
         'no-broker',
@@ -155,7 +153,7 @@ export class SpeakerLink {
     const client = new MqttClient(this.speaker.wsUrl, {
       clientId: `nocturn-app-${this.speaker.phone}-${newNonce().slice(0, 10)}`,
       username: this.speaker.username,
-      password: this.speaker.password,
+      password: this.speaker.password || undefined,
       reconnectPeriod: 1000,
       connectTimeout: 8000,
       keepalive: 30,
@@ -185,10 +183,19 @@ export class SpeakerLink {
       // MQTT 3.1.1 CONNACK 4 and 5: the broker refused the login; retrying cannot help.
       if (err.code === 4 || err.code === 5) {
         client.end()
-        this.#fail(
-          'refused',
-          `Your home's message hub refused the user name or password for ${this.speaker.name}. Enter this phone's password again under Speakers.`,
-        )
+        const name = this.speaker.name
+        const said = err.code === 4 ? 'wrong user name or password' : 'not allowed in'
+        if (this.speaker.password) {
+          this.#fail(
+            'refused',
+            `Your home's message hub refused the user name or password for ${name} (it said: ${said}). Enter this phone's password again under Speakers.`,
+          )
+        } else {
+          this.#fail(
+            'needs-login',
+            `Your home's message hub wants this phone's password before it connects it to ${name} (it said: ${said}). Enter it under Speakers.`,
+          )
+        }
       }
     })
     client.on('offline', () => {
