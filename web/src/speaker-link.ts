@@ -35,6 +35,8 @@ export interface Card {
   readonly request: VerifiedRequest
   /** The verified signed outcome, or `expired` when its time ran out here first. */
   ended?: VerifiedOutcome | { state: 'expired'; local: true }
+  /** When this phone saw it end: a finished card stays a minute from then, then leaves. */
+  endedAt?: number
   /** What this phone answered, while it waits for the speaker's outcome. */
   sent?: 'approve' | 'deny' | undefined
   /**
@@ -122,7 +124,7 @@ export class SpeakerLink {
   constructor(
     readonly speaker: Speaker,
     changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void,
-    now: () => number = Date.now,
+    now: () => number = () => Date.now(),
   ) {
     this.#changed = changed
     this.#now = now
@@ -225,14 +227,12 @@ export class SpeakerLink {
     for (const c of this.cards.values()) {
       if (!c.ended && c.request.expiresAt <= now) {
         c.ended = { state: 'expired', local: true }
+        c.endedAt = now
         changed = true
       }
-      // Ended cards stay a minute so a person sees how it went, then leave.
-      if (
-        c.ended &&
-        now - Math.max(c.request.expiresAt, c.shownAt) > 60_000 &&
-        now > c.request.expiresAt
-      ) {
+      // Ended cards stay a minute from their ending so a person sees how it went, then leave:
+      // counted from the request's expiry, an approved hour-long request's card stayed an hour.
+      if (c.ended && now - (c.endedAt ?? now) > 60_000) {
         this.cards.delete(c.request.id)
         changed = true
       }
@@ -261,6 +261,14 @@ export class SpeakerLink {
       card.held = msg
     }
     this.#changed('cards', this)
+  }
+
+  /** Takes the finished cards away at once (the person has read them). */
+  clearEnded(): boolean {
+    const ended = [...this.cards.values()].filter((c) => c.ended)
+    for (const c of ended) this.cards.delete(c.request.id)
+    if (ended.length > 0) this.#changed('cards', this)
+    return ended.length > 0
   }
 
   /** A card's problem, said on it (nothing was sent). */
@@ -453,6 +461,7 @@ export class SpeakerLink {
       return
     }
     card.ended = r.value
+    card.endedAt = this.#now()
     this.#changed('cards', this)
   }
 
