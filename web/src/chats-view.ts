@@ -360,9 +360,6 @@ export class ChatsView {
       h(
         'span',
         { class: 'who' },
-        m.role === 'user'
-          ? h('span', { class: 'how', 'aria-hidden': 'true' }, m.channel === 'voice' ? '🎙 ' : '⌨ ')
-          : null,
         how,
         m.channel === 'sending' ? null : ` · ${clock(m.at)}`,
         h('span', { class: 'vh' }, ':'),
