@@ -76,6 +76,10 @@ describe.skipIf(skip !== undefined)('first contact with the phone app', { timeou
     const asks = ben.page.locator('[data-health="needs-login"]')
     await asks.waitFor()
     expect(await asks.textContent()).toContain("the broker asks for this phone's password")
+    // Not heard yet, so nothing is claimed about what it remembers.
+    await openTab(ben.page, 'grants')
+    expect(await shownText(ben.page.locator('#view'))).toContain(`Not connected to ${w.deviceId}`)
+    expect(await shownText(ben.page.locator('#view'))).not.toContain('Nothing remembered')
     await openTab(ben.page, 'speakers')
     const speaker = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
     await speaker.getByRole('button', { name: 'Connect' }).click()

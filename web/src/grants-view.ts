@@ -46,18 +46,27 @@ export class GrantsView {
       h('button', { class: 'secondary', onclick: () => void this.refresh() }, 'Refresh'),
       this.#problem ? h('p', { class: 'problem', role: 'alert' }, this.#problem) : null,
       ...[...this.#app.links.values()].map((l) => {
-        const list = this.#grants.get(l.id) ?? []
+        const list = this.#grants.get(l.id)
         return h(
           'section',
           { 'aria-label': `Grants on ${l.speaker.name}` },
           h('h2', {}, l.speaker.name),
-          list.length === 0
+          // Never read (not connected yet): "nothing remembered" would be a guess.
+          list === undefined
             ? h(
                 'p',
-                { class: 'empty' },
-                `Nothing remembered: ${l.speaker.name} asks each time it needs a yes.`,
+                { class: 'empty', 'data-unheard': '' },
+                l.connected
+                  ? `Reading what ${l.speaker.name} remembers…`
+                  : `Not connected to ${l.speaker.name}: what it remembers shows once this phone is connected.`,
               )
-            : h('ul', { class: 'grants' }, ...list.map((g) => this.#item(l, g))),
+            : list.length === 0
+              ? h(
+                  'p',
+                  { class: 'empty' },
+                  `Nothing remembered: ${l.speaker.name} asks each time it needs a yes.`,
+                )
+              : h('ul', { class: 'grants' }, ...list.map((g) => this.#item(l, g))),
         )
       }),
     )
