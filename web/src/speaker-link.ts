@@ -264,11 +264,10 @@ export class SpeakerLink {
   }
 
   /** Takes the finished cards away at once (the person has read them). */
-  clearEnded(): boolean {
+  clearEnded(): void {
     const ended = [...this.cards.values()].filter((c) => c.ended)
     for (const c of ended) this.cards.delete(c.request.id)
     if (ended.length > 0) this.#changed('cards', this)
-    return ended.length > 0
   }
 
   /** A card's problem, said on it (nothing was sent). */
