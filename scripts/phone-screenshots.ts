@@ -1,14 +1,19 @@
 /**
- * Phone-sized screenshots of the app's main screens into docs/phone-app/, taken from the real
- * thing: the app built as `npm run build` builds it, Mosquitto with its WebSocket listener, two
- * devices (approver + conversation endpoint) and Debian's chromium. Run: `npx tsx scripts/phone-screenshots.ts`.
+ * Phone-sized screenshots of every screen of the app, light and dark, into docs/phone-app/, taken
+ * from the real thing: the app built as `npm run build` builds it, Mosquitto with its WebSocket
+ * listener, two devices (approver, gate, conversation endpoint) and Debian's chromium. Run:
+ * `npx tsx scripts/phone-screenshots.ts`.
  */
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { Page } from 'playwright-core'
+import { silentLogger } from '../src/core/logger.js'
+import type { CallContext, Tool } from '../src/core/types.js'
 import { pairingUri } from '../src/protocol/index.js'
-import { freePort, mosquittoBroker, USERS } from '../test/helpers/brokers.js'
-import { type PhoneWorld, phoneWorld } from '../test/phone/world.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../test/helpers/brokers.js'
+import { until } from '../test/mqtt/fixture.js'
+import { lightTool, type PhoneWorld, phoneWorld } from '../test/phone/world.js'
 import { launchChromium } from '../test/web/browser.js'
 import { ask } from '../test/web/device-side.js'
 import { buildApp, serveApp } from '../test/web/serve-app.js'
@@ -26,6 +31,167 @@ function link(appUrl: string, w: PhoneWorld, name: string, broker: string): stri
   return `${appUrl}#pair=${encodeURIComponent(`${uri}&name=${encodeURIComponent(name)}`)}`
 }
 
+/** A spoken exchange from a quarter of an hour ago, continued by typing on a phone. */
+function conversation(w: PhoneWorld): string {
+  const t = Date.now() - 15 * 60_000
+  const c = w.feed.createConversation({ channel: 'voice', at: t })
+  const say = (role: 'user' | 'assistant', text: string, dt: number, channel = 'voice' as const) =>
+    w.feed.append(
+      c.id,
+      role === 'user'
+        ? { role, text, channel, at: t + dt }
+        : { role, text, toolCalls: [], channel, at: t + dt },
+    )
+  say('user', 'What time does the plumber come?', 1000)
+  say('assistant', 'The plumber said half past ten. Shall I let them in when they ring?', 3000)
+  say('user', 'Yes, open the front door for them.', 9000)
+  say('assistant', "I've asked your phone; the door opens once someone says yes.", 11000)
+  w.feed.append(c.id, {
+    role: 'user',
+    text: 'And switch on the porch light at six.',
+    channel: 'text',
+    at: t + 60_000,
+  })
+  w.feed.append(c.id, {
+    role: 'assistant',
+    text: 'I will ask before I switch it on.',
+    toolCalls: [],
+    channel: 'text',
+    at: t + 62_000,
+  })
+  return c.id
+}
+
+async function shot(page: Page, name: string, scheme: string, top = true): Promise<void> {
+  if (top) await page.evaluate('window.scrollTo(0, 0)')
+  await page.screenshot({ path: join(OUT, `${name}-${scheme}.png`) })
+}
+
+async function tab(page: Page, name: string): Promise<void> {
+  await page.locator(`nav [data-tab="${name}"]`).click()
+}
+
+/** One pass of every screen in one colour scheme, with devices of its own. */
+async function pass(
+  browser: Awaited<ReturnType<typeof launchChromium>>['browser'],
+  broker: TestBroker,
+  appUrl: string,
+  scheme: 'light' | 'dark',
+): Promise<void> {
+  const kitchen = await phoneWorld(broker)
+  const bedroom = await phoneWorld(broker)
+  const context = await browser.newContext({
+    viewport: { width: 360, height: 740 },
+    deviceScaleFactor: 2,
+    colorScheme: scheme,
+  })
+  try {
+    const chat = conversation(kitchen)
+    kitchen.device.status.setState('listening', false)
+    bedroom.device.status.setState('muted', true)
+    const page = await context.newPage()
+    // First contact: nothing paired yet, the app explains where a pairing comes from.
+    await page.goto(appUrl)
+    await page.waitForSelector('body[data-ready="true"]')
+    await shot(page, 'pair', scheme)
+    for (const [w, name] of [
+      [kitchen, 'Kitchen'],
+      [bedroom, 'Bedroom'],
+    ] as const) {
+      await page.goto(link(appUrl, w, name, broker.url))
+      await page.waitForSelector('body[data-ready="true"]')
+      // This broker wants each phone's password: the app asks once it refused the phone.
+      await page
+        .locator(`[data-speaker-health="${w.deviceId}"][data-health="needs-login"]`)
+        .waitFor()
+      await tab(page, 'speakers')
+      const card = page.locator(`[data-speaker="${w.deviceId}"]`)
+      await card.getByLabel(/Password for this phone on/).fill(USERS.anna.password)
+      await card.getByRole('button', { name: 'Connect' }).click()
+      await card.locator('[data-status]', { hasText: 'Online' }).waitFor()
+    }
+    for (const close of await page.locator('#notice .close').all()) await close.click()
+
+    // A remembered yes: the porch light, typed on a phone, approved for one hour.
+    const ctx: CallContext = {
+      signal: new AbortController().signal,
+      channel: 'text',
+      conversationId: chat,
+      callId: 'porch',
+      gate: kitchen.gate,
+      logger: silentLogger,
+      onPending: () => {},
+    }
+    const porch = kitchen.gate.check(lightTool([]) as Tool, { room: 'porch' }, ctx)
+    await until(() => kitchen.asked.length === 1, 'the porch light asked')
+    await tab(page, 'approvals')
+    const porchCard = page.locator(`[data-card="${kitchen.asked[0]?.id}"]`)
+    await porchCard.getByLabel('For one hour').check()
+    await porchCard.getByRole('button', { name: /^Approve/ }).click()
+    await porch
+    await page.locator('[data-clear-finished]').click()
+
+    const q = ask(kitchen, {
+      tool: 'unlock_door',
+      action: 'unlock the front door',
+      args: { door: 'front' },
+      critical: true,
+      expiresInMs: 110_000,
+      said: 'Yes, open the front door for them.',
+    })
+    const q2 = ask(bedroom, { action: 'switch on the bedroom light', args: { room: 'bedroom' } })
+    await page.locator(`[data-card="${q.id}"]`).waitFor()
+    await page.locator(`[data-card="${q2.id}"]`).waitFor()
+    await shot(page, 'approvals', scheme)
+    // A card with its context: what was said in the room, signed with the request.
+    // (The tab bar, fixed at the bottom, would cover the card's foot in a picture of it alone.)
+    await page.evaluate(`document.querySelector('nav').style.visibility = 'hidden'`)
+    await page.locator(`[data-card="${q.id}"]`).screenshot({
+      path: join(OUT, `context-${scheme}.png`),
+    })
+    await page.evaluate(`document.querySelector('nav').style.visibility = ''`)
+
+    await tab(page, 'speakers')
+    await page.locator('.speaker').first().waitFor()
+    await shot(page, 'speakers', scheme)
+    await tab(page, 'chats')
+    await page.locator(`[data-conversation="${chat}"]`).waitFor()
+    await shot(page, 'chats', scheme)
+    await page.locator(`[data-conversation="${chat}"]`).click()
+    await page.locator('.msg.assistant').first().waitFor()
+    await page.evaluate('window.scrollTo(0, document.body.scrollHeight)')
+    await shot(page, 'conversation', scheme, false)
+    await tab(page, 'grants')
+    await page.locator('[data-grant]').first().waitFor()
+    await shot(page, 'grants', scheme)
+
+    // Finished cards: approved on this phone for an hour, and denied.
+    await tab(page, 'approvals')
+    await page.locator(`[data-card="${q2.id}"]`).getByLabel('For one hour').check()
+    await page
+      .locator(`[data-card="${q2.id}"]`)
+      .getByRole('button', { name: /^Approve/ })
+      .click()
+    await page.locator(`[data-card="${q2.id}"][data-state="approved"]`).waitFor()
+    await page.locator(`[data-card="${q.id}"]`).getByRole('button', { name: /^Deny/ }).click()
+    await page.locator(`[data-card="${q.id}"][data-state="denied"]`).waitFor()
+    await shot(page, 'finished', scheme)
+    await tab(page, 'history')
+    await page.locator(`[data-ending="${q.id}"]`).waitFor()
+    await shot(page, 'history', scheme)
+    // A speaker gone away: its device stops, the broker says so (its last will).
+    await bedroom.device.close()
+    await tab(page, 'approvals')
+    await page.locator('[data-clear-finished]').click()
+    await page.locator('[data-health="connected"].down').waitFor()
+    await shot(page, 'offline-speaker', scheme)
+  } finally {
+    await context.close()
+    await kitchen.close()
+    await bedroom.close()
+  }
+}
+
 async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true })
   const broker = mosquittoBroker(await freePort(), { websocketPort: await freePort() })
@@ -33,105 +199,12 @@ async function main(): Promise<void> {
   const app = await buildApp()
   const server = await serveApp(app.dir, { brokerWsUrl: broker.wsUrl, prefix: 'nocturn/v1' })
   const chromium = await launchChromium()
-  const kitchen = await phoneWorld(broker)
-  const bedroom = await phoneWorld(broker)
   try {
-    const t = Date.now() - 15 * 60_000
-    const c = kitchen.feed.createConversation({ channel: 'voice', at: t })
-    const say = (role: 'user' | 'assistant', text: string, dt: number) =>
-      kitchen.feed.append(
-        c.id,
-        role === 'user'
-          ? { role, text, channel: 'voice', at: t + dt }
-          : { role, text, toolCalls: [], channel: 'voice', at: t + dt },
-      )
-    say('user', 'What time does the plumber come?', 1000)
-    say('assistant', 'The plumber said half past ten. Shall I let them in when they ring?', 3000)
-    say('user', 'Yes, open the front door for them.', 9000)
-    say('assistant', "I've asked your phone; the door opens once someone says yes.", 11000)
-    kitchen.device.status.setState('listening', false)
-    bedroom.device.status.setState('muted', true)
-
-    // Dark first: the light pass goes on to end cards and stop a speaker.
-    for (const scheme of ['dark', 'light'] as const) {
-      const context = await chromium.browser.newContext({
-        viewport: { width: 360, height: 740 },
-        deviceScaleFactor: 2,
-        colorScheme: scheme,
-      })
-      const page = await context.newPage()
-      for (const [w, name] of [
-        [kitchen, 'Kitchen'],
-        [bedroom, 'Bedroom'],
-      ] as const) {
-        await page.goto(link(server.url, w, name, broker.url))
-        await page.waitForSelector('body[data-ready="true"]')
-        const card = page.locator(`[data-speaker="${w.deviceId}"]`)
-        await card.getByLabel(/Password for this phone on/).fill(USERS.anna.password)
-        await card.getByRole('button', { name: 'Connect' }).click()
-        await card.locator('[data-status]', { hasText: 'Online' }).waitFor()
-      }
-      const q = ask(kitchen, {
-        tool: 'unlock_door',
-        action: 'unlock the front door',
-        args: { door: 'front' },
-        critical: true,
-        expiresInMs: 110_000,
-        said: 'Yes, open the front door for them.',
-      })
-      const q2 = ask(bedroom, { action: 'switch on the bedroom light', args: { room: 'bedroom' } })
-      // The "paired" and "connecting" notices have done their job.
-      for (const close of await page.locator('#notice .close').all()) await close.click()
-      await page.locator('nav [data-tab="approvals"]').click()
-      await page.locator(`[data-card="${q.id}"]`).waitFor()
-      await page.locator(`[data-card="${q2.id}"]`).waitFor()
-      await page.evaluate('window.scrollTo(0, 0)')
-      await page.screenshot({ path: join(OUT, `approvals-${scheme}.png`) })
-      if (scheme === 'light') {
-        // A card with its context: what was said in the room, signed with the request.
-        // (The tab bar, fixed at the bottom, would cover the card's foot in a picture of it alone.)
-        await page.evaluate(`document.querySelector('nav').style.visibility = 'hidden'`)
-        await page.locator(`[data-card="${q.id}"]`).screenshot({ path: join(OUT, 'context.png') })
-        await page.evaluate(`document.querySelector('nav').style.visibility = ''`)
-        await page.locator('nav [data-tab="speakers"]').click()
-        await page.locator('.speaker').first().waitFor()
-        await page.evaluate('window.scrollTo(0, 0)')
-        await page.screenshot({ path: join(OUT, 'speakers.png') })
-        await page.locator('nav [data-tab="chats"]').click()
-        await page.locator(`[data-conversation="${c.id}"]`).click()
-        await page.locator('.msg.assistant').first().waitFor()
-        await page.evaluate('window.scrollTo(0, document.body.scrollHeight)')
-        await page.screenshot({ path: join(OUT, 'conversation.png') })
-        // A finished card: approved on this phone, with what was remembered.
-        await page.locator('nav [data-tab="approvals"]').click()
-        await page.locator(`[data-card="${q2.id}"]`).getByLabel('For one hour').check()
-        await page
-          .locator(`[data-card="${q2.id}"]`)
-          .getByRole('button', { name: /^Approve/ })
-          .click()
-        await page.locator(`[data-card="${q2.id}"][data-state="approved"]`).waitFor()
-        await page.locator(`[data-card="${q.id}"]`).getByRole('button', { name: /^Deny/ }).click()
-        await page.locator(`[data-card="${q.id}"][data-state="denied"]`).waitFor()
-        await page.evaluate('window.scrollTo(0, 0)')
-        await page.screenshot({ path: join(OUT, 'finished.png') })
-        // The history of both speakers, grouped by day.
-        await page.locator('nav [data-tab="history"]').click()
-        await page.locator(`[data-ending="${q.id}"]`).waitFor()
-        await page.screenshot({ path: join(OUT, 'history.png') })
-        // A speaker gone away: its device stops, the broker says so (its last will).
-        await bedroom.device.close()
-        await page.locator('nav [data-tab="approvals"]').click()
-        await page.locator('[data-health="connected"].down').waitFor()
-        await page.screenshot({ path: join(OUT, 'offline-speaker.png') })
-      }
-      await context.close()
-      kitchen.device.approver.withdrawAll()
-      bedroom.device.approver.withdrawAll()
+    for (const scheme of ['light', 'dark'] as const) {
+      await pass(chromium.browser, broker, server.url, scheme)
     }
     process.stdout.write(`screenshots written to ${OUT}\n`)
   } finally {
-    await kitchen.close()
-    await bedroom.close()
     await chromium.close()
     await server.close()
     app.remove()

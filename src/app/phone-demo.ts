@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { type AddressInfo, createServer } from 'node:net'
 import { join } from 'node:path'
 import { EmbeddedBroker } from '../adapters/aedes/broker.js'
 import { wavHeader } from '../audio/wav.js'
@@ -39,12 +39,14 @@ const ROUNDS = [
     text: 'Please let the plumber in.',
     tool: 'unlock_front_door',
     done: 'The front door is unlocked for the plumber.',
+    denied: 'The front door stays locked: you said no.',
     refused: 'The front door stays locked: nobody said yes.',
   },
   {
     text: 'Switch on the porch light, please.',
     tool: 'switch_on_porch_light',
     done: 'The porch light is on.',
+    denied: 'The porch light stays off: you said no.',
     refused: 'The porch light stays off: nobody said yes.',
   },
 ] as const
@@ -118,7 +120,9 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
         phoneApp: {
           port: appPort,
           host: '127.0.0.1',
-          publicHost: '127.0.0.1',
+          // A name, not 127.0.0.1: WebAuthn refuses an IP address, and the owner's fingerprint
+          // is offered only where it can work (the browser still reaches it on loopback).
+          publicHost: 'localhost',
           ...(broker.wsUrl && { brokerWsUrl: broker.wsUrl }),
           ...(options.appRoot && { root: options.appRoot }),
         },
@@ -146,7 +150,8 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
       phone: 'anna',
       key: browser.key,
     })
-    const link = pairingLink(appliance.phoneApp.url, uri)
+    // The link by the name the owner's fingerprint is registered for (publicHost above).
+    const link = pairingLink(appliance.phoneApp.url.replace('//127.0.0.1:', '//localhost:'), uri)
     say('The speaker "kitchen" is running offline, with its phone app served on this machine.')
     say('Open this link in a desktop browser (it pairs the browser as a phone of this speaker):\n')
     say(`  ${link}\n`)
@@ -159,11 +164,13 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
       if (options.signal?.aborted) resolve('stopped')
       options.signal?.addEventListener('abort', () => resolve('stopped'), { once: true })
     })
+    // Ben's typed requests are one conversation, as a person typing on one phone keeps one chat.
+    let conversationId = 'new'
     for (let round = 0; ; round++) {
       const r = ROUNDS[round % ROUNDS.length] as (typeof ROUNDS)[number]
       say(`\nBen types on his phone: "${r.text}"`)
       const turn = appliance.conversations.say({
-        conversationId: 'new',
+        conversationId,
         text: r.text,
         phone: 'ben',
         onPending: (p) =>
@@ -174,6 +181,7 @@ export async function runPhoneDemo(options: PhoneDemoOptions): Promise<number> {
         say('Stopped.')
         return 0
       }
+      conversationId = result.conversationId
       say(`Nocturn: ${result.text}`)
       // A moment to read the finished card before the next request arrives.
       const paused = await Promise.race([sleep(1500), aborted])
@@ -201,8 +209,11 @@ function demoModel(body: Record<string, unknown>): GenerateAnswer {
   if (answered) {
     const fr = answered.functionResponse as { name?: string; response?: unknown }
     const r = ROUNDS.find((x) => x.tool === fr.name)
-    const refused = /NOC_ERR|"error"/.test(JSON.stringify(fr.response ?? {}))
-    return { text: r ? (refused ? r.refused : r.done) : 'Done.' }
+    const response = JSON.stringify(fr.response ?? {})
+    // A person's explicit no is not "nobody said yes": only a request that ran out is.
+    const denied = response.includes('NOC_ERR_DENIED_BY_HUMAN')
+    const refused = /NOC_ERR|"error"/.test(response)
+    return { text: r ? (denied ? r.denied : refused ? r.refused : r.done) : 'Done.' }
   }
   const text = String(last?.parts.find((p) => typeof p.text === 'string')?.text ?? '')
   const r = ROUNDS.find((x) => x.text === text)
@@ -234,12 +245,17 @@ function seedConversation(appliance: Appliance): void {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
-/** `port` if it can be bound on loopback now, else 0 (a free one is picked). */
+/**
+ * `port` if it can be bound on loopback now, else a free one — a number, not 0, because the app's
+ * address (and so the origin the owner's fingerprint is registered for) names it.
+ */
 function portOr(port: number): Promise<number> {
-  if (port === 0) return Promise.resolve(0)
   return new Promise((resolve) => {
     const s = createServer()
-    s.once('error', () => resolve(0))
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(port)))
+    s.once('error', () => (port === 0 ? resolve(0) : resolve(portOr(0))))
+    s.listen(port, '127.0.0.1', () => {
+      const got = (s.address() as AddressInfo).port
+      s.close(() => resolve(got))
+    })
   })
 }

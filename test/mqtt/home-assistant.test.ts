@@ -1,8 +1,12 @@
+import { readFileSync } from 'node:fs'
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MAX_ANNOUNCEMENT_CHARS } from '../../src/device/announcer.js'
 import { DeviceState } from '../../src/device/device-state.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
+import { TimerService } from '../../src/tools/timer-service.js'
 import {
   freePort,
   homeAssistantAcl,
@@ -145,6 +149,12 @@ const PLATFORM: Record<string, { keys: Record<string, string>; required: string[
   },
 }
 
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string
+  }
+).version
+
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 const DEVICE_ID = 'kitchen'
 const BASE = `${PREFIX}/${DEVICE_ID}`
@@ -155,6 +165,7 @@ const T = {
   volume: `${BASE}/home-assistant/set/volume`,
   sensitivity: `${BASE}/home-assistant/set/sensitivity`,
   stop: `${BASE}/home-assistant/set/stop`,
+  ringing: `${BASE}/home-assistant/set/ringing`,
   notify: `${BASE}/home-assistant/notify`,
   status: `${BASE}/status`,
 }
@@ -212,7 +223,8 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       device,
       homeAssistant: {
         discovery: true,
-        version: '0.1.0',
+        // No version given: the device says its own (package.json's).
+        configurationUrl: 'http://kitchen.local:8080/',
         sensitivity: true,
         announce: (text) => announced.push(text),
       },
@@ -235,6 +247,9 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     const devInfo = config.dev as Record<string, unknown>
     checkKeys('dev', devInfo, DEVICE)
     expect(devInfo.ids).toEqual(['nocturn_kitchen'])
+    // Issue 44: a speaker with its software version and a link to its phone app.
+    expect(devInfo.sw).toBe(VERSION)
+    expect(devInfo.cu).toBe('http://kitchen.local:8080/')
     const origin = config.o as Record<string, unknown>
     checkKeys('o', origin, ORIGIN)
     expect(origin.name).toBe('Nocturn')
@@ -252,6 +267,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       stop: 'button',
       approvals: 'sensor',
       next_timer: 'sensor',
+      timer: 'switch',
       false_wakes: 'sensor',
       announce: 'notify',
       sensitivity: 'select',
@@ -368,6 +384,49 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     // would fall into the rejection log's summary).
     expect(stops).toHaveLength(1)
     expect(announced).toHaveLength(1)
+  })
+
+  it('a ringing timer: its switch shows it ringing and switched off stops it; no state says it rings and is still to come', async () => {
+    const timers = new TimerService({
+      store: new SqliteStore(':memory:'),
+      clock: realClock(),
+      sink: { sampleRateHz: 24_000, write: () => {} },
+      logger: logs,
+      device,
+      repeatMs: 100,
+    })
+    timers.start()
+    const from = ha.heard.length
+    const t = timers.add('timer', Date.now() + 300, null)
+    const due = new Date(t.dueAt).toISOString()
+    const states = () =>
+      ha.heard
+        .slice(from)
+        .filter((h) => h.topic === T.state)
+        .map((h) => JSON.parse(h.text) as { state: string; ringing: boolean; next_timer: unknown })
+    await until(() => states().some((s) => s.ringing), 'the timer ringing')
+    await ha.c.publishAsync(T.ringing, 'ON', { qos: 1 })
+    await ha.c.publishAsync(T.ringing, 'OFF', { qos: 1 })
+    await until(() => timers.ringing().length === 0, 'the ring stopped')
+    await until(() => states().at(-1)?.ringing === false, 'the state not ringing')
+    timers.close()
+    const seen = states()
+    expect(seen.map((s) => [s.ringing, s.next_timer === null ? 'none' : 'next'])).toEqual([
+      [false, 'next'],
+      [true, 'none'],
+      [false, 'none'],
+    ])
+    // Every message agrees with itself: ringing is the state, and a ringing timer is not "next".
+    for (const s of seen) {
+      expect(s.ringing).toBe(s.state === 'ringing')
+      if (s.ringing) expect(s.next_timer).not.toBe(due)
+    }
+    // ON is refused (only a timer starts a ring) and logged with its event.
+    expect(logs.records).toContainEqual(
+      expect.objectContaining({
+        fields: expect.objectContaining({ event: 'ha_command_rejected', topic: T.ringing }),
+      }),
+    )
   })
 
   it('a client the ACL does not allow reaches nothing', async () => {

@@ -2,10 +2,14 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
+import { silentLogger } from '../../src/core/logger.js'
+import type { CallContext, Tool } from '../../src/core/types.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../mqtt/fixture.js'
+import { lightTool } from '../phone/world.js'
 import { openTab } from './app-harness.js'
 import { missingChromium } from './browser.js'
-import { ask } from './device-side.js'
+import { ask, storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -68,6 +72,25 @@ describe.skipIf(skip !== undefined)(
           .click()
         await p.page.locator(`[data-card="${q.id}"][data-state="approved"]`).waitFor()
         await check('approvals (ended)')
+        // A remembered yes, so Grants shows one: the porch light, approved for one hour.
+        const ctx: CallContext = {
+          signal: new AbortController().signal,
+          channel: 'text',
+          conversationId: 'conv-a11y',
+          callId: 'a11y',
+          gate: w.gate,
+          logger: silentLogger,
+          onPending: () => {},
+        }
+        const porch = w.gate.check(lightTool([]) as Tool, { room: 'porch' }, ctx)
+        await until(() => w.asked.length === 1, 'the porch light asked')
+        const porchCard = suite.card(p, w.asked[0]?.id ?? '')
+        await porchCard.getByLabel('For one hour').check()
+        await porchCard.getByRole('button', { name: /^Approve/ }).click()
+        await porch
+        // A conversation spoken, then continued by typing: both kinds of bubble.
+        const chat = storedExchange(w, 'What time does the plumber come?', 'Half past ten.')
+        w.feed.append(chat, { role: 'user', text: 'Thanks.', channel: 'text', at: Date.now() })
         // A refused message, so Diagnostics has a sentence and its code to check.
         const intruder = await w.raw()
         await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
@@ -76,6 +99,14 @@ describe.skipIf(skip !== undefined)(
           await p.page.waitForTimeout(300)
           await check(tab)
         }
+        await openTab(p.page, 'chats')
+        await p.page.locator(`[data-conversation="${chat}"]`).click()
+        await p.page.locator('.msg.user.typed').waitFor()
+        await check('a conversation')
+        await openTab(p.page, 'grants')
+        await p.page.locator('[data-grant]').waitFor()
+        await check('grants (one remembered yes)')
+        await openTab(p.page, 'speakers')
         await p.page.locator('[data-reason="malformed-json"]').waitFor()
         // Every disclosure open: the technical details are checked too.
         await p.page.evaluate(`

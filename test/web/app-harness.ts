@@ -43,7 +43,10 @@ export async function newPhone(
   return { context, page, errors }
 }
 
-/** Opens the pairing link, enters the broker password once, and waits for the speaker online. */
+/**
+ * Opens the pairing link; once the broker has refused the phone without a password (the test
+ * broker wants one), enters it under Speakers and waits for the speaker online.
+ */
 export async function pairAndConnect(
   phone: PhonePage,
   link: string,
@@ -53,6 +56,8 @@ export async function pairAndConnect(
   const { page } = phone
   await page.goto(link)
   await page.waitForSelector('body[data-ready="true"]')
+  await page.locator(`[data-speaker-health="${device}"][data-health="needs-login"]`).waitFor()
+  await openTab(page, 'speakers')
   const card = page.locator(`[data-speaker="${device}"]`)
   await card.getByLabel(/Password for this phone on/).fill(USERS[name].password)
   await card.getByRole('button', { name: 'Connect' }).click()

@@ -38,8 +38,10 @@ describe.skipIf(skip !== undefined)(
         /^Not connected to dev-[^,]+, so this phone cannot see/,
       )
       expect(await ben.page.locator('#view').textContent()).not.toContain('Nothing to approve')
+      // Issue 44: the password is asked for once the broker refused the phone without one.
+      await ben.page.locator('[data-health="needs-login"]').waitFor()
       expect(await ben.page.locator('[data-health="needs-login"]').textContent()).toContain(
-        "not connected — enter this phone's broker password",
+        "not connected — the broker asks for this phone's password",
       )
       // A wrong password: refused, said on every screen, and no "Connecting…" left beside it.
       await openTab(ben.page, 'speakers')
@@ -296,7 +298,10 @@ describe.skipIf(skip !== undefined)(
       await anna.page.locator(`[data-conversation="${conversation}"]`).click()
       const spoken = anna.page.locator('.msg.user', { hasText: 'Is it cold outside?' })
       await spoken.waitFor()
-      expect(await spoken.locator('.who').textContent()).toBe('Said in the room: ')
+      // Issue 44: with the time, visible (the trailing colon is for screen readers only).
+      expect(await spoken.locator('.who').textContent()).toMatch(
+        /^Said in the room · \d\d:\d\d( [AP]M)?:$/,
+      )
       // A gated call keeps the answer coming while the stored message is followed back.
       w.server.queueGenerate(
         { functionCalls: [{ id: 't1', name: 'set_light', args: { room: 'porch' } }] },
@@ -310,7 +315,7 @@ describe.skipIf(skip !== undefined)(
       // Shown once, as this phone's own while it is being sent (the device keeps the stored copy
       // from this phone's follow while its own turn runs; the app drops its copy if it comes).
       expect(await sent.count()).toBe(1)
-      expect(await sent.locator('.who').textContent()).toBe('You: ')
+      expect(await sent.locator('.who').textContent()).toBe('You:')
       await openTab(anna.page, 'approvals')
       await suite
         .card(anna, w.asked[0]?.id ?? '')
@@ -320,8 +325,11 @@ describe.skipIf(skip !== undefined)(
       await anna.page.locator('.msg.assistant', { hasText: 'The porch light is on.' }).waitFor()
       expect(await sent.count()).toBe(1)
       // Stored, it is labelled by where it came from: typed (on some paired phone).
-      expect(await sent.locator('.who').textContent()).toBe('Typed: ')
-      expect(await anna.page.locator('.msg.tool').textContent()).toBe('Set light: done.')
+      expect(await sent.locator('.who').textContent()).toMatch(/^Typed · \d\d:\d\d( [AP]M)?:$/)
+      // The action in the words its request used (issue 44), not the tool's name.
+      expect(await anna.page.locator('.msg.tool').textContent()).toBe(
+        'Switch on the porch light: done.',
+      )
     })
 
     it('12: installable (a manifest with icons and the theme colour), a favicon, no 404 on load, and a refused "Allow notifications" says so', async () => {

@@ -131,8 +131,16 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     await openTab(anna.page, 'grants')
     const item = anna.page.locator('[data-grant]')
     await item.waitFor()
-    expect(await item.textContent()).toContain('set_light')
-    expect(await item.textContent()).toContain('room: hall')
+    // Issue 44, item 3: in the words of the card, not the tool's name.
+    const said =
+      'Switch on the hall lightroom: hallWhen said in the room, for one conversation. You said yes.'
+    expect(await item.textContent()).toContain(said)
+    expect(await item.textContent()).not.toContain('set_light')
+    // A phone that never saw the card (reopened) learns the sentence from the History.
+    await anna.page.reload()
+    await anna.page.locator('[data-health="connected"]').waitFor()
+    await openTab(anna.page, 'grants')
+    await anna.page.locator('[data-grant]', { hasText: said }).waitFor()
     // Covered by the grant: no question.
     await w.gate.check(lightTool([]) as Tool, { room: 'hall' }, ctx)
     expect(w.asked).toHaveLength(1)
@@ -144,7 +152,7 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     })
     await item.getByRole('button', { name: /^Revoke/ }).click()
     await until(() => dialogs.length === 1, 'the confirm')
-    expect(dialogs[0]).toContain('set light')
+    expect(dialogs[0]).toContain('"Switch on the hall light", for one conversation')
     await tick(500)
     const inForce = () => w.grants.list().filter((g) => g.revokedAt === null)
     expect(inForce()).toHaveLength(1)
@@ -349,6 +357,8 @@ describe.skipIf(skip !== undefined)('the phone app in Chromium', { timeout: 90_0
     // A wrong broker password.
     const ben = await suite.blank()
     await ben.page.goto(suite.link(w, 'ben'))
+    await ben.page.locator('[data-health="needs-login"]').waitFor()
+    await openTab(ben.page, 'speakers')
     const benCard = ben.page.locator(`[data-speaker="${w.deviceId}"]`)
     await benCard.getByLabel(/Password for this phone on/).fill('not-the-password')
     await benCard.getByRole('button', { name: 'Connect' }).click()

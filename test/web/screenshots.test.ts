@@ -4,16 +4,20 @@ import { inflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 
 const DIR = join(import.meta.dirname, '..', '..', 'docs', 'phone-app')
-const SHOTS = [
-  'approvals-light.png',
-  'approvals-dark.png',
-  'conversation.png',
-  'speakers.png',
-  'context.png',
-  'finished.png',
-  'history.png',
-  'offline-speaker.png',
+/** Every screen, light and dark (scripts/phone-screenshots.ts). */
+const SCREENS = [
+  'pair',
+  'approvals',
+  'context',
+  'finished',
+  'offline-speaker',
+  'chats',
+  'conversation',
+  'history',
+  'grants',
+  'speakers',
 ]
+const SHOTS = SCREENS.flatMap((s) => [`${s}-light.png`, `${s}-dark.png`])
 
 /** Decodes an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes) into its pixel rows. */
 function decodePng(file: Buffer): {
@@ -76,7 +80,7 @@ describe('the phone screenshots in docs/phone-app/', () => {
   it.each(SHOTS)('%s is phone-sized and shows a screen, not a blank page', (name) => {
     const { width, height, channels, pixels } = decodePng(readFileSync(join(DIR, name)))
     // 360×740 CSS pixels at a device scale of 2; the card with its context is cut from that screen.
-    if (name === 'context.png') {
+    if (name.startsWith('context-')) {
       expect(width).toBeGreaterThan(300)
       expect(width).toBeLessThanOrEqual(720)
       expect(height).toBeGreaterThan(200)

@@ -1,3 +1,4 @@
+import { ActionWords } from './action-words.js'
 import { Attention } from './attention.js'
 import { OwnerCredentials } from './owner-credential.js'
 import { type KeyValueStorage, type Speaker, SpeakerStore, speakerKey } from './pairing.js'
@@ -13,6 +14,8 @@ export class App {
   readonly links = new Map<string, SpeakerLink>()
   readonly store: SpeakerStore
   readonly attention = new Attention()
+  /** The sentences requests used, for screens whose data names only the tool (Grants). */
+  readonly actions = new ActionWords()
   /** This phone's owner credential with each speaker, asked for again at every connection. */
   readonly owners = new OwnerCredentials(() => this.#emit('status'))
   tab: Tab = 'approvals'
@@ -59,6 +62,13 @@ export class App {
     }
   }
 
+  /** Takes the notice away, on screen too: it was about something the person is fixing now. */
+  quiet(): void {
+    if (!this.notice) return
+    this.notice = undefined
+    this.#emit('notice')
+  }
+
   /** Adds (or re-pairs) a speaker; everything already paired stays as it was. */
   pair(speaker: Speaker): void {
     this.store.save(speaker)
@@ -99,6 +109,9 @@ export class App {
   #linkChanged(what: string, link: SpeakerLink): void {
     if (what === 'link' && link.connected) this.owners.refresh(link)
     if (what === 'cards') {
+      for (const { request: r } of link.cards.values()) {
+        this.actions.learn(link.id, r.tool, r.args, r.action)
+      }
       for (const c of link.pending()) {
         const k = `${link.id}:${c.request.id}`
         if (this.#seen.has(k)) continue

@@ -43,9 +43,26 @@ export class ApprovalsView {
       return
     }
     const focus = focusIn(root)
+    const finished = cards.filter((c) => c.card.ended).length
     replace(
       root,
       h('ul', { class: 'cards', 'aria-label': 'Requests' }, ...cards.map((c) => this.#card(c))),
+      // Finished cards leave by themselves a minute after their ending; this clears them now.
+      finished > 0
+        ? h(
+            'button',
+            {
+              class: 'secondary',
+              'data-clear-finished': '',
+              onclick: () => {
+                for (const l of app.links.values()) l.clearEnded()
+              },
+            },
+            finished === 1
+              ? 'Clear the finished request'
+              : `Clear the ${finished} finished requests`,
+          )
+        : null,
     )
     focus?.restore(root)
   }

@@ -1,6 +1,8 @@
+import { toolWords } from './action-words.js'
 import type { App } from './app.js'
 import { h, replace } from './dom.js'
 import { CallError, type SpeakerLink } from './speaker-link.js'
+import { clock, when } from './when.js'
 import { sentence } from './words.js'
 
 interface Summary {
@@ -16,6 +18,7 @@ interface Message {
   role: string
   text?: string
   toolName?: string
+  args?: unknown
   outcome?: { ok: boolean; error?: string }
   channel?: string
   at: number
@@ -138,8 +141,8 @@ export class ChatsView {
                   h('span', { class: 'chat-title' }, c.summary || '(empty)'),
                   h(
                     'span',
-                    { class: 'chat-meta' },
-                    `${c.channel === 'voice' ? 'Spoken' : 'Typed'} · ${new Date(c.updatedAt).toLocaleString()}`,
+                    { class: 'chat-meta', 'data-channel': c.channel },
+                    `${c.channel === 'voice' ? 'Spoken in the room' : 'Typed'} · ${this.#link()?.speaker.name ?? ''} · ${when(c.updatedAt)}`,
                   ),
                 ),
               ),
@@ -175,7 +178,7 @@ export class ChatsView {
       h(
         'ol',
         { class: 'messages', 'aria-live': 'polite', 'aria-label': 'Messages' },
-        ...msgs.map(messageView),
+        ...msgs.map((m) => this.#messageView(m)),
         this.#streaming ? h('li', { class: 'msg assistant streaming' }, this.#streaming) : null,
       ),
       this.#waitingFor
@@ -318,6 +321,53 @@ export class ChatsView {
     }
   }
 
+  /**
+   * One message, saying who said it, how and when (issue 44): a person's words "Said in the room"
+   * or "Typed", "You" only while this phone sends them; the speaker's by its name; an action in
+   * the sentence its request used.
+   */
+  #messageView(m: Message): HTMLElement {
+    const link = this.#link()
+    const speaker = link?.speaker.name ?? 'The speaker'
+    if (m.truncated) return h('li', { class: `msg ${m.role}` }, '(too long to show on a phone)')
+    if (m.role === 'tool') {
+      const ok = m.outcome?.ok !== false
+      const tool = m.toolName ?? ''
+      const known = link && this.#app.actions.find(link.id, tool, m.args, true)
+      const what = known ? sentence(known) : tool ? toolWords(tool) : 'An action'
+      return h(
+        'li',
+        { class: 'msg tool' },
+        ok ? `${what}: done.` : `${what}: did not happen. ${m.outcome?.error ?? ''}`.trim(),
+      )
+    }
+    if (m.role === 'assistant' && !m.text) return h('li', { class: 'msg hidden' })
+    const how =
+      m.role !== 'user'
+        ? speaker
+        : m.channel === 'sending'
+          ? 'You'
+          : m.channel === 'voice'
+            ? 'Said in the room'
+            : 'Typed'
+    return h(
+      'li',
+      {
+        class: `msg ${m.role} ${m.channel === 'voice' ? 'spoken' : 'typed'}`,
+        'data-seq': m.seq,
+        'data-channel': m.channel ?? '',
+      },
+      h(
+        'span',
+        { class: 'who' },
+        how,
+        m.channel === 'sending' ? null : ` · ${clock(m.at)}`,
+        h('span', { class: 'vh' }, ':'),
+      ),
+      h('span', { class: 'text' }, m.text ?? ''),
+    )
+  }
+
   async #delete(): Promise<void> {
     const link = this.#link()
     const id = this.#open
@@ -332,36 +382,6 @@ export class ChatsView {
       this.#rerender()
     }
   }
-}
-
-function messageView(m: Message): HTMLElement {
-  if (m.truncated) return h('li', { class: `msg ${m.role}` }, '(too long to show on a phone)')
-  if (m.role === 'tool') {
-    const ok = m.outcome?.ok !== false
-    const what = sentence((m.toolName ?? 'an action').replace(/_/g, ' '))
-    return h(
-      'li',
-      { class: 'msg tool' },
-      ok ? `${what}: done.` : `${what}: failed. ${m.outcome?.error ?? ''}`.trim(),
-    )
-  }
-  if (m.role === 'assistant' && !m.text) return h('li', { class: 'msg hidden' })
-  return h(
-    'li',
-    { class: `msg ${m.role}`, 'data-seq': m.seq, 'data-channel': m.channel ?? '' },
-    h('span', { class: 'who' }, `${whoSaid(m)}: `),
-    m.text ?? '',
-  )
-}
-
-/**
- * Who a message is from, by where it came from: a person's words are "You" only while this phone
- * is sending them; a stored one was said in the room or typed (on some paired phone).
- */
-function whoSaid(m: Message): string {
-  if (m.role !== 'user') return 'Nocturn'
-  if (m.channel === 'sending') return 'You'
-  return m.channel === 'voice' ? 'Said in the room' : 'Typed'
 }
 
 function itemsOf<T>(body: unknown): T[] {

@@ -29,7 +29,10 @@ export function healthOf(l: SpeakerLink): { ok: boolean; text: string } {
         text: `${name}: not connected — the broker refused this phone's password.`,
       }
     case 'needs-login':
-      return { ok: false, text: `${name}: not connected — enter this phone's broker password.` }
+      return {
+        ok: false,
+        text: `${name}: not connected — the broker asks for this phone's password.`,
+      }
     case 'no-broker':
       return { ok: false, text: `${name}: not connected — the broker's address is unknown.` }
   }

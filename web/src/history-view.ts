@@ -4,7 +4,8 @@ import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { saidView } from './said-view.js'
 import type { SpeakerLink } from './speaker-link.js'
-import { argLines, clock, grantWords, phoneName, sentence } from './words.js'
+import { clock, dayName } from './when.js'
+import { argLines, grantWords, phoneName, sentence } from './words.js'
 
 /** One ending as the device keeps it (docs/protocol.md "History"). */
 interface Ending {
@@ -87,6 +88,8 @@ export class HistoryView {
           },
         ).done
         this.#endings.set(l.id, items)
+        for (const e of [...items].reverse())
+          this.#app.actions.learn(l.id, e.tool, e.args, e.action)
       } catch (err) {
         problems.push(problemText(err))
       }
@@ -122,14 +125,4 @@ function endingItem(e: Ending, l: SpeakerLink): HTMLElement {
     args.length > 0 ? h('p', { class: 'meta' }, args.join(' · ')) : null,
     h('p', { class: 'history-how' }, how),
   )
-}
-
-function dayName(at: number): string {
-  const d = new Date(at)
-  const today = new Date()
-  const start = (x: Date) => new Date(x.getFullYear(), x.getMonth(), x.getDate()).getTime()
-  const days = Math.round((start(today) - start(d)) / 86_400_000)
-  if (days === 0) return 'Today'
-  if (days === 1) return 'Yesterday'
-  return d.toLocaleDateString([], { weekday: 'long', day: 'numeric', month: 'long' })
 }

@@ -55,6 +55,16 @@ export class OwnerCredentials {
   whyNot(link: SpeakerLink): string | undefined {
     const s = this.#status.get(link.id)
     if (!s) return `${link.speaker.name} has not said yet whether it takes a fingerprint here.`
+    // WebAuthn refuses an IP address as the relying party: on one, trying again can never work.
+    const byNumber =
+      'Browsers offer a fingerprint, face or screen lock only to an app opened by its name, never by a number address such as'
+    const speakerHost = new URL(s.origin).hostname
+    if (isAddress(speakerHost)) {
+      return `${byNumber} ${speakerHost} — and ${link.speaker.name} serves its app only at ${s.origin}. Whoever looks after ${link.speaker.name} can give the app a name (such as ${link.speaker.device}.local) in its settings; then open the app by that name.`
+    }
+    if (isAddress(location.hostname) && location.origin !== s.origin) {
+      return `${byNumber} ${location.hostname}. Open the app at ${s.origin} instead, and protect it there.`
+    }
     if (!OwnerCredentials.possible()) {
       return `This page is not secure (it is not HTTPS), so the browser offers no fingerprint, face or screen lock to the app. Open the app at ${s.origin} once the household's certificate is trusted on this phone (see "HTTPS for the app").`
     }
@@ -194,6 +204,11 @@ export class OwnerCredentials {
       },
     }
   }
+}
+
+/** An IPv4 or IPv6 address, as `URL.hostname` gives it, rather than a name. */
+function isAddress(host: string): boolean {
+  return /^\d{1,3}(\.\d{1,3}){3}$/.test(host) || host.startsWith('[')
 }
 
 function bytes(text: string): Uint8Array<ArrayBuffer> {

@@ -35,6 +35,8 @@ export interface Card {
   readonly request: VerifiedRequest
   /** The verified signed outcome, or `expired` when its time ran out here first. */
   ended?: VerifiedOutcome | { state: 'expired'; local: true }
+  /** When this phone saw it end: a finished card stays a minute from then, then leaves. */
+  endedAt?: number
   /** What this phone answered, while it waits for the speaker's outcome. */
   sent?: 'approve' | 'deny' | undefined
   /**
@@ -56,7 +58,8 @@ export interface Card {
  * How this phone stands with one speaker's broker, in the words the app shows on every screen:
  * `connecting` (the first attempt), `connected`, `reconnecting` (it was connected and lost it),
  * `unreachable` (never reached yet; retrying), `refused` (the login was refused: retrying cannot
- * help), `needs-login` (no broker password entered yet), `no-broker` (no WebSocket URL known).
+ * help), `needs-login` (the broker refused a phone without a password), `no-broker` (no WebSocket
+ * URL known).
  */
 export type LinkState =
   | 'connecting'
@@ -121,7 +124,7 @@ export class SpeakerLink {
   constructor(
     readonly speaker: Speaker,
     changed: (what: 'cards' | 'status' | 'link', link: SpeakerLink) => void,
-    now: () => number = Date.now,
+    now: () => number = () => Date.now(),
   ) {
     this.#changed = changed
     this.#now = now
@@ -136,14 +139,11 @@ export class SpeakerLink {
     return this.state === 'connected' && this.#client?.connected === true
   }
 
+  /**
+   * Connects with the password entered, or with none: many a household's broker (and the offline
+   * demo's) takes a phone without one, so the app asks for it only once the broker refused.
+   */
   connect(): void {
-    if (!this.speaker.password) {
-      this.#fail(
-        'needs-login',
-        `Enter this phone's broker password for ${this.speaker.name} under Speakers to connect.`,
-      )
-      return
-    }
     if (!this.speaker.wsUrl) {
       this.#fail(
         'no-broker',
@@ -155,7 +155,7 @@ export class SpeakerLink {
     const client = new MqttClient(this.speaker.wsUrl, {
       clientId: `nocturn-app-${this.speaker.phone}-${newNonce().slice(0, 10)}`,
       username: this.speaker.username,
-      password: this.speaker.password,
+      password: this.speaker.password || undefined,
       reconnectPeriod: 1000,
       connectTimeout: 8000,
       keepalive: 30,
@@ -185,10 +185,19 @@ export class SpeakerLink {
       // MQTT 3.1.1 CONNACK 4 and 5: the broker refused the login; retrying cannot help.
       if (err.code === 4 || err.code === 5) {
         client.end()
-        this.#fail(
-          'refused',
-          `Your home's message hub refused the user name or password for ${this.speaker.name}. Enter this phone's password again under Speakers.`,
-        )
+        const name = this.speaker.name
+        const said = err.code === 4 ? 'wrong user name or password' : 'not allowed in'
+        if (this.speaker.password) {
+          this.#fail(
+            'refused',
+            `Your home's message hub refused the user name or password for ${name} (it said: ${said}). Enter this phone's password again under Speakers.`,
+          )
+        } else {
+          this.#fail(
+            'needs-login',
+            `Your home's message hub wants this phone's password before it connects it to ${name} (it said: ${said}). Enter it under Speakers.`,
+          )
+        }
       }
     })
     client.on('offline', () => {
@@ -218,14 +227,12 @@ export class SpeakerLink {
     for (const c of this.cards.values()) {
       if (!c.ended && c.request.expiresAt <= now) {
         c.ended = { state: 'expired', local: true }
+        c.endedAt = now
         changed = true
       }
-      // Ended cards stay a minute so a person sees how it went, then leave.
-      if (
-        c.ended &&
-        now - Math.max(c.request.expiresAt, c.shownAt) > 60_000 &&
-        now > c.request.expiresAt
-      ) {
+      // Ended cards stay a minute from their ending so a person sees how it went, then leave:
+      // counted from the request's expiry, an approved hour-long request's card stayed an hour.
+      if (c.ended && now - (c.endedAt ?? now) > 60_000) {
         this.cards.delete(c.request.id)
         changed = true
       }
@@ -254,6 +261,13 @@ export class SpeakerLink {
       card.held = msg
     }
     this.#changed('cards', this)
+  }
+
+  /** Takes the finished cards away at once (the person has read them). */
+  clearEnded(): void {
+    const ended = [...this.cards.values()].filter((c) => c.ended)
+    for (const c of ended) this.cards.delete(c.request.id)
+    if (ended.length > 0) this.#changed('cards', this)
   }
 
   /** A card's problem, said on it (nothing was sent). */
@@ -446,6 +460,7 @@ export class SpeakerLink {
       return
     }
     card.ended = r.value
+    card.endedAt = this.#now()
     this.#changed('cards', this)
   }
 

@@ -86,10 +86,25 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
           class: 'login',
           onsubmit: (e: Event) => {
             e.preventDefault()
-            app.notice = undefined
+            // Set to undefined alone, a stale notice stayed on screen until the next one.
+            app.quiet()
+            if (!pw.value && !s.password && l.state === 'needs-login') {
+              app.say(
+                `Type this phone's password first: the message hub did not let it connect to ${s.name} without one.`,
+                'problem',
+              )
+              pw.focus()
+              return
+            }
             // How the connection goes is shown in the speaker's health line, not in a notice
             // that would outlive it.
-            app.pair({ ...s, username: user.value.trim() || s.phone, password: pw.value })
+            // An empty field connects with the password kept (or none): the broker says whether
+            // that will do, and the health line says what it said.
+            app.pair({
+              ...s,
+              username: user.value.trim() || s.phone,
+              password: pw.value || s.password,
+            })
           },
         },
         h('label', {}, 'Password ', pw),
@@ -284,12 +299,10 @@ export function pairWith(app: App, text: string, config: AppConfig, password = '
   if (!password && old?.password) speaker = { ...speaker, password: old.password }
   else if (password) speaker = { ...speaker, password }
   app.pair(speaker)
-  app.say(
-    speaker.password
-      ? `Paired with ${speaker.name}. Below, protect its critical requests with this phone's fingerprint, face or screen lock.`
-      : `Paired with ${speaker.name}. Enter this phone's password below to connect.`,
-  )
-  app.setTab('speakers')
+  // A pairing link is followed to what waits for this phone; a password is asked for only if
+  // the broker refuses the phone without one (the health line then says so, with a Fix button).
+  app.say(`Paired with ${speaker.name}.`)
+  app.setTab('approvals')
   return true
 }
 

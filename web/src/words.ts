@@ -1,4 +1,5 @@
 import type { GrantForm } from '../../src/protocol/forms.js'
+import { until } from './when.js'
 
 /**
  * The household's words for what the protocol carries (issue 23, finding 6): phones by whose they
@@ -42,9 +43,5 @@ export function grantWords(grant: GrantForm | undefined, critical: boolean): str
     return critical ? 'It asks every time.' : 'Just this once: it asks again next time.'
   }
   if (grant === 'session') return 'Remembered for this conversation.'
-  return `Remembered until ${clock(grant.until)}.`
-}
-
-export function clock(at: number): string {
-  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+  return `Remembered until ${until(grant.until)}.`
 }

@@ -49,6 +49,8 @@ export interface DeviceMqttOptions {
     readonly name?: string
     readonly discoveryPrefix?: string
     readonly version?: string
+    /** The phone app's address (Home Assistant's configuration_url). */
+    readonly configurationUrl?: string
     /** The wake sensitivity select (listen.mode `wake`); absent: not offered. */
     readonly sensitivity?: boolean
     readonly announce: (text: string) => void
@@ -124,6 +126,7 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
       deviceId: options.deviceId,
       name: ha.name ?? `Nocturn ${options.deviceId}`,
       version: ha.version,
+      configurationUrl: ha.configurationUrl,
       statusTopic: topics.status,
       sensitivity: ha.sensitivity ?? false,
       announce: ha.announce,

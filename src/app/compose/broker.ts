@@ -23,7 +23,7 @@ import type { OwnerCredentialStore } from '../../ports/owner-credentials.js'
 import type { Publisher } from '../../ports/publisher.js'
 import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import { listenMode } from '../config/schema.js'
-import { startPhoneApp } from '../phone-app.js'
+import { phoneAppUrl, startPhoneApp } from '../phone-app.js'
 import { PhoneKeyStore } from '../phone-keys.js'
 import { composeAlerts, type PushSide } from './alerts.js'
 import type { Composition } from './composition.js'
@@ -109,6 +109,7 @@ export function composeHousehold(
         discovery: c.mqtt.homeAssistant.discovery,
         ...(c.mqtt.homeAssistant.name !== undefined && { name: c.mqtt.homeAssistant.name }),
         discoveryPrefix: c.mqtt.homeAssistant.discoveryPrefix,
+        ...(c.phoneApp.enabled && { configurationUrl: phoneAppUrl(c) }),
         // Only a wake word has a sensitivity: in speech or button mode the select would do nothing.
         sensitivity: listenMode(c.listen) === 'wake',
         announce: (text: string) => device.announce(text),

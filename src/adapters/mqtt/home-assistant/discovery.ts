@@ -28,6 +28,8 @@ export interface HaTopics {
   /** The wake word's sensitivity (the select, only when listen.mode is `wake`). */
   readonly sensitivity: string
   readonly stop: string
+  /** The timer switch: `OFF` stops a ringing timer. */
+  readonly ringing: string
   readonly notify: string
   /** Approval alerts for an automation to send to the companion app (docs/home-assistant.md). */
   readonly alert: string
@@ -48,6 +50,7 @@ export function haTopicsFor(discoveryPrefix: string, base: string, deviceId: str
     volume: `${ha}/set/volume`,
     sensitivity: `${ha}/set/sensitivity`,
     stop: `${ha}/set/stop`,
+    ringing: `${ha}/set/ringing`,
     notify: `${ha}/notify`,
     alert: `${ha}/alert`,
   }
@@ -59,6 +62,8 @@ export interface DiscoveryInput {
   readonly name: string
   /** Nocturn's version, where the caller knows it (shown in the device's page in Home Assistant). */
   readonly version?: string | undefined
+  /** The phone app's address: Home Assistant links to it from the device's page. */
+  readonly configurationUrl?: string | undefined
   readonly topics: HaTopics
   /** The device's protocol status topic: its last will says "offline" there. */
   readonly statusTopic: string
@@ -69,7 +74,7 @@ export interface DiscoveryInput {
 /**
  * The one device-based discovery config (docs/home-assistant.md): the device, the origin, and its
  * components — mute switch, state sensor, volume number, stop button, pending approvals, the next
- * timer, the false wakes the second opinion caught, the announcement notify entity and, with a
+ * timer, a timer ringing (a switch that stops it), the false wakes the second opinion caught, the announcement notify entity and, with a
  * wake word, its sensitivity select. Availability follows the protocol status topic, whose
  * last will the broker publishes when the device vanishes. Abbreviated keys, as Home Assistant
  * documents them; test/mqtt/home-assistant.test.ts checks every key against that list.
@@ -85,6 +90,7 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
       mf: 'Nocturn',
       mdl: 'Nocturn speaker',
       ...(i.version !== undefined && { sw: i.version }),
+      ...(i.configurationUrl !== undefined && { cu: i.configurationUrl }),
     },
     o: { name: 'Nocturn', ...(i.version !== undefined && { sw: i.version }) },
     avty: [{ t: i.statusTopic, val_tpl: "{{ 'online' if value_json.online else 'offline' }}" }],
@@ -147,6 +153,17 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
         val_tpl: "{{ value_json.next_timer or 'None' }}",
         dev_cla: 'timestamp',
         ic: 'mdi:timer-outline',
+      },
+      // A timer ringing shows as on; switched off, it stops ringing (a ring cannot be started
+      // from here: only a timer starts one). MQTT discovery has no timer platform.
+      timer: {
+        p: 'switch',
+        name: 'Timer ringing',
+        uniq_id: uid('timer'),
+        stat_t: t.state,
+        val_tpl: "{{ 'ON' if value_json.ringing else 'OFF' }}",
+        cmd_t: t.ringing,
+        ic: 'mdi:alarm-bell',
       },
       // Counts since the device started; total_increasing takes the restart's drop to 0 as a reset.
       false_wakes: {

@@ -7,6 +7,7 @@ import { isSensitivity } from '../../../protocol/sensitivity.js'
 import type { MqttConnection } from '../connection.js'
 import { RejectionLog } from '../rejection-log.js'
 import { discoveryConfig, type HaTopics } from './discovery.js'
+import { ownVersion } from './own-version.js'
 
 export interface HomeAssistantOptions {
   readonly connection: MqttConnection
@@ -16,7 +17,10 @@ export interface HomeAssistantOptions {
   readonly topics: HaTopics
   readonly deviceId: string
   readonly name: string
+  /** Nocturn's version; its own package's when not given. */
   readonly version?: string | undefined
+  /** The phone app's address, linked from the device's page in Home Assistant. */
+  readonly configurationUrl?: string | undefined
   readonly statusTopic: string
   /** The wake sensitivity select is offered and obeyed (listen.mode `wake`); otherwise neither. */
   readonly sensitivity: boolean
@@ -26,7 +30,7 @@ export interface HomeAssistantOptions {
   readonly clock: Clock
 }
 
-type Rejection = 'bad_payload' | 'too_long' | 'empty'
+type Rejection = 'bad_payload' | 'too_long' | 'empty' | 'ring_not_startable'
 
 /**
  * The device in Home Assistant over the household's broker (docs/home-assistant.md): the retained
@@ -58,6 +62,7 @@ export class HomeAssistantBridge {
           t.mute,
           t.volume,
           t.stop,
+          t.ringing,
           t.notify,
           ...(options.sensitivity ? [t.sensitivity] : []),
         ])
@@ -102,7 +107,7 @@ export class HomeAssistantBridge {
       }
       return
     }
-    const commands = [t.mute, t.volume, t.stop, t.notify]
+    const commands = [t.mute, t.volume, t.stop, t.ringing, t.notify]
     if (this.#o.sensitivity) commands.push(t.sensitivity)
     if (!commands.includes(topic)) return
     // A retained command (someone published one with the flag) would act again at every start.
@@ -125,6 +130,13 @@ export class HomeAssistantBridge {
     } else if (topic === t.stop) {
       if (text === 'PRESS') device.stop('home_assistant')
       else this.#reject('bad_payload', topic, 'stop takes PRESS')
+    } else if (topic === t.ringing) {
+      // Off stops a ringing timer; a ring is started only by a timer, never from here.
+      if (text === 'OFF') {
+        if (device.snapshot.ringing.length > 0) device.stop('home_assistant')
+      } else if (text === 'ON') {
+        this.#reject('ring_not_startable', topic, 'only a timer starts a ring')
+      } else this.#reject('bad_payload', topic, 'the timer switch takes OFF')
     } else if (topic === t.notify) {
       const sentence = text.replace(/\s+/g, ' ').trim()
       if (!payload.equals(Buffer.from(text, 'utf8'))) {
@@ -150,7 +162,8 @@ export class HomeAssistantBridge {
     const config = discoveryConfig({
       deviceId: o.deviceId,
       name: o.name,
-      version: o.version,
+      version: o.version ?? ownVersion(),
+      configurationUrl: o.configurationUrl,
       topics: o.topics,
       statusTopic: o.statusTopic,
       sensitivity: o.sensitivity,
@@ -173,7 +186,12 @@ export class HomeAssistantBridge {
       volume: s.volume,
       pending_approvals: s.pendingApprovals,
       ringing: s.ringing.length > 0,
-      next_timer: s.nextTimer ? new Date(s.nextTimer.dueAt).toISOString() : null,
+      // A timer that rings is no longer the next one: the timers tell the device it rings before
+      // they tell it which is next, and for that instant the state said both (issue 44).
+      next_timer:
+        s.nextTimer && !s.ringing.includes(s.nextTimer.id)
+          ? new Date(s.nextTimer.dueAt).toISOString()
+          : null,
       false_wakes: s.falseWakes,
       ...(this.#o.sensitivity && { sensitivity: s.sensitivity }),
     })
