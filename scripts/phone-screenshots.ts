@@ -125,8 +125,8 @@ async function main(): Promise<void> {
         await page.screenshot({ path: join(OUT, 'offline-speaker.png') })
       }
       await context.close()
-      kitchen.device.approver.withdrawAll()
-      bedroom.device.approver.withdrawAll()
+      kitchen.approver.withdrawAll()
+      bedroom.approver.withdrawAll()
     }
     process.stdout.write(`screenshots written to ${OUT}\n`)
   } finally {

@@ -22,7 +22,7 @@ import {
   type TestBroker,
   USERS,
 } from '../helpers/brokers.js'
-import { testDeviceMqtt } from '../helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
 import { doorApproval } from './door-approval.js'
 
@@ -108,9 +108,8 @@ describe.skipIf(skip !== undefined)(
         { subscriptions: store.push, phones: () => keys, publisher: () => publisher },
       )
       expect(alerts.broadcast).toBeDefined()
-      const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
-        ...(alerts.broadcast && { broadcast: alerts.broadcast }),
-      })
+      const device = testDeviceMqtt(broker.url, deviceId, () => keys)
+      const desk = testDesk(device, { ...(alerts.broadcast && { broadcast: alerts.broadcast }) })
       publisher = device.connection
       await device.approver.ready()
       const ha = await mqtt.connectAsync(broker.url, { ...USERS.homeAssistant, reconnectPeriod: 0 })
@@ -125,7 +124,7 @@ describe.skipIf(skip !== undefined)(
         const request = doorApproval()
         const { id } = request
         const controller = new AbortController()
-        const decision = device.approver.request(request, controller.signal)
+        const decision = desk.request(request, controller.signal)
         decision.catch(() => {})
         await until(() => ntfy.posts.length >= 1 && haAlerts.length >= 1)
         const card = `https://kitchen.local:8443/#card=${id}&device=${deviceId}`

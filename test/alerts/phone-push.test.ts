@@ -18,7 +18,7 @@ import type { ApprovalRequest } from '../../src/ports/approver.js'
 import { signPhoneRequest } from '../../src/protocol/grant-ops.js'
 import { newNonce } from '../../src/protocol/index.js'
 import { mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
 import { PushReceiver, type TestSubscription } from '../helpers/push-receiver.js'
 import { missingCommands } from '../helpers/system.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
@@ -49,9 +49,9 @@ async function pushWorld(broker: TestBroker) {
   const state = new DeviceState()
   const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
-    broadcast: push,
     device: state,
   })
+  const desk = testDesk(device, { logger, broadcast: push })
   await device.approver.ready()
   const requests = testPhoneRequests(device, deviceId, () => keys, logger, state)
   servePush(requests, {
@@ -94,7 +94,7 @@ async function pushWorld(broker: TestBroker) {
   const ask = (over: Partial<ApprovalRequest> = {}) => {
     const request = doorApproval(over)
     const controller = new AbortController()
-    const decision = device.approver.request(request, controller.signal)
+    const decision = desk.request(request, controller.signal)
     decision.catch(() => {})
     return { request, controller, decision }
   }

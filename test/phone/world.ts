@@ -13,11 +13,11 @@ import type { OwnerRelyingParty } from '../../src/adapters/webauthn/owner-check.
 import { WebAuthnOwners } from '../../src/adapters/webauthn/webauthn-owners.js'
 import { showStatus } from '../../src/app/compose/device.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
-import { announcingApprover } from '../../src/conversations/announcing-approver.js'
+import { approvalAnnouncer } from '../../src/conversations/approval-announcer.js'
+import { approvalRecorder } from '../../src/conversations/approval-recorder.js'
 import { ConversationService } from '../../src/conversations/conversation-service.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
 import { PhoneGrants } from '../../src/conversations/phone-grants.js'
-import { recordingApprover } from '../../src/conversations/recording-approver.js'
 import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
@@ -37,7 +37,7 @@ import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger, until } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
@@ -111,6 +111,9 @@ export async function phoneWorld(
     device: deviceState,
     backoffMinMs: 50,
     backoffMaxMs: 300,
+  })
+  const desk = testDesk(device, {
+    logger,
     owner: owners,
     ...(o.broadcast && { broadcast: o.broadcast }),
   })
@@ -118,9 +121,10 @@ export async function phoneWorld(
   const feed = new TranscriptFeed(store, logger)
   const live = new LiveConversations()
   const grants = new Grants(store)
-  // Every ending kept for the History, as the composition keeps it (app/appliance.ts).
-  const recorded = recordingApprover(device.approver, store.history, realClock())
-  const counting = new CountingApprover(announcingApprover(recorded, feed))
+  // Followers see approvals come and go; every ending kept for the History (app/compose/).
+  desk.listen(approvalAnnouncer(feed))
+  desk.listen(approvalRecorder(store.history))
+  const counting = new CountingApprover(desk)
   // Approvals carry wall-clock times the approver checks decisions against: a real clock here.
   const gate = new Gate({
     policies: {},
@@ -278,8 +282,8 @@ export async function phoneWorld(
     deviceState,
     /** The owner's yes: the phones' WebAuthn credentials. */
     owners,
-    /** The device's approver with its endings recorded: what the gate asks through. */
-    approver: recorded,
+    /** The approval desk, its endings recorded: what the gate asks through. */
+    approver: desk,
     store,
     feed,
     live,
@@ -310,6 +314,7 @@ export async function phoneWorld(
       conversations.close()
       requests.close()
       for (const c of closers) await c().catch(() => {})
+      desk.withdrawAll()
       await device.close().catch(() => {})
       store.close()
       await server.close()
