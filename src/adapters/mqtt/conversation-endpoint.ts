@@ -226,7 +226,8 @@ class Endpoint implements ConversationEndpoint {
 
   /**
    * Every message the store keeps goes to each phone following its conversation, but the one whose
-   * own typed turn wrote it: that phone has it as the turn's replies.
+   * own typed turn wrote it: that phone has it as the turn's replies, and reads the stored rows with
+   * `show` once the turn is done (docs/protocol.md, "Your own typed turn", and its follow-vector).
    */
   #onStored(m: StoredMessage): void {
     if (this.#closed || this.#follows.size === 0) return
