@@ -100,7 +100,7 @@ module.exports = {
         'A port is an interface with its contract; it may lean on core types, other ports and the wire forms of the protocol (a message the device and the phones both read is declared once, with the protocol), nothing else.',
       severity: 'error',
       from: { path: '^src/ports/' },
-      to: { path: '^src/', pathNot: '^src/(ports|core)/|^src/protocol/phone-side\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(ports|core)/|^src/protocol/(phone-side|sensitivity)\\.ts$' },
     },
     {
       name: 'adapter-not-adapter',
@@ -174,6 +174,33 @@ module.exports = {
       severity: 'error',
       from: { path: '^(web/src|src/phone)/' },
       to: { path: ['^node_modules/@noble/hashes/', '^(node:)?crypto$', '^src/protocol/crypto\\.ts$'] },
+    },
+    {
+      name: 'phone-no-adapter',
+      comment:
+        'The terminal phone (src/phone/) speaks the protocol through a port (ports/phone-link.ts): the MQTT link it is handed is chosen by its program (app/commands/phone.ts, the offline house, the tests), so the phone side never reaches for an adapter.',
+      severity: 'error',
+      from: { path: '^src/phone/' },
+      to: { path: '^src/(adapters|app)/' },
+    },
+    {
+      name: 'config-not-compose',
+      comment:
+        'app/config/ reads and checks the configuration before anything is composed: it may not reach up into compose/ (a provider\'s name and key help are config/provider-names.ts\'s, its models the registry\'s).',
+      severity: 'error',
+      from: { path: '^src/app/config/' },
+      to: { path: '^src/app/compose/' },
+    },
+    {
+      name: 'adapters-not-device-state',
+      comment:
+        'An adapter sees the device through a port (ports/speaker-settings.ts, the approval desk\'s listeners), never the concrete DeviceState class. Not yet: the MQTT entry (adapters/mqtt/index.ts), which hands the state to the Home Assistant bridge, and that bridge, which follows its whole snapshot — the Home Assistant branch moves them to a port.',
+      severity: 'error',
+      from: {
+        path: '^src/adapters/',
+        pathNot: '^src/adapters/mqtt/(index\\.ts$|home-assistant/)',
+      },
+      to: { path: '^src/device/' },
     },
     {
       name: 'no-unresolvable',

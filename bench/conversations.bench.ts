@@ -27,7 +27,7 @@ import { ScriptedLLM } from '../src/testing/scripted-llm.js'
 import { VirtualClock } from '../src/testing/virtual-clock.js'
 import { TurnLoop } from '../src/turn/turn-loop.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDeviceMqtt, testPhoneLink } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -213,6 +213,7 @@ for (let j = 0; j < 500; j++) {
 }
 
 const phone = new PhoneConversations({
+  link: testPhoneLink,
   pairing: {
     broker: broker.url,
     device: 'bench',

@@ -15,7 +15,7 @@ import { silentLogger } from '../src/core/logger.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { pairingUri } from '../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDesk, testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt, testPhoneLink } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { launchChromium, missingChromium } from '../test/web/browser.js'
 import { buildApp, serveApp } from '../test/web/serve-app.js'
@@ -123,6 +123,7 @@ try {
 
   // --- the terminal phone (reference client, TCP), the same two legs
   const phone = new PhoneClient({
+    link: testPhoneLink,
     pairing: {
       broker: broker.url,
       device: 'bench',

@@ -18,7 +18,13 @@ import type { ApprovalRequest } from '../../src/ports/approver.js'
 import { signPhoneRequest } from '../../src/protocol/grant-ops.js'
 import { newNonce } from '../../src/protocol/index.js'
 import { mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDesk, testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import {
+  testDesk,
+  testDeviceMqtt,
+  testPairing,
+  testPhoneLink,
+  testPhoneRequests,
+} from '../helpers/device-mqtt.js'
 import { PushReceiver, type TestSubscription } from '../helpers/push-receiver.js'
 import { missingCommands } from '../helpers/system.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
@@ -68,6 +74,7 @@ async function pushWorld(broker: TestBroker) {
   /** The phone's request side, as its own broker user. */
   const phone = async (name: string) => {
     const p = new PhoneConversations({
+      link: testPhoneLink,
       pairing: pairing(name),
       ...creds(name),
       logger: captureLogger(),
@@ -79,7 +86,12 @@ async function pushWorld(broker: TestBroker) {
   }
   /** The phone's approval side: what it receives on the broker. */
   const approvals = async (name: string) => {
-    const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
+    const p = new PhoneClient({
+      link: testPhoneLink,
+      pairing: pairing(name),
+      ...creds(name),
+      logger: captureLogger(),
+    })
     closers.push(() => p.close())
     await p.start()
     return p

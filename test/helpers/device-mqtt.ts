@@ -1,5 +1,6 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
+import { phoneLinks } from '../../src/adapters/mqtt/phone-link.js'
 import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
 import { broadcastListener } from '../../src/approvals/broadcast-listener.js'
 import { ApprovalDesk, type ApprovalDeskOptions } from '../../src/approvals/desk.js'
@@ -53,6 +54,9 @@ export function testDesk(
   if (broadcast) desk.listen(broadcastListener(broadcast))
   return desk
 }
+
+/** How the tests' and benchmarks' phones reach the broker: MQTT, on the real clock. */
+export const testPhoneLink = phoneLinks(realClock())
 
 /** How phone `phone`, holding `key`, pairs with device `deviceId` on the broker at `url`. */
 export function testPairing(url: string, deviceId: string, phone: string, key: Buffer): Pairing {

@@ -15,7 +15,7 @@ import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/port
 import type { Clock } from '../../src/ports/clock.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDesk, testPairing } from '../helpers/device-mqtt.js'
+import { testDesk, testPairing, testPhoneLink } from '../helpers/device-mqtt.js'
 
 export interface LogEntry {
   level: string
@@ -144,6 +144,7 @@ export async function deviceWorld(
     testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
   const phone = async (name: string, key?: Buffer) => {
     const p = new PhoneClient({
+      link: testPhoneLink,
       pairing: { ...pairing(name), ...(key && { key }) },
       ...USERS.phone,
       logger: captureLogger(),

@@ -37,7 +37,13 @@ import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDesk, testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import {
+  testDesk,
+  testDeviceMqtt,
+  testPairing,
+  testPhoneLink,
+  testPhoneRequests,
+} from '../helpers/device-mqtt.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
 import { captureLogger, until } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
@@ -194,6 +200,7 @@ export async function phoneWorld(
   /** The phone's conversation side, logged in as its own broker user. */
   const phone = async (name: string, over: Partial<Pairing> = {}) => {
     const p = new PhoneConversations({
+      link: testPhoneLink,
       pairing: { ...pairing(name), ...over },
       ...creds(name),
       logger: captureLogger(),
@@ -211,7 +218,12 @@ export async function phoneWorld(
   })
   /** The phone's approval side. */
   const approvals = async (name: string) => {
-    const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
+    const p = new PhoneClient({
+      link: testPhoneLink,
+      pairing: pairing(name),
+      ...creds(name),
+      logger: captureLogger(),
+    })
     closers.push(() => p.close())
     await p.start()
     return p

@@ -1,6 +1,6 @@
 import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { DeviceState } from '../../device/device-state.js'
+import type { SpeakerSettings } from '../../ports/speaker-settings.js'
 import { deviceOpArgSchemas } from '../../protocol/device-ops.js'
 import { isSensitivity, SENSITIVITIES } from '../../protocol/sensitivity.js'
 import { args, type PhoneRequests } from './phone-requests.js'
@@ -14,7 +14,7 @@ import { args, type PhoneRequests } from './phone-requests.js'
  */
 export function serveSettings(
   requests: PhoneRequests,
-  device: Pick<DeviceState, 'setVolume' | 'setSensitivity' | 'sensitivity'>,
+  device: SpeakerSettings,
   options: {
     /** The speaker listens for a wake word (listen.mode `wake`): it has a sensitivity to set. */
     readonly wakeWord: boolean
