@@ -40,7 +40,7 @@ const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|
 // app/ modules that may import an adapter: the composition modules and those that choose a backend.
 const APP_COMPOSERS = [
   '^src/app/(compose|commands|doctor|offline)/',
-  '^src/app/(appliance|audio|panel-factory|panel-board|phone-app|phone-demo|mqtt-env|wake-detector)\\.ts$',
+  '^src/app/(appliance|audio|panel-factory|panel-board|phone-app|phone-demo|wake-detector)\\.ts$',
 ]
 
 /**
@@ -112,7 +112,7 @@ module.exports = {
     {
       name: 'app-adapters-only-in-composition',
       comment:
-        'In app/, adapters are imported by the modules that compose them (compose/, the provider registry among them; audio.ts; the panel factory and board probes; the phone app and demo; the wake detector; the MQTT environment) and by the commands, the doctor and the offline run — nowhere else, so a new feature is wired in one place.',
+        'In app/, adapters are imported by the modules that compose them (compose/, the provider registry among them; audio.ts; the panel factory and board probes; the phone app and demo; the wake detector) and by the commands, the doctor and the offline run — nowhere else, so a new feature is wired in one place.',
       severity: 'error',
       from: { path: '^src/app/', pathNot: APP_COMPOSERS },
       to: { path: '^src/adapters/' },
