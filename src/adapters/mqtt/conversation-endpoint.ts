@@ -18,8 +18,8 @@ export interface ConversationEndpointOptions {
   readonly requests: PhoneRequests
   readonly service: ConversationService
   /**
-   * The store as a feed, for the live view (messages, and approvals when the gate's approver is
-   * wrapped with `announcingApprover`); `delete` also vacuums through it.
+   * The store as a feed, for the live view (messages, and approvals when the approval desk tells
+   * it through `approvalAnnouncer`); `delete` also vacuums through it.
    */
   readonly feed: TranscriptFeed
   /** Wall-clock time (follows end at a time). */
