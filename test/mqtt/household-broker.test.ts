@@ -32,7 +32,7 @@ const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 
 /**
  * The household's real broker (issue: an approved action that never happened): Mosquitto with the
- * ACL of docs/protocol.md, byte for byte, and the device over MQTT 5.
+ * ACL of docs/broker.md, byte for byte, and the device over MQTT 5.
  */
 describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL', () => {
   const worlds = brokerWithWorlds(
