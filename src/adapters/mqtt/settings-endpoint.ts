@@ -2,8 +2,9 @@ import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { SpeakerSettings } from '../../ports/speaker-settings.js'
 import { deviceOpArgSchemas } from '../../protocol/device-ops.js'
+import { args } from '../../protocol/op-args.js'
 import { isSensitivity, SENSITIVITIES } from '../../protocol/sensitivity.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import type { PhoneRequests } from './phone-requests.js'
 
 /**
  * The speaker's own settings from a phone (docs/protocol.md, "Speaker settings"): a signed

@@ -1,21 +1,20 @@
-import type { ConversationService } from '../../conversations/conversation-service.js'
-import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
-import type { StoredMessage } from '../../core/conversation.js'
-import type { Clock } from '../../ports/clock.js'
-import { opArgSchemas, type ReplyKind } from '../../protocol/index.js'
+import type { StoredMessage } from '../core/conversation.js'
+import type { Clock } from '../ports/clock.js'
 import {
-  args,
-  badRequest,
   ITEMS_BUDGET,
   type PhoneAsk,
-  type PhoneRequests,
+  type PhoneRequestChannel,
   type ReplyCounter,
-} from './phone-requests.js'
-import { splitText } from './reply-chunks.js'
+} from '../ports/phone-requests.js'
+import { opArgSchemas, type ReplyKind } from '../protocol/index.js'
+import { args, badRequest } from '../protocol/op-args.js'
+import { splitText } from '../protocol/reply-chunks.js'
+import type { ConversationService } from './conversation-service.js'
+import type { ApprovalEvent, TranscriptFeed } from './transcript-feed.js'
 
 export interface ConversationEndpointOptions {
   /** The phones' request channel this endpoint serves its operations on. */
-  readonly requests: PhoneRequests
+  readonly requests: PhoneRequestChannel
   readonly service: ConversationService
   /**
    * The store as a feed, for the live view (messages, and approvals when the approval desk tells
@@ -64,7 +63,7 @@ export function createConversationEndpoint(
 
 class Endpoint implements ConversationEndpoint {
   readonly #options: ConversationEndpointOptions
-  readonly #requests: PhoneRequests
+  readonly #requests: PhoneRequestChannel
   readonly #clock: Clock
   readonly #follows = new Map<string, Follow>()
   readonly #says = new Map<string, Set<Say>>()
