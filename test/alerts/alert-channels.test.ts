@@ -24,6 +24,7 @@ import {
 } from '../helpers/brokers.js'
 import { testDesk, testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { doorApproval } from './door-approval.js'
 
 interface NtfyPost {
@@ -51,14 +52,6 @@ async function ntfyReceiver(): Promise<{ server: Server; origin: string; posts: 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const { port } = server.address() as AddressInfo
   return { server, origin: `http://127.0.0.1:${port}`, posts }
-}
-
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')

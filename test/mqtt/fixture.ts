@@ -16,6 +16,7 @@ import type { Clock } from '../../src/ports/clock.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { testDesk, testPairing, testPhoneLink } from '../helpers/device-mqtt.js'
+import { until } from '../helpers/wait.js'
 
 export interface LogEntry {
   level: string
@@ -64,14 +65,6 @@ class CountingApprover implements Approver {
   request(r: ApprovalRequest, s: AbortSignal): Promise<ApprovalDecision> {
     this.asked.push(r)
     return this.inner.request(r, s)
-  }
-}
-
-export async function until(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
   }
 }
 

@@ -25,8 +25,9 @@ import {
 } from '../helpers/brokers.js'
 import { testDesk } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { captureLogger, deviceWorld, unlockDoor, until } from './fixture.js'
+import { captureLogger, deviceWorld, unlockDoor } from './fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 

@@ -8,8 +8,8 @@ import { type ConversationOp, newNonce, signConversationRequest } from '../../sr
 import { settle } from '../../src/testing/virtual-clock.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { docVector } from '../helpers/protocol-doc.js'
-import { until } from '../mqtt/fixture.js'
-import { lightTool, type PhoneWorld, tick, worldsOn } from './world.js'
+import { tick, until } from '../helpers/wait.js'
+import { lightTool, type PhoneWorld, worldsOn } from './world.js'
 
 /** What the phone got, and what the store holds, in one comparable shape. */
 function asStored(m: StoredMessage): Record<string, unknown> {

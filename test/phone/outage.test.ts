@@ -10,7 +10,8 @@ import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
 import { testDesk, testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { NocturnProcess } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
-import { captureLogger, unlockDoor, until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
+import { captureLogger, unlockDoor } from '../mqtt/fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 /** How long the broker stays away: the outage a household meets when the hub reboots. */

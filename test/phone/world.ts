@@ -44,8 +44,9 @@ import {
   testPhoneLink,
   testPhoneRequests,
 } from '../helpers/device-mqtt.js'
+import { tick, until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { captureLogger, until } from '../mqtt/fixture.js'
+import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
 /** A light that needs a phone's yes when typed (text is otherwise allowed), and by voice. */
@@ -335,8 +336,6 @@ export async function phoneWorld(
 }
 
 export type PhoneWorld = Awaited<ReturnType<typeof phoneWorld>>
-
-export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
 
 /**
  * One broker for a describe block and a fresh phone world per test: the broker starts before the
