@@ -40,7 +40,7 @@ const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|
 // app/ modules that may import an adapter: the composition modules and those that choose a backend.
 const APP_COMPOSERS = [
   '^src/app/(compose|commands|doctor|offline)/',
-  '^src/app/(appliance|audio|panel-factory|panel-board|phone-app|phone-demo|mqtt-env|wake-detector)\\.ts$',
+  '^src/app/(appliance|audio|panel-factory|panel-board|phone-app|phone-demo|wake-detector)\\.ts$',
 ]
 
 /**
@@ -97,10 +97,10 @@ module.exports = {
     {
       name: 'ports-only-core',
       comment:
-        'A port is an interface with its contract; it may lean on core types, other ports and the wire forms of the protocol (a message the device and the phones both read is declared once, with the protocol), nothing else.',
+        'A port is an interface with its contract; it may lean on core types, other ports and the wire forms of the protocol (a message, an operation or a limit the device and the phones both read is declared once, with the protocol), nothing else.',
       severity: 'error',
       from: { path: '^src/ports/' },
-      to: { path: '^src/', pathNot: '^src/(ports|core)/|^src/protocol/phone-side\\.ts$' },
+      to: { path: '^src/', pathNot: '^src/(ports|core)/|^src/protocol/(phone-side|sensitivity|limits|grant-ops|conversations)\\.ts$' },
     },
     {
       name: 'adapter-not-adapter',
@@ -112,7 +112,7 @@ module.exports = {
     {
       name: 'app-adapters-only-in-composition',
       comment:
-        'In app/, adapters are imported by the modules that compose them (compose/, the provider registry among them; audio.ts; the panel factory and board probes; the phone app and demo; the wake detector; the MQTT environment) and by the commands, the doctor and the offline run — nowhere else, so a new feature is wired in one place.',
+        'In app/, adapters are imported by the modules that compose them (compose/, the provider registry among them; audio.ts; the panel factory and board probes; the phone app and demo; the wake detector) and by the commands, the doctor and the offline run — nowhere else, so a new feature is wired in one place.',
       severity: 'error',
       from: { path: '^src/app/', pathNot: APP_COMPOSERS },
       to: { path: '^src/adapters/' },
@@ -174,6 +174,33 @@ module.exports = {
       severity: 'error',
       from: { path: '^(web/src|src/phone)/' },
       to: { path: ['^node_modules/@noble/hashes/', '^(node:)?crypto$', '^src/protocol/crypto\\.ts$'] },
+    },
+    {
+      name: 'phone-no-adapter',
+      comment:
+        'The terminal phone (src/phone/) speaks the protocol through a port (ports/phone-link.ts): the MQTT link it is handed is chosen by its program (app/commands/phone.ts, the offline house, the tests), so the phone side never reaches for an adapter.',
+      severity: 'error',
+      from: { path: '^src/phone/' },
+      to: { path: '^src/(adapters|app)/' },
+    },
+    {
+      name: 'config-not-compose',
+      comment:
+        'app/config/ reads and checks the configuration before anything is composed: it may not reach up into compose/ (a provider\'s name and key help are config/provider-names.ts\'s, its models the registry\'s).',
+      severity: 'error',
+      from: { path: '^src/app/config/' },
+      to: { path: '^src/app/compose/' },
+    },
+    {
+      name: 'adapters-not-device-state',
+      comment:
+        'An adapter sees the device through a port (ports/speaker-settings.ts, the approval desk\'s listeners), never the concrete DeviceState class. Not yet: the MQTT entry (adapters/mqtt/index.ts), which hands the state to the Home Assistant bridge, and that bridge, which follows its whole snapshot — the Home Assistant branch moves them to a port.',
+      severity: 'error',
+      from: {
+        path: '^src/adapters/',
+        pathNot: '^src/adapters/mqtt/(index\\.ts$|home-assistant/)',
+      },
+      to: { path: '^src/device/' },
     },
     {
       name: 'no-unresolvable',

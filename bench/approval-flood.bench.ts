@@ -18,7 +18,7 @@ import type { CallContext, Tool } from '../src/core/types.js'
 import { DeviceState } from '../src/device/device-state.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt, testPhoneLink } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
 
@@ -67,6 +67,7 @@ async function run(hogs: number) {
   const device = testDeviceMqtt(broker.url, 'flood', () => keys, { logger, device: state })
   await device.approver.ready()
   const phone = new PhoneClient({
+    link: testPhoneLink,
     pairing: {
       broker: broker.url,
       device: 'flood',
@@ -81,7 +82,7 @@ async function run(hogs: number) {
   const store = new SqliteStore(':memory:')
   const gate = new Gate({
     policies: {},
-    approver: device.approver,
+    approver: testDesk(device),
     grants: new Grants(store),
     clock: realClock(),
     approvalTimeoutMs: 300_000,

@@ -6,6 +6,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { silentLogger } from '../src/core/logger.js'
 import { PhoneClient } from '../src/phone/client.js'
+import { testPhoneLink } from '../test/helpers/device-mqtt.js'
 
 const lines = createInterface({ input: process.stdin })
 const [line] = (await once(lines, 'line')) as [string]
@@ -19,6 +20,7 @@ const o = JSON.parse(line) as {
   password: string
 }
 const phone = new PhoneClient({
+  link: testPhoneLink,
   pairing: {
     broker: o.broker,
     device: o.device,

@@ -15,7 +15,7 @@ import { Grants } from '../src/core/grants.js'
 import { silentLogger } from '../src/core/logger.js'
 import type { CallContext, Tool } from '../src/core/types.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -51,7 +51,7 @@ await once(createInterface({ input: phone.stdout }), 'line')
 const store = new SqliteStore(':memory:')
 const gate = new Gate({
   policies: {},
-  approver: device.approver,
+  approver: testDesk(device),
   grants: new Grants(store),
   clock: realClock(),
   approvalTimeoutMs: 10_000,

@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { realClock } from '../src/adapters/clock/real-clock.js'
-import { createConversationEndpoint } from '../src/adapters/mqtt/conversation-endpoint.js'
-import { serveGrants } from '../src/adapters/mqtt/grants-endpoint.js'
 import { PhoneRequests } from '../src/adapters/mqtt/phone-requests.js'
 import { SqliteStore } from '../src/adapters/sqlite/sqlite-store.js'
+import { createConversationEndpoint } from '../src/conversations/conversation-endpoint.js'
 import { ConversationService } from '../src/conversations/conversation-service.js'
+import { serveGrants } from '../src/conversations/grants-endpoint.js'
 import { LiveConversations } from '../src/conversations/live-conversations.js'
 import { PhoneGrants } from '../src/conversations/phone-grants.js'
 import { TranscriptFeed } from '../src/conversations/transcript-feed.js'
@@ -27,7 +27,7 @@ import { ScriptedLLM } from '../src/testing/scripted-llm.js'
 import { VirtualClock } from '../src/testing/virtual-clock.js'
 import { TurnLoop } from '../src/turn/turn-loop.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDeviceMqtt, testPhoneLink } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine, quantile } from './machine.js'
 
@@ -213,6 +213,7 @@ for (let j = 0; j < 500; j++) {
 }
 
 const phone = new PhoneConversations({
+  link: testPhoneLink,
   pairing: {
     broker: broker.url,
     device: 'bench',

@@ -15,7 +15,7 @@ import { silentLogger } from '../src/core/logger.js'
 import { PhoneClient } from '../src/phone/client.js'
 import { pairingUri } from '../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../test/helpers/brokers.js'
-import { testDeviceMqtt } from '../test/helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt, testPhoneLink } from '../test/helpers/device-mqtt.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { launchChromium, missingChromium } from '../test/web/browser.js'
 import { buildApp, serveApp } from '../test/web/serve-app.js'
@@ -40,6 +40,7 @@ const keys = new Map([
 ])
 const device = testDeviceMqtt(broker.url, 'bench', () => keys)
 await device.approver.ready()
+const desk = testDesk(device)
 const app = await buildApp()
 const server = await serveApp(app.dir, { brokerWsUrl: wsUrl, prefix: PREFIX })
 const chromium = await launchChromium()
@@ -50,7 +51,7 @@ function ask(): { id: string; at: number; decided: Promise<number> } {
   const args = { room: 'hall' }
   const t = Date.now()
   const at = now()
-  const decided = device.approver
+  const decided = desk
     .request(
       {
         id,
@@ -122,6 +123,7 @@ try {
 
   // --- the terminal phone (reference client, TCP), the same two legs
   const phone = new PhoneClient({
+    link: testPhoneLink,
     pairing: {
       broker: broker.url,
       device: 'bench',
@@ -203,7 +205,7 @@ try {
     cardShown.push(t.card)
     await p.close()
   }
-  device.approver.withdrawAll()
+  desk.withdrawAll()
   await context.close()
 
   const med = (xs: number[]) =>

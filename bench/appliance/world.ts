@@ -16,6 +16,7 @@ import {
   phrase,
   type ReceivedFrame,
 } from '../../src/testing/fake-live-server/index.js'
+import { testPhoneLink } from '../../test/helpers/device-mqtt.js'
 
 export const DEVICE = 'kitchen'
 export const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
@@ -86,6 +87,7 @@ export async function startWorld(work: string): Promise<World> {
   stack.push(() => lock.close())
 
   const phone = new PhoneClient({
+    link: testPhoneLink,
     pairing: {
       broker: broker.url,
       device: DEVICE,

@@ -29,7 +29,7 @@ export interface NextTimer {
 export type RefusalSource = 'decisions' | 'requests' | 'wake_claims'
 
 /** Refused input since the device started, by where it came in and why (the reason codes). */
-export type RefusalCounts = Readonly<Record<RefusalSource, Readonly<Record<string, number>>>>
+type RefusalCounts = Readonly<Record<RefusalSource, Readonly<Record<string, number>>>>
 
 /** Everything the device is, at one moment: what the LED, the status and Home Assistant show. */
 export interface DeviceSnapshot {

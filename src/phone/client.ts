@@ -1,5 +1,5 @@
-import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import type { Logger } from '../core/logger.js'
+import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
 import {
   type Grant,
   type Pairing,
@@ -17,9 +17,10 @@ import {
   verifyReply,
   verifyRequest,
 } from '../protocol/phone-side.js'
-import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneClientOptions {
+  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
+  readonly link: OpenPhoneLink
   readonly pairing: Pairing
   readonly username?: string
   readonly password?: string
@@ -55,7 +56,7 @@ export type PhoneEvent =
 export class PhoneClient {
   readonly topics: Topics
   readonly #options: PhoneClientOptions
-  readonly #conn: MqttConnection
+  readonly #conn: PhoneLink
   readonly #log: Logger
   readonly #now: () => number
   readonly #me: PhoneIdentity
@@ -72,10 +73,14 @@ export class PhoneClient {
     this.#now = options.now ?? Date.now
     const { device, phone, key } = options.pairing
     this.#me = { device, phone, key }
-    const { conn, ready } = phoneConnection(
-      options,
-      'a',
-      [
+    this.#conn = options.link({
+      broker: options.pairing.broker,
+      phone,
+      role: 'a',
+      ...(options.username !== undefined && { username: options.username }),
+      ...(options.password !== undefined && { password: options.password }),
+      ...(options.ca !== undefined && { ca: options.ca }),
+      filters: [
         this.topics.requests,
         this.topics.outcomes,
         // The broker lets a phone read replies only under its own user name (docs/protocol.md,
@@ -84,11 +89,10 @@ export class PhoneClient {
           ? [this.topics.conversationReply(phone)]
           : []),
       ],
-      (topic, payload) => this.#onMessage(topic, payload),
-      this.#log,
-    )
-    this.#conn = conn
-    this.#ready = ready
+      onMessage: (topic, payload) => this.#onMessage(topic, payload),
+      logger: this.#log,
+    })
+    this.#ready = this.#conn.ready
   }
 
   /** Connects and subscribes; retained requests arrive right after. */
@@ -158,7 +162,10 @@ export class PhoneClient {
       )
     }
     const msg = decisionMessage(this.#me, request, decision, grant, this.#now(), undefined, owner)
-    await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), { qos: 1 })
+    await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), {
+      qos: 1,
+      retain: false,
+    })
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
-import type { MqttConnection } from '../adapters/mqtt/connection.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
+import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
 import type { GrantSummary, PhoneOp } from '../protocol/grant-ops.js'
 import { newNonce, type Pairing, type Topics, topicsFor } from '../protocol/index.js'
 import {
@@ -9,9 +9,10 @@ import {
   type VerifiedReply,
   verifyReply,
 } from '../protocol/phone-side.js'
-import { phoneConnection } from './phone-connection.js'
 
 export interface PhoneConversationsOptions {
+  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
+  readonly link: OpenPhoneLink
   readonly pairing: Pairing
   readonly username?: string
   readonly password?: string
@@ -52,7 +53,7 @@ interface Waiter {
 export class PhoneConversations {
   readonly topics: Topics
   readonly #options: PhoneConversationsOptions
-  readonly #conn: MqttConnection
+  readonly #conn: PhoneLink
   readonly #log: Logger
   readonly #now: () => number
   readonly #me: PhoneIdentity
@@ -70,15 +71,18 @@ export class PhoneConversations {
     this.#now = options.now ?? Date.now
     const { device, phone, key } = options.pairing
     this.#me = { device, phone, key }
-    const { conn, ready } = phoneConnection(
-      options,
-      'c',
-      [this.topics.conversationReply(options.pairing.phone)],
-      (topic, payload) => this.#onMessage(topic, payload),
-      this.#log,
-    )
-    this.#conn = conn
-    this.#ready = ready
+    this.#conn = options.link({
+      broker: options.pairing.broker,
+      phone,
+      role: 'c',
+      ...(options.username !== undefined && { username: options.username }),
+      ...(options.password !== undefined && { password: options.password }),
+      ...(options.ca !== undefined && { ca: options.ca }),
+      filters: [this.topics.conversationReply(options.pairing.phone)],
+      onMessage: (topic, payload) => this.#onMessage(topic, payload),
+      logger: this.#log,
+    })
+    this.#ready = this.#conn.ready
   }
 
   async start(): Promise<void> {
@@ -294,7 +298,10 @@ export class PhoneConversations {
       }
       this.#waiting.set(id, waiter)
       this.#conn
-        .publish(this.topics.conversationRequest(phone), JSON.stringify(msg), { qos: 1 })
+        .publish(this.topics.conversationRequest(phone), JSON.stringify(msg), {
+          qos: 1,
+          retain: false,
+        })
         .catch((err: unknown) => {
           clearTimeout(timer)
           this.#waiting.delete(id)

@@ -31,6 +31,12 @@ export interface ApprovalRequest {
   readonly argsDigest: string
   readonly channel: Channel
   readonly conversationId: string
+  /**
+   * Whether this call is critical: it asks every time (a yes is remembered once only), a phone's
+   * own typed call needs another phone, a yes needs its owner. Decided per call by the gate (today
+   * from the tool's flag); everything after the gate — the desk, the wire, the History — reads it
+   * from here, never from the tool.
+   */
   readonly critical: boolean
   /**
    * The paired phone that typed the message this call came from (text only). The approver decides

@@ -35,7 +35,6 @@ export const decisionSchema = z.object({
    */
   owner: z.unknown().optional(),
 })
-export type DecisionMessage = z.infer<typeof decisionSchema>
 
 export const outcomeSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),

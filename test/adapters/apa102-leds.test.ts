@@ -10,8 +10,7 @@ import { createPanel } from '../../src/app/panel-factory.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { LED_COLOURS } from '../../src/panel/led-colours.js'
 import { type FakeGpiod, fakeGpiod, waitFor } from '../helpers/fake-gpiod.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { sleep } from '../helpers/wait.js'
 
 describe('APA102 frames', () => {
   it('start frame, then per LED 0b111 + brightness, blue, green, red, then the end frame', () => {

@@ -14,8 +14,7 @@ import {
   zombieChildren,
 } from '../helpers/fake-gpiod.js'
 import { missingCommands } from '../helpers/system.js'
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+import { sleep } from '../helpers/wait.js'
 
 /** The command line of every gpioset the stand-ins started, oldest first. */
 function gpiosetSpawns(f: FakeGpiod): string[][] {

@@ -22,8 +22,9 @@ import {
   type TestBroker,
   USERS,
 } from '../helpers/brokers.js'
-import { testDeviceMqtt } from '../helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { doorApproval } from './door-approval.js'
 
 interface NtfyPost {
@@ -51,14 +52,6 @@ async function ntfyReceiver(): Promise<{ server: Server; origin: string; posts: 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   const { port } = server.address() as AddressInfo
   return { server, origin: `http://127.0.0.1:${port}`, posts }
-}
-
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out')
-    await new Promise((r) => setTimeout(r, 20))
-  }
 }
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
@@ -108,9 +101,8 @@ describe.skipIf(skip !== undefined)(
         { subscriptions: store.push, phones: () => keys, publisher: () => publisher },
       )
       expect(alerts.broadcast).toBeDefined()
-      const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
-        ...(alerts.broadcast && { broadcast: alerts.broadcast }),
-      })
+      const device = testDeviceMqtt(broker.url, deviceId, () => keys)
+      const desk = testDesk(device, { ...(alerts.broadcast && { broadcast: alerts.broadcast }) })
       publisher = device.connection
       await device.approver.ready()
       const ha = await mqtt.connectAsync(broker.url, { ...USERS.homeAssistant, reconnectPeriod: 0 })
@@ -125,7 +117,7 @@ describe.skipIf(skip !== undefined)(
         const request = doorApproval()
         const { id } = request
         const controller = new AbortController()
-        const decision = device.approver.request(request, controller.signal)
+        const decision = desk.request(request, controller.signal)
         decision.catch(() => {})
         await until(() => ntfy.posts.length >= 1 && haAlerts.length >= 1)
         const card = `https://kitchen.local:8443/#card=${id}&device=${deviceId}`

@@ -5,11 +5,11 @@ import { join } from 'node:path'
 import mqtt from 'mqtt'
 import { describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { servePush } from '../../src/adapters/mqtt/push-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { loadOrCreateVapidKeys } from '../../src/adapters/webpush/vapid-key-file.js'
 import { WebPushSender } from '../../src/adapters/webpush/web-push-sender.js'
 import { PhonePush } from '../../src/alerts/phone-push.js'
+import { servePush } from '../../src/alerts/push-endpoint.js'
 import { NocturnError } from '../../src/core/errors.js'
 import { DeviceState } from '../../src/device/device-state.js'
 import { PhoneClient } from '../../src/phone/client.js'
@@ -18,7 +18,13 @@ import type { ApprovalRequest } from '../../src/ports/approver.js'
 import { signPhoneRequest } from '../../src/protocol/grant-ops.js'
 import { newNonce } from '../../src/protocol/index.js'
 import { mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import {
+  testDesk,
+  testDeviceMqtt,
+  testPairing,
+  testPhoneLink,
+  testPhoneRequests,
+} from '../helpers/device-mqtt.js'
 import { PushReceiver, type TestSubscription } from '../helpers/push-receiver.js'
 import { missingCommands } from '../helpers/system.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
@@ -49,9 +55,9 @@ async function pushWorld(broker: TestBroker) {
   const state = new DeviceState()
   const device = testDeviceMqtt(broker.url, deviceId, () => keys, {
     logger,
-    broadcast: push,
     device: state,
   })
+  const desk = testDesk(device, { logger, broadcast: push })
   await device.approver.ready()
   const requests = testPhoneRequests(device, deviceId, () => keys, logger, state)
   servePush(requests, {
@@ -68,6 +74,7 @@ async function pushWorld(broker: TestBroker) {
   /** The phone's request side, as its own broker user. */
   const phone = async (name: string) => {
     const p = new PhoneConversations({
+      link: testPhoneLink,
       pairing: pairing(name),
       ...creds(name),
       logger: captureLogger(),
@@ -79,7 +86,12 @@ async function pushWorld(broker: TestBroker) {
   }
   /** The phone's approval side: what it receives on the broker. */
   const approvals = async (name: string) => {
-    const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
+    const p = new PhoneClient({
+      link: testPhoneLink,
+      pairing: pairing(name),
+      ...creds(name),
+      logger: captureLogger(),
+    })
     closers.push(() => p.close())
     await p.start()
     return p
@@ -94,7 +106,7 @@ async function pushWorld(broker: TestBroker) {
   const ask = (over: Partial<ApprovalRequest> = {}) => {
     const request = doorApproval(over)
     const controller = new AbortController()
-    const decision = device.approver.request(request, controller.signal)
+    const decision = desk.request(request, controller.signal)
     decision.catch(() => {})
     return { request, controller, decision }
   }

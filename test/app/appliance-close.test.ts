@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
 import { DEFAULT_PREFIX } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { testPhoneLink } from '../helpers/device-mqtt.js'
 
 const until = async (ok: () => boolean, what: string) => {
   for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25))
@@ -36,6 +37,7 @@ it('stopping the appliance mid-session ends the session now: the pending approva
   const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
   const seen: PhoneEvent[] = []
   const phone = new PhoneClient({
+    link: testPhoneLink,
     pairing: {
       broker: broker.url,
       device: 'kitchen',

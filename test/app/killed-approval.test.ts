@@ -8,6 +8,7 @@ import { silentLogger } from '../../src/core/logger.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, USERS } from '../helpers/brokers.js'
+import { testPhoneLink } from '../helpers/device-mqtt.js'
 import {
   kitchenPairing,
   type NocturnProcess,
@@ -68,6 +69,7 @@ describe.skipIf(skip)('a call cut short by SIGKILL during its approval', () => {
     )
     const start = () => startRun(config, closers)
     const convs = new PhoneConversations({
+      link: testPhoneLink,
       pairing: kitchenPairing(broker.url, anna.key),
       ...USERS.anna,
       logger: silentLogger,

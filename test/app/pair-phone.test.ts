@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/core/logger.js'
 import { parsePairingUri } from '../../src/protocol/index.js'
 import { aedesBroker, freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { captureIo } from '../helpers/capture-io.js'
+import { testDesk } from '../helpers/device-mqtt.js'
 
 describe('nocturn pair', () => {
   it('creates an owner-only key, shows it once as a URI and QR, lists without keys, revokes', async () => {
@@ -93,6 +94,7 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
       clock: realClock(),
     })
     await device.approver.ready()
+    const desk = testDesk(device)
     const env = {
       NOCTURN_PHONE_PAIRING: uri,
       NOCTURN_MQTT_USERNAME: USERS.phone.username,
@@ -100,7 +102,7 @@ describe('nocturn phone (against the embedded broker and a real device)', () => 
     }
     const now = Date.now()
     const ask = (id: string) =>
-      device.approver.request(
+      desk.request(
         {
           id,
           tool: 'set_light',

@@ -7,6 +7,7 @@ import { runPhoneDemo } from '../../src/app/phone-demo.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import { parsePairingUri } from '../../src/protocol/index.js'
+import { testPhoneLink } from '../helpers/device-mqtt.js'
 
 /**
  * The demo, with a phone (the reference client, over the broker's WebSocket) in the browser's place:
@@ -47,6 +48,7 @@ async function demo(decisions: Array<'approve' | 'deny'>) {
           expect(config.brokerWsUrl).toMatch(/^ws:\/\/127\.0\.0\.1:\d+$/)
           const pairing = parsePairingUri(decodeURIComponent(link.split('#pair=')[1] ?? ''))
           phone = new PhoneClient({
+            link: testPhoneLink,
             pairing: { ...pairing, broker: config.brokerWsUrl },
             logger: silentLogger,
           })

@@ -12,6 +12,7 @@ import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
 import { PhoneConversations } from '../../src/phone/conversations.js'
 import { FakeLiveServer, phrase } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { testPhoneLink } from '../helpers/device-mqtt.js'
 import {
   kitchenPairing,
   type NocturnProcess,
@@ -61,6 +62,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
 
     const anna = new PhoneKeyStore(join(work, 'phones')).add('anna', "Anna's phone")
     const phone = new PhoneClient({
+      link: testPhoneLink,
       pairing: kitchenPairing(broker.url, anna.key),
       ...USERS.phone,
       logger: silentLogger,
@@ -114,6 +116,7 @@ describe.skipIf(skip)('nocturn run, end to end', () => {
     // Later, on Anna's phone (her own broker user, so only she reads her replies): the spoken
     // session is listed, read, and continued by typing, while the appliance runs.
     const convs = new PhoneConversations({
+      link: testPhoneLink,
       pairing: kitchenPairing(broker.url, anna.key),
       ...USERS.anna,
       logger: silentLogger,

@@ -5,7 +5,7 @@ import { grantSummarySchema } from '../../src/protocol/grant-ops.js'
 import { mosquittoBroker, USERS } from '../helpers/brokers.js'
 import { captureIo } from '../helpers/capture-io.js'
 import { missingCommands } from '../helpers/system.js'
-import { until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
 import { worldsOn } from '../phone/world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')

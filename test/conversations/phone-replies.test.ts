@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import type { FollowEvent } from '../../src/phone/conversations.js'
 import { mosquittoBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
-import { until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
 import { type PhoneWorld, worldsOn } from '../phone/world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')

@@ -10,17 +10,10 @@ import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { chimePcm } from '../../src/tools/chime.js'
 import { KEY } from '../gemini/helpers.js'
+import { until } from '../helpers/wait.js'
 
 let server: FakeLiveServer | undefined
 afterEach(async () => server?.close())
-
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
 
 async function rig(model = 'gemini-3.8-flash-lite-tts') {
   server = await FakeLiveServer.start()

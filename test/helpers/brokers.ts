@@ -9,7 +9,7 @@ import { systemEnv } from './system.js'
 
 export const PREFIX = 'nocturn/v1'
 
-/** The users every broker under test knows; the same ACL as docs/protocol.md. */
+/** The users every broker under test knows; the same ACL as docs/broker.md. */
 export const USERS = {
   device: { username: 'nocturn-device', password: 'device-secret-1' },
   phone: { username: 'nocturn-phones', password: 'phone-secret-1' },
@@ -33,11 +33,11 @@ function aclBlock(page: string): string {
 }
 
 /**
- * The ACL of docs/protocol.md, byte for byte: read out of its ```acl block, so the tests run on
+ * The ACL of docs/broker.md, byte for byte: read out of its ```acl block, so the tests run on
  * exactly what a household is told to write.
  */
 export function documentedAcl(): string {
-  return aclBlock('protocol.md')
+  return aclBlock('broker.md')
 }
 
 /** The ACL lines docs/home-assistant.md tells a household to add, byte for byte. */

@@ -1,9 +1,13 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
+import { phoneLinks } from '../../src/adapters/mqtt/phone-link.js'
 import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
+import { broadcastListener } from '../../src/approvals/broadcast-listener.js'
+import { ApprovalDesk, type ApprovalDeskOptions } from '../../src/approvals/desk.js'
 import type { Logger } from '../../src/core/logger.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { DeviceState } from '../../src/device/device-state.js'
+import type { ApprovalBroadcast } from '../../src/ports/approval-broadcast.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import type { PhoneKeys } from '../../src/protocol/phone-verifier.js'
 import { PREFIX, USERS } from './brokers.js'
@@ -30,6 +34,29 @@ export function testDeviceMqtt(
     ...over,
   })
 }
+
+/**
+ * The approval desk over a test device's wire, as app/compose/broker.ts wires it: what the gate
+ * asks, and what withdraws everything at a stop. No logs and the real clock unless `over` says;
+ * `over.broadcast` is told each request and ending, as Web Push is.
+ */
+export function testDesk(
+  device: ReturnType<typeof createDeviceMqtt>,
+  over: Partial<ApprovalDeskOptions> & { broadcast?: ApprovalBroadcast } = {},
+): ApprovalDesk {
+  const { broadcast, ...options } = over
+  const desk = new ApprovalDesk({
+    wire: device.approver,
+    clock: realClock(),
+    logger: silentLogger,
+    ...options,
+  })
+  if (broadcast) desk.listen(broadcastListener(broadcast))
+  return desk
+}
+
+/** How the tests' and benchmarks' phones reach the broker: MQTT, on the real clock. */
+export const testPhoneLink = phoneLinks(realClock())
 
 /** How phone `phone`, holding `key`, pairs with device `deviceId` on the broker at `url`. */
 export function testPairing(url: string, deviceId: string, phone: string, key: Buffer): Pairing {

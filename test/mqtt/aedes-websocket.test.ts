@@ -5,20 +5,13 @@ import WebSocket from 'ws'
 import { EmbeddedBroker } from '../../src/adapters/aedes/broker.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { PREFIX, USERS } from '../helpers/brokers.js'
+import { until } from '../helpers/wait.js'
 
 /** What a client received, as topic → payload text. */
 function inbox(c: MqttClient): string[] {
   const got: string[] = []
   c.on('message', (t, p) => got.push(`${t} ${p.toString()}`))
   return got
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 5000
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 describe('the embedded broker serves MQTT over WebSocket too (same users, same ACL)', () => {

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest'
 import { MAX_PAYLOAD_BYTES, newNonce, signDecision } from '../../src/protocol/index.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { freePort, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { deviceWorld, unlockDoor, until, type World } from './fixture.js'
+import { deviceWorld, unlockDoor, type World } from './fixture.js'
 
 /**
  * The approval contract, run unchanged against Mosquitto and the embedded broker: round trips,

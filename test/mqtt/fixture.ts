@@ -8,14 +8,15 @@ import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
 import type { Logger } from '../../src/core/logger.js'
 import type { CallContext, Tool } from '../../src/core/types.js'
+import { approvalTracker } from '../../src/device/approval-tracker.js'
 import { DeviceState } from '../../src/device/device-state.js'
-import { trackedApprover } from '../../src/device/tracked-approver.js'
 import { PhoneClient } from '../../src/phone/client.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../../src/ports/approver.js'
 import type { Clock } from '../../src/ports/clock.js'
 import type { Pairing } from '../../src/protocol/index.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testPairing } from '../helpers/device-mqtt.js'
+import { testDesk, testPairing, testPhoneLink } from '../helpers/device-mqtt.js'
+import { until } from '../helpers/wait.js'
 
 export interface LogEntry {
   level: string
@@ -67,14 +68,6 @@ class CountingApprover implements Approver {
   }
 }
 
-export async function until(cond: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting: ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
-
 /**
  * One device (approver + status + real gate) and two paired phones on a broker. The device and
  * its gate share one clock: the real one, or a virtual one the test moves (`clock`).
@@ -117,7 +110,9 @@ export async function deviceWorld(
   showStatus(state, device, false)
   if (opts.connect !== false) await device.approver.ready()
   // As the appliance does: the device's state counts what is pending.
-  const counting = new CountingApprover(trackedApprover(device.approver, state))
+  const desk = testDesk(device, { clock, logger })
+  desk.listen(approvalTracker(state))
+  const counting = new CountingApprover(desk)
   const store = new SqliteStore(':memory:')
   const grants = new Grants(store)
   const gate = new Gate({
@@ -142,6 +137,7 @@ export async function deviceWorld(
     testPairing(broker.url, deviceId, phone, keys.get(phone) ?? randomBytes(32))
   const phone = async (name: string, key?: Buffer) => {
     const p = new PhoneClient({
+      link: testPhoneLink,
       pairing: { ...pairing(name), ...(key && { key }) },
       ...USERS.phone,
       logger: captureLogger(),
@@ -163,6 +159,7 @@ export async function deviceWorld(
     logger,
     device,
     approver: device.approver,
+    desk,
     topics: device.approver.topics,
     asked: counting.asked,
     grants,
@@ -220,6 +217,7 @@ export async function deviceWorld(
     async close() {
       for (const p of phones) await p.close().catch(() => {})
       for (const c of raws) await c.endAsync(true).catch(() => {})
+      desk.withdrawAll()
       await device.close().catch(() => {})
       store.close()
     },

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { createDeviceMqtt } from '../../src/adapters/mqtt/index.js'
 import { PROBE_LEVEL, probeBroker, writeProbes } from '../../src/adapters/mqtt/probe.js'
+import { broadcastListener } from '../../src/approvals/broadcast-listener.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import {
   newNonce,
@@ -22,15 +23,17 @@ import {
   PREFIX,
   USERS,
 } from '../helpers/brokers.js'
+import { testDesk } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { captureLogger, deviceWorld, unlockDoor, until } from './fixture.js'
+import { captureLogger, deviceWorld, unlockDoor } from './fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 
 /**
  * The household's real broker (issue: an approved action that never happened): Mosquitto with the
- * ACL of docs/protocol.md, byte for byte, and the device over MQTT 5.
+ * ACL of docs/broker.md, byte for byte, and the device over MQTT 5.
  */
 describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL', () => {
   const worlds = brokerWithWorlds(
@@ -175,12 +178,13 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       phones: () => keys,
       logger,
       clock: realClock(),
-      broadcast: { requested: () => {}, ended: (e) => ended.push(e.state) },
     })
+    const desk = testDesk(device, { logger })
+    desk.listen(broadcastListener({ requested: () => {}, ended: (e) => ended.push(e.state) }))
     try {
       await device.approver.ready()
       const now = Date.now()
-      const answer = device.approver.request(
+      const answer = desk.request(
         {
           id: randomUUID(),
           tool: 'unlock_door',
@@ -198,7 +202,7 @@ describe.skipIf(skip)('the household broker: Mosquitto with the documented ACL',
       )
       await expect(answer).rejects.toMatchObject({ code: 'NOC_ERR_BROKER_REFUSED' })
       // Nothing is left waiting: withdrawing everything ends nothing.
-      device.approver.withdrawAll()
+      desk.withdrawAll()
       expect(ended.filter((s) => s === 'withdrawn')).toEqual([])
       expect(logger.entries).toContainEqual(
         expect.objectContaining({

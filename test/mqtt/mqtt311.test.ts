@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { aedesBroker, freePort, USERS } from '../helpers/brokers.js'
-import { captureLogger, until } from './fixture.js'
+import { until } from '../helpers/wait.js'
+import { captureLogger } from './fixture.js'
 
 // The embedded broker (aedes) speaks only 3.1.1: what `npm start` and the phone demo run on.
 describe('a broker that refuses MQTT 5', () => {

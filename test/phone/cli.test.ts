@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { phone } from '../../src/app/commands/phone.js'
 import { aedesBroker } from '../helpers/brokers.js'
 import { captureIo } from '../helpers/capture-io.js'
-import { until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
 import { worldsOn } from './world.js'
 
 describe('nocturn phone: conversations, show, say, follow', () => {

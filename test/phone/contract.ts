@@ -7,8 +7,9 @@ import { DeviceRefusal, type FollowEvent } from '../../src/phone/conversations.j
 import { type ConversationOp, newNonce, signConversationRequest } from '../../src/protocol/index.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { until } from '../mqtt/fixture.js'
-import { lightTool, type PhoneWorld, tick, worldsOn } from './world.js'
+import { docVector } from '../helpers/protocol-doc.js'
+import { tick, until } from '../helpers/wait.js'
+import { lightTool, type PhoneWorld, worldsOn } from './world.js'
 
 /** What the phone got, and what the store holds, in one comparable shape. */
 function asStored(m: StoredMessage): Record<string, unknown> {
@@ -163,6 +164,72 @@ export function conversationsContract(
       const logged = JSON.stringify(w.logger.entries)
       expect(logged).not.toContain('Is it still sunny?')
       expect(logged).not.toContain('still sunny now')
+    })
+
+    it('follow "*" per docs/protocol.md (follow-vector): the typing phone gets no message of its own running turn, every other follower gets each one; approvals reach both', async () => {
+      const v = docVector('follow-vector')
+      const roles = (k: string) => (v[k] === '(none)' ? [] : (v[k] ?? '?').split(','))
+      const w = await worlds.open()
+      const approves = await w.approvals('ben')
+      const seen = new Map<string, FollowEvent[]>()
+      const phones = new Map<string, Awaited<ReturnType<PhoneWorld['phone']>>>()
+      for (const name of ['anna', 'ben']) {
+        const p = await w.phone(name)
+        const got: FollowEvent[] = []
+        seen.set(name, got)
+        phones.set(name, p)
+        await p.follow(v[`follow.${name}`] ?? '?', (e) => got.push(e))
+      }
+      const of = (name: string, kind: string, conversation: string) =>
+        (seen.get(name) ?? []).filter(
+          (e) => e.kind === kind && e.body.conversation === conversation,
+        )
+      const messageRoles = (name: string, conversation: string, fromSeq: number) =>
+        of(name, 'message', conversation)
+          .map((e) => e.body.message as { seq: number; role: string })
+          .filter((m) => m.seq > fromSeq)
+          .map((m) => m.role)
+
+      // The first turn: typed by anna, gated, approved by ben.
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 'f1', name: 'set_light', args: { room: 'hall' } }] },
+        { text: 'The hall light is on.' },
+      )
+      const first = phones.get(v['first.typed-by'] ?? '?')?.say('new', 'Switch on the hall light')
+      await until(() => w.asked.length === 1, 'the gate to ask')
+      await approves.decide((await approves.waitFor(w.asked[0]?.id ?? '')).id, 'approve', 'once')
+      const c = (await first)?.conversation ?? ''
+      const stored = () => w.store.messages(c)
+      expect(stored().map((m) => m.role)).toEqual(roles('first.stored'))
+      for (const name of ['anna', 'ben']) {
+        const want = roles(`first.follow.${name}.message`)
+        await until(() => messageRoles(name, c, 0).length >= want.length, `${name}'s follow`)
+        const approvals = roles(`first.follow.${name}.approval`)
+        await until(() => of(name, 'approval', c).length >= approvals.length, `${name}'s approvals`)
+        expect(of(name, 'approval', c).map((e) => e.body.state)).toEqual(approvals)
+      }
+
+      // Then a turn typed by ben in the same conversation.
+      const before = stored().length
+      w.server.queueGenerate({ text: 'You are welcome.' })
+      await phones.get(v['then.typed-by'] ?? '?')?.say(c, 'Thank you')
+      expect(
+        stored()
+          .slice(before)
+          .map((m) => m.role),
+      ).toEqual(roles('then.stored'))
+      for (const name of ['anna', 'ben']) {
+        const want = roles(`then.follow.${name}.message`)
+        await until(() => messageRoles(name, c, before).length >= want.length, `${name}'s follow`)
+      }
+      // Nothing more arrives late: a stored message sent after the turn would be one too many.
+      await tick()
+      for (const name of ['anna', 'ben']) {
+        expect(messageRoles(name, c, 0), `${name}'s follow`).toEqual([
+          ...roles(`first.follow.${name}.message`),
+          ...roles(`then.follow.${name}.message`),
+        ])
+      }
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {

@@ -7,10 +7,11 @@ import { Grants } from '../../src/core/grants.js'
 import type { Tool } from '../../src/core/types.js'
 import { pairingUri } from '../../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt } from '../helpers/device-mqtt.js'
+import { testDesk, testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { NocturnProcess } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
-import { captureLogger, unlockDoor, until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
+import { captureLogger, unlockDoor } from '../mqtt/fixture.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 /** How long the broker stays away: the outage a household meets when the hub reboots. */
@@ -42,7 +43,7 @@ describe.skipIf(skip)('a broker outage: both sides come back by themselves', () 
     closers.push(() => store.close())
     const gate = new Gate({
       policies: {},
-      approver: device.approver,
+      approver: testDesk(device, { logger }),
       grants: new Grants(store),
       clock: realClock(),
       approvalTimeoutMs: 600_000,

@@ -9,7 +9,7 @@ import { freePort, mosquittoBroker, type TestBroker } from '../helpers/brokers.j
 import { captureIo } from '../helpers/capture-io.js'
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js'
 import { missingCommands } from '../helpers/system.js'
-import { until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
 import { type PhoneWorld, phoneWorld } from './world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { mayPublish, maySubscribe } from '../../src/adapters/aedes/broker.js'
-import { maySelfApprove } from '../../src/adapters/mqtt/approver.js'
-import { chunkItems } from '../../src/adapters/mqtt/reply-chunks.js'
+import { maySelfApprove } from '../../src/approvals/self-approval.js'
+import { chunkItems } from '../../src/protocol/reply-chunks.js'
 
 const P = 'nocturn/v1'
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { DeviceRefusal } from '../../src/phone/conversations.js'
 import { mosquittoBroker } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { until } from '../mqtt/fixture.js'
 import { type PhoneWorld, phoneWorld } from './world.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')

@@ -3,21 +3,21 @@ import mqtt, { type MqttClient } from 'mqtt'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive } from '../../src/adapters/gemini/gemini-live.js'
 import { GeminiLLM } from '../../src/adapters/gemini/gemini-llm.js'
-import { createConversationEndpoint } from '../../src/adapters/mqtt/conversation-endpoint.js'
-import { serveGrants } from '../../src/adapters/mqtt/grants-endpoint.js'
-import { serveHistory } from '../../src/adapters/mqtt/history-endpoint.js'
-import { serveOwner } from '../../src/adapters/mqtt/owner-endpoint.js'
 import { serveSettings } from '../../src/adapters/mqtt/settings-endpoint.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import type { OwnerRelyingParty } from '../../src/adapters/webauthn/owner-check.js'
 import { WebAuthnOwners } from '../../src/adapters/webauthn/webauthn-owners.js'
 import { showStatus } from '../../src/app/compose/device.js'
+import { serveHistory } from '../../src/approvals/history-endpoint.js'
+import { serveOwner } from '../../src/approvals/owner-endpoint.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
-import { announcingApprover } from '../../src/conversations/announcing-approver.js'
+import { approvalAnnouncer } from '../../src/conversations/approval-announcer.js'
+import { approvalRecorder } from '../../src/conversations/approval-recorder.js'
+import { createConversationEndpoint } from '../../src/conversations/conversation-endpoint.js'
 import { ConversationService } from '../../src/conversations/conversation-service.js'
+import { serveGrants } from '../../src/conversations/grants-endpoint.js'
 import { LiveConversations } from '../../src/conversations/live-conversations.js'
 import { PhoneGrants } from '../../src/conversations/phone-grants.js'
-import { recordingApprover } from '../../src/conversations/recording-approver.js'
 import { TranscriptFeed } from '../../src/conversations/transcript-feed.js'
 import { Gate } from '../../src/core/gate.js'
 import { Grants } from '../../src/core/grants.js'
@@ -37,9 +37,16 @@ import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { type TestBroker, USERS } from '../helpers/brokers.js'
-import { testDeviceMqtt, testPairing, testPhoneRequests } from '../helpers/device-mqtt.js'
+import {
+  testDesk,
+  testDeviceMqtt,
+  testPairing,
+  testPhoneLink,
+  testPhoneRequests,
+} from '../helpers/device-mqtt.js'
+import { tick, until } from '../helpers/wait.js'
 import { brokerWithWorlds } from '../helpers/worlds.js'
-import { captureLogger, until } from '../mqtt/fixture.js'
+import { captureLogger } from '../mqtt/fixture.js'
 import { doorTool, TestMic, timeTool } from '../voice/harness.js'
 
 /** A light that needs a phone's yes when typed (text is otherwise allowed), and by voice. */
@@ -111,6 +118,9 @@ export async function phoneWorld(
     device: deviceState,
     backoffMinMs: 50,
     backoffMaxMs: 300,
+  })
+  const desk = testDesk(device, {
+    logger,
     owner: owners,
     ...(o.broadcast && { broadcast: o.broadcast }),
   })
@@ -118,9 +128,10 @@ export async function phoneWorld(
   const feed = new TranscriptFeed(store, logger)
   const live = new LiveConversations()
   const grants = new Grants(store)
-  // Every ending kept for the History, as the composition keeps it (app/appliance.ts).
-  const recorded = recordingApprover(device.approver, store.history, realClock())
-  const counting = new CountingApprover(announcingApprover(recorded, feed))
+  // Followers see approvals come and go; every ending kept for the History (app/compose/).
+  desk.listen(approvalAnnouncer(feed))
+  desk.listen(approvalRecorder(store.history))
+  const counting = new CountingApprover(desk)
   // Approvals carry wall-clock times the approver checks decisions against: a real clock here.
   const gate = new Gate({
     policies: {},
@@ -190,6 +201,7 @@ export async function phoneWorld(
   /** The phone's conversation side, logged in as its own broker user. */
   const phone = async (name: string, over: Partial<Pairing> = {}) => {
     const p = new PhoneConversations({
+      link: testPhoneLink,
       pairing: { ...pairing(name), ...over },
       ...creds(name),
       logger: captureLogger(),
@@ -207,7 +219,12 @@ export async function phoneWorld(
   })
   /** The phone's approval side. */
   const approvals = async (name: string) => {
-    const p = new PhoneClient({ pairing: pairing(name), ...creds(name), logger: captureLogger() })
+    const p = new PhoneClient({
+      link: testPhoneLink,
+      pairing: pairing(name),
+      ...creds(name),
+      logger: captureLogger(),
+    })
     closers.push(() => p.close())
     await p.start()
     return p
@@ -278,8 +295,8 @@ export async function phoneWorld(
     deviceState,
     /** The owner's yes: the phones' WebAuthn credentials. */
     owners,
-    /** The device's approver with its endings recorded: what the gate asks through. */
-    approver: recorded,
+    /** The approval desk, its endings recorded: what the gate asks through. */
+    approver: desk,
     store,
     feed,
     live,
@@ -310,6 +327,7 @@ export async function phoneWorld(
       conversations.close()
       requests.close()
       for (const c of closers) await c().catch(() => {})
+      desk.withdrawAll()
       await device.close().catch(() => {})
       store.close()
       await server.close()
@@ -318,8 +336,6 @@ export async function phoneWorld(
 }
 
 export type PhoneWorld = Awaited<ReturnType<typeof phoneWorld>>
-
-export const tick = (ms = 30) => new Promise((r) => setTimeout(r, ms))
 
 /**
  * One broker for a describe block and a fresh phone world per test: the broker starts before the

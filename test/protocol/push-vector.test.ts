@@ -23,7 +23,10 @@ describe('docs/protocol.md, "Push to a phone in a pocket"', () => {
   })
 
   it('the push example is what the device builds, the message embedded byte for byte', () => {
-    const [example] = docJsonBlocks('## Push to a phone in a pocket', '### Delivery')
+    const [example] = docJsonBlocks(
+      '## Push to a phone in a pocket',
+      '### Alerts that carry no authority',
+    )
     const parsed = JSON.parse(example ?? '{}') as Record<string, unknown>
     const message = JSON.stringify(parsed.message)
     const built = pushEnvelope({

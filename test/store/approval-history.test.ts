@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
-import { recordingApprover } from '../../src/conversations/recording-approver.js'
-import { NocturnError } from '../../src/core/errors.js'
-import type { ApprovalRequest, Approver } from '../../src/ports/approver.js'
+import { approvalRecorder } from '../../src/conversations/approval-recorder.js'
+import type { ApprovalEnded } from '../../src/ports/approval-listener.js'
+import type { ApprovalRequest } from '../../src/ports/approver.js'
 
 const request = (id: string, at: number): ApprovalRequest => ({
   id,
@@ -22,18 +22,6 @@ const request = (id: string, at: number): ApprovalRequest => ({
   expiresAt: at + 60_000,
 })
 
-/** An approver that answers each request with what the test queued for it. */
-function scripted(
-  answers: Array<
-    () => Promise<never> | Promise<{ decision: 'approve' | 'deny'; by: string; grant?: 'session' }>
-  >,
-): Approver {
-  return {
-    audience: 'your phone',
-    request: () => (answers.shift() ?? (() => Promise.reject(new Error('none'))))(),
-  }
-}
-
 describe('the approval history (ports/approval-history.ts on SQLite)', () => {
   it('keeps every ending with its sentence and words, newest first, across a restart, and prunes with the conversations', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nocturn-history-'))
@@ -41,21 +29,18 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
       const path = join(dir, 'n.db')
       let now = 1_764_489_600_000
       const store = new SqliteStore(path)
-      const approver = recordingApprover(
-        scripted([
-          () => Promise.resolve({ decision: 'approve', by: 'anna', grant: 'session' }),
-          () => Promise.resolve({ decision: 'deny', by: 'ben' }),
-          () => Promise.reject(new NocturnError('NOC_ERR_APPROVAL_TIMEOUT', 'nobody answered')),
-          () => Promise.reject(new NocturnError('NOC_ERR_CANCELLED', 'withdrawn')),
-          () => Promise.reject(new NocturnError('NOC_ERR_APPROVER_UNREACHABLE', 'no broker')),
-        ]),
-        store.history,
-        { now: () => now },
-      )
-      const signal = new AbortController().signal
-      for (const id of ['a1', 'a2', 'a3', 'a4', 'a5']) {
+      const recorder = approvalRecorder(store.history)
+      // How the desk ends each (src/approvals/desk.ts); the unreachable one never went out.
+      const endings: Array<Pick<ApprovalEnded, 'state' | 'by' | 'grant'>> = [
+        { state: 'approved', by: 'anna', grant: 'session' },
+        { state: 'denied', by: 'ben' },
+        { state: 'expired' },
+        { state: 'withdrawn' },
+        { state: 'failed' },
+      ]
+      for (const [i, id] of ['a1', 'a2', 'a3', 'a4', 'a5'].entries()) {
         now += 1000
-        await approver.request(request(id, now - 500), signal).catch(() => {})
+        recorder.ended?.({ request: request(id, now - 500), at: now, ...endings[i]! })
       }
       store.close()
       const again = new SqliteStore(path)

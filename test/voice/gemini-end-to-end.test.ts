@@ -1,12 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
 import { settle } from '../../src/testing/virtual-clock.js'
+import { tick } from '../helpers/wait.js'
 import { geminiVoiceFixture } from './harness.js'
 
 let server: FakeLiveServer
 afterEach(async () => server?.close())
-
-const tick = () => new Promise((r) => setTimeout(r, 30))
 
 async function fixture() {
   server = await FakeLiveServer.start()

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { LiveLLM, LiveToolResponse } from '../../src/ports/live-llm.js'
 import { liveSetup, recorder } from '../gemini/helpers.js'
+import { until } from '../helpers/wait.js'
 
 /**
  * One implementation of the LiveLLM port with its far side, as the contract needs it: open a
@@ -17,11 +18,6 @@ export interface LiveWorld {
   /** Tool responses that reached the far side on the newest connection, once it is closed. */
   responses(): Promise<readonly { id?: unknown; willContinue?: unknown }[]>
   dispose(): Promise<void>
-}
-
-/** Polls until `check` holds (the far side's events travel over a real socket). */
-async function until(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, 5))
 }
 
 const answer = (id: string, interim = false): LiveToolResponse => ({

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { FakeLiveServer, MALFORMED_FRAMES } from '../../src/testing/fake-live-server/index.js'
+import { tick } from '../helpers/wait.js'
 import { geminiVoiceFixture } from './harness.js'
 
 let server: FakeLiveServer | undefined
 afterEach(async () => server?.close())
-
-const tick = () => new Promise((r) => setTimeout(r, 30))
 
 describe('a malformed Live frame costs itself, never the frames after it', () => {
   it('after a burst of malformed frames mid-turn, the next speech is played and the goAway honoured at the turn’s end', async () => {

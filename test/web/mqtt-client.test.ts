@@ -8,7 +8,7 @@ import { MqttClient, type SocketLike } from '../../web/src/mqtt/client.js'
 import { type Incoming, PacketReader, publishPacket } from '../../web/src/mqtt/packets.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
-import { until } from '../mqtt/fixture.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
 // Node 20 has no global WebSocket: the `ws` package stands in for the browser's.

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { servePush } from '../../src/adapters/mqtt/push-endpoint.js'
 import { loadOrCreateVapidKeys } from '../../src/adapters/webpush/vapid-key-file.js'
 import { PhonePush } from '../../src/alerts/phone-push.js'
+import { servePush } from '../../src/alerts/push-endpoint.js'
 import type {
   ApprovalBroadcast,
   BroadcastEnding,

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger.js'
 /**
  * Who may do what: the device owns its prefix; phones write decisions and their own conversation
  * requests, and read everything but another phone's conversation replies (a phone's broker user
- * is named as its phone id, as in docs/protocol.md's ACL).
+ * is named as its phone id, as in docs/broker.md's ACL).
  */
 export type BrokerRole = 'device' | 'phone'
 
@@ -35,7 +35,7 @@ export interface EmbeddedBrokerOptions {
 
 /**
  * An MQTT broker inside the process (aedes), for the offline run and development. Loopback only,
- * and with users it enforces the same rules as docs/protocol.md's Mosquitto ACL, so tests against
+ * and with users it enforces the same rules as docs/broker.md's Mosquitto ACL, so tests against
  * it mean the same as tests against Mosquitto. Real households use their own broker.
  */
 export class EmbeddedBroker {

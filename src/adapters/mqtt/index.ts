@@ -1,10 +1,8 @@
 import type { Logger } from '../../core/logger.js'
 import type { DeviceState } from '../../device/device-state.js'
-import type { ApprovalBroadcast } from '../../ports/approval-broadcast.js'
 import type { Clock } from '../../ports/clock.js'
-import type { OwnerCheck } from '../../ports/owner-check.js'
-import { DEFAULT_PREFIX, topicsFor } from '../../protocol/index.js'
-import { MqttApprover, type PhoneKeys, type SelfApproval } from './approver.js'
+import { DEFAULT_PREFIX, type PhoneKeys, topicsFor } from '../../protocol/index.js'
+import { MqttApprover } from './approver.js'
 import { MqttConnection } from './connection.js'
 import { DEFAULT_DISCOVERY_PREFIX, haTopicsFor } from './home-assistant/discovery.js'
 import { HomeAssistantBridge } from './home-assistant/home-assistant.js'
@@ -25,11 +23,6 @@ export interface DeviceMqttOptions {
   /** One clock for the connection, the approver and the status (wired in app/). */
   readonly clock: Clock
   readonly audience?: string
-  readonly selfApproval?: SelfApproval
-  /** Each request and ending, for Web Push and the alert channels (the approver's `broadcast`). */
-  readonly broadcast?: ApprovalBroadcast
-  /** The owner's yes for critical tools (the approver's `owner`). */
-  readonly owner?: OwnerCheck
   readonly backoffMinMs?: number
   readonly backoffMaxMs?: number
   /**
@@ -57,7 +50,10 @@ export interface DeviceMqttOptions {
   }
 }
 
-/** The device's MQTT side, wired: one connection with its last will, the approver, the status. */
+/**
+ * The device's MQTT side, wired: one connection with its last will, the approvals' wire (the desk
+ * that holds their life is app/compose/'s to wire over it), the status.
+ */
 export function createDeviceMqtt(options: DeviceMqttOptions): {
   connection: MqttConnection
   approver: MqttApprover
@@ -95,12 +91,9 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     logger: options.logger,
     clock: options.clock,
     ...(options.audience !== undefined && { audience: options.audience }),
-    ...(options.selfApproval !== undefined && { selfApproval: options.selfApproval }),
-    ...(options.broadcast !== undefined && { broadcast: options.broadcast }),
     ...(options.device && {
       onRefused: (reason: string) => options.device?.refused('decisions', reason),
     }),
-    ...(options.owner !== undefined && { owner: options.owner }),
   })
   const status = new MqttStatus({
     connection,
@@ -141,7 +134,6 @@ export function createDeviceMqtt(options: DeviceMqttOptions): {
     ...(homeAssistant && { homeAssistant }),
     async close() {
       homeAssistant?.close()
-      approver.withdrawAll()
       // Says what was held back, and stops the summary's timer.
       approver.flushRejections()
       await status.goOffline().catch(() => {})

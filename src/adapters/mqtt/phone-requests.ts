@@ -1,8 +1,15 @@
-import type { z } from 'zod'
 import { BoundedMap } from '../../core/bounded-map.js'
-import { type ErrorCode, errorText, isNocturnError, NocturnError } from '../../core/errors.js'
+import { type ErrorCode, errorText, isNocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
+import {
+  ITEMS_BUDGET,
+  type OpHandler,
+  type PhoneAsk,
+  type PhoneRequestChannel,
+  type ReplyCounter,
+  type ReplyTo,
+} from '../../ports/phone-requests.js'
 import {
   type PhoneOp,
   type PhoneRequest,
@@ -11,7 +18,6 @@ import {
 } from '../../protocol/grant-ops.js'
 import {
   DEFAULT_PREFIX,
-  MAX_PAYLOAD_BYTES,
   type PhoneKeys,
   type PhoneRefusal,
   PhoneVerifier,
@@ -21,10 +27,11 @@ import {
   type Topics,
   topicsFor,
 } from '../../protocol/index.js'
+import { badRequest } from '../../protocol/op-args.js'
+import { chunkItems } from '../../protocol/reply-chunks.js'
 import type { MqttConnection } from './connection.js'
 import { RejectionLog } from './rejection-log.js'
-import { chunkItems } from './reply-chunks.js'
-import { type ReplyTo, sendReply } from './signed-reply.js'
+import { sendReply } from './signed-reply.js'
 
 export interface PhoneRequestsOptions {
   readonly connection: MqttConnection
@@ -50,28 +57,6 @@ export type ConversationRejectReason =
   | 'wrong-device'
   | PhoneRefusal
 
-/** A reply numbered by its own counter (a follow's events outlive any memory of request ids). */
-export interface ReplyCounter {
-  n: number
-}
-
-/** One verified request, as an endpoint serves it: what was asked and how to answer. */
-export interface PhoneAsk {
-  readonly request: PhoneRequest
-  readonly to: ReplyTo
-  reply(kind: ReplyKind, body: unknown, counter?: ReplyCounter): void
-  /** Items in as many `items` replies as their size needs, each shrunk where one alone is too big. */
-  items<T>(items: readonly T[], shrink: (item: T) => unknown): void
-  /** The request cannot be done: the phone is told why, the reason logged. */
-  refuse(err: unknown): void
-}
-
-/** Serves one operation; what it throws is refused to the phone. */
-export type OpHandler = (ask: PhoneAsk) => void
-
-/** Replies stay well under 16 KiB: the envelope (ids, MAC) takes the rest. */
-export const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
-
 /**
  * The phones' request channel over MQTT (docs/protocol.md, "Conversations" and "Grants"): verifies
  * each phone request like a decision (paired phone, MAC, time window, fresh nonce) and hands it to
@@ -79,7 +64,7 @@ export const ITEMS_BUDGET = MAX_PAYLOAD_BYTES - 2048
  * every answer signed with its key. Anything that does not verify is logged with the reason and
  * gets no answer at all.
  */
-export class PhoneRequests {
+export class PhoneRequests implements PhoneRequestChannel {
   readonly phones: PhoneKeys
   readonly #options: PhoneRequestsOptions
   readonly #topics: Topics
@@ -255,12 +240,3 @@ export class PhoneRequests {
 }
 
 /** A request's args as its operation takes them, or a bad request. */
-export function args<T>(schema: z.ZodType<T>, value: unknown): T {
-  const r = schema.safeParse(value)
-  if (!r.success) throw badRequest('args: not what this operation takes')
-  return r.data
-}
-
-export function badRequest(message: string): NocturnError {
-  return new NocturnError('NOC_ERR_BAD_REQUEST', message)
-}

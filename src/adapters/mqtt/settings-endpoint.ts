@@ -1,9 +1,10 @@
 import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { DeviceState } from '../../device/device-state.js'
+import type { SpeakerSettings } from '../../ports/speaker-settings.js'
 import { deviceOpArgSchemas } from '../../protocol/device-ops.js'
+import { args } from '../../protocol/op-args.js'
 import { isSensitivity, SENSITIVITIES } from '../../protocol/sensitivity.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import type { PhoneRequests } from './phone-requests.js'
 
 /**
  * The speaker's own settings from a phone (docs/protocol.md, "Speaker settings"): a signed
@@ -14,7 +15,7 @@ import { args, type PhoneRequests } from './phone-requests.js'
  */
 export function serveSettings(
   requests: PhoneRequests,
-  device: Pick<DeviceState, 'setVolume' | 'setSensitivity' | 'sensitivity'>,
+  device: SpeakerSettings,
   options: {
     /** The speaker listens for a wake word (listen.mode `wake`): it has a sensitivity to set. */
     readonly wakeWord: boolean

@@ -1,6 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
+import type { ReplyTo } from '../../ports/phone-requests.js'
 import {
   MAX_PAYLOAD_BYTES,
   PROTOCOL_VERSION,
@@ -9,13 +10,6 @@ import {
   type Topics,
 } from '../../protocol/index.js'
 import type { MqttConnection } from './connection.js'
-
-/** Who an answer goes to: the phone, its key, and the request (or approval) it answers. */
-export interface ReplyTo {
-  readonly phone: string
-  readonly key: Uint8Array
-  readonly re: string
-}
 
 /** Where the device's signed answers to phones go out. */
 export interface ReplyChannel {

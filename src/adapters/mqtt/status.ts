@@ -1,6 +1,5 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { RefusalCounts } from '../../device/device-state.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
 import { PROTOCOL_VERSION, type StatusMessage } from '../../protocol/index.js'
 import type { Sensitivity } from '../../protocol/sensitivity.js'
@@ -106,7 +105,7 @@ export class MqttStatus {
   }
 
   /** The refused input's counts changed: published within REFUSALS_EVERY_MS, with the rest. */
-  setRefused(counts: RefusalCounts): void {
+  setRefused(counts: Readonly<Record<string, Readonly<Record<string, number>>>>): void {
     const sources = Object.entries(counts).filter(
       ([, byReason]) => Object.keys(byReason).length > 0,
     )

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+import { realClock } from '../../adapters/clock/real-clock.js'
+import { phoneLinks } from '../../adapters/mqtt/phone-link.js'
 import { errorText } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import { PhoneClient, type PhoneClientOptions, parseGrant } from '../../phone/client.js'
@@ -176,6 +178,8 @@ function clientOptions(
     : env.NOCTURN_MQTT_PASSWORD
   return {
     pairing,
+    // The phone is its own program: its reconnects run on the real clock.
+    link: phoneLinks(realClock()),
     logger: silentLogger,
     ...(username !== undefined && { username }),
     ...(password !== undefined && { password }),

@@ -1,23 +1,25 @@
 import { readFileSync } from 'node:fs'
 import { ConsoleApprover } from '../../adapters/console/console-approver.js'
 import type { PhoneAppServer } from '../../adapters/http-static/phone-app-server.js'
-import { createConversationEndpoint } from '../../adapters/mqtt/conversation-endpoint.js'
-import { serveGrants } from '../../adapters/mqtt/grants-endpoint.js'
-import { serveHistory } from '../../adapters/mqtt/history-endpoint.js'
 import { createDeviceMqtt } from '../../adapters/mqtt/index.js'
-import { serveOwner } from '../../adapters/mqtt/owner-endpoint.js'
 import { PhoneRequests } from '../../adapters/mqtt/phone-requests.js'
-import { servePush } from '../../adapters/mqtt/push-endpoint.js'
 import { serveSettings } from '../../adapters/mqtt/settings-endpoint.js'
-import { announcingApprover } from '../../conversations/announcing-approver.js'
+import { servePush } from '../../alerts/push-endpoint.js'
+import { askingWire } from '../../approvals/asking-wire.js'
+import { broadcastListener } from '../../approvals/broadcast-listener.js'
+import { ApprovalDesk } from '../../approvals/desk.js'
+import { serveHistory } from '../../approvals/history-endpoint.js'
+import { serveOwner } from '../../approvals/owner-endpoint.js'
+import { approvalAnnouncer } from '../../conversations/approval-announcer.js'
+import { createConversationEndpoint } from '../../conversations/conversation-endpoint.js'
 import type { ConversationService } from '../../conversations/conversation-service.js'
+import { serveGrants } from '../../conversations/grants-endpoint.js'
 import { PhoneGrants } from '../../conversations/phone-grants.js'
 import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
+import { approvalTracker } from '../../device/approval-tracker.js'
 import type { DeviceState } from '../../device/device-state.js'
-import { trackedApprover } from '../../device/tracked-approver.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
-import type { Approver } from '../../ports/approver.js'
 import type { OwnerCheck } from '../../ports/owner-check.js'
 import type { OwnerCredentialStore } from '../../ports/owner-credentials.js'
 import type { Publisher } from '../../ports/publisher.js'
@@ -33,7 +35,8 @@ export type DeviceMqtt = ReturnType<typeof createDeviceMqtt>
 
 /** The household side: who is asked to approve, where home actions are published, the phones. */
 interface Household {
-  readonly approver: Approver
+  /** The approval desk the gate asks; its listeners are registered here and in composeGate. */
+  readonly approver: ApprovalDesk
   /** Where home actions and tool modules publish; only with a broker. */
   readonly publisher?: Publisher
   readonly mqtt?: DeviceMqtt
@@ -75,7 +78,9 @@ export function composeHousehold(
       interactive: input.isTTY === true,
       autoAnswer: 'deny',
     })
-    return { approver: trackedApprover(approver, device.state), phoneKeys }
+    const desk = new ApprovalDesk({ wire: askingWire(approver), clock, logger: log })
+    desk.listen(approvalTracker(device.state))
+    return { approver: desk, phoneKeys }
   }
   let connection: Publisher | undefined
   const alerts = composeAlerts(
@@ -96,9 +101,6 @@ export function composeHousehold(
     ...(c.mqtt.key !== undefined && { key: readFileSync(c.mqtt.key) }),
     model: c.provider.model,
     phones: () => phoneKeys.keys(),
-    selfApproval: c.mqtt.selfApproval,
-    ...(alerts.broadcast && { broadcast: alerts.broadcast }),
-    owner,
     audience: audienceOf(phoneKeys.list().map((p) => p.name)),
     logger: log.child({ component: 'mqtt' }),
     clock,
@@ -118,9 +120,21 @@ export function composeHousehold(
   })
   connection = mqtt.connection
   closers.add(() => mqtt.close())
+  const desk = new ApprovalDesk({
+    wire: mqtt.approver,
+    clock,
+    logger: log,
+    selfApproval: c.mqtt.selfApproval,
+    owner,
+  })
+  // Withdrawn before the connection closes (closers run in reverse), so the phones hear it.
+  closers.add(() => desk.withdrawAll())
+  desk.listen(approvalTracker(device.state))
   // Followers on a phone see approvals come and go next to the messages.
+  desk.listen(approvalAnnouncer(feed))
+  if (alerts.broadcast) desk.listen(broadcastListener(alerts.broadcast))
   return {
-    approver: trackedApprover(announcingApprover(mqtt.approver, feed), device.state),
+    approver: desk,
     publisher: mqtt.connection,
     mqtt,
     phoneKeys,

@@ -16,10 +16,6 @@ export interface ProviderModels {
 }
 
 interface ProviderEntry<K extends ProviderKind> {
-  /** The provider's name, as the household knows it. */
-  readonly name: string
-  /** How to give it its API key, said when the key is missing. */
-  readonly keyHelp: string
   /** Imports the adapter (only the configured one is ever loaded) and makes its models. */
   readonly models: (
     config: Extract<ProviderConfig, { kind: K }> & { apiKey: string },
@@ -29,23 +25,14 @@ interface ProviderEntry<K extends ProviderKind> {
 
 /**
  * Every live provider, by its `provider.kind`: a second one is its adapter folder, its variant in
- * the config schema and one line here. The adapter is imported when the appliance composes it,
- * the way app/audio.ts loads only the chosen audio backend.
+ * the config schema, its name in config/provider-names.ts and one line here. The adapter is
+ * imported when the appliance composes it, the way app/audio.ts loads only the chosen backend.
  */
 const PROVIDERS: { readonly [K in ProviderKind]: ProviderEntry<K> } = {
   gemini: {
-    name: 'Gemini',
-    keyHelp:
-      'set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
     models: async (config, deps) =>
       (await import('../../adapters/gemini/models.js')).geminiModels({ ...config, ...deps }),
   },
-}
-
-/** The configured provider's name and how to give it its API key. */
-export function describeProvider(config: ProviderConfig): { name: string; keyHelp: string } {
-  const { name, keyHelp } = PROVIDERS[config.kind]
-  return { name, keyHelp }
 }
 
 /** The configured provider's models, its adapter imported now. */

@@ -1,8 +1,9 @@
 import { NocturnError } from '../../core/errors.js'
 import { defaultPersona, type Persona } from '../../core/persona.js'
+import { describeProvider } from '../config/provider-names.js'
 import type { Config } from '../config/schema.js'
 import type { Composition } from './composition.js'
-import { describeProvider, type ProviderModels, providerModels } from './provider-registry.js'
+import { type ProviderModels, providerModels } from './provider-registry.js'
 
 /** The provider's API key, checked before anything is opened: without it nothing can answer. */
 export function providerKey(c: Config): string {

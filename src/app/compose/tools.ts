@@ -1,4 +1,5 @@
-import { recordingApprover } from '../../conversations/recording-approver.js'
+import type { ApprovalDesk } from '../../approvals/desk.js'
+import { approvalRecorder } from '../../conversations/approval-recorder.js'
 import { NocturnError } from '../../core/errors.js'
 import { Gate } from '../../core/gate.js'
 import { Grants } from '../../core/grants.js'
@@ -7,7 +8,6 @@ import { ToolSet } from '../../core/tool-set.js'
 import type { Tool } from '../../core/types.js'
 import type { DeviceState } from '../../device/device-state.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
-import type { Approver } from '../../ports/approver.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { GrantStore } from '../../ports/grant-store.js'
 import type { Publisher } from '../../ports/publisher.js'
@@ -24,14 +24,15 @@ import type { Composition } from './composition.js'
 export function composeGate(
   { config: c, clock }: Composition,
   policies: PolicyTable,
-  approver: Approver,
+  desk: ApprovalDesk,
   grants: GrantStore,
   history: ApprovalHistory,
 ): Gate {
+  // Every ending is kept for the phone's History, whichever wire asked.
+  desk.listen(approvalRecorder(history))
   return new Gate({
     policies,
-    // Every ending is kept for the phone's History, whichever approver asked.
-    approver: recordingApprover(approver, history, clock),
+    approver: desk,
     grants: new Grants(grants),
     clock,
     approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,

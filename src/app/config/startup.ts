@@ -1,5 +1,5 @@
-import { describeProvider } from '../compose/provider-registry.js'
 import type { LoadedConfig } from './load.js'
+import { describeProvider } from './provider-names.js'
 
 /**
  * What `nocturn run` needs of a configuration beyond its being valid, checked before anything is

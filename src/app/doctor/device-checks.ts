@@ -267,7 +267,7 @@ function rightsResult(
       summary: `${reachable}, but its ACL forbids writing ${missing.map((r) => r.label).join(', ')}`,
       details: missing.map(
         (r) =>
-          `missing right: write ${r.needed} (${r.reason ?? 'refused'}) — add "topic write ${r.needed.replace(/\/\+$/, '')}/#" under the device's user in the broker's ACL (docs/protocol.md)`,
+          `missing right: write ${r.needed} (${r.reason ?? 'refused'}) — add "topic write ${r.needed.replace(/\/\+$/, '')}/#" under the device's user in the broker's ACL (docs/broker.md)`,
       ),
       data,
     }

@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { EmbeddedBroker } from '../../adapters/aedes/broker.js'
 import { realClock } from '../../adapters/clock/real-clock.js'
 import { MqttConnection } from '../../adapters/mqtt/connection.js'
+import { phoneLinks } from '../../adapters/mqtt/phone-link.js'
 import { errorText } from '../../core/errors.js'
 import { PhoneClient } from '../../phone/client.js'
 import { DEFAULT_PREFIX } from '../../protocol/index.js'
@@ -75,6 +76,7 @@ export async function startHouse(ctx: RunContext, scene: Script): Promise<House>
       phone: 'anna',
       key: anna.key,
     },
+    link: phoneLinks(realClock()),
     logger,
   })
   phone.on((e) => {

@@ -1,12 +1,13 @@
-import type { PhoneGrants } from '../../conversations/phone-grants.js'
-import { grantOpArgSchemas } from '../../protocol/grant-ops.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import type { PhoneRequestChannel } from '../ports/phone-requests.js'
+import { grantOpArgSchemas } from '../protocol/grant-ops.js'
+import { args } from '../protocol/op-args.js'
+import type { PhoneGrants } from './phone-grants.js'
 
 /**
  * Grants over MQTT (docs/protocol.md "Grants"): a paired phone lists the grants in force and
  * revokes any of them, on the phones' request channel.
  */
-export function serveGrants(requests: PhoneRequests, grants: PhoneGrants): void {
+export function serveGrants(requests: PhoneRequestChannel, grants: PhoneGrants): void {
   requests.serve({
     grants: (ask) => {
       args(grantOpArgSchemas.grants, ask.request.args)

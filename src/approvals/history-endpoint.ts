@@ -1,7 +1,8 @@
-import { NocturnError } from '../../core/errors.js'
-import type { ApprovalEnding, ApprovalHistory } from '../../ports/approval-history.js'
-import { grantOpArgSchemas } from '../../protocol/grant-ops.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import { NocturnError } from '../core/errors.js'
+import type { ApprovalEnding, ApprovalHistory } from '../ports/approval-history.js'
+import type { PhoneRequestChannel } from '../ports/phone-requests.js'
+import { grantOpArgSchemas } from '../protocol/grant-ops.js'
+import { args } from '../protocol/op-args.js'
 
 /** A page of the history a phone may ask for at once: small enough for a phone on a slow link. */
 const DEFAULT_LIMIT = 50
@@ -11,7 +12,7 @@ const MAX_LIMIT = 200
  * The approval history over MQTT (docs/protocol.md "History"): every ending — approved or denied
  * on which phone, withdrawn, expired — newest first, paged, on the phones' request channel.
  */
-export function serveHistory(requests: PhoneRequests, history: ApprovalHistory): void {
+export function serveHistory(requests: PhoneRequestChannel, history: ApprovalHistory): void {
   requests.serve({
     history: (ask) => {
       const a = args(grantOpArgSchemas.history, ask.request.args)

@@ -1,8 +1,9 @@
-import { NocturnError } from '../../core/errors.js'
-import type { Clock } from '../../ports/clock.js'
-import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
-import { pushOpArgSchemas } from '../../protocol/push-ops.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import { NocturnError } from '../core/errors.js'
+import type { Clock } from '../ports/clock.js'
+import type { PhoneRequestChannel } from '../ports/phone-requests.js'
+import type { PushSubscriptionStore } from '../ports/push-subscriptions.js'
+import { args } from '../protocol/op-args.js'
+import { pushOpArgSchemas } from '../protocol/push-ops.js'
 
 /** A phone with more browsers than this loses its oldest subscription: the store stays small. */
 const MAX_SUBSCRIPTIONS_PER_PHONE = 8
@@ -22,7 +23,7 @@ export interface PushEndpointOptions {
  * from its speaker), registers the subscription its browser made, and takes it back — each a
  * signed request on the phones' request channel, verified before anything is stored.
  */
-export function servePush(requests: PhoneRequests, o: PushEndpointOptions): void {
+export function servePush(requests: PhoneRequestChannel, o: PushEndpointOptions): void {
   const schemes = o.schemes ?? ['https:']
   requests.serve({
     push_key: (ask) => {

@@ -1,25 +1,24 @@
-import type { ConversationService } from '../../conversations/conversation-service.js'
-import type { ApprovalEvent, TranscriptFeed } from '../../conversations/transcript-feed.js'
-import type { StoredMessage } from '../../core/conversation.js'
-import type { Clock } from '../../ports/clock.js'
-import { opArgSchemas, type ReplyKind } from '../../protocol/index.js'
+import type { StoredMessage } from '../core/conversation.js'
+import type { Clock } from '../ports/clock.js'
 import {
-  args,
-  badRequest,
   ITEMS_BUDGET,
   type PhoneAsk,
-  type PhoneRequests,
+  type PhoneRequestChannel,
   type ReplyCounter,
-} from './phone-requests.js'
-import { splitText } from './reply-chunks.js'
+} from '../ports/phone-requests.js'
+import { opArgSchemas, type ReplyKind } from '../protocol/index.js'
+import { args, badRequest } from '../protocol/op-args.js'
+import { splitText } from '../protocol/reply-chunks.js'
+import type { ConversationService } from './conversation-service.js'
+import type { ApprovalEvent, TranscriptFeed } from './transcript-feed.js'
 
 export interface ConversationEndpointOptions {
   /** The phones' request channel this endpoint serves its operations on. */
-  readonly requests: PhoneRequests
+  readonly requests: PhoneRequestChannel
   readonly service: ConversationService
   /**
-   * The store as a feed, for the live view (messages, and approvals when the gate's approver is
-   * wrapped with `announcingApprover`); `delete` also vacuums through it.
+   * The store as a feed, for the live view (messages, and approvals when the approval desk tells
+   * it through `approvalAnnouncer`); `delete` also vacuums through it.
    */
   readonly feed: TranscriptFeed
   /** Wall-clock time (follows end at a time). */
@@ -64,7 +63,7 @@ export function createConversationEndpoint(
 
 class Endpoint implements ConversationEndpoint {
   readonly #options: ConversationEndpointOptions
-  readonly #requests: PhoneRequests
+  readonly #requests: PhoneRequestChannel
   readonly #clock: Clock
   readonly #follows = new Map<string, Follow>()
   readonly #says = new Map<string, Set<Say>>()
@@ -226,7 +225,8 @@ class Endpoint implements ConversationEndpoint {
 
   /**
    * Every message the store keeps goes to each phone following its conversation, but the one whose
-   * own typed turn wrote it: that phone has it as the turn's replies.
+   * own typed turn wrote it: that phone has it as the turn's replies, and reads the stored rows with
+   * `show` once the turn is done (docs/protocol.md, "Your own typed turn", and its follow-vector).
    */
   #onStored(m: StoredMessage): void {
     if (this.#closed || this.#follows.size === 0) return

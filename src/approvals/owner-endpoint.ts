@@ -1,6 +1,7 @@
-import type { OwnerCheck } from '../../ports/owner-check.js'
-import { ownerOpArgSchemas } from '../../protocol/owner-ops.js'
-import { args, type PhoneRequests } from './phone-requests.js'
+import type { OwnerCheck } from '../ports/owner-check.js'
+import type { PhoneRequestChannel } from '../ports/phone-requests.js'
+import { args } from '../protocol/op-args.js'
+import { ownerOpArgSchemas } from '../protocol/owner-ops.js'
 
 /**
  * The owner's credential from a phone (docs/protocol.md, "The owner's yes"): `owner_status` says
@@ -8,7 +9,7 @@ import { args, type PhoneRequests } from './phone-requests.js'
  * `owner_register` registers what the browser made over it. Both signed on the phones' request
  * channel and verified before anything is looked at; the credential is checked by `owner`.
  */
-export function serveOwner(requests: PhoneRequests, owner: OwnerCheck): void {
+export function serveOwner(requests: PhoneRequestChannel, owner: OwnerCheck): void {
   requests.serve({
     owner_status: (ask) => {
       args(ownerOpArgSchemas.owner_status, ask.request.args)
