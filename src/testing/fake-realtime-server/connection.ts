@@ -103,6 +103,11 @@ export class FakeRealtimeConnection {
     this.#ws.close(code, reason)
   }
 
+  /** No close frame: the client sees 1006, as when a network drops. */
+  drop(): void {
+    this.#ws.terminate()
+  }
+
   // ---- the room ---------------------------------------------------------------------------
 
   speechStarted(): void {
