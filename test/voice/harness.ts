@@ -1,3 +1,4 @@
+import type { OpenAIRealtimeOptions } from '../../src/adapters/openai/openai-realtime.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import type { PolicyTable } from '../../src/core/policy.js'
@@ -210,10 +211,13 @@ export async function geminiVoiceFixture(server: FakeLiveServer) {
  * The same world over OpenAI Realtime (the real `openai` package against the fake Realtime
  * service): resolves once the first session's connection is set up and settled.
  */
-export async function openaiVoiceFixture(server: FakeRealtimeServer) {
+export async function openaiVoiceFixture(
+  server: FakeRealtimeServer,
+  over: Partial<OpenAIRealtimeOptions> = {},
+) {
   const log = new MemoryLogger()
   const core = coreFixture({ timeoutMs: 120_000 })
-  const llm = openaiRealtime({ baseUrl: server.baseUrl, logger: log, clock: core.clock })
+  const llm = openaiRealtime({ baseUrl: server.baseUrl, logger: log, clock: core.clock, ...over })
   const world = await realSdkWorld(log, llm, core)
   const conn = await server.waitForConnection(0)
   await new Promise((r) => setTimeout(r, 30))

@@ -143,4 +143,48 @@ describe('voice driver over the real openai package: OpenAIRealtime against the 
     expect(sent.messages.at(-1)).toMatchObject({ role: 'user', content: 'Is the door open?' })
     expect(sent.messages[3]).toMatchObject({ role: 'tool', tool_call_id: 'c1' })
   })
+
+  it('the session limit: shortly before it, at a quiet moment, the connection goes and a fresh one opens with the words so far', async () => {
+    server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+    const v = await openaiVoiceFixture(server, {
+      sessionLimitMs: 60_000,
+      sessionLimitLeadMs: 10_000,
+    })
+    const { conn } = v
+    conn.user('What time is it?')
+    conn.reply({ text: 'It is noon.', audioMs: 300 })
+    await server.until(() => !conn.responding)
+    await tick()
+    await settle()
+    // A reply is still being made when the limit nears: the connection waits for its end.
+    conn.reply({ text: 'And a long story.', audioMs: 300, hold: true })
+    await tick()
+    await settle()
+    await v.clock.advance(50_000)
+    await tick()
+    expect(conn.open).toBe(true)
+    conn.finish()
+    const next = await server.waitForConnection(1)
+    expect(conn.open).toBe(false)
+    const history = next.eventsOf('conversation.item.create').map((e) => e.item)
+    expect(history).toEqual([
+      {
+        type: 'message',
+        role: 'user',
+        content: [{ type: 'input_text', text: 'What time is it?' }],
+      },
+      {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'It is noon.' }],
+      },
+      {
+        type: 'message',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'And a long story.' }],
+      },
+    ])
+    await v.driver.stop()
+    await v.done
+  })
 })

@@ -26,6 +26,9 @@ export interface OpenAIRealtimeOptions extends SessionOptions {
   /** `http://127.0.0.1:PORT/v1` for the fake service; the real one when absent. */
   readonly baseUrl?: string | undefined
   readonly connectTimeoutMs?: number | undefined
+  /** The service's session limit (the capability table's when absent) and the lead before it. */
+  readonly sessionLimitMs?: number | undefined
+  readonly sessionLimitLeadMs?: number | undefined
   readonly logger: Logger
   readonly clock: Clock
 }
@@ -74,6 +77,10 @@ export class OpenAIRealtime implements LiveLLM {
       logger: log,
       clock,
       asyncToolCalls: this.capabilities.asyncToolCalls,
+      limit: {
+        limitMs: this.#o.sessionLimitMs ?? this.modelCapabilities.sessionLimitMs,
+        leadMs: this.#o.sessionLimitLeadMs ?? 60_000,
+      },
     })
     let rt: OpenAIRealtimeWS
     try {

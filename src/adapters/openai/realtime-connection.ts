@@ -2,7 +2,7 @@ import type { RealtimeClientEvent, RealtimeServerEvent } from 'openai/resources/
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { DropReport } from '../../ports/audio.js'
-import type { Clock } from '../../ports/clock.js'
+import type { Clock, TimerHandle } from '../../ports/clock.js'
 import type {
   LiveCloseInfo,
   LiveEvents,
@@ -24,6 +24,12 @@ export interface RealtimeSocket {
 }
 
 const OPEN = 1
+
+/** The service's session limit and how long before it the connection leaves. */
+export interface SessionLimit {
+  readonly limitMs: number
+  readonly leadMs: number
+}
 
 /**
  * One Realtime WebSocket as the port's LiveSession. What the Gemini adapter gets from the
@@ -53,12 +59,23 @@ export class RealtimeConnection implements LiveSession {
   readonly #answered = new Set<string>()
   #sent = 0
   #droppedAudio = 0
+  readonly #limit: SessionLimit
+  #limitTimers: TimerHandle[] = []
+  /** The session limit is near: close at the next quiet moment. */
+  #leaving = false
 
-  constructor(o: { events: LiveEvents; logger: Logger; clock: Clock; asyncToolCalls: boolean }) {
+  constructor(o: {
+    events: LiveEvents
+    logger: Logger
+    clock: Clock
+    asyncToolCalls: boolean
+    limit: SessionLimit
+  }) {
     this.#events = o.events
     this.#log = o.logger
     this.#clock = o.clock
     this.#asyncCalls = o.asyncToolCalls
+    this.#limit = o.limit
     this.#responses = new ResponseQueue(() =>
       this.#send({ type: 'response.create', event_id: `nocturn_response_${++this.#sent}` }),
     )
@@ -70,6 +87,7 @@ export class RealtimeConnection implements LiveSession {
       played: this.#played,
       toolCall: (id, name, args) => this.#calls.set(id, { name, arguments: args }),
       cancel: () => this.#send({ type: 'response.cancel' }),
+      quiet: () => this.#quiet(),
     })
   }
 
@@ -84,6 +102,40 @@ export class RealtimeConnection implements LiveSession {
   /** The session is set up: sends are allowed from now on. */
   opened(): void {
     this.#state = 'open'
+    const { limitMs, leadMs } = this.#limit
+    // The service ends a session at its limit with no way to resume it. Shortly before, the
+    // connection goes at a quiet moment, as a drop the driver answers with a fresh connection
+    // that reads the history (docs/openai.md, "Session limit"); at the last moment, quiet or not.
+    this.#limitTimers = [
+      this.#clock.setTimeout(
+        () => {
+          this.#log.info({ timeLeftMs: leadMs }, 'realtime session limit near')
+          this.#leaving = true
+          this.#events.goAway(leadMs)
+          this.#quiet()
+        },
+        Math.max(0, limitMs - leadMs),
+      ),
+      this.#clock.setTimeout(() => this.#leave(), Math.max(0, limitMs - leadMs / 4)),
+    ]
+  }
+
+  /** Nothing is being said or owed: a good moment to leave, if leaving. */
+  #quiet(): void {
+    if (!this.#leaving || this.#responses.active || this.#responses.owed) return
+    if (this.#server.userSpeaking) return
+    this.#leave()
+  }
+
+  #leave(): void {
+    if (this.#state !== 'open') return
+    this.#log.info({}, 'realtime session limit: closing to reopen fresh')
+    this.#state = 'closing'
+    try {
+      this.#socket?.close({ code: 1000, reason: 'session limit' })
+    } catch {
+      this.#socket?.socket.terminate()
+    }
   }
 
   /** The caller has its session: deliver what arrived meanwhile, in order, then live. */
@@ -110,6 +162,7 @@ export class RealtimeConnection implements LiveSession {
     const was = this.#state
     this.#state = 'closed'
     this.#server.stop()
+    for (const t of this.#limitTimers) this.#clock.clearTimeout(t)
     for (const w of this.#closeWaiters.splice(0)) w()
     if (was === 'connecting' || this.#closedInfo) return
     if (this.#held) this.release()

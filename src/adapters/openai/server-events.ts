@@ -29,6 +29,7 @@ export class ServerEvents {
   readonly #played: PlayedAudio
   readonly #toolCall: (id: string, name: string, args: string) => void
   readonly #cancel: () => void
+  readonly #quiet: () => void
   /** The response being made, from `response.created` to `response.done`. */
   #responseId: string | undefined
   /** Responses whose audio nobody will hear: cut by the room or the stop button. */
@@ -51,6 +52,8 @@ export class ServerEvents {
     played: PlayedAudio
     toolCall: (id: string, name: string, args: string) => void
     cancel: () => void
+    /** A response ended or the user stopped speaking: maybe a quiet moment. */
+    quiet: () => void
   }) {
     this.#events = o.events
     this.#log = o.log
@@ -59,6 +62,7 @@ export class ServerEvents {
     this.#played = o.played
     this.#toolCall = o.toolCall
     this.#cancel = o.cancel
+    this.#quiet = o.quiet
   }
 
   get userSpeaking(): boolean {
@@ -99,6 +103,7 @@ export class ServerEvents {
       case 'input_audio_buffer.speech_stopped':
         this.#userSpeaking = false
         this.#responses.speechStopped()
+        this.#quiet()
         return
       case 'conversation.item.input_audio_transcription.completed':
         this.#events.inputTranscription(e.transcript)
@@ -175,6 +180,7 @@ export class ServerEvents {
       this.#events.turnComplete()
     }
     this.#responses.done()
+    this.#quiet()
   }
 
   #error(e: Extract<RealtimeServerEvent, { type: 'error' }>): void {
