@@ -214,11 +214,12 @@ export async function geminiVoiceFixture(server: FakeLiveServer) {
 export async function openaiVoiceFixture(
   server: FakeRealtimeServer,
   over: Partial<OpenAIRealtimeOptions> = {},
+  session: RunSessionOptions = {},
 ) {
   const log = new MemoryLogger()
   const core = coreFixture({ timeoutMs: 120_000 })
   const llm = openaiRealtime({ baseUrl: server.baseUrl, logger: log, clock: core.clock, ...over })
-  const world = await realSdkWorld(log, llm, core)
+  const world = await realSdkWorld(log, llm, core, session)
   const conn = await server.waitForConnection(0)
   await new Promise((r) => setTimeout(r, 30))
   await settle()
@@ -230,6 +231,7 @@ async function realSdkWorld(
   log: MemoryLogger,
   llm: LiveLLM,
   core = coreFixture({ timeoutMs: 120_000 }),
+  session: RunSessionOptions = {},
 ) {
   const unlocked: string[] = []
   const speaker = new FakeSpeaker(core.clock)
@@ -247,7 +249,7 @@ async function realSdkWorld(
     speaker,
     options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
   })
-  const done = driver.runSession()
+  const done = driver.runSession(session)
   return { ...core, unlocked, speaker, source, driver, done, log }
 }
 

@@ -5,6 +5,7 @@ import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { TurnLoop } from '../../src/turn/turn-loop.js'
+import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
 import { OPENAI_KEY } from '../openai/helpers.js'
 import { doorTool, openaiVoiceFixture, settle, timeTool } from './harness.js'
 
@@ -186,5 +187,34 @@ describe('voice driver over the real openai package: OpenAIRealtime against the 
     ])
     await v.driver.stop()
     await v.done
+  })
+
+  it('the wake’s second opinion comes from the provider’s input transcription: heard, the reply plays; not heard, nothing is kept', async () => {
+    server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+    const confirm = { confirm: { phrases: DEFAULT_CONFIRM_PHRASES, withinMs: 10_000 } }
+    const v = await openaiVoiceFixture(server, {}, confirm)
+    v.conn.user('Hey Jarvis, what time is it?')
+    v.conn.reply({ text: 'It is noon.', audioMs: 300 })
+    await server.until(() => !v.conn.responding)
+    await tick()
+    await settle()
+    await v.clock.advance(1000)
+    expect(v.speaker.playedBytes()).toBe(300 * 48)
+    await v.driver.stop()
+    expect(await v.done).toMatchObject({ unconfirmed: false })
+    await server.close()
+
+    server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+    const w = await openaiVoiceFixture(server, {}, confirm)
+    w.conn.user('What a lovely day it is.')
+    w.conn.reply({ text: 'It is.', audioMs: 300 })
+    await server.until(() => !w.conn.responding)
+    await tick()
+    await settle()
+    await w.clock.advance(10_000)
+    const summary = await w.done
+    expect(summary).toMatchObject({ reason: 'unconfirmed', unconfirmed: true })
+    expect(w.speaker.playedBytes()).toBe(0)
+    expect(w.store.listConversations()).toEqual([])
   })
 })
