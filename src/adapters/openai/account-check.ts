@@ -2,7 +2,7 @@ import { errorText } from '../../core/errors.js'
 import { lookupOpenAICapabilities, type OpenAIModelCapabilities } from './capabilities.js'
 import { createRestClient, redactKey } from './client.js'
 
-export interface RealtimeModel {
+interface RealtimeModel {
   readonly id: string
   readonly known: boolean
   readonly capabilities: OpenAIModelCapabilities
