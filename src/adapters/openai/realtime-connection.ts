@@ -59,6 +59,7 @@ export class RealtimeConnection implements LiveSession {
   readonly #answered = new Set<string>()
   #sent = 0
   #droppedAudio = 0
+  #audioSinceEnd = false
   readonly #limit: SessionLimit
   #limitTimers: TimerHandle[] = []
   /** The session limit is near: close at the next quiet moment. */
@@ -194,16 +195,19 @@ export class RealtimeConnection implements LiveSession {
     }
     const up = this.#upsampler.push(pcm)
     const audio = Buffer.from(up.buffer, up.byteOffset, up.byteLength).toString('base64')
-    this.#send({ type: 'input_audio_buffer.append', audio })
+    if (this.#send({ type: 'input_audio_buffer.append', audio })) this.#audioSinceEnd = true
   }
 
   endAudio(): void {
-    // Server VAD commits each utterance at its pause; one cut off by the mute is committed now,
-    // so what was said before it is answered. Between utterances there is nothing to commit (an
-    // empty commit is an error).
-    if (this.#state === 'open' && this.#server.userSpeaking) {
-      this.#send({ type: 'input_audio_buffer.commit' })
-    }
+    // The microphone stopped (mute). Server VAD commits each utterance at its pause; one cut off
+    // by the mute is committed now, so what was said before it is answered. Between utterances
+    // the buffer holds only the room since the last one: it is cleared (a commit of it would be
+    // an utterance of silence). Once per pause, like Gemini's audioStreamEnd.
+    if (this.#state !== 'open' || !this.#audioSinceEnd) return
+    const ok = this.#server.userSpeaking
+      ? this.#send({ type: 'input_audio_buffer.commit' })
+      : this.#send({ type: 'input_audio_buffer.clear' })
+    if (ok) this.#audioSinceEnd = false
   }
 
   respond(r: LiveToolResponse): void {

@@ -5,6 +5,8 @@ import { phrase } from '../fake-live-server/speech.js'
 export interface Reply {
   /** What it says; its transcript. */
   readonly text?: string
+  /** Canned phrases to speak (their own audio and words), in place of `text` and `audioMs`. */
+  readonly phrases?: readonly string[]
   /** How much audio it speaks (canned speech, repeated); default: 40 ms a word, at least 200. */
   readonly audioMs?: number
   readonly calls?: readonly {
@@ -186,7 +188,8 @@ export class FakeRealtimeConnection {
       type: 'response.created',
       response: { id, object: 'realtime.response', status: 'in_progress', output: [] },
     })
-    const text = reply.text
+    const canned = (reply.phrases ?? []).map((p) => phrase(p))
+    const text = canned.length > 0 ? canned.map((p) => p.text).join(' ') : reply.text
     if (text !== undefined || reply.audioMs) {
       const item: Item = {
         id: nextId('item'),
@@ -204,7 +207,7 @@ export class FakeRealtimeConnection {
         item: { id: item.id, type: 'message', role: 'assistant', content: [] },
       })
       const ms = reply.audioMs ?? Math.max(200, (text ?? '').split(/\s+/).length * 40)
-      const pcm = speech(ms)
+      const pcm = canned.length > 0 ? Buffer.concat(canned.map((p) => p.pcm)) : speech(ms)
       const words = text ? `${text} `.split(/(?<=\s)/) : []
       const chunks = Math.ceil(pcm.length / 1920)
       for (let i = 0; i < chunks; i++) {

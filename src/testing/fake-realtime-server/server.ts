@@ -18,6 +18,8 @@ const DEFAULT_MODELS = [
   'gpt-4o-mini-transcribe',
 ]
 
+type ChatStep = ChatAnswer | ((body: Record<string, unknown>) => ChatAnswer)
+
 /** One typed-chat answer (`POST /v1/chat/completions`). */
 export interface ChatAnswer {
   readonly text?: string
@@ -38,8 +40,8 @@ export interface FakeRealtimeServerOptions {
   readonly toolCalls?: 'async' | 'blocking'
   /** Close each session after this long, with the service's `session_expired` error first. */
   readonly sessionLimitMs?: number
-  /** Answers for typed chats, in order. */
-  readonly chat?: readonly ChatAnswer[]
+  /** Answers for typed chats, in order; a function answers from the request's body. */
+  readonly chat?: readonly ChatStep[]
   readonly port?: number
 }
 
@@ -78,7 +80,7 @@ export class FakeRealtimeServer {
   readonly #http: Server
   readonly #wss = new WebSocketServer({ noServer: true })
   readonly #o: FakeRealtimeServerOptions
-  readonly #chat: ChatAnswer[]
+  readonly #chat: ChatStep[]
   readonly #waiters = new Set<() => void>()
   #port = 0
 
@@ -290,7 +292,8 @@ export class FakeRealtimeServer {
       return
     }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
-      const a = this.#chat.shift() ?? { text: 'OK.' }
+      const step = this.#chat.shift() ?? { text: 'OK.' }
+      const a = typeof step === 'function' ? step(body ?? {}) : step
       const calls = (a.calls ?? []).map((c, i) => ({
         id: c.id ?? `call_${i}`,
         type: 'function',
