@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROBE_TOOL } from '../../src/adapters/openai/probe.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { OPENAI_KEY } from './helpers.js'
 
@@ -28,10 +29,10 @@ async function doctor(args: string[], key = OPENAI_KEY) {
       ['--import', 'tsx', 'src/app/cli.ts', 'doctor', '--provider', 'openai', ...args],
       { cwd: ROOT, env },
     )
-    return { code: 0, stdout: r.stdout }
+    return { code: 0, stdout: r.stdout, stderr: r.stderr }
   } catch (err) {
-    const e = err as { code: number; stdout: string }
-    return { code: e.code, stdout: e.stdout }
+    const e = err as { code: number; stdout: string; stderr: string }
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr }
   }
 }
 
@@ -73,5 +74,30 @@ describe('nocturn doctor --provider openai against the fake Realtime service', (
     expect(r.code).toBe(1)
     expect(r.stdout).toMatch(/fail +OpenAI realtime models +cannot list models: .*401/)
     expect(r.stdout).not.toContain('sk-wrong-key-0123456789')
+  })
+
+  it('--probe says first that it uses the account, then tells what the model did beside what the table claims', async () => {
+    const probed = await FakeRealtimeServer.start({
+      apiKey: OPENAI_KEY,
+      replies: [{ calls: [{ name: PROBE_TOOL }] }, { text: 'Still here.' }],
+    })
+    try {
+      const r = await doctor(['--probe', '--base-url', probed.baseUrl, '--model', 'gpt-realtime'])
+      expect(r.stderr).toContain('doctor --probe: opening one short session')
+      expect(r.stdout).toMatch(
+        /ok +OpenAI probe +gpt-realtime: asynchronous .*as the capability table says/,
+      )
+      // The table says the preview waits; this (fake) one kept talking: said loudly.
+      const differ = await doctor([
+        '--probe',
+        '--base-url',
+        probed.baseUrl,
+        '--model',
+        'gpt-4o-realtime-preview-2025-06-03',
+      ])
+      expect(differ.stdout).toMatch(/warn +OpenAI probe +.*asynchronous .*THEY DIFFER/)
+    } finally {
+      await probed.close()
+    }
   })
 })

@@ -17,7 +17,7 @@ import { type GeminiDoctorContext, geminiChecks } from '../doctor/gemini-checks.
 import { type OpenAIDoctorContext, openaiChecks } from '../doctor/openai-checks.js'
 import { createLogger } from '../logger.js'
 
-export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--provider gemini|openai] [--base-url URL] [--model ID]
+export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--probe] [--provider gemini|openai] [--base-url URL] [--model ID]
 
 Checks what a person would otherwise debug by hand, each with a plain-language fix: the
 configuration, the audio PCMs, the panel's GPIO backend and pins, the broker and its credentials,
@@ -27,6 +27,9 @@ the paired phones, the Gemini key, the account's live models and which support a
                   exists; without one the Gemini settings come from the environment)
   --json          the report as JSON, for programs
   --connect       also open a short live session to the model
+  --probe         open one short session whose test tool blocks, to see whether the model keeps
+                  talking (asynchronous) or waits (sequential); OpenAI only so far; costs a few
+                  seconds of a session
   --provider KIND the provider to check without a configuration (default gemini; OpenAI's key
                   from OPENAI_API_KEY or OPENAI_API_KEY_FILE)
   --base-url URL  the Gemini endpoint (overrides provider.baseUrl)
@@ -51,6 +54,7 @@ export async function run(args: string[]): Promise<number> {
       'base-url': { type: 'string' },
       model: { type: 'string' },
       provider: { type: 'string' },
+      probe: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -93,6 +97,7 @@ export async function run(args: string[]): Promise<number> {
       provider?.model ??
       (kind === 'openai' ? env.NOCTURN_OPENAI_MODEL : env.NOCTURN_GEMINI_MODEL),
     connect: values.connect === true || values.model !== undefined,
+    probe: values.probe === true,
     logger,
     openaiKey: provider?.apiKey
       ? { key: provider.apiKey, source: loaded?.secretSources.apiKey ?? 'config' }
@@ -105,6 +110,12 @@ export async function run(args: string[]): Promise<number> {
       : keyNotSet(configPath)
   }
 
+  if (values.probe) {
+    // It uses the household's account: say so before it runs.
+    process.stderr.write(
+      'doctor --probe: opening one short session with the live model (a few seconds, billed to the account) to see whether its calls block\n',
+    )
+  }
   const checks: Check<DoctorContext>[] = [
     ...deviceChecks,
     ...(kind === 'openai' ? openaiChecks : geminiChecks),

@@ -5,7 +5,7 @@ import type WebSocket from 'ws'
 import { WebSocketServer } from 'ws'
 import { errorText } from '../../core/errors.js'
 import { phrase } from '../fake-live-server/speech.js'
-import { type ClientEvent, FakeRealtimeConnection } from './connection.js'
+import { type ClientEvent, FakeRealtimeConnection, type Reply } from './connection.js'
 
 /** The account's models, as `GET /v1/models` lists them. */
 const DEFAULT_MODELS = [
@@ -40,6 +40,8 @@ export interface FakeRealtimeServerOptions {
   readonly toolCalls?: 'async' | 'blocking'
   /** Close each session after this long, with the service's `session_expired` error first. */
   readonly sessionLimitMs?: number
+  /** What the model answers each connection's own `response.create`s with, in order. */
+  readonly replies?: readonly Reply[]
   /** Answers for typed chats, in order; a function answers from the request's body. */
   readonly chat?: readonly ChatStep[]
   readonly port?: number
@@ -189,6 +191,7 @@ export class FakeRealtimeServer {
       blocking: this.#o.toolCalls === 'blocking',
       wake: () => this.#wake(),
     })
+    conn.replies.push(...(this.#o.replies ?? []))
     this.connections.push(conn)
     ws.on('close', () => this.#wake())
     ws.on('error', () => {})
