@@ -177,6 +177,56 @@ describe('OpenAI Realtime adapter over the real SDK, against the fake service', 
     expect(conn.errors).toEqual([])
   })
 
+  it('a WHEN_IDLE answer waits while the person speaks and goes when they stop; an INTERRUPT one does not wait for them', async () => {
+    const { events, conn, session, server: s } = await opened()
+    conn.reply({
+      calls: [
+        { callId: 'c1', name: 'current_time' },
+        { callId: 'c2', name: 'current_time' },
+      ],
+    })
+    await s.until(() => events.types().includes('generationComplete'))
+    conn.speechStarted()
+    await s.until(() => events.types().includes('turnComplete'))
+    session.respond({
+      id: 'c1',
+      name: 'current_time',
+      response: { output: 1 },
+      scheduling: 'WHEN_IDLE',
+    })
+    await s.until(() => conn.outputs.length === 1)
+    await tick()
+    expect(conn.eventsOf('response.create')).toHaveLength(0)
+    conn.speechStopped()
+    await s.until(() => conn.eventsOf('response.create').length === 1 && !conn.responding)
+    conn.speechStarted()
+    session.respond({
+      id: 'c2',
+      name: 'current_time',
+      response: { output: 2 },
+      scheduling: 'INTERRUPT',
+    })
+    await s.until(() => conn.eventsOf('response.create').length === 2)
+    expect(conn.errors).toEqual([])
+  })
+
+  it('mute: an utterance in progress is committed, the room between utterances cleared, once per pause', async () => {
+    const { conn, session, server: s } = await opened()
+    session.sendAudio(new Uint8Array(640))
+    conn.speechStarted()
+    await tick()
+    session.endAudio()
+    session.endAudio()
+    await s.until(() => conn.eventsOf('input_audio_buffer.commit').length === 1)
+    conn.speechStopped()
+    session.sendAudio(new Uint8Array(640))
+    await tick()
+    session.endAudio()
+    await s.until(() => conn.eventsOf('input_audio_buffer.clear').length === 1)
+    await tick()
+    expect(conn.eventsOf('input_audio_buffer.commit')).toHaveLength(1)
+  })
+
   it('a response.create that bounces off a response the server started at the same moment is sent again after it', async () => {
     const { events, conn, session, server: s } = await opened()
     conn.reply({ calls: [{ callId: 'c1', name: 'current_time' }] })
