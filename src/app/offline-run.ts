@@ -9,6 +9,8 @@ import type { Appliance } from './appliance.js'
 import { householdScene } from './household-scene.js'
 import { startApplianceInHouse } from './offline/appliance-in-house.js'
 import { type House, startHouse } from './offline/house.js'
+import { geminiSide } from './offline/model-side.js'
+import { openaiSide } from './offline/openai-side.js'
 import { type RunContext, runContext } from './offline/run-context.js'
 import { differences } from './offline/scene-checks.js'
 import { playSpokenSession } from './offline/spoken-session.js'
@@ -35,6 +37,8 @@ export interface OfflineRunOptions {
    * by the wake word). `speech` (default): any speech opens the session, as before the wake word.
    */
   readonly listen?: 'wake' | 'speech'
+  /** The provider the appliance speaks to, each through its real adapter to its fake service. */
+  readonly provider?: 'gemini' | 'openai'
 }
 
 /**
@@ -55,7 +59,11 @@ export async function runOffline(options: OfflineRunOptions): Promise<number> {
   const { ctx, unwind } = runContext(options.out, options.logger, options.workDir)
   try {
     const wake = options.listen === 'wake'
-    const house = await startHouse(ctx, options.scene ?? householdScene({ wake }))
+    const model =
+      options.provider === 'openai'
+        ? await openaiSide(ctx, { wake })
+        : await geminiSide(ctx, options.scene ?? householdScene({ wake }))
+    const house = await startHouse(ctx, model)
     const watched = await startApplianceInHouse(ctx, house, options.root, wake)
     if (wake) tellTheRoom(ctx)
     else {
@@ -129,7 +137,7 @@ function readBack(out: NodeJS.WritableStream, appliance: Appliance, summary: Ses
 function report(
   { out, seen, work }: RunContext,
   options: OfflineRunOptions,
-  { server }: House,
+  { model }: House,
   summary: SessionSummary,
   chat: readonly { role: string; text?: string }[],
   before: Uint8Array | undefined,
@@ -143,7 +151,7 @@ function report(
       options.workDir ? relative(process.cwd(), wav) || wav : wav
     }.\n`,
   )
-  const wrong = differences(seen, summary, server, chat, heardMs, before)
+  const wrong = differences(seen, summary, model, chat, heardMs, before)
   if (wrong.length > 0) {
     out.write(`\nThe scene did not play as scripted:\n${wrong.map((w) => `  - ${w}\n`).join('')}`)
     return 1

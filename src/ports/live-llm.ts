@@ -1,6 +1,7 @@
 import type { Message } from '../core/conversation.js'
 import type { Persona } from '../core/persona.js'
 import type { ToolDeclaration } from '../core/tool.js'
+import type { DropReport } from './audio.js'
 
 /**
  * LiveLLM: a spoken session with a speech-to-speech model — audio streams in, audio and events
@@ -62,6 +63,13 @@ export interface LiveSession {
    * may be sent at all (exactly one final, none for a withdrawn call) is the caller's rule.
    */
   respond(response: LiveToolResponse): void
+  /**
+   * The speaker dropped the rest of the model's reply (barge-in, the stop button): the room heard
+   * only `report.playedMs` of it and never `report.discardedMs`. A provider that keeps its own
+   * record of the reply's audio cuts that record to what was heard, so the model does not believe
+   * it said what nobody heard; a provider without such a record ignores it. Never throws.
+   */
+  playbackCut(report: DropReport): void
   /** Close the connection; resolves when the socket is closed. Calling it again is harmless. */
   close(): Promise<void>
 }

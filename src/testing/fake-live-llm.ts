@@ -1,4 +1,5 @@
 import { NocturnError } from '../core/errors.js'
+import type { DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
 import {
   LIVE_OUTPUT_RATE_HZ,
@@ -111,6 +112,13 @@ export class FakeLiveConnection implements LiveSession {
       if (match) w.resolve()
       return !match
     })
+  }
+
+  /** Every cut the driver reported (barge-in, stop button), in order. */
+  readonly cuts: DropReport[] = []
+
+  playbackCut(report: DropReport): void {
+    this.cuts.push(report)
   }
 
   async close(): Promise<void> {

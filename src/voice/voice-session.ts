@@ -235,6 +235,7 @@ export class VoiceSession {
       { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'stop button' },
       'voice playback dropped',
     )
+    this.#link.liveSession?.playbackCut(r)
     if (this.#turns.inTurn) this.#suppressReply = true
     // Also after the turn completed: a long answer is whole seconds before it has played.
     if (r.discardedMs > 0 || this.#turns.inTurn) this.#transcript.cutReply()
@@ -412,6 +413,7 @@ export class VoiceSession {
       { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'barge-in' },
       'voice playback dropped',
     )
+    this.#link.liveSession?.playbackCut(r)
     this.#suppressReply = false
     this.#afterBargeIn = true
     this.#transcript.interrupted()

@@ -113,9 +113,22 @@ describe('provider.kind picks the provider', () => {
     expect(loaded('{"provider": {"kind": "gemini"}}').provider.textModel).toBe('gemini-2.5-flash')
   })
 
+  it('"openai" is OpenAI Realtime, with its own defaults and its own key, never Gemini\'s', () => {
+    expect(loaded('{"provider": {"kind": "openai"}}').provider).toMatchObject({
+      kind: 'openai',
+      model: 'gpt-realtime',
+      transcriptionModel: 'gpt-4o-mini-transcribe',
+    })
+    const env = { OPENAI_API_KEY: 'sk-openai', GEMINI_API_KEY: 'gemini-key' }
+    const cfg = (kind: string) =>
+      parseConfig(`{"provider": {"kind": "${kind}"}}`, 'c.json', env).config.provider.apiKey
+    expect(cfg('openai')).toBe('sk-openai')
+    expect(cfg('gemini')).toBe('gemini-key')
+  })
+
   it('an unknown kind names the kinds there are; a typo in a provider key is still suggested', () => {
-    expect(problems('{"provider": {"kind": "openai"}}')).toEqual([
-      'provider.kind: expected one of "gemini" (got "openai")',
+    expect(problems('{"provider": {"kind": "anthropic"}}')).toEqual([
+      'provider.kind: expected one of "gemini", "openai" (got "anthropic")',
     ])
     expect(problems('{"provider": {"modle": "x"}}')).toEqual([
       'provider.modle: unknown key — did you mean "model"?',

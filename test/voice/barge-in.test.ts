@@ -16,6 +16,8 @@ describe('voice: barge-in (docs/design.md §2.7, §2.8)', () => {
     conn.interrupted()
     expect(v.speaker.drops).toHaveLength(1) // at once, not on a later tick
     expect(v.speaker.drops[0]).toMatchObject({ discardedMs: 2500, playedMs: 500 })
+    // The provider is told, at once, what the room heard of the cut reply (for its own record).
+    expect(conn.cuts).toEqual([{ discardedMs: 2500, playedMs: 500 }])
     conn.turnComplete()
     await v.clock.advance(5000)
     expect(v.speaker.playedBytes()).toBe(playedBefore) // not one byte played after the drop
@@ -86,6 +88,7 @@ describe('voice: barge-in (docs/design.md §2.7, §2.8)', () => {
     await v.clock.advance(300)
     v.driver.stopSpeaking()
     expect(v.speaker.drops[0]).toMatchObject({ playedMs: 300, discardedMs: 1700 })
+    expect(conn.cuts).toEqual([{ playedMs: 300, discardedMs: 1700 }])
     conn.audio(1000) // the model is still generating this reply
     conn.model(' there was a dragon.')
     await v.clock.advance(2000)

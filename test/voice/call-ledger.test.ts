@@ -12,6 +12,7 @@ function session() {
     sent,
     sendAudio: () => {},
     endAudio: () => {},
+    playbackCut: () => {},
     respond: (r: LiveToolResponse) => {
       if (!s.open) throw new NocturnError('NOC_ERR_LIVE_CLOSED', 'not open')
       sent.push(`${r.id}${r.willContinue ? ' interim' : ''}`)

@@ -1,13 +1,15 @@
+import type { OpenAIRealtimeOptions } from '../../src/adapters/openai/openai-realtime.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import type { PolicyTable } from '../../src/core/policy.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
-import type { LiveCapabilities, LiveSetup } from '../../src/ports/live-llm.js'
+import type { LiveCapabilities, LiveLLM, LiveSetup } from '../../src/ports/live-llm.js'
 import type { LedState } from '../../src/ports/panel.js'
 import { type FakeLiveConnection, FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeMic } from '../../src/testing/fake-mic.js'
+import type { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
@@ -15,6 +17,7 @@ import type { VoiceOptions, WaitingNotice } from '../../src/voice/session-types.
 import { type RunSessionOptions, VoiceDriver } from '../../src/voice/voice-driver.js'
 import { geminiLive } from '../gemini/helpers.js'
 import { coreFixture } from '../helpers/core.js'
+import { openaiRealtime } from '../openai/helpers.js'
 
 /**
  * A microphone the test speaks into: each `speak()` is one 20 ms frame of non-silent audio, every
@@ -193,13 +196,47 @@ export function voiceFixture(o: VoiceFixtureOptions = {}) {
  * and a real gate: resolves once the first session's connection is open and settled.
  */
 export async function geminiVoiceFixture(server: FakeLiveServer) {
+  const log = new MemoryLogger()
+  const world = await realSdkWorld(
+    log,
+    geminiLive({ apiKey: 'k', baseUrl: server.baseUrl, logger: log }),
+  )
+  const conn = await server.waitForConnection(0)
+  await new Promise((r) => setTimeout(r, 30))
+  await settle()
+  return { ...world, conn }
+}
+
+/**
+ * The same world over OpenAI Realtime (the real `openai` package against the fake Realtime
+ * service): resolves once the first session's connection is set up and settled.
+ */
+export async function openaiVoiceFixture(
+  server: FakeRealtimeServer,
+  over: Partial<OpenAIRealtimeOptions> = {},
+  session: RunSessionOptions = {},
+) {
+  const log = new MemoryLogger()
   const core = coreFixture({ timeoutMs: 120_000 })
+  const llm = openaiRealtime({ baseUrl: server.baseUrl, logger: log, clock: core.clock, ...over })
+  const world = await realSdkWorld(log, llm, core, session)
+  const conn = await server.waitForConnection(0)
+  await new Promise((r) => setTimeout(r, 30))
+  await settle()
+  return { ...world, conn }
+}
+
+/** The voice driver over a real provider adapter, the fake speaker and a real gate, its session started. */
+async function realSdkWorld(
+  log: MemoryLogger,
+  llm: LiveLLM,
+  core = coreFixture({ timeoutMs: 120_000 }),
+  session: RunSessionOptions = {},
+) {
   const unlocked: string[] = []
   const speaker = new FakeSpeaker(core.clock)
   const source = new TestMic()
   const mic = new MicGate({ source, speaker, clock: core.clock, echo: 'aec', tailMs: 300 })
-  const log = new MemoryLogger()
-  const llm = geminiLive({ apiKey: 'k', baseUrl: server.baseUrl, logger: log })
   const driver = new VoiceDriver({
     llm,
     tools: new ToolSet([doorTool(unlocked), timeTool]),
@@ -212,11 +249,8 @@ export async function geminiVoiceFixture(server: FakeLiveServer) {
     speaker,
     options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
   })
-  const done = driver.runSession()
-  const conn = await server.waitForConnection(0)
-  await new Promise((r) => setTimeout(r, 30))
-  await settle()
-  return { ...core, unlocked, speaker, driver, done, conn, log }
+  const done = driver.runSession(session)
+  return { ...core, unlocked, speaker, source, driver, done, log }
 }
 
 export { settle }

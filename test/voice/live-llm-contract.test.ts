@@ -1,6 +1,8 @@
 import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { geminiLive } from '../gemini/helpers.js'
+import { openaiRealtime } from '../openai/helpers.js'
 import { liveSessionContract } from './live-llm-contract.js'
 
 liveSessionContract('GeminiLive (the real SDK) against the fake Live server', async () => {
@@ -28,6 +30,32 @@ liveSessionContract('GeminiLive (the real SDK) against the fake Live server', as
     dispose: () => server.close(),
   }
 })
+
+liveSessionContract(
+  'OpenAIRealtime (the real openai package) against the fake Realtime service',
+  async () => {
+    const server = await FakeRealtimeServer.start()
+    const llm = openaiRealtime({ baseUrl: server.baseUrl })
+    const conn = () => server.waitForConnection(server.connections.length - 1)
+    const closed = async () => {
+      const c = await conn()
+      await server.until(() => !c.open)
+      return c
+    }
+    return {
+      llm,
+      toolCall: async (id) =>
+        (await conn()).reply({ calls: [{ callId: id, name: 'current_time' }] }),
+      drop: async () => (await conn()).drop(),
+      // Sent at 24 kHz: counted as the 16 kHz bytes given.
+      audioBytes: async () => (await closed()).heardMs * 32,
+      // A second answer to a call goes as the call's own second report (`<id>_final`): still its answer.
+      responses: async () =>
+        (await closed()).outputs.map((o) => ({ id: o.callId.replace(/_final$/, '') })),
+      dispose: () => server.close(),
+    }
+  },
+)
 
 liveSessionContract(
   'FakeLiveLLM, the scripted model the voice tests and the offline run use',

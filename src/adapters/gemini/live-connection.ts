@@ -169,6 +169,9 @@ export class LiveConnection implements LiveSession {
     }
   }
 
+  /** Gemini has no way to cut its record of a reply (no truncate): it keeps the whole reply. */
+  playbackCut(): void {}
+
   close(): Promise<void> {
     if (this.#state === 'closed') return Promise.resolve()
     const done = new Promise<void>((resolve) => this.#closeWaiters.push(resolve))

@@ -16,16 +16,25 @@ import { runPhoneDemo } from '../phone-demo.js'
  * (`npm start -- --phone`): the same appliance serving the phone app, waiting for a browser's yes.
  */
 export async function run(args: string[]): Promise<number> {
-  let values: { phone?: boolean; listen: string }
+  let values: { phone?: boolean; listen: string; provider: string }
   try {
     ;({ values } = parseArgs({
       args,
-      options: { phone: { type: 'boolean' }, listen: { type: 'string', default: 'wake' } },
+      options: {
+        phone: { type: 'boolean' },
+        listen: { type: 'string', default: 'wake' },
+        provider: { type: 'string', default: 'gemini' },
+      },
     }))
   } catch (err) {
     process.stderr.write(
-      `nocturn demo: ${errorText(err)} (it takes --listen wake|speech and --phone)\n`,
+      `nocturn demo: ${errorText(err)} (it takes --listen wake|speech and --phone; --provider gemini|openai)\n`,
     )
+    return 2
+  }
+  const provider = values.provider
+  if (provider !== 'gemini' && provider !== 'openai') {
+    process.stderr.write('nocturn demo: --provider takes "gemini" (the default) or "openai"\n')
     return 2
   }
   const listen = values.listen
@@ -72,6 +81,7 @@ export async function run(args: string[]): Promise<number> {
     workDir: demoDir(root, 'offline'),
     cli,
     listen,
+    provider,
   })
 }
 

@@ -1,4 +1,4 @@
-import { accessSync, constants, existsSync } from 'node:fs'
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ConfigError } from '../config/errors.js'
@@ -14,9 +14,10 @@ import { type Check, formatHuman, formatJson, runChecks } from '../doctor/check.
 import { deviceChecks } from '../doctor/device-checks.js'
 import type { DeviceDoctorContext } from '../doctor/device-context.js'
 import { type GeminiDoctorContext, geminiChecks } from '../doctor/gemini-checks.js'
+import { type OpenAIDoctorContext, openaiChecks } from '../doctor/openai-checks.js'
 import { createLogger } from '../logger.js'
 
-export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--base-url URL] [--model ID]
+export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect] [--probe] [--provider gemini|openai] [--base-url URL] [--model ID]
 
 Checks what a person would otherwise debug by hand, each with a plain-language fix: the
 configuration, the audio PCMs, the panel's GPIO backend and pins, the broker and its credentials,
@@ -26,13 +27,18 @@ the paired phones, the Gemini key, the account's live models and which support a
                   exists; without one the Gemini settings come from the environment)
   --json          the report as JSON, for programs
   --connect       also open a short live session to the model
+  --probe         open one short session whose test tool blocks, to see whether the model keeps
+                  talking (asynchronous) or waits (sequential); OpenAI only so far; costs a few
+                  seconds of a session
+  --provider KIND the provider to check without a configuration (default gemini; OpenAI's key
+                  from OPENAI_API_KEY or OPENAI_API_KEY_FILE)
   --base-url URL  the Gemini endpoint (overrides provider.baseUrl)
   --model ID      the live model (overrides provider.model; implies --connect)
 
 Exit code 1 when any check fails, 0 otherwise (warnings allowed). Never prints a secret.
 `
 
-type DoctorContext = DeviceDoctorContext & GeminiDoctorContext
+type DoctorContext = DeviceDoctorContext & GeminiDoctorContext & OpenAIDoctorContext
 
 /**
  * `nocturn doctor` (docs/design.md §7). Reads the config when there is one (the model, base URL and
@@ -47,6 +53,8 @@ export async function run(args: string[]): Promise<number> {
       connect: { type: 'boolean', default: false },
       'base-url': { type: 'string' },
       model: { type: 'string' },
+      provider: { type: 'string' },
+      probe: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
   })
@@ -74,15 +82,26 @@ export async function run(args: string[]): Promise<number> {
   }
 
   const provider = loaded?.config.provider
+  const kind = provider?.kind ?? (values.provider === 'openai' ? 'openai' : 'gemini')
   const ctx: DoctorContext = {
     env,
     loaded,
     configPath,
     configError,
-    baseUrl: values['base-url'] ?? provider?.baseUrl ?? env.NOCTURN_GEMINI_BASE_URL,
-    model: values.model ?? provider?.model ?? env.NOCTURN_GEMINI_MODEL,
+    baseUrl:
+      values['base-url'] ??
+      provider?.baseUrl ??
+      (kind === 'openai' ? env.NOCTURN_OPENAI_BASE_URL : env.NOCTURN_GEMINI_BASE_URL),
+    model:
+      values.model ??
+      provider?.model ??
+      (kind === 'openai' ? env.NOCTURN_OPENAI_MODEL : env.NOCTURN_GEMINI_MODEL),
     connect: values.connect === true || values.model !== undefined,
+    probe: values.probe === true,
     logger,
+    openaiKey: provider?.apiKey
+      ? { key: provider.apiKey, source: loaded?.secretSources.apiKey ?? 'config' }
+      : openaiKeyFromEnv(env),
   }
   if (loaded) {
     // The configuration resolved the key already (environment, credential or file): use that.
@@ -91,7 +110,16 @@ export async function run(args: string[]): Promise<number> {
       : keyNotSet(configPath)
   }
 
-  const checks: Check<DoctorContext>[] = [...deviceChecks, ...geminiChecks]
+  if (values.probe) {
+    // It uses the household's account: say so before it runs.
+    process.stderr.write(
+      'doctor --probe: opening one short session with the live model (a few seconds, billed to the account) to see whether its calls block\n',
+    )
+  }
+  const checks: Check<DoctorContext>[] = [
+    ...deviceChecks,
+    ...(kind === 'openai' ? openaiChecks : geminiChecks),
+  ]
   const results = await runChecks(checks, ctx)
   process.stdout.write(values.json ? formatJson(results) : formatHuman(results))
   return results.some((r) => r.status === 'fail') ? 1 : 0
@@ -118,4 +146,21 @@ function keyNotSet(configPath: string | undefined): Error {
   return new Error(
     'not set: put it in the gemini-api-key credential (LoadCredential=), provider.apiKeyFile, or GEMINI_API_KEY',
   )
+}
+
+/** OpenAI's key without a configuration: `OPENAI_API_KEY`, or the first line of `OPENAI_API_KEY_FILE`. */
+function openaiKeyFromEnv(env: NodeJS.ProcessEnv): { key: string; source: string } | Error {
+  const direct = env.OPENAI_API_KEY?.trim()
+  if (direct) return { key: direct, source: 'OPENAI_API_KEY' }
+  const file = env.OPENAI_API_KEY_FILE?.trim()
+  if (!file) return new Error('not set: export OPENAI_API_KEY or OPENAI_API_KEY_FILE')
+  try {
+    const key = readFileSync(file, 'utf8').split('\n')[0]?.trim()
+    if (key) return { key, source: `OPENAI_API_KEY_FILE (${file})` }
+    return new Error(`OPENAI_API_KEY_FILE names ${file}, which is empty`)
+  } catch (err) {
+    return new Error(
+      `OPENAI_API_KEY_FILE names ${file}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    )
+  }
 }

@@ -33,6 +33,17 @@ const PROVIDERS: { readonly [K in ProviderKind]: ProviderEntry<K> } = {
     models: async (config, deps) =>
       (await import('../../adapters/gemini/models.js')).geminiModels({ ...config, ...deps }),
   },
+  openai: {
+    name: 'OpenAI',
+    keyHelp:
+      'set OPENAI_API_KEY, OPENAI_API_KEY_FILE, the "openai-api-key" credential, or provider.apiKeyFile',
+    models: async (config, deps) =>
+      (await import('../../adapters/openai/models.js')).openaiModels({
+        ...config,
+        logger: deps.logger.child({ component: 'openai' }),
+        clock: deps.clock,
+      }),
+  },
 }
 
 /** The configured provider's models, its adapter imported now. */
@@ -40,5 +51,14 @@ export function providerModels(
   config: ProviderConfig & { apiKey: string },
   deps: { readonly logger: Logger; readonly clock: Clock },
 ): Promise<ProviderModels> {
-  return PROVIDERS[config.kind].models(config, deps)
+  return modelsOf(config, deps)
+}
+
+/** One kind's entry with its own config variant (TypeScript cannot pair them through a union). */
+function modelsOf<K extends ProviderKind>(
+  config: Extract<ProviderConfig, { kind: K }> & { apiKey: string },
+  deps: { readonly logger: Logger; readonly clock: Clock },
+): Promise<ProviderModels> {
+  const entry: ProviderEntry<K> = PROVIDERS[config.kind as K]
+  return entry.models(config, deps)
 }

@@ -7,7 +7,8 @@ export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configu
 // Check it with: nocturn config --check --config /etc/nocturn/config.json
 {
   "provider": {
-    // Who answers: "gemini" (the only kind so far; a provider without "kind" is Gemini).
+    // Who answers: "gemini" (a provider without "kind" is Gemini) or "openai" (OpenAI Realtime,
+    // with its own models and its own key, OPENAI_API_KEY: see docs/openai.md).
     "kind": "gemini",
     // The live speech-to-speech model, the model for typed chats from a phone, and the
     // text-to-speech model announcements are said with.

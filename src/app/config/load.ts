@@ -9,6 +9,7 @@ import {
   type Config,
   configSchema,
   type PanelConfig,
+  type ProviderKind,
   type RgbLedsConfig,
   rgbLedsSchema,
 } from './schema.js'
@@ -17,6 +18,12 @@ export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
 /** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
 export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+
+/** Where each provider's key is looked for: its environment variable and its systemd credential. */
+const PROVIDER_KEYS: Record<ProviderKind, { envName: string; credential: string }> = {
+  gemini: { envName: 'GEMINI_API_KEY', credential: CREDENTIALS.apiKey },
+  openai: { envName: 'OPENAI_API_KEY', credential: 'openai-api-key' },
+}
 
 /**
  * Where a command run by hand finds the credentials: the folder `credentials` beside its config
@@ -153,8 +160,7 @@ export function parseConfig(
   const apiKey = resolve({
     env,
     credentialsDir,
-    envName: 'GEMINI_API_KEY',
-    credential: CREDENTIALS.apiKey,
+    ...PROVIDER_KEYS[config.provider.kind],
     value: config.provider.apiKey,
     file: config.provider.apiKeyFile,
     fileKey: 'provider.apiKeyFile',

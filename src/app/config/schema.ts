@@ -45,13 +45,30 @@ const geminiSchema = z.strictObject({
   baseUrl: z.url().optional(),
 })
 
+const openaiSchema = z.strictObject({
+  kind: z.literal('openai'),
+  /** The realtime (speech-to-speech) model; gpt-realtime calls tools asynchronously (docs/openai.md). */
+  model: z.string().min(1).default('gpt-realtime'),
+  /** The typed-chat model (chat completions). */
+  textModel: z.string().min(1).default('gpt-4.1-mini'),
+  /** The text-to-speech model announcements are said with. */
+  speechModel: z.string().min(1).default('gpt-4o-mini-tts'),
+  /** What transcribes the room: the transcript and the wake's second opinion. */
+  transcriptionModel: z.string().min(1).default('gpt-4o-mini-transcribe'),
+  /** The voice, unless the persona names one of OpenAI's. */
+  voice: z.string().min(1).default('marin'),
+  apiKey: z.string().min(1).optional(),
+  apiKeyFile: absPath.optional(),
+  baseUrl: z.url().optional(),
+})
+
 /**
  * `kind` picks the provider's adapter (app/compose/provider-registry.ts); a provider without one is
  * Gemini, as every config was before there were kinds.
  */
 const providerSchema = z.preprocess(
   (v) => (v !== null && typeof v === 'object' && !('kind' in v) ? { ...v, kind: 'gemini' } : v),
-  z.discriminatedUnion('kind', [geminiSchema]),
+  z.discriminatedUnion('kind', [geminiSchema, openaiSchema]),
 )
 
 const audioSchema = z.strictObject({

@@ -8,8 +8,6 @@ import { HOUSEHOLD_ACTIONS } from '../household-scene.js'
 import { DEVICE, type House } from './house.js'
 import type { RunContext } from './run-context.js'
 
-const MODEL = 'gemini-2.5-flash-native-audio-preview-12-2025'
-
 /**
  * The wake model, installed into the run's folder as `nocturn wake install hey_jarvis` would, its
  * licence said: from the models a device already has (`/var/lib/nocturn/wake`, put there by
@@ -59,7 +57,7 @@ export async function startApplianceInHouse(
   const { say, seen, work } = ctx
   const loaded = parseConfig(
     JSON.stringify({
-      provider: { model: MODEL, textModel: 'gemini-3.5-flash', baseUrl: house.server.baseUrl },
+      provider: house.model.provider,
       audio: {
         backend: 'wav',
         inputWav: resolve(root, `fixtures/offline/${wake ? 'wake-scene' : 'unlock-request'}.wav`),
@@ -77,7 +75,7 @@ export async function startApplianceInHouse(
       homeActions: HOUSEHOLD_ACTIONS,
     }),
     'offline config',
-    { GEMINI_API_KEY: 'offline-run-key' },
+    house.model.env,
   )
 
   let ended!: (s: SessionSummary) => void

@@ -6,14 +6,9 @@ import { phoneLinks } from '../../adapters/mqtt/phone-link.js'
 import { errorText } from '../../core/errors.js'
 import { PhoneClient } from '../../phone/client.js'
 import { DEFAULT_PREFIX } from '../../protocol/index.js'
-import {
-  FakeLiveServer,
-  type ReceivedFrame,
-  type Script,
-} from '../../testing/fake-live-server/index.js'
 import { PhoneKeyStore } from '../phone-keys.js'
-import type { RunContext, Say } from './run-context.js'
-import { typedReply } from './scene-checks.js'
+import type { ModelSide } from './model-side.js'
+import type { RunContext } from './run-context.js'
 
 /** The device's name on the broker, as Anna's phone pairs with it. */
 export const DEVICE = 'kitchen'
@@ -21,15 +16,15 @@ export const DEVICE = 'kitchen'
 /** Everything around the appliance: the embedded broker and the model side it talks to. */
 export interface House {
   readonly broker: EmbeddedBroker
-  readonly server: FakeLiveServer
+  readonly model: ModelSide
 }
 
 /**
- * The house the appliance runs in: the embedded broker, the fake Live service playing `scene`
- * (the household scene unless a test swaps in another), the household's devices on the broker,
- * and Anna's paired phone, which approves the door it is asked about.
+ * The house the appliance runs in: the embedded broker, the model's side (a fake service playing
+ * the household scene), the household's devices on the broker, and Anna's paired phone, which
+ * approves the door it is asked about.
  */
-export async function startHouse(ctx: RunContext, scene: Script): Promise<House> {
+export async function startHouse(ctx: RunContext, model: ModelSide): Promise<House> {
   const { logger, say, seen } = ctx
   const broker = new EmbeddedBroker({ port: 0, prefix: DEFAULT_PREFIX, logger })
   await broker.start()
@@ -37,19 +32,6 @@ export async function startHouse(ctx: RunContext, scene: Script): Promise<House>
 
   // Anna pairs her phone: a key of its own, as `nocturn pair anna "Anna's phone"` would make.
   const anna = new PhoneKeyStore(join(ctx.work, 'phones')).add('anna', "Anna's phone")
-
-  const server = await FakeLiveServer.start({
-    logger,
-    scripts: [scene],
-    // The typed reply states only what the history it is given and the house really show.
-    generate: [(body) => ({ text: typedReply(body, seen) })],
-  })
-  ctx.defer(() => server.close())
-  ctx.defer(
-    watchModelSide(server, say, () => {
-      seen.streamEnd = true
-    }),
-  )
 
   // The household's devices on the broker (zigbee2mqtt would sit here).
   const devices = new MqttConnection({
@@ -100,31 +82,5 @@ export async function startHouse(ctx: RunContext, scene: Script): Promise<House>
   })
   await phone.start()
   ctx.defer(() => phone.close())
-  return { broker, server }
-}
-
-/** Prints what the model side received that matters: answers to calls, and the end of audio. */
-function watchModelSide(server: FakeLiveServer, say: Say, onStreamEnd: () => void) {
-  let seen = 0
-  const t = setInterval(() => {
-    for (; seen < server.received.length; seen++) {
-      const f = server.received[seen] as ReceivedFrame
-      if (f.key === 'toolResponse') {
-        const responses = (f.frame.toolResponse as { functionResponses?: unknown[] })
-          ?.functionResponses as Record<string, unknown>[] | undefined
-        for (const r of responses ?? []) {
-          const how = r.willContinue
-            ? `interim ${JSON.stringify(r.response)}`
-            : `final, scheduling ${String(r.scheduling ?? 'none')}`
-          say('[model←]', `${String(r.id)}: ${how}`)
-        }
-      } else if (
-        (f.frame.realtimeInput as { audioStreamEnd?: boolean } | undefined)?.audioStreamEnd
-      ) {
-        onStreamEnd()
-        say('[model←]', 'audioStreamEnd: the microphone is muted, no audio leaves')
-      }
-    }
-  }, 10)
-  return () => clearInterval(t)
+  return { broker, model }
 }

@@ -9,7 +9,7 @@ import type { House } from './house.js'
  */
 export async function playSpokenSession(
   { appliance, sessionEnded, buttonDone }: WatchedAppliance,
-  { server }: House,
+  { model }: House,
   seen: { readonly mutePressed: boolean },
   budgetMs: number,
 ): Promise<SessionSummary> {
@@ -17,8 +17,8 @@ export async function playSpokenSession(
   void sessionEnded.then(() => {
     sessionOver = true
   })
-  const sceneOver = server
-    .until(() => server.connections[0]?.finished || sessionOver, budgetMs)
+  const sceneOver = model
+    .until(() => model.finished() || sessionOver, budgetMs)
     .then(() => (seen.mutePressed && !sessionOver ? buttonDone : undefined))
     .then(() => appliance.driver.stop())
   return withTimeout(

@@ -1,0 +1,180 @@
+import type { OpenAIRealtimeWS } from 'openai/realtime/ws'
+import type { RealtimeServerEvent } from 'openai/resources/realtime/realtime'
+import { errorText, NocturnError } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
+import type {
+  LiveCapabilities,
+  LiveEvents,
+  LiveLLM,
+  LiveSession,
+  LiveSetup,
+} from '../../ports/live-llm.js'
+import {
+  lookupOpenAICapabilities,
+  type OpenAIModelCapabilities,
+  openaiLiveCapabilities,
+} from './capabilities.js'
+import { openRealtimeSocket, redactKey } from './client.js'
+import { RealtimeConnection } from './realtime-connection.js'
+import { refusal } from './refusal.js'
+import { historyItems, type SessionOptions, sessionConfig } from './session-config.js'
+
+export interface OpenAIRealtimeOptions extends SessionOptions {
+  readonly apiKey: string
+  readonly model: string
+  /** `http://127.0.0.1:PORT/v1` for the fake service; the real one when absent. */
+  readonly baseUrl?: string | undefined
+  readonly connectTimeoutMs?: number | undefined
+  /** The service's session limit (the capability table's when absent) and the lead before it. */
+  readonly sessionLimitMs?: number | undefined
+  readonly sessionLimitLeadMs?: number | undefined
+  readonly logger: Logger
+  readonly clock: Clock
+}
+
+/**
+ * LiveLLM over the OpenAI Realtime API (`openai/realtime/ws`). Each `open()` is one WebSocket:
+ * `session.update` with the persona, audio formats, transcription and tools; for a fresh
+ * connection the history's words as conversation items; `open()` resolves at `session.updated`.
+ * There is no resumption: a connection that ends is followed by a fresh one that reads the
+ * history (docs/openai.md, "Session limit").
+ */
+export class OpenAIRealtime implements LiveLLM {
+  readonly capabilities: LiveCapabilities
+  readonly modelCapabilities: OpenAIModelCapabilities
+  readonly #o: OpenAIRealtimeOptions
+  readonly #log: Logger
+  #connections = 0
+
+  constructor(o: OpenAIRealtimeOptions) {
+    if (!o.apiKey) throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no OpenAI API key was given')
+    this.#o = o
+    this.#log = o.logger.child({ component: 'openai-realtime', model: o.model })
+    const { capabilities, known } = lookupOpenAICapabilities(o.model)
+    this.modelCapabilities = capabilities
+    this.capabilities = openaiLiveCapabilities(o.model)
+    if (!known) {
+      this.#log.warn(
+        { event: 'model_unknown' },
+        'realtime model not in the capability table: assuming no asynchronous calls',
+      )
+    }
+    if (!capabilities.asyncToolCalls) {
+      this.#log.warn(
+        { event: 'approvals_dead_air' },
+        'this realtime model has no asynchronous calls: approvals will be dead air',
+      )
+    }
+  }
+
+  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
+    const n = ++this.#connections
+    const log = this.#log.child({ conn: n })
+    const { clock, apiKey, model } = this.#o
+    const conn = new RealtimeConnection({
+      events,
+      logger: log,
+      clock,
+      asyncToolCalls: this.capabilities.asyncToolCalls,
+      limit: {
+        limitMs: this.#o.sessionLimitMs ?? this.modelCapabilities.sessionLimitMs,
+        leadMs: this.#o.sessionLimitLeadMs ?? 60_000,
+      },
+    })
+    let rt: OpenAIRealtimeWS
+    try {
+      rt = await openRealtimeSocket({ apiKey, model, baseUrl: this.#o.baseUrl })
+    } catch (err) {
+      throw new Error(redactKey(errorText(err), apiKey))
+    }
+    conn.attach(rt)
+    const timeoutMs = this.#o.connectTimeoutMs ?? 10_000
+    log.info(
+      { tools: setup.tools.length, history: setup.history?.length ?? 0 },
+      'realtime connecting',
+    )
+
+    return new Promise<LiveSession>((resolve, reject) => {
+      let settled = false
+      const fail = (err: Error) => {
+        if (settled) return
+        settled = true
+        clock.clearTimeout(timer)
+        conn.abort()
+        log.warn(
+          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
+          'realtime connect failed',
+        )
+        reject(err)
+      }
+      const timer = clock.setTimeout(
+        () =>
+          fail(
+            new NocturnError(
+              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
+              `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
+            ),
+          ),
+        timeoutMs,
+      )
+      const ready = () => {
+        if (settled) return
+        settled = true
+        clock.clearTimeout(timer)
+        conn.opened()
+        log.info({}, 'realtime connected')
+        resolve(conn)
+        // After the caller's `await` has its session, not before.
+        setImmediate(() => conn.release())
+      }
+      rt.on('event', (e: RealtimeServerEvent) => {
+        if (!settled) {
+          if (e.type === 'session.updated') ready()
+          else if (e.type === 'error')
+            fail(refusal(model, { code: e.error.code ?? e.error.type, message: e.error.message }))
+          return
+        }
+        conn.onEvent(e)
+      })
+      // Error events come as `event` too; this is the socket's own trouble (and keeps the SDK
+      // from turning an error nobody listens to into an unhandled rejection).
+      rt.on('error', (err) => {
+        if (err.error) return
+        const msg = redactKey(err.message, apiKey)
+        if (!settled) fail(new NocturnError('NOC_ERR_LIVE_CLOSED', `realtime socket: ${msg}`))
+        else log.warn({ event: 'realtime_socket_error', err: msg }, 'realtime socket error')
+      })
+      rt.socket.on('unexpected-response', (req, res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (c: string) => {
+          if (body.length < 2000) body += c
+        })
+        res.on('end', () => {
+          fail(refusal(model, { status: res.statusCode ?? 0, body: redactKey(body, apiKey) }))
+          req.destroy()
+        })
+      })
+      rt.socket.on('open', () => {
+        const config = sessionConfig(setup, this.#o)
+        conn.sendSetup({ type: 'session.update', event_id: 'nocturn_setup', session: config })
+        for (const item of historyItems(setup.history ?? [])) {
+          conn.sendSetup({ type: 'conversation.item.create', item })
+        }
+      })
+      rt.socket.on('close', (code: number, reason: Buffer) => {
+        const why = reason.toString('utf8')
+        if (!settled) {
+          fail(
+            new NocturnError(
+              'NOC_ERR_LIVE_CLOSED',
+              `the realtime connection closed before its setup completed (close ${code})${why ? `: "${why}"` : ''}`,
+            ),
+          )
+        }
+        conn.onClosed(code, why)
+      })
+    })
+  }
+}

@@ -1,0 +1,211 @@
+import type { RealtimeServerEvent } from 'openai/resources/realtime/realtime'
+import { errorText } from '../../core/errors.js'
+import type { Logger } from '../../core/logger.js'
+import type { Clock } from '../../ports/clock.js'
+import type { LiveEvents } from '../../ports/live-llm.js'
+import type { PlayedAudio } from './played-audio.js'
+import type { ResponseQueue } from './response-queue.js'
+
+/** 24 kHz, 16-bit mono. */
+const BYTES_PER_MS = 48
+
+/**
+ * Realtime server events → the port's events. The mapping that is not one to one:
+ *
+ * - `input_audio_buffer.speech_started` while a reply is being made or may still be playing is
+ *   `interrupted` (the server's VAD cancels the response itself; the speaker drop and the
+ *   truncation follow from the driver's `playbackCut`). Audio of a cut response that is still on
+ *   its way is dropped here.
+ * - `response.done` is `generationComplete`, and `turnComplete` unless the response ended in a
+ *   function call: the model's words about that call (after its output) belong to the same turn,
+ *   so an answer nobody moved on from is still `INTERRUPT`. The user speaking closes that turn.
+ * - `response.function_call_arguments.done` is one `toolCall`; the provider never withdraws a call.
+ */
+export class ServerEvents {
+  readonly #events: LiveEvents
+  readonly #log: Logger
+  readonly #clock: Clock
+  readonly #responses: ResponseQueue
+  readonly #played: PlayedAudio
+  readonly #toolCall: (id: string, name: string, args: string) => void
+  readonly #cancel: () => void
+  readonly #quiet: () => void
+  /** The response being made, from `response.created` to `response.done`. */
+  #responseId: string | undefined
+  /** Responses whose audio nobody will hear: cut by the room or the stop button. */
+  readonly #cut = new Set<string>()
+  /** The server's VAD cancels this one itself (`interrupt_response`). */
+  #cancelledByServer: string | undefined
+  #responseHadCall = false
+  /** A response ended in a call and its turn is not complete yet. */
+  #callTurnOpen = false
+  /** When the audio handed to the speaker so far will have played, at the earliest. */
+  #playingUntil = 0
+  #userSpeaking = false
+  #stopped = false
+
+  constructor(o: {
+    events: LiveEvents
+    log: Logger
+    clock: Clock
+    responses: ResponseQueue
+    played: PlayedAudio
+    toolCall: (id: string, name: string, args: string) => void
+    cancel: () => void
+    /** A response ended or the user stopped speaking: maybe a quiet moment. */
+    quiet: () => void
+  }) {
+    this.#events = o.events
+    this.#log = o.log
+    this.#clock = o.clock
+    this.#responses = o.responses
+    this.#played = o.played
+    this.#toolCall = o.toolCall
+    this.#cancel = o.cancel
+    this.#quiet = o.quiet
+  }
+
+  get userSpeaking(): boolean {
+    return this.#userSpeaking
+  }
+
+  /** The connection is closing: nothing more is reported. */
+  stop(): void {
+    this.#stopped = true
+  }
+
+  /** The speaker dropped the reply: the rest of it is neither played nor made. */
+  cut(): void {
+    this.#playingUntil = 0
+    const id = this.#responseId
+    if (id === undefined || this.#cut.has(id)) return
+    this.#cut.add(id)
+    if (this.#cancelledByServer !== id) this.#cancel()
+  }
+
+  dispatch(e: RealtimeServerEvent): void {
+    if (this.#stopped) return
+    try {
+      this.#dispatch(e)
+    } catch (err) {
+      this.#log.error(
+        { event: 'realtime_event_failed', type: e.type, err: errorText(err) },
+        'realtime event could not be handled; dropped',
+      )
+    }
+  }
+
+  #dispatch(e: RealtimeServerEvent): void {
+    switch (e.type) {
+      case 'input_audio_buffer.speech_started':
+        this.#speechStarted()
+        return
+      case 'input_audio_buffer.speech_stopped':
+        this.#userSpeaking = false
+        this.#responses.speechStopped()
+        this.#quiet()
+        return
+      case 'conversation.item.input_audio_transcription.completed':
+        this.#events.inputTranscription(e.transcript)
+        return
+      case 'conversation.item.input_audio_transcription.failed':
+        this.#log.warn(
+          { event: 'realtime_transcription_failed', item: e.item_id, why: e.error?.message },
+          'realtime input transcription failed',
+        )
+        return
+      case 'response.created':
+        this.#responseId = e.response.id
+        this.#responseHadCall = false
+        this.#responses.started()
+        return
+      case 'response.output_audio.delta': {
+        if (this.#cut.has(e.response_id)) return
+        const pcm = Buffer.from(e.delta, 'base64')
+        this.#played.delivered(e.item_id, pcm.byteLength)
+        const now = this.#clock.now()
+        this.#playingUntil = Math.max(this.#playingUntil, now) + pcm.byteLength / BYTES_PER_MS
+        this.#events.audio(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength))
+        return
+      }
+      case 'response.output_audio_transcript.delta':
+        if (!this.#cut.has(e.response_id)) this.#events.outputTranscription(e.delta)
+        return
+      case 'response.function_call_arguments.done':
+        this.#responseHadCall = true
+        this.#toolCall(e.call_id, e.name, e.arguments)
+        this.#events.toolCall([{ id: e.call_id, name: e.name, args: parseArgs(e.arguments) }])
+        return
+      case 'response.done':
+        this.#responseDone(e)
+        return
+      case 'error':
+        this.#error(e)
+        return
+      case 'conversation.item.truncated':
+        this.#log.debug({ item: e.item_id, audioEndMs: e.audio_end_ms }, 'realtime truncated')
+        return
+      default:
+        return
+    }
+  }
+
+  #speechStarted(): void {
+    this.#userSpeaking = true
+    this.#responses.speechStarted()
+    if (this.#callTurnOpen) {
+      // The turn that ended in a call is over: these words start the next one.
+      this.#callTurnOpen = false
+      this.#events.turnComplete()
+    }
+    const id = this.#responseId
+    const playing = this.#clock.now() < this.#playingUntil
+    if (id === undefined && !playing) return
+    if (id !== undefined) this.#cancelledByServer = id
+    this.#events.interrupted()
+  }
+
+  #responseDone(e: Extract<RealtimeServerEvent, { type: 'response.done' }>): void {
+    const r = e.response
+    if (r.id && r.id === this.#responseId) this.#responseId = undefined
+    else if (this.#responseId !== undefined && !r.id) this.#responseId = undefined
+    if (r.id) this.#cut.delete(r.id)
+    const tokens = r.usage?.total_tokens
+    if (typeof tokens === 'number' && tokens > 0) this.#events.usage(tokens)
+    this.#events.generationComplete()
+    if (this.#responseHadCall && r.status !== 'cancelled') {
+      this.#callTurnOpen = true
+    } else {
+      this.#callTurnOpen = false
+      this.#events.turnComplete()
+    }
+    this.#responses.done()
+    this.#quiet()
+  }
+
+  #error(e: Extract<RealtimeServerEvent, { type: 'error' }>): void {
+    const { code, message, event_id: eventId } = e.error
+    const ours = typeof eventId === 'string' && eventId.startsWith('nocturn_response_')
+    if (ours && code === 'conversation_already_has_active_response') {
+      // Another response (the server's VAD) got there first: ours waits for it, never dropped.
+      this.#log.debug({ eventId }, 'realtime response.create bounced; queued again')
+      this.#responses.bounced()
+      return
+    }
+    if (code === 'response_cancel_not_active') return
+    if (ours) this.#responses.failed()
+    this.#log.warn(
+      { event: 'realtime_error', code, eventId, why: message },
+      'realtime service reported an error',
+    )
+  }
+}
+
+/** The model's arguments are a JSON string; one that does not parse goes on as it is (the ToolSet refuses it). */
+function parseArgs(text: string): unknown {
+  try {
+    return JSON.parse(text || '{}')
+  } catch {
+    return text
+  }
+}

@@ -1,0 +1,480 @@
+import WebSocket from 'ws'
+import { phrase } from '../fake-live-server/speech.js'
+
+/** One reply the fake model makes: words (spoken as canned audio), function calls, or both. */
+export interface Reply {
+  /** What it says; its transcript. */
+  readonly text?: string
+  /** Canned phrases to speak (their own audio and words), in place of `text` and `audioMs`. */
+  readonly phrases?: readonly string[]
+  /** How much audio it speaks (canned speech, repeated); default: 40 ms a word, at least 200. */
+  readonly audioMs?: number
+  readonly calls?: readonly {
+    readonly callId?: string
+    readonly name: string
+    readonly args?: unknown
+  }[]
+  /** Stop after the audio: the response stays active until `finish()` (or a barge-in). */
+  readonly hold?: boolean
+}
+
+interface Item {
+  readonly id: string
+  readonly type: string
+  readonly role?: string
+  readonly callId?: string
+  audioMs: number
+  transcript: string
+  output?: string
+}
+
+/** A client event as the fake received it. */
+export interface ClientEvent {
+  readonly type: string
+  readonly [key: string]: unknown
+}
+
+let ids = 0
+const nextId = (prefix: string) => `${prefix}_${(++ids).toString(36).padStart(6, '0')}`
+
+/**
+ * One Realtime WebSocket, as the service keeps it (written from OpenAI's Realtime API reference):
+ * the session, the conversation's items, at most one response at a time. A test plays the model
+ * and the room with the shorthands (`user`, `reply`, `speechStarted`, `finish`); everything the
+ * client sends is recorded and checked as the service checks it: a `response.create` while a
+ * response is active, a function output for a call that does not exist, a truncation past the
+ * audio or of an item without audio are `error` events, as there.
+ */
+export class FakeRealtimeConnection {
+  readonly index: number
+  /** The session as the client's `session.update`s left it. */
+  session: Record<string, unknown> = {}
+  readonly received: ClientEvent[] = []
+  /** Every `error` event sent back (the client's protocol mistakes). */
+  readonly errors: { code: string; eventId?: string }[] = []
+  /** Replies for the client's own `response.create`s, in order; a short "OK." when empty. */
+  readonly replies: Reply[] = []
+  readonly items: Item[] = []
+  #response: { id: string; items: Item[]; reply: Reply; sent: boolean } | undefined
+  /** `response.create`s waiting for a blocking model's calls to have their outputs. */
+  #deferred = 0
+  #heardBytes = 0
+  readonly #ws: WebSocket
+  readonly #blocking: boolean
+  readonly #wake: () => void
+
+  constructor(index: number, ws: WebSocket, o: { blocking: boolean; wake: () => void }) {
+    this.index = index
+    this.#ws = ws
+    this.#blocking = o.blocking
+    this.#wake = o.wake
+  }
+
+  get open(): boolean {
+    return this.#ws.readyState === WebSocket.OPEN
+  }
+
+  /** A response is being made. */
+  get responding(): boolean {
+    return this.#response !== undefined
+  }
+
+  /** Milliseconds of 24 kHz microphone audio received. */
+  get heardMs(): number {
+    return this.#heardBytes / 48
+  }
+
+  /** Every client event of one type, in order. */
+  eventsOf(type: string): ClientEvent[] {
+    return this.received.filter((e) => e.type === type)
+  }
+
+  /** The outputs the client gave, `{callId, output}` with the output parsed. */
+  get outputs(): { callId: string; output: unknown }[] {
+    return this.eventsOf('conversation.item.create')
+      .map((e) => e.item as { type: string; call_id: string; output: string })
+      .filter((i) => i.type === 'function_call_output')
+      .map((i) => ({ callId: i.call_id, output: JSON.parse(i.output) as unknown }))
+  }
+
+  send(event: Record<string, unknown>): void {
+    if (this.open) this.#ws.send(JSON.stringify({ event_id: nextId('event'), ...event }))
+  }
+
+  close(code = 1000, reason = ''): void {
+    this.#ws.close(code, reason)
+  }
+
+  /** No close frame: the client sees 1006, as when a network drops. */
+  drop(): void {
+    this.#ws.terminate()
+  }
+
+  // ---- the room ---------------------------------------------------------------------------
+
+  speechStarted(): void {
+    this.send({
+      type: 'input_audio_buffer.speech_started',
+      audio_start_ms: 0,
+      item_id: nextId('item'),
+    })
+    const r = this.#response
+    const vad = this.#turnDetection()
+    if (r && vad?.interrupt_response !== false) this.#endResponse('cancelled')
+  }
+
+  speechStopped(): void {
+    this.send({
+      type: 'input_audio_buffer.speech_stopped',
+      audio_end_ms: 0,
+      item_id: nextId('item'),
+    })
+  }
+
+  /**
+   * The person says `text`: speech starts and stops, the buffer is committed as a user item, and
+   * its transcription follows — only if the session asked for one, as the service does.
+   */
+  user(text: string): void {
+    this.speechStarted()
+    this.speechStopped()
+    const item: Item = {
+      id: nextId('item'),
+      type: 'message',
+      role: 'user',
+      audioMs: 0,
+      transcript: text,
+    }
+    this.items.push(item)
+    this.send({ type: 'input_audio_buffer.committed', item_id: item.id, previous_item_id: null })
+    this.send({
+      type: 'conversation.item.added',
+      item: { id: item.id, type: 'message', role: 'user', content: [{ type: 'input_audio' }] },
+    })
+    const audio = this.session.audio as { input?: { transcription?: unknown } } | undefined
+    if (!audio?.input?.transcription) {
+      this.errors.push({ code: 'fake: transcription not asked for' })
+      return
+    }
+    this.send({
+      type: 'conversation.item.input_audio_transcription.completed',
+      item_id: item.id,
+      content_index: 0,
+      transcript: text,
+      usage: { type: 'duration', seconds: 1 },
+    })
+  }
+
+  // ---- the model --------------------------------------------------------------------------
+
+  /** The model answers (as its VAD would after the person spoke). One response at a time. */
+  reply(reply: Reply): void {
+    if (this.#response) throw new Error('fake realtime: a response is already active')
+    this.#startResponse(reply)
+  }
+
+  /** The held response's end: transcript, calls, `response.done`. */
+  finish(): void {
+    const r = this.#response
+    if (!r) throw new Error('fake realtime: no response to finish')
+    this.#finishResponse(r)
+  }
+
+  #startResponse(reply: Reply): void {
+    const id = nextId('resp')
+    const r = { id, items: [] as Item[], reply, sent: false }
+    this.#response = r
+    this.send({
+      type: 'response.created',
+      response: { id, object: 'realtime.response', status: 'in_progress', output: [] },
+    })
+    const canned = (reply.phrases ?? []).map((p) => phrase(p))
+    const text = canned.length > 0 ? canned.map((p) => p.text).join(' ') : reply.text
+    if (text !== undefined || reply.audioMs) {
+      const item: Item = {
+        id: nextId('item'),
+        type: 'message',
+        role: 'assistant',
+        audioMs: 0,
+        transcript: '',
+      }
+      r.items.push(item)
+      this.items.push(item)
+      this.send({
+        type: 'response.output_item.added',
+        response_id: id,
+        output_index: 0,
+        item: { id: item.id, type: 'message', role: 'assistant', content: [] },
+      })
+      const ms = reply.audioMs ?? Math.max(200, (text ?? '').split(/\s+/).length * 40)
+      const pcm = canned.length > 0 ? Buffer.concat(canned.map((p) => p.pcm)) : speech(ms)
+      const words = text ? `${text} `.split(/(?<=\s)/) : []
+      const chunks = Math.ceil(pcm.length / 1920)
+      for (let i = 0; i < chunks; i++) {
+        const part = pcm.subarray(i * 1920, (i + 1) * 1920)
+        item.audioMs += part.length / 48
+        this.send({
+          type: 'response.output_audio.delta',
+          response_id: id,
+          item_id: item.id,
+          output_index: 0,
+          content_index: 0,
+          delta: part.toString('base64'),
+        })
+        const piece = words
+          .slice(
+            Math.floor((i * words.length) / chunks),
+            Math.floor(((i + 1) * words.length) / chunks),
+          )
+          .join('')
+        if (piece) {
+          item.transcript += piece
+          this.send({
+            type: 'response.output_audio_transcript.delta',
+            response_id: id,
+            item_id: item.id,
+            output_index: 0,
+            content_index: 0,
+            delta: piece,
+          })
+        }
+      }
+    }
+    if (!reply.hold) this.#finishResponse(r)
+  }
+
+  #finishResponse(r: { id: string; items: Item[]; reply: Reply }): void {
+    for (const item of r.items) {
+      this.send({
+        type: 'response.output_audio.done',
+        response_id: r.id,
+        item_id: item.id,
+        output_index: 0,
+        content_index: 0,
+      })
+      this.send({
+        type: 'response.output_item.done',
+        response_id: r.id,
+        output_index: 0,
+        item: { id: item.id, type: 'message', role: 'assistant', status: 'completed' },
+      })
+    }
+    for (const c of r.reply.calls ?? []) {
+      const item: Item = {
+        id: nextId('item'),
+        type: 'function_call',
+        callId: c.callId ?? nextId('call'),
+        audioMs: 0,
+        transcript: '',
+      }
+      r.items.push(item)
+      this.items.push(item)
+      const args = JSON.stringify(c.args ?? {})
+      this.send({
+        type: 'response.output_item.added',
+        response_id: r.id,
+        output_index: 1,
+        item: {
+          id: item.id,
+          type: 'function_call',
+          call_id: item.callId,
+          name: c.name,
+          arguments: '',
+        },
+      })
+      this.send({
+        type: 'response.function_call_arguments.done',
+        response_id: r.id,
+        item_id: item.id,
+        output_index: 1,
+        call_id: item.callId,
+        name: c.name,
+        arguments: args,
+      })
+      this.send({
+        type: 'response.output_item.done',
+        response_id: r.id,
+        output_index: 1,
+        item: {
+          id: item.id,
+          type: 'function_call',
+          call_id: item.callId,
+          name: c.name,
+          arguments: args,
+          status: 'completed',
+        },
+      })
+    }
+    this.#endResponse('completed')
+  }
+
+  #endResponse(status: 'completed' | 'cancelled'): void {
+    const r = this.#response
+    if (!r) return
+    this.#response = undefined
+    this.send({
+      type: 'response.done',
+      response: {
+        id: r.id,
+        object: 'realtime.response',
+        status,
+        ...(status === 'cancelled'
+          ? { status_details: { type: 'cancelled', reason: 'turn_detected' } }
+          : {}),
+        output: r.items.map((i) => ({ id: i.id, type: i.type })),
+        usage: { total_tokens: 100, input_tokens: 60, output_tokens: 40 },
+      },
+    })
+    this.#wake()
+    this.#serveDeferred()
+  }
+
+  // ---- what the client sends --------------------------------------------------------------
+
+  onClientEvent(e: ClientEvent): void {
+    this.received.push(e)
+    switch (e.type) {
+      case 'session.update':
+        this.session = { ...this.session, ...(e.session as Record<string, unknown>) }
+        this.send({ type: 'session.updated', session: this.session })
+        return
+      case 'input_audio_buffer.append':
+        this.#heardBytes += Buffer.from(String(e.audio), 'base64').length
+        return
+      case 'conversation.item.create':
+        this.#createItem(e)
+        return
+      case 'response.create':
+        if (this.#response) {
+          this.#error(
+            e,
+            'conversation_already_has_active_response',
+            `Conversation already has an active response in progress: ${this.#response.id}. Wait until the response is finished before creating a new one.`,
+          )
+          return
+        }
+        if (this.#blocking && this.#callsWithoutOutput() > 0) {
+          // A model whose calls block says nothing until every call has its output.
+          this.#deferred++
+          return
+        }
+        this.#startResponse(this.replies.shift() ?? { text: 'OK.' })
+        return
+      case 'response.cancel':
+        if (!this.#response)
+          this.#error(
+            e,
+            'response_cancel_not_active',
+            'Cancellation failed: no active response found.',
+          )
+        else this.#endResponse('cancelled')
+        return
+      case 'conversation.item.truncate':
+        this.#truncate(e)
+        return
+      default:
+        return
+    }
+  }
+
+  #createItem(e: ClientEvent): void {
+    const it = e.item as { type: string; role?: string; call_id?: string; output?: string }
+    if (it.type === 'function_call_output') {
+      const known = this.items.some((i) => i.type === 'function_call' && i.callId === it.call_id)
+      if (!known) {
+        this.#error(e, 'invalid_value', `Tool call ID '${it.call_id}' not found in conversation.`)
+        return
+      }
+    }
+    const item: Item = {
+      id: nextId('item'),
+      type: it.type,
+      ...(it.role ? { role: it.role } : {}),
+      ...(it.call_id ? { callId: it.call_id } : {}),
+      ...(it.output !== undefined ? { output: it.output } : {}),
+      audioMs: 0,
+      transcript: '',
+    }
+    this.items.push(item)
+    this.send({
+      type: 'conversation.item.added',
+      previous_item_id: null,
+      item: { id: item.id, ...it },
+    })
+    this.send({
+      type: 'conversation.item.done',
+      previous_item_id: null,
+      item: { id: item.id, ...it },
+    })
+    this.#serveDeferred()
+  }
+
+  #truncate(e: ClientEvent): void {
+    const item = this.items.find((i) => i.id === e.item_id)
+    const end = Number(e.audio_end_ms)
+    if (item?.role !== 'assistant') {
+      this.#error(e, 'invalid_value', 'Only assistant message items can be truncated.')
+      return
+    }
+    if (!(end >= 0) || end > item.audioMs) {
+      this.#error(
+        e,
+        'invalid_value',
+        `Audio content of ${item.audioMs}ms is shorter than ${end}ms.`,
+      )
+      return
+    }
+    item.audioMs = end
+    // The service drops the transcript too: nothing the room did not hear stays in the context.
+    item.transcript = ''
+    this.send({
+      type: 'conversation.item.truncated',
+      item_id: item.id,
+      content_index: 0,
+      audio_end_ms: end,
+    })
+  }
+
+  #callsWithoutOutput(): number {
+    const answered = new Set(
+      this.items.filter((i) => i.type === 'function_call_output').map((i) => i.callId),
+    )
+    return this.items.filter((i) => i.type === 'function_call' && !answered.has(i.callId)).length
+  }
+
+  #serveDeferred(): void {
+    if (this.#deferred === 0 || this.#response || this.#callsWithoutOutput() > 0) return
+    this.#deferred = 0
+    this.#startResponse(this.replies.shift() ?? { text: 'OK.' })
+  }
+
+  #turnDetection(): { interrupt_response?: boolean } | undefined {
+    const audio = this.session.audio as
+      | { input?: { turn_detection?: { interrupt_response?: boolean } } }
+      | undefined
+    return audio?.input?.turn_detection
+  }
+
+  #error(e: ClientEvent, code: string, message: string): void {
+    const eventId = typeof e.event_id === 'string' ? e.event_id : undefined
+    this.errors.push({ code, ...(eventId ? { eventId } : {}) })
+    this.send({
+      type: 'error',
+      error: {
+        type: 'invalid_request_error',
+        code,
+        message,
+        param: null,
+        event_id: eventId ?? null,
+      },
+    })
+  }
+}
+
+/** `ms` of canned 24 kHz speech, the phrase repeated as needed. */
+function speech(ms: number): Buffer {
+  const src = phrase('hello').pcm
+  const pcm = Buffer.alloc(Math.round(ms * 24) * 2)
+  for (let o = 0; o < pcm.length; o += src.length) src.copy(pcm, o)
+  return pcm
+}

@@ -1,0 +1,1 @@
+export { FakeRealtimeServer } from './server.js'
