@@ -34,9 +34,6 @@ const PROVIDERS: { readonly [K in ProviderKind]: ProviderEntry<K> } = {
       (await import('../../adapters/gemini/models.js')).geminiModels({ ...config, ...deps }),
   },
   openai: {
-    name: 'OpenAI',
-    keyHelp:
-      'set OPENAI_API_KEY, OPENAI_API_KEY_FILE, the "openai-api-key" credential, or provider.apiKeyFile',
     models: async (config, deps) =>
       (await import('../../adapters/openai/models.js')).openaiModels({
         ...config,

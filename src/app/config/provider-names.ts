@@ -12,6 +12,11 @@ const NAMES: { readonly [K in ProviderKind]: { readonly name: string; readonly k
       keyHelp:
         'set GEMINI_API_KEY, GEMINI_API_KEY_FILE, the "gemini-api-key" credential, or provider.apiKeyFile',
     },
+    openai: {
+      name: 'OpenAI',
+      keyHelp:
+        'set OPENAI_API_KEY, OPENAI_API_KEY_FILE, the "openai-api-key" credential, or provider.apiKeyFile',
+    },
   }
 
 /** The configured provider's name and how to give it its API key. */
