@@ -33,8 +33,8 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { label: 'floor (pacing only)', wake: 'floor' },
   { label: 'speech mode', wake: 'none' },
-  { label: 'wake, every chunk exact (before)', wake: 'native', hop: 1 },
-  { label: 'wake, coarse (now)', wake: 'native', hop: 2 },
+  { label: 'wake, every chunk exact (hop 1)', wake: 'native', hop: 1 },
+  { label: 'wake, coarse (hop 2, the service)', wake: 'native', hop: 2 },
 ]
 
 function run(
