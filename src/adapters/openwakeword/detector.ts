@@ -50,9 +50,9 @@ export interface OpenWakeWordDetectorOptions {
   readonly logger: Logger
   /**
    * While every head is far below its threshold (under a fiftieth of it), one embedding is made
-   * every this many chunks and the heads score a window whose missing embeddings the nearest made
-   * one stands in for; as a score rises, every chunk is scored exactly again, the skipped ones
-   * included. 1 (or unset): every chunk exactly, always (doctor, enrolment).
+   * every this many chunks and the heads score a window whose missing embeddings are the line
+   * between the made ones either side; as a score rises, every chunk is scored exactly again, the
+   * skipped ones included. 1 (or unset): every chunk exactly, always (enrolment).
    */
   readonly coarseHop?: number | undefined
   /** Wall clock (ms) for the scoring lag. */
@@ -88,6 +88,13 @@ const KEEP_UP_MS = 30_000
  * none (bench/RESULTS.md, "coarse scoring").
  */
 const RISING_SHARE = 0.02
+/**
+ * Exact chunks in a row with every score under RISING_SHARE before scoring is coarse again. A
+ * later rise is caught as the first one was (its window's missing embeddings made late), so the
+ * tail need not cover a head's window: 4 scored the bench's non-wake speech 14 % coarser than 16
+ * with the same wakes (bench/RESULTS.md, "coarse scoring").
+ */
+const DENSE_TAIL_CHUNKS = 4
 /** The level of a detection is the RMS over the head's window of chunks. */
 const LEVEL_CHUNKS = 16
 
@@ -98,6 +105,8 @@ const LEVEL_CHUNKS = 16
  * chunks are dropped, counted and logged — the audio path never waits and memory stays bounded.
  * A chunk pushed with no voice nearby gets its mel frames only: most of a quiet room's cost saved,
  * and the embeddings it skipped are made when a voice comes (FeaturePipeline), so scores match.
+ * While every score is far below its threshold it scores coarsely (`coarseHop`); a scorer slower
+ * than real time rests between chunks and sheds the oldest audio (BUSY_MS, `onKeepingUp`).
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -331,7 +340,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
           }
           // A score is rising: every chunk from here is scored exactly, those since the last
           // coarse score included (their embeddings made late from the kept mel frames).
-          this.#denseLeft = this.#longest
+          this.#denseLeft = DENSE_TAIL_CHUNKS
         }
         const behind = this.#pending.length / 2
         await this.#o.features.embed(this.#longest + behind - 1)
@@ -341,7 +350,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
           const p = 2 * (behind - 1 - b)
           this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
           if (this.#hop > 1)
-            this.#denseLeft = this.#rising(scores) ? this.#longest : this.#denseLeft - 1
+            this.#denseLeft = this.#rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
         }
         this.#pending.length = 0
         if (this.#resetPending) this.#applyReset()
