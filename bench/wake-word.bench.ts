@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|denoise|prose).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|coarse|denoise|prose).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -24,6 +24,7 @@ import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { PRETRAINED } from '../src/adapters/openwakeword/model-files.js'
+import { COARSE_HOP } from '../src/app/wake-detector.js'
 import { VoicedHistory } from '../src/audio/voiced-history.js'
 import { DEFAULT_WAKE_PRE_ROLL_MS, WakeOnset } from '../src/audio/wake-onset.js'
 import { silentLogger } from '../src/core/logger.js'
@@ -32,6 +33,7 @@ import { confirmsWake, DEFAULT_CONFIRM_PHRASES } from '../src/voice/wake-confirm
 import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { MODEL_DIR, pinnedDetector } from '../test/helpers/wake.js'
 import { machineLine, quantile } from './machine.js'
+import { coarseBench } from './wake/coarse.js'
 import {
   bed,
   bytes,
@@ -72,6 +74,8 @@ async function detector(
     onWake,
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
     onScores,
+    // WAKE_COARSE_HOP=4: the accuracy figures as the service scores (1, the default: every chunk).
+    coarseHop: Number(process.env.WAKE_COARSE_HOP ?? 1),
   })
 }
 
@@ -462,3 +466,4 @@ if (only === '' || only === 'cost') cost()
 if (only === '' || only === 'verifier') await verifierBench(out)
 // A trial, not the product: only when asked for.
 if (only === 'denoise') await denoiseBench(out)
+if (only === '' || only === 'coarse') await coarseBench(out, COARSE_HOP)

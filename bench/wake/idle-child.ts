@@ -9,9 +9,11 @@
 // chunk (p50/p99/max), chunks scored, left quiet and dropped.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { performance } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import { COARSE_HOP } from '../../src/app/wake-detector.js'
+import { Watchdog } from '../../src/app/watchdog.js'
 import { quietNoise } from '../../src/audio/pcm.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { VoicedHistory } from '../../src/audio/voiced-history.js'
@@ -25,20 +27,24 @@ const seconds = Number(process.env.SECONDS_PACED ?? 30)
 const modelDir = process.env.MODEL_DIR ?? ''
 const hinted = process.env.HINT !== 'none'
 const roomKind = process.env.ROOM ?? 'quiet'
+/** COARSE_HOP=1: every chunk scored exactly, as before coarse scoring. */
+const coarseHop = Number(process.env.COARSE_HOP ?? COARSE_HOP)
 const rss = () => process.memoryUsage().rss / 2 ** 20
 /** Resident memory that is the process's own (heap, arenas, WASM memory), not mapped files. */
 const anon = () =>
   Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
+// WAKE=floor: the pacing alone, nothing listening (what the harness itself costs).
+const floor = wake === 'floor'
 const speech = wake === 'none' ? await SpeechDetector.create() : undefined
-const voiced = wake === 'none' ? undefined : await VoicedHistory.create()
+const voiced = wake === 'none' || floor ? undefined : await VoicedHistory.create()
 const rssBefore = rss()
 const anonBefore = anon()
 const lags: number[] = []
 let detector: OpenWakeWordDetector | undefined
 let stage: WakeOnset | undefined
 let loadMs = 0
-if (wake !== 'none') {
+if (wake !== 'none' && !floor) {
   const { loadWakeDetector } = await import('../../src/adapters/openwakeword/load-detector.js')
   const t = performance.now()
   detector = await loadWakeDetector({
@@ -49,6 +55,7 @@ if (wake !== 'none') {
     runtime: wake as 'native',
     consecutive: 2,
     refractoryMs: 2000,
+    coarseHop,
     logger: silentLogger,
     now: () => performance.now(),
     onScores: (_s, endAt) => lags.push(performance.now() - endAt),
@@ -87,6 +94,19 @@ function room(): Uint8Array {
 const noise = room()
 const loopFrames = Math.floor(noise.length / 640)
 const frames = seconds * 50
+// The service's own watchdog, reporting instead of killing: a stall it would have ended the
+// process for is counted (its bash child runs in the same cgroup, as on the device).
+const stalls: string[] = []
+const watchdog =
+  process.env.WATCHDOG === '1'
+    ? new Watchdog({
+        action: 'report',
+        feeds: { microphone: 10_000 },
+        onStall: (what) => stalls.push(what),
+      })
+    : undefined
+const loop = monitorEventLoopDelay({ resolution: 10 })
+loop.enable()
 const start = performance.now()
 const cpu = process.cpuUsage()
 let sent = 0
@@ -99,6 +119,7 @@ await new Promise<void>((done) => {
       const frame = noise.subarray(off, off + 640)
       const at = start + (sent + 1) * 20
       speech?.push(frame, at)
+      watchdog?.feed('microphone')
       stage?.room(frame, at)
       sent++
     }
@@ -107,8 +128,9 @@ await new Promise<void>((done) => {
   }
   tick()
 })
-await detector?.settled()
 const used = process.cpuUsage(cpu)
+loop.disable()
+await detector?.settled()
 const wallS = (performance.now() - start) / 1000
 const sorted = [...lags].sort((a, b) => a - b)
 process.stdout.write(
@@ -128,6 +150,13 @@ process.stdout.write(
     scored: detector?.stats().chunksScored ?? 0,
     quiet: detector?.stats().chunksQuiet ?? 0,
     dropped: detector?.stats().chunksDropped ?? 0,
+    rests: detector?.stats().rests ?? 0,
+    coarse: detector?.stats().coarseScores ?? 0,
+    coarseHop,
+    watchdogStalls: stalls.length,
+    loopDelayP99Ms: Number((loop.percentile(99) / 1e6).toFixed(1)),
+    loopDelayMaxMs: Number((loop.max / 1e6).toFixed(1)),
   })}\n`,
 )
 await stage?.close()
+await watchdog?.stop()

@@ -142,6 +142,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       ...typed,
     })
     keepRetention(comp, store)
+    // The button answers (mute, the LED) before the listening chain is composed: a wake model
+    // takes 0.1–1 s to load natively, 10 s or more on WASM on a slow board (issue 47).
+    await panel.start()
     const loop = await composeListening(comp, {
       router,
       driver,
@@ -160,7 +163,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
 
     restoreTimers(comp, timers)
-    await panel.start()
     await loop.start()
     closers.add(() => loop.stop())
     log.info(

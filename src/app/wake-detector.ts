@@ -144,6 +144,18 @@ function phraseOfFile(file: string): string {
     .replace(/_/g, ' ')
 }
 
+/**
+ * The service scores coarsely while every phrase is far below its threshold: one embedding every
+ * 2 chunks (160 ms), exactly again as a score rises (docs/wake-word.md, "A talking room").
+ */
+export const COARSE_HOP = 2
+
+/** What to do about a wake word that cannot keep up on a board. */
+export const CANNOT_KEEP_UP_FIX =
+  'listen for fewer phrases (listen.wake.models), use listen.mode "button", or use a faster board'
+/** What the status and the LED's error say when scoring cannot keep up, with the fix. */
+export const WAKE_CANNOT_KEEP_UP = `the wake word cannot keep up on this board and misses some of what is said: ${CANNOT_KEEP_UP_FIX}`
+
 export interface WakeDetectorOptions {
   readonly onWake: WakeListener
   readonly logger: Logger
@@ -156,6 +168,10 @@ export interface WakeDetectorOptions {
    * the tests, enrolment: one-off processes whose crash a person sees).
    */
   readonly nativeMark?: string
+  /** Told when the detector starts dropping audio (false) and when it keeps up again (true). */
+  readonly onKeepingUp?: (keepingUp: boolean) => void
+  /** COARSE_HOP if unset; 1 scores every chunk exactly. */
+  readonly coarseHop?: number
 }
 
 /**
@@ -191,6 +207,8 @@ export async function createWakeDetector(
     runtime: guard?.runtime ?? config.runtime,
     consecutive: config.consecutive,
     refractoryMs: config.refractoryMs,
+    coarseHop: options.coarseHop ?? COARSE_HOP,
+    onKeepingUp: options.onKeepingUp,
     logger: options.logger,
     onScores: options.onScores,
   }).finally(() => guard?.survived())

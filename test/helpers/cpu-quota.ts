@@ -95,3 +95,8 @@ export function runInQuota(
     })
   })
 }
+
+/** Moves a running process (every thread of it) into the quota, from now on. */
+export function moveIntoQuota(q: CpuQuota, pid: number): void {
+  writeFileSync(join(q.dir, 'cgroup.procs'), String(pid))
+}

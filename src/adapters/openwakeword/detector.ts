@@ -1,7 +1,8 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
-import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import { CHUNK_SAMPLES, EMBEDDING_SIZE, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import type { ModelSession } from './model-session.js'
 import type { VerifierStage } from './verifier.js'
 
@@ -21,11 +22,17 @@ export interface DetectorStats {
   readonly chunksScored: number
   /** Chunks with no voice nearby: mel frames made and kept, embedding and heads left out. */
   readonly chunksQuiet: number
+  /** Coarse scores made (one embedding, the window's others stood in for): see `coarseHop`. */
+  readonly coarseScores: number
   /** Chunks dropped unscored because scoring fell further behind than the backlog allows. */
   readonly chunksDropped: number
   /** From a chunk's last sample arriving to its scores, in ms: the latest and the largest. */
   readonly lastLagMs: number
   readonly maxLagMs: number
+  /** False from a dropped chunk until KEEP_UP_MS of audio in a row was scored without a drop. */
+  readonly keepingUp: boolean
+  /** Times scoring rested after a chunk took more than half a chunk's time (load shed). */
+  readonly rests: number
 }
 
 export interface OpenWakeWordDetectorOptions {
@@ -41,9 +48,21 @@ export interface OpenWakeWordDetectorOptions {
   /** Unscored audio kept while scoring catches up; beyond it the oldest chunks are dropped. */
   readonly backlogMs: number
   readonly logger: Logger
+  /**
+   * While every head is far below its threshold (under a fiftieth of it), one embedding is made
+   * every this many chunks and the heads score a window whose missing embeddings are the line
+   * between the made ones either side; as a score rises, every chunk is scored exactly again, the
+   * skipped ones included. 1 (or unset): every chunk exactly, always (enrolment).
+   */
+  readonly coarseHop?: number | undefined
   /** Wall clock (ms) for the scoring lag. */
   readonly now: () => number
   readonly onScores?: ScoreListener | undefined
+  /**
+   * Told when scoring starts dropping audio (false: this board cannot keep up) and when it has
+   * kept up again for KEEP_UP_MS (true); the service shows it on the status, the LED and doctor.
+   */
+  readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
   /** Also closed with the detector (the feature models). */
   readonly owned?: readonly ModelSession[]
 }
@@ -54,6 +73,28 @@ const WARMUP_CHUNKS = 5
 const DEFAULT_HEAD_WINDOW = 16
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 const FULL_SCALE_SQUARED = 32768 * 32768
+/**
+ * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
+ * process gets, cannot score in real time: scoring then rests as long as it worked before the
+ * next chunk, so it takes at most half of what the process gets and the audio path, on the event
+ * loop in the same process (and the same cgroup quota), keeps the rest. Healthy: a few ms.
+ */
+const BUSY_MS = CHUNK_MS / 2
+/** Audio scored with no drop before the detector counts as keeping up again. */
+const KEEP_UP_MS = 30_000
+/**
+ * A coarse score at this share of a phrase's threshold or above makes scoring exact (0.01 at
+ * 0.5). At a fifth, coarse scoring lost 4 of 43 wakes on the bench's clean clips; at a fiftieth
+ * none (bench/RESULTS.md, "coarse scoring").
+ */
+const RISING_SHARE = 0.02
+/**
+ * Exact chunks in a row with every score under RISING_SHARE before scoring is coarse again. A
+ * later rise is caught as the first one was (its window's missing embeddings made late), so the
+ * tail need not cover a head's window: 4 scored the bench's non-wake speech 14 % coarser than 16
+ * with the same wakes (bench/RESULTS.md, "coarse scoring").
+ */
+const DENSE_TAIL_CHUNKS = 4
 /** The level of a detection is the RMS over the head's window of chunks. */
 const LEVEL_CHUNKS = 16
 
@@ -64,6 +105,8 @@ const LEVEL_CHUNKS = 16
  * chunks are dropped, counted and logged — the audio path never waits and memory stays bounded.
  * A chunk pushed with no voice nearby gets its mel frames only: most of a quiet room's cost saved,
  * and the embeddings it skipped are made when a voice comes (FeaturePipeline), so scores match.
+ * While every score is far below its threshold it scores coarsely (`coarseHop`); a scorer slower
+ * than real time rests between chunks and sheds the oldest audio (BUSY_MS, `onKeepingUp`).
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -97,6 +140,17 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #droppedInEpisode = 0
   #lastLag = 0
   #maxLag = 0
+  /** At most `coarseHop`; 1 scores every chunk exactly. */
+  readonly #hop: number
+  /** Exact chunks still to score before coarse scoring may resume; Infinity when never coarse. */
+  #denseLeft: number
+  /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
+  readonly #pending: number[] = []
+  #coarse = 0
+  #keepingUp = true
+  #lastDropAt = 0
+  #restUntil = 0
+  #rests = 0
   #draining: Promise<void> | undefined
   #resetPending = false
   #closed = false
@@ -117,6 +171,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#arrivedAt = new Float64Array(slots)
     this.#heard = new Uint8Array(slots)
     this.#longest = Math.max(...this.#windows)
+    this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
+    this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
   }
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
@@ -163,9 +219,12 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     return {
       chunksScored: this.#scored,
       chunksQuiet: this.#quiet,
+      coarseScores: this.#coarse,
       chunksDropped: this.#dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
+      keepingUp: this.#keepingUp,
+      rests: this.#rests,
     }
   }
 
@@ -205,7 +264,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #completeChunk(frameEndAtMs: number, samplesAfter: number): void {
     const slots = this.#slots
     this.#fill = 0
-    if (this.#queued === slots.length - 1) {
+    const dropped = this.#queued === slots.length - 1
+    if (dropped) {
       // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
       this.#read = (this.#read + 1) % slots.length
       this.#queued--
@@ -219,6 +279,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     }
     const at = (this.#read + this.#queued) % slots.length
     this.#endAt[at] = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
+    this.#noteKeepingUp(dropped, this.#endAt[at] ?? 0)
     this.#arrivedAt[at] = this.#o.now()
     this.#heard[at] = this.#fillHeard ? 1 : 0
     this.#fillHeard = false
@@ -228,6 +289,12 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   async #drain(): Promise<void> {
     const slots = this.#slots
     while (this.#queued > 0 && !this.#closed) {
+      const resting = this.#restUntil - this.#o.now()
+      if (resting > 0) {
+        await sleep(resting)
+        continue
+      }
+      const began = this.#o.now()
       const at = this.#read
       const chunk = slots[at] as Int16Array
       const endAt = this.#endAt[at] ?? 0
@@ -245,32 +312,60 @@ export class OpenWakeWordDetector implements WakeWordDetector {
           continue
         }
         if (!heard) {
+          this.#flushPending()
           this.#quietChunk()
           continue
         }
-        await this.#o.features.embed(this.#longest)
-        const scores = await Promise.all(
-          this.#o.heads.map(async (h, i) => {
-            const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
-            const window = this.#o.features.latest(n)
-            const out = await h.model.run(window, [1, n, 96])
-            const score = out[0] ?? 0
-            return h.verifier && score >= this.#gate(i, h.verifier)
-              ? h.verifier.score(window, score)
-              : score
-          }),
-        )
-        if (this.#resetPending) {
-          this.#applyReset()
-          continue
+        this.#pending.push(endAt, arrivedAt)
+        if (this.#denseLeft === 0) {
+          // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
+          if (this.#pending.length < 2 * this.#hop) continue
+          await this.#o.features.embed(1)
+          const coarse = await this.#runHeads(
+            () => this.#o.features.approximate(this.#longest),
+            false,
+          )
+          if (this.#resetPending) {
+            this.#applyReset()
+            continue
+          }
+          this.#coarse++
+          if (!this.#rising(coarse)) {
+            // Far below every threshold: the chunks since the last coarse score get this one.
+            for (let p = 0; p < this.#pending.length; p += 2) {
+              this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
+            }
+            this.#pending.length = 0
+            continue
+          }
+          // A score is rising: every chunk from here is scored exactly, those since the last
+          // coarse score included (their embeddings made late from the kept mel frames).
+          this.#denseLeft = DENSE_TAIL_CHUNKS
         }
-        this.#score(scores, endAt, arrivedAt)
+        const behind = this.#pending.length / 2
+        await this.#o.features.embed(this.#longest + behind - 1)
+        for (let b = behind - 1; b >= 0; b--) {
+          const scores = await this.#runHeads(() => this.#o.features.latest(this.#longest, b), true)
+          if (this.#resetPending) break
+          const p = 2 * (behind - 1 - b)
+          this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
+          if (this.#hop > 1)
+            this.#denseLeft = this.#rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
+        }
+        this.#pending.length = 0
+        if (this.#resetPending) this.#applyReset()
       } catch (err) {
         if (this.#closed) return
         this.#o.logger.error(
           { event: 'wake_word_failed', err: errorText(err) },
           'wake word scoring failed; this chunk was skipped',
         )
+      } finally {
+        const busy = this.#o.now() - began
+        if (busy > BUSY_MS) {
+          this.#restUntil = this.#o.now() + busy
+          this.#rests++
+        }
       }
     }
     if (this.#droppedInEpisode > 0 && this.#queued === 0) {
@@ -280,6 +375,36 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       )
       this.#droppedInEpisode = 0
     }
+  }
+
+  /**
+   * Every head on its window of the newest embeddings (`window(n)` gives it); `exact` windows get
+   * the household's verifier where the head reaches its gate, coarse ones never do.
+   */
+  #runHeads(window: () => Float32Array, exact: boolean): Promise<number[]> {
+    const all = window()
+    return Promise.all(
+      this.#o.heads.map(async (h, i) => {
+        const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
+        const mine = all.slice((this.#longest - n) * EMBEDDING_SIZE)
+        const out = await h.model.run(mine, [1, n, EMBEDDING_SIZE])
+        const score = out[0] ?? 0
+        return exact && h.verifier && score >= this.#gate(i, h.verifier)
+          ? h.verifier.score(mine, score)
+          : score
+      }),
+    )
+  }
+
+  /** Whether any head's score is within reach of its threshold: where coarse scoring stops. */
+  #rising(scores: readonly number[]): boolean {
+    return scores.some((s, i) => s >= RISING_SHARE * (this.#thresholds[i] ?? 1))
+  }
+
+  /** Chunks waiting for a coarse score when the voice went: they count as below every threshold. */
+  #flushPending(): void {
+    for (let p = 0; p < this.#pending.length; p += 2) this.#quietChunk()
+    this.#pending.length = 0
   }
 
   /**
@@ -331,6 +456,34 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     }
   }
 
+  /**
+   * Keeping up means no chunk dropped in the last KEEP_UP_MS of audio: one drop turns it off at
+   * once (with the fix in the log), and only that long without another turns it back on, so a
+   * board at its limit does not flap between the two.
+   */
+  #noteKeepingUp(dropped: boolean, endAt: number): void {
+    if (dropped) this.#lastDropAt = endAt
+    if (dropped === !this.#keepingUp) return
+    if (!dropped && endAt - this.#lastDropAt < KEEP_UP_MS) return
+    this.#keepingUp = !dropped
+    if (dropped) {
+      this.#o.logger.warn(
+        { event: 'wake_word_cannot_keep_up', phrases: this.phrases.length, runtime: this.runtime },
+        'the wake word cannot keep up on this board: scoring sheds load, dropping the oldest audio',
+      )
+    } else {
+      this.#o.logger.info({ event: 'wake_word_keeping_up' }, 'the wake word keeps up again')
+    }
+    try {
+      this.#o.onKeepingUp?.(this.#keepingUp)
+    } catch (err) {
+      this.#o.logger.error(
+        { event: 'wake_listener_failed', err: errorText(err) },
+        'the keeping-up listener threw',
+      )
+    }
+  }
+
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
     this.#quiet++
@@ -341,6 +494,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #applyReset(): void {
     this.#resetPending = false
     this.#o.features.reset()
+    this.#flushPending()
+    if (this.#hop > 1) this.#denseLeft = 0
     this.#sinceReset = 0
     this.#above.fill(0)
     this.#energy.fill(0)

@@ -142,20 +142,55 @@ export class FeaturePipeline {
     }
   }
 
-  /** The newest `n` embeddings, oldest first, as one `[1, n, 96]` tensor's data (a copy). */
-  latest(n: number): Float32Array {
-    const take = Math.min(n, this.#count)
-    if (this.#made.subarray(this.#count - take, this.#count).includes(0)) {
-      throw new Error(`features.latest(${n}) before embed(${n}): an embedding is not made yet`)
+  /**
+   * The `n` embeddings ending `back` chunks before the newest, oldest first, as one `[1, n, 96]`
+   * tensor's data (a copy).
+   */
+  latest(n: number, back = 0): Float32Array {
+    const end = this.#count - back
+    const take = Math.min(n, end)
+    if (this.#made.subarray(end - take, end).includes(0)) {
+      throw new Error(`features.latest(${n}, ${back}) before embed: an embedding is not made yet`)
     }
     const out = new Float32Array(n * EMBEDDING_SIZE)
     out.set(
-      this.#embeddings.subarray(
-        (this.#count - take) * EMBEDDING_SIZE,
-        this.#count * EMBEDDING_SIZE,
-      ),
+      this.#embeddings.subarray((end - take) * EMBEDDING_SIZE, end * EMBEDDING_SIZE),
       (n - take) * EMBEDDING_SIZE,
     )
+    return out
+  }
+
+  /**
+   * The newest `n` embeddings with each one not made yet stood in for: the line between the made
+   * ones either side of it (the nearest made one where there is none on one side). A coarse
+   * window, for a coarse score, at the cost of the made ones alone: neighbouring embeddings share
+   * most of their 76 mel frames, so they change smoothly.
+   */
+  approximate(n: number): Float32Array {
+    const out = new Float32Array(n * EMBEDDING_SIZE)
+    const first = this.#count - Math.min(n, this.#count)
+    const pad = n - (this.#count - first)
+    const e = this.#embeddings
+    let before = -1
+    for (let k = first - 1; k >= 0 && before < 0; k--) if (this.#made[k] === 1) before = k
+    for (let k = first; k < this.#count; k++) {
+      const at = (pad + k - first) * EMBEDDING_SIZE
+      if (this.#made[k] === 1) {
+        out.set(e.subarray(k * EMBEDDING_SIZE, (k + 1) * EMBEDDING_SIZE), at)
+        before = k
+        continue
+      }
+      let after = -1
+      for (let j = k + 1; j < this.#count && after < 0; j++) if (this.#made[j] === 1) after = j
+      if (before < 0 && after < 0) throw new Error('features.approximate: no embedding is made')
+      const a = before < 0 ? after : before
+      const b = after < 0 ? before : after
+      const t = a === b ? 0 : (k - a) / (b - a)
+      for (let i = 0; i < EMBEDDING_SIZE; i++) {
+        const x = e[a * EMBEDDING_SIZE + i] ?? 0
+        out[at + i] = x + t * ((e[b * EMBEDDING_SIZE + i] ?? 0) - x)
+      }
+    }
     return out
   }
 }

@@ -33,7 +33,10 @@ export interface LoadWakeDetectorOptions {
   /** Unscored audio kept while scoring catches up; 2 s if unset. */
   readonly backlogMs?: number
   readonly now?: () => number
+  /** Coarse scoring while every head is far below its threshold (detector.ts); 1 if unset. */
+  readonly coarseHop?: number | undefined
   readonly onScores?: ScoreListener | undefined
+  readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
 }
 
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
@@ -88,6 +91,8 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,
       backlogMs: o.backlogMs ?? DEFAULT_BACKLOG_MS,
+      coarseHop: o.coarseHop,
+      onKeepingUp: o.onKeepingUp,
       logger: o.logger,
       now: o.now ?? Date.now,
       onScores: o.onScores,

@@ -21,7 +21,7 @@ import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
 import { nativeMarkFor } from '../native-guard.js'
-import { createWakeDetector, followSensitivity } from '../wake-detector.js'
+import { createWakeDetector, followSensitivity, WAKE_CANNOT_KEEP_UP } from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
 
@@ -164,6 +164,8 @@ async function wakeOnset(
       logger: wakeLog,
       sensitivity: deps.device.sensitivity,
       nativeMark: nativeMarkFor(c.store.path),
+      // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
+      onKeepingUp: (ok) => deps.device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
     })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({

@@ -5,6 +5,7 @@ import { silentLogger } from '../../core/logger.js'
 import type { Sensitivity } from '../../protocol/sensitivity.js'
 import { nativeMarkFor } from '../native-guard.js'
 import {
+  CANNOT_KEEP_UP_FIX,
   createWakeDetector,
   missingWakeFiles,
   thresholdAt,
@@ -96,9 +97,9 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
       if (share >= 1) {
         return {
           status: 'fail',
-          summary: `too slow to keep up: ${summary}`,
+          summary: `the wake word cannot keep up on this board: ${summary}`,
           details: [
-            'fix: fewer wake phrases, the native runtime where the board has one (listen.wake.runtime "auto"), or a faster board',
+            `fix: ${CANNOT_KEEP_UP_FIX}, or the native runtime where the board has one (listen.wake.runtime "auto"); the speaker still listens, but sheds audio it cannot score`,
           ],
           data,
         }
@@ -107,7 +108,9 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
         return {
           status: 'warn',
           summary: `keeps up, barely: ${summary}`,
-          details: ['the rest of the appliance shares what is left; fewer wake phrases help'],
+          details: [
+            `the rest of the appliance shares what is left; if the status says the wake word cannot keep up: ${CANNOT_KEEP_UP_FIX}`,
+          ],
           data,
         }
       }

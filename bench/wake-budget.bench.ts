@@ -1,0 +1,120 @@
+// Issue 47: listening within a Pi 4's budget while the television talks. `npm run bench --
+// wake-budget`. Side by side in one run, each row its own process (bench/wake/idle-child.ts, 20 ms
+// frames paced in real time, the service's watchdog in report mode): the pacing alone (the floor),
+// speech mode, and wake mode scoring every chunk exactly (as before issue 47) and coarsely (the
+// service now), in a quiet room and a talking one (the VAD fixtures' speech looped: a television);
+// then the talking room inside cgroup CPU quotas of 2.5 % and 1.7 % of one core (a Pi 4's 10 %
+// at ×4 and ×6 this machine's per-core time): chunks dropped, the event loop's delay p99 and max,
+// the watchdog's stalls (the microphone feed's 10 s, the loop's 15 s), cpu.stat's throttling.
+// CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
+// quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60).
+// Reports; asserts nothing.
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join } from 'node:path'
+import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
+import { MODEL_DIR } from '../test/helpers/wake.js'
+import { machineLine } from './machine.js'
+
+const QUOTA_S = Number(process.env.WAKE_BUDGET_SECONDS ?? 600)
+const FREE_S = Number(process.env.WAKE_BUDGET_FREE_SECONDS ?? 60)
+const out = (s: string) => process.stdout.write(`${s}\n`)
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
+
+interface Variant {
+  readonly label: string
+  readonly wake: 'floor' | 'none' | 'native'
+  readonly hop?: number
+}
+const VARIANTS: readonly Variant[] = [
+  { label: 'floor (pacing only)', wake: 'floor' },
+  { label: 'speech mode', wake: 'none' },
+  { label: 'wake, every chunk exact (hop 1)', wake: 'native', hop: 1 },
+  { label: 'wake, coarse (hop 2, the service)', wake: 'native', hop: 2 },
+]
+
+function run(
+  v: Variant,
+  room: 'quiet' | 'talk',
+  seconds: number,
+  quotaPercent?: number,
+): Record<string, number | string> | string {
+  const q =
+    quotaPercent === undefined ? undefined : makeCpuQuota('nocturn-wake-budget', quotaPercent)
+  if (typeof q === 'string') return `not measured (${q})`
+  const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
+  const before = load()
+  try {
+    const r = spawnSync(
+      'sh',
+      ['-c', `${q ? q.enter : 'exec'} ${process.execPath} --import tsx ${child}`],
+      {
+        env: {
+          ...process.env,
+          WAKE: v.wake,
+          ROOM: room,
+          COARSE_HOP: String(v.hop ?? 1),
+          MODEL_DIR,
+          SECONDS_PACED: String(seconds),
+          WATCHDOG: '1',
+        },
+        encoding: 'utf8',
+        timeout: (seconds + 300) * 1000,
+      },
+    )
+    const line = r.stdout.trim().split('\n').at(-1) ?? ''
+    const parsed = JSON.parse(line) as Record<string, number | string>
+    // The loop watch's own stall lines (bash, outside the loop) go to stderr.
+    parsed.loopStalls = (r.stderr.match(/watchdog_stalled/g) ?? []).length
+    parsed.loadBefore = before
+    parsed.loadAfter = load()
+    if (q) {
+      const stat = readFileSync(join(q.dir, 'cpu.stat'), 'utf8')
+      parsed.throttledS = (Number(/throttled_time (\d+)/.exec(stat)?.[1] ?? 0) / 1e9).toFixed(1)
+    }
+    return parsed
+  } catch (err) {
+    return `failed: ${String(err).slice(0, 200)}`
+  } finally {
+    q?.remove()
+  }
+}
+
+out(`# wake budget · ${machineLine()} · load ${load()}`)
+out(
+  `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,
+)
+out(
+  '| variant | room | CPU ms/s | RSS end (MB) | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
+)
+out('|---|---|---|---|---|---|---|---|')
+for (const room of ['quiet', 'talk'] as const) {
+  for (const v of VARIANTS) {
+    const r = run(v, room, FREE_S)
+    out(
+      typeof r === 'string'
+        ? `| ${v.label} | ${room} | ${r} |`
+        : `| ${v.label} | ${room} | ${r.cpuMsPerS} | ${r.rssEndMb} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
+    )
+  }
+}
+for (const quota of [2.5, 1.7]) {
+  out(`\ninside ${quota} % of one core, a talking room, ${QUOTA_S} s a row`)
+  out(
+    '| variant | CPU ms/s | chunks scored / dropped (of all) | rests | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
+  )
+  out('|---|---|---|---|---|---|---|---|---|')
+  for (const v of VARIANTS.slice(1)) {
+    const r = run(v, 'talk', QUOTA_S, quota)
+    const all = QUOTA_S * 12.5
+    out(
+      typeof r === 'string'
+        ? `| ${v.label} | ${r} |`
+        : `| ${v.label} | ${r.cpuMsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
+    )
+  }
+}

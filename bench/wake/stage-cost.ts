@@ -1,0 +1,88 @@
+// Where a talking room's chunk cost goes (issue 47): the mel model, the embedding model, a head,
+// the JavaScript around them (copies, tensors) and the detector's own loop, each in CPU time
+// (process.cpuUsage counts libuv's pool, where the native runtime runs) over the same chunks of
+// the VAD fixtures' speech. `node --import tsx bench/wake/stage-cost.ts`; prints one JSON line.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
+import { parseWav } from '../../src/audio/wav.js'
+import { EMBEDDING, MEL, MODEL_DIR, pinnedDetector } from '../../test/helpers/wake.js'
+
+const CHUNKS = Number(process.env.STAGE_CHUNKS ?? 400)
+const dir = join(import.meta.dirname, '..', '..', 'fixtures', 'vad')
+const talk = Buffer.concat(
+  ['speech-en-us-m', 'speech-en-gb-f', 'speech-en-us-f2', 'speech-en-sc-m'].map((f) =>
+    parseWav(readFileSync(join(dir, `${f}.wav`)), 16_000).pcm.subarray(32_000),
+  ),
+)
+const samples = new Int16Array(talk.buffer, talk.byteOffset, talk.byteLength >> 1)
+
+/** CPU ms per call of `f`, run `n` times in sequence (each awaited, as the detector does). */
+async function cpuPer(n: number, f: (i: number) => Promise<unknown>): Promise<number> {
+  for (let i = 0; i < 20; i++) await f(i) // warm up
+  const c = process.cpuUsage()
+  for (let i = 0; i < n; i++) await f(i)
+  const u = process.cpuUsage(c)
+  return (u.user + u.system) / 1000 / n
+}
+
+const rt = await loadRuntime('native')
+const mel = await rt.load(MEL)
+const emb = await rt.load(EMBEDDING)
+const head = await rt.load(join(MODEL_DIR, 'hey_jarvis_v0.1.onnx'))
+const melIn = (i: number) => {
+  const at = (i * 1280) % (samples.length - 1760)
+  return Float32Array.from(samples.subarray(at, at + 1760))
+}
+const melMs = await cpuPer(CHUNKS, (i) => mel.run(melIn(i), [1, 1760]))
+const window = new Float32Array(76 * 32).map((_, k) => Math.sin(k) + 2)
+const embMs = await cpuPer(CHUNKS, () => emb.run(window.slice(), [1, 76, 32, 1]))
+const hw = new Float32Array(16 * 96).map((_, k) => Math.cos(k) * 0.1)
+const headMs = await cpuPer(CHUNKS, () => head.run(hw.slice(), [1, 16, 96]))
+// The JavaScript alone: the copies and the mel scaling a chunk makes, no model.
+const jsMs = await cpuPer(CHUNKS * 10, async (i) => {
+  const m = melIn(i).slice()
+  for (let k = 0; k < m.length; k++) m[k] = (m[k] ?? 0) / 10 + 2
+  window.slice()
+  new Float32Array(16 * 96).set(hw)
+})
+// An empty await round trip on the pool (what a run costs beyond the model).
+const loopMs = await cpuPer(CHUNKS, () => new Promise((r) => setImmediate(r)))
+
+/** The whole detector, bulk, every chunk scored: the sum above plus its own bookkeeping. */
+async function detectorMs(): Promise<{ perChunk: number; chunks: number }> {
+  const d = await pinnedDetector({
+    onWake: () => {},
+    phrases: [
+      { phrase: 'hey jarvis', file: join(MODEL_DIR, 'hey_jarvis_v0.1.onnx'), threshold: 0.5 },
+    ],
+  })
+  const pcm = talk.subarray(0, Math.min(talk.length, CHUNKS * 2560))
+  const c = process.cpuUsage()
+  await d.scoreRecorded(pcm)
+  const u = process.cpuUsage(c)
+  const chunks = d.stats().chunksScored
+  await d.close()
+  return { perChunk: (u.user + u.system) / 1000 / chunks, chunks }
+}
+const whole = await detectorMs()
+const r = (x: number) => Number(x.toFixed(3))
+process.stdout.write(
+  `${JSON.stringify({
+    at: new Date().toISOString(),
+    load: (await import('node:os')).loadavg().map((x) => r(x)),
+    cpuMsPerChunk: {
+      mel: r(melMs),
+      embedding: r(embMs),
+      head: r(headMs),
+      jsCopies: r(jsMs / 10),
+      poolRoundTrip: r(loopMs),
+      detectorWhole: r(whole.perChunk),
+    },
+    chunks: CHUNKS,
+    wholeChunks: whole.chunks,
+    wallMs: Math.round(performance.now()),
+  })}\n`,
+)
+await Promise.all([mel.close(), emb.close(), head.close()])

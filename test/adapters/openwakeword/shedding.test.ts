@@ -1,0 +1,90 @@
+import { afterAll, describe, expect, it } from 'vitest'
+import type { OpenWakeWordDetector } from '../../../src/adapters/openwakeword/detector.js'
+import type { InferenceRuntime } from '../../../src/adapters/openwakeword/model-session.js'
+import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
+import { MemoryLogger } from '../../../src/testing/memory-logger.js'
+import { EMBEDDING, HEADS, pinnedDetector } from '../../helpers/wake.js'
+
+const open: OpenWakeWordDetector[] = []
+afterAll(async () => {
+  for (const d of open) await d.close()
+})
+
+/** The native runtime whose embedding runs take `slowMs` of wall time while `slow()` says so. */
+async function stallable(slow: () => boolean, slowMs: number): Promise<InferenceRuntime> {
+  const real = await loadRuntime('native')
+  return {
+    name: real.name,
+    async load(file) {
+      const m = await real.load(file)
+      if (file !== EMBEDDING) return m
+      return {
+        ...m,
+        run: async (input, dims) => {
+          if (slow()) await new Promise((r) => setTimeout(r, slowMs))
+          return m.run(input, dims)
+        },
+        close: () => m.close(),
+      }
+    },
+  }
+}
+
+/** `seconds` of 20 ms frames of silence, pushed at the pace of real time (capture times too). */
+async function paced(d: OpenWakeWordDetector, fromMs: number, seconds: number): Promise<number> {
+  const t0 = Date.now()
+  let at = fromMs
+  for (let f = 0; f < seconds * 50; f++) {
+    at += 20
+    d.push(new Uint8Array(640), at)
+    const due = t0 + (f + 1) * 20 - Date.now()
+    if (due > 0) await new Promise((r) => setTimeout(r, due))
+  }
+  return at
+}
+
+describe('a scorer that cannot keep up', () => {
+  it('rests after a slow chunk, drops the oldest audio, says once that it cannot keep up, and says it keeps up again after 30 s without a drop', async () => {
+    const logger = new MemoryLogger()
+    let slow = true
+    const told: boolean[] = []
+    const d = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      runtime: await stallable(() => slow, 120),
+      backlogMs: 400,
+      coarseHop: 1,
+      logger,
+      onKeepingUp: (ok) => told.push(ok),
+    })
+    open.push(d)
+    // Three seconds of a board that needs 120 ms for an 80 ms chunk: it cannot keep up.
+    let at = await paced(d, 0, 3)
+    const behind = d.stats()
+    expect(behind.keepingUp).toBe(false)
+    expect(behind.chunksDropped).toBeGreaterThan(0)
+    // It rested after slow chunks rather than scoring back to back: at most half the time busy,
+    // so at most about half the chunks that a backlog-bound scorer would have managed.
+    expect(behind.rests).toBeGreaterThan(0)
+    expect(behind.chunksScored).toBeLessThan((3000 / 120) * 0.75)
+    expect(told).toEqual([false])
+    expect(logger.withEvent('wake_word_cannot_keep_up')).toHaveLength(1)
+    // The board is fast again; the detector says so only after 30 s of audio without a drop.
+    slow = false
+    await d.settled()
+    at = await paced(d, at, 2)
+    expect(d.stats().keepingUp).toBe(false)
+    // Thirty more seconds, pushed faster than real time but settled as they go: no drop.
+    for (let k = 0; k < 30; k++) {
+      for (let f = 0; f < 50; f++) {
+        at += 20
+        d.push(new Uint8Array(640), at)
+        if (f % 10 === 9) await d.settled()
+      }
+    }
+    await d.settled()
+    expect(d.stats().keepingUp).toBe(true)
+    expect(told).toEqual([false, true])
+    expect(logger.withEvent('wake_word_keeping_up')).toHaveLength(1)
+  }, 120_000)
+})
