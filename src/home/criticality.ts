@@ -2,7 +2,7 @@ import type { HomeEntity } from '../ports/home.js'
 import type { EntityAction } from './actions.js'
 
 /** A household's word on one domain, device class or entity: always ask, or never for that. */
-export type CriticalOverride = 'critical' | 'one-shot'
+type CriticalOverride = 'critical' | 'one-shot'
 
 export interface CriticalPolicy {
   /** By domain (`lock`), by domain and device class (`cover.garage`), by entity id; most specific wins. */

@@ -7,7 +7,7 @@ import type { CriticalPolicy } from './criticality.js'
 import { homeTool } from './home-tool.js'
 
 /** The source name the home's tools carry in the ToolSet. */
-export const HOME_SOURCE = 'home-assistant'
+const HOME_SOURCE = 'home-assistant'
 
 export interface HomeToolsOptions {
   readonly home: Home

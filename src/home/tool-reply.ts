@@ -6,7 +6,7 @@ import type { HomeFault, HomeToolReply } from '../ports/home.js'
 const MAX_REPLY_CHARS = 12_000
 
 /** Printable text only, cut to `max`: what the home says may end up spoken. */
-export function cleanText(text: string, max: number): string {
+function cleanText(text: string, max: number): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
   const clean = text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g, '')
   return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean

@@ -154,11 +154,13 @@ export class HomeAssistant implements Home {
         if (done) return
         done = true
         clearTimeout(timer)
+        signal?.removeEventListener('abort', onAbort)
         stop?.()
         resolve(ok)
       }
+      const onAbort = () => finish(false)
       const timer = setTimeout(() => finish(false), timeoutMs)
-      signal?.addEventListener('abort', () => finish(false), { once: true })
+      signal?.addEventListener('abort', onAbort, { once: true })
       const seen = (id: string, state: unknown) => {
         if (typeof state === 'string' && want[id]?.includes(state)) pending.delete(id)
         if (pending.size === 0) finish(true)
@@ -182,6 +184,7 @@ export class HomeAssistant implements Home {
           if (done) return
           done = true
           clearTimeout(timer)
+          signal?.removeEventListener('abort', onAbort)
           stop?.()
           reject(err instanceof HomeFault ? err : new HomeFault('unreachable', String(err)))
         })

@@ -73,22 +73,30 @@ export class HaSocket {
   #send(ws: WebSocket, msg: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     const id = this.#next++
     return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        clearTimeout(timer)
+        this.#pending.delete(id)
+        reject(new HomeFault('timeout', 'withdrawn'))
+      }
+      // Every way out removes the abort listener: one signal serves many commands.
+      const settle = (fn: () => void) => {
+        signal?.removeEventListener('abort', onAbort)
+        fn()
+      }
       const timer = setTimeout(() => {
         this.#pending.delete(id)
-        reject(
-          new HomeFault('timeout', `Home Assistant did not answer ${String(msg.type)} in time`),
+        settle(() =>
+          reject(
+            new HomeFault('timeout', `Home Assistant did not answer ${String(msg.type)} in time`),
+          ),
         )
       }, this.#o.timeoutMs)
-      this.#pending.set(id, { resolve, reject, timer })
-      signal?.addEventListener(
-        'abort',
-        () => {
-          clearTimeout(timer)
-          this.#pending.delete(id)
-          reject(new HomeFault('timeout', 'withdrawn'))
-        },
-        { once: true },
-      )
+      this.#pending.set(id, {
+        resolve: (v) => settle(() => resolve(v)),
+        reject: (e) => settle(() => reject(e)),
+        timer,
+      })
+      signal?.addEventListener('abort', onAbort, { once: true })
       ws.send(JSON.stringify({ ...msg, id }))
     })
   }

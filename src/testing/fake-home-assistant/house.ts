@@ -46,7 +46,7 @@ export interface StateChange {
 }
 
 /** A household of lights, a thermostat, locks, a garage door, a water valve and two scripts. */
-export function exampleHouse(): { areas: FakeArea[]; floors: FakeFloor[]; entities: FakeEntity[] } {
+function exampleHouse(): { areas: FakeArea[]; floors: FakeFloor[]; entities: FakeEntity[] } {
   return {
     floors: [
       { id: 'ground', name: 'Ground Floor', aliases: ['downstairs'] },
@@ -123,6 +123,8 @@ export class FakeHouse {
   actuationMs = 0
   /** Services that fail with this message instead (e.g. a jammed lock). */
   readonly failing = new Map<string, string>()
+  /** Entities that accept every service and never change (a lock whose radio dropped out). */
+  readonly stuck = new Set<string>()
   #listeners = new Set<(c: StateChange) => void>()
 
   constructor(init = exampleHouse()) {
@@ -229,6 +231,7 @@ export class FakeHouse {
       if (!ent) throw new Error(`Entity ${id} not found`)
       const target = nextState(domain, service, ent, data)
       if (target === undefined) throw new Error(`Service ${key} does not support entity ${id}`)
+      if (this.stuck.has(id)) continue
       const [moving, final] = target
       if (moving && this.actuationMs > 0) {
         this.setState(id, moving)
