@@ -16,7 +16,11 @@ import {
 export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
 /** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
-export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+export const CREDENTIALS = {
+  apiKey: 'gemini-api-key',
+  mqttPassword: 'mqtt-password',
+  haToken: 'ha-token',
+} as const
 
 /**
  * Where a command run by hand finds the credentials: the folder `credentials` beside its config
@@ -196,6 +200,25 @@ export function parseConfig(
       fileKey: 'alerts.ntfy.tokenFile',
       problems,
     }).value
+  }
+  const ha = config.homeAssistant
+  if (ha) {
+    const token = resolve({
+      env,
+      credentialsDir,
+      envName: 'NOCTURN_HA_TOKEN',
+      credential: CREDENTIALS.haToken,
+      value: undefined,
+      file: ha.tokenFile,
+      fileKey: 'homeAssistant.tokenFile',
+      problems,
+    })
+    ha.token = token.value
+    if (opts.secrets !== false && token.value === undefined) {
+      problems.push(
+        'homeAssistant: no access token — set NOCTURN_HA_TOKEN, the credential "ha-token" or homeAssistant.tokenFile (a long-lived token of a dedicated HA user)',
+      )
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
 

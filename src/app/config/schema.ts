@@ -12,6 +12,7 @@ import {
   DEFAULT_CONFIRM_WITHIN_MS,
 } from '../../voice/wake-confirmation.js'
 import { alertsSchema } from './alerts-schema.js'
+import { homeAssistantSchema } from './home-assistant-schema.js'
 import { wakeSchema } from './wake-schema.js'
 
 /**
@@ -264,6 +265,7 @@ export const configSchema = z
     persona: personaSchema.default({}),
     tools: toolsSchema.default(toolsSchema.parse({})),
     homeActions: z.array(homeActionSchema).default([]),
+    homeAssistant: homeAssistantSchema.optional(),
     alerts: alertsSchema.default(alertsSchema.parse({})),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   })
