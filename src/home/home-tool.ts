@@ -295,7 +295,7 @@ async function callHomeTool(
 function asNocturn(err: unknown, log: Logger): NocturnError {
   if (err instanceof NocturnError) return err
   if (err instanceof HomeFault) {
-    log.warn({ event: `home_${err.kind}`, err: err.message }, 'home call failed')
+    log.warn({ event: `home_${err.kind}`, err: errorText(err) }, 'home call failed')
     return homeFaultError(err)
   }
   log.warn({ event: 'home_call_failed', err: errorText(err) }, 'home call failed')

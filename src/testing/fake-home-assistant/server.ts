@@ -29,6 +29,8 @@ export class FakeHomeAssistant {
   readonly version = '2026.11.2'
   /** Every MCP method received, in order (`tools/list`, `tools/call`…). */
   readonly mcpLog: { method: string; params?: unknown }[] = []
+  /** Answers `tools/call` with this instead of running the tool (junk, a huge answer…). */
+  junk: { text: string; isError?: boolean } | undefined
   #token: string
   #delayMs = 0
   #port: number
@@ -153,13 +155,13 @@ export class FakeHomeAssistant {
         return answer({ tools: listAssistTools(this.house, this.naming) })
       case 'tools/call': {
         const p = msg.params ?? {}
-        const out = callAssistTool(
+        const out = this.junk ?? callAssistTool(
           this.house,
           this.naming,
           String(p.name),
           (p.arguments ?? {}) as Record<string, unknown>,
         )
-        return answer({ content: [{ type: 'text', text: out.text }], isError: out.isError })
+        return answer({ content: [{ type: 'text', text: out.text }], isError: out.isError === true })
       }
       default:
         return end(
