@@ -60,7 +60,12 @@ export class HomeTools {
   async refresh(): Promise<RefreshResult> {
     const { home, tools, logger: log } = this.#o
     try {
-      const [listed, snapshot] = await Promise.all([home.listTools(), home.snapshot()])
+      // Both settle before the next refresh may start: no request of this one is left running.
+      const [listing, reading] = await Promise.allSettled([home.listTools(), home.snapshot()])
+      if (listing.status === 'rejected') throw listing.reason
+      if (reading.status === 'rejected') throw reading.reason
+      const listed = listing.value
+      const snapshot = reading.value
       this.#snapshot = snapshot
       const made = listed.map((info) =>
         homeTool(info, {
@@ -89,8 +94,8 @@ export class HomeTools {
       return this.#last
     } catch (err) {
       const fault = err instanceof HomeFault ? err.kind : 'bad_answer'
-      // Logged once per outage, not on every retry.
-      if (this.#last?.ok !== false) {
+      // Logged once per outage (and again when the fault changes), not on every retry.
+      if (this.#last?.ok !== false || this.#last.fault !== fault) {
         log.warn({ event: `home_list_${fault}`, err: errorText(err) }, 'home tools not listed')
       }
       this.#last = { ok: false, tools: 0, refused: [], fault }

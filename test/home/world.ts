@@ -6,6 +6,7 @@ import type { Tool } from '../../src/core/types.js'
 import { type CriticalPolicy, DEFAULT_CRITICAL_POLICY } from '../../src/home/criticality.js'
 import { HomeTools } from '../../src/home/home-tools.js'
 import type { ToolNaming } from '../../src/testing/fake-home-assistant/assist-tools.js'
+import type { FakeHouse } from '../../src/testing/fake-home-assistant/house.js'
 import { FakeHomeAssistant } from '../../src/testing/fake-home-assistant/server.js'
 
 const HA_TOKEN = 'ha-token-not-for-logs'
@@ -17,11 +18,16 @@ export interface HomeWorldOptions {
   readonly builtIns?: Tool[]
   readonly confirmMs?: number
   readonly timeoutMs?: number
+  readonly house?: FakeHouse
 }
 
 /** The stand-in HA, the real adapter on it, and its tools in a ToolSet beside `builtIns`. */
 export async function homeWorld(o: HomeWorldOptions = {}) {
-  const ha = await FakeHomeAssistant.start({ token: HA_TOKEN, naming: o.naming ?? '2026.9' })
+  const ha = await FakeHomeAssistant.start({
+    token: HA_TOKEN,
+    naming: o.naming ?? '2026.9',
+    ...(o.house && { house: o.house }),
+  })
   const home = new HomeAssistant({
     url: ha.url,
     token: () => HA_TOKEN,

@@ -67,11 +67,13 @@ export class HaMcp {
 
   async #use<T>(run: (c: Client) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
+      const connecting = this.#connect()
       try {
-        const client = await this.#connect()
-        return await run(client)
+        return await run(await connecting)
       } catch (err) {
-        await this.close()
+        // The failed client is dropped, not closed: another call may be using it right now, and
+        // on a stateless endpoint an idle client holds nothing open.
+        if (this.#client === connecting) this.#client = undefined
         // A kept-alive connection HA closed (it restarted): the request never reached it, so
         // one more try on a fresh connection is safe, even for a call that acts.
         if (attempt === 0 && staleConnection(err)) continue

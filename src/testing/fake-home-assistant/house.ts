@@ -285,3 +285,27 @@ function nextState(
     return [undefined, 'off']
   return undefined
 }
+
+/**
+ * A large house for load: `n` exposed entities over 20 areas — lights mostly, every tenth a lock,
+ * every twentieth a switch — plus the example house's own, so its names still resolve.
+ */
+export function largeHouse(n: number): FakeHouse {
+  const base = exampleHouse()
+  const areas = [...base.areas]
+  for (let a = 0; a < 20; a++)
+    areas.push({ id: `room_${a}`, name: `Room ${a}`, aliases: [], floorId: 'first' })
+  const entities = [...base.entities]
+  for (let i = 0; entities.length < n; i++) {
+    const domain = i % 10 === 0 ? 'lock' : i % 20 === 5 ? 'switch' : 'light'
+    entities.push({
+      entityId: `${domain}.item_${i}`,
+      name: `${domain === 'lock' ? 'Lock' : domain === 'switch' ? 'Plug' : 'Light'} ${i}`,
+      aliases: [],
+      areaId: `room_${i % 20}`,
+      state: domain === 'lock' ? 'locked' : 'off',
+      exposed: true,
+    })
+  }
+  return new FakeHouse({ areas, floors: base.floors, entities })
+}

@@ -155,13 +155,18 @@ export class FakeHomeAssistant {
         return answer({ tools: listAssistTools(this.house, this.naming) })
       case 'tools/call': {
         const p = msg.params ?? {}
-        const out = this.junk ?? callAssistTool(
-          this.house,
-          this.naming,
-          String(p.name),
-          (p.arguments ?? {}) as Record<string, unknown>,
-        )
-        return answer({ content: [{ type: 'text', text: out.text }], isError: out.isError === true })
+        const out =
+          this.junk ??
+          callAssistTool(
+            this.house,
+            this.naming,
+            String(p.name),
+            (p.arguments ?? {}) as Record<string, unknown>,
+          )
+        return answer({
+          content: [{ type: 'text', text: out.text }],
+          isError: out.isError === true,
+        })
       }
       default:
         return end(
