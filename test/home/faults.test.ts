@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { CallContext } from '../../src/core/types.js'
 import { largeHouse } from '../../src/testing/fake-home-assistant/house.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
-import { settle } from '../../src/testing/virtual-clock.js'
+import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { type CoreFixture, coreFixture } from '../helpers/core.js'
 import { type HomeWorldOptions, homeWorld } from './world.js'
 
@@ -126,5 +126,24 @@ describe('Home Assistant faults: each a sentence for the model, a log line with 
     const back = await w?.homeTools.refresh()
     expect(back, JSON.stringify(back)).toMatchObject({ ok: true })
     expect(w?.tools.names()).not.toContain('script__open_up')
+  })
+
+  it('the list is read again on the timer, and soon after HA comes back', async () => {
+    const clock = new VirtualClock()
+    await open({ clock })
+    const homeTools = (w as World).homeTools
+    await homeTools.start()
+    w?.ha.house.remove('script.open_up')
+    await clock.advance(300_000)
+    await until(() => !w?.tools.names().includes('script__open_up'))
+    await w?.ha.stop()
+    await clock.advance(300_000)
+    await until(() => homeTools.last?.ok === false)
+    await w?.ha.start()
+    w?.ha.house.remove('script.movie_night')
+    await clock.advance(15_000)
+    await until(
+      () => homeTools.last?.ok === true && !w?.tools.names().includes('script__movie_night'),
+    )
   })
 })

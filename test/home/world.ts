@@ -5,6 +5,7 @@ import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
 import { type CriticalPolicy, DEFAULT_CRITICAL_POLICY } from '../../src/home/criticality.js'
 import { HomeTools } from '../../src/home/home-tools.js'
+import type { Clock } from '../../src/ports/clock.js'
 import type { ToolNaming } from '../../src/testing/fake-home-assistant/assist-tools.js'
 import type { FakeHouse } from '../../src/testing/fake-home-assistant/house.js'
 import { FakeHomeAssistant } from '../../src/testing/fake-home-assistant/server.js'
@@ -19,6 +20,7 @@ export interface HomeWorldOptions {
   readonly confirmMs?: number
   readonly timeoutMs?: number
   readonly house?: FakeHouse
+  readonly clock?: Clock
 }
 
 /** The stand-in HA, the real adapter on it, and its tools in a ToolSet beside `builtIns`. */
@@ -40,7 +42,7 @@ export async function homeWorld(o: HomeWorldOptions = {}) {
     tools,
     policy: { ...DEFAULT_CRITICAL_POLICY, ...o.policy },
     area: o.area ?? 'Kitchen',
-    clock: realClock(),
+    clock: o.clock ?? realClock(),
     logger: silentLogger,
     refreshMs: 300_000,
     retryMs: 15_000,
