@@ -84,7 +84,7 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
       const approvalId = await w.nextRequest(anna)
       return anna.waitFor(approvalId)
     }
-    return { w, anna, conn, ha, calls, ask, finalOf, shown }
+    return { w, anna, conn, ha, calls, ask, finalOf, shown, out }
   }
 
   it('offers HA’s tools beside the built-ins, in schemas the model accepts, and switches a light with no phone', async () => {
@@ -194,6 +194,17 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
     expect(final.response.error).toMatch(/Front Door was renamed or moved .* so I did nothing/)
     expect(s.calls()).toEqual([])
     expect(s.ha.house.entity('lock.front_door')?.state).toBe('locked')
+  })
+
+  it("a slow HA holds nothing up: the model's speech reaches the speaker while the call waits, its answer comes after", async () => {
+    const s = await speaker()
+    s.ha.slow(1500)
+    await s.ask('c1', 'intent__HassTurnOn', { name: 'Kitchen Light' })
+    s.conn.model('One moment.')
+    s.conn.audio(400)
+    await until(() => s.out.writtenBytes >= 400 * 48, 'the reply to reach the speaker')
+    expect(s.conn.responses.filter((r) => r.id === 'c1')).toEqual([])
+    expect((await s.finalOf('c1')).response.output).toMatchObject({ response_type: 'action_done' })
   })
 
   it('HA down, then its token revoked: each call answered with a sentence, the session goes on', async () => {
