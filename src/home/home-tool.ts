@@ -1,13 +1,8 @@
 import { errorText, NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { CallContext, PreparedCall, Tool } from '../core/types.js'
-import {
-  type Home,
-  type HomeEntity,
-  HomeFault,
-  type HomeSnapshot,
-  type HomeToolInfo,
-} from '../ports/home.js'
+import type { Home, HomeEntity, HomeSnapshot } from '../ports/home.js'
+import { ServerFault, type ToolInfo } from '../ports/tool-server.js'
 import { actionFor, type EntityAction } from './actions.js'
 import { type CriticalPolicy, isCritical } from './criticality.js'
 import { fitSchema } from './fit-schema.js'
@@ -43,7 +38,7 @@ interface Step {
  * matches. A critical call, once a phone said yes, runs as exact service calls on the entity ids
  * the phone saw; everything else goes to the home's own tool at once.
  */
-export function homeTool(info: HomeToolInfo, deps: HomeToolDeps): Tool<Record<string, unknown>> {
+export function homeTool(info: ToolInfo, deps: HomeToolDeps): Tool<Record<string, unknown>> {
   const { bare } = splitToolName(info.name)
   const areaNote = deps.area
     ? ` This speaker is in the ${deps.area}; a request that names no area means the ${deps.area}.`
@@ -69,7 +64,7 @@ function scriptIds(home: HomeSnapshot | undefined): Set<string> {
 }
 
 function prepareCall(
-  info: HomeToolInfo,
+  info: ToolInfo,
   deps: HomeToolDeps,
   rawArgs: Record<string, unknown>,
 ): PreparedCall {
@@ -294,7 +289,7 @@ async function callHomeTool(
 
 function asNocturn(err: unknown, log: Logger): NocturnError {
   if (err instanceof NocturnError) return err
-  if (err instanceof HomeFault) {
+  if (err instanceof ServerFault) {
     log.warn({ event: `home_${err.kind}`, err: errorText(err) }, 'home call failed')
     return homeFaultError(err)
   }

@@ -2,7 +2,8 @@ import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { ToolSet } from '../core/tool-set.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
-import { type Home, HomeFault, type HomeSnapshot } from '../ports/home.js'
+import type { Home, HomeSnapshot } from '../ports/home.js'
+import { ServerFault } from '../ports/tool-server.js'
 import type { CriticalPolicy } from './criticality.js'
 import { homeTool } from './home-tool.js'
 
@@ -93,7 +94,7 @@ export class HomeTools {
       )
       return this.#last
     } catch (err) {
-      const fault = err instanceof HomeFault ? err.kind : 'bad_answer'
+      const fault = err instanceof ServerFault ? err.kind : 'bad_answer'
       // Logged once per outage (and again when the fault changes), not on every retry.
       if (this.#last?.ok !== false || this.#last.fault !== fault) {
         log.warn({ event: `home_list_${fault}`, err: errorText(err) }, 'home tools not listed')

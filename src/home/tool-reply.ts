@@ -1,6 +1,6 @@
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { HomeFault, HomeToolReply } from '../ports/home.js'
+import type { ServerFault, ToolReply } from '../ports/tool-server.js'
 
 /** More than this of a tool's answer is cut: the model needs the gist, not 500 entities' YAML. */
 const MAX_REPLY_CHARS = 12_000
@@ -18,7 +18,7 @@ function cleanText(text: string, max: number): string {
  * call with HA's reason. HA's `action_done` means only that no error came within 200 ms
  * (helpers/intent.py), so the answer says so.
  */
-export function readToolReply(reply: HomeToolReply, log: Logger): unknown {
+export function readToolReply(reply: ToolReply, log: Logger): unknown {
   const text = cleanText(reply.text ?? '', MAX_REPLY_CHARS)
   if (reply.isError) {
     log.info({ reason: text.slice(0, 200) }, 'home tool answered with an error')
@@ -46,7 +46,7 @@ export function readToolReply(reply: HomeToolReply, log: Logger): unknown {
 }
 
 /** A fault as the sentence the model says. */
-export function homeFaultError(fault: HomeFault): NocturnError {
+export function homeFaultError(fault: ServerFault): NocturnError {
   switch (fault.kind) {
     case 'unauthorized':
       return new NocturnError(

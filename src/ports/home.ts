@@ -1,22 +1,17 @@
+import type { ToolServer } from './tool-server.js'
+
 /**
  * Home: the household's home automation (Home Assistant) as the speaker uses it — the tools it
- * offers the model, a copy of what it exposes, and the exact service calls that carry out an
- * approved action. Every method throws a `HomeFault` (below) when the home cannot answer.
+ * offers the model (its `ToolServer` side), a copy of what it exposes, and the exact service calls
+ * that carry out an approved action. Every method throws a `ServerFault` when the home cannot
+ * answer.
  */
-export interface Home {
-  /** The tools the home offers right now, as it serves them (name, description, JSON schema). */
-  listTools(signal?: AbortSignal): Promise<readonly HomeToolInfo[]>
-  /** Runs one of the home's own tools with these arguments, as it would for its own assistant. */
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<HomeToolReply>
+export interface Home extends ToolServer {
   /** What the home exposes: entities with names, aliases, areas, floors, device classes, states. */
   snapshot(signal?: AbortSignal): Promise<HomeSnapshot>
   /**
    * Calls `domain.service` on exactly these entity ids. Resolves when the home accepted it;
-   * throws a `HomeFault` with the home's own reason when it refused.
+   * throws a `ServerFault` with the home's own reason when it refused.
    */
   callService(call: ServiceCall, signal?: AbortSignal): Promise<void>
   /** Resolves true when every entity's state satisfies `want` before `timeoutMs`, else false. */
@@ -25,19 +20,6 @@ export interface Home {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<boolean>
-}
-
-export interface HomeToolInfo {
-  readonly name: string
-  readonly description: string
-  /** As served: a JSON schema object (often outside the subset a model accepts). */
-  readonly inputSchema: unknown
-}
-
-/** A tool's answer: its text, and whether the home reported it as an error. */
-export interface HomeToolReply {
-  readonly isError: boolean
-  readonly text: string
 }
 
 export interface ServiceCall {
@@ -77,17 +59,4 @@ export interface HomeSnapshot {
   readonly entities: readonly HomeEntity[]
   readonly areas: readonly HomeArea[]
   readonly floors: readonly HomeFloor[]
-}
-
-/** Why the home could not answer, in a form the speaker can put into a sentence. */
-export type HomeFaultKind = 'unreachable' | 'unauthorized' | 'timeout' | 'refused' | 'bad_answer'
-
-export class HomeFault extends Error {
-  override readonly name = 'HomeFault'
-  constructor(
-    readonly kind: HomeFaultKind,
-    message: string,
-  ) {
-    super(message)
-  }
 }

@@ -1,15 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { HomeAssistant } from '../../src/adapters/home-assistant/home-assistant.js'
-import { HomeFault } from '../../src/ports/home.js'
+import { openHome } from '../../src/app/compose/home.js'
+import { ServerFault } from '../../src/ports/tool-server.js'
 import { FakeHomeAssistant } from '../../src/testing/fake-home-assistant/server.js'
 
 const TOKEN = 'ha-token-not-for-logs'
 let ha: FakeHomeAssistant
-let home: HomeAssistant
+let home: ReturnType<typeof openHome>
 
 async function world(naming: '2026.9' | 'legacy' = '2026.9') {
   ha = await FakeHomeAssistant.start({ token: TOKEN, naming })
-  home = new HomeAssistant({ url: ha.url, token: () => TOKEN, timeoutMs: 2000, version: 'test' })
+  home = openHome(ha.url, () => TOKEN, 2000)
 }
 
 afterEach(async () => {
@@ -21,7 +21,7 @@ const faultOf = async (p: Promise<unknown>) => {
   try {
     await p
   } catch (err) {
-    return err instanceof HomeFault ? err.kind : `not a fault: ${String(err)}`
+    return err instanceof ServerFault ? err.kind : `not a fault: ${String(err)}`
   }
   return 'no fault'
 }
@@ -73,12 +73,7 @@ describe('the Home Assistant adapter against the stand-in HA', () => {
       home.callService({ domain: 'lock', service: 'unlock', entityIds: ['lock.front_door'] }),
     ).rejects.toThrow('Lock is jammed')
     ha.slow(600)
-    const slow = new HomeAssistant({
-      url: ha.url,
-      token: () => TOKEN,
-      timeoutMs: 200,
-      version: 't',
-    })
+    const slow = openHome(ha.url, () => TOKEN, 200)
     expect(await faultOf(slow.listTools())).toBe('timeout')
     await slow.close()
     ha.slow(0)

@@ -1,5 +1,5 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { HomeAssistant } from '../../src/adapters/home-assistant/home-assistant.js'
+import { openHome } from '../../src/app/compose/home.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'
@@ -30,12 +30,7 @@ export async function homeWorld(o: HomeWorldOptions = {}) {
     naming: o.naming ?? '2026.9',
     ...(o.house && { house: o.house }),
   })
-  const home = new HomeAssistant({
-    url: ha.url,
-    token: () => HA_TOKEN,
-    timeoutMs: o.timeoutMs ?? 2000,
-    version: 'test',
-  })
+  const home = openHome(ha.url, () => HA_TOKEN, o.timeoutMs ?? 2000)
   const tools = new ToolSet(o.builtIns ?? [])
   const homeTools = new HomeTools({
     home,

@@ -1,25 +1,21 @@
-import {
-  type Home,
-  type HomeArea,
-  type HomeEntity,
-  HomeFault,
-  type HomeFloor,
-  type HomeSnapshot,
-  type HomeToolInfo,
-  type HomeToolReply,
-  type ServiceCall,
+import type {
+  Home,
+  HomeArea,
+  HomeEntity,
+  HomeFloor,
+  HomeSnapshot,
+  ServiceCall,
 } from '../../ports/home.js'
-import { HaMcp } from './mcp-tools.js'
+import { ServerFault } from '../../ports/tool-server.js'
 import { HaSocket } from './socket.js'
 
-export interface HomeAssistantOptions {
+export interface HaStatesOptions {
   /** HA's base URL, `http://homeassistant.local:8123`. */
   readonly url: string
   /** The long-lived access token, read when needed, never logged. */
   readonly token: () => string
   /** One request's limit. */
   readonly timeoutMs: number
-  readonly version: string
 }
 
 type Row = Record<string, unknown>
@@ -30,40 +26,21 @@ const texts = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((x) => typeof x === 'string') : []
 
 /**
- * Home Assistant as the `Home` port: its Assist tools over the MCP endpoint (`/api/mcp`), and
+ * Home Assistant's side of the `Home` port beside its tools (those come over MCP, `adapters/mcp/`):
  * over the WebSocket API the exposed entities (states, then the entity, area, floor and device
  * registries), exact service calls and state changes. The WebSocket sees every entity; only those
  * the household exposed to Assist are kept, so the speaker never matches anything else.
  */
-export class HomeAssistant implements Home {
-  readonly #mcp: HaMcp
+export class HaStates implements Omit<Home, 'listTools' | 'callTool'> {
   readonly #socket: HaSocket
 
-  constructor(o: HomeAssistantOptions) {
+  constructor(o: HaStatesOptions) {
     const base = o.url.replace(/\/+$/, '')
-    this.#mcp = new HaMcp({
-      url: `${base}/api/mcp`,
-      token: o.token,
-      timeoutMs: o.timeoutMs,
-      version: o.version,
-    })
     this.#socket = new HaSocket({
       url: `${base.replace(/^http/, 'ws')}/api/websocket`,
       token: o.token,
       timeoutMs: o.timeoutMs,
     })
-  }
-
-  listTools(signal?: AbortSignal): Promise<readonly HomeToolInfo[]> {
-    return this.#mcp.listTools(signal)
-  }
-
-  callTool(
-    name: string,
-    args: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<HomeToolReply> {
-    return this.#mcp.callTool(name, args, signal)
   }
 
   async snapshot(signal?: AbortSignal): Promise<HomeSnapshot> {
@@ -186,13 +163,12 @@ export class HomeAssistant implements Home {
           clearTimeout(timer)
           signal?.removeEventListener('abort', onAbort)
           stop?.()
-          reject(err instanceof HomeFault ? err : new HomeFault('unreachable', String(err)))
+          reject(err instanceof ServerFault ? err : new ServerFault('unreachable', String(err)))
         })
     })
   }
 
-  async close(): Promise<void> {
+  close(): void {
     this.#socket.close()
-    await this.#mcp.close()
   }
 }

@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import { HomeFault } from '../../ports/home.js'
+import { ServerFault } from '../../ports/tool-server.js'
 
 type Listener = (event: Record<string, unknown>) => void
 
@@ -35,7 +35,7 @@ export class HaSocket {
     this.#o = options
   }
 
-  /** Sends one command and resolves with its `result`; a refusal is a `HomeFault('refused')`. */
+  /** Sends one command and resolves with its `result`; a refusal is a `ServerFault('refused')`. */
   async command(msg: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
     const ws = await this.#open()
     return this.#send(ws, msg, signal)
@@ -76,7 +76,7 @@ export class HaSocket {
       const onAbort = () => {
         clearTimeout(timer)
         this.#pending.delete(id)
-        reject(new HomeFault('timeout', 'withdrawn'))
+        reject(new ServerFault('timeout', 'withdrawn'))
       }
       // Every way out removes the abort listener: one signal serves many commands.
       const settle = (fn: () => void) => {
@@ -87,7 +87,7 @@ export class HaSocket {
         this.#pending.delete(id)
         settle(() =>
           reject(
-            new HomeFault('timeout', `Home Assistant did not answer ${String(msg.type)} in time`),
+            new ServerFault('timeout', `Home Assistant did not answer ${String(msg.type)} in time`),
           ),
         )
       }, this.#o.timeoutMs)
@@ -102,7 +102,7 @@ export class HaSocket {
   }
 
   #open(): Promise<WebSocket> {
-    if (this.#closed) return Promise.reject(new HomeFault('unreachable', 'closed'))
+    if (this.#closed) return Promise.reject(new ServerFault('unreachable', 'closed'))
     if (this.#ready && this.#ws?.readyState === WebSocket.OPEN) return this.#ready
     if (this.#ready && this.#ws?.readyState === WebSocket.CONNECTING) return this.#ready
     this.#ready = this.#connect()
@@ -117,30 +117,31 @@ export class HaSocket {
       const ws = new WebSocket(this.#o.url, { handshakeTimeout: this.#o.timeoutMs })
       this.#ws = ws
       let settled = false
-      const fail = (err: HomeFault) => {
+      const fail = (err: ServerFault) => {
         if (settled) return
         settled = true
         ws.terminate()
         reject(err)
       }
       const timer = setTimeout(
-        () => fail(new HomeFault('timeout', 'Home Assistant did not finish the handshake in time')),
+        () =>
+          fail(new ServerFault('timeout', 'Home Assistant did not finish the handshake in time')),
         this.#o.timeoutMs,
       )
       ws.on('error', (err) => {
         clearTimeout(timer)
-        fail(new HomeFault('unreachable', `Home Assistant's WebSocket: ${err.message}`))
+        fail(new ServerFault('unreachable', `Home Assistant's WebSocket: ${err.message}`))
       })
       ws.on('close', () => {
         clearTimeout(timer)
-        fail(new HomeFault('unreachable', "Home Assistant's WebSocket closed"))
+        fail(new ServerFault('unreachable', "Home Assistant's WebSocket closed"))
         if (this.#ws === ws) {
           this.#ws = undefined
           this.#ready = undefined
         }
         for (const [id, p] of this.#pending) {
           clearTimeout(p.timer)
-          p.reject(new HomeFault('unreachable', 'Home Assistant went away'))
+          p.reject(new ServerFault('unreachable', 'Home Assistant went away'))
           this.#pending.delete(id)
         }
         this.#listeners.clear()
@@ -161,7 +162,7 @@ export class HaSocket {
             resolve(ws)
           } else if (msg.type === 'auth_invalid') {
             clearTimeout(timer)
-            fail(new HomeFault('unauthorized', 'Home Assistant refused the access token'))
+            fail(new ServerFault('unauthorized', 'Home Assistant refused the access token'))
           }
           return
         }
@@ -189,7 +190,7 @@ export class HaSocket {
     }
     const error = (msg.error ?? {}) as { code?: unknown; message?: unknown }
     p.reject(
-      new HomeFault(
+      new ServerFault(
         error.code === 'unauthorized' ? 'unauthorized' : 'refused',
         typeof error.message === 'string' ? error.message : 'refused',
       ),

@@ -1,10 +1,37 @@
-import { HomeAssistant } from '../../adapters/home-assistant/home-assistant.js'
+import { HaStates } from '../../adapters/home-assistant/home-assistant.js'
+import { McpToolServer } from '../../adapters/mcp/mcp-tool-server.js'
 import type { ToolSet } from '../../core/tool-set.js'
 import { HomeTools } from '../../home/home-tools.js'
+import type { Home } from '../../ports/home.js'
 import type { Composition } from './composition.js'
 
 /** How soon the list is tried again while Home Assistant does not answer. */
 const RETRY_MS = 15_000
+
+/**
+ * Home Assistant as the `Home` port: its Assist tools over its MCP endpoint (`/api/mcp`), its
+ * entities and services over its WebSocket API (`/api/websocket`), both with the same token.
+ */
+export function openHome(
+  url: string,
+  token: () => string,
+  timeoutMs: number,
+): Home & { close(): Promise<void> } {
+  const base = url.replace(/\/+$/, '')
+  const tools = new McpToolServer({ url: `${base}/api/mcp`, token, timeoutMs, version: 'nocturn' })
+  const states = new HaStates({ url: base, token, timeoutMs })
+  return {
+    listTools: (signal) => tools.listTools(signal),
+    callTool: (name, args, signal) => tools.callTool(name, args, signal),
+    snapshot: (signal) => states.snapshot(signal),
+    callService: (call, signal) => states.callService(call, signal),
+    waitForStates: (want, ms, signal) => states.waitForStates(want, ms, signal),
+    close: async () => {
+      states.close()
+      await tools.close()
+    },
+  }
+}
 
 /**
  * Home Assistant's exposed devices as tools in `tools`, behind the same gate, when
@@ -25,12 +52,7 @@ export function composeHome(
     )
     return undefined
   }
-  const home = new HomeAssistant({
-    url: ha.url,
-    token: () => token,
-    timeoutMs: ha.timeoutSeconds * 1000,
-    version: 'nocturn',
-  })
+  const home = openHome(ha.url, () => token, ha.timeoutSeconds * 1000)
   const homeTools = new HomeTools({
     home,
     tools,

@@ -1,7 +1,7 @@
-import { HomeAssistant } from '../../adapters/home-assistant/home-assistant.js'
 import { errorText } from '../../core/errors.js'
 import { criticalEntities } from '../../home/critical-list.js'
-import { HomeFault } from '../../ports/home.js'
+import { ServerFault } from '../../ports/tool-server.js'
+import { openHome } from '../compose/home.js'
 import type { Check, CheckResult } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
@@ -26,12 +26,7 @@ export const homeAssistantCheck: Check<DeviceDoctorContext> = {
       }
     }
     const token = ha.token
-    const home = new HomeAssistant({
-      url: ha.url,
-      token: () => token,
-      timeoutMs: TIMEOUT_MS,
-      version: 'doctor',
-    })
+    const home = openHome(ha.url, () => token, TIMEOUT_MS)
     try {
       const [tools, snapshot] = await Promise.all([home.listTools(), home.snapshot()])
       const policy = { ...ha.critical, safeScripts: ha.safeScripts }
@@ -72,7 +67,7 @@ export const homeAssistantCheck: Check<DeviceDoctorContext> = {
         },
       }
     } catch (err) {
-      const kind = err instanceof HomeFault ? err.kind : 'bad_answer'
+      const kind = err instanceof ServerFault ? err.kind : 'bad_answer'
       const fix: Record<string, string> = {
         unreachable: `cannot reach ${ha.url}: check homeAssistant.url and that Home Assistant is running, with the MCP Server integration added`,
         unauthorized:

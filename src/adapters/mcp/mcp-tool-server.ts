@@ -1,8 +1,13 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
-import { HomeFault, type HomeToolInfo, type HomeToolReply } from '../../ports/home.js'
+import {
+  ServerFault,
+  type ToolInfo,
+  type ToolReply,
+  type ToolServer,
+} from '../../ports/tool-server.js'
 
-export interface HaMcpOptions {
-  /** HA's stateless Streamable HTTP endpoint, `http://host:8123/api/mcp`. */
+export interface McpToolServerOptions {
+  /** The server's Streamable HTTP endpoint, e.g. HA's stateless `http://host:8123/api/mcp`. */
   readonly url: string
   readonly token: () => string
   /** One request's limit (HA's own is 60 s). */
@@ -11,21 +16,21 @@ export interface HaMcpOptions {
 }
 
 /**
- * HA's MCP server through the MCP client package: listing and calling the Assist tools. The
- * endpoint is stateless (no session id, GET answers 405), so a failed request drops the client
- * and the next one connects afresh — that is all "HA restarted" needs.
+ * An MCP server over Streamable HTTP through the MCP client package, with a bearer token: listing
+ * and calling its tools. A failed request drops the client and the next one connects afresh —
+ * for HA's stateless endpoint (no session id, GET answers 405) that is all "HA restarted" needs.
  */
-export class HaMcp {
-  readonly #o: HaMcpOptions
+export class McpToolServer implements ToolServer {
+  readonly #o: McpToolServerOptions
   #client: Promise<Client> | undefined
 
-  constructor(options: HaMcpOptions) {
+  constructor(options: McpToolServerOptions) {
     this.#o = options
   }
 
-  async listTools(signal?: AbortSignal): Promise<HomeToolInfo[]> {
+  async listTools(signal?: AbortSignal): Promise<ToolInfo[]> {
     return this.#use(async (c) => {
-      const tools: HomeToolInfo[] = []
+      const tools: ToolInfo[] = []
       let cursor: string | undefined
       // Paged in principle; HA answers in one page.
       for (let page = 0; page < 20; page++) {
@@ -44,7 +49,7 @@ export class HaMcp {
     name: string,
     args: Record<string, unknown>,
     signal?: AbortSignal,
-  ): Promise<HomeToolReply> {
+  ): Promise<ToolReply> {
     return this.#use(async (c) => {
       const res = await c.callTool({ name, arguments: args }, this.#request(signal))
       const content = Array.isArray(res.content) ? res.content : []
@@ -99,8 +104,8 @@ function staleConnection(err: unknown): boolean {
 }
 
 /** What the client threw, as a fault the speaker can name. */
-function asFault(err: unknown): HomeFault {
-  if (err instanceof HomeFault) return err
+function asFault(err: unknown): ServerFault {
+  if (err instanceof ServerFault) return err
   const e = err as {
     name?: string
     message?: string
@@ -112,20 +117,17 @@ function asFault(err: unknown): HomeFault {
   const status =
     typeof e?.status === 'number' ? e.status : Number(/\b(4\d\d|5\d\d)\b/.exec(text)?.[1])
   if (status === 401 || status === 403 || /unauthori[sz]ed/i.test(text)) {
-    return new HomeFault('unauthorized', 'Home Assistant refused the access token')
+    return new ServerFault('unauthorized', 'the server refused the access token')
   }
   if (/timed? ?out|timeout/i.test(text))
-    return new HomeFault('timeout', 'Home Assistant did not answer in time')
+    return new ServerFault('timeout', 'the server did not answer in time')
   if (
     /fetch failed|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|socket/i.test(
       `${text} ${String(e?.cause ?? '')}`,
     )
   ) {
-    return new HomeFault('unreachable', "Home Assistant's MCP endpoint could not be reached")
+    return new ServerFault('unreachable', 'the MCP endpoint could not be reached')
   }
-  if (status >= 500) return new HomeFault('unreachable', `Home Assistant answered ${status}`)
-  return new HomeFault(
-    'bad_answer',
-    `Home Assistant's MCP endpoint: ${(e?.message ?? '').slice(0, 200)}`,
-  )
+  if (status >= 500) return new ServerFault('unreachable', `the server answered ${status}`)
+  return new ServerFault('bad_answer', `the MCP endpoint: ${(e?.message ?? '').slice(0, 200)}`)
 }
