@@ -26,7 +26,7 @@ import {
   showStoreHealth,
 } from './compose/conversations.js'
 import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './compose/device.js'
-import { composeHome } from './compose/home.js'
+import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
 import { composeProviders, providerKey } from './compose/providers.js'
@@ -116,6 +116,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       publisher: household.publisher,
     })
     composeHome(comp, tools)
+    composeMcpServers(comp, tools)
     const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 

@@ -18,11 +18,11 @@ function cleanText(text: string, max: number): string {
  * call with HA's reason. HA's `action_done` means only that no error came within 200 ms
  * (helpers/intent.py), so the answer says so.
  */
-export function readToolReply(reply: ToolReply, log: Logger): unknown {
+export function readToolReply(reply: ToolReply, log: Logger, who = 'Home Assistant'): unknown {
   const text = cleanText(reply.text ?? '', MAX_REPLY_CHARS)
   if (reply.isError) {
     log.info({ reason: text.slice(0, 200) }, 'home tool answered with an error')
-    throw new NocturnError('NOC_ERR_HOME_FAILED', `Home Assistant said: ${text.slice(0, 300)}`)
+    throw new NocturnError('NOC_ERR_HOME_FAILED', `${who} said: ${text.slice(0, 300)}`)
   }
   let parsed: unknown
   try {
@@ -34,7 +34,7 @@ export function readToolReply(reply: ToolReply, log: Logger): unknown {
   const answer = parsed as Record<string, unknown>
   if (answer.response_type === 'error') {
     const speech = JSON.stringify(answer.speech ?? answer.data ?? '').slice(0, 300)
-    throw new NocturnError('NOC_ERR_HOME_FAILED', `Home Assistant said: ${speech}`)
+    throw new NocturnError('NOC_ERR_HOME_FAILED', `${who} said: ${speech}`)
   }
   if (answer.response_type === 'action_done') {
     return {
@@ -46,32 +46,32 @@ export function readToolReply(reply: ToolReply, log: Logger): unknown {
 }
 
 /** A fault as the sentence the model says. */
-export function homeFaultError(fault: ServerFault): NocturnError {
+export function homeFaultError(fault: ServerFault, who = 'Home Assistant'): NocturnError {
   switch (fault.kind) {
     case 'unauthorized':
       return new NocturnError(
         'NOC_ERR_HOME_UNAUTHORIZED',
-        "Home Assistant refused the speaker's access token, so I did nothing. Someone needs to give the speaker a new token.",
+        `${who} refused the speaker's access token, so I did nothing. Someone needs to give the speaker a new token.`,
       )
     case 'unreachable':
       return new NocturnError(
         'NOC_ERR_HOME_UNREACHABLE',
-        "I can't reach Home Assistant right now, so I did nothing.",
+        `I can't reach ${who} right now, so I did nothing.`,
       )
     case 'timeout':
       return new NocturnError(
         'NOC_ERR_HOME_UNREACHABLE',
-        'Home Assistant did not answer in time, so I do not know whether it was done.',
+        `${who} did not answer in time, so I do not know whether it was done.`,
       )
     case 'refused':
       return new NocturnError(
         'NOC_ERR_HOME_FAILED',
-        `Home Assistant refused: ${cleanText(fault.message, 300)}`,
+        `${who} refused: ${cleanText(fault.message, 300)}`,
       )
     default:
       return new NocturnError(
         'NOC_ERR_HOME_FAILED',
-        'Home Assistant gave an answer I could not read, so I did nothing.',
+        `${who} gave an answer I could not read, so I did nothing.`,
       )
   }
 }

@@ -13,6 +13,8 @@ export interface McpToolServerOptions {
   /** One request's limit (HA's own is 60 s). */
   readonly timeoutMs: number
   readonly version: string
+  /** No Authorization header at all (a server on the LAN that wants none). */
+  readonly anonymous?: boolean
 }
 
 /**
@@ -89,9 +91,10 @@ export class McpToolServer implements ToolServer {
 
   #connect(): Promise<Client> {
     if (this.#client) return this.#client
-    const transport = new StreamableHTTPClientTransport(new URL(this.#o.url), {
-      authProvider: { token: async () => this.#o.token() },
-    })
+    const transport = new StreamableHTTPClientTransport(
+      new URL(this.#o.url),
+      this.#o.anonymous ? {} : { authProvider: { token: async () => this.#o.token() } },
+    )
     const client = new Client({ name: 'nocturn', version: this.#o.version })
     this.#client = client.connect(transport, { timeout: this.#o.timeoutMs }).then(() => client)
     return this.#client

@@ -2,6 +2,7 @@ import { HaStates } from '../../adapters/home-assistant/home-assistant.js'
 import { McpToolServer } from '../../adapters/mcp/mcp-tool-server.js'
 import type { ToolSet } from '../../core/tool-set.js'
 import { HomeTools } from '../../home/home-tools.js'
+import { ServerTools } from '../../home/server-tools.js'
 import type { Home } from '../../ports/home.js'
 import type { Composition } from './composition.js'
 
@@ -70,4 +71,44 @@ export function composeHome(
     await home.close()
   })
   return homeTools
+}
+
+/** How often another MCP server's list is read again: it may have no change notice either. */
+const SERVER_REFRESH_MS = 10 * 60_000
+
+/**
+ * The household's other MCP servers (`mcpServers`), their tools in `tools` behind the same gate,
+ * each listed in the background like Home Assistant's.
+ */
+export function composeMcpServers(
+  { config: c, clock, log, closers }: Composition,
+  tools: ToolSet,
+): ServerTools[] {
+  return c.mcpServers.map((m) => {
+    const token = m.token
+    const server = new McpToolServer({
+      url: m.url,
+      token: () => token ?? '',
+      timeoutMs: 20_000,
+      version: 'nocturn',
+      anonymous: token === undefined,
+    })
+    const serverTools = new ServerTools({
+      name: m.name,
+      server,
+      tools,
+      policy: m.policy,
+      perTool: m.tools,
+      clock,
+      logger: log.child({ component: 'mcp', server: m.name }),
+      refreshMs: SERVER_REFRESH_MS,
+      retryMs: RETRY_MS,
+    })
+    void serverTools.start()
+    closers.add(async () => {
+      serverTools.close()
+      await server.close()
+    })
+    return serverTools
+  })
 }

@@ -5,6 +5,7 @@ import type { PolicyTable } from '../../core/policy.js'
 import { type LineName, PRESETS } from '../../panel/presets.js'
 import { ConfigError, describeIssues } from './errors.js'
 import { lineColumn, stripJsonComments } from './jsonc.js'
+import { mcpTokenEnv } from './mcp-servers-schema.js'
 import {
   type Config,
   configSchema,
@@ -198,6 +199,18 @@ export function parseConfig(
       value: ntfy.token,
       file: ntfy.tokenFile,
       fileKey: 'alerts.ntfy.tokenFile',
+      problems,
+    }).value
+  }
+  for (const server of config.mcpServers) {
+    server.token = resolve({
+      env,
+      credentialsDir,
+      envName: mcpTokenEnv(server.name),
+      credential: `mcp-${server.name}-token`,
+      value: undefined,
+      file: server.tokenFile,
+      fileKey: 'mcpServers[].tokenFile',
       problems,
     }).value
   }
