@@ -11,7 +11,6 @@ import { realClock } from '../src/adapters/clock/real-clock.js'
 import { openHome } from '../src/app/compose/home.js'
 import { silentLogger } from '../src/core/logger.js'
 import { ToolSet } from '../src/core/tool-set.js'
-import type { CallContext } from '../src/core/types.js'
 import { DEFAULT_CRITICAL_POLICY } from '../src/home/criticality.js'
 import { HomeTools } from '../src/home/home-tools.js'
 import { largeHouse } from '../src/testing/fake-home-assistant/house.js'
@@ -87,27 +86,34 @@ for (const n of [50, 500]) {
   await ha.stop()
 }
 
-// (2) The gate's share of a one-shot call.
+// (2) The gate's share of a one-shot call through HA's own tool (a brightness), and the whole of
+// a one-shot switch (exact service call over the WebSocket, then its state confirmed).
 {
   const { ha, home } = await world(50)
   const tools = new ToolSet()
   await homeTools(home, tools).refresh()
   const core = coreFixture()
-  const ctx: CallContext = core.ctx()
   const direct: number[] = []
   const gated: number[] = []
+  const exact: number[] = []
   for (let i = 0; i < 400; i++) {
-    const args = { name: 'Kitchen Light' }
+    const args = { name: 'Kitchen Light', brightness: 10 + (i % 80) }
     let t0 = process.hrtime.bigint()
-    await home.callTool('intent__HassTurnOn', args)
+    await home.callTool('light__HassLightSet', args)
     direct.push(ms(t0))
     t0 = process.hrtime.bigint()
-    const r = await tools.call(ctx, 'intent__HassTurnOn', args)
+    const r = await tools.call(core.ctx(), 'light__HassLightSet', args)
     gated.push(ms(t0))
     if (!r.ok) throw new Error(`the gated call failed: ${r.error}`)
+    t0 = process.hrtime.bigint()
+    const e = await tools.call(core.ctx(), i % 2 ? 'intent__HassTurnOn' : 'intent__HassTurnOff', {
+      name: 'Kitchen Light',
+    })
+    exact.push(ms(t0))
+    if (!e.ok) throw new Error(`the switch failed: ${e.error}`)
   }
   process.stdout.write(
-    `\nA one-shot call (a light), 400 each: HA's tool directly ${median(direct).toFixed(2)} ms median (p99 ${p99(direct).toFixed(2)}); through the ToolSet and gate ${median(gated).toFixed(2)} ms (p99 ${p99(gated).toFixed(2)}); added ${(median(gated) - median(direct)).toFixed(2)} ms.\n`,
+    `\nA one-shot call through HA's tool (a brightness), 400 each: directly ${median(direct).toFixed(2)} ms median (p99 ${p99(direct).toFixed(2)}); through the ToolSet and gate ${median(gated).toFixed(2)} ms (p99 ${p99(gated).toFixed(2)}); added ${(median(gated) - median(direct)).toFixed(2)} ms. A one-shot switch, exact and confirmed: ${median(exact).toFixed(2)} ms median (p99 ${p99(exact).toFixed(2)}).\n`,
   )
   await home.close()
   await ha.stop()
@@ -131,8 +137,11 @@ for (const n of [50, 500]) {
   const slow = await lag(() =>
     Promise.all(
       // Each call its own context, as the voice driver gives it.
-      Array.from({ length: 20 }, () =>
-        tools.call(core.ctx(), 'intent__HassTurnOn', { name: 'Kitchen Light' }),
+      Array.from({ length: 20 }, (_, i) =>
+        tools.call(core.ctx(), 'light__HassLightSet', {
+          name: 'Kitchen Light',
+          brightness: 10 + i,
+        }),
       ),
     ),
   )

@@ -18,6 +18,7 @@ export interface EntityAction {
 }
 
 const OPENS = new Set(['cover', 'valve'])
+const ON_OFF = new Set(['light', 'switch', 'fan', 'input_boolean', 'siren', 'humidifier'])
 
 /**
  * The action HA's intent handlers take on an entity (homeassistant/components/intent/__init__.py:
@@ -30,14 +31,16 @@ export function actionFor(
   args: Readonly<Record<string, unknown>>,
 ): EntityAction {
   const d = entity.domain
+  // As HA's intent falls back to it: `homeassistant.turn_on` reaches each domain's own turn_on.
   const on = (kind: 'on' | 'off'): EntityAction =>
     d === 'script' || d === 'scene'
       ? { verb: 'Run', kind: 'run', service: { domain: d, service: 'turn_on' } }
       : {
           verb: kind === 'on' ? 'Turn on' : 'Turn off',
           kind,
-          service: { domain: d, service: kind === 'on' ? 'turn_on' : 'turn_off' },
-          expect: [kind],
+          service: { domain: 'homeassistant', service: kind === 'on' ? 'turn_on' : 'turn_off' },
+          // Only where the state is itself on/off: a thermostat turned on shows "heat".
+          ...(ON_OFF.has(d) && { expect: [kind] }),
         }
   const lock = (locking: boolean): EntityAction => ({
     verb: locking ? 'Lock' : 'Unlock',

@@ -135,8 +135,16 @@ function plan(
   const critical = ambiguous || steps.some((s) => isCritical(s.action, s.entity, deps.policy))
   const action = cardSentence(steps, home)
   const targets = steps.map((s) => s.entity.entityId)
-  if (!critical) return { critical, action, targets, run: viaHome }
-  return { critical, action, targets, run: (ctx) => runExactly(steps, intent, deps, ctx) }
+  // Whatever switches, locks, opens or runs acts on the ids it was judged by, one-shot too: HA
+  // matching the name again from a stale copy could reach a device nobody judged.
+  const exact = critical || steps.every((s) => s.action.service !== undefined)
+  if (!exact) return { critical, action, targets, run: viaHome }
+  return {
+    critical,
+    action,
+    targets,
+    run: (ctx) => runExactly(steps, intent, deps, ctx, { recheck: critical }),
+  }
 }
 
 /**
@@ -155,14 +163,36 @@ function cardSentence(steps: readonly Step[], home: HomeSnapshot | undefined): s
   return sentence.length > 1000 ? `${sentence.slice(0, 990)}… (${steps.length})` : sentence
 }
 
-/** After a yes: the same entities, still named as approved, by exact service calls, then confirmed. */
+/**
+ * The same entities by exact service calls, then confirmed by their states. After a yes
+ * (`recheck`) they must still be there, named and placed as the phone showed them.
+ */
 async function runExactly(
   steps: readonly Step[],
   intent: HomeIntent,
   deps: HomeToolDeps,
   ctx: CallContext,
+  how: { readonly recheck: boolean },
 ): Promise<unknown> {
   const log = ctx.logger.child({ component: 'home' })
+  if (how.recheck) await recheck(steps, deps, ctx, log)
+  const missing = steps.find((s) => !s.action.service)
+  if (missing) {
+    throw new NocturnError(
+      'NOC_ERR_HOME_FAILED',
+      `I can't ${verbOf(intent).toLowerCase()} ${missing.entity.name} on exactly the approved device, so I did nothing.`,
+    )
+  }
+  return act(steps, deps, ctx, log)
+}
+
+/** Refuses, never redirects, when an approved entity is gone, renamed or moved. */
+async function recheck(
+  steps: readonly Step[],
+  deps: HomeToolDeps,
+  ctx: CallContext,
+  log: Logger,
+): Promise<void> {
   let now: HomeSnapshot
   try {
     now = await deps.refresh(ctx.signal)
@@ -189,13 +219,14 @@ async function runExactly(
       )
     }
   }
-  const missing = steps.find((s) => !s.action.service)
-  if (missing) {
-    throw new NocturnError(
-      'NOC_ERR_HOME_FAILED',
-      `I can't ${verbOf(intent).toLowerCase()} ${missing.entity.name} on exactly the approved device, so I did nothing.`,
-    )
-  }
+}
+
+async function act(
+  steps: readonly Step[],
+  deps: HomeToolDeps,
+  ctx: CallContext,
+  log: Logger,
+): Promise<unknown> {
   for (const { entity, action } of steps) {
     const s = action.service as NonNullable<EntityAction['service']>
     try {
@@ -242,7 +273,7 @@ async function runExactly(
     done: false,
     confirmed: false,
     states,
-    result: `Home Assistant took the command for ${names}, but the state did not change within ${Math.round(deps.confirmMs / 1000)} s, so it is not confirmed. Home Assistant's own "success" only means no error came within 200 ms.`,
+    result: `Home Assistant accepted the command for ${names}, but the state did not change within ${Math.round(deps.confirmMs / 1000)} s, so it is not confirmed: a device can accept a command and not carry it out.`,
   }
 }
 

@@ -51,7 +51,10 @@ describe('Home Assistant faults: each a sentence for the model, a log line with 
   it('a slow HA: the call fails as "did not answer in time" and is logged, another call is not held up', async () => {
     await open({ timeoutMs: 800 })
     w?.ha.slow(3000)
-    const slow = w?.tools.call(ctx(), 'intent__HassTurnOn', { name: 'Kitchen Light' })
+    const slow = w?.tools.call(ctx(), 'light__HassLightSet', {
+      name: 'Kitchen Light',
+      brightness: 50,
+    })
     // The built-in path does not wait for HA.
     const quick = await w?.tools.call(ctx(), 'nothing_here', {})
     expect(quick).toMatchObject({ ok: false, code: 'NOC_ERR_UNKNOWN_TOOL' })
@@ -63,16 +66,22 @@ describe('Home Assistant faults: each a sentence for the model, a log line with 
     expect(events()).toContain('home_timeout')
   })
 
-  it('HA restarting mid-session: the next call works on fresh connections, for HA’s own tool and for an approved action', async () => {
+  it('HA restarting mid-session: the next calls work on fresh connections — HA’s own tool, a one-shot, an approved action', async () => {
     await open()
-    expect(
-      await w?.tools.call(ctx(), 'intent__HassTurnOn', { name: 'Kitchen Light' }),
-    ).toMatchObject({ ok: true })
+    const light = (args: Record<string, unknown>) =>
+      w?.tools.call(ctx(), 'light__HassLightSet', { name: 'Kitchen Light', ...args })
+    expect(await light({ brightness: 20 })).toMatchObject({ ok: true })
+    expect(await w?.tools.call(ctx(), 'intent__HassTurnOn', { name: 'Hall Light' })).toMatchObject({
+      ok: true,
+    })
     await w?.ha.stop()
     await w?.ha.start()
-    expect(
-      await w?.tools.call(ctx(), 'intent__HassTurnOff', { name: 'Kitchen Light' }),
-    ).toMatchObject({ ok: true })
+    // HA takes seconds to come back; the speaker has seen its sockets close by then.
+    await new Promise((r) => setTimeout(r, 100))
+    expect(await light({ brightness: 70 })).toMatchObject({ ok: true })
+    expect(await w?.tools.call(ctx(), 'intent__HassTurnOff', { name: 'Hall Light' })).toMatchObject(
+      { ok: true },
+    )
     const done = w?.tools.call(ctx(), 'intent__HassTurnOff', { name: 'Back Door' })
     await until(() => core.approver.asked.length === 1)
     core.approver.last().answer({ decision: 'approve', by: 'anna' })
@@ -88,7 +97,10 @@ describe('Home Assistant faults: each a sentence for the model, a log line with 
     expect(text.startsWith('not json x')).toBe(true)
     expect(text.length).toBeLessThanOrEqual(12_000)
     ;(w as World).ha.junk = { text: 'Error calling tool: MatchFailedError(NAME)', isError: true }
-    const refused = await w?.tools.call(ctx(), 'intent__HassTurnOn', { name: 'Kitchen Light' })
+    const refused = await w?.tools.call(ctx(), 'light__HassLightSet', {
+      name: 'Kitchen Light',
+      brightness: 30,
+    })
     expect(refused).toMatchObject({
       ok: false,
       code: 'NOC_ERR_HOME_FAILED',

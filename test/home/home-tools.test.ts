@@ -52,8 +52,11 @@ describe('Home Assistant tools behind the gate', () => {
     const { outcome, request } = await say('intent__HassTurnOn', { name: 'kitchen light' })
     expect(request).toBeUndefined()
     expect(outcome.ok).toBe(true)
-    expect(calls()).toEqual(['intent homeassistant.turn_on light.kitchen'])
-    expect(JSON.stringify(outcome)).toContain('no error came within 200 ms')
+    expect(calls()).toEqual(['websocket homeassistant.turn_on light.kitchen'])
+    expect(outcome).toMatchObject({
+      ok: true,
+      value: { done: true, confirmed: true, result: 'Kitchen Light is on.' },
+    })
   })
 
   it('unlocks the front door only after a yes, on exactly lock.front_door over the WebSocket, and says it is unlocked', async () => {
@@ -76,10 +79,10 @@ describe('Home Assistant tools behind the gate', () => {
     await open()
     const locked = await say('intent__HassTurnOn', { name: 'main door' })
     expect(locked.request).toBeUndefined()
-    expect(calls()).toEqual(['intent lock.lock lock.front_door'])
+    expect(calls()).toEqual(['websocket lock.lock lock.front_door'])
     const refused = await say('intent__HassTurnOff', { name: 'Front Door' }, 'deny')
     expect(refused.outcome).toMatchObject({ ok: false, code: 'NOC_ERR_DENIED_BY_HUMAN' })
-    expect(calls()).toEqual(['intent lock.lock lock.front_door'])
+    expect(calls()).toEqual(['websocket lock.lock lock.front_door'])
   })
 
   it('opening the garage is critical, by HassTurnOn and by a position', async () => {
@@ -100,7 +103,7 @@ describe('Home Assistant tools behind the gate', () => {
     // The kitchen blind is no way in: it opens at once.
     const blind = await say('intent__HassTurnOn', { name: 'Kitchen Blind' })
     expect(blind.request).toBeUndefined()
-    expect(calls()).toEqual(['intent cover.open_cover cover.kitchen_blind'])
+    expect(calls()).toEqual(['websocket cover.open_cover cover.kitchen_blind'])
   })
 
   it('"unlock everything" (a domain alone) is critical and lists every exposed lock, and a yes unlocks exactly those', async () => {
@@ -128,18 +131,22 @@ describe('Home Assistant tools behind the gate', () => {
     w = await homeWorld({ area: 'Bedroom' })
     const here = await say('intent__HassTurnOn', { name: 'Lamp' })
     expect(here.request).toBeUndefined()
-    expect(calls()).toEqual(['intent homeassistant.turn_on light.bedroom_lamp'])
+    expect(calls()).toEqual(['websocket homeassistant.turn_on light.bedroom_lamp'])
   })
 
   it('a call naming no area acts in the speaker’s room, not the whole house', async () => {
     await open({ area: 'Kitchen' })
     await say('intent__HassTurnOn', { domain: ['light'] })
     expect(calls()).toEqual([
-      'intent homeassistant.turn_on light.kitchen',
-      'intent homeassistant.turn_on light.kitchen_counter',
+      'websocket homeassistant.turn_on light.kitchen',
+      'websocket homeassistant.turn_on light.kitchen_counter',
     ])
+    expect(w?.ha.house.entity('light.hall')?.state).toBe('on')
+    expect(w?.ha.house.entity('light.bedroom_lamp')?.state).toBe('off')
+    // A call HA's own tool carries (a brightness) gets the speaker's area in its arguments.
+    await say('light__HassLightSet', { domain: ['light'], brightness: 40 })
     expect(w?.ha.mcpLog.at(-1)?.params).toMatchObject({
-      arguments: { domain: ['light'], area: 'Kitchen' },
+      arguments: { domain: ['light'], brightness: 40, area: 'Kitchen' },
     })
   })
 
@@ -154,7 +161,7 @@ describe('Home Assistant tools behind the gate', () => {
     expect(calls()).toEqual(['websocket script.turn_on script.open_up'])
     const safe = await say('script__movie_night', {})
     expect(safe.request).toBeUndefined()
-    expect(calls().at(-1)).toBe('intent script.turn_on script.movie_night')
+    expect(calls().at(-1)).toBe('websocket script.turn_on script.movie_night')
   })
 
   it('an entity renamed between the request and the yes is refused, not redirected', async () => {
@@ -171,6 +178,8 @@ describe('Home Assistant tools behind the gate', () => {
   it('HA down and a revoked token: a sentence the model can say, nothing run', async () => {
     await open()
     w?.ha.revokeToken()
+    // HA closes the revoked token's sockets; the speaker sees that before the next call.
+    await new Promise((r) => setTimeout(r, 100))
     const revoked = await say('intent__HassTurnOn', { name: 'Kitchen Light' })
     expect(revoked.outcome).toMatchObject({ ok: false, code: 'NOC_ERR_HOME_UNAUTHORIZED' })
     expect((revoked.outcome as { error: string }).error).toMatch(
@@ -189,7 +198,7 @@ describe('Home Assistant tools behind the gate', () => {
     ;(w as World).ha.house.stuck.add('lock.back_door')
     const slow = await say('intent__HassTurnOff', { name: 'Back Door' }, 'approve')
     expect(slow.outcome).toMatchObject({ ok: true, value: { done: false, confirmed: false } })
-    expect(JSON.stringify(slow.outcome)).toContain('only means no error came within 200 ms')
+    expect(JSON.stringify(slow.outcome)).toContain('so it is not confirmed')
     ;(w as World).ha.house.failing.set('lock.unlock', 'Front door lock is jammed')
     const jammed = await say('intent__HassTurnOff', { name: 'Front Door' }, 'approve')
     expect(jammed.outcome).toMatchObject({ ok: false, code: 'NOC_ERR_HOME_FAILED' })

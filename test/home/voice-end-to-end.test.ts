@@ -104,9 +104,13 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
     s.conn.user('Turn on the kitchen light.')
     await s.ask('c1', 'intent__HassTurnOn', { name: 'Kitchen Light' })
     const final = await s.finalOf('c1')
-    expect(final.response.output).toMatchObject({ response_type: 'action_done' })
+    expect(final.response.output).toMatchObject({
+      done: true,
+      confirmed: true,
+      result: 'Kitchen Light is on.',
+    })
     expect(s.w.asked).toEqual([])
-    expect(s.calls()).toEqual(['intent homeassistant.turn_on light.kitchen'])
+    expect(s.calls()).toEqual(['websocket homeassistant.turn_on light.kitchen'])
     expect(s.ha.house.entity('light.kitchen')?.state).toBe('on')
   })
 
@@ -138,7 +142,7 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
     await s.ask('c1', 'intent__HassTurnOn', { name: 'Front Door' })
     await s.finalOf('c1')
     expect(s.w.asked).toEqual([])
-    expect(s.calls()).toEqual(['intent lock.lock lock.front_door'])
+    expect(s.calls()).toEqual(['websocket lock.lock lock.front_door'])
 
     await s.ask('c2', 'intent__HassTurnOn', { name: 'garage door' })
     const garage = await s.shown()
@@ -159,7 +163,7 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
     })
     await s.anna.decide(sweep.id, 'deny', 'once')
     await s.finalOf('c3')
-    expect(s.calls()).toEqual(['intent lock.lock lock.front_door'])
+    expect(s.calls()).toEqual(['websocket lock.lock lock.front_door'])
   })
 
   it('a name that matches two lamps, and a script not marked safe, each ask a phone', async () => {
@@ -199,7 +203,7 @@ describe.skipIf(skip)('Home Assistant by voice, with a phone on a real broker', 
   it("a slow HA holds nothing up: the model's speech reaches the speaker while the call waits, its answer comes after", async () => {
     const s = await speaker()
     s.ha.slow(1500)
-    await s.ask('c1', 'intent__HassTurnOn', { name: 'Kitchen Light' })
+    await s.ask('c1', 'light__HassLightSet', { name: 'Kitchen Light', brightness: 60 })
     s.conn.model('One moment.')
     s.conn.audio(400)
     await until(() => s.out.writtenBytes >= 400 * 48, 'the reply to reach the speaker')
