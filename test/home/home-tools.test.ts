@@ -205,6 +205,29 @@ describe('Home Assistant tools behind the gate', () => {
     expect((jammed.outcome as { error: string }).error).toContain('jammed')
   })
 
+  it('typed from a phone the same: a light at once, an unlock only after a yes', async () => {
+    await open()
+    const typed = core.ctx({ channel: 'text', askedBy: 'ben' })
+    expect(
+      await w?.tools.call(typed, 'intent__HassTurnOn', { name: 'Kitchen Light' }),
+    ).toMatchObject({ ok: true })
+    expect(core.approver.asked).toHaveLength(0)
+    const done = w?.tools.call(typed, 'intent__HassTurnOff', { name: 'Front Door' })
+    await until(() => core.approver.asked.length === 1)
+    expect(core.approver.last().request).toMatchObject({
+      channel: 'text',
+      critical: true,
+      askedBy: 'ben',
+      targets: ['lock.front_door'],
+    })
+    core.approver.last().answer({ decision: 'approve', by: 'anna' })
+    expect(await done).toMatchObject({ ok: true })
+    expect(calls()).toEqual([
+      'websocket homeassistant.turn_on light.kitchen',
+      'websocket lock.unlock lock.front_door',
+    ])
+  })
+
   it('tool names from an HA before 2026.9 work the same', async () => {
     await open({ naming: 'legacy' })
     const { request } = await say('HassTurnOff', { name: 'Front Door' }, 'approve')
