@@ -94,5 +94,10 @@ describe('the Home Assistant adapter against the stand-in HA', () => {
     await ha.start()
     expect((await home.snapshot()).entities.length).toBeGreaterThan(5)
     expect((await home.listTools()).length).toBeGreaterThan(3)
+    // Restarted between two reads, with nothing in between to notice: the reads are asked again.
+    await ha.stop()
+    await ha.start()
+    expect((await home.snapshot()).entities.length).toBeGreaterThan(5)
+    expect((await home.listTools()).length).toBeGreaterThan(3)
   })
 })

@@ -1,6 +1,8 @@
 import WebSocket from 'ws'
 import { ServerFault } from '../../ports/tool-server.js'
 
+const WENT_AWAY = 'Home Assistant went away'
+
 type Listener = (event: Record<string, unknown>) => void
 
 interface Pending {
@@ -37,8 +39,15 @@ export class HaSocket {
 
   /** Sends one command and resolves with its `result`; a refusal is a `ServerFault('refused')`. */
   async command(msg: Record<string, unknown>, signal?: AbortSignal): Promise<unknown> {
-    const ws = await this.#open()
-    return this.#send(ws, msg, signal)
+    try {
+      return await this.#send(await this.#open(), msg, signal)
+    } catch (err) {
+      // A connection HA dropped as it restarted: a read is asked again on a fresh one. A service
+      // call is not — it may have run before the drop, and a script must not run twice.
+      const dropped = err instanceof ServerFault && err.message === WENT_AWAY
+      if (!dropped || msg.type === 'call_service' || signal?.aborted) throw err
+      return this.#send(await this.#open(), msg, signal)
+    }
   }
 
   /**
@@ -141,7 +150,7 @@ export class HaSocket {
         }
         for (const [id, p] of this.#pending) {
           clearTimeout(p.timer)
-          p.reject(new ServerFault('unreachable', 'Home Assistant went away'))
+          p.reject(new ServerFault('unreachable', WENT_AWAY))
           this.#pending.delete(id)
         }
         this.#listeners.clear()
