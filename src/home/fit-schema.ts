@@ -80,3 +80,8 @@ function fitNode(raw: unknown, depth = 0): JsonSchema {
     }
   }
 }
+
+/** Function names both model APIs accept (Gemini: a letter or _, then up to 63 of these). */
+export function fitsModelName(name: string): boolean {
+  return /^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$/.test(name)
+}

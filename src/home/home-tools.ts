@@ -5,6 +5,7 @@ import type { Clock, TimerHandle } from '../ports/clock.js'
 import type { Home, HomeSnapshot } from '../ports/home.js'
 import { ServerFault } from '../ports/tool-server.js'
 import type { CriticalPolicy } from './criticality.js'
+import { fitsModelName } from './fit-schema.js'
 import { homeTool } from './home-tool.js'
 
 /** The source name the home's tools carry in the ToolSet. */
@@ -68,17 +69,27 @@ export class HomeTools {
       const listed = listing.value
       const snapshot = reading.value
       this.#snapshot = snapshot
-      const made = listed.map((info) =>
-        homeTool(info, {
-          home,
-          snapshot: () => this.#snapshot,
-          refresh: (signal) => this.#read(signal),
-          policy: this.#o.policy,
-          area: this.#o.area,
-          confirmMs: this.#o.confirmMs,
-          logger: log,
-        }),
-      )
+      // A name a model cannot take would fail every session's setup: left out, said once.
+      const unfit = listed.filter((t) => !fitsModelName(t.name)).map((t) => t.name.slice(0, 80))
+      if (unfit.length > 0) {
+        log.warn(
+          { event: 'home_tool_name_unfit', tools: unfit },
+          'home tools left out: names a model does not accept (letters, digits, _ . : -, at most 64)',
+        )
+      }
+      const made = listed
+        .filter((t) => fitsModelName(t.name))
+        .map((info) =>
+          homeTool(info, {
+            home,
+            snapshot: () => this.#snapshot,
+            refresh: (signal) => this.#read(signal),
+            policy: this.#o.policy,
+            area: this.#o.area,
+            confirmMs: this.#o.confirmMs,
+            logger: log,
+          }),
+        )
       const refused = tools.replaceSource(HOME_SOURCE, made)
       if (refused.length > 0) {
         log.warn(

@@ -4,7 +4,7 @@ import type { ToolSet } from '../core/tool-set.js'
 import type { Channel, Policy, Tool } from '../core/types.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
 import { ServerFault, type ToolInfo, type ToolServer } from '../ports/tool-server.js'
-import { fitSchema } from './fit-schema.js'
+import { fitSchema, fitsModelName } from './fit-schema.js'
 import { homeFaultError, readToolReply } from './tool-reply.js'
 
 type ChannelPolicies = Partial<Record<Channel, Policy | undefined>>
@@ -43,7 +43,18 @@ export class ServerTools {
   async refresh(): Promise<{ ok: boolean; tools: number; refused: readonly string[] }> {
     const { server, tools, name, logger: log } = this.#o
     try {
-      const listed = await server.listTools()
+      const all = await server.listTools()
+      const listed = all.filter((t) => fitsModelName(t.name))
+      if (listed.length < all.length) {
+        log.warn(
+          {
+            event: 'mcp_tool_name_unfit',
+            server: name,
+            tools: all.filter((t) => !fitsModelName(t.name)).map((t) => t.name.slice(0, 80)),
+          },
+          'MCP tools left out: names a model does not accept',
+        )
+      }
       const refused = tools.replaceSource(
         `mcp:${name}`,
         listed.map((info) => this.#tool(info)),

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { CallContext } from '../../src/core/types.js'
-import { largeHouse } from '../../src/testing/fake-home-assistant/house.js'
+import { FakeHouse, largeHouse } from '../../src/testing/fake-home-assistant/house.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle, VirtualClock } from '../../src/testing/virtual-clock.js'
 import { type CoreFixture, coreFixture } from '../helpers/core.js'
@@ -106,6 +106,16 @@ describe('Home Assistant faults: each a sentence for the model, a log line with 
       code: 'NOC_ERR_HOME_FAILED',
       error: expect.stringContaining('MatchFailedError'),
     })
+  })
+
+  it('a tool name no model accepts (a script id too long) is left out and logged, the rest offered', async () => {
+    const house = new FakeHouse()
+    const long = `script.${'very_long_script_name_'.repeat(4)}`
+    house.entities.push({ entityId: long, name: 'Long', aliases: [], state: 'off', exposed: true })
+    await open({ house })
+    expect(w?.tools.names()).toContain('intent__HassTurnOn')
+    expect(w?.tools.names().some((n) => n.includes('very_long'))).toBe(false)
+    expect(w?.tools.names().every((n) => n.length <= 64)).toBe(true)
   })
 
   it('500 exposed entities: listed, resolved, and a sweep of every lock asks once with a card of bounded size', async () => {
