@@ -55,6 +55,14 @@ export function homeTool(info: ToolInfo, deps: HomeToolDeps): Tool<Record<string
   }
 }
 
+/** 2026.9 prefixes that name no device domain. */
+const GENERIC = new Set(['intent', 'homeassistant', 'llm', 'assist_satellite'])
+
+function takesTargets(info: ToolInfo): boolean {
+  const props = (info.inputSchema as { properties?: Record<string, unknown> } | null)?.properties
+  return ['name', 'area', 'floor', 'domain', 'device_class'].some((k) => props?.[k] !== undefined)
+}
+
 function scriptIds(home: HomeSnapshot | undefined): Set<string> {
   const ids = new Set<string>()
   for (const e of home?.entities ?? []) {
@@ -104,7 +112,27 @@ function prepareCall(
     const step: Step = { entity, action: actionFor('script', entity, args) }
     return plan([step], false, intent, deps, viaHome(args))
   }
-  const slots = preferSpeakerArea(home, slotsOf(args), deps.area)
+  let given = slotsOf(args)
+  const named = [given.name, given.area, given.floor].some((v) => v !== undefined)
+  if (!named && !given.domain?.length && !given.deviceClass?.length) {
+    // No target at all. A tool that takes none (a broadcast) touches no device; a setting owned
+    // by a domain (`light__HassLightSet`) means that domain, here first; a switch with none would
+    // be a sweep nobody asked for, so a person decides.
+    const { domain } = splitToolName(info.name)
+    if (!takesTargets(info)) {
+      return { critical: false, action: `ask Home Assistant (${bare})`, run: viaHome(args) }
+    }
+    if (intent === 'adjust' && domain && !GENERIC.has(domain)) {
+      given = { ...given, domain: [domain] }
+    } else {
+      return {
+        critical: true,
+        action: `${verbOf(intent)} — no device named (${summarise(args)})`,
+        run: viaHome(args),
+      }
+    }
+  }
+  const slots = preferSpeakerArea(home, given, deps.area)
   const sent =
     slots.area !== undefined && args.area === undefined ? { ...args, area: slots.area } : args
   const found = resolveTargets(home, slots)

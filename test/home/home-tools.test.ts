@@ -205,6 +205,22 @@ describe('Home Assistant tools behind the gate', () => {
     expect((jammed.outcome as { error: string }).error).toContain('jammed')
   })
 
+  it('a call that names no target: a setting means its own domain here; a switch with none asks', async () => {
+    await open()
+    const dim = await say('light__HassLightSet', { brightness: 30 })
+    expect(dim.request).toBeUndefined()
+    expect(w?.ha.mcpLog.at(-1)?.params).toMatchObject({
+      arguments: { brightness: 30, area: 'Kitchen' },
+    })
+    expect(calls()).toEqual([
+      'intent light.turn_on light.kitchen',
+      'intent light.turn_on light.kitchen_counter',
+    ])
+    const sweep = await say('intent__HassTurnOff', {}, 'deny')
+    expect(sweep.request).toMatchObject({ critical: true })
+    expect(calls()).toHaveLength(2)
+  })
+
   it('typed from a phone the same: a light at once, an unlock only after a yes', async () => {
     await open()
     const typed = core.ctx({ channel: 'text', askedBy: 'ben' })
