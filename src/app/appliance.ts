@@ -115,8 +115,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       publisher: household.publisher,
     })
-    composeHome(comp, tools)
-    composeMcpServers(comp, tools)
+    await composeHome(comp, tools)
+    await composeMcpServers(comp, tools)
     const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 

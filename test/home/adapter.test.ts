@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { openHome } from '../../src/app/compose/home.js'
+import { openHome } from '../../src/app/compose/open-home.js'
 import { ServerFault } from '../../src/ports/tool-server.js'
 import { FakeHomeAssistant } from '../../src/testing/fake-home-assistant/server.js'
 

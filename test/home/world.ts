@@ -1,5 +1,5 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { openHome } from '../../src/app/compose/home.js'
+import { openHome } from '../../src/app/compose/open-home.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { Tool } from '../../src/core/types.js'

@@ -1,48 +1,20 @@
-import { HaStates } from '../../adapters/home-assistant/home-assistant.js'
-import { McpToolServer } from '../../adapters/mcp/mcp-tool-server.js'
 import type { ToolSet } from '../../core/tool-set.js'
 import { HomeTools } from '../../home/home-tools.js'
 import { ServerTools } from '../../home/server-tools.js'
-import type { Home } from '../../ports/home.js'
 import type { Composition } from './composition.js'
 
 /** How soon the list is tried again while Home Assistant does not answer. */
 const RETRY_MS = 15_000
 
 /**
- * Home Assistant as the `Home` port: its Assist tools over its MCP endpoint (`/api/mcp`), its
- * entities and services over its WebSocket API (`/api/websocket`), both with the same token.
- */
-export function openHome(
-  url: string,
-  token: () => string,
-  timeoutMs: number,
-): Home & { close(): Promise<void> } {
-  const base = url.replace(/\/+$/, '')
-  const tools = new McpToolServer({ url: `${base}/api/mcp`, token, timeoutMs, version: 'nocturn' })
-  const states = new HaStates({ url: base, token, timeoutMs })
-  return {
-    listTools: (signal) => tools.listTools(signal),
-    callTool: (name, args, signal) => tools.callTool(name, args, signal),
-    snapshot: (signal) => states.snapshot(signal),
-    callService: (call, signal) => states.callService(call, signal),
-    waitForStates: (want, ms, signal) => states.waitForStates(want, ms, signal),
-    close: async () => {
-      states.close()
-      await tools.close()
-    },
-  }
-}
-
-/**
  * Home Assistant's exposed devices as tools in `tools`, behind the same gate, when
  * `homeAssistant` is configured. The first listing runs in the background: listening never waits
  * for HA, and a session opened before it lists simply has no home tools yet.
  */
-export function composeHome(
+export async function composeHome(
   { config: c, clock, log, closers }: Composition,
   tools: ToolSet,
-): HomeTools | undefined {
+): Promise<HomeTools | undefined> {
   const ha = c.homeAssistant
   if (!ha) return undefined
   const token = ha.token
@@ -53,6 +25,8 @@ export function composeHome(
     )
     return undefined
   }
+  // Loaded only when configured: a speaker without HA never loads the MCP client or ws.
+  const { openHome } = await import('./open-home.js')
   const home = openHome(ha.url, () => token, ha.timeoutSeconds * 1000)
   const homeTools = new HomeTools({
     home,
@@ -80,10 +54,12 @@ const SERVER_REFRESH_MS = 10 * 60_000
  * The household's other MCP servers (`mcpServers`), their tools in `tools` behind the same gate,
  * each listed in the background like Home Assistant's.
  */
-export function composeMcpServers(
+export async function composeMcpServers(
   { config: c, clock, log, closers }: Composition,
   tools: ToolSet,
-): ServerTools[] {
+): Promise<ServerTools[]> {
+  if (c.mcpServers.length === 0) return []
+  const { McpToolServer } = await import('../../adapters/mcp/mcp-tool-server.js')
   return c.mcpServers.map((m) => {
     const token = m.token
     const server = new McpToolServer({

@@ -1,7 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import { criticalEntities } from '../../home/critical-list.js'
 import { ServerFault } from '../../ports/tool-server.js'
-import { openHome } from '../compose/home.js'
+import { openHome } from '../compose/open-home.js'
 import type { Check, CheckResult } from './check.js'
 import type { DeviceDoctorContext } from './device-context.js'
 
