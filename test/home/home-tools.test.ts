@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { PolicyTable } from '../../src/core/policy.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { type CoreFixture, coreFixture } from '../helpers/core.js'
 import { type HomeWorldOptions, homeWorld } from './world.js'
@@ -12,8 +13,8 @@ afterEach(async () => {
   w = undefined
 })
 
-async function open(o: HomeWorldOptions = {}) {
-  core = coreFixture()
+async function open(o: HomeWorldOptions = {}, policies?: PolicyTable) {
+  core = coreFixture({ policies })
   w = await homeWorld(o)
   return w
 }
@@ -219,6 +220,20 @@ describe('Home Assistant tools behind the gate', () => {
     const sweep = await say('intent__HassTurnOff', {}, 'deny')
     expect(sweep.request).toMatchObject({ critical: true })
     expect(calls()).toHaveLength(2)
+  })
+
+  it('a grant given while a name meant a lamp does not cover it once the name means a lock', async () => {
+    await open({}, { intent__HassTurnOff: { voice: 'ask' } })
+    const lamp = w?.tools.call(core.ctx(), 'intent__HassTurnOff', { name: 'Hall Light' })
+    await until(() => core.approver.asked.length === 1)
+    core.approver.last().answer({ decision: 'approve', by: 'anna', grant: 'session' })
+    expect(await lamp).toMatchObject({ ok: true })
+    w?.ha.house.rename('light.hall', 'Old Hall Light')
+    w?.ha.house.rename('lock.front_door', 'Hall Light')
+    await w?.homeTools.refresh()
+    const { request } = await say('intent__HassTurnOff', { name: 'Hall Light' }, 'deny')
+    expect(request).toMatchObject({ critical: true, targets: ['lock.front_door'] })
+    expect(w?.ha.house.entity('lock.front_door')?.state).toBe('locked')
   })
 
   it('typed from a phone the same: a light at once, an unlock only after a yes', async () => {
