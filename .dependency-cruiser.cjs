@@ -76,7 +76,7 @@ module.exports = {
       comment:
         'The core, the ports and the two drivers import no vendor package: Gemini, ALSA, MQTT and GPIO live behind ports.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice|device)/' },
+      from: { path: '^src/(core|ports|turn|voice|device|home)/' },
       to: { dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'] },
     },
     {
@@ -84,14 +84,14 @@ module.exports = {
       comment:
         'The core, the ports and the two drivers do no I/O of their own (no files, processes, sockets): adapters do.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice|device)/' },
+      from: { path: '^src/(core|ports|turn|voice|device|home)/' },
       to: { dependencyTypes: ['core'], path: IO_PATH },
     },
     {
       name: 'core-no-adapter-or-app',
       comment: 'Ports are implemented by adapters and wired in app/; the core never reaches for either.',
       severity: 'error',
-      from: { path: '^src/(core|ports|turn|voice|device)/' },
+      from: { path: '^src/(core|ports|turn|voice|device|home)/' },
       to: { path: '^src/(adapters|app)/' },
     },
     {

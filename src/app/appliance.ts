@@ -26,6 +26,7 @@ import {
   showStoreHealth,
 } from './compose/conversations.js'
 import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './compose/device.js'
+import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
 import { composeProviders, providerKey } from './compose/providers.js'
@@ -114,6 +115,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       publisher: household.publisher,
     })
+    await composeHome(comp, tools)
+    await composeMcpServers(comp, tools)
     const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 

@@ -9,7 +9,18 @@ export function createLogger(
   opts: { level?: string; destination?: NodeJS.WritableStream } = {},
 ): Logger {
   const showPii = process.env.NOCTURN_LOG_PII === '1'
-  const secrets = ['apiKey', '*.apiKey', 'password', '*.password', 'key', '*.key', 'mac', '*.mac']
+  const secrets = [
+    'apiKey',
+    '*.apiKey',
+    'password',
+    '*.password',
+    'key',
+    '*.key',
+    'mac',
+    '*.mac',
+    'token',
+    '*.token',
+  ]
   return distinctBindings(
     pino(
       {

@@ -45,6 +45,10 @@ export const ERROR_CODES = [
   'NOC_ERR_WAKE_MODEL_SHAPE',
   'NOC_ERR_INTERNAL',
   'NOC_ERR_SPEECH_FAILED',
+  'NOC_ERR_HOME_UNREACHABLE',
+  'NOC_ERR_HOME_UNAUTHORIZED',
+  'NOC_ERR_HOME_FAILED',
+  'NOC_ERR_HOME_CHANGED',
 ] as const
 
 export type ErrorCode = (typeof ERROR_CODES)[number]

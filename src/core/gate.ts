@@ -8,7 +8,7 @@ import { errorText, isNocturnError, NocturnError } from './errors.js'
 import { type Grants, rememberedGrant } from './grants.js'
 import { type PolicyTable, policyFor } from './policy.js'
 import { actionOf } from './tool.js'
-import type { CallContext, Tool } from './types.js'
+import type { CallContext, PreparedCall, Tool } from './types.js'
 
 export interface GateOptions {
   readonly policies: PolicyTable
@@ -36,9 +36,10 @@ export class Gate {
   }
 
   /** Resolves when the call may run; throws a NocturnError saying why not. */
-  async check(tool: Tool, args: unknown, ctx: CallContext): Promise<void> {
-    const action = actionOf(tool, args)
-    const policy = policyFor(tool, ctx.channel, this.#options.policies)
+  async check(tool: Tool, args: unknown, ctx: CallContext, prepared?: PreparedCall): Promise<void> {
+    const action = prepared?.action ?? actionOf(tool, args)
+    const critical = prepared?.critical ?? tool.critical === true
+    const policy = policyFor(tool, ctx.channel, this.#options.policies, critical)
     const log = ctx.logger.child({ tool: tool.name, callId: ctx.callId, channel: ctx.channel })
     if (policy === 'deny') {
       log.info({ policy }, 'gate denied by policy')
@@ -48,20 +49,24 @@ export class Gate {
     if (policy === 'allow') return
     const argsDigest = digestOf(args)
     const now = this.#options.clock.now()
-    const grant = this.#options.grants.find({
-      tool: tool.name,
-      args,
-      argsDigest,
-      channel: ctx.channel,
-      conversationId: ctx.conversationId,
-      now,
-    })
+    // A critical call asks every time: no grant is ever made for one, and a grant made when the
+    // same arguments were harmless (a name that meant a lamp then) does not cover it now.
+    const grant = critical
+      ? undefined
+      : this.#options.grants.find({
+          tool: tool.name,
+          args,
+          argsDigest,
+          channel: ctx.channel,
+          conversationId: ctx.conversationId,
+          now,
+        })
     if (grant) {
       log.info({ grantId: grant.id, by: grant.createdBy.id }, 'gate allowed by grant')
       return
     }
-    const decision = await this.#ask(tool, args, argsDigest, action, ctx, log)
-    this.#remember(tool, args, argsDigest, decision, ctx, log)
+    const decision = await this.#ask(tool, args, argsDigest, action, critical, prepared, ctx, log)
+    this.#remember(tool, args, argsDigest, decision, critical, ctx, log)
   }
 
   async #ask(
@@ -69,6 +74,8 @@ export class Gate {
     args: unknown,
     argsDigest: string,
     action: string,
+    critical: boolean,
+    prepared: PreparedCall | undefined,
     ctx: CallContext,
     log: CallContext['logger'],
   ): Promise<ApprovalDecision> {
@@ -95,7 +102,8 @@ export class Gate {
       argsDigest,
       channel: ctx.channel,
       conversationId: ctx.conversationId,
-      critical: tool.critical === true,
+      critical,
+      ...(prepared?.targets !== undefined && { targets: prepared.targets }),
       ...(ctx.askedBy !== undefined && { askedBy: ctx.askedBy }),
       ...(ctx.said !== undefined && { said: ctx.said }),
       createdAt,
@@ -176,10 +184,11 @@ export class Gate {
     args: unknown,
     argsDigest: string,
     decision: ApprovalDecision,
+    critical: boolean,
     ctx: CallContext,
     log: CallContext['logger'],
   ): void {
-    const g = rememberedGrant(tool.critical === true, decision.grant)
+    const g = rememberedGrant(critical, decision.grant)
     if (g === 'once') {
       // A critical tool asks every time (docs/protocol.md): its yes counts for this call only.
       if (decision.grant !== undefined && decision.grant !== 'once') {
@@ -202,7 +211,7 @@ export class Gate {
         createdBy: { kind: decision.by === 'console' ? 'console' : 'phone', id: decision.by },
         createdAt: this.#options.clock.now(),
       },
-      { critical: tool.critical === true },
+      { critical },
     )
     log.info({ grantId: created.id, expiry: expiry.kind }, 'grant remembered')
   }
@@ -212,9 +221,11 @@ export class Gate {
 export function gated<A>(tool: Tool<A>): Tool<A> {
   const call: Tool<A>['call'] = async (ctx, args) => {
     if (!ctx.gate) throw new NocturnError('NOC_ERR_NO_GATE', 'no gate is installed for this call')
-    await ctx.gate.check(tool as Tool, args, ctx)
+    // Decided once: what the gate is asked about is what runs.
+    const prepared = tool.prepare?.(args)
+    await ctx.gate.check(tool as Tool, args, ctx, prepared)
     if (ctx.signal.aborted) throw cancelled()
-    return tool.call(ctx, args)
+    return prepared ? prepared.run(ctx) : tool.call(ctx, args)
   }
   // Copied with its getters rather than spread, so a description made on first use (timers.ts)
   // is still made on first use.

@@ -9,9 +9,15 @@ export type PolicyTable = Readonly<Record<string, Partial<Record<Channel, Policy
  */
 const DEFAULTS: Record<Channel, Policy> = { voice: 'ask', text: 'allow' }
 
-export function policyFor(tool: Tool, channel: Channel, table: PolicyTable = {}): Policy {
+export function policyFor(
+  tool: Tool,
+  channel: Channel,
+  table: PolicyTable = {},
+  /** This call's own criticality, when the tool decides it per call (`Tool.prepare`). */
+  critical: boolean = tool.critical === true,
+): Policy {
   const chosen = table[tool.name]?.[channel] ?? tool.policy?.[channel] ?? DEFAULTS[channel]
-  // A critical tool always needs a human's yes; configuration can make it stricter, never looser.
-  if (tool.critical && chosen === 'allow') return 'ask'
+  // A critical call always needs a human's yes; configuration can make it stricter, never looser.
+  if (critical && chosen === 'allow') return 'ask'
   return chosen
 }

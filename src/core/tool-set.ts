@@ -15,16 +15,50 @@ export const MAX_ARGS_BYTES = 16 * 1024
 export class ToolSet {
   readonly #tools = new Map<string, Tool>()
   readonly #gated = new Map<string, Tool>()
+  /** Which source each tool came from: the built-ins, or a source replaced as a whole (a home). */
+  readonly #sources = new Map<string, string>()
 
   constructor(tools: readonly Tool[] = []) {
     for (const t of tools) this.add(t)
   }
 
-  add(tool: Tool): this {
+  add(tool: Tool, source = 'built-in'): this {
     if (this.#tools.has(tool.name)) throw new Error(`duplicate tool name: ${tool.name}`)
     this.#tools.set(tool.name, tool)
     this.#gated.set(tool.name, gated(tool))
+    this.#sources.set(tool.name, source)
     return this
+  }
+
+  /**
+   * Puts `tools` in place of every tool that came from `source` (a home's list after a refresh).
+   * A name that another source holds is refused, not replaced — a home cannot shadow a built-in —
+   * and returned, so the caller can say which.
+   */
+  replaceSource(source: string, tools: readonly Tool[]): string[] {
+    for (const [name, from] of this.#sources) {
+      if (from !== source) continue
+      this.#tools.delete(name)
+      this.#gated.delete(name)
+      this.#sources.delete(name)
+    }
+    const refused: string[] = []
+    for (const t of tools) {
+      if (this.#tools.has(t.name)) refused.push(t.name)
+      else this.add(t, source)
+    }
+    return refused
+  }
+
+  /** The tools as they are now: a session keeps the list it opened with through later refreshes. */
+  snapshot(): ToolSet {
+    const copy = new ToolSet()
+    for (const [name, tool] of this.#tools) {
+      copy.#tools.set(name, tool)
+      copy.#gated.set(name, this.#gated.get(name) as Tool)
+      copy.#sources.set(name, this.#sources.get(name) as string)
+    }
+    return copy
   }
 
   get(name: string): Tool | undefined {

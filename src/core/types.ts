@@ -25,8 +25,11 @@ export interface PendingNotice {
 
 /** The gate as a call sees it (`core/gate.ts` is the one implementation). */
 interface CallGate {
-  /** Resolves when the call may run; throws a NocturnError saying why not. */
-  check(tool: Tool, args: unknown, ctx: CallContext): Promise<void>
+  /**
+   * Resolves when the call may run; throws a NocturnError saying why not. `prepared` is what the
+   * tool said this call will do (`Tool.prepare`), when it decides that per call.
+   */
+  check(tool: Tool, args: unknown, ctx: CallContext, prepared?: PreparedCall): Promise<void>
 }
 
 /**
@@ -52,6 +55,21 @@ export interface CallContext {
 }
 
 /**
+ * What one call of a tool will do, decided once before the gate looks at it: for a tool whose
+ * danger depends on its arguments (one Home Assistant tool both switches off a lamp and unlocks a
+ * door). The gate reads `critical` and `action` from it, and `run` carries out exactly what was
+ * decided here, never a new reading of the arguments.
+ */
+export interface PreparedCall {
+  readonly critical: boolean
+  /** One human sentence, as `Tool.describe` would give. */
+  readonly action: string
+  /** What the call will touch, by id (e.g. `lock.front_door`); they travel in the signed request. */
+  readonly targets?: readonly string[]
+  run(ctx: CallContext): Promise<unknown>
+}
+
+/**
  * A tool the model may call. Tools do I/O only; validation, policy and approval wrap them from the
  * outside (the ToolSet and the gate), so a tool never checks who is asking.
  */
@@ -71,6 +89,11 @@ export interface Tool<A = unknown> {
    * covers any brightness in that room. Without it a grant covers exactly these arguments.
    */
   grantPattern?(args: A): Record<string, unknown>
+  /**
+   * Decides what this call will do before the gate checks it (see `PreparedCall`). Without it the
+   * tool's own `critical` and `describe` hold for every call, and `call` runs it.
+   */
+  prepare?(args: A): PreparedCall
   /** Runs the tool. Returns what the model reads; throws when the tool failed. */
   call(ctx: CallContext, args: A): Promise<unknown>
 }

@@ -39,6 +39,11 @@ export interface ApprovalRequest {
    */
   readonly critical: boolean
   /**
+   * What the call will touch, by id (Home Assistant entity ids), when the tool resolved it before
+   * asking: signed with the request, and exactly what runs on a yes.
+   */
+  readonly targets?: readonly string[]
+  /**
    * The paired phone that typed the message this call came from (text only). The approver decides
    * whether that same phone may also approve it (docs/protocol.md, "Who may approve a typed call").
    */

@@ -36,6 +36,11 @@ export interface VerifiedRequest {
   readonly askedBy?: string
   /** The words that led to the request: said in the room (voice) or typed on `askedBy` (text). */
   readonly said?: string
+  /**
+   * What the action touches, by id (Home Assistant entity ids, e.g. `lock.front_door`): on a yes
+   * the device acts on exactly these and nothing else.
+   */
+  readonly targets?: readonly string[]
   readonly createdAt: number
   readonly expiresAt: number
   /** Recomputed by this phone; what a decision and an outcome are signed over. */
@@ -100,6 +105,11 @@ export function parseJsonObject(payload: Uint8Array): Checked<Record<string, unk
   return { ok: true, value: json as Record<string, unknown> }
 }
 
+/** At most 500 ids of at most 255 characters: a sweep of a large home still fits in 16 KiB. */
+function isTargets(t: unknown): boolean {
+  return Array.isArray(t) && t.length <= 500 && t.every((id) => isStr(id, 255))
+}
+
 function isGrant(g: unknown): g is GrantForm {
   if (g === 'once' || g === 'session') return true
   return typeof g === 'object' && g !== null && isTime((g as { until?: unknown }).until)
@@ -118,6 +128,7 @@ function requestShapeOk(r: Record<string, unknown>): boolean {
     optional(r.conversation, (c) => isStr(c, 128)) &&
     optional(r.askedBy, isIdText) &&
     optional(r.said, (s) => isStr(s, SAID_MAX_CHARS)) &&
+    optional(r.targets, isTargets) &&
     isTime(r.createdAt) &&
     isTime(r.expiresAt) &&
     typeof r.digest === 'string' &&

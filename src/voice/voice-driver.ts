@@ -119,7 +119,8 @@ export class VoiceDriver {
     }
     opts.onConversation?.(conversationId)
     const session = new VoiceSession(
-      { ...this.#deps, options: this.#options },
+      // A session keeps the tools it opened with: a refreshed home list reaches the next one.
+      { ...this.#deps, tools: this.#deps.tools.snapshot(), options: this.#options },
       {
         changed: () => this.#update(),
         waiting: (n) => this.#deps.listener?.waiting?.(n),

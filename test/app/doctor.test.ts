@@ -245,6 +245,7 @@ describe.skipIf(skip)('nocturn doctor --config: the whole device', () => {
       // Built or not, port 8080 free or not: that depends on the machine (test/app/phone-app.test.ts).
       ['phone app', expect.stringMatching(/^(ok|warn|fail)$/)],
       ['wake word', 'skip'],
+      ['home assistant', 'skip'],
       ['Gemini API key', 'ok'],
       ['Gemini live models', 'ok'],
       ['Gemini model', 'warn'],

@@ -35,6 +35,8 @@ export function requestMessage(
     ...(request.askedBy !== undefined && { askedBy: request.askedBy }),
     // The words that led to the call, cut short; in the digest, so no one can change them.
     ...(said !== undefined && { said }),
+    // What a yes acts on, by id: signed with the rest.
+    ...(request.targets !== undefined && { targets: request.targets }),
     createdAt: request.createdAt,
     expiresAt: request.expiresAt,
   }

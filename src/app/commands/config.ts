@@ -63,6 +63,7 @@ export async function run(args: string[]): Promise<number> {
           `  API key: ${loaded.secretSources.apiKey === 'none' ? 'not set' : `from ${loaded.secretSources.apiKey}`}`,
           `  broker: ${c.mqtt ? `${c.mqtt.url} as ${c.mqtt.deviceId}` : 'not configured'}`,
           `  home actions: ${c.homeActions.map((a) => a.name).join(', ') || 'none'}`,
+          `  home assistant: ${c.homeAssistant ? `${c.homeAssistant.url}${c.homeAssistant.area ? ` (area ${c.homeAssistant.area})` : ', no area'}, token ${c.homeAssistant.token ? 'set' : 'not set'}` : 'not configured'}`,
           '',
         ].join('\n'),
       )

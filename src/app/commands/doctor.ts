@@ -14,6 +14,7 @@ import { type Check, formatHuman, formatJson, runChecks } from '../doctor/check.
 import { deviceChecks } from '../doctor/device-checks.js'
 import type { DeviceDoctorContext } from '../doctor/device-context.js'
 import { type GeminiDoctorContext, geminiChecks } from '../doctor/gemini-checks.js'
+import { homeAssistantCheck } from '../doctor/home-assistant-check.js'
 import { type OpenAIDoctorContext, openaiChecks } from '../doctor/openai-checks.js'
 import { createLogger } from '../logger.js'
 
@@ -21,7 +22,7 @@ export const USAGE = `usage: nocturn doctor [--config path] [--json] [--connect]
 
 Checks what a person would otherwise debug by hand, each with a plain-language fix: the
 configuration, the audio PCMs, the panel's GPIO backend and pins, the broker and its credentials,
-the paired phones, the Gemini key, the account's live models and which support asynchronous calls.
+the paired phones, Home Assistant (URL, token, tools, critical entities), the Gemini key, the account's live models and which support asynchronous calls.
 
   --config path   the configuration (default: $NOCTURN_CONFIG, else ${DEFAULT_CONFIG_PATH} if it
                   exists; without one the Gemini settings come from the environment)
@@ -118,6 +119,7 @@ export async function run(args: string[]): Promise<number> {
   }
   const checks: Check<DoctorContext>[] = [
     ...deviceChecks,
+    homeAssistantCheck,
     ...(kind === 'openai' ? openaiChecks : geminiChecks),
   ]
   const results = await runChecks(checks, ctx)

@@ -5,6 +5,7 @@ import type { PolicyTable } from '../../core/policy.js'
 import { type LineName, PRESETS } from '../../panel/presets.js'
 import { ConfigError, describeIssues } from './errors.js'
 import { lineColumn, stripJsonComments } from './jsonc.js'
+import { mcpTokenEnv } from './mcp-servers-schema.js'
 import {
   type Config,
   configSchema,
@@ -17,7 +18,11 @@ import {
 export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
 
 /** The systemd credential names (LoadCredential=<name>:<file> in systemd/nocturn.service). */
-export const CREDENTIALS = { apiKey: 'gemini-api-key', mqttPassword: 'mqtt-password' } as const
+export const CREDENTIALS = {
+  apiKey: 'gemini-api-key',
+  mqttPassword: 'mqtt-password',
+  haToken: 'ha-token',
+} as const
 
 /** Where each provider's key is looked for: its environment variable and its systemd credential. */
 const PROVIDER_KEYS: Record<ProviderKind, { envName: string; credential: string }> = {
@@ -202,6 +207,37 @@ export function parseConfig(
       fileKey: 'alerts.ntfy.tokenFile',
       problems,
     }).value
+  }
+  for (const server of config.mcpServers) {
+    server.token = resolve({
+      env,
+      credentialsDir,
+      envName: mcpTokenEnv(server.name),
+      credential: `mcp-${server.name}-token`,
+      value: undefined,
+      file: server.tokenFile,
+      fileKey: 'mcpServers[].tokenFile',
+      problems,
+    }).value
+  }
+  const ha = config.homeAssistant
+  if (ha) {
+    const token = resolve({
+      env,
+      credentialsDir,
+      envName: 'NOCTURN_HA_TOKEN',
+      credential: CREDENTIALS.haToken,
+      value: undefined,
+      file: ha.tokenFile,
+      fileKey: 'homeAssistant.tokenFile',
+      problems,
+    })
+    ha.token = token.value
+    if (opts.secrets !== false && token.value === undefined) {
+      problems.push(
+        'homeAssistant: no access token — set NOCTURN_HA_TOKEN, the credential "ha-token" or homeAssistant.tokenFile (a long-lived token of a dedicated HA user)',
+      )
+    }
   }
   if (problems.length > 0) throw new ConfigError(problems)
 

@@ -12,6 +12,8 @@ import {
   DEFAULT_CONFIRM_WITHIN_MS,
 } from '../../voice/wake-confirmation.js'
 import { alertsSchema } from './alerts-schema.js'
+import { homeAssistantSchema } from './home-assistant-schema.js'
+import { mcpServerSchema, mcpTokenEnv } from './mcp-servers-schema.js'
 import { wakeSchema } from './wake-schema.js'
 
 /**
@@ -281,10 +283,30 @@ export const configSchema = z
     persona: personaSchema.default({}),
     tools: toolsSchema.default(toolsSchema.parse({})),
     homeActions: z.array(homeActionSchema).default([]),
+    homeAssistant: homeAssistantSchema.optional(),
+    mcpServers: z.array(mcpServerSchema).default([]),
     alerts: alertsSchema.default(alertsSchema.parse({})),
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   })
   .superRefine((c, ctx) => {
+    const servers = new Set<string>()
+    c.mcpServers.forEach((m, i) => {
+      if (servers.has(m.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mcpServers', i, 'name'],
+          message: `"${m.name}" is used twice; each server needs its own name`,
+        })
+      }
+      servers.add(m.name)
+      if (m.token !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mcpServers', i, 'token'],
+          message: `keep the token out of the config file: set ${mcpTokenEnv(m.name)}, the credential "mcp-${m.name}-token", or tokenFile`,
+        })
+      }
+    })
     const seen = new Set<string>()
     c.homeActions.forEach((a, i) => {
       if (seen.has(a.name)) {
