@@ -230,6 +230,14 @@ export function conversationsContract(
           ...roles(`then.follow.${name}.message`),
         ])
       }
+      // Who typed each person's message, stored and read back with a signed show (issue 44).
+      const shown = (await phones.get('ben')?.showAll(c)) ?? []
+      const typedBy = shown.filter((m) => m.role === 'user').map((m) => m.by)
+      expect(typedBy).toEqual(roles('show.user.by'))
+      expect(typedBy).toEqual([v['first.typed-by'], v['then.typed-by']])
+      expect(stored().filter((m) => m.role === 'user')).toMatchObject(
+        typedBy.map((by) => ({ channel: 'text', by })),
+      )
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {

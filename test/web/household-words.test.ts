@@ -115,7 +115,7 @@ describe.skipIf(skip !== undefined)(
         hasText: 'Anything else?',
       })
       await typed.waitFor()
-      expect(await shownText(typed.locator('.who'))).toMatch(/^Typed · \d\d:\d\d/)
+      expect(await shownText(typed.locator('.who'))).toMatch(/^Typed by you · \d\d:\d\d/)
       // Spoken and typed look different, not only read differently.
       // The test tree has no DOM types: the page's getComputedStyle, typed by hand.
       type Styles = { getComputedStyle(e: unknown): { backgroundColor: string } }

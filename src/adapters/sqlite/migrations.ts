@@ -118,4 +118,9 @@ export const MIGRATIONS: readonly string[] = [
     created_at    INTEGER NOT NULL
   );
   `,
+  // 9: who typed a typed message (a paired phone's id), so the phone's Chats show who said what
+  // (issue 44). Rows kept before it have none and read as before.
+  `
+  ALTER TABLE messages ADD COLUMN typed_by TEXT;
+  `,
 ]
