@@ -123,4 +123,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE messages ADD COLUMN typed_by TEXT;
   `,
+  // 10: the grant that allowed a call without asking (ports/approval-history.ts, coveredBy), so the
+  // History shows what a remembered yes allowed (issue 44). Endings kept before it have none.
+  `
+  ALTER TABLE approval_history ADD COLUMN covered_by TEXT;
+  `,
 ]
