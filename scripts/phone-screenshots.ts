@@ -31,7 +31,7 @@ function link(appUrl: string, w: PhoneWorld, name: string, broker: string): stri
   return `${appUrl}#pair=${encodeURIComponent(`${uri}&name=${encodeURIComponent(name)}`)}`
 }
 
-/** A spoken exchange from a quarter of an hour ago, continued by typing on a phone. */
+/** A spoken exchange from a quarter of an hour ago, continued by typing on Ben's phone. */
 function conversation(w: PhoneWorld): string {
   const t = Date.now() - 15 * 60_000
   const c = w.feed.createConversation({ channel: 'voice', at: t })
@@ -51,6 +51,8 @@ function conversation(w: PhoneWorld): string {
     text: 'And switch on the porch light at six.',
     channel: 'text',
     at: t + 60_000,
+    // Typed on Ben's phone: the chat says who (issue 44).
+    by: 'ben',
   })
   w.feed.append(c.id, {
     role: 'assistant',
@@ -176,8 +178,15 @@ async function pass(
     await page.locator(`[data-card="${q.id}"]`).getByRole('button', { name: /^Deny/ }).click()
     await page.locator(`[data-card="${q.id}"][data-state="denied"]`).waitFor()
     await shot(page, 'finished', scheme)
+    // The porch light again: the remembered yes allows it, nobody is asked, the History keeps it.
+    await kitchen.gate.check(
+      lightTool([]) as Tool,
+      { room: 'porch' },
+      { ...ctx, callId: 'porch-2' },
+    )
     await tab(page, 'history')
     await page.locator(`[data-ending="${q.id}"]`).waitFor()
+    await page.locator('[data-ending][data-covered="true"]').waitFor()
     await shot(page, 'history', scheme)
     // A speaker gone away: its device stops, the broker says so (its last will).
     await bedroom.device.close()

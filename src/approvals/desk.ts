@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto'
 import { BoundedMap } from '../core/bounded-map.js'
 import { errorText, isNocturnError, NocturnError } from '../core/errors.js'
 import { rememberedGrant } from '../core/grants.js'
 import type { Logger } from '../core/logger.js'
-import type { ApprovalEnded, ApprovalListener } from '../ports/approval-listener.js'
+import type { ApprovalEnded, ApprovalListener, CoveredCall } from '../ports/approval-listener.js'
 import type {
   Answer,
   AnswerVerdict,
@@ -81,6 +82,15 @@ export class ApprovalDesk implements Approver, ApprovalCounter {
 
   unavailable(): string | undefined {
     return this.#wire.unavailable()
+  }
+
+  /**
+   * A remembered yes answered for the phones (the gate found a grant): nothing is asked or sent,
+   * but the listeners are told, so the History keeps what a grant allowed as it keeps the rest.
+   */
+  covered(call: CoveredCall): void {
+    const id = randomUUID()
+    this.#tell((l) => l.covered?.(id, call))
   }
 
   async request(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> {

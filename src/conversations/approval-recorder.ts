@@ -1,11 +1,13 @@
-import type { ApprovalHistory } from '../ports/approval-history.js'
+import type { ApprovalHistory, GrantCover } from '../ports/approval-history.js'
 import type { ApprovalListener } from '../ports/approval-listener.js'
+import type { Grant } from '../ports/grant-store.js'
 import { saidForRequest } from '../protocol/said.js'
 
 /**
  * Keeps every ending of an approval in the history (ports/approval-history.ts), whichever wire
- * asked. A request that never went out (no broker, no phone) is no ending: nobody was asked, and
- * the gate already tells the model so.
+ * asked, and every call a remembered yes allowed without asking (approved, by the grant's phone).
+ * A request that never went out (no broker, no phone) is no ending: nobody was asked, and the gate
+ * already tells the model so.
  */
 export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
   return {
@@ -29,5 +31,35 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
         ...(grant !== undefined && { grant }),
       })
     },
+    covered(id, c) {
+      const said = saidForRequest(c.said)
+      history.record({
+        id,
+        tool: c.tool,
+        action: c.action,
+        args: c.args,
+        critical: c.critical,
+        channel: c.channel,
+        ...(c.conversationId !== '' && { conversationId: c.conversationId }),
+        ...(c.askedBy !== undefined && { askedBy: c.askedBy }),
+        ...(said !== undefined && { said }),
+        // Nobody was asked: it was allowed when it ran, by whoever's yes the grant remembers.
+        askedAt: c.at,
+        endedAt: c.at,
+        state: 'approved',
+        by: c.grant.createdBy.id,
+        coveredBy: cover(c.grant),
+      })
+    },
+  }
+}
+
+function cover(g: Grant): GrantCover {
+  return {
+    grant: g.id,
+    by: g.createdBy.id,
+    createdAt: g.createdAt,
+    expiry: g.expiry.kind === 'until' ? 'until' : 'conversation',
+    ...(g.expiry.kind === 'until' && { until: g.expiry.at }),
   }
 }

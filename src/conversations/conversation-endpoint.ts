@@ -271,7 +271,15 @@ function wireMessage(m: StoredMessage): Record<string, unknown> {
 }
 
 function shrinkMessage(m: Record<string, unknown>): unknown {
-  return { seq: m.seq, role: m.role, channel: m.channel, at: m.at, truncated: true }
+  // Who typed it survives the cut: the phone still says who said what.
+  return {
+    seq: m.seq,
+    role: m.role,
+    channel: m.channel,
+    at: m.at,
+    ...(typeof m.by === 'string' && { by: m.by }),
+    truncated: true,
+  }
 }
 
 function shrinkEvent(body: unknown): unknown {

@@ -22,7 +22,14 @@ export type ToolOutcome =
   | { readonly ok: false; readonly error: string; readonly code: string }
 
 export type Message =
-  | { readonly role: 'user'; readonly text: string; readonly channel: Channel; readonly at: number }
+  | {
+      readonly role: 'user'
+      readonly text: string
+      readonly channel: Channel
+      readonly at: number
+      /** Typed: the paired phone that typed it (absent for speech and for rows kept before it). */
+      readonly by?: string
+    }
   | {
       readonly role: 'assistant'
       readonly text: string

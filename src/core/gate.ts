@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { CoveredCall } from '../ports/approval-listener.js'
 import type { ApprovalDecision, ApprovalRequest, Approver } from '../ports/approver.js'
 import type { Clock } from '../ports/clock.js'
 import type { GrantExpiry } from '../ports/grant-store.js'
@@ -17,6 +18,8 @@ export interface GateOptions {
   readonly clock: Clock
   /** How long a human has to answer before the request is withdrawn and the call denied. */
   readonly approvalTimeoutMs: number
+  /** Told each call a remembered grant let run without asking, for the History (issue 44). */
+  readonly onCovered?: (call: CoveredCall) => void
 }
 
 /**
@@ -63,6 +66,10 @@ export class Gate {
         })
     if (grant) {
       log.info({ grantId: grant.id, by: grant.createdBy.id }, 'gate allowed by grant')
+      // Nobody is asked, but the History keeps what a remembered yes allowed (issue 44).
+      const { channel, conversationId, askedBy, said } = ctx
+      const call = { action, args, critical: tool.critical === true, channel, conversationId }
+      this.#options.onCovered?.({ tool: tool.name, ...call, askedBy, said, grant, at: now })
       return
     }
     const decision = await this.#ask(tool, args, argsDigest, action, critical, prepared, ctx, log)

@@ -3,7 +3,8 @@ import type { GrantRequest } from './approver.js'
 
 /**
  * ApprovalHistory: every ending of an approval kept on the device — approved or denied (on which
- * phone, and what was remembered), withdrawn, expired — with the request's sentence and arguments,
+ * phone, and what was remembered), withdrawn, expired, or allowed by a remembered yes without
+ * asking (`coveredBy`) — with the request's sentence and arguments,
  * so a household can answer "who let the plumber in, and when?" (docs/protocol.md, "History").
  * Kept under the store's retention: endings older than the conversations kept go with them.
  */
@@ -33,6 +34,19 @@ export interface ApprovalEnding {
   readonly by?: string
   /** What the device remembered with a yes (a critical tool: always once). */
   readonly grant?: GrantRequest
+  /** Allowed by a remembered yes, nobody asked: that grant (`by` is then whose yes it was). */
+  readonly coveredBy?: GrantCover
   readonly askedAt: number
   readonly endedAt: number
+}
+
+/** The grant that allowed a call without asking, as the History shows it (docs/protocol.md). */
+export interface GrantCover {
+  readonly grant: string
+  /** Whose yes created it: a phone id, or `console`. */
+  readonly by: string
+  readonly createdAt: number
+  /** `conversation`: in force within the ending's conversation; `until`: until `until`. */
+  readonly expiry: 'conversation' | 'until'
+  readonly until?: number
 }

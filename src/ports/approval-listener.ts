@@ -1,9 +1,12 @@
+import type { Channel } from '../core/types.js'
 import type { OutcomeState } from '../protocol/phone-side.js'
 import type { Sent } from './approval-wire.js'
 import type { ApprovalRequest, GrantRequest } from './approver.js'
+import type { Grant } from './grant-store.js'
 
 /**
- * ApprovalListener: told by the approval desk as an approval is asked, sent and ended, so the
+ * ApprovalListener: told by the approval desk as an approval is asked, sent and ended — or
+ * answered by a remembered yes without asking (`covered`) — so the
  * history, the device's state, the followers' feed and Web Push see every approval without
  * wrapping the approver. Told after the fact, synchronously; it must never hold an approval up,
  * and what it throws is logged by the desk and goes no further.
@@ -14,6 +17,25 @@ export interface ApprovalListener {
   /** It went out, exactly as `sent`. */
   sent?(request: ApprovalRequest, sent: Sent): void
   ended?(ending: ApprovalEnded): void
+  /** A remembered yes let a call run without asking: `id` is this use's own, fresh. */
+  covered?(id: string, call: CoveredCall): void
+}
+
+/**
+ * A call a grant allowed, as the gate saw it: what would have been asked (the request's fields),
+ * the grant that answered instead, and when the gate let it run.
+ */
+export interface CoveredCall {
+  readonly tool: string
+  readonly action: string
+  readonly args: unknown
+  readonly critical: boolean
+  readonly channel: Channel
+  readonly conversationId: string
+  readonly askedBy?: string | undefined
+  readonly said?: string | undefined
+  readonly grant: Grant
+  readonly at: number
 }
 
 export interface ApprovalEnded {

@@ -60,6 +60,8 @@ export class TurnLoop {
       text: input.text,
       channel: input.channel,
       at: clock.now(),
+      // Who typed it, so every phone's Chats can say who said what (issue 44).
+      ...(input.askedBy !== undefined && { by: input.askedBy }),
     })
     for (let step = 1; step <= maxSteps; step++) {
       const history = wellFormedHistory(store.messages(input.conversationId))

@@ -76,6 +76,35 @@ describe('grants', () => {
     expect(runs).toHaveLength(4)
   })
 
+  it('a call a grant allows is told on (onCovered, for the History) with the grant and when; an asked one is not', async () => {
+    const f = coreFixture()
+    const tools = new ToolSet([lightTool([])])
+    const args = { room: 'hall', level: 40 }
+    await callOnce(f, tools, args, {}, { decision: 'approve', grant: 'session', by: 'phone-a' })
+    expect(f.covered).toEqual([])
+    await f.clock.advance(5_000)
+    // Other arguments: asked, so not covered.
+    expect((await callOnce(f, tools, { room: 'hall', level: 41 })).asked).toBe(true)
+    expect(f.covered).toEqual([])
+    expect((await callOnce(f, tools, args, { askedBy: 'ben', said: 'Dim the hall' })).asked).toBe(
+      false,
+    )
+    expect(f.covered).toEqual([
+      {
+        tool: 'set_light',
+        action: 'set the hall light to 40%',
+        args,
+        critical: false,
+        channel: 'voice',
+        conversationId: 'conv-1',
+        askedBy: 'ben',
+        said: 'Dim the hall',
+        grant: f.grants.list()[0],
+        at: f.clock.now(),
+      },
+    ])
+  })
+
   it('is per channel: a yes for text does not open the voice door', async () => {
     const f = coreFixture({ policies: { set_light: { text: 'ask' } } })
     const tools = new ToolSet([lightTool([])])

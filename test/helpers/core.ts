@@ -4,6 +4,7 @@ import { Grants } from '../../src/core/grants.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { PolicyTable } from '../../src/core/policy.js'
 import type { CallContext, Channel, PendingNotice } from '../../src/core/types.js'
+import type { CoveredCall } from '../../src/ports/approval-listener.js'
 import type { Approver } from '../../src/ports/approver.js'
 import { ManualApprover } from '../../src/testing/approvers.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
@@ -15,6 +16,8 @@ export interface CoreFixture {
   approver: ManualApprover
   gate: Gate
   pending: PendingNotice[]
+  /** What the gate said a grant allowed without asking. */
+  covered: CoveredCall[]
   ctx(over?: Partial<CallContext> & { channel?: Channel }): CallContext
 }
 
@@ -26,12 +29,14 @@ export function coreFixture(
   const store = new SqliteStore(':memory:')
   const grants = new Grants(store)
   const approver = new ManualApprover()
+  const covered: CoveredCall[] = []
   const gate = new Gate({
     policies: opts.policies ?? {},
     approver: opts.approver ?? approver,
     grants,
     clock,
     approvalTimeoutMs: opts.timeoutMs ?? 60_000,
+    onCovered: (c) => covered.push(c),
   })
   const pending: PendingNotice[] = []
   return {
@@ -41,6 +46,7 @@ export function coreFixture(
     approver,
     gate,
     pending,
+    covered,
     ctx: (over = {}) => ({
       signal: new AbortController().signal,
       channel: 'voice',

@@ -7,7 +7,7 @@ import { DeviceRefusal, type FollowEvent } from '../../src/phone/conversations.j
 import { type ConversationOp, newNonce, signConversationRequest } from '../../src/protocol/index.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { docVector } from '../helpers/protocol-doc.js'
+import { docJsonBlocks, docVector } from '../helpers/protocol-doc.js'
 import { tick, until } from '../helpers/wait.js'
 import { lightTool, type PhoneWorld, worldsOn } from './world.js'
 
@@ -230,6 +230,14 @@ export function conversationsContract(
           ...roles(`then.follow.${name}.message`),
         ])
       }
+      // Who typed each person's message, stored and read back with a signed show (issue 44).
+      const shown = (await phones.get('ben')?.showAll(c)) ?? []
+      const typedBy = shown.filter((m) => m.role === 'user').map((m) => m.by)
+      expect(typedBy).toEqual(roles('show.user.by'))
+      expect(typedBy).toEqual([v['first.typed-by'], v['then.typed-by']])
+      expect(stored().filter((m) => m.role === 'user')).toMatchObject(
+        typedBy.map((by) => ({ channel: 'text', by })),
+      )
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {
@@ -317,6 +325,79 @@ export function conversationsContract(
         ['unlock_door', 'text', 'pending', null],
         ['unlock_door', 'text', 'approved', 'ben'],
       ])
+    })
+
+    it('history (docs/protocol.md, history-vector): a call a remembered yes allowed is kept without asking, signed, with whose yes, when and until when, beside the asked one', async () => {
+      const [example] = docJsonBlocks('## History', '## Speaker settings')
+      const docEnding = (JSON.parse(example ?? '{}') as { body: { items: Item[] } }).body.items[0]
+      type Item = Record<string, unknown> & { coveredBy?: Record<string, unknown> }
+      const w = await worlds.open()
+      const anna = await w.phone('anna')
+      const ben = await w.phone('ben')
+      const annaApproves = await w.approvals('anna')
+      // Ben types; anna says yes until an hour from now: a grant for text.
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 'h1', name: 'set_light', args: { room: 'porch' } }] },
+        { text: 'The porch light is on.' },
+      )
+      const said = ben.say('new', 'Switch on the porch light')
+      await until(() => w.asked.length === 1, 'the gate to ask')
+      const until1h = Date.now() + 3_600_000
+      await annaApproves.decide((await annaApproves.waitFor(w.asked[0]?.id ?? '')).id, 'approve', {
+        until: until1h,
+      })
+      const c = (await said).conversation
+      const [grant] = w.grants.list()
+      // The same again: the grant answers, nobody is asked, the light goes on.
+      w.server.queueGenerate(
+        { functionCalls: [{ id: 'h2', name: 'set_light', args: { room: 'porch' } }] },
+        { text: 'The porch light is on again.' },
+      )
+      const ranFrom = Date.now()
+      await ben.say(c, 'Switch on the porch light again')
+      const ranTo = Date.now()
+      expect(w.asked).toHaveLength(1)
+      expect(w.lit).toEqual(['porch', 'porch'])
+
+      // Read back over the broker, as any phone does: a signed request, signed replies.
+      const { items, replies } = await anna.request('history', { limit: 10 })
+      expect(replies.every((r) => r.kind === 'items' || r.kind === 'done')).toBe(true)
+      const [covered, asked] = items as Item[]
+      expect(Object.keys(covered ?? {}).sort()).toEqual(Object.keys(docEnding ?? {}).sort())
+      expect(Object.keys(covered?.coveredBy ?? {}).sort()).toEqual(
+        Object.keys(docEnding?.coveredBy ?? {}).sort(),
+      )
+      expect(covered).toMatchObject({
+        tool: 'set_light',
+        action: 'switch on the porch light',
+        args: { room: 'porch' },
+        critical: false,
+        channel: 'text',
+        conversation: c,
+        askedBy: 'ben',
+        said: 'Switch on the porch light again',
+        state: 'approved',
+        by: 'anna',
+        coveredBy: {
+          grant: grant?.id,
+          by: 'anna',
+          createdAt: grant?.createdAt,
+          expiry: 'until',
+          until: until1h,
+        },
+      })
+      expect(covered?.askedAt).toBe(covered?.endedAt)
+      expect(covered?.endedAt).toBeGreaterThanOrEqual(ranFrom)
+      expect(covered?.endedAt).toBeLessThanOrEqual(ranTo)
+      expect(covered?.id).not.toBe(asked?.id)
+      // The asked one, as before: anna's yes, what was remembered, and no coveredBy.
+      expect(asked).toMatchObject({
+        id: w.asked[0]?.id,
+        state: 'approved',
+        by: 'anna',
+        grant: { until: until1h },
+      })
+      expect(asked).not.toHaveProperty('coveredBy')
     })
 
     it('a typed message while the conversation is spoken is refused with a clear answer, and nothing is stored', async () => {

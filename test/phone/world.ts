@@ -139,6 +139,7 @@ export async function phoneWorld(
     grants,
     clock: realClock(),
     approvalTimeoutMs: 15_000,
+    onCovered: (c) => desk.covered(c),
   })
   const unlocked: string[] = []
   const lit: string[] = []

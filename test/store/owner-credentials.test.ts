@@ -49,7 +49,7 @@ describe('the owner credentials in the store (migration 8)', () => {
     expect(again.owners.ownerCredential('anna')).toEqual(credential)
     again.close()
     const check = new Database(path, { readonly: true })
-    expect(check.pragma('user_version', { simple: true })).toBe(8)
+    expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length)
     check.close()
   })
 

@@ -88,9 +88,17 @@ describe.skipIf(skip !== undefined)(
         await porchCard.getByLabel('For one hour').check()
         await porchCard.getByRole('button', { name: /^Approve/ }).click()
         await porch
-        // A conversation spoken, then continued by typing: both kinds of bubble.
+        // Again: the remembered yes allows it, and the History shows what it allowed.
+        await w.gate.check(lightTool([]) as Tool, { room: 'porch' }, { ...ctx, callId: 'a11y-2' })
+        // A conversation spoken, then continued by typing on Ben's phone: both kinds of bubble.
         const chat = storedExchange(w, 'What time does the plumber come?', 'Half past ten.')
-        w.feed.append(chat, { role: 'user', text: 'Thanks.', channel: 'text', at: Date.now() })
+        w.feed.append(chat, {
+          role: 'user',
+          text: 'Thanks.',
+          channel: 'text',
+          at: Date.now(),
+          by: 'ben',
+        })
         // A refused message, so Diagnostics has a sentence and its code to check.
         const intruder = await w.raw()
         await intruder.publishAsync(w.topics.request('junk'), 'not json', { qos: 1 })
@@ -99,9 +107,12 @@ describe.skipIf(skip !== undefined)(
           await p.page.waitForTimeout(300)
           await check(tab)
         }
+        await openTab(p.page, 'history')
+        await p.page.locator('[data-ending][data-covered="true"]').waitFor()
+        await check('history (what a remembered yes allowed)')
         await openTab(p.page, 'chats')
         await p.page.locator(`[data-conversation="${chat}"]`).click()
-        await p.page.locator('.msg.user.typed').waitFor()
+        await p.page.locator('.msg.user.typed', { hasText: 'Typed by Ben' }).waitFor()
         await check('a conversation')
         await openTab(p.page, 'grants')
         await p.page.locator('[data-grant]').waitFor()

@@ -64,6 +64,9 @@ describe.skipIf(skip !== undefined)(
       await first.getByLabel('For one hour').check()
       await first.getByRole('button', { name: /^Approve/ }).click()
       await granted
+      // The same call again: the grant answers, nobody is asked, and the History keeps it.
+      await w.gate.check(lightTool([]) as Tool, { room: 'porch' }, { ...ctx, callId: 'w2' })
+      expect(w.asked).toHaveLength(1)
       const q = ask(w, {
         tool: 'unlock_door',
         action: 'unlock the front door',
@@ -83,7 +86,7 @@ describe.skipIf(skip !== undefined)(
       await checkWords(anna.page, 'Grants')
 
       await openTab(anna.page, 'history')
-      await anna.page.locator('[data-ending]').first().waitFor()
+      await anna.page.locator('[data-ending][data-covered="true"]').waitFor()
       await checkWords(anna.page, 'History')
 
       await openTab(anna.page, 'chats')
@@ -115,7 +118,7 @@ describe.skipIf(skip !== undefined)(
         hasText: 'Anything else?',
       })
       await typed.waitFor()
-      expect(await shownText(typed.locator('.who'))).toMatch(/^Typed · \d\d:\d\d/)
+      expect(await shownText(typed.locator('.who'))).toMatch(/^Typed by you · \d\d:\d\d/)
       // Spoken and typed look different, not only read differently.
       // The test tree has no DOM types: the page's getComputedStyle, typed by hand.
       type Styles = { getComputedStyle(e: unknown): { backgroundColor: string } }

@@ -324,8 +324,10 @@ describe.skipIf(skip !== undefined)(
       await openTab(anna.page, 'chats')
       await anna.page.locator('.msg.assistant', { hasText: 'The porch light is on.' }).waitFor()
       expect(await sent.count()).toBe(1)
-      // Stored, it is labelled by where it came from: typed (on some paired phone).
-      expect(await sent.locator('.who').textContent()).toMatch(/^Typed · \d\d:\d\d( [AP]M)?:$/)
+      // Stored, it is labelled by where it came from and who typed it: this phone (issue 44).
+      expect(await sent.locator('.who').textContent()).toMatch(
+        /^Typed by you · \d\d:\d\d( [AP]M)?:$/,
+      )
       // The action in the words its request used (issue 44), not the tool's name.
       expect(await anna.page.locator('.msg.tool').textContent()).toBe(
         'Switch on the porch light: done.',

@@ -3,7 +3,7 @@ import type { App } from './app.js'
 import { h, replace } from './dom.js'
 import { CallError, type SpeakerLink } from './speaker-link.js'
 import { clock, when } from './when.js'
-import { sentence } from './words.js'
+import { personName, sentence } from './words.js'
 
 interface Summary {
   id: string
@@ -22,6 +22,8 @@ interface Message {
   outcome?: { ok: boolean; error?: string }
   channel?: string
   at: number
+  /** A typed message: the phone that typed it (absent from speakers older than it). */
+  by?: string
   truncated?: boolean
 }
 
@@ -323,7 +325,8 @@ export class ChatsView {
 
   /**
    * One message, saying who said it, how and when (issue 44): a person's words "Said in the room"
-   * or "Typed", "You" only while this phone sends them; the speaker's by its name; an action in
+   * or "Typed by Ben" (the phone that typed them; "Typed" from a speaker that does not say), "You"
+   * only while this phone sends them; the speaker's by its name; an action in
    * the sentence its request used.
    */
   #messageView(m: Message): HTMLElement {
@@ -349,7 +352,9 @@ export class ChatsView {
           ? 'You'
           : m.channel === 'voice'
             ? 'Said in the room'
-            : 'Typed'
+            : m.by
+              ? `Typed by ${personName(m.by, link?.speaker.phone ?? '')}`
+              : 'Typed'
     return h(
       'li',
       {

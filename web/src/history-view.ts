@@ -4,7 +4,7 @@ import { problemText } from './chats-view.js'
 import { h, replace } from './dom.js'
 import { saidView } from './said-view.js'
 import type { SpeakerLink } from './speaker-link.js'
-import { clock, dayName } from './when.js'
+import { clock, dayName, until, when } from './when.js'
 import { argLines, grantWords, phoneName, sentence } from './words.js'
 
 /** One ending as the device keeps it (docs/protocol.md "History"). */
@@ -20,6 +20,14 @@ interface Ending {
   state: 'approved' | 'denied' | 'withdrawn' | 'expired'
   by?: string
   grant?: GrantForm
+  /** Allowed by a remembered yes, nobody asked (absent from speakers older than it). */
+  coveredBy?: {
+    grant: string
+    by: string
+    createdAt: number
+    expiry: 'conversation' | 'until'
+    until?: number
+  }
   askedAt: number
   endedAt: number
 }
@@ -55,7 +63,11 @@ export class HistoryView {
     }
     replace(
       root,
-      h('p', { class: 'hint' }, 'Every request the speakers asked, and how each one ended.'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Everything the speakers needed a yes for: each request, how it ended, and what a remembered yes allowed.',
+      ),
       h('button', { class: 'secondary', onclick: () => void this.refresh() }, 'Refresh'),
       this.#problem ? h('p', { class: 'problem', role: 'alert' }, this.#problem) : null,
       all.length === 0 ? h('p', { class: 'empty' }, 'Nothing asked yet.') : null,
@@ -101,8 +113,9 @@ export class HistoryView {
 
 function endingItem(e: Ending, l: SpeakerLink): HTMLElement {
   const me = l.speaker.phone
-  const how =
-    e.state === 'approved'
+  const how = e.coveredBy
+    ? coveredWords(e.coveredBy, me)
+    : e.state === 'approved'
       ? `${e.by === me ? 'You approved' : `Approved on ${phoneName(e.by ?? '', me)}`}. ${grantWords(e.grant, e.critical)}`
       : e.state === 'denied'
         ? e.by === me
@@ -118,11 +131,31 @@ function endingItem(e: Ending, l: SpeakerLink): HTMLElement {
   const args = argLines(e.args)
   return h(
     'li',
-    { class: `history-item ${e.state}`, 'data-ending': e.id, 'data-state': e.state },
+    {
+      class: `history-item ${e.state}${e.coveredBy ? ' covered' : ''}`,
+      'data-ending': e.id,
+      'data-state': e.state,
+      'data-covered': e.coveredBy ? 'true' : undefined,
+    },
     h('p', { class: 'meta' }, `${clock(e.endedAt)} · ${l.speaker.name} · ${asked}`),
     h('p', { class: 'history-action' }, sentence(e.action)),
     saidView(e, me),
     args.length > 0 ? h('p', { class: 'meta' }, args.join(' · ')) : null,
     h('p', { class: 'history-how' }, how),
   )
+}
+
+/**
+ * A call a remembered yes allowed, nobody asked: whose yes, when it was said, and how long it
+ * holds — "Allowed by Anna's yes at 13:05, until 14:05. Nobody was asked."
+ */
+function coveredWords(g: NonNullable<Ending['coveredBy']>, me: string): string {
+  const whose =
+    g.by === me ? 'your' : g.by === 'console' ? "the speaker's own" : `${sentence(g.by)}'s`
+  const said = dayName(g.createdAt) === 'Today' ? clock(g.createdAt) : when(g.createdAt)
+  const lasts =
+    g.expiry === 'until' && g.until !== undefined
+      ? `until ${until(g.until)}`
+      : 'for this conversation'
+  return `Allowed by ${whose} yes at ${said}, ${lasts}. Nobody was asked.`
 }

@@ -12,6 +12,11 @@ export function phoneName(id: string, me: string): string {
   return `${id.charAt(0).toUpperCase()}${id.slice(1)}'s phone`
 }
 
+/** A phone's person inside a sentence: "you" on that phone itself, else by the name it was paired as. */
+export function personName(id: string, me: string): string {
+  return id === me ? 'you' : sentence(id)
+}
+
 export function sentence(text: string): string {
   return `${text.charAt(0).toUpperCase()}${text.slice(1)}`
 }

@@ -4,6 +4,7 @@ import type {
   ApprovalEnding,
   ApprovalEndingState,
   ApprovalHistory,
+  GrantCover,
 } from '../../ports/approval-history.js'
 import type { GrantRequest } from '../../ports/approver.js'
 
@@ -20,11 +21,12 @@ interface EndingRow {
   state: ApprovalEndingState
   decided_by: string | null
   grant_kept: string | null
+  covered_by: string | null
   asked_at: number
   ended_at: number
 }
 
-/** The approval history on the store's own database (migrations 3 and 7), newest ending first. */
+/** The approval history on the store's own database (migrations 3, 7 and 10), newest ending first. */
 export class SqliteApprovalHistory implements ApprovalHistory {
   readonly #q
 
@@ -32,8 +34,9 @@ export class SqliteApprovalHistory implements ApprovalHistory {
     this.#q = {
       insert: db.prepare(
         `INSERT OR REPLACE INTO approval_history (id, tool, action, args, critical, channel,
-           conversation_id, asked_by, said, state, decided_by, grant_kept, asked_at, ended_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           conversation_id, asked_by, said, state, decided_by, grant_kept, covered_by, asked_at,
+           ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       page: db.prepare(
         `SELECT * FROM approval_history WHERE ended_at < ? OR (ended_at = ? AND id > ?)
@@ -57,6 +60,7 @@ export class SqliteApprovalHistory implements ApprovalHistory {
       e.state,
       e.by ?? null,
       e.grant === undefined ? null : JSON.stringify(e.grant),
+      e.coveredBy === undefined ? null : JSON.stringify(e.coveredBy),
       e.askedAt,
       e.endedAt,
     )
@@ -93,6 +97,7 @@ function toEnding(r: EndingRow): ApprovalEnding {
     state: r.state,
     ...(r.decided_by !== null && { by: r.decided_by }),
     ...(r.grant_kept !== null && { grant: JSON.parse(r.grant_kept) as GrantRequest }),
+    ...(r.covered_by !== null && { coveredBy: JSON.parse(r.covered_by) as GrantCover }),
     askedAt: r.asked_at,
     endedAt: r.ended_at,
   }

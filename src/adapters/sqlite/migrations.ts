@@ -118,4 +118,14 @@ export const MIGRATIONS: readonly string[] = [
     created_at    INTEGER NOT NULL
   );
   `,
+  // 9: who typed a typed message (a paired phone's id), so the phone's Chats show who said what
+  // (issue 44). Rows kept before it have none and read as before.
+  `
+  ALTER TABLE messages ADD COLUMN typed_by TEXT;
+  `,
+  // 10: the grant that allowed a call without asking (ports/approval-history.ts, coveredBy), so the
+  // History shows what a remembered yes allowed (issue 44). Endings kept before it have none.
+  `
+  ALTER TABLE approval_history ADD COLUMN covered_by TEXT;
+  `,
 ]

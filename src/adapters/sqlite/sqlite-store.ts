@@ -69,6 +69,7 @@ interface MessageRow {
   tool_args: string | null
   outcome: string | null
   created_at: number
+  typed_by: string | null
 }
 
 interface GrantRow {
@@ -195,6 +196,7 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       m.role === 'tool' ? JSON.stringify(m.args ?? null) : null,
       m.role === 'tool' ? JSON.stringify(m.outcome) : null,
       m.at,
+      m.role === 'user' ? (m.by ?? null) : null,
     )
     this.#q.touchConv.run(m.at, conversationId)
     return { ...m, seq, conversationId }
@@ -529,7 +531,8 @@ function prepare(db: Database.Database) {
     ),
     insertMsg: db.prepare(
       `INSERT INTO messages (conversation_id, seq, role, channel, text, tool_calls, tool_call_id,
-         tool_name, tool_args, outcome, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tool_name, tool_args, outcome, created_at, typed_by)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     messages: db.prepare(
       'SELECT * FROM messages WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?',
@@ -595,7 +598,9 @@ function toMessage(r: MessageRow): StoredMessage {
     channel: r.channel,
     at: r.created_at,
   }
-  if (r.role === 'user') return { ...base, role: 'user', text: r.text }
+  if (r.role === 'user') {
+    return { ...base, role: 'user', text: r.text, ...(r.typed_by !== null && { by: r.typed_by }) }
+  }
   if (r.role === 'assistant') {
     const toolCalls = r.tool_calls ? (JSON.parse(r.tool_calls) as ToolCallRecord[]) : []
     return { ...base, role: 'assistant', text: r.text, toolCalls }

@@ -28,7 +28,7 @@ export function composeGate(
   grants: GrantStore,
   history: ApprovalHistory,
 ): Gate {
-  // Every ending is kept for the phone's History, whichever wire asked.
+  // Every ending is kept for the phone's History, whichever wire asked, and every call a grant allowed.
   desk.listen(approvalRecorder(history))
   return new Gate({
     policies,
@@ -36,6 +36,8 @@ export function composeGate(
     grants: new Grants(grants),
     clock,
     approvalTimeoutMs: c.session.approvalTimeoutSeconds * 1000,
+    // What a remembered yes allowed reaches the History through the desk, as every ending does.
+    onCovered: (call) => desk.covered(call),
   })
 }
 
