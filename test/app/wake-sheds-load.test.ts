@@ -28,9 +28,9 @@ const QUOTA_PERCENT = 2.5
 const missing = missingCommands('arecord', 'aplay', 'mosquitto', 'mosquitto_passwd')
 /**
  * Not yet reliable, so not in `npm test` or CI (issue 47 stays open on it): inside 2.5 % of a core
- * on a machine with other work, the hold's press went unanswered for a minute in 3 of 5 runs — the
- * button starved beside the detector, which is the very thing issue 47 must fix; run alone it
- * passed 4 times. Run it by hand: `npm run test:alone`.
+ * on a machine with other work, the hold's press went unanswered for a minute in 3 of 7 runs (one
+ * of them run alone beside another developer's tests) — the button starved beside the detector,
+ * which is the very thing issue 47 must fix. Run it by hand: `npm run test:alone`.
  */
 const alone = process.env.NOCTURN_TEST_ALONE === '1'
 const quota = missing || !alone ? undefined : makeCpuQuota('nocturn-wake-shed', QUOTA_PERCENT)
