@@ -61,6 +61,11 @@ export interface ApplianceOptions {
   readonly onDrop?: (report: DropReport) => void
   /** Every earcon played (a wake, a press to talk): the offline scene prints it. */
   readonly onEarcon?: (ms: number) => void
+  /**
+   * Start listening only once Home Assistant's tools are first listed (or failed to be): the
+   * offline scene's session must open with them, as a session keeps the list it opened with.
+   */
+  readonly homeListedFirst?: boolean
 }
 
 /** Everything the running appliance is made of, for the commands and the offline run. */
@@ -115,7 +120,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       publisher: household.publisher,
     })
-    await composeHome(comp, tools)
+    await composeHome(comp, tools, options.homeListedFirst === true)
     await composeMcpServers(comp, tools)
     const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })

@@ -2,15 +2,17 @@ import type { ReceivedFrame, Script, Step } from '../testing/fake-live-server/in
 
 /**
  * What the fake Live service plays: it hears the request and calls the lock; says it is waiting;
- * confirms when the phone said yes; is asked for the garage and withdraws that call; starts a long
- * answer and is talked over; hears the microphone muted. The scene ends there: the offline run
- * ends the session when the last step has played, so no timer decides it.
+ * confirms when the phone said yes; is asked for the garage and withdraws that call; in a Home
+ * Assistant house (`home: true`, the offline run) switches the kitchen light, which needs no
+ * phone; starts a long answer and is talked over; hears the microphone muted. The scene ends
+ * there: the offline run ends the session when the last step has played, so no timer decides it.
+ * Without `home`, the lock and the garage are the hand-written HOUSEHOLD_ACTIONS.
  *
  * Each `waitFor` is on what the device must send next; its timeout is only a guard against a hang
  * (several minutes: a Zero 2 W, or an emulated one, is slow, not broken). Delays are the model's
  * pace, never a guess at how long the device needs.
  */
-export function householdScene(options: { wake?: boolean } = {}): Script {
+export function householdScene(options: { wake?: boolean; home?: boolean } = {}): Script {
   const streamEnd = (f: ReceivedFrame) =>
     (f.frame.realtimeInput as { audioStreamEnd?: boolean } | undefined)?.audioStreamEnd === true
   const final = (id: string) => (f: ReceivedFrame) =>
@@ -22,6 +24,10 @@ export function householdScene(options: { wake?: boolean } = {}): Script {
   const user = (text: string) => ({ send: { serverContent: { inputTranscription: { text } } } })
   const turnComplete = { send: { serverContent: { turnComplete: true } } }
   const wake = options.wake === true
+  const calls = options.home ? HOME_ASSISTANT_CALLS : HOME_ACTION_CALLS
+  const call = (id: string, c: { name: string; args?: Record<string, unknown> }) => ({
+    send: { toolCall: { functionCalls: [{ id, ...c }] } },
+  })
   return {
     steps: [
       ...(wake
@@ -38,7 +44,7 @@ export function householdScene(options: { wake?: boolean } = {}): Script {
             { delayMs: 1200 },
             user('Please unlock the front door for the plumber.'),
           ]),
-      { send: { toolCall: { functionCalls: [{ id: 'call-1', name: 'unlock_front_door' }] } } },
+      call('call-1', calls.door),
       { waitFor: interim('call-1'), timeoutMs: GUARD_MS },
       { speak: 'waiting' },
       turnComplete,
@@ -47,12 +53,21 @@ export function householdScene(options: { wake?: boolean } = {}): Script {
       turnComplete,
       { delayMs: 400 },
       user('And open the garage.'),
-      { send: { toolCall: { functionCalls: [{ id: 'call-2', name: 'open_garage' }] } } },
+      call('call-2', calls.garage),
       { waitFor: interim('call-2'), timeoutMs: GUARD_MS },
       { delayMs: 500 },
       // The model thinks better of it before anyone answers: the call is withdrawn.
       { send: { toolCallCancellation: { ids: ['call-2'] } } },
       turnComplete,
+      ...(options.home
+        ? [
+            { delayMs: 300 },
+            user('And the kitchen light on, please.'),
+            call('call-3', HOME_ASSISTANT_LIGHT),
+            { waitFor: final('call-3'), timeoutMs: GUARD_MS },
+            turnComplete,
+          ]
+        : []),
       { delayMs: 300 },
       user('What time is it?'),
       ...(wake ? wakeBargeIn(turnComplete) : spokenBargeIn(user, turnComplete)),
@@ -97,6 +112,21 @@ function wakeBargeIn(turnComplete: Step): Step[] {
 
 /** How long the model side waits for the device before it calls the scene broken. */
 const GUARD_MS = 300_000
+
+/** The scene's calls to the hand-written home actions below. */
+const HOME_ACTION_CALLS = {
+  door: { name: 'unlock_front_door' },
+  garage: { name: 'open_garage' },
+}
+
+/** The same calls to Home Assistant's Assist tools (2026.9 names), as a model makes them. */
+export const HOME_ASSISTANT_CALLS = {
+  door: { name: 'intent__HassTurnOff', args: { name: 'Front Door' } },
+  garage: { name: 'intent__HassTurnOn', args: { name: 'Garage Door' } },
+}
+
+/** The kitchen light, switched on with no phone asked. */
+export const HOME_ASSISTANT_LIGHT = { name: 'intent__HassTurnOn', args: { name: 'Kitchen Light' } }
 
 /** The household's home actions the scene uses: both critical, so each needs a phone's yes. */
 export const HOUSEHOLD_ACTIONS = [

@@ -44,16 +44,19 @@ export interface OfflineRunOptions {
 /**
  * The offline run of the whole appliance (docs/design.md §7): no hardware, key, network. A WAV file
  * speaks to the microphone; the local detector opens a session; the real Gemini adapter talks to
- * the local fake Live service, which plays a household scene: a critical action approved on a
- * simulated phone over the embedded broker while the conversation carries on, a second request the
- * model withdraws, a barge-in that drops the speaker, the mute button. Then the spoken session is
- * read back as a chat and continued by typing. Prints a timeline; resolves with the exit code.
+ * the local fake Live service, which plays a household scene in a stand-in Home Assistant: the
+ * front door unlocked after a yes on a simulated phone over the embedded broker while the
+ * conversation carries on, a second request (the garage) the model withdraws, the kitchen light
+ * switched with no phone, a barge-in that drops the speaker, the mute button. Then the spoken
+ * session is read back as a chat and continued by typing. Prints a timeline; resolves with the
+ * exit code.
  *
  * The scene, not a timer, says when the spoken session is over: the session has no idle timeout
  * worth the name here, and ends when the model side has played its last step and the button has
- * been pressed. The run then checks what really happened (the broker, the phone, the store) against
- * the script and exits 1, naming each difference, when the scene did not play as written — so a
- * slow machine gives a slow run, never a silent or false one.
+ * been pressed. The run then checks what really happened (Home Assistant's service calls and
+ * states, the phone, what the model was told, the store) against the script and exits 1, naming
+ * each difference, when the scene did not play as written — so a slow machine gives a slow run,
+ * never a silent or false one.
  */
 export async function runOffline(options: OfflineRunOptions): Promise<number> {
   const { ctx, unwind } = runContext(options.out, options.logger, options.workDir)
@@ -62,7 +65,7 @@ export async function runOffline(options: OfflineRunOptions): Promise<number> {
     const model =
       options.provider === 'openai'
         ? await openaiSide(ctx, { wake })
-        : await geminiSide(ctx, options.scene ?? householdScene({ wake }))
+        : await geminiSide(ctx, options.scene ?? householdScene({ wake, home: true }))
     const house = await startHouse(ctx, model)
     const watched = await startApplianceInHouse(ctx, house, options.root, wake)
     if (wake) tellTheRoom(ctx)
@@ -137,7 +140,7 @@ function readBack(out: NodeJS.WritableStream, appliance: Appliance, summary: Ses
 function report(
   { out, seen, work }: RunContext,
   options: OfflineRunOptions,
-  { model }: House,
+  house: House,
   summary: SessionSummary,
   chat: readonly { role: string; text?: string }[],
   before: Uint8Array | undefined,
@@ -151,7 +154,7 @@ function report(
       options.workDir ? relative(process.cwd(), wav) || wav : wav
     }.\n`,
   )
-  const wrong = differences(seen, summary, model, chat, heardMs, before)
+  const wrong = differences(seen, summary, house, chat, heardMs, before)
   if (wrong.length > 0) {
     out.write(`\nThe scene did not play as scripted:\n${wrong.map((w) => `  - ${w}\n`).join('')}`)
     return 1

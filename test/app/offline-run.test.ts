@@ -39,17 +39,27 @@ it('the offline run plays the household scene end to end and leaves a readable c
   inOrder([
     '[led]     listening',
     '[person]  Please unlock the front door for the plumber.',
-    '[tool]    unlock_front_door called',
-    `call-1: interim {"status":"waiting_for_approval","approver":"Anna's phone","action":"unlock the front door"}`,
-    'Anna taps Approve on "unlock the front door"',
-    '[house]   home/front-door/set ← {"state":"UNLOCK"}',
+    '[tool]    intent__HassTurnOff called',
+    `call-1: interim {"status":"waiting_for_approval","approver":"Anna's phone","action":"Unlock Front Door — Hall"}`,
+    'Anna taps Approve on "Unlock Front Door — Hall"',
+    '[house]   Home Assistant runs lock.unlock on lock.front_door',
+    '[house]   lock.front_door: locked → unlocked',
+    // The model is told the state Home Assistant reported, not a bare "success".
+    'call-1: final, scheduling INTERRUPT: {"output":{"done":true,"confirmed":true,"states":{"lock.front_door":"unlocked"},"result":"Front Door is unlocked."}}',
     '[nocturn] The front door is unlocked.',
     '[person]  And open the garage.',
+    `[phone]   Anna's phone shows: "Open Garage Door — Garage"`,
     '[phone]   request withdrawn',
+    // The light at once: no phone asked between the request and Home Assistant switching it.
+    '[person]  And the kitchen light on, please.',
+    '[tool]    intent__HassTurnOn called',
+    '[house]   Home Assistant runs homeassistant.turn_on on light.kitchen',
+    '[house]   light.kitchen: off → on',
+    'call-3: final',
     '[speaker] dropped at once:',
     '[button]  short press: mute',
     '[model←]  audioStreamEnd',
-    '[session] closed (stopped): 4 turns; tool calls 1 answered, 1 withdrawn',
+    '[session] closed (stopped): 5 turns; tool calls 2 answered, 1 withdrawn',
     '— the spoken session, read back as a chat —',
     '[typed]   Thanks! Who let the plumber in?',
     '[nocturn] You are welcome. Anna approved the front door on her phone; the garage stayed shut.',
@@ -63,7 +73,9 @@ it('the offline run plays the household scene end to end and leaves a readable c
   expect(text).toContain('call-1: final, scheduling INTERRUPT')
   // The withdrawn garage call: no answer went to the model, and the garage never moved.
   expect(text).not.toMatch(/call-2: final/)
-  expect(text).not.toContain('home/garage/set')
+  expect(text).not.toContain('cover.garage_door')
+  // Anna's phone was asked twice, the door and the garage; never about the light.
+  expect(text.split("[phone]   Anna's phone shows:").length - 1).toBe(2)
 
   // The speaker WAV holds what was really played, and the chat is in the store as printed.
   const wav = statSync(join(workDir, 'speaker.wav')).size
@@ -97,7 +109,8 @@ it('a scene that does not play as scripted exits 1, names what differed, and cla
   out.on('data', (c: Buffer) => {
     text += c.toString()
   })
-  // Sabotaged: the model hears the request but never calls the lock, and no barge-in comes.
+  // Sabotaged: the model hears the request but never calls the lock, switches the wrong light,
+  // and no barge-in comes.
   const code = await runOffline({
     out,
     logger: silentLogger,
@@ -107,6 +120,19 @@ it('a scene that does not play as scripted exits 1, names what differed, and cla
       steps: [
         { waitFor: 'realtimeInput', timeoutMs: 60_000 },
         { send: { serverContent: { inputTranscription: { text: 'Please unlock the door.' } } } },
+        {
+          send: {
+            toolCall: {
+              functionCalls: [
+                { id: 'c1', name: 'intent__HassTurnOn', args: { name: 'Counter Lights' } },
+              ],
+            },
+          },
+        },
+        {
+          waitFor: (f) => f.key === 'toolResponse' && JSON.stringify(f.frame).includes('"id":"c1"'),
+          timeoutMs: 60_000,
+        },
         { speak: 'waiting' },
         { send: { serverContent: { turnComplete: true } } },
       ],
@@ -116,6 +142,13 @@ it('a scene that does not play as scripted exits 1, names what differed, and cla
   expect(text).toContain('The scene did not play as scripted:')
   expect(text).toContain('the front door was never told to unlock')
   expect(text).toContain('the barge-in never dropped the speaker')
+  expect(text).toContain('the kitchen light was never switched on')
+  expect(text).toContain(
+    'Home Assistant ran [homeassistant.turn_on light.kitchen_counter], not exactly [lock.unlock lock.front_door; homeassistant.turn_on light.kitchen] in that order',
+  )
+  expect(text).toContain(
+    'the model was not told the front door is confirmed unlocked (told nothing)',
+  )
   // The typed reply is made from what happened, not from the script.
   expect(text).toContain('the front door was not unlocked')
   expect(text).not.toContain('Anna approved')
@@ -142,9 +175,10 @@ describe('on a machine as slow as a small board', () => {
         process.stdout.write(`offline run under a 4 % CPU quota: ${r.ms} ms\n`)
         expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0)
         expect(r.stdout).toContain(
-          '[session] closed (stopped): 4 turns; tool calls 1 answered, 1 withdrawn',
+          '[session] closed (stopped): 5 turns; tool calls 2 answered, 1 withdrawn',
         )
-        expect(r.stdout).toContain('[house]   home/front-door/set')
+        expect(r.stdout).toContain('[house]   lock.front_door: locked → unlocked')
+        expect(r.stdout).toContain('[house]   light.kitchen: off → on')
         expect(r.stdout).toContain('Anna approved the front door on her phone')
       } finally {
         q.remove()
@@ -177,7 +211,8 @@ it('npm start’s scene in wake mode: a sentence without the wake phrase opens n
     '[speaker] earcon (120 ms',
     '[led]     listening',
     '[person]  Hey Jarvis, please unlock the front door for the plumber.',
-    '[house]   home/front-door/set ← {"state":"UNLOCK"}',
+    '[house]   lock.front_door: locked → unlocked',
+    '[house]   light.kitchen: off → on',
     '[room]    “Hey Jarvis, stop, thanks.”',
     '[speaker] dropped at once:',
     '[speaker] earcon (120 ms',

@@ -27,18 +27,24 @@ it('the offline run with --provider openai plays the household scene whole over 
   let at = 0
   for (const line of [
     '[person]  Please unlock the front door for the plumber.',
-    '[tool]    unlock_front_door called',
-    `call-1: output {"status":"waiting_for_approval","approver":"Anna's phone","action":"unlock the front door"}`,
-    'Anna taps Approve on "unlock the front door"',
-    '[house]   home/front-door/set ← {"state":"UNLOCK"}',
-    'call-1_final: output {"output":',
+    '[tool]    intent__HassTurnOff called',
+    `call-1: output {"status":"waiting_for_approval","approver":"Anna's phone","action":"Unlock Front Door — Hall"}`,
+    'Anna taps Approve on "Unlock Front Door — Hall"',
+    '[house]   Home Assistant runs lock.unlock on lock.front_door',
+    '[house]   lock.front_door: locked → unlocked',
+    'call-1_final: output {"output":{"done":true,"confirmed":true,"states":{"lock.front_door":"unlocked"},"result":"Front Door is unlocked."}}',
     '[nocturn] The front door is unlocked.',
     '[person]  And open the garage.',
+    `[phone]   Anna's phone shows: "Open Garage Door — Garage"`,
+    '[person]  And the kitchen light on, please.',
+    '[house]   Home Assistant runs homeassistant.turn_on on light.kitchen',
+    '[house]   light.kitchen: off → on',
+    'call-3: output {"output":{"done":true,',
     '[speaker] dropped at once:',
     '[model←]  truncate',
     '[button]  short press: mute',
     '[phone]   request withdrawn',
-    '[session] closed (stopped): 5 turns; tool calls 1 answered, 1 withdrawn',
+    '[session] closed (stopped): 6 turns; tool calls 2 answered, 1 withdrawn',
     '[nocturn] You are welcome. Anna approved the front door on her phone; the garage stayed shut.',
   ]) {
     const i = text.indexOf(line, at)
@@ -46,6 +52,8 @@ it('the offline run with --provider openai plays the household scene whole over 
     at = i + line.length
   }
   expect(text).not.toContain('did not play as scripted')
+  // Anna's phone was asked twice, the door and the garage; never about the light.
+  expect(text.split("[phone]   Anna's phone shows:").length - 1).toBe(2)
 })
 
 it('nocturn demo takes --provider gemini or openai and refuses anything else', () => {

@@ -9,11 +9,13 @@ const RETRY_MS = 15_000
 /**
  * Home Assistant's exposed devices as tools in `tools`, behind the same gate, when
  * `homeAssistant` is configured. The first listing runs in the background: listening never waits
- * for HA, and a session opened before it lists simply has no home tools yet.
+ * for HA, and a session opened before it lists simply has no home tools yet — unless
+ * `listedFirst` (the offline run) waits for it.
  */
 export async function composeHome(
   { config: c, clock, log, closers }: Composition,
   tools: ToolSet,
+  listedFirst = false,
 ): Promise<HomeTools | undefined> {
   const ha = c.homeAssistant
   if (!ha) return undefined
@@ -39,11 +41,12 @@ export async function composeHome(
     retryMs: RETRY_MS,
     confirmMs: ha.confirmSeconds * 1000,
   })
-  void homeTools.start()
   closers.add(async () => {
     homeTools.close()
     await home.close()
   })
+  const first = homeTools.start()
+  if (listedFirst) await first
   return homeTools
 }
 

@@ -4,7 +4,6 @@ import type { SessionSummary } from '../../voice/session-types.js'
 import { type Appliance, startAppliance } from '../appliance.js'
 import { parseConfig } from '../config/load.js'
 import { DEFAULT_WAKE_MODEL_DIR } from '../config/wake-schema.js'
-import { HOUSEHOLD_ACTIONS } from '../household-scene.js'
 import { DEVICE, type House } from './house.js'
 import type { RunContext } from './run-context.js'
 
@@ -72,10 +71,11 @@ export async function startApplianceInHouse(
       store: { path: join(work, 'nocturn.db') },
       // Idle never ends this session (the scene does); the approval waits for a slow board too.
       session: { idleTimeoutSeconds: 3600, approvalTimeoutSeconds: 600 },
-      homeActions: HOUSEHOLD_ACTIONS,
+      homeAssistant: { url: house.ha.url, area: 'Kitchen' },
     }),
     'offline config',
-    house.model.env,
+    // The token as production gets it: from the environment, never the config file or argv.
+    { ...house.model.env, NOCTURN_HA_TOKEN: house.haToken },
   )
 
   let ended!: (s: SessionSummary) => void
@@ -91,6 +91,7 @@ export async function startApplianceInHouse(
   appliance = await startAppliance({
     loaded,
     logger: ctx.logger,
+    homeListedFirst: true,
     onSessionEnd: (s) => ended(s),
     onState: (s) => {
       if (s !== lastState) say('[led]', s)

@@ -3,6 +3,7 @@ import {
   type ReceivedFrame,
   type Script,
 } from '../../testing/fake-live-server/index.js'
+import { HOME_ASSISTANT_CALLS } from '../household-scene.js'
 import type { RunContext, Say, Seen } from './run-context.js'
 
 /**
@@ -18,6 +19,8 @@ export interface ModelSide {
   finished(): boolean
   /** Resolves once `check()` holds. */
   until(check: () => boolean, timeoutMs: number): Promise<unknown>
+  /** What the model was finally told about the front door's call (`call-1`), as JSON. */
+  doorAnswer(): string | undefined
   /** Where the model's side saw the scene go otherwise than written; empty when it played as written. */
   differences(seen: Seen, beforeWake?: Uint8Array): string[]
 }
@@ -44,6 +47,17 @@ export async function geminiSide(ctx: RunContext, scene: Script): Promise<ModelS
     env: { GEMINI_API_KEY: 'offline-run-key' },
     finished: () => server.connections[0]?.finished === true,
     until: (check, timeoutMs) => server.until(check, timeoutMs),
+    doorAnswer: () => {
+      const finals = server.received
+        .filter((f) => f.key === 'toolResponse')
+        .flatMap(
+          (f) =>
+            ((f.frame.toolResponse as { functionResponses?: Record<string, unknown>[] })
+              ?.functionResponses ?? []) as Record<string, unknown>[],
+        )
+        .filter((r) => r.id === 'call-1' && r.willContinue !== true)
+      return finals.length > 0 ? JSON.stringify(finals.at(-1)?.response) : undefined
+    },
     differences: (s, beforeWake) => {
       const wrong: string[] = []
       if (beforeWake) {
@@ -74,7 +88,7 @@ function watchGemini(server: FakeLiveServer, say: Say, onStreamEnd: () => void) 
         for (const r of responses ?? []) {
           const how = r.willContinue
             ? `interim ${JSON.stringify(r.response)}`
-            : `final, scheduling ${String(r.scheduling ?? 'none')}`
+            : `final, scheduling ${String(r.scheduling ?? 'none')}: ${JSON.stringify(r.response)}`
           say('[model←]', `${String(r.id)}: ${how}`)
         }
       } else if (
@@ -94,7 +108,7 @@ function typedReply(body: Record<string, unknown>, seen: Seen): string {
   const answered = (name: string) =>
     new RegExp(`"functionResponse":\\{[^}]*"name":"${name}","response":\\{"output"`).test(history)
   const door =
-    answered('unlock_front_door') && seen.doorUnlocked
+    answered(HOME_ASSISTANT_CALLS.door.name) && seen.doorUnlocked
       ? seen.approvedOnPhone
         ? 'Anna approved the front door on her phone'
         : 'the front door was unlocked'

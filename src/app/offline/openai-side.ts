@@ -3,6 +3,7 @@ import { errorText } from '../../core/errors.js'
 import { phrase } from '../../testing/fake-live-server/index.js'
 import type { FakeRealtimeConnection } from '../../testing/fake-realtime-server/connection.js'
 import { FakeRealtimeServer } from '../../testing/fake-realtime-server/index.js'
+import { HOME_ASSISTANT_CALLS, HOME_ASSISTANT_LIGHT } from '../household-scene.js'
 import type { ModelSide } from './model-side.js'
 import type { RunContext, Say, Seen } from './run-context.js'
 
@@ -40,6 +41,10 @@ export async function openaiSide(ctx: RunContext, o: { wake: boolean }): Promise
     env: { OPENAI_API_KEY: 'offline-run-key' },
     finished: () => state.finished,
     until: (check, timeoutMs) => server.until(check, timeoutMs),
+    doorAnswer: () => {
+      const final = server.connections[0]?.outputs.find((o) => o.callId === 'call-1_final')
+      return final ? JSON.stringify(final.output) : undefined
+    },
     differences: (_seen, beforeWake) => {
       const wrong = [...state.errors.map((e) => `the model side: ${e}`)]
       if (beforeWake && server.connections.length !== 1)
@@ -77,17 +82,23 @@ async function scene(
     c.user('Please unlock the front door for the plumber.')
   }
   c.replies.push({ phrases: ['waiting'] }, { phrases: ['unlocked'] })
-  c.reply({ calls: [{ callId: 'call-1', name: 'unlock_front_door' }] })
+  c.reply({ calls: [{ callId: 'call-1', ...HOME_ASSISTANT_CALLS.door }] })
   await until(outputFor('call-1'))
   await until(outputFor('call-1_final'))
   await until(spoken(2))
   await played('unlocked')
   c.user('And open the garage.')
   c.replies.push({ phrases: ['waiting'] })
-  c.reply({ calls: [{ callId: 'call-2', name: 'open_garage' }] })
+  c.reply({ calls: [{ callId: 'call-2', ...HOME_ASSISTANT_CALLS.garage }] })
   await until(outputFor('call-2'))
   await until(spoken(3))
   await played('waiting')
+  // The light needs no phone: its output is the result, and the model answers it at once.
+  c.user('And the kitchen light on, please.')
+  c.reply({ calls: [{ callId: 'call-3', ...HOME_ASSISTANT_LIGHT }] })
+  await until(outputFor('call-3'))
+  await until(spoken(4))
+  await sleep(400)
   c.user('What time is it?')
   const truncated = () => c.eventsOf('conversation.item.truncate').length
   const before = truncated()
@@ -148,7 +159,7 @@ function typedReply(body: Record<string, unknown>, seen: Seen): string {
   }[]
   const callIds = messages
     .flatMap((m) => m.tool_calls ?? [])
-    .filter((c) => c.function.name === 'unlock_front_door')
+    .filter((c) => c.function.name === HOME_ASSISTANT_CALLS.door.name)
     .map((c) => c.id)
   const answered = messages.some(
     (m) =>

@@ -6,7 +6,15 @@ import type { Logger } from '../../core/logger.js'
 /** What really happened, filled in by observers; checked against the script at the end. */
 export interface Seen {
   approvedOnPhone: boolean
+  /** Anna tapped Approve on the front door (before the device heard of it). */
+  annaTapped: boolean
+  /** Every request's card Anna's phone showed, in order. */
+  phoneAsked: string[]
+  /** Home Assistant's front door lock went to `unlocked`. */
   doorUnlocked: boolean
+  /** …at a moment Anna had not yet tapped Approve. */
+  doorBeforeYes: boolean
+  lightOn: boolean
   garageMoved: boolean
   drops: number
   mutePressed: boolean
@@ -71,7 +79,11 @@ export function runContext(
       ),
     seen: {
       approvedOnPhone: false,
+      annaTapped: false,
+      phoneAsked: [],
       doorUnlocked: false,
+      doorBeforeYes: false,
+      lightOn: false,
       garageMoved: false,
       drops: 0,
       mutePressed: false,
