@@ -104,3 +104,25 @@ describe('error codes', () => {
     expect([...ERROR_CODES].sort()).toEqual(documented)
   })
 })
+
+/** Every class in src/ longer than `limit` lines (from `class` to its closing brace), with its length. */
+function classesOver(limit: number): string[] {
+  const over: string[] = []
+  for (const file of tsFiles(join(ROOT, 'src'))) {
+    const sf = parse(file)
+    walk(sf, (n) => {
+      if (!ts.isClassDeclaration(n) && !ts.isClassExpression(n)) return
+      const line = (pos: number) => sf.getLineAndCharacterOfPosition(pos).line
+      const length = line(n.getEnd()) - line(n.getStart()) + 1
+      const name = n.name?.text ?? '(anonymous)'
+      if (length > limit) over.push(`${relative(ROOT, file)} ${name}: ${length} lines`)
+    })
+  }
+  return over
+}
+
+describe('class size', () => {
+  it('no class in src/ is over 300 lines (issue 45: a class that long holds more than one concept)', () => {
+    expect(classesOver(300)).toEqual([])
+  })
+})

@@ -1,9 +1,9 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { LiveEvents, LiveToolCall } from '../ports/live-llm.js'
 import { CallLedger } from './call-ledger.js'
-import { type Connection, ConnectionKeeper } from './connection-keeper.js'
+import { ConnectionKeeper } from './connection-keeper.js'
 import { MicUplink } from './mic-uplink.js'
+import { ProviderEvents } from './provider-events.js'
 import { SessionTimers } from './session-timers.js'
 import type {
   SessionEndReason,
@@ -15,7 +15,7 @@ import { SpeakingWatch } from './speaking-watch.js'
 import { ToolCallRunner } from './tool-call-runner.js'
 import { TranscriptAssembler } from './transcript-assembler.js'
 import { TurnCounter } from './turn-counter.js'
-import { type WakeCheck, WakeConfirmation } from './wake-confirmation.js'
+import type { WakeCheck } from './wake-confirmation.js'
 
 /**
  * One spoken session: opens the connection, wires provider events to the speaker, the tools and
@@ -26,8 +26,9 @@ import { type WakeCheck, WakeConfirmation } from './wake-confirmation.js'
  * The connections and their resumption are the `ConnectionKeeper`'s, which only reports what
  * happened; the calls, their lineage and every answer that leaves are the `CallLedger`'s;
  * microphone audio the `MicUplink`'s, the tool-call tasks the `ToolCallRunner`'s, the speaking
- * light the `SpeakingWatch`'s. What is left here is the wiring (who reacts to which connection
- * event), the provider events, turns, the speaker and the transcript, and the start and end.
+ * light the `SpeakingWatch`'s; what the provider sends (and the wake confirmation that holds it)
+ * the `ProviderEvents`'. What is left here is the wiring (who reacts to which connection event),
+ * and the start and end.
  */
 export class VoiceSession {
   readonly conversationId: string
@@ -43,21 +44,9 @@ export class VoiceSession {
   readonly #runner: ToolCallRunner
   readonly #startedAt: number
   readonly #speakingWatch: SpeakingWatch
-  /** The stop button dropped this reply: the rest of it is not played either. */
-  #suppressReply = false
-  /**
-   * Between `interrupted` and the next sign of a new generation (its audio, or `turnComplete`):
-   * transcription arriving now is the tail of the cut reply (it is not ordered against the audio).
-   */
-  #afterBargeIn = false
+  readonly #events: ProviderEvents
   #ending = false
   #error = false
-  /** The second opinion on the wake that opened this session, while it is being asked. */
-  #confirmation: WakeConfirmation | undefined
-  /** What the model did before the wake was confirmed, replayed in order once it is. */
-  #held: (() => void)[] = []
-  /** Tokens billed so far, from the provider's usage reports. */
-  #tokens = 0
   readonly #done: Promise<SessionSummary>
   #finish!: (s: SessionSummary) => void
 
@@ -118,7 +107,7 @@ export class VoiceSession {
       ...deps,
       conversationId,
       log: this.#log,
-      events: (conn) => this.#eventsFor(conn),
+      events: (conn) => this.#events.for(conn),
       inTurn: () => this.#turns.inTurn,
       ending,
       fail: () => this.#fail(),
@@ -127,7 +116,7 @@ export class VoiceSession {
           // Quiet time counts only while the model can hear: the room is not idle because the
           // connection took long to open (a slow board, the SDK loading, a slow network).
           this.#timers.activity()
-          this.#confirmation?.start()
+          this.#events.opened()
           this.#uplink.opened()
           this.#calls.opened(conn, resumedFrom)
           this.#uplink.flushGap(conn.session)
@@ -151,6 +140,18 @@ export class VoiceSession {
       turns: this.#turns,
       transcript: this.#transcript,
       ending,
+    })
+    this.#events = new ProviderEvents({
+      log: this.#log,
+      clock: deps.clock,
+      speaker: deps.speaker,
+      turns: this.#turns,
+      transcript: this.#transcript,
+      timers: this.#timers,
+      speakingWatch: this.#speakingWatch,
+      runner: this.#runner,
+      link: this.#link,
+      unconfirmed: () => void this.end('unconfirmed'),
     })
     this.#done = new Promise((r) => {
       this.#finish = r
@@ -179,11 +180,7 @@ export class VoiceSession {
    * nothing it does reaches the room, and without it the session ends as `unconfirmed`.
    */
   async run(preRoll: readonly Uint8Array[] = [], confirm?: WakeCheck): Promise<SessionSummary> {
-    if (confirm) {
-      this.#confirmation = new WakeConfirmation(confirm, this.#deps.clock, (ok, heard) =>
-        this.#onWakeDecided(ok, heard),
-      )
-    }
+    if (confirm) this.#events.confirmWake(confirm)
     this.#runner.logCapabilities()
     this.#uplink.preRoll(preRoll)
     this.#timers.start()
@@ -230,16 +227,7 @@ export class VoiceSession {
 
   /** The long press: stop speaking now, without muting and without cancelling anything. */
   stopSpeaking(): void {
-    const r = this.#deps.speaker.drop()
-    this.#log.info(
-      { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'stop button' },
-      'voice playback dropped',
-    )
-    this.#link.liveSession?.playbackCut(r)
-    if (this.#turns.inTurn) this.#suppressReply = true
-    // Also after the turn completed: a long answer is whole seconds before it has played.
-    if (r.discardedMs > 0 || this.#turns.inTurn) this.#transcript.cutReply()
-    this.#speakingWatch.check()
+    this.#events.stopSpeaking()
   }
 
   /** Ends the session cleanly: approvals withdrawn, transcript complete, connection closed. */
@@ -252,9 +240,8 @@ export class VoiceSession {
       'voice session ending',
     )
     this.#timers.stop()
-    const unconfirmed = reason === 'unconfirmed' || this.#confirmation?.pending === true
-    this.#confirmation?.stop()
-    this.#held = []
+    const unconfirmed = reason === 'unconfirmed' || this.#events.confirming
+    this.#events.stop()
     this.#link.cancelResume()
     this.#speakingWatch.stop()
     this.#transcript.flush()
@@ -287,7 +274,7 @@ export class VoiceSession {
       freshConnections: this.#link.freshConnections,
       messagesWritten: this.#transcript.written,
       unconfirmed,
-      tokens: this.#tokens,
+      tokens: this.#events.tokens,
     }
     this.#recordUsage(summary)
     this.#log.info({ ...summary }, 'voice session ended')
@@ -311,139 +298,5 @@ export class VoiceSession {
   #fail(): void {
     this.#error = true
     void this.end('error')
-  }
-
-  // ---- provider events ------------------------------------------------------------------
-
-  #eventsFor(conn: Connection): LiveEvents {
-    // False for an event from a connection already retired: it is logged and dropped.
-    const stillLive = (what: string): boolean => {
-      if (!conn.retired) return true
-      this.#log.debug(
-        { event: 'retired_connection_event', connection: conn.n, liveEvent: what },
-        'voice event from a closed connection',
-      )
-      return false
-    }
-    const link = this.#link
-    // Before the wake is confirmed, what the model does waits (in order) rather than happening.
-    const held = (what: string, act: () => void): void => {
-      if (!stillLive(what)) return
-      if (this.#confirmation?.pending) this.#held.push(() => stillLive(what) && act())
-      else act()
-    }
-    return {
-      audio: (pcm) => held('audio', () => this.#onAudio(pcm)),
-      inputTranscription: (text) => {
-        if (!stillLive('inputTranscription')) return
-        // Heard first: the text that confirms the wake releases what came before it, then itself.
-        this.#confirmation?.heard(text)
-        if (this.#confirmation?.pending) this.#held.push(() => this.#onUserText(text))
-        else this.#onUserText(text)
-      },
-      outputTranscription: (text) => held('outputTranscription', () => this.#onModelText(text)),
-      interrupted: () => held('interrupted', () => this.#onInterrupted()),
-      generationComplete: () => held('generationComplete', () => this.#onGenerationComplete()),
-      turnComplete: () => held('turnComplete', () => this.#onTurnComplete()),
-      toolCall: (calls) => held('toolCall', () => this.#onToolCall(conn, calls)),
-      toolCallCancellation: (ids) =>
-        held('toolCallCancellation', () => this.#runner.onCancellation(ids)),
-      goAway: (ms) => stillLive('goAway') && link.onGoAway(ms),
-      resumptionUpdate: (h, r) => stillLive('resumptionUpdate') && link.onResumption(h, r),
-      // Each usage frame counts one turn (per turn, not a running total: measured upstream).
-      usage: (tokens) => {
-        if (stillLive('usage')) this.#tokens += tokens
-      },
-      closed: (info) => link.onClosed(conn, info),
-    }
-  }
-
-  #onWakeDecided(confirmed: boolean, heard: string): void {
-    if (!confirmed) {
-      this.#log.info(
-        { event: 'false_wake', heardChars: heard.length },
-        'the model did not hear the wake phrase: closing without a word',
-      )
-      this.#held = []
-      void this.end('unconfirmed')
-      return
-    }
-    this.#log.info({ heldEvents: this.#held.length }, 'wake phrase confirmed by the model')
-    const held = this.#held
-    this.#held = []
-    for (const act of held) act()
-  }
-
-  #onAudio(pcm: Uint8Array): void {
-    this.#afterBargeIn = false
-    this.#noteTurnActivity('model_output')
-    if (this.#suppressReply) return
-    this.#transcript.modelOutput()
-    this.#timers.activity()
-    this.#deps.speaker.write(pcm)
-    this.#speakingWatch.wrote()
-  }
-
-  #onUserText(text: string): void {
-    if (text.trim() !== '') this.#noteTurnActivity('user_speech')
-    this.#timers.activity()
-    this.#transcript.userText(text)
-  }
-
-  #onModelText(text: string): void {
-    if (this.#afterBargeIn) {
-      this.#log.debug({ chars: text.length }, 'voice late transcription of a cut reply dropped')
-      return
-    }
-    if (text.trim() !== '') this.#noteTurnActivity('model_output')
-    this.#timers.activity()
-    this.#transcript.modelText(text)
-  }
-
-  /** User speech or model output was seen: it may open a turn (the turn counter decides). */
-  #noteTurnActivity(kind: 'user_speech' | 'model_output'): void {
-    const started = this.#turns.signal(kind)
-    if (started !== undefined) this.#log.debug({ turn: started, by: kind }, 'voice turn started')
-  }
-
-  #onInterrupted(): void {
-    // First, before anything else: what is buffered for the speaker is stale.
-    const r = this.#deps.speaker.drop()
-    this.#log.info(
-      { discardedMs: r.discardedMs, playedMs: r.playedMs, why: 'barge-in' },
-      'voice playback dropped',
-    )
-    this.#link.liveSession?.playbackCut(r)
-    this.#suppressReply = false
-    this.#afterBargeIn = true
-    this.#transcript.interrupted()
-    this.#turns.end()
-    this.#speakingWatch.check()
-  }
-
-  /** The model's audio for this reply is all here: the speaker plays out its tail now. */
-  #onGenerationComplete(): void {
-    this.#deps.speaker.endOfReply()
-  }
-
-  #onTurnComplete(): void {
-    // Also here: not every model sends generationComplete before turnComplete.
-    this.#deps.speaker.endOfReply()
-    if (!this.#turns.end()) {
-      this.#log.debug(
-        { event: 'turn_complete_without_turn', turn: this.#turns.current },
-        'voice turnComplete with no turn open',
-      )
-    }
-    this.#suppressReply = false
-    this.#afterBargeIn = false
-    this.#transcript.turnComplete(this.#deps.speaker.queuedMs() > 0)
-    this.#link.turnEnded()
-  }
-
-  #onToolCall(conn: Connection, calls: readonly LiveToolCall[]): void {
-    this.#noteTurnActivity('model_output')
-    this.#timers.activity()
-    this.#runner.onToolCall(conn, calls)
   }
 }

@@ -2,7 +2,8 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { afterAll, expect, it } from 'vitest'
-import { CHECKPOINT_EVERY_MS, SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
+import { CHECKPOINT_EVERY_MS } from '../../src/adapters/sqlite/store-connection.js'
 import { ext4Disk } from '../helpers/ext4-disk.js'
 
 const disk = ext4Disk()

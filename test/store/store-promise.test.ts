@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect, it } from 'vitest'
-import { BACKUP_EVERY_MS, CHECKPOINT_EVERY_MS } from '../../src/adapters/sqlite/sqlite-store.js'
+import { BACKUP_EVERY_MS, CHECKPOINT_EVERY_MS } from '../../src/adapters/sqlite/store-connection.js'
 import { STORE_NOTICE_SHOWN_MS } from '../../src/app/compose/conversations.js'
 import { numberIn, storePromise, storePromises } from '../helpers/store-promise.js'
 

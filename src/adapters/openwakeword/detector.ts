@@ -3,8 +3,10 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { CHUNK_SAMPLES, EMBEDDING_SIZE, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import { KeepingUp } from './keeping-up.js'
 import type { ModelSession } from './model-session.js'
 import type { VerifierStage } from './verifier.js'
+import { WakeTrigger } from './wake-trigger.js'
 
 /** One wake phrase: its head model and the score at which it counts (until setThresholds). */
 export interface WakeHead {
@@ -67,12 +69,9 @@ export interface OpenWakeWordDetectorOptions {
   readonly owned?: readonly ModelSession[]
 }
 
-/** Upstream forces each model's first 5 scores to 0 while its buffers fill with real audio. */
-const WARMUP_CHUNKS = 5
 /** The head's default window: 16 embeddings, 1.28 s. */
 const DEFAULT_HEAD_WINDOW = 16
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
-const FULL_SCALE_SQUARED = 32768 * 32768
 /**
  * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
  * process gets, cannot score in real time: scoring then rests as long as it worked before the
@@ -80,23 +79,13 @@ const FULL_SCALE_SQUARED = 32768 * 32768
  * loop in the same process (and the same cgroup quota), keeps the rest. Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
-/** Audio scored with no drop before the detector counts as keeping up again. */
-const KEEP_UP_MS = 30_000
 /**
- * A coarse score at this share of a phrase's threshold or above makes scoring exact (0.01 at
- * 0.5). At a fifth, coarse scoring lost 4 of 43 wakes on the bench's clean clips; at a fiftieth
- * none (bench/RESULTS.md, "coarse scoring").
- */
-const RISING_SHARE = 0.02
-/**
- * Exact chunks in a row with every score under RISING_SHARE before scoring is coarse again. A
+ * Exact chunks in a row with every score far below its threshold (`WakeTrigger.rising`) before scoring is coarse again. A
  * later rise is caught as the first one was (its window's missing embeddings made late), so the
  * tail need not cover a head's window: 4 scored the bench's non-wake speech 14 % coarser than 16
  * with the same wakes (bench/RESULTS.md, "coarse scoring").
  */
 const DENSE_TAIL_CHUNKS = 4
-/** The level of a detection is the RMS over the head's window of chunks. */
-const LEVEL_CHUNKS = 16
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -107,6 +96,8 @@ const LEVEL_CHUNKS = 16
  * and the embeddings it skipped are made when a voice comes (FeaturePipeline), so scores match.
  * While every score is far below its threshold it scores coarsely (`coarseHop`); a scorer slower
  * than real time rests between chunks and sheds the oldest audio (BUSY_MS, `onKeepingUp`).
+ * When a chunk's scores are a wake is the `WakeTrigger`'s to say; whether scoring keeps up, the
+ * `KeepingUp`'s.
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -127,17 +118,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #queued = 0
   /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
   #fill = 0
-  readonly #energy = new Float64Array(LEVEL_CHUNKS)
-  #energyAt = 0
+  readonly #trigger: WakeTrigger
+  readonly #keepingUp: KeepingUp
   #scored = 0
   #quiet = 0
-  #sinceReset = 0
-  readonly #above: number[]
-  /** Each head's threshold now: the configured one until the sensitivity changes it. */
-  #thresholds: readonly number[]
-  #quietUntil = Number.NEGATIVE_INFINITY
-  #dropped = 0
-  #droppedInEpisode = 0
   #lastLag = 0
   #maxLag = 0
   /** At most `coarseHop`; 1 scores every chunk exactly. */
@@ -147,8 +131,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #coarse = 0
-  #keepingUp = true
-  #lastDropAt = 0
   #restUntil = 0
   #rests = 0
   #draining: Promise<void> | undefined
@@ -163,8 +145,14 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       const n = h.model.inputShape[1]
       return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
     })
-    this.#above = options.heads.map(() => 0)
-    this.#thresholds = options.heads.map((h) => h.threshold)
+    this.#trigger = new WakeTrigger(options)
+    this.#keepingUp = new KeepingUp({
+      logger: options.logger,
+      phrases: this.phrases.length,
+      runtime: options.runtime,
+      backlogMs: options.backlogMs,
+      onKeepingUp: options.onKeepingUp,
+    })
     const slots = Math.max(2, Math.ceil(options.backlogMs / CHUNK_MS) + 1)
     this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
     this.#endAt = new Float64Array(slots)
@@ -199,12 +187,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   }
 
   setThresholds(thresholds: readonly number[]): void {
-    if (thresholds.length !== this.#o.heads.length || !thresholds.every((t) => t > 0 && t < 1)) {
-      throw new RangeError(
-        `wake thresholds: expected ${this.#o.heads.length} numbers in (0, 1), got [${thresholds.join(', ')}]`,
-      )
-    }
-    this.#thresholds = [...thresholds]
+    this.#trigger.setThresholds(thresholds)
   }
 
   reset(): void {
@@ -220,10 +203,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       chunksScored: this.#scored,
       chunksQuiet: this.#quiet,
       coarseScores: this.#coarse,
-      chunksDropped: this.#dropped,
+      chunksDropped: this.#keepingUp.dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
-      keepingUp: this.#keepingUp,
+      keepingUp: this.#keepingUp.keepingUp,
       rests: this.#rests,
     }
   }
@@ -269,17 +252,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
       this.#read = (this.#read + 1) % slots.length
       this.#queued--
-      this.#dropped++
-      if (this.#droppedInEpisode++ === 0) {
-        this.#o.logger.warn(
-          { event: 'wake_word_behind', backlogMs: this.#o.backlogMs, lagMs: this.#lastLag },
-          'wake word scoring fell behind the microphone; dropping the oldest audio',
-        )
-      }
     }
     const at = (this.#read + this.#queued) % slots.length
     this.#endAt[at] = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
-    this.#noteKeepingUp(dropped, this.#endAt[at] ?? 0)
+    this.#keepingUp.note(dropped, this.#endAt[at] ?? 0, this.#lastLag)
     this.#arrivedAt[at] = this.#o.now()
     this.#heard[at] = this.#fillHeard ? 1 : 0
     this.#fillHeard = false
@@ -300,7 +276,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       const endAt = this.#endAt[at] ?? 0
       const arrivedAt = this.#arrivedAt[at] ?? 0
       const heard = this.#heard[at] === 1
-      this.#noteEnergy(chunk)
+      this.#trigger.noteEnergy(chunk)
       // step() copies the chunk before its first await, so the slot is free from here on.
       const stepping = this.#o.features.step(chunk)
       this.#read = (this.#read + 1) % slots.length
@@ -330,7 +306,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
             continue
           }
           this.#coarse++
-          if (!this.#rising(coarse)) {
+          if (!this.#trigger.rising(coarse)) {
             // Far below every threshold: the chunks since the last coarse score get this one.
             for (let p = 0; p < this.#pending.length; p += 2) {
               this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
@@ -350,7 +326,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
           const p = 2 * (behind - 1 - b)
           this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
           if (this.#hop > 1)
-            this.#denseLeft = this.#rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
+            this.#denseLeft = this.#trigger.rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
         }
         this.#pending.length = 0
         if (this.#resetPending) this.#applyReset()
@@ -368,13 +344,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         }
       }
     }
-    if (this.#droppedInEpisode > 0 && this.#queued === 0) {
-      this.#o.logger.info(
-        { event: 'wake_word_caught_up', dropped: this.#droppedInEpisode },
-        'wake word scoring caught up',
-      )
-      this.#droppedInEpisode = 0
-    }
+    if (this.#queued === 0) this.#keepingUp.caughtUp()
   }
 
   /**
@@ -389,16 +359,11 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         const mine = all.slice((this.#longest - n) * EMBEDDING_SIZE)
         const out = await h.model.run(mine, [1, n, EMBEDDING_SIZE])
         const score = out[0] ?? 0
-        return exact && h.verifier && score >= this.#gate(i, h.verifier)
+        return exact && h.verifier && score >= this.#trigger.gate(i, h.verifier)
           ? h.verifier.score(mine, score)
           : score
       }),
     )
-  }
-
-  /** Whether any head's score is within reach of its threshold: where coarse scoring stops. */
-  #rising(scores: readonly number[]): boolean {
-    return scores.some((s, i) => s >= RISING_SHARE * (this.#thresholds[i] ?? 1))
   }
 
   /** Chunks waiting for a coarse score when the voice went: they count as below every threshold. */
@@ -407,88 +372,20 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#pending.length = 0
   }
 
-  /**
-   * A verifier's gate comes down with its phrase's threshold, in proportion (0.3 enrolled at 0.5 is
-   * 0.18 at 0.3): at a high sensitivity the verifier can lift weaker head scores. Left at 0.3 it
-   * would sit at that threshold, where the verifier can only turn wakes away: more false wakes than
-   * normal and no better hearing. Above the configured threshold it stays: the verifier must clear
-   * the higher threshold itself, and a higher gate only cost wakes (bench/RESULTS.md, "the
-   * verifier's gate at each sensitivity").
-   */
-  #gate(i: number, verifier: VerifierStage): number {
-    const configured = this.#o.heads[i]?.threshold ?? 0
-    const now = this.#thresholds[i] ?? configured
-    return now < configured ? (verifier.gate * now) / configured : verifier.gate
-  }
-
   #score(raw: number[], endAt: number, arrivedAt: number): void {
     this.#scored++
-    const warm = this.#sinceReset++ >= WARMUP_CHUNKS
-    const scores = raw.map((s) => (warm ? s : 0))
+    const scores = this.#trigger.warm(raw)
     const lag = this.#o.now() - arrivedAt
     this.#lastLag = lag
     if (lag > this.#maxLag) this.#maxLag = lag
     this.#o.onScores?.(scores, endAt)
-    let best = -1
-    this.#o.heads.forEach((h, i) => {
-      const s = scores[i] ?? 0
-      this.#above[i] = s >= (this.#thresholds[i] ?? h.threshold) ? (this.#above[i] ?? 0) + 1 : 0
-      if ((this.#above[i] ?? 0) >= this.#o.consecutive && (best < 0 || s > (scores[best] ?? 0))) {
-        best = i
-      }
-    })
-    if (best < 0 || endAt < this.#quietUntil) return
-    this.#quietUntil = endAt + this.#o.refractoryMs
-    this.#above.fill(0)
-    const detection = {
-      phrase: this.#o.heads[best]?.phrase ?? '',
-      score: scores[best] ?? 0,
-      heardAtMs: endAt,
-      levelDb: this.#levelDb(),
-    }
-    try {
-      this.#o.onWake(detection)
-    } catch (err) {
-      this.#o.logger.error(
-        { event: 'wake_listener_failed', err: errorText(err) },
-        'the wake listener threw',
-      )
-    }
-  }
-
-  /**
-   * Keeping up means no chunk dropped in the last KEEP_UP_MS of audio: one drop turns it off at
-   * once (with the fix in the log), and only that long without another turns it back on, so a
-   * board at its limit does not flap between the two.
-   */
-  #noteKeepingUp(dropped: boolean, endAt: number): void {
-    if (dropped) this.#lastDropAt = endAt
-    if (dropped === !this.#keepingUp) return
-    if (!dropped && endAt - this.#lastDropAt < KEEP_UP_MS) return
-    this.#keepingUp = !dropped
-    if (dropped) {
-      this.#o.logger.warn(
-        { event: 'wake_word_cannot_keep_up', phrases: this.phrases.length, runtime: this.runtime },
-        'the wake word cannot keep up on this board: scoring sheds load, dropping the oldest audio',
-      )
-    } else {
-      this.#o.logger.info({ event: 'wake_word_keeping_up' }, 'the wake word keeps up again')
-    }
-    try {
-      this.#o.onKeepingUp?.(this.#keepingUp)
-    } catch (err) {
-      this.#o.logger.error(
-        { event: 'wake_listener_failed', err: errorText(err) },
-        'the keeping-up listener threw',
-      )
-    }
+    this.#trigger.judge(scores, endAt)
   }
 
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
     this.#quiet++
-    this.#sinceReset++
-    this.#above.fill(0)
+    this.#trigger.quiet()
   }
 
   #applyReset(): void {
@@ -496,26 +393,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#o.features.reset()
     this.#flushPending()
     if (this.#hop > 1) this.#denseLeft = 0
-    this.#sinceReset = 0
-    this.#above.fill(0)
-    this.#energy.fill(0)
-    this.#energyAt = 0
-  }
-
-  #noteEnergy(chunk: Int16Array): void {
-    let sum = 0
-    for (let i = 0; i < chunk.length; i++) {
-      const v = chunk[i] ?? 0
-      sum += v * v
-    }
-    this.#energy[this.#energyAt] = sum / chunk.length
-    this.#energyAt = (this.#energyAt + 1) % LEVEL_CHUNKS
-  }
-
-  #levelDb(): number {
-    let sum = 0
-    for (const e of this.#energy) sum += e
-    const mean = sum / LEVEL_CHUNKS / FULL_SCALE_SQUARED
-    return mean > 0 ? Math.max(-120, 10 * Math.log10(mean)) : -120
+    this.#trigger.reset()
   }
 }

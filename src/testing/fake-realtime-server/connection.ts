@@ -1,41 +1,12 @@
 import WebSocket from 'ws'
-import { phrase } from '../fake-live-server/speech.js'
-
-/** One reply the fake model makes: words (spoken as canned audio), function calls, or both. */
-export interface Reply {
-  /** What it says; its transcript. */
-  readonly text?: string
-  /** Canned phrases to speak (their own audio and words), in place of `text` and `audioMs`. */
-  readonly phrases?: readonly string[]
-  /** How much audio it speaks (canned speech, repeated); default: 40 ms a word, at least 200. */
-  readonly audioMs?: number
-  readonly calls?: readonly {
-    readonly callId?: string
-    readonly name: string
-    readonly args?: unknown
-  }[]
-  /** Stop after the audio: the response stays active until `finish()` (or a barge-in). */
-  readonly hold?: boolean
-}
-
-interface Item {
-  readonly id: string
-  readonly type: string
-  readonly role?: string
-  readonly callId?: string
-  audioMs: number
-  transcript: string
-  output?: string
-}
+import { type Item, nextId } from './item.js'
+import { FakeResponse, type Reply } from './response.js'
 
 /** A client event as the fake received it. */
 export interface ClientEvent {
   readonly type: string
   readonly [key: string]: unknown
 }
-
-let ids = 0
-const nextId = (prefix: string) => `${prefix}_${(++ids).toString(36).padStart(6, '0')}`
 
 /**
  * One Realtime WebSocket, as the service keeps it (written from OpenAI's Realtime API reference):
@@ -55,7 +26,7 @@ export class FakeRealtimeConnection {
   /** Replies for the client's own `response.create`s, in order; a short "OK." when empty. */
   readonly replies: Reply[] = []
   readonly items: Item[] = []
-  #response: { id: string; items: Item[]; reply: Reply; sent: boolean } | undefined
+  #response: FakeResponse | undefined
   /** `response.create`s waiting for a blocking model's calls to have their outputs. */
   #deferred = 0
   #heardBytes = 0
@@ -180,153 +151,25 @@ export class FakeRealtimeConnection {
     this.#finishResponse(r)
   }
 
-  #startResponse(reply: Reply): void {
-    const id = nextId('resp')
-    const r = { id, items: [] as Item[], reply, sent: false }
-    this.#response = r
-    this.send({
-      type: 'response.created',
-      response: { id, object: 'realtime.response', status: 'in_progress', output: [] },
-    })
-    const canned = (reply.phrases ?? []).map((p) => phrase(p))
-    const text = canned.length > 0 ? canned.map((p) => p.text).join(' ') : reply.text
-    if (text !== undefined || reply.audioMs) {
-      const item: Item = {
-        id: nextId('item'),
-        type: 'message',
-        role: 'assistant',
-        audioMs: 0,
-        transcript: '',
-      }
-      r.items.push(item)
-      this.items.push(item)
-      this.send({
-        type: 'response.output_item.added',
-        response_id: id,
-        output_index: 0,
-        item: { id: item.id, type: 'message', role: 'assistant', content: [] },
-      })
-      const ms = reply.audioMs ?? Math.max(200, (text ?? '').split(/\s+/).length * 40)
-      const pcm = canned.length > 0 ? Buffer.concat(canned.map((p) => p.pcm)) : speech(ms)
-      const words = text ? `${text} `.split(/(?<=\s)/) : []
-      const chunks = Math.ceil(pcm.length / 1920)
-      for (let i = 0; i < chunks; i++) {
-        const part = pcm.subarray(i * 1920, (i + 1) * 1920)
-        item.audioMs += part.length / 48
-        this.send({
-          type: 'response.output_audio.delta',
-          response_id: id,
-          item_id: item.id,
-          output_index: 0,
-          content_index: 0,
-          delta: part.toString('base64'),
-        })
-        const piece = words
-          .slice(
-            Math.floor((i * words.length) / chunks),
-            Math.floor(((i + 1) * words.length) / chunks),
-          )
-          .join('')
-        if (piece) {
-          item.transcript += piece
-          this.send({
-            type: 'response.output_audio_transcript.delta',
-            response_id: id,
-            item_id: item.id,
-            output_index: 0,
-            content_index: 0,
-            delta: piece,
-          })
-        }
-      }
-    }
-    if (!reply.hold) this.#finishResponse(r)
-  }
-
-  #finishResponse(r: { id: string; items: Item[]; reply: Reply }): void {
-    for (const item of r.items) {
-      this.send({
-        type: 'response.output_audio.done',
-        response_id: r.id,
-        item_id: item.id,
-        output_index: 0,
-        content_index: 0,
-      })
-      this.send({
-        type: 'response.output_item.done',
-        response_id: r.id,
-        output_index: 0,
-        item: { id: item.id, type: 'message', role: 'assistant', status: 'completed' },
-      })
-    }
-    for (const c of r.reply.calls ?? []) {
-      const item: Item = {
-        id: nextId('item'),
-        type: 'function_call',
-        callId: c.callId ?? nextId('call'),
-        audioMs: 0,
-        transcript: '',
-      }
-      r.items.push(item)
-      this.items.push(item)
-      const args = JSON.stringify(c.args ?? {})
-      this.send({
-        type: 'response.output_item.added',
-        response_id: r.id,
-        output_index: 1,
-        item: {
-          id: item.id,
-          type: 'function_call',
-          call_id: item.callId,
-          name: c.name,
-          arguments: '',
-        },
-      })
-      this.send({
-        type: 'response.function_call_arguments.done',
-        response_id: r.id,
-        item_id: item.id,
-        output_index: 1,
-        call_id: item.callId,
-        name: c.name,
-        arguments: args,
-      })
-      this.send({
-        type: 'response.output_item.done',
-        response_id: r.id,
-        output_index: 1,
-        item: {
-          id: item.id,
-          type: 'function_call',
-          call_id: item.callId,
-          name: c.name,
-          arguments: args,
-          status: 'completed',
-        },
-      })
-    }
-    this.#endResponse('completed')
-  }
-
   #endResponse(status: 'completed' | 'cancelled'): void {
     const r = this.#response
     if (!r) return
     this.#response = undefined
-    this.send({
-      type: 'response.done',
-      response: {
-        id: r.id,
-        object: 'realtime.response',
-        status,
-        ...(status === 'cancelled'
-          ? { status_details: { type: 'cancelled', reason: 'turn_detected' } }
-          : {}),
-        output: r.items.map((i) => ({ id: i.id, type: i.type })),
-        usage: { total_tokens: 100, input_tokens: 60, output_tokens: 40 },
-      },
-    })
+    r.done(status)
     this.#wake()
     this.#serveDeferred()
+  }
+
+  #startResponse(reply: Reply): void {
+    const r = new FakeResponse(reply, this.items, (event) => this.send(event))
+    this.#response = r
+    r.start()
+    if (!reply.hold) this.#finishResponse(r)
+  }
+
+  #finishResponse(r: FakeResponse): void {
+    r.finish()
+    this.#endResponse('completed')
   }
 
   // ---- what the client sends --------------------------------------------------------------
@@ -469,12 +312,4 @@ export class FakeRealtimeConnection {
       },
     })
   }
-}
-
-/** `ms` of canned 24 kHz speech, the phrase repeated as needed. */
-function speech(ms: number): Buffer {
-  const src = phrase('hello').pcm
-  const pcm = Buffer.alloc(Math.round(ms * 24) * 2)
-  for (let o = 0; o < pcm.length; o += src.length) src.copy(pcm, o)
-  return pcm
 }

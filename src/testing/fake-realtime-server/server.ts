@@ -5,7 +5,8 @@ import type WebSocket from 'ws'
 import { WebSocketServer } from 'ws'
 import { errorText } from '../../core/errors.js'
 import { phrase } from '../fake-live-server/speech.js'
-import { type ClientEvent, FakeRealtimeConnection, type Reply } from './connection.js'
+import { type ClientEvent, FakeRealtimeConnection } from './connection.js'
+import type { Reply } from './response.js'
 
 /** The account's models, as `GET /v1/models` lists them. */
 const DEFAULT_MODELS = [
