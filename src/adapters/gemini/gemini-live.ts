@@ -44,7 +44,7 @@ export class GeminiLive implements LiveLLM {
 
   constructor(options: GeminiLiveOptions) {
     if (!options.apiKey)
-      throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no Gemini API key was given')
+      throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no Gemini API key was given')
     this.#options = options
     this.#log = options.logger.child({ component: 'gemini-live', model: options.model })
     const { capabilities, known } = lookupCapabilities(options.model)

@@ -48,7 +48,7 @@ export class OpenAIRealtime implements LiveLLM {
   #connections = 0
 
   constructor(o: OpenAIRealtimeOptions) {
-    if (!o.apiKey) throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', 'no OpenAI API key was given')
+    if (!o.apiKey) throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no OpenAI API key was given')
     this.#o = o
     this.#log = o.logger.child({ component: 'openai-realtime', model: o.model })
     const { capabilities, known } = lookupOpenAICapabilities(o.model)

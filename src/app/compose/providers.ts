@@ -10,7 +10,7 @@ export function providerKey(c: Config): string {
   const apiKey = c.provider.apiKey
   if (!apiKey) {
     const { name, keyHelp } = describeProvider(c.provider)
-    throw new NocturnError('NOC_ERR_GEMINI_NO_KEY', `no ${name} API key: ${keyHelp}`)
+    throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', `no ${name} API key: ${keyHelp}`)
   }
   return apiKey
 }
