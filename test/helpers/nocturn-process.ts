@@ -43,7 +43,13 @@ export class NocturnProcess {
     this.child = spawn(
       process.execPath,
       [...(options.nodeArgs ?? []), ...(options.entry ?? FROM_SOURCES), ...options.args],
-      { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
+      // Its own process group, so a stop can end what it started too (below).
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      },
     )
     this.#exited = new Promise((resolve) =>
       this.child.once('exit', (code, signal) => resolve({ code, signal })),
@@ -124,7 +130,21 @@ export class NocturnProcess {
       const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs)
       await this.#exited.finally(() => clearTimeout(timer))
     }
-    return this.#exited
+    const ended = await this.#exited
+    // A process killed outright cannot end its children (gpiomon, arecord, aplay): on a device
+    // systemd's cgroup ends them; here its process group does, or they outlive the test run.
+    if (ended.signal === 'SIGKILL') this.#endGroup()
+    return ended
+  }
+
+  #endGroup(): void {
+    const pid = this.child.pid
+    if (pid === undefined) return
+    try {
+      process.kill(-pid, 'SIGKILL')
+    } catch {
+      // ESRCH: nothing of the group is left.
+    }
   }
 
   #parse(line: string): void {
