@@ -24,6 +24,7 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
         ...(r.conversationId !== '' && { conversationId: r.conversationId }),
         ...(r.askedBy !== undefined && { askedBy: r.askedBy }),
         ...(said !== undefined && { said }),
+        ...(r.targets !== undefined && { targets: r.targets }),
         askedAt: r.createdAt,
         endedAt: at,
         state,
@@ -43,6 +44,7 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
         ...(c.conversationId !== '' && { conversationId: c.conversationId }),
         ...(c.askedBy !== undefined && { askedBy: c.askedBy }),
         ...(said !== undefined && { said }),
+        ...(c.targets !== undefined && { targets: c.targets }),
         // Nobody was asked: it was allowed when it ran, by whoever's yes the grant remembers.
         askedAt: c.at,
         endedAt: c.at,

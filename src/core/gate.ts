@@ -68,7 +68,7 @@ export class Gate {
       log.info({ grantId: grant.id, by: grant.createdBy.id }, 'gate allowed by grant')
       // Nobody is asked, but the History keeps what a remembered yes allowed (issue 44).
       const { channel, conversationId, askedBy, said } = ctx
-      const call = { action, args, critical, channel, conversationId }
+      const call = { action, args, critical, channel, conversationId, targets: prepared?.targets }
       this.#options.onCovered?.({ tool: tool.name, ...call, askedBy, said, grant, at: now })
       return
     }

@@ -29,6 +29,8 @@ export interface ApprovalEnding {
   readonly askedBy?: string
   /** The words that led to the call, as the phones were shown them (the request's `said`). */
   readonly said?: string
+  /** The devices the call acted on (Home Assistant entity ids), as in the request. */
+  readonly targets?: readonly string[]
   readonly state: ApprovalEndingState
   /** Who decided (approved, denied): a phone id, or `console`. */
   readonly by?: string

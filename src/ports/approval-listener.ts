@@ -34,6 +34,8 @@ export interface CoveredCall {
   readonly conversationId: string
   readonly askedBy?: string | undefined
   readonly said?: string | undefined
+  /** The devices it acts on, as a request would have named them. */
+  readonly targets?: readonly string[] | undefined
   readonly grant: Grant
   readonly at: number
 }

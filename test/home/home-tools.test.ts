@@ -228,6 +228,9 @@ describe('Home Assistant tools behind the gate', () => {
     await until(() => core.approver.asked.length === 1)
     core.approver.last().answer({ decision: 'approve', by: 'anna', grant: 'session' })
     expect(await lamp).toMatchObject({ ok: true })
+    // The same lamp again: the grant covers it, and the History is told which lamp.
+    await say('intent__HassTurnOff', { name: 'Hall Light' })
+    expect(core.covered.map((c) => c.targets)).toEqual([['light.hall']])
     w?.ha.house.rename('light.hall', 'Old Hall Light')
     w?.ha.house.rename('lock.front_door', 'Hall Light')
     await w?.homeTools.refresh()

@@ -43,7 +43,8 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
       ]
       for (const [i, id] of ['a1', 'a2', 'a3', 'a4', 'a5'].entries()) {
         now += 1000
-        recorder.ended?.({ request: request(id, now - 500), at: now, ...endings[i]! })
+        const asked = { ...request(id, now - 500), targets: ['light.porch'] }
+        recorder.ended?.({ request: asked, at: now, ...endings[i]! })
       }
       store.close()
       const again = new SqliteStore(path)
@@ -64,6 +65,7 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
         channel: 'text',
         grant: 'session',
         conversationId: 'conv-1',
+        targets: ['light.porch'],
       })
       // Paging: after the second, the rest.
       const first = again.history.list({ limit: 2 })
@@ -109,7 +111,12 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
         revokedAt: null,
       }
       const { id: _i, argsDigest: _d, createdAt: _c, expiresAt: _e, ...call } = request('x', 0)
-      approvalRecorder(store.history).covered?.('c1', { ...call, grant, at: 5_000 })
+      approvalRecorder(store.history).covered?.('c1', {
+        ...call,
+        targets: ['light.porch'],
+        grant,
+        at: 5_000,
+      })
       store.close()
       const again = new SqliteStore(path)
       expect(again.history.list({ limit: 10 })).toEqual([
@@ -123,6 +130,7 @@ describe('the approval history (ports/approval-history.ts on SQLite)', () => {
           conversationId: 'conv-1',
           askedBy: 'ben',
           said: 'Can you put the porch light on for the delivery?',
+          targets: ['light.porch'],
           state: 'approved',
           by: 'anna',
           coveredBy: { grant: 'g1', by: 'anna', createdAt: 3_000, expiry: 'until', until: 9_000 },

@@ -22,11 +22,12 @@ interface EndingRow {
   decided_by: string | null
   grant_kept: string | null
   covered_by: string | null
+  targets: string | null
   asked_at: number
   ended_at: number
 }
 
-/** The approval history on the store's own database (migrations 3, 7 and 10), newest ending first. */
+/** The approval history on the store's own database (migrations 3, 7, 10 and 11), newest ending first. */
 export class SqliteApprovalHistory implements ApprovalHistory {
   readonly #q
 
@@ -34,9 +35,9 @@ export class SqliteApprovalHistory implements ApprovalHistory {
     this.#q = {
       insert: db.prepare(
         `INSERT OR REPLACE INTO approval_history (id, tool, action, args, critical, channel,
-           conversation_id, asked_by, said, state, decided_by, grant_kept, covered_by, asked_at,
-           ended_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           conversation_id, asked_by, said, state, decided_by, grant_kept, covered_by, targets,
+           asked_at, ended_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       page: db.prepare(
         `SELECT * FROM approval_history WHERE ended_at < ? OR (ended_at = ? AND id > ?)
@@ -61,6 +62,7 @@ export class SqliteApprovalHistory implements ApprovalHistory {
       e.by ?? null,
       e.grant === undefined ? null : JSON.stringify(e.grant),
       e.coveredBy === undefined ? null : JSON.stringify(e.coveredBy),
+      e.targets === undefined ? null : JSON.stringify(e.targets),
       e.askedAt,
       e.endedAt,
     )
@@ -98,6 +100,7 @@ function toEnding(r: EndingRow): ApprovalEnding {
     ...(r.decided_by !== null && { by: r.decided_by }),
     ...(r.grant_kept !== null && { grant: JSON.parse(r.grant_kept) as GrantRequest }),
     ...(r.covered_by !== null && { coveredBy: JSON.parse(r.covered_by) as GrantCover }),
+    ...(r.targets !== null && { targets: JSON.parse(r.targets) as string[] }),
     askedAt: r.asked_at,
     endedAt: r.ended_at,
   }

@@ -128,4 +128,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approval_history ADD COLUMN covered_by TEXT;
   `,
+  // 11: the devices a call acted on (Home Assistant entity ids), so the History can say which
+  // lamp a remembered yes switched. Endings kept before it have none.
+  `
+  ALTER TABLE approval_history ADD COLUMN targets TEXT;
+  `,
 ]
