@@ -12,11 +12,7 @@ import { PhoneClient, type PhoneEvent } from '../../src/phone/client.js'
 import { DEFAULT_PREFIX } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { testPhoneLink } from '../helpers/device-mqtt.js'
-
-const until = async (ok: () => boolean, what: string) => {
-  for (let i = 0; i < 400 && !ok(); i++) await new Promise((r) => setTimeout(r, 25))
-  if (!ok()) throw new Error(`timed out waiting for ${what}`)
-}
+import { until } from '../helpers/wait.js'
 
 it('stopping the appliance mid-session ends the session now: the pending approval is withdrawn from the phone and the chat is complete', async () => {
   const work = mkdtempSync(join(tmpdir(), 'nocturn-close-'))

@@ -28,6 +28,7 @@ import {
 } from '../helpers/brokers.js'
 import { testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { HEADS, MODEL_DIR, wavPcm } from '../helpers/wake.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
@@ -60,14 +61,6 @@ function noisyJarvis(): Uint8Array {
     Math.max(-32768, Math.min(32767, Math.round(v + gain * (noise[i] ?? 0)))),
   )
   return new Uint8Array(out.buffer)
-}
-
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 /** One boot: the store, the device state restored from it, the real detector following it. */

@@ -17,6 +17,7 @@ import {
 } from '../helpers/brokers.js'
 import { testDeviceMqtt } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 /**
  * Every key the config may carry, written from Home Assistant's MQTT documentation and its
@@ -183,14 +184,6 @@ async function client(user: { username: string; password: string }, url: string)
     heard.push({ topic, text: payload.toString(), retain: packet.retain }),
   )
   return { c, heard }
-}
-
-async function until(check: () => boolean, what: string, ms = 5000): Promise<void> {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 function last(heard: Heard[], topic: string): Heard | undefined {
