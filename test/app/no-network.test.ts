@@ -1,14 +1,13 @@
 import { mkdtempSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough, Writable } from 'node:stream'
 import { afterAll, describe, expect, it } from 'vitest'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
-import { type Appliance, startAppliance } from '../../src/app/appliance.js'
+import type { Appliance } from '../../src/app/appliance.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { freePort } from '../helpers/brokers.js'
+import { keyedAppliance } from '../helpers/keyed-appliance.js'
 import { until } from '../helpers/wait.js'
-import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 /**
  * Issue 42 item 4: with no network at all — no provider reachable (its address refuses every
@@ -25,8 +24,7 @@ describe('no network at all: timers ring, the button stops them and mutes', () =
 
   it('a timer and an alarm ring with no provider reachable; a press stops each; mute works', async () => {
     const work = mkdtempSync(join(tmpdir(), 'nocturn-no-network-'))
-    const path = join(work, 'nocturn.db')
-    const before = new SqliteStore(path)
+    const before = new SqliteStore(join(work, 'nocturn.db'))
     const now = Date.now()
     before.addTimer({ kind: 'timer', label: 'tea', dueAt: now + 3000, createdAt: now })
     before.addTimer({ kind: 'alarm', label: null, dueAt: now + 9000, createdAt: now })
@@ -34,17 +32,9 @@ describe('no network at all: timers ring, the button stops them and mutes', () =
     // Nothing listens here: every attempt to reach the provider is refused at once.
     const nowhere = `http://127.0.0.1:${await freePort()}`
     const log = new MemoryLogger()
-    const keys = new PassThrough()
-    appliance = await startAppliance({
-      loaded: wavApplianceConfig(work, nowhere, path, {
-        panel: { backend: 'terminal' },
-        phoneApp: { enabled: false },
-      }),
-      logger: log,
-      wavLoop: true,
-      input: keys as unknown as NodeJS.ReadStream,
-      output: new Writable({ write: (_c, _e, done) => done() }) as unknown as NodeJS.WriteStream,
-    })
+    const started = await keyedAppliance(work, nowhere, log)
+    appliance = started.appliance
+    const keys = started.keys
     const a = appliance
     const speakerBytes = () => statSync(join(work, 'speaker.wav')).size
     // The room talks; a session opens and cannot reach the provider.

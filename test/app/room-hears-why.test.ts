@@ -2,18 +2,16 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PassThrough, Writable } from 'node:stream'
 import { afterEach, describe, expect, it } from 'vitest'
-import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseWav } from '../../src/audio/wav.js'
 import { atRate } from '../../src/device/pcm-rate.js'
 import { WHY_SENTENCES } from '../../src/device/why-sentences.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { earconPcm } from '../../src/tools/chime.js'
+import { keyedAppliance } from '../helpers/keyed-appliance.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
-import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 /**
  * Set to true once the failover (issue 42 item 3) tells `appliance.providers` of its attempts:
@@ -30,17 +28,8 @@ afterEach(async () => {
 /** The appliance on WAV audio, the button on the terminal's keys (`m` talks in button mode). */
 async function speaker(server: FakeLiveServer, log: MemoryLogger) {
   const work = mkdtempSync(join(tmpdir(), 'nocturn-why-app-'))
-  const keys = new PassThrough()
-  const appliance: Appliance = await startAppliance({
-    loaded: wavApplianceConfig(work, server.baseUrl, join(work, 'nocturn.db'), {
-      listen: { mode: 'button' },
-      panel: { backend: 'terminal' },
-      phoneApp: { enabled: false },
-    }),
-    logger: log,
-    wavLoop: true,
-    input: keys as unknown as NodeJS.ReadStream,
-    output: new Writable({ write: (_c, _e, done) => done() }) as unknown as NodeJS.WriteStream,
+  const { appliance, keys } = await keyedAppliance(work, server.baseUrl, log, {
+    listen: { mode: 'button' },
   })
   closers.push(() => appliance.close())
   return {
