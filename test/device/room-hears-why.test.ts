@@ -163,7 +163,12 @@ describe('the room hears why no provider can be reached', () => {
     const empty = mkdtempSync(join(tmpdir(), 'nocturn-no-espeak-'))
     const local = new EspeakSpeech({ env: { PATH: empty } })
     const r = rig({ speech, local })
+    // Reached by a session: nothing is made while it runs (the conversation has the network).
+    r.device.setActivity('listening')
     r.listener.reached('gemini')
+    await new Promise((res) => setTimeout(res, 200))
+    expect(server.rest).toHaveLength(0)
+    r.device.setActivity('idle') // the session ended
     const kept = join(r.dir, WHY_SENTENCES_DIR)
     await until(
       () => readdirSafe(kept).filter((f) => f.endsWith('.wav')).length === WHY_REASONS.length,

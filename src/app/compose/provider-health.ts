@@ -45,14 +45,27 @@ export function composeProviderListener(
     logger: log,
   })
   const spoken = new SpokenWhy({ device: deps.device, speaker: deps.speaker, audio, logger: log })
+  // The sentences are made once the session that reached the provider has ended: nothing competes
+  // with a live conversation for the network or the board.
+  const toMake = new Set<string>()
+  const makeWhenFree = () => {
+    if (deps.device.snapshot.activity !== 'idle') return
+    for (const provider of toMake) audio.make(provider)
+    toMake.clear()
+  }
+  const unsubscribe = deps.device.subscribe((_s, change) => {
+    if (change.kind === 'activity') makeWhenFree()
+  })
   closers.add(() => {
+    unsubscribe()
     spoken.close()
     audio.close()
   })
   return {
     reached: (provider: string) => {
       health.reached(provider)
-      audio.make(provider)
+      toMake.add(provider)
+      makeWhenFree()
     },
     failed: (failure: ProviderFailure) => health.failed(failure),
     unreachable: (failures: readonly ProviderFailure[]) => {
