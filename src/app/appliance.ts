@@ -13,6 +13,7 @@ import type { PanelController } from '../panel/panel-controller.js'
 import type { DropReport } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
 import type { LedState } from '../ports/panel.js'
+import type { ProviderListener } from '../ports/provider-listener.js'
 import type { SessionLoop } from '../voice/session-loop.js'
 import type { SessionSummary } from '../voice/session-types.js'
 import type { VoiceDriver } from '../voice/voice-driver.js'
@@ -29,6 +30,7 @@ import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './comp
 import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
+import { composeProviderListener } from './compose/provider-health.js'
 import { composeProviders, providerKey } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
@@ -82,6 +84,8 @@ export interface Appliance {
   /** The device's state: mute, volume, faults, what it is doing (its one owner). */
   readonly device: DeviceState
   readonly announcer: Announcer
+  /** Told of each attempt to reach a provider: the status, the LED and the room's spoken why. */
+  readonly providers: ProviderListener
   readonly mqtt?: DeviceMqtt
   /** The phone app's server, when it is served. */
   readonly phoneApp?: PhoneAppServer
@@ -125,6 +129,12 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
+    const providers = composeProviderListener(comp, {
+      device,
+      speaker: sound.voiceSpeaker,
+      persona,
+      speechFor: (provider) => (provider === config.provider.kind ? speech : undefined),
+    })
     showStoreHealth(comp, store, device)
     const router = routeMicrophone(comp, sound.mic, device)
     const driver = composeVoice(comp, {
@@ -200,6 +210,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       loop,
       device,
       announcer,
+      providers,
       ...(household.mqtt && { mqtt: household.mqtt }),
       ...(phoneApp && { phoneApp }),
       close: () => closers.close(),

@@ -1,6 +1,7 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LedState } from '../ports/panel.js'
+import type { UnreachableReason } from '../ports/provider-listener.js'
 import type { Sensitivity } from '../protocol/sensitivity.js'
 
 /** Who changed a setting or asked for a stop: logged, and carried to every subscriber. */
@@ -31,6 +32,17 @@ export type RefusalSource = 'decisions' | 'requests' | 'wake_claims'
 /** Refused input since the device started, by where it came in and why (the reason codes). */
 type RefusalCounts = Readonly<Record<RefusalSource, Readonly<Record<string, number>>>>
 
+/**
+ * One live provider's last attempt to open a session, as the status, the phone and Home Assistant
+ * show it: `ok`, or why not (the reason's word and the error's own line, never a key).
+ */
+export interface ProviderHealth {
+  readonly provider: string
+  readonly ok: boolean
+  readonly reason?: UnreachableReason
+  readonly detail?: string
+}
+
 /** Everything the device is, at one moment: what the LED, the status and Home Assistant show. */
 export interface DeviceSnapshot {
   readonly muted: boolean
@@ -53,6 +65,8 @@ export interface DeviceSnapshot {
   readonly falseWakes: number
   /** What was refused as forged, stale, replayed or malformed: a household's security signal. */
   readonly refused: RefusalCounts
+  /** Each provider tried since the device started, in the order first tried: its last attempt. */
+  readonly providers: readonly ProviderHealth[]
 }
 
 /** What changed, so a subscriber that cares about one thing can skip the rest. */
@@ -66,6 +80,7 @@ export type DeviceChange =
   | { readonly kind: 'timers' }
   | { readonly kind: 'false_wake' }
   | { readonly kind: 'refusal'; readonly source: RefusalSource }
+  | { readonly kind: 'providers' }
 
 /** "Stop": the speaker falls silent — a reply, a ringing timer, an announcement. */
 export interface StopCommand {
@@ -81,7 +96,7 @@ export interface DeviceStateOptions {
 
 /**
  * The one owner of the device's state (docs/architecture.md, "The device's state"): mute, volume,
- * the wake word's sensitivity, faults, the voice driver's activity, pending approvals and ringing timers. The panel, the MQTT
+ * the wake word's sensitivity, faults, the voice driver's activity, pending approvals, ringing timers and the providers' health. The panel, the MQTT
  * status, the phone protocol and Home Assistant read it and subscribe to it, and send their
  * commands into it; nobody else keeps a copy. No I/O: remembering the settings is the subscriber's
  * business (app/), so a restart keeps it.
@@ -93,6 +108,7 @@ export class DeviceState {
   readonly #faults = new Map<string, string>()
   readonly #approvals = new Set<string>()
   readonly #ringing = new Set<string>()
+  readonly #providers = new Map<string, ProviderHealth>()
   #muted: boolean
   #volume: number
   #sensitivity: Sensitivity
@@ -236,6 +252,16 @@ export class DeviceState {
     this.#changed({ kind: 'refusal', source })
   }
 
+  /** A provider's session opened, or did not and why (told by the failover's listener). */
+  providerHealth(health: ProviderHealth): void {
+    const was = this.#providers.get(health.provider)
+    if (was?.ok === health.ok && was.reason === health.reason && was.detail === health.detail) {
+      return
+    }
+    this.#providers.set(health.provider, health)
+    this.#changed({ kind: 'providers' })
+  }
+
   /** "Stop" from the button, a voice, a phone or Home Assistant: whatever plays falls silent. */
   stop(source: CommandSource): void {
     this.#log?.info({ device: source }, 'stop')
@@ -276,6 +302,7 @@ export class DeviceState {
         requests: Object.fromEntries(this.#refused.requests),
         wake_claims: Object.fromEntries(this.#refused.wake_claims),
       },
+      providers: [...this.#providers.values()],
     }
   }
 

@@ -54,6 +54,23 @@ export type OutcomeMessage = z.infer<typeof outcomeSchema>
 
 const refusalCounts = z.record(z.string().max(64), z.number().int().min(0))
 
+/** Why a provider could not be reached, as the status carries it (ports/provider-listener.ts). */
+const PROVIDER_PROBLEMS = [
+  'offline',
+  'timeout',
+  'key_refused',
+  'quota',
+  'refused',
+  'service_error',
+] as const
+
+const providerHealth = z.object({
+  provider: z.string().min(1).max(64),
+  ok: z.boolean(),
+  reason: z.enum(PROVIDER_PROBLEMS).optional(),
+  detail: z.string().max(300).optional(),
+})
+
 const statusSchema = z.object({
   v: z.literal(PROTOCOL_VERSION),
   online: z.boolean(),
@@ -81,6 +98,11 @@ const statusSchema = z.object({
       wake_claims: refusalCounts.optional(),
     })
     .optional(),
+  /**
+   * Each live provider tried since the device started, in the order first tried: whether its last
+   * attempt opened a session, and if not why (docs/protocol.md, "Status"); absent: none tried yet.
+   */
+  providers: z.array(providerHealth).max(8).optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

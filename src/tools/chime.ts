@@ -43,6 +43,21 @@ export function earconPcm(sampleRateHz: number): Uint8Array {
   )
 }
 
+/**
+ * "Something is wrong", when no voice can say why (no sentence made yet, no espeak-ng): three
+ * falling notes (G5, E5, C5), twice — unlike the rising chime and earcon, so it is never taken
+ * for "I heard you".
+ */
+export function troublePcm(sampleRateHz: number): Uint8Array {
+  const notes: Note[] = []
+  for (const startMs of [0, 800]) {
+    ;[784, 659.3, 523.3].forEach((freq, n) => {
+      notes.push({ freq, startMs: startMs + n * 200, ms: 170 })
+    })
+  }
+  return renderNotes(sampleRateHz, notes, 1400)
+}
+
 function renderNotes(sampleRateHz: number, notes: readonly Note[], totalMs: number): Uint8Array {
   const total = Math.round((sampleRateHz * totalMs) / 1000)
   const pcm = new Int16Array(total)

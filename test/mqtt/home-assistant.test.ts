@@ -5,6 +5,7 @@ import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { MAX_ANNOUNCEMENT_CHARS } from '../../src/device/announcer.js'
 import { DeviceState } from '../../src/device/device-state.js'
+import { ProviderHealthListener } from '../../src/device/provider-health.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { TimerService } from '../../src/tools/timer-service.js'
 import {
@@ -136,6 +137,19 @@ const PLATFORM: Record<string, { keys: Record<string, string>; required: string[
     keys: { cmd_t: 'command_topic', cmd_tpl: 'command_template', ret: 'retain' },
     required: ['cmd_t'],
   },
+  binary_sensor: {
+    keys: {
+      stat_t: 'state_topic',
+      val_tpl: 'value_template',
+      dev_cla: 'device_class',
+      pl_on: 'payload_on',
+      pl_off: 'payload_off',
+      exp_aft: 'expire_after',
+      frc_upd: 'force_update',
+      off_dly: 'off_delay',
+    },
+    required: ['stat_t'],
+  },
   select: {
     keys: {
       cmd_t: 'command_topic',
@@ -262,6 +276,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       next_timer: 'sensor',
       timer: 'switch',
       false_wakes: 'sensor',
+      voice_service: 'binary_sensor',
       announce: 'notify',
       sensitivity: 'select',
     })
@@ -286,6 +301,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
     expect(cmps.state).not.toHaveProperty('unit_of_meas')
     expect(cmps.volume).toMatchObject({ min: 0, max: 100, mode: 'slider' })
     expect(cmps.next_timer).toMatchObject({ dev_cla: 'timestamp' })
+    expect(cmps.voice_service).toMatchObject({ dev_cla: 'problem', json_attr_t: T.state })
     expect(cmps.sensitivity).toMatchObject({
       ops: ['low', 'normal', 'high'],
       cmd_t: T.sensitivity,
@@ -317,6 +333,7 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       ringing: false,
       next_timer: null,
       false_wakes: 0,
+      voice_service: { problem: false, providers: {} },
       sensitivity: 'normal',
     })
     await ha.c.publishAsync(T.mute, 'ON', { qos: 1 })
@@ -350,6 +367,32 @@ describe.skipIf(skip)('Home Assistant over the real Mosquitto with the documente
       () => JSON.parse(last(ha.heard, T.state)?.text ?? '{}').false_wakes === 1,
       'the false wake counted',
     )
+  })
+
+  it('the Voice service problem sensor: which provider failed and why while one fails, cleared when it is reached again', async () => {
+    const voice = () =>
+      JSON.parse(last(ha.heard, T.state)?.text ?? '{}').voice_service as Record<string, unknown>
+    const listener = new ProviderHealthListener(device)
+    listener.unreachable([
+      { provider: 'gemini', reason: 'key_refused', detail: 'API key not valid' },
+      { provider: 'openai', reason: 'offline', detail: 'getaddrinfo ENOTFOUND' },
+    ])
+    await until(() => voice().problem === true, 'the problem reported')
+    expect(voice()).toEqual({
+      problem: true,
+      provider: 'gemini',
+      reason: 'key_refused',
+      detail: 'API key not valid',
+      providers: { gemini: 'key_refused', openai: 'offline' },
+    })
+    // The device's state is `error` meanwhile (the LED's error pattern), with the reason.
+    expect(JSON.parse(last(ha.heard, T.state)?.text ?? '{}').state).toBe('error')
+    listener.reached('gemini')
+    await until(() => voice().provider === 'openai', 'gemini cleared')
+    expect(JSON.parse(last(ha.heard, T.state)?.text ?? '{}').state).not.toBe('error')
+    listener.reached('openai')
+    await until(() => voice().problem === false, 'the problem cleared')
+    expect(voice()).toEqual({ problem: false, providers: { gemini: 'ok', openai: 'ok' } })
   })
 
   it('malformed commands change nothing and are logged with an event', async () => {

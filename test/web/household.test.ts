@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { ProviderHealthListener } from '../../src/device/provider-health.js'
 import { requestDigest, signRequest } from '../../src/protocol/index.js'
 import { phoneRequestMessage } from '../../src/protocol/phone-side.js'
 import { USERS } from '../helpers/brokers.js'
@@ -460,6 +461,38 @@ describe.skipIf(skip !== undefined)(
       expect(w.deviceState.sensitivity).toBe('low')
       expect(seen.json('/status').at(-1)).toMatchObject({ sensitivity: 'low' })
       expect(await speaker.locator('.sensitivity').getAttribute('data-sensitivity')).toBe('low')
+    })
+
+    it('the voice service: a provider that cannot be reached shows on the Speakers card in words, with the status saying which and why; the line goes when it is reached again', async () => {
+      const w = await suite.world()
+      const seen = await recordBroker(w)
+      const anna = await suite.phone('anna', w)
+      await openTab(anna.page, 'speakers')
+      const speaker = anna.page.locator(`[data-speaker="${w.deviceId}"]`)
+      await speaker.locator('[data-status]').waitFor()
+      expect(await speaker.locator('[data-voice-service]').count()).toBe(0)
+      // What the failover tells when no provider could be reached (ports/provider-listener.ts).
+      const listener = new ProviderHealthListener(w.deviceState)
+      listener.unreachable([
+        { provider: 'gemini', reason: 'key_refused', detail: 'API key not valid' },
+      ])
+      const line = speaker.locator('[data-voice-service="key_refused"]')
+      await line.waitFor()
+      expect(await line.textContent()).toBe(
+        'Voice service: Gemini refused the API key — check the key in the speaker’s settings. The speaker cannot answer until it is fixed.',
+      )
+      expect(seen.json('/status').at(-1)).toMatchObject({
+        state: 'error',
+        reason: 'no voice service can be reached (gemini key refused)',
+        providers: [
+          { provider: 'gemini', ok: false, reason: 'key_refused', detail: 'API key not valid' },
+        ],
+      })
+      listener.reached('gemini')
+      await speaker.locator('[data-voice-service]').waitFor({ state: 'detached' })
+      const last = seen.json('/status').at(-1)
+      expect(last).toMatchObject({ state: 'idle', providers: [{ provider: 'gemini', ok: true }] })
+      expect(last).not.toHaveProperty('reason')
     })
 
     it("an alert's link (#card=…&device=…) opens Approvals at that request's card, and says so when the request is gone", async () => {

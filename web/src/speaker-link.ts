@@ -18,6 +18,7 @@ import { parseApprovalTopic, type Topics, topicsFor } from '../../src/protocol/t
 import { MqttClient } from './mqtt/client.js'
 import { type Speaker, speakerKey } from './pairing.js'
 import { ownerRefusedWords } from './refusal-words.js'
+import { type ProviderHealth, parseProviders } from './voice-service.js'
 
 export interface SpeakerStatus {
   readonly online: boolean
@@ -27,6 +28,8 @@ export interface SpeakerStatus {
   readonly volume?: number
   /** The wake word's sensitivity, from a device that listens for one and says it. */
   readonly sensitivity?: Sensitivity
+  /** Each live provider's last attempt, from a device that has tried one. */
+  readonly providers?: ProviderHealth[]
 }
 
 /** A verified request and what became of it. */
@@ -390,6 +393,7 @@ export class SpeakerLink {
       const s = parseJsonObject(payload)
       if (s.ok && typeof s.value.online === 'boolean' && typeof s.value.state === 'string') {
         const { muted, volume, sensitivity } = s.value
+        const providers = parseProviders(s.value.providers)
         this.status = {
           online: s.value.online,
           state: s.value.state,
@@ -398,6 +402,7 @@ export class SpeakerLink {
             (volume as number) >= 0 &&
             (volume as number) <= 100 && { volume: volume as number }),
           ...(isSensitivity(sensitivity) && { sensitivity }),
+          ...(providers && { providers }),
         }
         this.#changed('status', this)
       }

@@ -7,6 +7,7 @@ import { ownerView } from './owner-view.js'
 import { parsePairing, type Speaker } from './pairing.js'
 import { refusalWords } from './refusal-words.js'
 import type { SpeakerLink } from './speaker-link.js'
+import { voiceServiceView } from './voice-service.js'
 
 /** Speakers: each paired one with its status and login; pairing a new one; the diagnostics. */
 export function renderSpeakers(root: HTMLElement, app: App, config: AppConfig): void {
@@ -64,6 +65,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
       l.status?.muted ? h('span', { class: 'badge' }, 'Muted') : null,
     ),
     h('p', { class: 'status', 'data-status': '' }, statusText(l)),
+    online ? voiceServiceView(l.status?.providers) : null,
     online && l.status?.volume !== undefined ? volumeView(app, l, l.status.volume) : null,
     online && l.status?.sensitivity !== undefined
       ? sensitivityView(app, l, l.status.sensitivity)

@@ -33,6 +33,7 @@ export class MqttStatus {
   #volume: number | undefined
   #sensitivity: Sensitivity | undefined
   #refused: StatusMessage['refused']
+  #providers: StatusMessage['providers']
   #refusedText = ''
   #refusedTimer: TimerHandle | undefined
   #since: number
@@ -104,6 +105,14 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** A provider's health changed (each one's last attempt): the status carries them all. */
+  setProviders(providers: Readonly<NonNullable<StatusMessage['providers']>>): void {
+    const next = providers.length > 0 ? providers.map((p) => ({ ...p })) : undefined
+    if (JSON.stringify(next) === JSON.stringify(this.#providers)) return
+    this.#providers = next
+    this.#publish()
+  }
+
   /** The refused input's counts changed: published within REFUSALS_EVERY_MS, with the rest. */
   setRefused(counts: Readonly<Record<string, Readonly<Record<string, number>>>>): void {
     const sources = Object.entries(counts).filter(
@@ -133,6 +142,7 @@ export class MqttStatus {
       ...(this.#volume !== undefined && { volume: this.#volume }),
       ...(this.#sensitivity !== undefined && { sensitivity: this.#sensitivity }),
       ...(this.#refused && { refused: this.#refused }),
+      ...(this.#providers && { providers: this.#providers }),
     }
   }
 

@@ -45,6 +45,7 @@ export function showStatus(
     mqtt.status.setVolume(s.volume)
     mqtt.status.setSensitivity(wakeWord ? s.sensitivity : undefined)
     mqtt.status.setRefused(s.refused)
+    mqtt.status.setProviders(s.providers)
   }
   device.subscribe(show)
   show()

@@ -74,7 +74,7 @@ export interface DiscoveryInput {
 /**
  * The one device-based discovery config (docs/home-assistant.md): the device, the origin, and its
  * components — mute switch, state sensor, volume number, stop button, pending approvals, the next
- * timer, a timer ringing (a switch that stops it), the false wakes the second opinion caught, the announcement notify entity and, with a
+ * timer, a timer ringing (a switch that stops it), the false wakes the second opinion caught, the voice service's problem (which provider failed and why), the announcement notify entity and, with a
  * wake word, its sensitivity select. Availability follows the protocol status topic, whose
  * last will the broker publishes when the device vanishes. Abbreviated keys, as Home Assistant
  * documents them; test/mqtt/home-assistant.test.ts checks every key against that list.
@@ -175,6 +175,19 @@ export function discoveryConfig(i: DiscoveryInput): Record<string, unknown> {
         stat_cla: 'total_increasing',
         ent_cat: 'diagnostic',
         ic: 'mdi:ear-hearing-off',
+      },
+      // On while a provider's last attempt failed; which one and why are its attributes.
+      voice_service: {
+        p: 'binary_sensor',
+        name: 'Voice service',
+        uniq_id: uid('voice_service'),
+        stat_t: t.state,
+        val_tpl: "{{ 'ON' if value_json.voice_service.problem else 'OFF' }}",
+        dev_cla: 'problem',
+        json_attr_t: t.state,
+        json_attr_tpl: '{{ value_json.voice_service | tojson }}',
+        ent_cat: 'diagnostic',
+        ic: 'mdi:cloud-alert',
       },
       announce: {
         p: 'notify',

@@ -193,6 +193,7 @@ export class HomeAssistantBridge {
           ? new Date(s.nextTimer.dueAt).toISOString()
           : null,
       false_wakes: s.falseWakes,
+      voice_service: voiceService(s),
       ...(this.#o.sensitivity && { sensitivity: s.sensitivity }),
     })
     if (body === this.#lastState) return
@@ -211,5 +212,18 @@ export class HomeAssistantBridge {
     this.uninstall().catch((err: unknown) =>
       this.#log.debug({ err: errorText(err) }, 'Home Assistant discovery not removed'),
     )
+  }
+}
+
+/**
+ * The Voice service problem sensor's state and attributes: a problem while a provider's last
+ * attempt failed — the first such provider, its reason and its words — with every provider's word.
+ */
+function voiceService(s: DeviceSnapshot): Record<string, unknown> {
+  const failing = s.providers.find((p) => !p.ok)
+  return {
+    problem: failing !== undefined,
+    ...(failing && { provider: failing.provider, reason: failing.reason, detail: failing.detail }),
+    providers: Object.fromEntries(s.providers.map((p) => [p.provider, p.ok ? 'ok' : p.reason])),
   }
 }
