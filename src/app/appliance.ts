@@ -29,7 +29,7 @@ import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './comp
 import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
-import { composeProviders, providerKey } from './compose/providers.js'
+import { checkProviderKeys, composeProviders } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
@@ -100,7 +100,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   const closers = new Closers(log)
   const comp: Composition = { config, clock, log, closers }
   try {
-    const apiKey = providerKey(config)
+    checkProviderKeys(config)
     const { store, feed } = openConversationStore(comp)
     const device = composeDevice(comp, store)
     const household = composeHousehold(
@@ -122,7 +122,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
     await composeHome(comp, tools, options.homeListedFirst === true)
     await composeMcpServers(comp, tools)
-    const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
+    const { live, llm, speech, persona } = await composeProviders(comp)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
     showStoreHealth(comp, store, device)
