@@ -29,7 +29,7 @@ import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './comp
 import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
-import { checkProviderKeys, composeProviders } from './compose/providers.js'
+import { checkProviderKeys, composeProviders, type ProviderListeners } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
@@ -78,6 +78,8 @@ export interface Appliance {
   readonly panel: PanelController
   readonly conversations: ConversationService
   readonly live: LiveConversations
+  /** Where whoever shows or says which provider answered (or why none did) registers. */
+  readonly providerListeners: ProviderListeners
   readonly loop: SessionLoop
   /** The device's state: mute, volume, faults, what it is doing (its one owner). */
   readonly device: DeviceState
@@ -122,7 +124,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
     await composeHome(comp, tools, options.homeListedFirst === true)
     await composeMcpServers(comp, tools)
-    const { live, llm, speech, persona } = await composeProviders(comp)
+    const { live, llm, speech, persona, listeners } = await composeProviders(comp)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
     showStoreHealth(comp, store, device)
@@ -200,6 +202,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       loop,
       device,
       announcer,
+      providerListeners: listeners,
       ...(household.mqtt && { mqtt: household.mqtt }),
       ...(phoneApp && { phoneApp }),
       close: () => closers.close(),
