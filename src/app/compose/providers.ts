@@ -1,4 +1,4 @@
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import { defaultPersona, type Persona } from '../../core/persona.js'
 import type { ProviderFailure, ProviderListener } from '../../ports/provider-listener.js'
 import { FailoverLive } from '../../voice/failover-live.js'
@@ -50,7 +50,7 @@ function fanOut(log: Composition['log']): ProviderListener & ProviderListeners {
         tell(l)
       } catch (err) {
         log.error(
-          { event: 'provider_listener_failed', what, err: String(err) },
+          { event: 'provider_listener_failed', what, err: errorText(err) },
           'a provider listener failed',
         )
       }
