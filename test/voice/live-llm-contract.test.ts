@@ -1,6 +1,10 @@
+import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
+import { FailoverLive } from '../../src/voice/failover-live.js'
+import { ProviderOrder } from '../../src/voice/provider-order.js'
 import { geminiLive } from '../gemini/helpers.js'
 import { openaiRealtime } from '../openai/helpers.js'
 import { liveSessionContract } from './live-llm-contract.js'
@@ -68,6 +72,42 @@ liveSessionContract(
       audioBytes: async () => llm.current.audioBytes,
       responses: async () => llm.current.responses,
       dispose: async () => undefined,
+    }
+  },
+)
+
+liveSessionContract(
+  'FailoverLive: a Gemini that refuses the key, then OpenAIRealtime (the real SDKs, the fakes)',
+  async () => {
+    const refusing = await FakeLiveServer.start({ refuse: 'key' })
+    const server = await FakeRealtimeServer.start()
+    const none = () => {}
+    const llm = new FailoverLive(
+      [geminiLive({ baseUrl: refusing.baseUrl }), openaiRealtime({ baseUrl: server.baseUrl })],
+      new ProviderOrder({
+        names: ['gemini', 'openai'],
+        clock: realClock(),
+        log: silentLogger,
+        listener: { reached: none, failed: none, unreachable: none },
+      }),
+    )
+    const conn = () => server.waitForConnection(server.connections.length - 1)
+    const closed = async () => {
+      const c = await conn()
+      await server.until(() => !c.open)
+      return c
+    }
+    return {
+      llm,
+      toolCall: async (id) =>
+        (await conn()).reply({ calls: [{ callId: id, name: 'current_time' }] }),
+      drop: async () => (await conn()).drop(),
+      audioBytes: async () => (await closed()).heardMs * 32,
+      responses: async () =>
+        (await closed()).outputs.map((o) => ({ id: o.callId.replace(/_final$/, '') })),
+      dispose: async () => {
+        await Promise.all([server.close(), refusing.close()])
+      },
     }
   },
 )
