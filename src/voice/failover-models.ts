@@ -1,5 +1,5 @@
-import type { LLM, LLMAnswer, LLMRequest } from '../ports/llm.js'
-import type { Speech, SpeechAudio, SpeechRequest } from '../ports/speech.js'
+import type { LLM, LLMRequest } from '../ports/llm.js'
+import type { Speech } from '../ports/speech.js'
 import type { ProviderOrder } from './provider-order.js'
 
 /**
@@ -7,48 +7,35 @@ import type { ProviderOrder } from './provider-order.js'
  * and a turn that fails goes to the next provider — unless text already streamed to the phone
  * (the next one would say it again) or the caller gave up (docs/voice-driver.md, "Failover").
  */
-export class FailoverLLM implements LLM {
-  readonly #providers: readonly LLM[]
-  readonly #order: ProviderOrder
-
-  constructor(providers: readonly LLM[], order: ProviderOrder) {
-    this.#providers = providers
-    this.#order = order
-  }
-
-  next(request: LLMRequest, signal: AbortSignal): Promise<LLMAnswer> {
-    let streamed = false
-    const onText = request.onText
-    const watched: LLMRequest = onText
-      ? {
-          ...request,
-          onText: (delta) => {
-            streamed = true
-            onText(delta)
-          },
-        }
-      : request
-    return this.#order.quietly(
-      (i) => (this.#providers[i] as LLM).next(watched, signal),
-      () => !streamed && !signal.aborted,
-    )
+export function failoverLLM(providers: readonly LLM[], order: ProviderOrder): LLM {
+  return {
+    next(request, signal) {
+      let streamed = false
+      const onText = request.onText
+      const watched: LLMRequest = onText
+        ? {
+            ...request,
+            onText: (delta) => {
+              streamed = true
+              onText(delta)
+            },
+          }
+        : request
+      return order.quietly(
+        (i) => (providers[i] as LLM).next(watched, signal),
+        () => !streamed && !signal.aborted,
+      )
+    },
   }
 }
 
 /** Announcements said in the same order: the first provider that is not resting and can speak. */
-export class FailoverSpeech implements Speech {
-  readonly #providers: readonly Speech[]
-  readonly #order: ProviderOrder
-
-  constructor(providers: readonly Speech[], order: ProviderOrder) {
-    this.#providers = providers
-    this.#order = order
-  }
-
-  synthesize(request: SpeechRequest, signal: AbortSignal): Promise<SpeechAudio> {
-    return this.#order.quietly(
-      (i) => (this.#providers[i] as Speech).synthesize(request, signal),
-      () => !signal.aborted,
-    )
+export function failoverSpeech(providers: readonly Speech[], order: ProviderOrder): Speech {
+  return {
+    synthesize: (request, signal) =>
+      order.quietly(
+        (i) => (providers[i] as Speech).synthesize(request, signal),
+        () => !signal.aborted,
+      ),
   }
 }

@@ -3,32 +3,17 @@ import { Closers, type Composition } from '../../src/app/compose/composition.js'
 import { composeProviders } from '../../src/app/compose/providers.js'
 import { parseConfig } from '../../src/app/config/load.js'
 import { defaultPersona } from '../../src/core/persona.js'
-import type { LiveEvents } from '../../src/ports/live-llm.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
+import { recorder } from '../gemini/helpers.js'
 import { OPENAI_KEY } from '../openai/helpers.js'
 
 const closers: (() => Promise<unknown>)[] = []
 afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c().catch(() => {})
 })
-
-const quiet: LiveEvents = {
-  audio() {},
-  inputTranscription() {},
-  outputTranscription() {},
-  interrupted() {},
-  generationComplete() {},
-  turnComplete() {},
-  toolCall() {},
-  toolCallCancellation() {},
-  goAway() {},
-  resumptionUpdate() {},
-  usage() {},
-  closed() {},
-}
 
 /** The appliance's provider composition from a config file's text, the key env given. */
 async function composed(provider: unknown, env: NodeJS.ProcessEnv) {
@@ -54,20 +39,26 @@ async function fakes() {
   return { gemini, openai }
 }
 
+/** Gemini first, with a key it refuses; OpenAI second. */
+async function revokedGeminiThenOpenai() {
+  const { gemini, openai } = await fakes()
+  const m = await composed(
+    [
+      { kind: 'gemini', baseUrl: gemini.baseUrl },
+      { kind: 'openai', baseUrl: openai.baseUrl },
+    ],
+    { GEMINI_API_KEY: 'a-revoked-gemini-key', OPENAI_API_KEY: OPENAI_KEY },
+  )
+  return { gemini, openai, m }
+}
+
 const asked = { role: 'user', text: 'Who let the plumber in?', channel: 'text', at: 0 } as const
 const setup = { persona: defaultPersona, tools: [], nonBlockingTools: true }
 
 describe('the composed providers: every configured one behind the failover, in order', () => {
   it('Gemini refusing the key: sessions, typed chats and speech are answered by OpenAI', async () => {
-    const { gemini, openai } = await fakes()
-    const m = await composed(
-      [
-        { kind: 'gemini', baseUrl: gemini.baseUrl },
-        { kind: 'openai', baseUrl: openai.baseUrl },
-      ],
-      { GEMINI_API_KEY: 'a-revoked-gemini-key', OPENAI_API_KEY: OPENAI_KEY },
-    )
-    const session = await (m.live.session?.() ?? m.live).open(setup, quiet)
+    const { gemini, openai, m } = await revokedGeminiThenOpenai()
+    const session = await (m.live.session?.() ?? m.live).open(setup, recorder())
     closers.push(() => session.close())
     expect(m.told).toEqual(['failed gemini key_refused', 'reached openai'])
     expect(openai.connections).toHaveLength(1)
@@ -89,14 +80,7 @@ describe('the composed providers: every configured one behind the failover, in o
   }, 60_000)
 
   it('a typed chat before any session: Gemini is asked, refuses, and OpenAI answers', async () => {
-    const { gemini, openai } = await fakes()
-    const m = await composed(
-      [
-        { kind: 'gemini', baseUrl: gemini.baseUrl },
-        { kind: 'openai', baseUrl: openai.baseUrl },
-      ],
-      { GEMINI_API_KEY: 'a-revoked-gemini-key', OPENAI_API_KEY: OPENAI_KEY },
-    )
+    const { gemini, openai, m } = await revokedGeminiThenOpenai()
     openai.queueChat({ text: 'From OpenAI.' })
     const answer = await m.llm.next(
       { persona: defaultPersona, history: [asked], tools: [] },
@@ -115,7 +99,7 @@ describe('the composed providers: every configured one behind the failover, in o
       { baseUrl: gemini.baseUrl },
       { GEMINI_API_KEY: 'the-right-gemini-key' },
     )
-    const session = await (m.live.session?.() ?? m.live).open(setup, quiet)
+    const session = await (m.live.session?.() ?? m.live).open(setup, recorder())
     closers.push(() => session.close())
     expect(m.told).toEqual(['reached gemini'])
     expect(m.live.capabilities.model).toBe('gemini-3.8-live')

@@ -38,10 +38,12 @@ function toldListener(): ProviderListener & { told: string[]; failures: Provider
  * The real `@google/genai` against a fake Live service that refuses the key, the real `openai`
  * package against the fake Realtime service, both behind the failover, under the voice driver.
  */
-async function twoProviders() {
+async function twoProviders(openaiRefuses?: 429) {
   const gemini = await FakeLiveServer.start({ refuse: 'key' })
   closers.push(() => gemini.close())
-  const openai = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+  const openai = await FakeRealtimeServer.start(
+    openaiRefuses ? { refuse: openaiRefuses } : { apiKey: OPENAI_KEY },
+  )
   closers.push(() => openai.close())
   const log = new MemoryLogger()
   const core = coreFixture({ timeoutMs: 120_000 })
@@ -161,27 +163,7 @@ describe('failover between live providers, over the real SDKs and the fakes', ()
   }, 60_000)
 
   it('none can be reached: every failure is told, in order, and the session ends in error', async () => {
-    const gemini = await FakeLiveServer.start({ refuse: 'key' })
-    closers.push(() => gemini.close())
-    const openai = await FakeRealtimeServer.start({ refuse: 429 })
-    closers.push(() => openai.close())
-    const log = new MemoryLogger()
-    const core = coreFixture()
-    const listener = toldListener()
-    const order = new ProviderOrder({
-      names: ['gemini', 'openai'],
-      clock: core.clock,
-      log,
-      listener,
-    })
-    const live = new FailoverLive(
-      [
-        geminiLive({ baseUrl: gemini.baseUrl, logger: log }),
-        openaiRealtime({ baseUrl: openai.baseUrl, logger: log, clock: core.clock }),
-      ],
-      order,
-    )
-    const world = await realSdkWorld(log, live, core)
+    const { listener, world, log } = await twoProviders(429)
     await until(() => listener.told.length === 3, 'both refusals')
     let ended = false
     void world.done.then(() => {

@@ -1,5 +1,6 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { silentLogger } from '../../src/core/logger.js'
+import type { LiveLLM } from '../../src/ports/live-llm.js'
 import { FakeLiveLLM } from '../../src/testing/fake-live-llm.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
@@ -35,29 +36,35 @@ liveSessionContract('GeminiLive (the real SDK) against the fake Live server', as
   }
 })
 
+/** The contract's handles on a session the fake Realtime service holds (OpenAI, directly or not). */
+function realtimeHandles(server: FakeRealtimeServer, llm: LiveLLM, dispose: () => Promise<void>) {
+  const conn = () => server.waitForConnection(server.connections.length - 1)
+  const closed = async () => {
+    const c = await conn()
+    await server.until(() => !c.open)
+    return c
+  }
+  return {
+    llm,
+    toolCall: async (id: string) =>
+      (await conn()).reply({ calls: [{ callId: id, name: 'current_time' }] }),
+    drop: async () => (await conn()).drop(),
+    // Sent at 24 kHz: counted as the 16 kHz bytes given.
+    audioBytes: async () => (await closed()).heardMs * 32,
+    // A second answer to a call goes as the call's own second report (`<id>_final`): still its answer.
+    responses: async () =>
+      (await closed()).outputs.map((o) => ({ id: o.callId.replace(/_final$/, '') })),
+    dispose,
+  }
+}
+
 liveSessionContract(
   'OpenAIRealtime (the real openai package) against the fake Realtime service',
   async () => {
     const server = await FakeRealtimeServer.start()
-    const llm = openaiRealtime({ baseUrl: server.baseUrl })
-    const conn = () => server.waitForConnection(server.connections.length - 1)
-    const closed = async () => {
-      const c = await conn()
-      await server.until(() => !c.open)
-      return c
-    }
-    return {
-      llm,
-      toolCall: async (id) =>
-        (await conn()).reply({ calls: [{ callId: id, name: 'current_time' }] }),
-      drop: async () => (await conn()).drop(),
-      // Sent at 24 kHz: counted as the 16 kHz bytes given.
-      audioBytes: async () => (await closed()).heardMs * 32,
-      // A second answer to a call goes as the call's own second report (`<id>_final`): still its answer.
-      responses: async () =>
-        (await closed()).outputs.map((o) => ({ id: o.callId.replace(/_final$/, '') })),
-      dispose: () => server.close(),
-    }
+    return realtimeHandles(server, openaiRealtime({ baseUrl: server.baseUrl }), () =>
+      server.close(),
+    )
   },
 )
 
@@ -91,23 +98,8 @@ liveSessionContract(
         listener: { reached: none, failed: none, unreachable: none },
       }),
     )
-    const conn = () => server.waitForConnection(server.connections.length - 1)
-    const closed = async () => {
-      const c = await conn()
-      await server.until(() => !c.open)
-      return c
-    }
-    return {
-      llm,
-      toolCall: async (id) =>
-        (await conn()).reply({ calls: [{ callId: id, name: 'current_time' }] }),
-      drop: async () => (await conn()).drop(),
-      audioBytes: async () => (await closed()).heardMs * 32,
-      responses: async () =>
-        (await closed()).outputs.map((o) => ({ id: o.callId.replace(/_final$/, '') })),
-      dispose: async () => {
-        await Promise.all([server.close(), refusing.close()])
-      },
-    }
+    return realtimeHandles(server, llm, async () => {
+      await Promise.all([server.close(), refusing.close()])
+    })
   },
 )

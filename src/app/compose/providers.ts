@@ -2,7 +2,7 @@ import { errorText, NocturnError } from '../../core/errors.js'
 import { defaultPersona, type Persona } from '../../core/persona.js'
 import type { ProviderFailure, ProviderListener } from '../../ports/provider-listener.js'
 import { FailoverLive } from '../../voice/failover-live.js'
-import { FailoverLLM, FailoverSpeech } from '../../voice/failover-models.js'
+import { failoverLLM, failoverSpeech } from '../../voice/failover-models.js'
 import { ProviderOrder } from '../../voice/provider-order.js'
 import { describeProvider } from '../config/provider-names.js'
 import { type Config, type ProviderConfig, providerPlace } from '../config/schema.js'
@@ -93,11 +93,11 @@ export async function composeProviders({
       models.map((m) => m.live),
       order,
     ),
-    llm: new FailoverLLM(
+    llm: failoverLLM(
       models.map((m) => m.llm),
       order,
     ),
-    speech: new FailoverSpeech(
+    speech: failoverSpeech(
       models.map((m) => m.speech),
       order,
     ),
