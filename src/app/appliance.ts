@@ -179,6 +179,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       {
         event: 'nocturn_running',
         model: config.provider.model,
+        providers: config.providers.map((p) => p.kind),
         asyncToolCalls: live.capabilities.asyncToolCalls,
         audio: config.audio.backend,
         panel: panelConfig.backend,
