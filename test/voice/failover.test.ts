@@ -125,6 +125,33 @@ describe('failover between live providers, over the real SDKs and the fakes', ()
     expect(world.driver.sessionRunning).toBe(true)
   }, 60_000)
 
+  it('a Gemini that never answers the setup: after the connect timeout, OpenAI', async () => {
+    const silent = await FakeLiveServer.start({
+      scripts: () => ({ handshake: 'ignore', steps: [] }),
+    })
+    closers.push(() => silent.close())
+    const openai = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+    closers.push(() => openai.close())
+    const log = new MemoryLogger()
+    const core = coreFixture()
+    const listener = toldListener()
+    const live = new FailoverLive(
+      [
+        geminiLive({ baseUrl: silent.baseUrl, logger: log, clock: core.clock }),
+        openaiRealtime({ baseUrl: openai.baseUrl, logger: log, clock: core.clock }),
+      ],
+      new ProviderOrder({ names: ['gemini', 'openai'], clock: core.clock, log, listener }),
+    )
+    const world = await realSdkWorld(log, live, core)
+    closers.push(async () => world.driver.stop())
+    await silent.waitForConnection(0)
+    await settle()
+    expect(openai.connections).toHaveLength(0)
+    await world.clock.advance(10_000) // the adapter's connect timeout, on the virtual clock
+    await until(() => listener.told.length === 2, 'the session open on OpenAI')
+    expect(listener.told).toEqual(['failed gemini timeout', 'reached openai'])
+  }, 60_000)
+
   it('the session runs with the capabilities of the provider it opened on, not of the first', async () => {
     // A synchronous model first (its tools may not be non-blocking), refusing; an async one next.
     const sync = await FakeLiveServer.start({ refuse: 'quota' })
