@@ -8,31 +8,18 @@ import { GeminiLive } from '../src/adapters/gemini/gemini-live.js'
 import { OpenAIRealtime } from '../src/adapters/openai/openai-realtime.js'
 import { silentLogger } from '../src/core/logger.js'
 import { defaultPersona } from '../src/core/persona.js'
-import type { LiveEvents, LiveLLM } from '../src/ports/live-llm.js'
+import type { LiveLLM } from '../src/ports/live-llm.js'
 import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
 import { FakeRealtimeServer } from '../src/testing/fake-realtime-server/index.js'
 import { FailoverLive } from '../src/voice/failover-live.js'
 import { ProviderOrder } from '../src/voice/provider-order.js'
+import { recorder } from '../test/gemini/helpers.js'
 import { machineLine, quantile } from './machine.js'
 
 const ROUNDS = 100
 const KEY = 'bench-key'
 const clock = realClock()
 const nop = () => {}
-const events: LiveEvents = {
-  audio: nop,
-  inputTranscription: nop,
-  outputTranscription: nop,
-  interrupted: nop,
-  generationComplete: nop,
-  turnComplete: nop,
-  toolCall: nop,
-  toolCallCancellation: nop,
-  goAway: nop,
-  resumptionUpdate: nop,
-  usage: nop,
-  closed: nop,
-}
 const setup = { persona: defaultPersona, tools: [], nonBlockingTools: true }
 
 const gemini = (baseUrl: string) =>
@@ -74,7 +61,7 @@ async function rounds(
       order,
     )
     const t0 = performance.now()
-    const session = await live.open(setup, events)
+    const session = await live.open(setup, recorder())
     const t1 = performance.now()
     await session.close()
     if (i < 5) continue // warm-up: the SDKs' first imports and sockets
