@@ -31,7 +31,7 @@ import { composeHome, composeMcpServers } from './compose/home.js'
 import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
 import { composeProviderListener } from './compose/provider-health.js'
-import { composeProviders, providerKey } from './compose/providers.js'
+import { checkProviderKeys, composeProviders } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
@@ -104,7 +104,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
   const closers = new Closers(log)
   const comp: Composition = { config, clock, log, closers }
   try {
-    const apiKey = providerKey(config)
+    checkProviderKeys(config)
     const { store, feed } = openConversationStore(comp)
     const device = composeDevice(comp, store)
     const household = composeHousehold(
@@ -126,15 +126,16 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
     await composeHome(comp, tools, options.homeListedFirst === true)
     await composeMcpServers(comp, tools)
-    const { live, llm, speech, persona } = await composeProviders(comp, apiKey)
+    const { live, llm, speech, speechOf, persona, listeners } = await composeProviders(comp)
     const announcer = composeAnnouncer(comp, { device, speech, persona, speaker: sound.speaker })
 
     const providers = composeProviderListener(comp, {
       device,
       speaker: sound.voiceSpeaker,
       persona,
-      speechFor: (provider) => (provider === config.provider.kind ? speech : undefined),
+      speechFor: speechOf,
     })
+    listeners.add(providers)
     showStoreHealth(comp, store, device)
     const router = routeMicrophone(comp, sound.mic, device)
     const driver = composeVoice(comp, {
@@ -187,6 +188,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       {
         event: 'nocturn_running',
         model: config.provider.model,
+        providers: config.providers.map((p) => p.kind),
         asyncToolCalls: live.capabilities.asyncToolCalls,
         audio: config.audio.backend,
         panel: panelConfig.backend,

@@ -11,6 +11,13 @@ export interface LiveLLM {
   /** What the configured model can do; the voice driver branches on this, never on the adapter. */
   readonly capabilities: LiveCapabilities
   open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession>
+  /**
+   * What one voice session opens all its connections through. Absent: the LiveLLM itself. Several
+   * providers behind one LiveLLM (the failover) return one that keeps the provider the session's
+   * first connection opened on, its capabilities then that provider's: a session never switches
+   * provider in the middle, not even for a fresh reconnection.
+   */
+  session?(): LiveLLM
 }
 
 export interface LiveCapabilities {

@@ -8,7 +8,10 @@ export function unreachableReason(err: unknown): UnreachableReason {
     case 'NOC_ERR_LIVE_CONNECT_TIMEOUT':
       return 'timeout'
     case 'NOC_ERR_PROVIDER_NO_KEY':
+    case 'NOC_ERR_LIVE_KEY_REFUSED':
       return 'key_refused'
+    case 'NOC_ERR_LIVE_QUOTA':
+      return 'quota'
     case 'NOC_ERR_LIVE_SERVER_ERROR':
       return 'service_error'
     case 'NOC_ERR_LIVE_REJECTED':

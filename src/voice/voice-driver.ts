@@ -119,8 +119,14 @@ export class VoiceDriver {
     }
     opts.onConversation?.(conversationId)
     const session = new VoiceSession(
-      // A session keeps the tools it opened with: a refreshed home list reaches the next one.
-      { ...this.#deps, tools: this.#deps.tools.snapshot(), options: this.#options },
+      // A session keeps the tools it opened with (a refreshed home list reaches the next one) and
+      // the provider its first connection opened on.
+      {
+        ...this.#deps,
+        llm: this.#deps.llm.session?.() ?? this.#deps.llm,
+        tools: this.#deps.tools.snapshot(),
+        options: this.#options,
+      },
       {
         changed: () => this.#update(),
         waiting: (n) => this.#deps.listener?.waiting?.(n),

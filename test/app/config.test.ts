@@ -9,6 +9,7 @@ import { ConfigError } from '../../src/app/config/errors.js'
 import { EXAMPLE_CONFIG } from '../../src/app/config/example.js'
 import { loadConfig, parseConfig } from '../../src/app/config/load.js'
 import { listenMode } from '../../src/app/config/schema.js'
+import { runProblems } from '../../src/app/config/startup.js'
 import { DEFAULT_WAKE_MODEL_DIR, wakeSchema } from '../../src/app/config/wake-schema.js'
 import { missingCommands } from '../helpers/system.js'
 import { MODEL_DIR } from '../helpers/wake.js'
@@ -132,6 +133,76 @@ describe('provider.kind picks the provider', () => {
     ])
     expect(problems('{"provider": {"modle": "x"}}')).toEqual([
       'provider.modle: unknown key — did you mean "model"?',
+    ])
+  })
+})
+
+describe('provider as a list, in order of preference (failover)', () => {
+  const env = { OPENAI_API_KEY: 'sk-openai', GEMINI_API_KEY: 'gemini-key' }
+  it('each entry its own kind, models and key; `provider` is the first, `providers` all', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-providers-'))
+    writeFileSync(join(dir, 'second-gemini'), 'from-file\n')
+    const { config, secretSources } = parseConfig(
+      JSON.stringify({
+        provider: [
+          { kind: 'gemini', model: 'gemini-3.8-live' },
+          { kind: 'openai' },
+          {
+            kind: 'gemini',
+            model: 'gemini-3.1-flash-live-preview',
+            apiKeyFile: join(dir, 'second-gemini'),
+          },
+        ],
+      }),
+      'c.json',
+      env,
+    )
+    expect(config.providers.map((p) => [p.kind, p.model, p.apiKey])).toEqual([
+      ['gemini', 'gemini-3.8-live', 'gemini-key'],
+      ['openai', 'gpt-realtime', 'sk-openai'],
+      // The environment wins over a key file, for every entry of its kind.
+      ['gemini', 'gemini-3.1-flash-live-preview', 'gemini-key'],
+    ])
+    expect(config.provider).toBe(config.providers[0])
+    expect(secretSources.apiKey).toBe('environment')
+    const noEnv = parseConfig(
+      JSON.stringify({ provider: [{ kind: 'openai', apiKeyFile: join(dir, 'second-gemini') }] }),
+      'c.json',
+      {},
+    ).config
+    expect(noEnv.providers.map((p) => p.apiKey)).toEqual(['from-file'])
+  })
+
+  it('a single object is still one provider, and its problems are named as before', () => {
+    expect(
+      parseConfig('{"provider": {"kind": "openai"}}', 'c.json', env).config.providers,
+    ).toHaveLength(1)
+    expect(problems('{"provider": {"modle": "x"}}')).toEqual([
+      'provider.modle: unknown key — did you mean "model"?',
+    ])
+  })
+
+  it('a bad entry is named by its place and says what was wrong', () => {
+    expect(problems('{"provider": [{"kind": "openai"}, {"kind": "anthropic"}]}')).toEqual([
+      'provider[1].kind: expected one of "gemini", "openai" (got "anthropic")',
+    ])
+    expect(
+      problems('{"provider": [{"kind": "openai"}, {"kind": "gemini", "modle": "x"}]}'),
+    ).toEqual(['provider[1].modle: unknown key — did you mean "model"?'])
+    expect(problems('{"provider": []}')).toEqual(['provider: must be at least 1 items'])
+    expect(
+      problems('{"provider": [{"kind": "gemini"}, {"kind": "openai", "apiKeyFile": "/nope/k"}]}'),
+    ).toEqual([
+      'provider[1].apiKeyFile: cannot read /nope/k (ENOENT) — check the path and that the nocturn user may read it',
+    ])
+  })
+
+  it("nocturn run names the entry whose key is missing, and where that kind's key goes", () => {
+    const loaded = parseConfig('{"provider": [{"kind": "gemini"}, {"kind": "openai"}]}', 'c.json', {
+      GEMINI_API_KEY: 'g',
+    })
+    expect(runProblems(loaded)).toEqual([
+      expect.stringMatching(/^provider\[1\]\.apiKey: no OpenAI API key — set OPENAI_API_KEY/),
     ])
   })
 })

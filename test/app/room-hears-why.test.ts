@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -7,17 +7,12 @@ import { parseWav } from '../../src/audio/wav.js'
 import { atRate } from '../../src/device/pcm-rate.js'
 import { WHY_SENTENCES } from '../../src/device/why-sentences.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { earconPcm } from '../../src/tools/chime.js'
 import { keyedAppliance } from '../helpers/keyed-appliance.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
-
-/**
- * Set to true once the failover (issue 42 item 3) tells `appliance.providers` of its attempts:
- * the second test below needs nothing else (the lead wires it, docs/voice-driver.md).
- */
-const FAILOVER_WIRED = false
 
 const skip = missingCommands('espeak-ng')
 const closers: Array<() => Promise<unknown>> = []
@@ -26,10 +21,11 @@ afterEach(async () => {
 })
 
 /** The appliance on WAV audio, the button on the terminal's keys (`m` talks in button mode). */
-async function speaker(server: FakeLiveServer, log: MemoryLogger) {
+async function speaker(server: FakeLiveServer, log: MemoryLogger, extra = {}) {
   const work = mkdtempSync(join(tmpdir(), 'nocturn-why-app-'))
   const { appliance, keys } = await keyedAppliance(work, server.baseUrl, log, {
     listen: { mode: 'button' },
+    ...extra,
   })
   closers.push(() => appliance.close())
   return {
@@ -70,33 +66,43 @@ describe.skipIf(skip !== undefined)('the room hears why, in the composed applian
     expect(played.indexOf(Buffer.from(earconPcm(24_000)))).toBeGreaterThanOrEqual(0)
   }, 60_000)
 
-  // Needs the failover wiring: nothing calls `appliance.providers` until it is in.
-  it.skipIf(!FAILOVER_WIRED)(
-    'end to end: the provider refuses the key; the press plays the earcon, then the sentence for why, and the status names the provider',
-    async () => {
-      const server = await FakeLiveServer.start({
-        apiKey: 'not-the-key-the-speaker-has',
-        logger: new MemoryLogger(),
-      })
-      closers.push(() => server.close())
-      const log = new MemoryLogger()
-      const s = await speaker(server, log)
-      s.press()
-      await until(() => log.withEvent('why_said').length === 1, 'the sentence said', 20_000)
-      const said = log.withEvent('why_said')[0]?.fields
-      expect(said).toMatchObject({ source: 'local' })
-      const reason = said?.reason as keyof typeof WHY_SENTENCES
-      expect(s.appliance.device.snapshot.providers).toEqual([
-        expect.objectContaining({ provider: 'gemini', ok: false, reason }),
-      ])
-      expect(s.appliance.panel.led).toBe('error')
-      const sentence = espeakAt24k(WHY_SENTENCES[reason])
-      await until(() => s.played().indexOf(sentence) >= 0, 'the sentence played', 20_000)
-      const played = s.played()
-      const earcon = played.indexOf(Buffer.from(earconPcm(24_000)))
-      expect(earcon).toBeGreaterThanOrEqual(0)
-      expect(played.indexOf(sentence)).toBeGreaterThan(earcon)
-    },
-    60_000,
-  )
+  it('end to end: Gemini refuses the key and OpenAI its quota; the press plays the earcon, then the sentence for why, and the status names both', async () => {
+    const gemini = await FakeLiveServer.start({
+      apiKey: 'not-the-key-the-speaker-has',
+      logger: new MemoryLogger(),
+    })
+    closers.push(() => gemini.close())
+    const openai = await FakeRealtimeServer.start({ refuse: 429 })
+    closers.push(() => openai.close())
+    const work = mkdtempSync(join(tmpdir(), 'nocturn-why-both-'))
+    writeFileSync(join(work, 'openai-key'), 'an-openai-key\n', { mode: 0o600 })
+    const log = new MemoryLogger()
+    const s = await speaker(gemini, log, {
+      provider: [
+        {
+          kind: 'gemini',
+          model: 'gemini-2.5-flash-native-audio-preview-12-2025',
+          baseUrl: gemini.baseUrl,
+        },
+        { kind: 'openai', baseUrl: openai.baseUrl, apiKeyFile: join(work, 'openai-key') },
+      ],
+    })
+    s.press()
+    await until(() => log.withEvent('why_said').length === 1, 'the sentence said', 20_000)
+    // Both were tried, in order; the first failure a household can act on is what it hears.
+    expect(openai.refused).toContain(429)
+    const said = log.withEvent('why_said')[0]?.fields
+    expect(said).toMatchObject({ source: 'local', reason: 'key_refused' })
+    expect(s.appliance.device.snapshot.providers).toEqual([
+      expect.objectContaining({ provider: 'gemini', ok: false, reason: 'key_refused' }),
+      expect.objectContaining({ provider: 'openai', ok: false, reason: 'quota' }),
+    ])
+    expect(s.appliance.panel.led).toBe('error')
+    const sentence = espeakAt24k(WHY_SENTENCES.key_refused)
+    await until(() => s.played().indexOf(sentence) >= 0, 'the sentence played', 20_000)
+    const played = s.played()
+    const earcon = played.indexOf(Buffer.from(earconPcm(24_000)))
+    expect(earcon).toBeGreaterThanOrEqual(0)
+    expect(played.indexOf(sentence)).toBeGreaterThan(earcon)
+  }, 60_000)
 })

@@ -97,6 +97,18 @@ describe('connect', () => {
       'NOC_ERR_LIVE_SERVER_ERROR',
       /internal error \(close 1011\)/,
     ],
+    [
+      1008,
+      'API key not valid. Please pass a valid API key.',
+      'NOC_ERR_LIVE_KEY_REFUSED',
+      /key was refused/,
+    ],
+    [
+      1011,
+      'You exceeded your current quota, please check your plan and billing details.',
+      'NOC_ERR_LIVE_QUOTA',
+      /quota or rate limit is spent \(close 1011\)/,
+    ],
     [1001, 'going away', 'NOC_ERR_LIVE_CLOSED', /before its setup completed \(close 1001\)/],
   ])(
     'an early close %i rejects open() with a clear error',

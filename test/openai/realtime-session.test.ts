@@ -280,17 +280,18 @@ describe('OpenAI Realtime adapter over the real SDK, against the fake service', 
   })
 
   it.each([
-    [401, /key was refused \(401\)/],
-    [403, /may not use .* \(403\)/],
-    [429, /quota or rate limit .* \(429\)/],
+    [401, /key was refused \(401\)/, 'NOC_ERR_LIVE_KEY_REFUSED'],
+    [403, /may not use .* \(403\)/, 'NOC_ERR_LIVE_KEY_REFUSED'],
+    [429, /quota or rate limit .* \(429\)/, 'NOC_ERR_LIVE_QUOTA'],
+    [500, /answered 500/, 'NOC_ERR_LIVE_SERVER_ERROR'],
   ] as const)(
     'a connection refused with %i is an error a person can act on, without the key',
-    async (status, said) => {
+    async (status, said, code) => {
       server = await FakeRealtimeServer.start({ refuse: status })
       const err = (await openaiRealtime({ baseUrl: server.baseUrl })
         .open(liveSetup(), recorder())
         .catch((e: unknown) => e)) as NocturnError
-      expect(err.code).toBe('NOC_ERR_LIVE_REJECTED')
+      expect(err.code).toBe(code)
       expect(err.message).toMatch(said)
       expect(err.message).not.toContain(OPENAI_KEY)
     },

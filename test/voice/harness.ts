@@ -227,7 +227,7 @@ export async function openaiVoiceFixture(
 }
 
 /** The voice driver over a real provider adapter, the fake speaker and a real gate, its session started. */
-async function realSdkWorld(
+export async function realSdkWorld(
   log: MemoryLogger,
   llm: LiveLLM,
   core = coreFixture({ timeoutMs: 120_000 }),

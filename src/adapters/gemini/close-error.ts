@@ -13,6 +13,16 @@ export function closeError(code: number, reason: string, model: string): Nocturn
         'run `nocturn doctor` to list the live models this key can use',
     )
   }
+  if (code === 1008 && /API key not valid|API_KEY_INVALID|permission denied/i.test(reason)) {
+    return new NocturnError('NOC_ERR_LIVE_KEY_REFUSED', `the Gemini key was refused${said}`)
+  }
+  // A spent quota closes the socket (1008 or 1011) with RESOURCE_EXHAUSTED's words in the reason.
+  if (/quota|RESOURCE_EXHAUSTED|rate limit/i.test(reason)) {
+    return new NocturnError(
+      'NOC_ERR_LIVE_QUOTA',
+      `the account's quota or rate limit is spent (close ${code})${said}`,
+    )
+  }
   if (code === 1007 || code === 1008) {
     return new NocturnError(
       'NOC_ERR_LIVE_REJECTED',

@@ -10,6 +10,18 @@ export function refusal(
 ): NocturnError {
   if ('code' in how) {
     if (/model_not_found|invalid_model/.test(how.code)) return unknownModel(model, how.message)
+    if (/invalid_api_key/.test(how.code)) {
+      return new NocturnError(
+        'NOC_ERR_LIVE_KEY_REFUSED',
+        `the OpenAI key was refused: ${how.message}`,
+      )
+    }
+    if (/insufficient_quota|rate_limit/.test(how.code)) {
+      return new NocturnError(
+        'NOC_ERR_LIVE_QUOTA',
+        `the account's quota or rate limit is spent (${how.code}): ${how.message}`,
+      )
+    }
     return new NocturnError(
       'NOC_ERR_LIVE_REJECTED',
       `the realtime service refused the session setup (${how.code}): ${how.message}`,
@@ -18,17 +30,17 @@ export function refusal(
   const said = how.body ? `: ${errorMessage(how.body)}` : ''
   switch (how.status) {
     case 401:
-      return new NocturnError('NOC_ERR_LIVE_REJECTED', `the OpenAI key was refused (401)${said}`)
+      return new NocturnError('NOC_ERR_LIVE_KEY_REFUSED', `the OpenAI key was refused (401)${said}`)
     case 403:
       return new NocturnError(
-        'NOC_ERR_LIVE_REJECTED',
+        'NOC_ERR_LIVE_KEY_REFUSED',
         `this key may not use the realtime model "${model}" here (403)${said}`,
       )
     case 404:
       return unknownModel(model, said)
     case 429:
       return new NocturnError(
-        'NOC_ERR_LIVE_REJECTED',
+        'NOC_ERR_LIVE_QUOTA',
         `the account's quota or rate limit is spent (429)${said}`,
       )
     default:

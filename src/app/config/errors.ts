@@ -121,7 +121,10 @@ interface Def {
   values?: readonly unknown[]
 }
 
-/** The schema at `path`, defaults, optionals and pipes looked through. */
+/**
+ * The schema at `path`, defaults, optionals and pipes looked through. A list where the path goes
+ * on with a key (not an index) is one object written alone, checked as a list of one (`provider`).
+ */
 function defAt(path: readonly string[]): Def | undefined {
   let def: Def | undefined = (configSchema as unknown as { _zod: { def: Def } })._zod.def
   const unwrap = () => {
@@ -132,8 +135,14 @@ function defAt(path: readonly string[]): Def | undefined {
       else return
     }
   }
+  const alone = () => {
+    unwrap()
+    if (def?.type === 'array') def = def.element?._zod.def
+    unwrap()
+  }
   for (const p of path) {
     unwrap()
+    if (def?.type === 'array' && !/^\d+$/.test(p)) alone()
     if (!def) return undefined
     if (def.type === 'object') def = def.shape?.[p]?._zod.def
     else if (def.type === 'array') def = def.element?._zod.def
@@ -142,6 +151,13 @@ function defAt(path: readonly string[]): Def | undefined {
   }
   unwrap()
   return def
+}
+
+/** The schema of the object at `path`: a list's element when one object stands for the list. */
+function objectDefAt(path: readonly string[]): Def | undefined {
+  const def = defAt(path)
+  if (def?.type !== 'array') return def
+  return defAt([...path, '0'])
 }
 
 /** The keys the object at `path` accepts, read from the schema itself, for "did you mean". */
@@ -153,12 +169,12 @@ function knownKeysAt(path: readonly string[]): string[] {
       : d?.type === 'union'
         ? [...new Set((d.options ?? []).flatMap((o) => keysOf(o._zod.def)))]
         : []
-  return keysOf(defAt(path))
+  return keysOf(objectDefAt(path))
 }
 
 /** The values the discriminator `key` takes in the union at `path` (the provider's kinds). */
 function kindsAt(path: readonly string[], key: string): unknown[] {
-  const union = defAt(path)
+  const union = objectDefAt(path)
   return (union?.options ?? []).flatMap((o) => o._zod.def.shape?.[key]?._zod.def.values ?? [])
 }
 

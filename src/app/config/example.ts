@@ -6,6 +6,9 @@
 export const EXAMPLE_CONFIG = `// /etc/nocturn/config.json — Nocturn's configuration. Comments like this one are allowed.
 // Check it with: nocturn config --check --config /etc/nocturn/config.json
 {
+  // One provider, or a list in order of preference: [ { "kind": "gemini", … }, { "kind": "openai" } ]
+  // — each session opens on the first that can be reached and stays on it (docs/voice-driver.md,
+  // "Failover").
   "provider": {
     // Who answers: "gemini" (a provider without "kind" is Gemini) or "openai" (OpenAI Realtime,
     // with its own models and its own key, OPENAI_API_KEY: see docs/openai.md).

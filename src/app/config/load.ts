@@ -7,12 +7,15 @@ import { ConfigError, describeIssues } from './errors.js'
 import { lineColumn, stripJsonComments } from './jsonc.js'
 import { mcpTokenEnv } from './mcp-servers-schema.js'
 import {
+  asWritten,
   type Config,
   configSchema,
   type PanelConfig,
   type ProviderKind,
+  providerPlace,
   type RgbLedsConfig,
   rgbLedsSchema,
+  withProviders,
 } from './schema.js'
 
 export const DEFAULT_CONFIG_PATH = '/etc/nocturn/config.json'
@@ -153,8 +156,11 @@ export function parseConfig(
     throw new ConfigError([`config: ${path} must hold one JSON object ({ … })`])
   }
   const parsed = configSchema.safeParse(raw)
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues, raw))
-  const config = parsed.data
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => ({ ...i, path: asWritten(i.path, raw) }))
+    throw new ConfigError(describeIssues(issues, raw))
+  }
+  const config = withProviders(parsed.data)
   const problems: string[] = []
   // Without secrets every one stays unset, even one written in the file itself.
   const resolve: typeof resolveSecret =
@@ -162,16 +168,20 @@ export function parseConfig(
 
   // Outside the unit (`sudo nocturn doctor`), the files the unit would have handed over.
   const credentialsDir = env.CREDENTIALS_DIRECTORY || opts.credentialsDir
-  const apiKey = resolve({
-    env,
-    credentialsDir,
-    ...PROVIDER_KEYS[config.provider.kind],
-    value: config.provider.apiKey,
-    file: config.provider.apiKeyFile,
-    fileKey: 'provider.apiKeyFile',
-    problems,
+  // Each provider its own key, found where that kind's key is looked for.
+  const keySources = config.providers.map((provider, i) => {
+    const key = resolve({
+      env,
+      credentialsDir,
+      ...PROVIDER_KEYS[provider.kind],
+      value: provider.apiKey,
+      file: provider.apiKeyFile,
+      fileKey: `${providerPlace(config, i)}.apiKeyFile`,
+      problems,
+    })
+    provider.apiKey = key.value
+    return key.source
   })
-  config.provider.apiKey = apiKey.value
   let mqttPassword: SecretSource = 'none'
   if (config.mqtt) {
     if (env.NOCTURN_MQTT_USERNAME) config.mqtt.username = env.NOCTURN_MQTT_USERNAME
@@ -246,7 +256,7 @@ export function parseConfig(
     config,
     panel: resolvePanel(config.panel),
     policies: policyTable(config),
-    secretSources: { apiKey: apiKey.source, mqttPassword },
+    secretSources: { apiKey: keySources[0] ?? 'none', mqttPassword },
   }
 }
 

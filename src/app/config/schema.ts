@@ -73,6 +73,15 @@ const providerSchema = z.preprocess(
   z.discriminatedUnion('kind', [geminiSchema, openaiSchema]),
 )
 
+/**
+ * `provider`: one provider, or a list in order of preference (failover, docs/voice-driver.md): each
+ * entry its own kind, models and key. One object stays valid, as every config was before lists.
+ */
+const providersSchema = z.preprocess(
+  (v) => (Array.isArray(v) ? v : [v === undefined ? {} : v]),
+  z.array(providerSchema).min(1),
+)
+
 const audioSchema = z.strictObject({
   backend: z.enum(['alsa', 'portaudio', 'wav']).default('alsa'),
   capturePcm: pcm.default('default'),
@@ -264,7 +273,7 @@ const toolsSchema = z.strictObject({
 
 export const configSchema = z
   .strictObject({
-    provider: providerSchema.default(providerSchema.parse({})),
+    provider: providersSchema,
     audio: audioSchema.default(audioSchema.parse({})),
     listen: listenSchema.default(listenSchema.parse({})),
     panel: panelSchema.default(panelSchema.parse({})),
@@ -358,8 +367,43 @@ export const configSchema = z
     }
   })
 
-export type Config = z.infer<typeof configSchema>
-export type ProviderConfig = Config['provider']
+type ParsedConfig = z.infer<typeof configSchema>
+export type ProviderConfig = ParsedConfig['provider'][number]
+
+/**
+ * The configuration as the appliance reads it: `providers` every configured provider in order of
+ * preference, `provider` the first of them (the one `doctor` and the status name).
+ */
+export type Config = Omit<ParsedConfig, 'provider'> & {
+  readonly provider: ProviderConfig
+  readonly providers: readonly ProviderConfig[]
+}
+
+/** The parsed file as the appliance reads it (see `Config`). */
+export function withProviders(parsed: ParsedConfig): Config {
+  const [first] = parsed.provider
+  if (!first) throw new Error('the schema lets no empty provider list through')
+  return { ...parsed, provider: first, providers: parsed.provider }
+}
+
+/** How a message names the i-th provider: `provider` when there is one, else `provider[i]`. */
+export function providerPlace(config: Pick<Config, 'providers'>, i: number): string {
+  return config.providers.length === 1 ? 'provider' : `provider[${i}]`
+}
+
+/**
+ * A zod issue's path as the household wrote the file: a single provider object is checked as a
+ * one-entry list, and its problems are named `provider.model`, not `provider[0].model`.
+ */
+export function asWritten(path: readonly PropertyKey[], raw: unknown): PropertyKey[] {
+  const single =
+    raw !== null &&
+    typeof raw === 'object' &&
+    !Array.isArray((raw as { provider?: unknown }).provider)
+  return single && path[0] === 'provider' && path[1] === 0
+    ? ['provider', ...path.slice(2)]
+    : [...path]
+}
 export type ProviderKind = ProviderConfig['kind']
 export type PanelConfig = z.infer<typeof panelSchema>
 export type ListenConfig = z.infer<typeof listenSchema>

@@ -1,5 +1,6 @@
 import type { LoadedConfig } from './load.js'
 import { describeProvider } from './provider-names.js'
+import { providerPlace } from './schema.js'
 
 /**
  * What `nocturn run` needs of a configuration beyond its being valid, checked before anything is
@@ -9,10 +10,11 @@ import { describeProvider } from './provider-names.js'
 export function runProblems(loaded: LoadedConfig): string[] {
   const c = loaded.config
   const problems: string[] = []
-  if (!c.provider.apiKey) {
-    const { name, keyHelp } = describeProvider(c.provider)
-    problems.push(`provider.apiKey: no ${name} API key — ${keyHelp}`)
-  }
+  c.providers.forEach((provider, i) => {
+    if (provider.apiKey) return
+    const { name, keyHelp } = describeProvider(provider)
+    problems.push(`${providerPlace(c, i)}.apiKey: no ${name} API key — ${keyHelp}`)
+  })
   if (c.homeActions.length > 0 && !c.mqtt) {
     problems.push('homeActions: they need the broker — configure "mqtt" or remove the home actions')
   }

@@ -26,6 +26,8 @@ export interface FakeLiveServerOptions {
   readonly generate?: readonly GenerateStep[]
   /** When set, requests and connections with another key are refused as the service does. */
   readonly apiKey?: string
+  /** Refuse every session at its setup, as the service does a bad key or a spent quota. */
+  readonly refuse?: 'key' | 'quota'
   /** Send JSON as binary WebSocket frames, as the service does (default true). */
   readonly binaryFrames?: boolean
   readonly port?: number
@@ -274,6 +276,8 @@ export class FakeLiveServer {
   readonly errors: string[] = []
   /** The upgrade URLs, as the SDK built them (the key is in there). */
   readonly urls: string[] = []
+  /** Sessions refused at setup (changeable while running: a key replaced, a quota renewed). */
+  refuse: 'key' | 'quota' | undefined
   readonly #http: Server
   readonly #wss: WebSocketServer
   readonly #options: FakeLiveServerOptions
@@ -285,6 +289,7 @@ export class FakeLiveServer {
 
   private constructor(options: FakeLiveServerOptions) {
     this.#options = options
+    this.refuse = options.refuse
     this.#models = options.models ?? DEFAULT_MODELS
     this.#generate = [...(options.generate ?? [])]
     this.#log = (options.logger ?? silentLogger).child({ component: 'fake-live-server' })
@@ -437,7 +442,17 @@ export class FakeLiveServer {
     }
     conn.setup = setup
     this.timeline.push({ conn: conn.index, event: 'setup' })
-    if (this.#options.apiKey !== undefined && key !== this.#options.apiKey) {
+    if (this.refuse === 'quota') {
+      conn.close(
+        1011,
+        'You exceeded your current quota, please check your plan and billing details.',
+      )
+      return
+    }
+    if (
+      this.refuse === 'key' ||
+      (this.#options.apiKey !== undefined && key !== this.#options.apiKey)
+    ) {
       conn.close(1008, 'API key not valid. Please pass a valid API key.')
       return
     }
