@@ -1,13 +1,7 @@
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
-import type {
-  LiveCapabilities,
-  LiveEvents,
-  LiveLLM,
-  LiveSession,
-  LiveSetup,
-} from '../../ports/live-llm.js'
+import type { LiveCapabilities, LiveEvents, LiveLLM, LiveSetup } from '../../ports/live-llm.js'
 import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient, installGuardedTransport } from './client.js'
 import { closeError } from './close-error.js'
@@ -64,7 +58,7 @@ export class GeminiLive implements LiveLLM {
     }
   }
 
-  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
+  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveConnection> {
     const n = ++this.#connections
     const log = this.#log.child({ conn: n })
     const caps = this.modelCapabilities
@@ -88,7 +82,7 @@ export class GeminiLive implements LiveLLM {
       'live connecting',
     )
 
-    return new Promise<LiveSession>((resolve, reject) => {
+    return new Promise<LiveConnection>((resolve, reject) => {
       let settled = false
       const fail = (err: Error) => {
         if (settled) return

@@ -169,6 +169,14 @@ export class LiveConnection implements LiveSession {
     }
   }
 
+  /**
+   * A typed user turn, as `realtimeInput.text` (which every live model takes; 3.1 takes
+   * `clientContent` only as the opening history). Only `doctor --probe` types: the appliance speaks.
+   */
+  sendText(text: string): void {
+    this.#send('text', (s) => s.sendRealtimeInput({ text }))
+  }
+
   /** Gemini has no way to cut its record of a reply (no truncate): it keeps the whole reply. */
   playbackCut(): void {}
 

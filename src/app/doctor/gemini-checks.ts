@@ -2,9 +2,11 @@ import { realClock } from '../../adapters/clock/real-clock.js'
 import type { AccountReport } from '../../adapters/gemini/account-check.js'
 import { checkAccount } from '../../adapters/gemini/account-check.js'
 import { lookupCapabilities } from '../../adapters/gemini/capabilities.js'
+import { probeGeminiToolCalls } from '../../adapters/gemini/probe.js'
 import type { Logger } from '../../core/logger.js'
 import { type GeminiKey, readGeminiKey } from '../gemini-env.js'
 import type { Check, CheckResult } from './check.js'
+import { probeCheck } from './probe-check.js'
 
 export interface GeminiDoctorContext {
   readonly env: NodeJS.ProcessEnv
@@ -12,6 +14,8 @@ export interface GeminiDoctorContext {
   readonly model: string | undefined
   /** Open a short live session to the model (otherwise it is only looked up in the listing). */
   readonly connect: boolean
+  /** `--probe`: open one short session that makes a call block, and see what the model does. */
+  readonly probe: boolean
   readonly logger: Logger
   /** Filled by the checks, so later ones reuse earlier answers. */
   key?: GeminiKey | Error
@@ -168,9 +172,29 @@ const geminiConnectCheck: Check<GeminiDoctorContext> = {
   },
 }
 
+const geminiProbeCheck = probeCheck<GeminiDoctorContext>('Gemini probe', (ctx) => {
+  const k = key(ctx)
+  if (k instanceof Error) return { skip: 'no API key' }
+  const model = ctx.model
+  if (!model) return { skip: 'no model configured' }
+  return {
+    model,
+    claim: lookupCapabilities(model).capabilities.asyncToolCalls,
+    run: () =>
+      probeGeminiToolCalls({
+        apiKey: k.key,
+        model,
+        baseUrl: ctx.baseUrl,
+        logger: ctx.logger,
+        clock: realClock(),
+      }),
+  }
+})
+
 export const geminiChecks = [
   geminiKeyCheck,
   geminiLiveModelsCheck,
   geminiModelCheck,
   geminiConnectCheck,
+  geminiProbeCheck,
 ]

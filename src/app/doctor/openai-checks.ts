@@ -3,8 +3,9 @@ import {
   type OpenAIAccountReport,
 } from '../../adapters/openai/account-check.js'
 import { lookupOpenAICapabilities } from '../../adapters/openai/capabilities.js'
-import { probeToolCalls } from '../../adapters/openai/probe.js'
+import { probeRealtimeToolCalls } from '../../adapters/openai/probe.js'
 import type { Check, CheckResult } from './check.js'
+import { probeCheck } from './probe-check.js'
 
 export interface OpenAIDoctorContext {
   readonly baseUrl: string | undefined
@@ -107,41 +108,17 @@ const modelCheck: Check<OpenAIDoctorContext> = {
   },
 }
 
-const probeCheck: Check<OpenAIDoctorContext> = {
-  name: 'OpenAI probe',
-  async run(ctx): Promise<CheckResult> {
-    if (!ctx.probe) return { status: 'skip', summary: 'not asked for (--probe)' }
-    const k = ctx.openaiKey
-    if (k instanceof Error) return { status: 'skip', summary: 'no API key' }
-    if (!ctx.model) return { status: 'skip', summary: 'no model configured' }
-    const claim = lookupOpenAICapabilities(ctx.model).capabilities.asyncToolCalls
-    const r = await probeToolCalls({ apiKey: k.key, model: ctx.model, baseUrl: ctx.baseUrl })
-    const seen = r.verdict === 'asynchronous'
-    const data = { model: ctx.model, verdict: r.verdict, heldMs: r.heldMs, tableSays: claim }
-    if (r.verdict === 'no call') {
-      return { status: 'warn', summary: `${ctx.model}: the model did not call the test tool`, data }
-    }
-    const said = `${ctx.model}: ${r.verdict} (a call held ${Math.round(r.heldMs / 1000)} s without its output)`
-    if (seen !== claim) {
-      return {
-        status: 'warn',
-        summary: `${said} — the capability table says ${claim ? 'asynchronous' : 'sequential'}: THEY DIFFER`,
-        details: [
-          seen
-            ? 'the model kept talking: approvals would not be dead air, though the table treats them so'
-            : 'the model fell silent while the call waited: every approval will be dead air on this model',
-        ],
-        data,
-      }
-    }
-    return {
-      status: seen ? 'ok' : 'warn',
-      summary: `${said}, as the capability table says`,
-      ...(seen ? {} : { details: ['approvals will be dead air on this model'] }),
-      data,
-    }
-  },
-}
+const openaiProbeCheck = probeCheck<OpenAIDoctorContext>('OpenAI probe', (ctx) => {
+  const k = ctx.openaiKey
+  if (k instanceof Error) return { skip: 'no API key' }
+  const model = ctx.model
+  if (!model) return { skip: 'no model configured' }
+  return {
+    model,
+    claim: lookupOpenAICapabilities(model).capabilities.asyncToolCalls,
+    run: () => probeRealtimeToolCalls({ apiKey: k.key, model, baseUrl: ctx.baseUrl }),
+  }
+})
 
 /** The provider checks for `provider.kind: "openai"`, in the order doctor prints them. */
-export const openaiChecks = [keyCheck, modelsCheck, modelCheck, probeCheck]
+export const openaiChecks = [keyCheck, modelsCheck, modelCheck, openaiProbeCheck]

@@ -32,6 +32,11 @@ export interface FakeLiveServerOptions {
   readonly logger?: Logger
   /** Frames sent the moment a connection opens, before `setup` (the service never does this). */
   readonly beforeSetup?: readonly ServerFrame[]
+  /**
+   * `blocking`: the model says nothing while a call it made lacks its `toolResponse` (a sequential
+   * model): a script's speech waits until then. `async` (default): the script plays as written.
+   */
+  readonly toolCalls?: 'async' | 'blocking'
 }
 
 export interface TimelineEntry {
@@ -48,12 +53,21 @@ export class FakeConnection {
   readonly #ws: WebSocket
   readonly #server: FakeLiveServer
   readonly #binary: boolean
+  readonly #blocking: boolean
+  /** Ids of the calls sent on this connection. */
+  readonly #calls: string[] = []
 
-  constructor(index: number, ws: WebSocket, server: FakeLiveServer, binary: boolean) {
+  constructor(
+    index: number,
+    ws: WebSocket,
+    server: FakeLiveServer,
+    o: { binary: boolean; blocking: boolean },
+  ) {
     this.index = index
     this.#ws = ws
     this.#server = server
-    this.#binary = binary
+    this.#binary = o.binary
+    this.#blocking = o.blocking
   }
 
   get open(): boolean {
@@ -63,6 +77,9 @@ export class FakeConnection {
   /** Pretty-printed camelCase JSON, as the service writes it. */
   send(frame: ServerFrame, binary = this.#binary): void {
     if (!this.open) return
+    for (const c of (frame.toolCall as { functionCalls?: { id?: string }[] } | undefined)
+      ?.functionCalls ?? [])
+      if (c.id !== undefined) this.#calls.push(c.id)
     const text = JSON.stringify(frame, null, 2)
     this.#ws.send(binary ? Buffer.from(text, 'utf8') : text, { binary })
   }
@@ -182,6 +199,8 @@ export class FakeConnection {
   }
 
   async #step(step: Step): Promise<void> {
+    if (this.#blocking && ('speak' in step || ('send' in step && 'serverContent' in step.send)))
+      await this.#untilAnswered()
     if ('send' in step) this.send(step.send, step.binary)
     else if ('raw' in step) this.sendRaw(step.raw, step.binary)
     else if ('delayMs' in step) await sleep(step.delayMs)
@@ -191,6 +210,15 @@ export class FakeConnection {
     else if ('speak' in step) await this.#speak(step)
     else if ('transcribe' in step) await this.#transcribe(step)
     else if ('untilHeardMs' in step) await this.#heard(step.untilHeardMs, step.timeoutMs)
+  }
+
+  /** A sequential model: waits until every call made on this connection has its response. */
+  async #untilAnswered(): Promise<void> {
+    const waiting = () => {
+      const answered = new Set(this.responses.map((r) => r.id))
+      return this.#calls.some((id) => !answered.has(id))
+    }
+    while (this.open && waiting()) await sleep(5)
   }
 
   /** True once this connection has heard `ms` of audio; false (an error noted) at the timeout. */
@@ -395,12 +423,10 @@ export class FakeLiveServer {
   }
 
   #accept(ws: WebSocket, key: string | null): void {
-    const conn = new FakeConnection(
-      this.connections.length,
-      ws,
-      this,
-      this.#options.binaryFrames ?? true,
-    )
+    const conn = new FakeConnection(this.connections.length, ws, this, {
+      binary: this.#options.binaryFrames ?? true,
+      blocking: this.#options.toolCalls === 'blocking',
+    })
     this.connections.push(conn)
     this.timeline.push({ conn: conn.index, event: 'open' })
     this.#wake()
