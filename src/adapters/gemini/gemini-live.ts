@@ -2,6 +2,7 @@ import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
 import type { LiveCapabilities, LiveEvents, LiveLLM, LiveSetup } from '../../ports/live-llm.js'
+import { OpenAttempt, warnAboutModel } from '../live-support/open-attempt.js'
 import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient, installGuardedTransport } from './client.js'
 import { closeError } from './close-error.js'
@@ -44,18 +45,7 @@ export class GeminiLive implements LiveLLM {
     const { capabilities, known } = lookupCapabilities(options.model)
     this.modelCapabilities = capabilities
     this.capabilities = liveCapabilities(options.model)
-    if (!known) {
-      this.#log.warn(
-        { event: 'model_unknown' },
-        'live model not in the capability table: assuming no asynchronous calls',
-      )
-    }
-    if (!capabilities.asyncToolCalls) {
-      this.#log.warn(
-        { event: 'approvals_dead_air' },
-        'this live model has no asynchronous calls: approvals will be dead air',
-      )
-    }
+    warnAboutModel(this.#log, 'live', { known, asyncToolCalls: capabilities.asyncToolCalls })
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveConnection> {
@@ -82,75 +72,57 @@ export class GeminiLive implements LiveLLM {
       'live connecting',
     )
 
-    return new Promise<LiveConnection>((resolve, reject) => {
-      let settled = false
-      const fail = (err: Error) => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.abort()
-        log.warn(
-          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
-          'live connect failed',
-        )
-        reject(err)
-      }
-      const timer = clock.setTimeout(
-        () =>
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-              `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
-            ),
-          ),
-        timeoutMs,
-      )
-      try {
-        installGuardedTransport(ai, {
-          WebSocket,
-          logger: log,
-          apiKey: this.#options.apiKey,
-          onSocket: (s: GuardedSocket) => conn.attachSocket(s),
-          hooks: {
-            frame: (f) => conn.onFrame(f),
-            closed: (code, reason) => {
-              // Before setupComplete the SDK would wait forever: the close is the answer.
-              if (!settled) fail(closeError(code, reason, this.#options.model))
-              conn.onClosed(code, reason)
-            },
-          },
-        })
-      } catch (err) {
-        fail(err as Error)
-        return
-      }
-      ai.live
-        .connect({
-          model: this.#options.model,
-          config: liveConnectConfig(setup, caps),
-          // Frames reach us through the guarded socket; the SDK only sees setupComplete.
-          callbacks: { onmessage: () => {} },
-        })
-        .then(
-          (sdk) => {
-            if (settled) {
-              sdk.conn.close()
-              return
-            }
-            settled = true
-            clock.clearTimeout(timer)
-            conn.opened(sdk)
-            if (!setup.resumeHandle && setup.history?.length) {
-              const turns = toTextTurns(setup.history)
-              if (turns.length > 0) sdk.sendClientContent({ turns, turnComplete: false })
-            }
-            log.info({}, 'live connected')
-            resolve(conn)
-            // After the caller's `await` has its session, not before.
-            setImmediate(() => conn.release())
-          },
-          (err: unknown) => fail(new Error(redactKey(errorText(err), this.#options.apiKey))),
-        )
+    const attempt = new OpenAttempt<LiveConnection>({
+      clock,
+      log,
+      label: 'live',
+      abort: () => conn.abort(),
+      timeoutMs,
+      timeoutMessage: `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
     })
+    try {
+      installGuardedTransport(ai, {
+        WebSocket,
+        logger: log,
+        apiKey: this.#options.apiKey,
+        onSocket: (s: GuardedSocket) => conn.attachSocket(s),
+        hooks: {
+          frame: (f) => conn.onFrame(f),
+          closed: (code, reason) => {
+            // Before setupComplete the SDK would wait forever: the close is the answer.
+            if (!attempt.settled) attempt.fail(closeError(code, reason, this.#options.model))
+            conn.onClosed(code, reason)
+          },
+        },
+      })
+    } catch (err) {
+      attempt.fail(err as Error)
+      return attempt.promise
+    }
+    ai.live
+      .connect({
+        model: this.#options.model,
+        config: liveConnectConfig(setup, caps),
+        // Frames reach us through the guarded socket; the SDK only sees setupComplete.
+        callbacks: { onmessage: () => {} },
+      })
+      .then(
+        (sdk) => {
+          if (attempt.settled) {
+            sdk.conn.close()
+            return
+          }
+          conn.opened(sdk)
+          if (!setup.resumeHandle && setup.history?.length) {
+            const turns = toTextTurns(setup.history)
+            if (turns.length > 0) sdk.sendClientContent({ turns, turnComplete: false })
+          }
+          attempt.succeed(conn)
+          // After the caller's `await` has its session, not before.
+          setImmediate(() => conn.release())
+        },
+        (err: unknown) => attempt.fail(new Error(redactKey(errorText(err), this.#options.apiKey))),
+      )
+    return attempt.promise
   }
 }

@@ -10,6 +10,7 @@ import type {
   LiveSession,
   LiveSetup,
 } from '../../ports/live-llm.js'
+import { OpenAttempt, warnAboutModel } from '../live-support/open-attempt.js'
 import {
   lookupOpenAICapabilities,
   type OpenAIModelCapabilities,
@@ -54,18 +55,7 @@ export class OpenAIRealtime implements LiveLLM {
     const { capabilities, known } = lookupOpenAICapabilities(o.model)
     this.modelCapabilities = capabilities
     this.capabilities = openaiLiveCapabilities(o.model)
-    if (!known) {
-      this.#log.warn(
-        { event: 'model_unknown' },
-        'realtime model not in the capability table: assuming no asynchronous calls',
-      )
-    }
-    if (!capabilities.asyncToolCalls) {
-      this.#log.warn(
-        { event: 'approvals_dead_air' },
-        'this realtime model has no asynchronous calls: approvals will be dead air',
-      )
-    }
+    warnAboutModel(this.#log, 'realtime', { known, asyncToolCalls: capabilities.asyncToolCalls })
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
@@ -95,86 +85,71 @@ export class OpenAIRealtime implements LiveLLM {
       'realtime connecting',
     )
 
-    return new Promise<LiveSession>((resolve, reject) => {
-      let settled = false
-      const fail = (err: Error) => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.abort()
-        log.warn(
-          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
-          'realtime connect failed',
-        )
-        reject(err)
-      }
-      const timer = clock.setTimeout(
-        () =>
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-              `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
-            ),
-          ),
-        timeoutMs,
-      )
-      const ready = () => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.opened()
-        log.info({}, 'realtime connected')
-        resolve(conn)
-        // After the caller's `await` has its session, not before.
-        setImmediate(() => conn.release())
-      }
-      rt.on('event', (e: RealtimeServerEvent) => {
-        if (!settled) {
-          if (e.type === 'session.updated') ready()
-          else if (e.type === 'error')
-            fail(refusal(model, { code: e.error.code ?? e.error.type, message: e.error.message }))
-          return
-        }
-        conn.onEvent(e)
-      })
-      // Error events come as `event` too; this is the socket's own trouble (and keeps the SDK
-      // from turning an error nobody listens to into an unhandled rejection).
-      rt.on('error', (err) => {
-        if (err.error) return
-        const msg = redactKey(err.message, apiKey)
-        if (!settled) fail(new NocturnError('NOC_ERR_LIVE_CLOSED', `realtime socket: ${msg}`))
-        else log.warn({ event: 'realtime_socket_error', err: msg }, 'realtime socket error')
-      })
-      rt.socket.on('unexpected-response', (req, res) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (c: string) => {
-          if (body.length < 2000) body += c
-        })
-        res.on('end', () => {
-          fail(refusal(model, { status: res.statusCode ?? 0, body: redactKey(body, apiKey) }))
-          req.destroy()
-        })
-      })
-      rt.socket.on('open', () => {
-        const config = sessionConfig(setup, this.#o)
-        conn.sendSetup({ type: 'session.update', event_id: 'nocturn_setup', session: config })
-        for (const item of historyItems(setup.history ?? [])) {
-          conn.sendSetup({ type: 'conversation.item.create', item })
-        }
-      })
-      rt.socket.on('close', (code: number, reason: Buffer) => {
-        const why = reason.toString('utf8')
-        if (!settled) {
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CLOSED',
-              `the realtime connection closed before its setup completed (close ${code})${why ? `: "${why}"` : ''}`,
-            ),
+    const attempt = new OpenAttempt<LiveSession>({
+      clock,
+      log,
+      label: 'realtime',
+      abort: () => conn.abort(),
+      timeoutMs,
+      timeoutMessage: `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
+    })
+    const ready = () => {
+      if (attempt.settled) return
+      conn.opened()
+      attempt.succeed(conn)
+      // After the caller's `await` has its session, not before.
+      setImmediate(() => conn.release())
+    }
+    rt.on('event', (e: RealtimeServerEvent) => {
+      if (!attempt.settled) {
+        if (e.type === 'session.updated') ready()
+        else if (e.type === 'error')
+          attempt.fail(
+            refusal(model, { code: e.error.code ?? e.error.type, message: e.error.message }),
           )
-        }
-        conn.onClosed(code, why)
+        return
+      }
+      conn.onEvent(e)
+    })
+    // Error events come as `event` too; this is the socket's own trouble (and keeps the SDK
+    // from turning an error nobody listens to into an unhandled rejection).
+    rt.on('error', (err) => {
+      if (err.error) return
+      const msg = redactKey(err.message, apiKey)
+      if (!attempt.settled)
+        attempt.fail(new NocturnError('NOC_ERR_LIVE_CLOSED', `realtime socket: ${msg}`))
+      else log.warn({ event: 'realtime_socket_error', err: msg }, 'realtime socket error')
+    })
+    rt.socket.on('unexpected-response', (req, res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => {
+        if (body.length < 2000) body += c
+      })
+      res.on('end', () => {
+        attempt.fail(refusal(model, { status: res.statusCode ?? 0, body: redactKey(body, apiKey) }))
+        req.destroy()
       })
     })
+    rt.socket.on('open', () => {
+      const config = sessionConfig(setup, this.#o)
+      conn.sendSetup({ type: 'session.update', event_id: 'nocturn_setup', session: config })
+      for (const item of historyItems(setup.history ?? [])) {
+        conn.sendSetup({ type: 'conversation.item.create', item })
+      }
+    })
+    rt.socket.on('close', (code: number, reason: Buffer) => {
+      const why = reason.toString('utf8')
+      if (!attempt.settled) {
+        attempt.fail(
+          new NocturnError(
+            'NOC_ERR_LIVE_CLOSED',
+            `the realtime connection closed before its setup completed (close ${code})${why ? `: "${why}"` : ''}`,
+          ),
+        )
+      }
+      conn.onClosed(code, why)
+    })
+    return attempt.promise
   }
 }
