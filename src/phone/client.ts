@@ -1,12 +1,6 @@
 import type { Logger } from '../core/logger.js'
-import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
-import {
-  type Grant,
-  type Pairing,
-  parseApprovalTopic,
-  type Topics,
-  topicsFor,
-} from '../protocol/index.js'
+import type { PhoneLink } from '../ports/phone-link.js'
+import { type Grant, parseApprovalTopic, type Topics, topicsFor } from '../protocol/index.js'
 import {
   decisionMessage,
   OWNER_REFUSED_CODE,
@@ -17,16 +11,9 @@ import {
   verifyReply,
   verifyRequest,
 } from '../protocol/phone-side.js'
+import { openPhoneLink, type PhoneLinkOptions, phoneIdentity } from './phone-link-options.js'
 
-export interface PhoneClientOptions {
-  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
-  readonly link: OpenPhoneLink
-  readonly pairing: Pairing
-  readonly username?: string
-  readonly password?: string
-  readonly ca?: string | Buffer
-  readonly logger: Logger
-  readonly now?: () => number
+export interface PhoneClientOptions extends PhoneLinkOptions {
   /** How far the device's clock may be off from ours when judging `expiresAt`. */
   readonly skewMs?: number
 }
@@ -64,22 +51,16 @@ export class PhoneClient {
   /** Digests of requests whose card closed recently, so a repeated outcome still verifies. */
   readonly #ended = new Map<string, string>()
   readonly #listeners: Array<(e: PhoneEvent) => void> = []
-  #ready: Promise<void>
 
   constructor(options: PhoneClientOptions) {
     this.#options = options
     this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
     this.#log = options.logger.child({ component: 'phone', phone: options.pairing.phone })
     this.#now = options.now ?? Date.now
-    const { device, phone, key } = options.pairing
-    this.#me = { device, phone, key }
-    this.#conn = options.link({
-      broker: options.pairing.broker,
-      phone,
+    this.#me = phoneIdentity(options.pairing)
+    const phone = options.pairing.phone
+    this.#conn = openPhoneLink(options, {
       role: 'a',
-      ...(options.username !== undefined && { username: options.username }),
-      ...(options.password !== undefined && { password: options.password }),
-      ...(options.ca !== undefined && { ca: options.ca }),
       filters: [
         this.topics.requests,
         this.topics.outcomes,
@@ -92,13 +73,12 @@ export class PhoneClient {
       onMessage: (topic, payload) => this.#onMessage(topic, payload),
       logger: this.#log,
     })
-    this.#ready = this.#conn.ready
   }
 
   /** Connects and subscribes; retained requests arrive right after. */
   async start(): Promise<void> {
     this.#conn.start()
-    await this.#ready
+    await this.#conn.ready
   }
 
   on(listener: (e: PhoneEvent) => void): () => void {

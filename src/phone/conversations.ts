@@ -1,24 +1,17 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
+import type { PhoneLink } from '../ports/phone-link.js'
 import type { GrantSummary, PhoneOp } from '../protocol/grant-ops.js'
-import { newNonce, type Pairing, type Topics, topicsFor } from '../protocol/index.js'
+import { newNonce, type Topics, topicsFor } from '../protocol/index.js'
 import {
   type PhoneIdentity,
   phoneRequestMessage,
   type VerifiedReply,
   verifyReply,
 } from '../protocol/phone-side.js'
+import { openPhoneLink, type PhoneLinkOptions, phoneIdentity } from './phone-link-options.js'
 
-export interface PhoneConversationsOptions {
-  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
-  readonly link: OpenPhoneLink
-  readonly pairing: Pairing
-  readonly username?: string
-  readonly password?: string
-  readonly ca?: string | Buffer
-  readonly logger: Logger
-  readonly now?: () => number
+export interface PhoneConversationsOptions extends PhoneLinkOptions {
   /** How long a request waits for its final answer. */
   readonly timeoutMs?: number
   /** How long `say` waits: a typed turn may wait for a human's approval (two minutes by default). */
@@ -58,7 +51,6 @@ export class PhoneConversations {
   readonly #now: () => number
   readonly #me: PhoneIdentity
   readonly #waiting = new Map<string, Waiter>()
-  readonly #ready: Promise<void>
   refused = 0
 
   constructor(options: PhoneConversationsOptions) {
@@ -69,25 +61,18 @@ export class PhoneConversations {
       phone: options.pairing.phone,
     })
     this.#now = options.now ?? Date.now
-    const { device, phone, key } = options.pairing
-    this.#me = { device, phone, key }
-    this.#conn = options.link({
-      broker: options.pairing.broker,
-      phone,
+    this.#me = phoneIdentity(options.pairing)
+    this.#conn = openPhoneLink(options, {
       role: 'c',
-      ...(options.username !== undefined && { username: options.username }),
-      ...(options.password !== undefined && { password: options.password }),
-      ...(options.ca !== undefined && { ca: options.ca }),
       filters: [this.topics.conversationReply(options.pairing.phone)],
       onMessage: (topic, payload) => this.#onMessage(topic, payload),
       logger: this.#log,
     })
-    this.#ready = this.#conn.ready
   }
 
   async start(): Promise<void> {
     this.#conn.start()
-    await this.#ready
+    await this.#conn.ready
   }
 
   async close(): Promise<void> {
