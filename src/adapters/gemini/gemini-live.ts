@@ -1,8 +1,8 @@
-import { errorText, NocturnError } from '../../core/errors.js'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
 import type { LiveCapabilities, LiveEvents, LiveLLM, LiveSetup } from '../../ports/live-llm.js'
-import { OpenAttempt, warnAboutModel } from '../live-support/open-attempt.js'
+import { liveAdapterLog, OpenAttempt } from '../live-support/open-attempt.js'
 import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient, installGuardedTransport } from './client.js'
 import { closeError } from './close-error.js'
@@ -38,14 +38,12 @@ export class GeminiLive implements LiveLLM {
   #connections = 0
 
   constructor(options: GeminiLiveOptions) {
-    if (!options.apiKey)
-      throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no Gemini API key was given')
-    this.#options = options
-    this.#log = options.logger.child({ component: 'gemini-live', model: options.model })
     const { capabilities, known } = lookupCapabilities(options.model)
+    const who = { provider: 'Gemini', component: 'gemini-live', label: 'live' }
+    this.#log = liveAdapterLog(options, who, { known, asyncToolCalls: capabilities.asyncToolCalls })
+    this.#options = options
     this.modelCapabilities = capabilities
     this.capabilities = liveCapabilities(options.model)
-    warnAboutModel(this.#log, 'live', { known, asyncToolCalls: capabilities.asyncToolCalls })
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveConnection> {

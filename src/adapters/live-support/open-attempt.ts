@@ -63,22 +63,30 @@ export class OpenAttempt<T> {
   }
 }
 
-/** What a live adapter says at construction about a model its capability table may not know. */
-export function warnAboutModel(
-  log: Logger,
-  label: string,
+/**
+ * What every live adapter does as it is made: refuse a missing key with a clear error, name its
+ * log after itself and its model, and warn about a model its capability table does not know or
+ * whose calls block (approvals would be dead air).
+ */
+export function liveAdapterLog(
+  o: { readonly apiKey: string; readonly model: string; readonly logger: Logger },
+  who: { readonly provider: string; readonly component: string; readonly label: string },
   model: { readonly known: boolean; readonly asyncToolCalls: boolean },
-): void {
+): Logger {
+  if (!o.apiKey)
+    throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', `no ${who.provider} API key was given`)
+  const log = o.logger.child({ component: who.component, model: o.model })
   if (!model.known) {
     log.warn(
       { event: 'model_unknown' },
-      `${label} model not in the capability table: assuming no asynchronous calls`,
+      `${who.label} model not in the capability table: assuming no asynchronous calls`,
     )
   }
   if (!model.asyncToolCalls) {
     log.warn(
       { event: 'approvals_dead_air' },
-      `this ${label} model has no asynchronous calls: approvals will be dead air`,
+      `this ${who.label} model has no asynchronous calls: approvals will be dead air`,
     )
   }
+  return log
 }

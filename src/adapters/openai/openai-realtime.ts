@@ -10,7 +10,7 @@ import type {
   LiveSession,
   LiveSetup,
 } from '../../ports/live-llm.js'
-import { OpenAttempt, warnAboutModel } from '../live-support/open-attempt.js'
+import { liveAdapterLog, OpenAttempt } from '../live-support/open-attempt.js'
 import {
   lookupOpenAICapabilities,
   type OpenAIModelCapabilities,
@@ -49,13 +49,12 @@ export class OpenAIRealtime implements LiveLLM {
   #connections = 0
 
   constructor(o: OpenAIRealtimeOptions) {
-    if (!o.apiKey) throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no OpenAI API key was given')
-    this.#o = o
-    this.#log = o.logger.child({ component: 'openai-realtime', model: o.model })
     const { capabilities, known } = lookupOpenAICapabilities(o.model)
+    const who = { provider: 'OpenAI', component: 'openai-realtime', label: 'realtime' }
+    this.#log = liveAdapterLog(o, who, { known, asyncToolCalls: capabilities.asyncToolCalls })
+    this.#o = o
     this.modelCapabilities = capabilities
     this.capabilities = openaiLiveCapabilities(o.model)
-    warnAboutModel(this.#log, 'realtime', { known, asyncToolCalls: capabilities.asyncToolCalls })
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {

@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import WebSocket, { WebSocketServer } from 'ws'
+import WebSocket from 'ws'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { silentLogger } from '../../core/logger.js'
+import { LoopbackService } from '../loopback-service.js'
 import { type ServerFrame, serverFrame, truncateReason, unknownModelReason } from './frames.js'
 import {
   DEFAULT_MODELS,
@@ -302,52 +302,47 @@ export class FakeLiveServer {
   readonly errors: string[] = []
   /** The upgrade URLs, as the SDK built them (the key is in there). */
   readonly urls: string[] = []
-  readonly #http: Server
-  readonly #wss: WebSocketServer
+  readonly #host: LoopbackService
   readonly #options: FakeLiveServerOptions
   readonly #models: readonly FakeModel[]
   readonly #generate: GenerateStep[]
   readonly #log: Logger
-  readonly #waiters = new Set<() => void>()
-  #port = 0
 
   private constructor(options: FakeLiveServerOptions) {
     this.#options = options
     this.#models = options.models ?? DEFAULT_MODELS
     this.#generate = [...(options.generate ?? [])]
     this.#log = (options.logger ?? silentLogger).child({ component: 'fake-live-server' })
-    this.#wss = new WebSocketServer({ noServer: true })
-    this.#http = createServer((req, res) => {
-      handleRest(req, res, {
-        models: this.#models,
-        generate: this.#generate,
-        requests: this.rest,
-        apiKey: options.apiKey,
-      }).catch((err: unknown) => {
+    this.#host = new LoopbackService({
+      name: 'fake live server',
+      rest: (req, res) =>
+        handleRest(req, res, {
+          models: this.#models,
+          generate: this.#generate,
+          requests: this.rest,
+          apiKey: options.apiKey,
+        }),
+      restFailed: (err, res) => {
         this.errors.push(`rest: ${errorText(err)}`)
         res.destroy()
-      })
+      },
+      upgrade: (req, socket, head) => this.#upgrade(req, socket, head),
     })
-    this.#http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head))
   }
 
   static async start(options: FakeLiveServerOptions = {}): Promise<FakeLiveServer> {
     const s = new FakeLiveServer(options)
-    await new Promise<void>((resolve, reject) => {
-      s.#http.once('error', reject)
-      s.#http.listen(options.port ?? 0, '127.0.0.1', () => resolve())
-    })
-    s.#port = (s.#http.address() as AddressInfo).port
+    await s.#host.listen(options.port)
     return s
   }
 
   get port(): number {
-    return this.#port
+    return this.#host.port
   }
 
   /** What to give the SDK as `httpOptions.baseUrl` (http, not ws: see gemini-live.md §3.2). */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.#port}`
+    return `http://127.0.0.1:${this.#host.port}`
   }
 
   /** Adds answers for `generateContent`. */
@@ -364,24 +359,8 @@ export class FakeLiveServer {
   }
 
   /** Resolves once `check()` holds, re-checking on every frame, connection and close. */
-  async until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = check()
-      if (v !== undefined && v !== false) return v
-      const left = deadline - Date.now()
-      if (left <= 0) throw new Error('fake live server: condition not met in time')
-      await new Promise<void>((resolve) => {
-        const waiters = this.#waiters
-        const t = setTimeout(done, Math.min(left, 50))
-        function done() {
-          clearTimeout(t)
-          waiters.delete(done)
-          resolve()
-        }
-        waiters.add(done)
-      })
-    }
+  until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
+    return this.#host.until(check, timeoutMs)
   }
 
   waitForFrame(match: (f: ReceivedFrame) => boolean, timeoutMs?: number): Promise<ReceivedFrame> {
@@ -395,17 +374,12 @@ export class FakeLiveServer {
     }, timeoutMs)
   }
 
-  async close(): Promise<void> {
-    for (const c of this.#wss.clients) c.terminate()
-    await new Promise<void>((resolve) => this.#wss.close(() => resolve()))
-    await new Promise<void>((resolve) => this.#http.close(() => resolve()))
+  close(): Promise<void> {
+    return this.#host.close()
   }
 
   #wake(): void {
-    for (const w of [...this.#waiters]) {
-      this.#waiters.delete(w)
-      w()
-    }
+    this.#host.wake()
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -416,7 +390,7 @@ export class FakeLiveServer {
       return
     }
     this.urls.push(req.url ?? '')
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+    this.#host.wss.handleUpgrade(req, socket, head, (ws) => {
       const key = url.searchParams.get('key') ?? url.searchParams.get('access_token')
       this.#accept(ws, key)
     })
