@@ -118,23 +118,17 @@ const geminiConnectCheck: Check<GeminiDoctorContext> = {
   },
 }
 
-const geminiProbeCheck = probeCheck<GeminiDoctorContext>('Gemini probe', (ctx) => {
-  const k = key(ctx)
-  if (k instanceof Error) return { skip: 'no API key' }
-  const model = ctx.model
-  if (!model) return { skip: 'no model configured' }
-  return {
-    model,
-    claim: lookupCapabilities(model).capabilities.asyncToolCalls,
-    run: () =>
-      probeGeminiToolCalls({
-        apiKey: k.key,
-        model,
-        baseUrl: ctx.baseUrl,
-        logger: ctx.logger,
-        clock: realClock(),
-      }),
-  }
+const geminiProbeCheck = probeCheck<GeminiDoctorContext>(GEMINI, {
+  key,
+  claim: (model) => lookupCapabilities(model).capabilities.asyncToolCalls,
+  run: (ctx, apiKey, model) =>
+    probeGeminiToolCalls({
+      apiKey,
+      model,
+      baseUrl: ctx.baseUrl,
+      logger: ctx.logger,
+      clock: realClock(),
+    }),
 })
 
 export const geminiChecks = [

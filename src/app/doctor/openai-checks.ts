@@ -61,21 +61,17 @@ const openaiModelCheck = modelCheck<OpenAIDoctorContext>(OPENAI, {
   },
 })
 
-const openaiProbeCheck = probeCheck<OpenAIDoctorContext>('OpenAI probe', (ctx) => {
-  const k = ctx.openaiKey
-  if (k instanceof Error) return { skip: 'no API key' }
-  const model = ctx.model
-  if (!model) return { skip: 'no model configured' }
-  return {
-    model,
-    claim: lookupOpenAICapabilities(model).capabilities.asyncToolCalls,
-    run: () => probeRealtimeToolCalls({ apiKey: k.key, model, baseUrl: ctx.baseUrl }),
-  }
+const openaiKey = (ctx: OpenAIDoctorContext) => ctx.openaiKey
+
+const openaiProbeCheck = probeCheck<OpenAIDoctorContext>(OPENAI, {
+  key: openaiKey,
+  claim: (model) => lookupOpenAICapabilities(model).capabilities.asyncToolCalls,
+  run: (ctx, apiKey, model) => probeRealtimeToolCalls({ apiKey, model, baseUrl: ctx.baseUrl }),
 })
 
 /** The provider checks for `provider.kind: "openai"`, in the order doctor prints them. */
 export const openaiChecks = [
-  keyCheck(OPENAI, (ctx: OpenAIDoctorContext) => ctx.openaiKey),
+  keyCheck(OPENAI, openaiKey),
   openaiModelsCheck,
   openaiModelCheck,
   openaiProbeCheck,

@@ -1,32 +1,33 @@
 import type { ProbeResult } from '../../adapters/live-support/tool-call-probe.js'
 import type { Check, CheckResult } from './check.js'
-
-/** What one provider's probe needs from the doctor's context, or why it cannot run. */
-export type ProbeTarget =
-  | {
-      readonly model: string
-      /** What the capability table claims: the model's calls are asynchronous. */
-      readonly claim: boolean
-      run(): Promise<ProbeResult>
-    }
-  | { readonly skip: string }
+import type { ProviderWords } from './provider-checks.js'
 
 /**
  * `doctor --probe` for one provider: runs its probe (a call made to block) and reports what the
  * model did beside what the capability table claims, loudly when they differ, and that approvals
  * will be dead air when the model waits. The same words for every provider.
  */
-export function probeCheck<C extends { readonly probe: boolean }>(
-  name: string,
-  target: (ctx: C) => ProbeTarget,
+export function probeCheck<
+  C extends { readonly probe: boolean; readonly model: string | undefined },
+>(
+  w: ProviderWords,
+  o: {
+    key: (ctx: C) => { readonly key: string } | Error
+    /** What the capability table claims: the model's calls are asynchronous. */
+    claim: (model: string) => boolean
+    run: (ctx: C, apiKey: string, model: string) => Promise<ProbeResult>
+  },
 ): Check<C> {
   return {
-    name,
+    name: `${w.provider} probe`,
     async run(ctx): Promise<CheckResult> {
       if (!ctx.probe) return { status: 'skip', summary: 'not asked for (--probe)' }
-      const t = target(ctx)
-      if ('skip' in t) return { status: 'skip', summary: t.skip }
-      const r = await t.run()
+      const k = o.key(ctx)
+      if (k instanceof Error) return { status: 'skip', summary: 'no API key' }
+      const model = ctx.model
+      if (!model) return { status: 'skip', summary: 'no model configured' }
+      const t = { model, claim: o.claim(model) }
+      const r = await o.run(ctx, k.key, model)
       const seen = r.verdict === 'asynchronous'
       const data = { model: t.model, verdict: r.verdict, heldMs: r.heldMs, tableSays: t.claim }
       if (r.verdict === 'no call') {
