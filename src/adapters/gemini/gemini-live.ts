@@ -2,7 +2,7 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
 import type { LiveCapabilities, LiveEvents, LiveLLM, LiveSetup } from '../../ports/live-llm.js'
-import { liveAdapterLog, OpenAttempt } from '../live-support/open-attempt.js'
+import { connectionLogs, OpenAttempt } from '../live-support/open-attempt.js'
 import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient, installGuardedTransport } from './client.js'
 import { closeError } from './close-error.js'
@@ -32,24 +32,23 @@ export interface GeminiLiveOptions {
  */
 export class GeminiLive implements LiveLLM {
   readonly capabilities: LiveCapabilities
-  readonly modelCapabilities: ModelCapabilities
+  readonly #caps: ModelCapabilities
   readonly #options: GeminiLiveOptions
-  readonly #log: Logger
-  #connections = 0
+  /** The next connection's log. */
+  readonly #connectionLog: () => Logger
 
   constructor(options: GeminiLiveOptions) {
-    const { capabilities, known } = lookupCapabilities(options.model)
+    const lookup = lookupCapabilities(options.model)
     const who = { provider: 'Gemini', component: 'gemini-live', label: 'live' }
-    this.#log = liveAdapterLog(options, who, { known, asyncToolCalls: capabilities.asyncToolCalls })
+    this.#connectionLog = connectionLogs(options, who, lookup)
     this.#options = options
-    this.modelCapabilities = capabilities
+    this.#caps = lookup.capabilities
     this.capabilities = liveCapabilities(options.model)
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveConnection> {
-    const n = ++this.#connections
-    const log = this.#log.child({ conn: n })
-    const caps = this.modelCapabilities
+    const log = this.#connectionLog()
+    const caps = this.#caps
     const nonBlocking = behaviorFor(setup, caps) === 'NON_BLOCKING'
     const conn = new LiveConnection({
       events,

@@ -44,13 +44,7 @@ export class LiveConnection implements LiveSession {
     clock: Clock
   }) {
     const frames = new ServerFrames(bookkeeping(o.events, o.logger), o.logger)
-    this.#life = new ConnectionLife({
-      dispatch: (f) => frames.dispatch(f),
-      events: o.events,
-      log: o.logger,
-      clock: o.clock,
-      label: 'live',
-    })
+    this.#life = new ConnectionLife(o, 'live', (f) => frames.dispatch(f))
     this.#log = o.logger
     this.#apiKey = o.apiKey
     this.#caps = o.capabilities
@@ -111,15 +105,8 @@ export class LiveConnection implements LiveSession {
     const interim = r.willContinue === true
     // The one guard kept here: how this connection declared its tools on the wire (`behaviorFor`:
     // a model that cannot block is declared NON_BLOCKING whatever was asked, one that blocks by
-    // default BLOCKING) is known only to the adapter, not to the driver's ledger. A blocking call
-    // takes the first response as the answer: an interim would end it.
-    if (interim && !this.#nonBlocking) {
-      this.#log.warn(
-        { event: 'interim_result_blocking_call', callId: r.id, tool: r.name },
-        'interim result for a blocking call; not sent',
-      )
-      return
-    }
+    // default BLOCKING) is known only to the adapter, not to the driver's ledger.
+    if (!this.#life.answerAllowed(r, !this.#nonBlocking)) return
     const fr: FunctionResponse = { id: r.id, name: r.name, response: r.response }
     if (this.#nonBlocking) {
       fr.willContinue = interim

@@ -1,7 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
-import type { LiveCloseInfo, LiveEvents } from '../../ports/live-llm.js'
+import type { LiveCloseInfo, LiveEvents, LiveToolResponse } from '../../ports/live-llm.js'
 
 type State = 'connecting' | 'open' | 'closing' | 'closed'
 
@@ -13,14 +13,11 @@ export interface SocketEnd {
   terminate(): void
 }
 
-interface LifeOptions<E> {
-  /** Hands one far-side event or frame on to the adapter's reading of it. */
-  readonly dispatch: (e: E) => void
+/** What a connection is made with, as both adapters' connections are. */
+interface ConnectionOptions {
   readonly events: Pick<LiveEvents, 'closed'>
-  readonly log: Logger
+  readonly logger: Logger
   readonly clock: Clock
-  /** How the adapter's log lines name a connection (`live`, `realtime`). */
-  readonly label: string
 }
 
 /**
@@ -39,10 +36,16 @@ export class ConnectionLife<E> {
   #closedInfo: LiveCloseInfo | undefined
   #droppedAudio = 0
   readonly #closeWaiters: (() => void)[] = []
-  readonly #o: LifeOptions<E>
+  readonly #o: ConnectionOptions
+  /** How the adapter's log lines name a connection (`live`, `realtime`). */
+  readonly #label: string
+  /** Hands one far-side event or frame on to the adapter's reading of it. */
+  readonly #dispatch: (e: E) => void
 
-  constructor(o: LifeOptions<E>) {
+  constructor(o: ConnectionOptions, label: string, dispatch: (e: E) => void) {
     this.#o = o
+    this.#label = label
+    this.#dispatch = dispatch
   }
 
   get state(): State {
@@ -62,14 +65,14 @@ export class ConnectionLife<E> {
   receive(e: E): void {
     if (this.#byClient) return
     if (this.#held) this.#held.push(e)
-    else this.#o.dispatch(e)
+    else this.#dispatch(e)
   }
 
   /** The caller has its session: deliver what arrived meanwhile, in order, then live. */
   release(): void {
     const held = this.#held ?? []
     this.#held = undefined
-    for (const e of held) this.#o.dispatch(e)
+    for (const e of held) this.#dispatch(e)
   }
 
   /** A connect that failed: end the socket and stay silent (the caller gets the rejection). */
@@ -89,14 +92,14 @@ export class ConnectionLife<E> {
     // Events still held are delivered first, so `closed` is the last thing the caller hears.
     if (this.#held) this.release()
     this.#closedInfo = { code, reason, byClient: this.#byClient }
-    this.#o.log.info(
+    this.#o.logger.info(
       { code, reason, byClient: this.#byClient },
-      `${this.#o.label} connection closed`,
+      `${this.#label} connection closed`,
     )
     try {
       this.#o.events.closed(this.#closedInfo)
     } catch (err) {
-      this.#o.log.error(
+      this.#o.logger.error(
         { event: 'live_closed_listener_threw', err: errorText(err) },
         'live closed listener threw',
       )
@@ -126,17 +129,31 @@ export class ConnectionLife<E> {
   audioAllowed(): boolean {
     if (this.#state === 'open') return true
     if (this.#droppedAudio++ === 0)
-      this.#o.log.warn(
+      this.#o.logger.warn(
         { event: 'live_audio_dropped', state: this.#state },
         'live audio dropped: connection not open',
       )
     return false
   }
 
+  /**
+   * Whether this answer may go out as far as the calls' kind goes: on a connection whose calls
+   * block, the first answer is taken as the answer, so an interim one would end the call; it is
+   * logged and not sent.
+   */
+  answerAllowed(r: LiveToolResponse, callsBlock: boolean): boolean {
+    if (r.willContinue !== true || !callsBlock) return true
+    this.#o.logger.warn(
+      { event: 'interim_result_blocking_call', callId: r.id, tool: r.name },
+      'interim result for a call that blocks; not sent',
+    )
+    return false
+  }
+
   /** Whether anything may be sent now; a send refused is logged with `what` it was. */
   sendAllowed(what: string): boolean {
     if (this.#state === 'open') return true
-    this.#o.log.warn(
+    this.#o.logger.warn(
       { event: 'live_send_not_open', what, state: this.#state },
       'live send on a connection that is not open; dropped',
     )

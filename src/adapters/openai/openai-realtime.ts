@@ -10,7 +10,7 @@ import type {
   LiveSession,
   LiveSetup,
 } from '../../ports/live-llm.js'
-import { liveAdapterLog, OpenAttempt } from '../live-support/open-attempt.js'
+import { connectionLogs, OpenAttempt } from '../live-support/open-attempt.js'
 import {
   lookupOpenAICapabilities,
   type OpenAIModelCapabilities,
@@ -43,23 +43,22 @@ export interface OpenAIRealtimeOptions extends SessionOptions {
  */
 export class OpenAIRealtime implements LiveLLM {
   readonly capabilities: LiveCapabilities
-  readonly modelCapabilities: OpenAIModelCapabilities
+  readonly #caps: OpenAIModelCapabilities
   readonly #o: OpenAIRealtimeOptions
-  readonly #log: Logger
-  #connections = 0
+  /** The next connection's log. */
+  readonly #connectionLog: () => Logger
 
   constructor(o: OpenAIRealtimeOptions) {
-    const { capabilities, known } = lookupOpenAICapabilities(o.model)
+    const lookup = lookupOpenAICapabilities(o.model)
     const who = { provider: 'OpenAI', component: 'openai-realtime', label: 'realtime' }
-    this.#log = liveAdapterLog(o, who, { known, asyncToolCalls: capabilities.asyncToolCalls })
+    this.#connectionLog = connectionLogs(o, who, lookup)
     this.#o = o
-    this.modelCapabilities = capabilities
+    this.#caps = lookup.capabilities
     this.capabilities = openaiLiveCapabilities(o.model)
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
-    const n = ++this.#connections
-    const log = this.#log.child({ conn: n })
+    const log = this.#connectionLog()
     const { clock, apiKey, model } = this.#o
     const conn = new RealtimeConnection({
       events,
@@ -67,7 +66,7 @@ export class OpenAIRealtime implements LiveLLM {
       clock,
       asyncToolCalls: this.capabilities.asyncToolCalls,
       limit: {
-        limitMs: this.#o.sessionLimitMs ?? this.modelCapabilities.sessionLimitMs,
+        limitMs: this.#o.sessionLimitMs ?? this.#caps.sessionLimitMs,
         leadMs: this.#o.sessionLimitLeadMs ?? 60_000,
       },
     })

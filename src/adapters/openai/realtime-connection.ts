@@ -80,13 +80,7 @@ export class RealtimeConnection implements LiveSession {
       quiet: () => this.#quiet(),
     })
     const server = this.#server
-    this.#life = new ConnectionLife({
-      dispatch: (e) => server.dispatch(e),
-      events: o.events,
-      log: o.logger,
-      clock: o.clock,
-      label: 'realtime',
-    })
+    this.#life = new ConnectionLife(o, 'realtime', (e) => server.dispatch(e))
   }
 
   get state() {
@@ -181,15 +175,8 @@ export class RealtimeConnection implements LiveSession {
   }
 
   respond(r: LiveToolResponse): void {
-    const interim = r.willContinue === true
-    if (interim && !this.#asyncCalls) {
-      // A model that waits for each output takes the first one as the answer.
-      this.#log.warn(
-        { event: 'interim_result_blocking_call', callId: r.id, tool: r.name },
-        'interim result for a model without asynchronous calls; not sent',
-      )
-      return
-    }
+    // A model without asynchronous calls waits for each output: its calls block.
+    if (!this.#life.answerAllowed(r, !this.#asyncCalls)) return
     if (this.#life.state !== 'open') throw notOpen(r.id)
     const output = JSON.stringify(r.response)
     let ok: boolean
