@@ -1,15 +1,9 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { PhoneLink } from '../ports/phone-link.js'
 import type { GrantSummary, PhoneOp } from '../protocol/grant-ops.js'
 import { newNonce, type Topics, topicsFor } from '../protocol/index.js'
-import {
-  type PhoneIdentity,
-  phoneRequestMessage,
-  type VerifiedReply,
-  verifyReply,
-} from '../protocol/phone-side.js'
-import { openPhoneLink, type PhoneLinkOptions, phoneIdentity } from './phone-link-options.js'
+import { phoneRequestMessage, type VerifiedReply, verifyReply } from '../protocol/phone-side.js'
+import { openPhoneSide, type PhoneLinkOptions, type PhoneSide } from './phone-link-options.js'
 
 export interface PhoneConversationsOptions extends PhoneLinkOptions {
   /** How long a request waits for its final answer. */
@@ -46,10 +40,8 @@ interface Waiter {
 export class PhoneConversations {
   readonly topics: Topics
   readonly #options: PhoneConversationsOptions
-  readonly #conn: PhoneLink
+  readonly #side: PhoneSide
   readonly #log: Logger
-  readonly #now: () => number
-  readonly #me: PhoneIdentity
   readonly #waiting = new Map<string, Waiter>()
   refused = 0
 
@@ -60,9 +52,7 @@ export class PhoneConversations {
       component: 'phone-conversations',
       phone: options.pairing.phone,
     })
-    this.#now = options.now ?? Date.now
-    this.#me = phoneIdentity(options.pairing)
-    this.#conn = openPhoneLink(options, {
+    this.#side = openPhoneSide(options, {
       role: 'c',
       filters: [this.topics.conversationReply(options.pairing.phone)],
       onMessage: (topic, payload) => this.#onMessage(topic, payload),
@@ -71,12 +61,12 @@ export class PhoneConversations {
   }
 
   async start(): Promise<void> {
-    this.#conn.start()
-    await this.#conn.ready
+    this.#side.link.start()
+    await this.#side.link.ready
   }
 
   async close(): Promise<void> {
-    await this.#conn.close()
+    await this.#side.link.close()
   }
 
   /** Newest first; `next` (passed back as it came) asks for the page after this one. */
@@ -244,8 +234,8 @@ export class PhoneConversations {
     args: Record<string, unknown>,
     onReply?: (r: VerifiedReply) => void,
   ): Promise<VerifiedReply[]> {
-    const phone = this.#me.phone
-    const msg = phoneRequestMessage(this.#me, id, op, args, this.#now())
+    const phone = this.#side.me.phone
+    const msg = phoneRequestMessage(this.#side.me, id, op, args, this.#side.now())
     return new Promise<VerifiedReply[]>((resolve, reject) => {
       const byN = new Map<number, VerifiedReply>()
       let next = 0
@@ -282,7 +272,7 @@ export class PhoneConversations {
         },
       }
       this.#waiting.set(id, waiter)
-      this.#conn
+      this.#side.link
         .publish(this.topics.conversationRequest(phone), JSON.stringify(msg), {
           qos: 1,
           retain: false,
@@ -296,8 +286,8 @@ export class PhoneConversations {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    if (topic !== this.topics.conversationReply(this.#me.phone)) return
-    const r = verifyReply(this.#me, payload)
+    if (topic !== this.topics.conversationReply(this.#side.me.phone)) return
+    const r = verifyReply(this.#side.me, payload)
     const reason = !r.ok ? r.reason : this.#waiting.has(r.value.re) ? undefined : 'unasked'
     if (reason !== undefined || !r.ok) {
       this.refused++

@@ -15,17 +15,19 @@ export interface PhoneLinkOptions {
   readonly now?: () => number
 }
 
-/** Who this phone is, as the protocol signs and verifies for it. */
-export function phoneIdentity(pairing: Pairing): PhoneIdentity {
-  const { device, phone, key } = pairing
-  return { device, phone, key }
+/** One side of the phone on the broker: its link, who it signs as, and its clock. */
+export interface PhoneSide {
+  readonly link: PhoneLink
+  /** Who this phone is, as the protocol signs and verifies for it. */
+  readonly me: PhoneIdentity
+  readonly now: () => number
 }
 
 /**
  * One side's link to the pairing's broker, with the phone's credentials; `role` tells the two
  * sides' client ids apart (`a` approvals, `c` chats).
  */
-export function openPhoneLink(
+export function openPhoneSide(
   o: PhoneLinkOptions,
   side: {
     role: string
@@ -33,13 +35,15 @@ export function openPhoneLink(
     onMessage: (topic: string, payload: Buffer) => void
     logger: Logger
   },
-): PhoneLink {
-  return o.link({
+): PhoneSide {
+  const { device, phone, key } = o.pairing
+  const link = o.link({
     broker: o.pairing.broker,
-    phone: o.pairing.phone,
+    phone,
     ...(o.username !== undefined && { username: o.username }),
     ...(o.password !== undefined && { password: o.password }),
     ...(o.ca !== undefined && { ca: o.ca }),
     ...side,
   })
+  return { link, me: { device, phone, key }, now: o.now ?? Date.now }
 }
