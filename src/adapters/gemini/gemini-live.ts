@@ -69,14 +69,10 @@ export class GeminiLive implements LiveLLM {
       'live connecting',
     )
 
-    const attempt = new OpenAttempt<LiveConnection>({
-      clock,
-      log,
-      label: 'live',
-      abort: () => conn.abort(),
-      timeoutMs,
-      timeoutMessage: `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
-    })
+    const attempt = new OpenAttempt<LiveConnection>(
+      { clock, log, label: 'live', timeoutMs, conn },
+      `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
+    )
     try {
       installGuardedTransport(ai, {
         WebSocket,

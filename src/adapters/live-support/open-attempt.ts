@@ -7,8 +7,9 @@ interface AttemptOptions {
   readonly log: Logger
   /** How the log names the connection (`live`, `realtime`). */
   readonly label: string
-  /** Ends the half-open connection, silently. */
-  readonly abort: () => void
+  readonly timeoutMs: number
+  /** The half-open connection, ended silently when the attempt fails. */
+  readonly conn: { abort(): void }
 }
 
 /**
@@ -24,14 +25,15 @@ export class OpenAttempt<T> {
   readonly #timer
   readonly #o: AttemptOptions
 
-  constructor(o: AttemptOptions & { timeoutMs: number; timeoutMessage: string }) {
+  /** `timeoutMessage`: what the connect deadline's error says (what did not happen, and why). */
+  constructor(o: AttemptOptions, timeoutMessage: string) {
     this.#o = o
     this.promise = new Promise<T>((resolve, reject) => {
       this.#resolve = resolve
       this.#reject = reject
     })
     this.#timer = o.clock.setTimeout(
-      () => this.fail(new NocturnError('NOC_ERR_LIVE_CONNECT_TIMEOUT', o.timeoutMessage)),
+      () => this.fail(new NocturnError('NOC_ERR_LIVE_CONNECT_TIMEOUT', timeoutMessage)),
       o.timeoutMs,
     )
   }
@@ -44,7 +46,7 @@ export class OpenAttempt<T> {
     if (this.#settled) return
     this.#settled = true
     this.#o.clock.clearTimeout(this.#timer)
-    this.#o.abort()
+    this.#o.conn.abort()
     this.#o.log.warn(
       { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
       `${this.#o.label} connect failed`,

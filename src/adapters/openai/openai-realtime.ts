@@ -83,14 +83,10 @@ export class OpenAIRealtime implements LiveLLM {
       'realtime connecting',
     )
 
-    const attempt = new OpenAttempt<LiveSession>({
-      clock,
-      log,
-      label: 'realtime',
-      abort: () => conn.abort(),
-      timeoutMs,
-      timeoutMessage: `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
-    })
+    const attempt = new OpenAttempt<LiveSession>(
+      { clock, log, label: 'realtime', timeoutMs, conn },
+      `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
+    )
     const ready = () => {
       if (attempt.settled) return
       conn.opened()
