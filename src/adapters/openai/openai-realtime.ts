@@ -10,7 +10,8 @@ import type {
   LiveSession,
   LiveSetup,
 } from '../../ports/live-llm.js'
-import { connectionLogs, OpenAttempt } from '../live-support/open-attempt.js'
+import { connectionLogs } from '../live-support/connection-logs.js'
+import { OpenAttempt } from '../live-support/open-attempt.js'
 import {
   lookupOpenAICapabilities,
   type OpenAIModelCapabilities,
