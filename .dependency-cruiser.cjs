@@ -29,11 +29,12 @@ const IO_PATH = `^(node:)?(${IO_BUILTINS.join('|')})$`
 
 /**
  * Adapter support: folders under adapters/ that implement no port and that every adapter may
- * import (one supervised child process for the ALSA and gpiod adapters, which may not import
- * each other). Kept under adapters/ so the core's fences (no adapter, no I/O) cover them too, and
- * `adapter-not-adapter` still keeps every adapter out of them.
+ * import (one supervised child process for the ALSA and gpiod adapters; what the two live
+ * providers' adapters share, which may not import each other). Kept under adapters/ so the core's
+ * fences (no adapter, no I/O) cover them too; `adapter-support-vendor-free` keeps them free of
+ * vendors and of any adapter.
  */
-const ADAPTER_SUPPORT = '^src/adapters/child-process/'
+const ADAPTER_SUPPORT = '^src/adapters/(child-process|live-support)/'
 
 /** The files that are the offline run and the developer's fake Live service, not the appliance. */
 const OFFLINE = '^src/app/(offline-run|offline/[^/]+|phone-demo|household-scene|commands/fake-live)\\.ts$'
@@ -108,6 +109,23 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/adapters/([^/]+)/' },
       to: { path: '^src/adapters/', pathNot: ['^src/adapters/$1/', ADAPTER_SUPPORT] },
+    },
+    {
+      name: 'adapter-support-vendor-free',
+      comment:
+        'What adapters share (child-process/, live-support/) imports no vendor package and no adapter: it is the common ground two adapters may stand on, so it cannot carry either one in.',
+      severity: 'error',
+      from: { path: ADAPTER_SUPPORT },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+      },
+    },
+    {
+      name: 'adapter-support-no-adapter',
+      comment: 'A support folder imports no adapter, only the core, the ports and itself.',
+      severity: 'error',
+      from: { path: '^src/adapters/(child-process|live-support)/' },
+      to: { path: '^src/adapters/', pathNot: '^src/adapters/$1/' },
     },
     {
       name: 'app-adapters-only-in-composition',

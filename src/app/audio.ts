@@ -44,30 +44,21 @@ export async function openAudio(
   },
 ): Promise<Audio> {
   const { clock, logger, onError } = deps
+  // The two device backends take the same options: their mic a PCM, their speaker a PCM and a lead.
+  const capture = { device: config.capture, clock, logger }
+  const playback = { device: config.playback, clock, logger, leadMs: config.leadMs, onError }
   let source: AudioIn
   let speaker: AudioOut
   if (config.backend === 'alsa') {
     const { ArecordMic } = await import('../adapters/alsa/arecord-mic.js')
     const { createAlsaSpeaker } = await import('../adapters/alsa/alsa-speaker.js')
-    source = new ArecordMic({ device: config.capture, clock, logger })
-    speaker = createAlsaSpeaker({
-      device: config.playback,
-      clock,
-      logger,
-      leadMs: config.leadMs,
-      onError,
-    }).speaker
+    source = new ArecordMic(capture)
+    speaker = createAlsaSpeaker(playback).speaker
   } else if (config.backend === 'portaudio') {
     const { PortAudioMic } = await import('../adapters/portaudio/portaudio-mic.js')
     const { createPortAudioSpeaker } = await import('../adapters/portaudio/portaudio-speaker.js')
-    source = new PortAudioMic({ device: config.capture, clock, logger })
-    speaker = createPortAudioSpeaker({
-      device: config.playback,
-      clock,
-      logger,
-      leadMs: config.leadMs,
-      onError,
-    }).speaker
+    source = new PortAudioMic(capture)
+    speaker = createPortAudioSpeaker(playback).speaker
   } else {
     const { WavMic } = await import('../adapters/wav/wav-mic.js')
     const { createWavSpeaker } = await import('../adapters/wav/wav-speaker.js')

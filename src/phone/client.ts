@@ -1,32 +1,17 @@
 import type { Logger } from '../core/logger.js'
-import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
-import {
-  type Grant,
-  type Pairing,
-  parseApprovalTopic,
-  type Topics,
-  topicsFor,
-} from '../protocol/index.js'
+import { type Grant, parseApprovalTopic, type Topics, topicsFor } from '../protocol/index.js'
 import {
   decisionMessage,
   OWNER_REFUSED_CODE,
-  type PhoneIdentity,
   type VerifiedOutcome,
   type VerifiedRequest,
   verifyOutcome,
   verifyReply,
   verifyRequest,
 } from '../protocol/phone-side.js'
+import { openPhoneSide, type PhoneLinkOptions, type PhoneSide } from './phone-link-options.js'
 
-export interface PhoneClientOptions {
-  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
-  readonly link: OpenPhoneLink
-  readonly pairing: Pairing
-  readonly username?: string
-  readonly password?: string
-  readonly ca?: string | Buffer
-  readonly logger: Logger
-  readonly now?: () => number
+export interface PhoneClientOptions extends PhoneLinkOptions {
   /** How far the device's clock may be off from ours when judging `expiresAt`. */
   readonly skewMs?: number
 }
@@ -56,30 +41,20 @@ export type PhoneEvent =
 export class PhoneClient {
   readonly topics: Topics
   readonly #options: PhoneClientOptions
-  readonly #conn: PhoneLink
+  readonly #side: PhoneSide
   readonly #log: Logger
-  readonly #now: () => number
-  readonly #me: PhoneIdentity
   readonly #verified = new Map<string, VerifiedRequest>()
   /** Digests of requests whose card closed recently, so a repeated outcome still verifies. */
   readonly #ended = new Map<string, string>()
   readonly #listeners: Array<(e: PhoneEvent) => void> = []
-  #ready: Promise<void>
 
   constructor(options: PhoneClientOptions) {
     this.#options = options
     this.topics = topicsFor(options.pairing.prefix, options.pairing.device)
     this.#log = options.logger.child({ component: 'phone', phone: options.pairing.phone })
-    this.#now = options.now ?? Date.now
-    const { device, phone, key } = options.pairing
-    this.#me = { device, phone, key }
-    this.#conn = options.link({
-      broker: options.pairing.broker,
-      phone,
+    const phone = options.pairing.phone
+    this.#side = openPhoneSide(options, {
       role: 'a',
-      ...(options.username !== undefined && { username: options.username }),
-      ...(options.password !== undefined && { password: options.password }),
-      ...(options.ca !== undefined && { ca: options.ca }),
       filters: [
         this.topics.requests,
         this.topics.outcomes,
@@ -92,13 +67,12 @@ export class PhoneClient {
       onMessage: (topic, payload) => this.#onMessage(topic, payload),
       logger: this.#log,
     })
-    this.#ready = this.#conn.ready
   }
 
   /** Connects and subscribes; retained requests arrive right after. */
   async start(): Promise<void> {
-    this.#conn.start()
-    await this.#ready
+    this.#side.link.start()
+    await this.#side.link.ready
   }
 
   on(listener: (e: PhoneEvent) => void): () => void {
@@ -111,7 +85,7 @@ export class PhoneClient {
 
   /** The verified, unexpired requests now pending. */
   pending(): VerifiedRequest[] {
-    const now = this.#now()
+    const now = this.#side.now()
     return [...this.#verified.values()].filter((r) => r.expiresAt > now - this.#skew())
   }
 
@@ -161,15 +135,23 @@ export class PhoneClient {
         `${request.tool} is critical: it asks every time, so only "once" can be granted`,
       )
     }
-    const msg = decisionMessage(this.#me, request, decision, grant, this.#now(), undefined, owner)
-    await this.#conn.publish(this.topics.decision(id), JSON.stringify(msg), {
+    const msg = decisionMessage(
+      this.#side.me,
+      request,
+      decision,
+      grant,
+      this.#side.now(),
+      undefined,
+      owner,
+    )
+    await this.#side.link.publish(this.topics.decision(id), JSON.stringify(msg), {
       qos: 1,
       retain: false,
     })
   }
 
   async close(): Promise<void> {
-    await this.#conn.close()
+    await this.#side.link.close()
   }
 
   #emit(e: PhoneEvent): void {
@@ -205,7 +187,7 @@ export class PhoneClient {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    if (topic === this.topics.conversationReply(this.#me.phone)) {
+    if (topic === this.topics.conversationReply(this.#side.me.phone)) {
       this.#onReply(payload)
       return
     }
@@ -224,7 +206,7 @@ export class PhoneClient {
       return
     }
     // The device's clock may be behind ours: a request is refused as expired only past the skew.
-    const verdict = verifyRequest(this.#me, id, payload, this.#now() - this.#skew())
+    const verdict = verifyRequest(this.#side.me, id, payload, this.#side.now() - this.#skew())
     if (!verdict.ok) {
       // Refused: never shown, never answered; a card already shown for this id stays as it was.
       this.#log.warn(
@@ -243,7 +225,7 @@ export class PhoneClient {
    * client's business): only a verified owner's refusal of a request shown here is acted on.
    */
   #onReply(payload: Buffer): void {
-    const r = verifyReply(this.#me, payload)
+    const r = verifyReply(this.#side.me, payload)
     if (!r.ok || r.value.kind !== 'error' || !this.#verified.has(r.value.re)) return
     const body = (r.value.body ?? {}) as { code?: unknown; reason?: unknown; message?: unknown }
     if (body.code !== OWNER_REFUSED_CODE) return
@@ -261,7 +243,7 @@ export class PhoneClient {
     const digest = shown?.digest ?? this.#ended.get(id)
     // Never shown here: there is no card to end, and nothing to verify it against.
     if (digest === undefined) return
-    const checked = verifyOutcome(this.#me, id, digest, payload)
+    const checked = verifyOutcome(this.#side.me, id, digest, payload)
     if (!checked.ok) {
       this.#log.warn(
         { event: 'outcome_refused', approvalId: id, reason: checked.reason },

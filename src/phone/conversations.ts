@@ -1,24 +1,11 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { OpenPhoneLink, PhoneLink } from '../ports/phone-link.js'
 import type { GrantSummary, PhoneOp } from '../protocol/grant-ops.js'
-import { newNonce, type Pairing, type Topics, topicsFor } from '../protocol/index.js'
-import {
-  type PhoneIdentity,
-  phoneRequestMessage,
-  type VerifiedReply,
-  verifyReply,
-} from '../protocol/phone-side.js'
+import { newNonce, type Topics, topicsFor } from '../protocol/index.js'
+import { phoneRequestMessage, type VerifiedReply, verifyReply } from '../protocol/phone-side.js'
+import { openPhoneSide, type PhoneLinkOptions, type PhoneSide } from './phone-link-options.js'
 
-export interface PhoneConversationsOptions {
-  /** How the phone reaches the broker (adapters/mqtt/phone-link.ts; wired by its program). */
-  readonly link: OpenPhoneLink
-  readonly pairing: Pairing
-  readonly username?: string
-  readonly password?: string
-  readonly ca?: string | Buffer
-  readonly logger: Logger
-  readonly now?: () => number
+export interface PhoneConversationsOptions extends PhoneLinkOptions {
   /** How long a request waits for its final answer. */
   readonly timeoutMs?: number
   /** How long `say` waits: a typed turn may wait for a human's approval (two minutes by default). */
@@ -53,12 +40,9 @@ interface Waiter {
 export class PhoneConversations {
   readonly topics: Topics
   readonly #options: PhoneConversationsOptions
-  readonly #conn: PhoneLink
+  readonly #side: PhoneSide
   readonly #log: Logger
-  readonly #now: () => number
-  readonly #me: PhoneIdentity
   readonly #waiting = new Map<string, Waiter>()
-  readonly #ready: Promise<void>
   refused = 0
 
   constructor(options: PhoneConversationsOptions) {
@@ -68,30 +52,21 @@ export class PhoneConversations {
       component: 'phone-conversations',
       phone: options.pairing.phone,
     })
-    this.#now = options.now ?? Date.now
-    const { device, phone, key } = options.pairing
-    this.#me = { device, phone, key }
-    this.#conn = options.link({
-      broker: options.pairing.broker,
-      phone,
+    this.#side = openPhoneSide(options, {
       role: 'c',
-      ...(options.username !== undefined && { username: options.username }),
-      ...(options.password !== undefined && { password: options.password }),
-      ...(options.ca !== undefined && { ca: options.ca }),
       filters: [this.topics.conversationReply(options.pairing.phone)],
       onMessage: (topic, payload) => this.#onMessage(topic, payload),
       logger: this.#log,
     })
-    this.#ready = this.#conn.ready
   }
 
   async start(): Promise<void> {
-    this.#conn.start()
-    await this.#ready
+    this.#side.link.start()
+    await this.#side.link.ready
   }
 
   async close(): Promise<void> {
-    await this.#conn.close()
+    await this.#side.link.close()
   }
 
   /** Newest first; `next` (passed back as it came) asks for the page after this one. */
@@ -259,8 +234,8 @@ export class PhoneConversations {
     args: Record<string, unknown>,
     onReply?: (r: VerifiedReply) => void,
   ): Promise<VerifiedReply[]> {
-    const phone = this.#me.phone
-    const msg = phoneRequestMessage(this.#me, id, op, args, this.#now())
+    const phone = this.#side.me.phone
+    const msg = phoneRequestMessage(this.#side.me, id, op, args, this.#side.now())
     return new Promise<VerifiedReply[]>((resolve, reject) => {
       const byN = new Map<number, VerifiedReply>()
       let next = 0
@@ -297,7 +272,7 @@ export class PhoneConversations {
         },
       }
       this.#waiting.set(id, waiter)
-      this.#conn
+      this.#side.link
         .publish(this.topics.conversationRequest(phone), JSON.stringify(msg), {
           qos: 1,
           retain: false,
@@ -311,8 +286,8 @@ export class PhoneConversations {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    if (topic !== this.topics.conversationReply(this.#me.phone)) return
-    const r = verifyReply(this.#me, payload)
+    if (topic !== this.topics.conversationReply(this.#side.me.phone)) return
+    const r = verifyReply(this.#side.me, payload)
     const reason = !r.ok ? r.reason : this.#waiting.has(r.value.re) ? undefined : 'unasked'
     if (reason !== undefined || !r.ok) {
       this.refused++

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { GeminiLive, type GeminiLiveOptions } from '../../src/adapters/gemini/gemini-live.js'
+import { PROBE_TOOL } from '../../src/adapters/live-support/tool-call-probe.js'
 import { createLogger } from '../../src/app/logger.js'
 import { type Logger, silentLogger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
@@ -11,6 +12,11 @@ import type {
   LiveSetup,
   LiveToolCall,
 } from '../../src/ports/live-llm.js'
+import {
+  type ReceivedFrame,
+  type Script,
+  serverFrame,
+} from '../../src/testing/fake-live-server/index.js'
 
 export const KEY = 'AIzaSyFAKE-test-key-0123456789'
 
@@ -104,5 +110,25 @@ export function liveSetup(over: Partial<LiveSetup> = {}): LiveSetup {
     tools: [unlockTool, timeTool],
     nonBlockingTools: true,
     ...over,
+  }
+}
+
+/**
+ * The fake model's part in `doctor --probe`: asked by text, it calls the probe's tool; asked again,
+ * it says a sentence — at once in the fake's default mode, and only once the call has its output
+ * (never, in a probe) in its `blocking` mode. A session without the test tool just idles.
+ */
+export function probeScript(_conn: number, setup: Record<string, unknown>): Script {
+  if (!JSON.stringify(setup.tools ?? []).includes(PROBE_TOOL)) return { steps: [] }
+  const typed = (f: ReceivedFrame) =>
+    typeof (f.frame.realtimeInput as { text?: unknown } | undefined)?.text === 'string'
+  return {
+    steps: [
+      { waitFor: typed },
+      { send: serverFrame.toolCall([{ id: 'probe-1', name: PROBE_TOOL }]) },
+      { waitFor: typed },
+      { send: serverFrame.outputTranscription('Still here, while it runs.') },
+      { send: serverFrame.turnComplete() },
+    ],
   }
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PROBE_TOOL } from '../../src/adapters/openai/probe.js'
+import { PROBE_TOOL } from '../../src/adapters/live-support/tool-call-probe.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { OPENAI_KEY } from './helpers.js'
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { PROBE_TOOL, probeToolCalls } from '../../src/adapters/openai/probe.js'
+import { PROBE_TOOL } from '../../src/adapters/live-support/tool-call-probe.js'
+import { probeRealtimeToolCalls } from '../../src/adapters/openai/probe.js'
 import { FakeRealtimeServer } from '../../src/testing/fake-realtime-server/index.js'
 import { OPENAI_KEY } from './helpers.js'
 
@@ -12,7 +13,7 @@ const replies = [{ calls: [{ name: PROBE_TOOL }] }, { text: 'Still here, while i
 describe('doctor --probe: a call made to block tells an asynchronous model from a sequential one', () => {
   it('a model that keeps talking while the call has no output is asynchronous', async () => {
     server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY, replies })
-    const r = await probeToolCalls({
+    const r = await probeRealtimeToolCalls({
       apiKey: OPENAI_KEY,
       model: 'gpt-realtime',
       baseUrl: server.baseUrl,
@@ -30,7 +31,7 @@ describe('doctor --probe: a call made to block tells an asynchronous model from 
 
   it('a model that says nothing until the output arrives is sequential (the fake’s blocking mode)', async () => {
     server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY, replies, toolCalls: 'blocking' })
-    const r = await probeToolCalls({
+    const r = await probeRealtimeToolCalls({
       apiKey: OPENAI_KEY,
       model: 'gpt-realtime',
       baseUrl: server.baseUrl,

@@ -1,27 +1,13 @@
 import { PacedSpeaker } from '../../audio/paced-speaker.js'
-import type { BackoffPolicy } from '../../core/backoff.js'
-import type { NocturnError } from '../../core/errors.js'
-import type { Logger } from '../../core/logger.js'
-import type { Clock } from '../../ports/clock.js'
 import { LIVE_OUTPUT_RATE_HZ } from '../../ports/live-llm.js'
-import { AplayDevice } from './aplay-device.js'
+import { AplayDevice, type AplayDeviceOptions } from './aplay-device.js'
 
-export interface AlsaSpeakerOptions {
-  readonly device: string
-  readonly clock: Clock
-  readonly logger: Logger
+/** The paced buffer's lead, tick and stall, and everything aplay takes (aplay-device.ts). */
+export interface AlsaSpeakerOptions extends Omit<AplayDeviceOptions, 'sampleRateHz'> {
   readonly sampleRateHz?: number
   readonly leadMs?: number | undefined
   readonly tickMs?: number | undefined
   readonly stallMs?: number | undefined
-  /** aplay's buffer and period (defaults in aplay-device.ts). */
-  readonly bufferTimeUs?: number
-  readonly periodTimeUs?: number
-  readonly endPaddingUs?: number
-  readonly backoff?: BackoffPolicy
-  readonly onError?: (error: NocturnError) => void
-  readonly command?: string | undefined
-  readonly env?: NodeJS.ProcessEnv | undefined
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { LiveCapabilities } from '../../ports/live-llm.js'
+import { lookupRow, portView, UNKNOWN_MODEL_NOTE } from '../live-support/capability-table.js'
 
 /**
  * The capability table: what each Gemini Live model can do, keyed by model-id pattern (facts from
@@ -87,27 +88,15 @@ export interface CapabilityLookup {
   readonly known: boolean
 }
 
-const UNKNOWN: ModelCapabilities = {
-  ...sync,
-  note: 'unknown model: assumed synchronous calls only (approvals will be dead air)',
-}
+const UNKNOWN: ModelCapabilities = { ...sync, note: UNKNOWN_MODEL_NOTE }
 
 /** Looks a model id up; `models/` prefixes are ignored. */
 export function lookupCapabilities(model: string): CapabilityLookup {
-  const id = model.replace(/^models\//, '')
-  const row = TABLE.find((r) => r.pattern.test(id))
-  if (!row) return { capabilities: UNKNOWN, known: false }
-  const { pattern: _pattern, ...capabilities } = row
-  return { capabilities, known: true }
+  return lookupRow(TABLE, model.replace(/^models\//, ''), UNKNOWN)
 }
 
 /** The port's view of a model's capabilities. */
 export function liveCapabilities(model: string): LiveCapabilities {
   const { capabilities: c } = lookupCapabilities(model)
-  return {
-    model,
-    asyncToolCalls: c.asyncToolCalls,
-    transcription: c.transcription,
-    resumption: c.resumption,
-  }
+  return portView(model, c, c.resumption)
 }

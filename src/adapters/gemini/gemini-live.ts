@@ -1,13 +1,9 @@
-import { errorText, NocturnError } from '../../core/errors.js'
+import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { Clock } from '../../ports/clock.js'
-import type {
-  LiveCapabilities,
-  LiveEvents,
-  LiveLLM,
-  LiveSession,
-  LiveSetup,
-} from '../../ports/live-llm.js'
+import type { LiveCapabilities, LiveEvents, LiveLLM, LiveSetup } from '../../ports/live-llm.js'
+import { connectionLogs } from '../live-support/connection-logs.js'
+import { OpenAttempt } from '../live-support/open-attempt.js'
 import { liveCapabilities, lookupCapabilities, type ModelCapabilities } from './capabilities.js'
 import { createClient, installGuardedTransport } from './client.js'
 import { closeError } from './close-error.js'
@@ -37,37 +33,23 @@ export interface GeminiLiveOptions {
  */
 export class GeminiLive implements LiveLLM {
   readonly capabilities: LiveCapabilities
-  readonly modelCapabilities: ModelCapabilities
+  readonly #caps: ModelCapabilities
   readonly #options: GeminiLiveOptions
-  readonly #log: Logger
-  #connections = 0
+  /** The next connection's log. */
+  readonly #connectionLog: () => Logger
 
   constructor(options: GeminiLiveOptions) {
-    if (!options.apiKey)
-      throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no Gemini API key was given')
+    const lookup = lookupCapabilities(options.model)
+    const who = { provider: 'Gemini', component: 'gemini-live', label: 'live' }
+    this.#connectionLog = connectionLogs(options, who, lookup)
     this.#options = options
-    this.#log = options.logger.child({ component: 'gemini-live', model: options.model })
-    const { capabilities, known } = lookupCapabilities(options.model)
-    this.modelCapabilities = capabilities
+    this.#caps = lookup.capabilities
     this.capabilities = liveCapabilities(options.model)
-    if (!known) {
-      this.#log.warn(
-        { event: 'model_unknown' },
-        'live model not in the capability table: assuming no asynchronous calls',
-      )
-    }
-    if (!capabilities.asyncToolCalls) {
-      this.#log.warn(
-        { event: 'approvals_dead_air' },
-        'this live model has no asynchronous calls: approvals will be dead air',
-      )
-    }
   }
 
-  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
-    const n = ++this.#connections
-    const log = this.#log.child({ conn: n })
-    const caps = this.modelCapabilities
+  async open(setup: LiveSetup, events: LiveEvents): Promise<LiveConnection> {
+    const log = this.#connectionLog()
+    const caps = this.#caps
     const nonBlocking = behaviorFor(setup, caps) === 'NON_BLOCKING'
     const conn = new LiveConnection({
       events,
@@ -88,75 +70,53 @@ export class GeminiLive implements LiveLLM {
       'live connecting',
     )
 
-    return new Promise<LiveSession>((resolve, reject) => {
-      let settled = false
-      const fail = (err: Error) => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.abort()
-        log.warn(
-          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
-          'live connect failed',
-        )
-        reject(err)
-      }
-      const timer = clock.setTimeout(
-        () =>
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-              `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
-            ),
-          ),
-        timeoutMs,
+    const attempt = new OpenAttempt<LiveConnection>(
+      { clock, log, label: 'live', timeoutMs, conn },
+      `the live service did not complete setup within ${timeoutMs} ms (network, or a wrong base URL?)`,
+    )
+    try {
+      installGuardedTransport(ai, {
+        WebSocket,
+        logger: log,
+        apiKey: this.#options.apiKey,
+        onSocket: (s: GuardedSocket) => conn.attachSocket(s),
+        hooks: {
+          frame: (f) => conn.onFrame(f),
+          closed: (code, reason) => {
+            // Before setupComplete the SDK would wait forever: the close is the answer.
+            if (!attempt.settled) attempt.fail(closeError(code, reason, this.#options.model))
+            conn.onClosed(code, reason)
+          },
+        },
+      })
+    } catch (err) {
+      attempt.fail(err as Error)
+      return attempt.promise
+    }
+    ai.live
+      .connect({
+        model: this.#options.model,
+        config: liveConnectConfig(setup, caps),
+        // Frames reach us through the guarded socket; the SDK only sees setupComplete.
+        callbacks: { onmessage: () => {} },
+      })
+      .then(
+        (sdk) => {
+          if (attempt.settled) {
+            sdk.conn.close()
+            return
+          }
+          conn.opened(sdk)
+          if (!setup.resumeHandle && setup.history?.length) {
+            const turns = toTextTurns(setup.history)
+            if (turns.length > 0) sdk.sendClientContent({ turns, turnComplete: false })
+          }
+          attempt.succeed(conn)
+          // After the caller's `await` has its session, not before.
+          setImmediate(() => conn.release())
+        },
+        (err: unknown) => attempt.fail(new Error(redactKey(errorText(err), this.#options.apiKey))),
       )
-      try {
-        installGuardedTransport(ai, {
-          WebSocket,
-          logger: log,
-          apiKey: this.#options.apiKey,
-          onSocket: (s: GuardedSocket) => conn.attachSocket(s),
-          hooks: {
-            frame: (f) => conn.onFrame(f),
-            closed: (code, reason) => {
-              // Before setupComplete the SDK would wait forever: the close is the answer.
-              if (!settled) fail(closeError(code, reason, this.#options.model))
-              conn.onClosed(code, reason)
-            },
-          },
-        })
-      } catch (err) {
-        fail(err as Error)
-        return
-      }
-      ai.live
-        .connect({
-          model: this.#options.model,
-          config: liveConnectConfig(setup, caps),
-          // Frames reach us through the guarded socket; the SDK only sees setupComplete.
-          callbacks: { onmessage: () => {} },
-        })
-        .then(
-          (sdk) => {
-            if (settled) {
-              sdk.conn.close()
-              return
-            }
-            settled = true
-            clock.clearTimeout(timer)
-            conn.opened(sdk)
-            if (!setup.resumeHandle && setup.history?.length) {
-              const turns = toTextTurns(setup.history)
-              if (turns.length > 0) sdk.sendClientContent({ turns, turnComplete: false })
-            }
-            log.info({}, 'live connected')
-            resolve(conn)
-            // After the caller's `await` has its session, not before.
-            setImmediate(() => conn.release())
-          },
-          (err: unknown) => fail(new Error(redactKey(errorText(err), this.#options.apiKey))),
-        )
-    })
+    return attempt.promise
   }
 }

@@ -12,7 +12,7 @@ export interface GeminiLLMOptions {
   readonly apiKey: string
   /** A model that supports `generateContent` (live-only models answer 404). */
   readonly model: string
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   readonly logger: Logger
 }
 

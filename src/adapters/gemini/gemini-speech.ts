@@ -9,7 +9,7 @@ export interface GeminiSpeechOptions {
   readonly apiKey: string
   /** A text-to-speech model (`generateContent` with audio out), e.g. gemini-3.8-flash-lite-tts. */
   readonly model: string
-  readonly baseUrl?: string
+  readonly baseUrl?: string | undefined
   readonly logger: Logger
 }
 

@@ -33,6 +33,17 @@ export interface SocketHooks {
   closed(code: number, reason: string): void
 }
 
+interface GuardedSocketOptions {
+  readonly WebSocket: WebSocketClass
+  readonly url: string
+  readonly headers: Record<string, string>
+  /** The SDK's side of the transport: it sees `open`, errors, the close and `setupComplete`. */
+  readonly sdk: SdkSocketCallbacks
+  readonly hooks: SocketHooks
+  readonly logger: Logger
+  readonly apiKey: string
+}
+
 /**
  * The WebSocket under one live connection. It replaces the SDK's own transport for two reasons
  * found in the SDK's code (2.32.0, `handleWebSocketMessage`): a frame that is not JSON makes the
@@ -50,62 +61,42 @@ export class GuardedSocket implements SdkSocket {
   #earlySetupComplete: string | undefined
   /** A socket error (e.g. ECONNREFUSED) explains the 1006 close that follows it. */
   #lastError = ''
-  readonly #url: string
-  readonly #headers: Record<string, string>
-  readonly #sdk: SdkSocketCallbacks
-  readonly #hooks: SocketHooks
-  readonly #log: Logger
-  readonly #apiKey: string
-  readonly #WebSocket: WebSocketClass
+  readonly #o: GuardedSocketOptions
 
-  constructor(options: {
-    WebSocket: WebSocketClass
-    url: string
-    headers: Record<string, string>
-    sdk: SdkSocketCallbacks
-    hooks: SocketHooks
-    logger: Logger
-    apiKey: string
-  }) {
-    this.#url = options.url
-    this.#headers = options.headers
-    this.#sdk = options.sdk
-    this.#hooks = options.hooks
-    this.#log = options.logger
-    this.#apiKey = options.apiKey
-    this.#WebSocket = options.WebSocket
+  constructor(options: GuardedSocketOptions) {
+    this.#o = options
   }
 
   get isOpen(): boolean {
-    return this.#ws?.readyState === this.#WebSocket.OPEN
+    return this.#ws?.readyState === this.#o.WebSocket.OPEN
   }
 
   connect(): void {
     // No client pings: Gemini's pongs were measured at 8–30 s, and a short pong timeout kills
     // healthy sessions (gemini-live.md §5.6); goAway and the close frame tell us enough.
-    const ws = new this.#WebSocket(this.#url, { headers: this.#headers })
+    const ws = new this.#o.WebSocket(this.#o.url, { headers: this.#o.headers })
     this.#ws = ws
-    ws.on('open', () => this.#sdk.onopen())
+    ws.on('open', () => this.#o.sdk.onopen())
     ws.on('message', (data: WebSocket.RawData, isBinary: boolean) =>
       this.#onMessage(data, isBinary),
     )
     ws.on('error', (err: Error) => {
       this.#lastError = err.message
-      this.#log.warn(
-        { event: 'live_socket_error', err: redactKey(err.message, this.#apiKey) },
+      this.#o.logger.warn(
+        { event: 'live_socket_error', err: redactKey(err.message, this.#o.apiKey) },
         'live socket error',
       )
-      this.#sdk.onerror({ message: redactKey(err.message, this.#apiKey) })
+      this.#o.sdk.onerror({ message: redactKey(err.message, this.#o.apiKey) })
     })
     ws.on('close', (code: number, reason: Buffer) => {
-      const text = redactKey(reason.toString('utf8') || this.#lastError, this.#apiKey)
-      this.#hooks.closed(code, text)
-      this.#sdk.onclose({ code, reason: text })
+      const text = redactKey(reason.toString('utf8') || this.#lastError, this.#o.apiKey)
+      this.#o.hooks.closed(code, text)
+      this.#o.sdk.onclose({ code, reason: text })
     })
   }
 
   send(message: string): void {
-    if (!this.#ws || this.#ws.readyState !== this.#WebSocket.OPEN) {
+    if (!this.#ws || this.#ws.readyState !== this.#o.WebSocket.OPEN) {
       throw new Error('live socket is not open')
     }
     this.#ws.send(message)
@@ -113,7 +104,7 @@ export class GuardedSocket implements SdkSocket {
       this.#setupSent = true
       const early = this.#earlySetupComplete
       this.#earlySetupComplete = undefined
-      if (early) this.#sdk.onmessage({ data: early })
+      if (early) this.#o.sdk.onmessage({ data: early })
     }
   }
 
@@ -136,14 +127,14 @@ export class GuardedSocket implements SdkSocket {
     try {
       frame = JSON.parse(text)
     } catch {
-      this.#log.warn(
+      this.#o.logger.warn(
         { event: 'frame_not_json', bytes: text.length, binary: isBinary },
         'live frame is not JSON; dropped',
       )
       return
     }
     if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
-      this.#log.warn(
+      this.#o.logger.warn(
         { event: 'frame_not_object', bytes: text.length },
         'live frame is not a JSON object; dropped',
       )
@@ -155,9 +146,9 @@ export class GuardedSocket implements SdkSocket {
       const data = JSON.stringify({ setupComplete: record.setupComplete })
       // Before the SDK has sent `setup`, its message handler reads a `session` constant that is
       // not yet initialised (a TDZ ReferenceError, an unhandled rejection): hold it until then.
-      if (this.#setupSent) this.#sdk.onmessage({ data })
+      if (this.#setupSent) this.#o.sdk.onmessage({ data })
       else this.#earlySetupComplete = data
     }
-    this.#hooks.frame(record)
+    this.#o.hooks.frame(record)
   }
 }

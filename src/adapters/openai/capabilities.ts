@@ -1,4 +1,5 @@
 import type { LiveCapabilities } from '../../ports/live-llm.js'
+import { lookupRow, portView, UNKNOWN_MODEL_NOTE } from '../live-support/capability-table.js'
 
 /**
  * The capability table: what each OpenAI Realtime model can do, keyed by model-id pattern, first
@@ -68,32 +69,16 @@ const TABLE: readonly Row[] = [
   },
 ]
 
-const UNKNOWN: OpenAIModelCapabilities = {
-  ...ga,
-  asyncToolCalls: false,
-  note: 'unknown model: assumed synchronous calls only (approvals will be dead air)',
-}
+const UNKNOWN: OpenAIModelCapabilities = { ...ga, asyncToolCalls: false, note: UNKNOWN_MODEL_NOTE }
 
 /** Looks a model id up. */
-export function lookupOpenAICapabilities(model: string): {
-  capabilities: OpenAIModelCapabilities
-  known: boolean
-} {
-  const row = TABLE.find((r) => r.pattern.test(model))
-  if (!row) return { capabilities: UNKNOWN, known: false }
-  const { pattern: _pattern, ...capabilities } = row
-  return { capabilities, known: true }
+export function lookupOpenAICapabilities(model: string) {
+  return lookupRow(TABLE, model, UNKNOWN)
 }
 
 /** The port's view: no resumption on this provider (a new session is fed the history instead). */
 export function openaiLiveCapabilities(model: string): LiveCapabilities {
-  const { capabilities: c } = lookupOpenAICapabilities(model)
-  return {
-    model,
-    asyncToolCalls: c.asyncToolCalls,
-    transcription: c.transcription,
-    resumption: false,
-  }
+  return portView(model, lookupOpenAICapabilities(model).capabilities, false)
 }
 
 /** The voices the Realtime API speaks with; a persona naming another provider's voice gets the default. */

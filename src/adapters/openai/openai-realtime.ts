@@ -10,6 +10,8 @@ import type {
   LiveSession,
   LiveSetup,
 } from '../../ports/live-llm.js'
+import { connectionLogs } from '../live-support/connection-logs.js'
+import { OpenAttempt } from '../live-support/open-attempt.js'
 import {
   lookupOpenAICapabilities,
   type OpenAIModelCapabilities,
@@ -42,35 +44,22 @@ export interface OpenAIRealtimeOptions extends SessionOptions {
  */
 export class OpenAIRealtime implements LiveLLM {
   readonly capabilities: LiveCapabilities
-  readonly modelCapabilities: OpenAIModelCapabilities
+  readonly #caps: OpenAIModelCapabilities
   readonly #o: OpenAIRealtimeOptions
-  readonly #log: Logger
-  #connections = 0
+  /** The next connection's log. */
+  readonly #connectionLog: () => Logger
 
   constructor(o: OpenAIRealtimeOptions) {
-    if (!o.apiKey) throw new NocturnError('NOC_ERR_PROVIDER_NO_KEY', 'no OpenAI API key was given')
+    const lookup = lookupOpenAICapabilities(o.model)
+    const who = { provider: 'OpenAI', component: 'openai-realtime', label: 'realtime' }
+    this.#connectionLog = connectionLogs(o, who, lookup)
     this.#o = o
-    this.#log = o.logger.child({ component: 'openai-realtime', model: o.model })
-    const { capabilities, known } = lookupOpenAICapabilities(o.model)
-    this.modelCapabilities = capabilities
+    this.#caps = lookup.capabilities
     this.capabilities = openaiLiveCapabilities(o.model)
-    if (!known) {
-      this.#log.warn(
-        { event: 'model_unknown' },
-        'realtime model not in the capability table: assuming no asynchronous calls',
-      )
-    }
-    if (!capabilities.asyncToolCalls) {
-      this.#log.warn(
-        { event: 'approvals_dead_air' },
-        'this realtime model has no asynchronous calls: approvals will be dead air',
-      )
-    }
   }
 
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
-    const n = ++this.#connections
-    const log = this.#log.child({ conn: n })
+    const log = this.#connectionLog()
     const { clock, apiKey, model } = this.#o
     const conn = new RealtimeConnection({
       events,
@@ -78,7 +67,7 @@ export class OpenAIRealtime implements LiveLLM {
       clock,
       asyncToolCalls: this.capabilities.asyncToolCalls,
       limit: {
-        limitMs: this.#o.sessionLimitMs ?? this.modelCapabilities.sessionLimitMs,
+        limitMs: this.#o.sessionLimitMs ?? this.#caps.sessionLimitMs,
         leadMs: this.#o.sessionLimitLeadMs ?? 60_000,
       },
     })
@@ -95,86 +84,67 @@ export class OpenAIRealtime implements LiveLLM {
       'realtime connecting',
     )
 
-    return new Promise<LiveSession>((resolve, reject) => {
-      let settled = false
-      const fail = (err: Error) => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.abort()
-        log.warn(
-          { event: 'live_connect_failed', err: errorText(err), code: (err as NocturnError).code },
-          'realtime connect failed',
-        )
-        reject(err)
-      }
-      const timer = clock.setTimeout(
-        () =>
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CONNECT_TIMEOUT',
-              `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
-            ),
-          ),
-        timeoutMs,
-      )
-      const ready = () => {
-        if (settled) return
-        settled = true
-        clock.clearTimeout(timer)
-        conn.opened()
-        log.info({}, 'realtime connected')
-        resolve(conn)
-        // After the caller's `await` has its session, not before.
-        setImmediate(() => conn.release())
-      }
-      rt.on('event', (e: RealtimeServerEvent) => {
-        if (!settled) {
-          if (e.type === 'session.updated') ready()
-          else if (e.type === 'error')
-            fail(refusal(model, { code: e.error.code ?? e.error.type, message: e.error.message }))
-          return
-        }
-        conn.onEvent(e)
-      })
-      // Error events come as `event` too; this is the socket's own trouble (and keeps the SDK
-      // from turning an error nobody listens to into an unhandled rejection).
-      rt.on('error', (err) => {
-        if (err.error) return
-        const msg = redactKey(err.message, apiKey)
-        if (!settled) fail(new NocturnError('NOC_ERR_LIVE_CLOSED', `realtime socket: ${msg}`))
-        else log.warn({ event: 'realtime_socket_error', err: msg }, 'realtime socket error')
-      })
-      rt.socket.on('unexpected-response', (req, res) => {
-        let body = ''
-        res.setEncoding('utf8')
-        res.on('data', (c: string) => {
-          if (body.length < 2000) body += c
-        })
-        res.on('end', () => {
-          fail(refusal(model, { status: res.statusCode ?? 0, body: redactKey(body, apiKey) }))
-          req.destroy()
-        })
-      })
-      rt.socket.on('open', () => {
-        const config = sessionConfig(setup, this.#o)
-        conn.sendSetup({ type: 'session.update', event_id: 'nocturn_setup', session: config })
-        for (const item of historyItems(setup.history ?? [])) {
-          conn.sendSetup({ type: 'conversation.item.create', item })
-        }
-      })
-      rt.socket.on('close', (code: number, reason: Buffer) => {
-        const why = reason.toString('utf8')
-        if (!settled) {
-          fail(
-            new NocturnError(
-              'NOC_ERR_LIVE_CLOSED',
-              `the realtime connection closed before its setup completed (close ${code})${why ? `: "${why}"` : ''}`,
-            ),
+    const attempt = new OpenAttempt<LiveSession>(
+      { clock, log, label: 'realtime', timeoutMs, conn },
+      `the realtime service did not set the session up within ${timeoutMs} ms (network, or a wrong base URL?)`,
+    )
+    const ready = () => {
+      if (attempt.settled) return
+      conn.opened()
+      attempt.succeed(conn)
+      // After the caller's `await` has its session, not before.
+      setImmediate(() => conn.release())
+    }
+    rt.on('event', (e: RealtimeServerEvent) => {
+      if (!attempt.settled) {
+        if (e.type === 'session.updated') ready()
+        else if (e.type === 'error')
+          attempt.fail(
+            refusal(model, { code: e.error.code ?? e.error.type, message: e.error.message }),
           )
-        }
-        conn.onClosed(code, why)
+        return
+      }
+      conn.onEvent(e)
+    })
+    // Error events come as `event` too; this is the socket's own trouble (and keeps the SDK
+    // from turning an error nobody listens to into an unhandled rejection).
+    rt.on('error', (err) => {
+      if (err.error) return
+      const msg = redactKey(err.message, apiKey)
+      if (!attempt.settled)
+        attempt.fail(new NocturnError('NOC_ERR_LIVE_CLOSED', `realtime socket: ${msg}`))
+      else log.warn({ event: 'realtime_socket_error', err: msg }, 'realtime socket error')
+    })
+    rt.socket.on('unexpected-response', (req, res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => {
+        if (body.length < 2000) body += c
+      })
+      res.on('end', () => {
+        attempt.fail(refusal(model, { status: res.statusCode ?? 0, body: redactKey(body, apiKey) }))
+        req.destroy()
       })
     })
+    rt.socket.on('open', () => {
+      const config = sessionConfig(setup, this.#o)
+      conn.sendSetup({ type: 'session.update', event_id: 'nocturn_setup', session: config })
+      for (const item of historyItems(setup.history ?? [])) {
+        conn.sendSetup({ type: 'conversation.item.create', item })
+      }
+    })
+    rt.socket.on('close', (code: number, reason: Buffer) => {
+      const why = reason.toString('utf8')
+      if (!attempt.settled) {
+        attempt.fail(
+          new NocturnError(
+            'NOC_ERR_LIVE_CLOSED',
+            `the realtime connection closed before its setup completed (close ${code})${why ? `: "${why}"` : ''}`,
+          ),
+        )
+      }
+      conn.onClosed(code, why)
+    })
+    return attempt.promise
   }
 }

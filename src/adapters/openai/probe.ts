@@ -1,116 +1,98 @@
 import type { RealtimeServerEvent } from 'openai/resources/realtime/realtime'
 import { errorText } from '../../core/errors.js'
+import {
+  PROBE_INSTRUCTION,
+  PROBE_TOOL,
+  type ProbeResult,
+  type ProbeSession,
+  type ProbeSink,
+  probeToolCalls,
+} from '../live-support/tool-call-probe.js'
 import { openRealtimeSocket, redactKey } from './client.js'
 
-export const PROBE_TOOL = 'nocturn_probe_wait'
-
-export interface ProbeResult {
-  /** `asynchronous`: the model spoke while the call had no output; `sequential`: it waited. */
-  readonly verdict: 'asynchronous' | 'sequential' | 'no call'
-  /** How long the call was held without its output. */
-  readonly heldMs: number
-}
-
 /**
- * `nocturn doctor --probe`: one short real session that makes a call block, to see what the
- * capability table can only claim. The model is asked to call a test tool; its output is held back
- * for `holdMs`, and meanwhile the model is asked to say something. A model that answers while the
- * call has no output calls asynchronously; one that says nothing until the output arrives is
- * sequential — approvals would be dead air. Text only (no audio is generated or billed as such),
- * no VAD: the probe drives every response itself.
+ * `nocturn doctor --probe` on the Realtime service (the procedure: live-support/tool-call-probe.ts).
+ * Text only (no audio is generated or billed as such), no VAD: the probe drives every response.
  */
-export async function probeToolCalls(o: {
+export async function probeRealtimeToolCalls(o: {
   apiKey: string
   model: string
   baseUrl?: string | undefined
   holdMs?: number
   timeoutMs?: number
 }): Promise<ProbeResult> {
-  const holdMs = o.holdMs ?? 4000
-  const rt = await openRealtimeSocket(o)
-  const events: RealtimeServerEvent[] = []
-  let wake: () => void = () => {}
-  const next = (check: (e: RealtimeServerEvent) => boolean, ms: number) =>
-    new Promise<RealtimeServerEvent | undefined>((resolve) => {
-      const found = () => events.find(check)
-      const t = setTimeout(() => resolve(found()), ms)
-      wake = () => {
-        const e = found()
-        if (!e) return
-        clearTimeout(t)
-        resolve(e)
-      }
-      wake()
-    })
-  let failure: Error | undefined
-  rt.on('event', (e) => {
-    events.push(e)
-    wake()
-  })
-  rt.on('error', (err) => {
-    failure ??= new Error(redactKey(err.message, o.apiKey))
-    wake()
-  })
-  const timeoutMs = o.timeoutMs ?? 15_000
   try {
-    await new Promise<void>((resolve, reject) => {
-      rt.socket.once('open', () => resolve())
-      rt.socket.once('error', (err) => reject(err))
-      rt.socket.once('unexpected-response', (_req, res) =>
-        reject(new Error(`the service answered ${res.statusCode} to the connection`)),
-      )
-    })
-    rt.send({
-      type: 'session.update',
-      session: {
-        type: 'realtime',
-        instructions:
-          'This is a short automatic test. When asked, call the tool; while it runs, keep talking.',
-        output_modalities: ['text'],
-        audio: { input: { turn_detection: null } },
-        tools: [
-          {
-            type: 'function',
-            name: PROBE_TOOL,
-            description: 'A test tool that takes a few seconds.',
-            parameters: { type: 'object', properties: {} },
-          },
-        ],
-        tool_choice: 'auto',
-      },
-    })
-    const say = (text: string) => {
+    return await probeToolCalls((sink) => openProbeSession(o, sink), o)
+  } catch (err) {
+    throw new Error(redactKey(errorText(err), o.apiKey))
+  }
+}
+
+async function openProbeSession(
+  o: { apiKey: string; model: string; baseUrl?: string | undefined; timeoutMs?: number },
+  sink: ProbeSink,
+): Promise<ProbeSession> {
+  const rt = await openRealtimeSocket(o)
+  const session: ProbeSession = {
+    say(text) {
       rt.send({
         type: 'conversation.item.create',
         item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] },
       })
       rt.send({ type: 'response.create' })
-    }
-    if (!(await next((e) => e.type === 'session.updated', timeoutMs))) throw setupFailed(failure)
-    say(`Please call ${PROBE_TOOL} now.`)
-    const call = await next((e) => e.type === 'response.function_call_arguments.done', timeoutMs)
-    if (call?.type !== 'response.function_call_arguments.done')
-      return { verdict: 'no call', heldMs: 0 }
-    const firstDone = events.length
-    await next((e) => e.type === 'response.done', timeoutMs)
-    // The call has no output: does the model still answer?
-    say('While that runs, say one short sentence.')
-    const t0 = Date.now()
-    const spoke = await next(
-      (e) =>
-        events.indexOf(e) >= firstDone &&
-        (e.type === 'response.output_text.delta' ||
-          e.type === 'response.output_audio_transcript.delta'),
-      holdMs,
-    )
-    return { verdict: spoke ? 'asynchronous' : 'sequential', heldMs: Date.now() - t0 }
-  } catch (err) {
-    throw new Error(redactKey(errorText(err), o.apiKey))
-  } finally {
-    rt.close({ code: 1000, reason: 'probe done' })
+    },
+    close: () => rt.close({ code: 1000, reason: 'probe done' }),
   }
-}
-
-function setupFailed(failure: Error | undefined): Error {
-  return failure ?? new Error('the realtime service did not set the probe session up')
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('the realtime service did not set the probe session up')),
+        o.timeoutMs ?? 15_000,
+      )
+      rt.socket.once('unexpected-response', (_req, res) =>
+        reject(new Error(`the service answered ${res.statusCode} to the connection`)),
+      )
+      rt.socket.once('error', (err) => reject(err))
+      rt.on('error', (err) => {
+        reject(err)
+        sink.fail(err)
+      })
+      rt.on('event', (e: RealtimeServerEvent) => {
+        if (e.type === 'session.updated') {
+          clearTimeout(timer)
+          resolve()
+        } else if (e.type === 'response.function_call_arguments.done') sink.signal('called')
+        else if (e.type === 'response.done') sink.signal('idle')
+        else if (
+          e.type === 'response.output_text.delta' ||
+          e.type === 'response.output_audio_transcript.delta'
+        )
+          sink.signal('spoke')
+      })
+      rt.socket.once('open', () =>
+        rt.send({
+          type: 'session.update',
+          session: {
+            type: 'realtime',
+            instructions: PROBE_INSTRUCTION,
+            output_modalities: ['text'],
+            audio: { input: { turn_detection: null } },
+            tools: [
+              {
+                type: 'function',
+                name: PROBE_TOOL,
+                description: 'A test tool that takes a few seconds.',
+                parameters: { type: 'object', properties: {} },
+              },
+            ],
+            tool_choice: 'auto',
+          },
+        }),
+      )
+    })
+  } catch (err) {
+    session.close()
+    throw err
+  }
+  return session
 }

@@ -1,20 +1,14 @@
 import type { RealtimeClientEvent, RealtimeServerEvent } from 'openai/resources/realtime/realtime'
-import { errorText, NocturnError } from '../../core/errors.js'
+import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { DropReport } from '../../ports/audio.js'
 import type { Clock, TimerHandle } from '../../ports/clock.js'
-import type {
-  LiveCloseInfo,
-  LiveEvents,
-  LiveSession,
-  LiveToolResponse,
-} from '../../ports/live-llm.js'
+import type { LiveEvents, LiveSession, LiveToolResponse } from '../../ports/live-llm.js'
+import { ConnectionLife } from '../live-support/connection-life.js'
 import { PlayedAudio } from './played-audio.js'
 import { Upsampler16to24 } from './resampler.js'
 import { ResponseQueue, type Urgency } from './response-queue.js'
 import { ServerEvents } from './server-events.js'
-
-type State = 'connecting' | 'open' | 'closing' | 'closed'
 
 /** What the connection needs of the socket: the SDK's `OpenAIRealtimeWS`, or a test's stand-in. */
 export interface RealtimeSocket {
@@ -39,12 +33,8 @@ export interface SessionLimit {
  * may be sent at all is the voice driver's call ledger's rule; this sends what it is given.
  */
 export class RealtimeConnection implements LiveSession {
-  #state: State = 'connecting'
   #socket: RealtimeSocket | undefined
-  #held: RealtimeServerEvent[] | undefined = []
-  #byClient = false
-  #closedInfo: LiveCloseInfo | undefined
-  readonly #closeWaiters: (() => void)[] = []
+  readonly #life: ConnectionLife<RealtimeServerEvent>
   readonly #events: LiveEvents
   readonly #log: Logger
   readonly #clock: Clock
@@ -58,7 +48,6 @@ export class RealtimeConnection implements LiveSession {
   /** Calls that already have a `function_call_output` in the conversation. */
   readonly #answered = new Set<string>()
   #sent = 0
-  #droppedAudio = 0
   #audioSinceEnd = false
   readonly #limit: SessionLimit
   #limitTimers: TimerHandle[] = []
@@ -90,10 +79,12 @@ export class RealtimeConnection implements LiveSession {
       cancel: () => this.#send({ type: 'response.cancel' }),
       quiet: () => this.#quiet(),
     })
+    const server = this.#server
+    this.#life = new ConnectionLife(o, 'realtime', (e) => server.dispatch(e))
   }
 
-  get state(): State {
-    return this.#state
+  get state() {
+    return this.#life.state
   }
 
   attach(socket: RealtimeSocket): void {
@@ -102,7 +93,7 @@ export class RealtimeConnection implements LiveSession {
 
   /** The session is set up: sends are allowed from now on. */
   opened(): void {
-    this.#state = 'open'
+    this.#life.opened()
     const { limitMs, leadMs } = this.#limit
     // The service ends a session at its limit with no way to resume it. Shortly before, the
     // connection goes at a quiet moment, as a drop the driver answers with a fresh connection
@@ -129,9 +120,9 @@ export class RealtimeConnection implements LiveSession {
   }
 
   #leave(): void {
-    if (this.#state !== 'open') return
+    if (this.#life.state !== 'open') return
     this.#log.info({}, 'realtime session limit: closing to reopen fresh')
-    this.#state = 'closing'
+    this.#life.leaving()
     try {
       this.#socket?.close({ code: 1000, reason: 'session limit' })
     } catch {
@@ -141,42 +132,22 @@ export class RealtimeConnection implements LiveSession {
 
   /** The caller has its session: deliver what arrived meanwhile, in order, then live. */
   release(): void {
-    const held = this.#held ?? []
-    this.#held = undefined
-    for (const e of held) this.#server.dispatch(e)
+    this.#life.release()
   }
 
   /** A connect that failed: end the socket and stay silent (the caller gets the rejection). */
   abort(): void {
-    this.#state = 'closed'
-    this.#held = undefined
-    this.#socket?.socket.terminate()
+    this.#life.abort(this.#socket?.socket)
   }
 
   onEvent(e: RealtimeServerEvent): void {
-    if (this.#byClient) return
-    if (this.#held) this.#held.push(e)
-    else this.#server.dispatch(e)
+    this.#life.receive(e)
   }
 
   onClosed(code: number, reason: string): void {
-    const was = this.#state
-    this.#state = 'closed'
     this.#server.stop()
     for (const t of this.#limitTimers) this.#clock.clearTimeout(t)
-    for (const w of this.#closeWaiters.splice(0)) w()
-    if (was === 'connecting' || this.#closedInfo) return
-    if (this.#held) this.release()
-    this.#closedInfo = { code, reason, byClient: this.#byClient }
-    this.#log.info({ code, reason, byClient: this.#byClient }, 'realtime connection closed')
-    try {
-      this.#events.closed(this.#closedInfo)
-    } catch (err) {
-      this.#log.error(
-        { event: 'live_closed_listener_threw', err: errorText(err) },
-        'live closed listener threw',
-      )
-    }
+    this.#life.closed(code, reason)
   }
 
   /** Sends without the open check: the setup and the history go out before `open()` resolves. */
@@ -185,14 +156,7 @@ export class RealtimeConnection implements LiveSession {
   }
 
   sendAudio(pcm: Uint8Array): void {
-    if (this.#state !== 'open') {
-      if (this.#droppedAudio++ === 0)
-        this.#log.warn(
-          { event: 'live_audio_dropped', state: this.#state },
-          'live audio dropped: connection not open',
-        )
-      return
-    }
+    if (!this.#life.audioAllowed()) return
     const up = this.#upsampler.push(pcm)
     const audio = Buffer.from(up.buffer, up.byteOffset, up.byteLength).toString('base64')
     if (this.#send({ type: 'input_audio_buffer.append', audio })) this.#audioSinceEnd = true
@@ -203,7 +167,7 @@ export class RealtimeConnection implements LiveSession {
     // by the mute is committed now, so what was said before it is answered. Between utterances
     // the buffer holds only the room since the last one: it is cleared (a commit of it would be
     // an utterance of silence). Once per pause, like Gemini's audioStreamEnd.
-    if (this.#state !== 'open' || !this.#audioSinceEnd) return
+    if (this.#life.state !== 'open' || !this.#audioSinceEnd) return
     const ok = this.#server.userSpeaking
       ? this.#send({ type: 'input_audio_buffer.commit' })
       : this.#send({ type: 'input_audio_buffer.clear' })
@@ -211,16 +175,9 @@ export class RealtimeConnection implements LiveSession {
   }
 
   respond(r: LiveToolResponse): void {
-    const interim = r.willContinue === true
-    if (interim && !this.#asyncCalls) {
-      // A model that waits for each output takes the first one as the answer.
-      this.#log.warn(
-        { event: 'interim_result_blocking_call', callId: r.id, tool: r.name },
-        'interim result for a model without asynchronous calls; not sent',
-      )
-      return
-    }
-    if (this.#state !== 'open') throw notOpen(r.id)
+    // A model without asynchronous calls waits for each output: its calls block.
+    if (!this.#life.answerAllowed(r, !this.#asyncCalls)) return
+    if (this.#life.state !== 'open') throw notOpen(r.id)
     const output = JSON.stringify(r.response)
     let ok: boolean
     if (this.#answered.has(r.id)) {
@@ -255,7 +212,7 @@ export class RealtimeConnection implements LiveSession {
   }
 
   playbackCut(report: DropReport): void {
-    if (this.#state !== 'open') return
+    if (this.#life.state !== 'open') return
     this.#server.cut()
     for (const t of this.#played.cut(report)) {
       this.#send({
@@ -269,34 +226,18 @@ export class RealtimeConnection implements LiveSession {
   }
 
   close(): Promise<void> {
-    if (this.#state === 'closed') return Promise.resolve()
-    const done = new Promise<void>((resolve) => this.#closeWaiters.push(resolve))
-    if (this.#state !== 'closing') {
-      this.#byClient = true
-      this.#state = 'closing'
-      this.#held = undefined
-      this.#server.stop()
-      try {
-        this.#socket?.close({ code: 1000, reason: 'client closed' })
-      } catch {
-        this.#socket?.socket.terminate()
-      }
-      // A far side that never answers the close handshake must not hold the driver.
-      const t = this.#clock.setTimeout(() => this.#socket?.socket.terminate(), 2000)
-      void done.then(() => this.#clock.clearTimeout(t))
-    }
-    return done
+    const socket = this.#socket
+    return this.#life.close({
+      shut: () => {
+        this.#server.stop()
+        socket?.close({ code: 1000, reason: 'client closed' })
+      },
+      terminate: () => socket?.socket.terminate(),
+    })
   }
 
   #send(event: RealtimeClientEvent): boolean {
-    if (this.#state !== 'open') {
-      this.#log.warn(
-        { event: 'live_send_not_open', what: event.type, state: this.#state },
-        'live send on a connection that is not open; dropped',
-      )
-      return false
-    }
-    return this.#write(event)
+    return this.#life.sendAllowed(event.type) && this.#write(event)
   }
 
   #write(event: RealtimeClientEvent): boolean {

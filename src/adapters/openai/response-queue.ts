@@ -51,10 +51,9 @@ export class ResponseQueue {
     this.request(this.#sent)
   }
 
-  /** Our `response.create` failed for another reason: nothing is active on its account. */
+  /** Our `response.create` failed for another reason: nothing is active on its account, as after `done`. */
   failed(): void {
-    this.#active = false
-    this.#flush()
+    this.done()
   }
 
   speechStarted(): void {

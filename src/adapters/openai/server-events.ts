@@ -9,6 +9,19 @@ import type { ResponseQueue } from './response-queue.js'
 /** 24 kHz, 16-bit mono. */
 const BYTES_PER_MS = 48
 
+interface ServerEventsOptions {
+  readonly events: LiveEvents
+  readonly log: Logger
+  readonly clock: Clock
+  readonly responses: ResponseQueue
+  readonly played: PlayedAudio
+  /** The model called a tool (the connection keeps its name and arguments). */
+  readonly toolCall: (id: string, name: string, args: string) => void
+  readonly cancel: () => void
+  /** A response ended or the user stopped speaking: maybe a quiet moment. */
+  readonly quiet: () => void
+}
+
 /**
  * Realtime server events → the port's events. The mapping that is not one to one:
  *
@@ -22,14 +35,7 @@ const BYTES_PER_MS = 48
  * - `response.function_call_arguments.done` is one `toolCall`; the provider never withdraws a call.
  */
 export class ServerEvents {
-  readonly #events: LiveEvents
-  readonly #log: Logger
-  readonly #clock: Clock
-  readonly #responses: ResponseQueue
-  readonly #played: PlayedAudio
-  readonly #toolCall: (id: string, name: string, args: string) => void
-  readonly #cancel: () => void
-  readonly #quiet: () => void
+  readonly #o: ServerEventsOptions
   /** The response being made, from `response.created` to `response.done`. */
   #responseId: string | undefined
   /** Responses whose audio nobody will hear: cut by the room or the stop button. */
@@ -44,25 +50,8 @@ export class ServerEvents {
   #userSpeaking = false
   #stopped = false
 
-  constructor(o: {
-    events: LiveEvents
-    log: Logger
-    clock: Clock
-    responses: ResponseQueue
-    played: PlayedAudio
-    toolCall: (id: string, name: string, args: string) => void
-    cancel: () => void
-    /** A response ended or the user stopped speaking: maybe a quiet moment. */
-    quiet: () => void
-  }) {
-    this.#events = o.events
-    this.#log = o.log
-    this.#clock = o.clock
-    this.#responses = o.responses
-    this.#played = o.played
-    this.#toolCall = o.toolCall
-    this.#cancel = o.cancel
-    this.#quiet = o.quiet
+  constructor(o: ServerEventsOptions) {
+    this.#o = o
   }
 
   get userSpeaking(): boolean {
@@ -80,7 +69,7 @@ export class ServerEvents {
     const id = this.#responseId
     if (id === undefined || this.#cut.has(id)) return
     this.#cut.add(id)
-    if (this.#cancelledByServer !== id) this.#cancel()
+    if (this.#cancelledByServer !== id) this.#o.cancel()
   }
 
   dispatch(e: RealtimeServerEvent): void {
@@ -88,7 +77,7 @@ export class ServerEvents {
     try {
       this.#dispatch(e)
     } catch (err) {
-      this.#log.error(
+      this.#o.log.error(
         { event: 'realtime_event_failed', type: e.type, err: errorText(err) },
         'realtime event could not be handled; dropped',
       )
@@ -102,14 +91,14 @@ export class ServerEvents {
         return
       case 'input_audio_buffer.speech_stopped':
         this.#userSpeaking = false
-        this.#responses.speechStopped()
-        this.#quiet()
+        this.#o.responses.speechStopped()
+        this.#o.quiet()
         return
       case 'conversation.item.input_audio_transcription.completed':
-        this.#events.inputTranscription(e.transcript)
+        this.#o.events.inputTranscription(e.transcript)
         return
       case 'conversation.item.input_audio_transcription.failed':
-        this.#log.warn(
+        this.#o.log.warn(
           { event: 'realtime_transcription_failed', item: e.item_id, why: e.error?.message },
           'realtime input transcription failed',
         )
@@ -117,24 +106,24 @@ export class ServerEvents {
       case 'response.created':
         this.#responseId = e.response.id
         this.#responseHadCall = false
-        this.#responses.started()
+        this.#o.responses.started()
         return
       case 'response.output_audio.delta': {
         if (this.#cut.has(e.response_id)) return
         const pcm = Buffer.from(e.delta, 'base64')
-        this.#played.delivered(e.item_id, pcm.byteLength)
-        const now = this.#clock.now()
+        this.#o.played.delivered(e.item_id, pcm.byteLength)
+        const now = this.#o.clock.now()
         this.#playingUntil = Math.max(this.#playingUntil, now) + pcm.byteLength / BYTES_PER_MS
-        this.#events.audio(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength))
+        this.#o.events.audio(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength))
         return
       }
       case 'response.output_audio_transcript.delta':
-        if (!this.#cut.has(e.response_id)) this.#events.outputTranscription(e.delta)
+        if (!this.#cut.has(e.response_id)) this.#o.events.outputTranscription(e.delta)
         return
       case 'response.function_call_arguments.done':
         this.#responseHadCall = true
-        this.#toolCall(e.call_id, e.name, e.arguments)
-        this.#events.toolCall([{ id: e.call_id, name: e.name, args: parseArgs(e.arguments) }])
+        this.#o.toolCall(e.call_id, e.name, e.arguments)
+        this.#o.events.toolCall([{ id: e.call_id, name: e.name, args: parseArgs(e.arguments) }])
         return
       case 'response.done':
         this.#responseDone(e)
@@ -143,7 +132,7 @@ export class ServerEvents {
         this.#error(e)
         return
       case 'conversation.item.truncated':
-        this.#log.debug({ item: e.item_id, audioEndMs: e.audio_end_ms }, 'realtime truncated')
+        this.#o.log.debug({ item: e.item_id, audioEndMs: e.audio_end_ms }, 'realtime truncated')
         return
       default:
         return
@@ -152,17 +141,17 @@ export class ServerEvents {
 
   #speechStarted(): void {
     this.#userSpeaking = true
-    this.#responses.speechStarted()
+    this.#o.responses.speechStarted()
     if (this.#callTurnOpen) {
       // The turn that ended in a call is over: these words start the next one.
       this.#callTurnOpen = false
-      this.#events.turnComplete()
+      this.#o.events.turnComplete()
     }
     const id = this.#responseId
-    const playing = this.#clock.now() < this.#playingUntil
+    const playing = this.#o.clock.now() < this.#playingUntil
     if (id === undefined && !playing) return
     if (id !== undefined) this.#cancelledByServer = id
-    this.#events.interrupted()
+    this.#o.events.interrupted()
   }
 
   #responseDone(e: Extract<RealtimeServerEvent, { type: 'response.done' }>): void {
@@ -171,16 +160,16 @@ export class ServerEvents {
     else if (this.#responseId !== undefined && !r.id) this.#responseId = undefined
     if (r.id) this.#cut.delete(r.id)
     const tokens = r.usage?.total_tokens
-    if (typeof tokens === 'number' && tokens > 0) this.#events.usage(tokens)
-    this.#events.generationComplete()
+    if (typeof tokens === 'number' && tokens > 0) this.#o.events.usage(tokens)
+    this.#o.events.generationComplete()
     if (this.#responseHadCall && r.status !== 'cancelled') {
       this.#callTurnOpen = true
     } else {
       this.#callTurnOpen = false
-      this.#events.turnComplete()
+      this.#o.events.turnComplete()
     }
-    this.#responses.done()
-    this.#quiet()
+    this.#o.responses.done()
+    this.#o.quiet()
   }
 
   #error(e: Extract<RealtimeServerEvent, { type: 'error' }>): void {
@@ -188,13 +177,13 @@ export class ServerEvents {
     const ours = typeof eventId === 'string' && eventId.startsWith('nocturn_response_')
     if (ours && code === 'conversation_already_has_active_response') {
       // Another response (the server's VAD) got there first: ours waits for it, never dropped.
-      this.#log.debug({ eventId }, 'realtime response.create bounced; queued again')
-      this.#responses.bounced()
+      this.#o.log.debug({ eventId }, 'realtime response.create bounced; queued again')
+      this.#o.responses.bounced()
       return
     }
     if (code === 'response_cancel_not_active') return
-    if (ours) this.#responses.failed()
-    this.#log.warn(
+    if (ours) this.#o.responses.failed()
+    this.#o.log.warn(
       { event: 'realtime_error', code, eventId, why: message },
       'realtime service reported an error',
     )

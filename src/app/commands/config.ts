@@ -7,7 +7,7 @@ import { loadConfig } from '../config/load.js'
 import { type Config, listenMode } from '../config/schema.js'
 import { missingWakeFiles, wakeInstallFix } from '../wake-detector.js'
 
-export const HELP = `usage: nocturn config --example
+export const USAGE = `usage: nocturn config --example
        nocturn config --check [--config <path>]
 
   --example        print a commented example configuration
@@ -32,11 +32,11 @@ export async function run(args: string[]): Promise<number> {
       },
     }))
   } catch (err) {
-    process.stderr.write(`nocturn config: ${errorText(err)}\n\n${HELP}`)
+    process.stderr.write(`nocturn config: ${errorText(err)}\n\n${USAGE}`)
     return 2
   }
   if (values.help) {
-    process.stdout.write(HELP)
+    process.stdout.write(USAGE)
     return 0
   }
   if (values.example) {
@@ -74,7 +74,7 @@ export async function run(args: string[]): Promise<number> {
       return 2
     }
   }
-  process.stderr.write(HELP)
+  process.stderr.write(USAGE)
   return 2
 }
 

@@ -29,8 +29,8 @@ the paired phones, Home Assistant (URL, token, tools, critical entities), the Ge
   --json          the report as JSON, for programs
   --connect       also open a short live session to the model
   --probe         open one short session whose test tool blocks, to see whether the model keeps
-                  talking (asynchronous) or waits (sequential); OpenAI only so far; costs a few
-                  seconds of a session
+                  talking (asynchronous) or waits (sequential), beside the capability table's
+                  claim; costs a few seconds of a session on the account
   --provider KIND the provider to check without a configuration (default gemini; OpenAI's key
                   from OPENAI_API_KEY or OPENAI_API_KEY_FILE)
   --base-url URL  the Gemini endpoint (overrides provider.baseUrl)

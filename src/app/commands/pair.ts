@@ -8,6 +8,7 @@ import { ConfigError } from '../config/errors.js'
 import { configPathOf, DEFAULT_CONFIG_PATH, type LoadedConfig, loadConfig } from '../config/load.js'
 import { appUrlOf, pairingLink } from '../phone-app.js'
 import { DEV_PHONES_DIR, PhoneKeyStore } from '../phone-keys.js'
+import { parsedOrUsage } from './parsed-or-usage.js'
 
 export interface Io {
   readonly out: NodeJS.WritableStream
@@ -62,13 +63,8 @@ function setting<T = string>(
 }
 
 export async function pair(args: string[], io: Io): Promise<number> {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (err) {
-    io.err.write(`nocturn pair: ${errorText(err)}\n\n${USAGE}`)
-    return 2
-  }
+  const parsed = parsedOrUsage('pair', () => parse(args), { err: io.err, usage: USAGE })
+  if (!parsed) return 2
   const { values, positionals } = parsed
   const fail = (message: string, code = 2) => {
     io.err.write(`nocturn pair: ${message}\n`)

@@ -9,6 +9,7 @@ import { PhoneConversations } from '../../phone/conversations.js'
 import { type Pairing, parsePairingUri } from '../../protocol/index.js'
 import type { VerifiedRequest } from '../../protocol/phone-side.js'
 import type { Io } from './pair.js'
+import { parsedOrUsage } from './parsed-or-usage.js'
 import {
   type ConversationVerb,
   conversationVerb,
@@ -37,14 +38,9 @@ export function run(args: string[]): Promise<number> {
 }
 
 export async function phone(args: string[], io: Io, signal?: AbortSignal): Promise<number> {
-  let values: ReturnType<typeof parse>['values']
-  let positionals: string[]
-  try {
-    ;({ values, positionals } = parse(args))
-  } catch (err) {
-    io.err.write(`nocturn phone: ${errorText(err)}\n\n${USAGE}`)
-    return 2
-  }
+  const parsed = parsedOrUsage('phone', () => parse(args), { err: io.err, usage: USAGE })
+  if (!parsed) return 2
+  const { values, positionals } = parsed
   const [verb, id] = positionals
   if (verb !== 'watch' && verb !== 'approve' && verb !== 'deny' && !isConversationVerb(verb)) {
     io.err.write(USAGE)

@@ -3,6 +3,7 @@ import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { makeHouseholdTls } from '../../adapters/openssl/household-ca.js'
 import { errorText } from '../../core/errors.js'
+import { parsedOrUsage } from './parsed-or-usage.js'
 
 /** Where the files go in a development checkout (on the device: --dir /var/lib/nocturn/tls). */
 const DEV_TLS_DIR = 'var/tls'
@@ -29,13 +30,8 @@ export function run(args: string[]): Promise<number> {
 }
 
 export async function tls(args: string[], io: Io): Promise<number> {
-  let values: ReturnType<typeof parse>['values']
-  try {
-    values = parse(args).values
-  } catch (err) {
-    io.err.write(`nocturn tls: ${errorText(err)}\n\n${USAGE}`)
-    return 2
-  }
+  const values = parsedOrUsage('tls', () => parse(args).values, { err: io.err, usage: USAGE })
+  if (!values) return 2
   const host = (values.host ?? hostname()).replace(/\.local$/, '')
   if (!/^[A-Za-z0-9-]{1,63}$/.test(host)) {
     io.err.write('nocturn tls: --host must be a host name without dots, e.g. kitchen\n')

@@ -6,6 +6,7 @@ import { errorText } from '../../core/errors.js'
 import { ConfigError } from '../config/errors.js'
 import { configPathOf, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.js'
 import type { Io } from './pair.js'
+import { parsedOrUsage } from './parsed-or-usage.js'
 
 /** The store of a development checkout without a configuration. */
 const DEV_STORE = 'var/nocturn-dev.db'
@@ -35,13 +36,8 @@ export async function transcripts(args: string[], io: Io): Promise<number> {
     io.err.write(`nocturn transcripts: ${message}\n`)
     return code
   }
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(args)
-  } catch (err) {
-    io.err.write(`nocturn transcripts: ${errorText(err)}\n\n${USAGE}`)
-    return 2
-  }
+  const parsed = parsedOrUsage('transcripts', () => parse(args), { err: io.err, usage: USAGE })
+  if (!parsed) return 2
   const { values, positionals } = parsed
   const [verb, id] = positionals
   if (!(verb === 'list' && id === undefined) && !((verb === 'show' || verb === 'delete') && id)) {

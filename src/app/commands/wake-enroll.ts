@@ -15,6 +15,7 @@ import { silentLogger } from '../../core/logger.js'
 import { ConfigError } from '../config/errors.js'
 import { loadConfig } from '../config/load.js'
 import { wakeModelPaths } from '../wake-detector.js'
+import { parsedOrUsage } from './parsed-or-usage.js'
 
 export const USAGE = `usage: nocturn wake enroll [--config <path>] [--model <name or path>] [--clips 8] [--seconds 3]
                           [--sentences 4] [--room-seconds 60] [--from <dir of .wav>] [--negatives <dir of .wav>]
@@ -59,13 +60,11 @@ export const NEAR_MISSES: Readonly<Record<string, readonly string[]>> = {
  * beside the models. Anything wrong with the input is said and the verifier already there kept.
  */
 export async function run(args: string[]): Promise<number> {
-  let values: ReturnType<typeof parse>['values']
-  try {
-    values = parse(args).values
-  } catch (err) {
-    process.stderr.write(`nocturn wake enroll: ${errorText(err)}\n${USAGE}`)
-    return 2
-  }
+  const values = parsedOrUsage('wake enroll', () => parse(args).values, {
+    err: process.stderr,
+    usage: USAGE,
+  })
+  if (!values) return 2
   const say = (s: string) => process.stdout.write(`${s}\n`)
   const fail = (s: string, code = 1) => {
     process.stderr.write(`nocturn wake enroll: ${s}\n`)

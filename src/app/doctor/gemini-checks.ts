@@ -2,9 +2,12 @@ import { realClock } from '../../adapters/clock/real-clock.js'
 import type { AccountReport } from '../../adapters/gemini/account-check.js'
 import { checkAccount } from '../../adapters/gemini/account-check.js'
 import { lookupCapabilities } from '../../adapters/gemini/capabilities.js'
+import { probeGeminiToolCalls } from '../../adapters/gemini/probe.js'
 import type { Logger } from '../../core/logger.js'
 import { type GeminiKey, readGeminiKey } from '../gemini-env.js'
 import type { Check, CheckResult } from './check.js'
+import { probeCheck } from './probe-check.js'
+import { keyCheck, modelCheck, modelsCheck, type ProviderWords } from './provider-checks.js'
 
 export interface GeminiDoctorContext {
   readonly env: NodeJS.ProcessEnv
@@ -12,6 +15,8 @@ export interface GeminiDoctorContext {
   readonly model: string | undefined
   /** Open a short live session to the model (otherwise it is only looked up in the listing). */
   readonly connect: boolean
+  /** `--probe`: open one short session that makes a call block, and see what the model does. */
+  readonly probe: boolean
   readonly logger: Logger
   /** Filled by the checks, so later ones reuse earlier answers. */
   key?: GeminiKey | Error
@@ -50,92 +55,41 @@ async function account(ctx: GeminiDoctorContext): Promise<AccountReport | Error>
   return ctx.account
 }
 
-const geminiKeyCheck: Check<GeminiDoctorContext> = {
-  name: 'Gemini API key',
-  async run(ctx) {
-    const k = key(ctx)
-    if (k instanceof Error) return { status: 'fail', summary: k.message }
-    return { status: 'ok', summary: `set, from ${k.source}`, data: { source: k.source } }
-  },
-}
-
-const geminiLiveModelsCheck: Check<GeminiDoctorContext> = {
-  name: 'Gemini live models',
-  async run(ctx): Promise<CheckResult> {
-    const a = await account(ctx)
-    if (key(ctx) instanceof Error) return { status: 'skip', summary: 'no API key' }
-    if (a instanceof Error) return { status: 'fail', summary: `cannot list models: ${a.message}` }
-    const asyncCount = a.liveModels.filter((m) => m.capabilities.asyncToolCalls).length
-    const width = Math.max(0, ...a.liveModels.map((m) => m.id.length))
-    const details = a.liveModels.map(
-      (m) =>
-        `${m.id.padEnd(width)}  async calls: ${m.capabilities.asyncToolCalls ? 'yes' : 'no '}  ${m.capabilities.note}`,
-    )
-    const data = a.liveModels.map((m) => ({
-      id: m.id,
-      displayName: m.displayName,
-      known: m.known,
-      asyncToolCalls: m.capabilities.asyncToolCalls,
-      nonBlockingByDefault: m.capabilities.nonBlockingByDefault,
-      blockingAllowed: m.capabilities.blockingAllowed,
-      scheduling: m.capabilities.scheduling,
-      transcription: m.capabilities.transcription,
-      resumption: m.capabilities.resumption,
-      note: m.capabilities.note,
-    }))
-    if (a.liveModels.length === 0) {
-      return {
-        status: 'fail',
-        summary: `none of the account's ${a.modelCount} models is a live model`,
-        data,
-      }
-    }
-    return {
-      status: asyncCount > 0 ? 'ok' : 'warn',
-      summary: `${a.liveModels.length} live models, ${asyncCount} with asynchronous calls`,
-      details,
-      data,
-    }
-  },
-}
-
 const DEAD_AIR =
   'this model makes approvals dead air: it cannot wait for a phone while talking, so the speaker plays a waiting cue meanwhile — choose a model with async calls (e.g. gemini-3.8-live) in provider.model'
 
-const geminiModelCheck: Check<GeminiDoctorContext> = {
-  name: 'Gemini model',
-  async run(ctx): Promise<CheckResult> {
-    if (!ctx.model)
-      return { status: 'skip', summary: 'no model configured (provider.model or --model)' }
-    const caps = lookupCapabilities(ctx.model)
-    const details = [`capability table: ${caps.capabilities.note}`]
-    if (!caps.capabilities.asyncToolCalls) details.push(DEAD_AIR)
-    const a = key(ctx) instanceof Error ? undefined : await account(ctx)
-    const listed =
-      a && !(a instanceof Error) ? a.liveModels.some((m) => m.id === ctx.model) : undefined
-    if (listed === false) {
-      details.push('fix: pick one of the live models listed above for provider.model')
-      return {
-        status: 'fail',
-        summary: `${ctx.model}: the account does not list this model as a live model`,
-        details,
-        data: { model: ctx.model, listed, asyncToolCalls: caps.capabilities.asyncToolCalls },
-      }
-    }
-    const data = {
-      model: ctx.model,
-      listed,
-      known: caps.known,
-      asyncToolCalls: caps.capabilities.asyncToolCalls,
-    }
-    return {
-      status: caps.known && caps.capabilities.asyncToolCalls ? 'ok' : 'warn',
-      summary: `${ctx.model}: ${listed ? 'listed by the account, ' : ''}asynchronous calls ${caps.capabilities.asyncToolCalls ? 'yes' : 'no'}`,
-      details,
-      data,
-    }
-  },
+const GEMINI: ProviderWords = { provider: 'Gemini', kind: 'live', deadAir: DEAD_AIR }
+
+async function listedModels(ctx: GeminiDoctorContext) {
+  const a = await account(ctx)
+  return a instanceof Error ? a : { modelCount: a.modelCount, models: a.liveModels }
 }
+
+const geminiModelsCheck = modelsCheck(GEMINI, {
+  hasKey: (ctx: GeminiDoctorContext) => !(key(ctx) instanceof Error),
+  account: listedModels,
+  data: (m) => ({
+    id: m.id,
+    displayName: m.displayName,
+    known: m.known,
+    asyncToolCalls: m.capabilities.asyncToolCalls,
+    nonBlockingByDefault: m.capabilities.nonBlockingByDefault,
+    blockingAllowed: m.capabilities.blockingAllowed,
+    scheduling: m.capabilities.scheduling,
+    transcription: m.capabilities.transcription,
+    resumption: m.capabilities.resumption,
+    note: m.capabilities.note,
+  }),
+})
+
+const geminiModelCheck = modelCheck<GeminiDoctorContext>(GEMINI, {
+  lookup: lookupCapabilities,
+  async listed(ctx, model) {
+    if (key(ctx) instanceof Error) return undefined
+    const a = await account(ctx)
+    return a instanceof Error ? undefined : a.liveModels.some((m) => m.id === model)
+  },
+})
 
 const geminiConnectCheck: Check<GeminiDoctorContext> = {
   name: 'Gemini live connect',
@@ -149,11 +103,7 @@ const geminiConnectCheck: Check<GeminiDoctorContext> = {
     if (a instanceof Error || !a.probe) return { status: 'skip', summary: 'the model list failed' }
     const p = a.probe
     const caps = lookupCapabilities(ctx.model)
-    const details = [
-      caps.known
-        ? `capability table: ${caps.capabilities.note}`
-        : `capability table: ${caps.capabilities.note}`,
-    ]
+    const details = [`capability table: ${caps.capabilities.note}`]
     if (!caps.capabilities.asyncToolCalls) {
       details.push(DEAD_AIR)
     }
@@ -168,9 +118,23 @@ const geminiConnectCheck: Check<GeminiDoctorContext> = {
   },
 }
 
+const geminiProbeCheck = probeCheck<GeminiDoctorContext>(GEMINI, {
+  key,
+  claim: (model) => lookupCapabilities(model).capabilities.asyncToolCalls,
+  run: (ctx, apiKey, model) =>
+    probeGeminiToolCalls({
+      apiKey,
+      model,
+      baseUrl: ctx.baseUrl,
+      logger: ctx.logger,
+      clock: realClock(),
+    }),
+})
+
 export const geminiChecks = [
-  geminiKeyCheck,
-  geminiLiveModelsCheck,
+  keyCheck(GEMINI, key),
+  geminiModelsCheck,
   geminiModelCheck,
   geminiConnectCheck,
+  geminiProbeCheck,
 ]

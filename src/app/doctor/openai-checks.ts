@@ -3,8 +3,9 @@ import {
   type OpenAIAccountReport,
 } from '../../adapters/openai/account-check.js'
 import { lookupOpenAICapabilities } from '../../adapters/openai/capabilities.js'
-import { probeToolCalls } from '../../adapters/openai/probe.js'
-import type { Check, CheckResult } from './check.js'
+import { probeRealtimeToolCalls } from '../../adapters/openai/probe.js'
+import { probeCheck } from './probe-check.js'
+import { keyCheck, modelCheck, modelsCheck, type ProviderWords } from './provider-checks.js'
 
 export interface OpenAIDoctorContext {
   readonly baseUrl: string | undefined
@@ -30,118 +31,48 @@ async function account(ctx: OpenAIDoctorContext): Promise<OpenAIAccountReport | 
   return ctx.openaiAccount
 }
 
-const keyCheck: Check<OpenAIDoctorContext> = {
-  name: 'OpenAI API key',
-  async run(ctx) {
-    const k = ctx.openaiKey
-    if (k instanceof Error) return { status: 'fail', summary: k.message }
-    return { status: 'ok', summary: `set, from ${k.source}`, data: { source: k.source } }
-  },
+const OPENAI: ProviderWords = {
+  provider: 'OpenAI',
+  kind: 'realtime',
+  deadAir:
+    'this model makes approvals dead air: it waits for each function output, so the speaker plays a waiting cue meanwhile — choose gpt-realtime or later in provider.model',
 }
 
-const modelsCheck: Check<OpenAIDoctorContext> = {
-  name: 'OpenAI realtime models',
-  async run(ctx): Promise<CheckResult> {
-    if (ctx.openaiKey instanceof Error) return { status: 'skip', summary: 'no API key' }
+const openaiModelsCheck = modelsCheck(OPENAI, {
+  hasKey: (ctx: OpenAIDoctorContext) => !(ctx.openaiKey instanceof Error),
+  async account(ctx) {
     const a = await account(ctx)
-    if (a instanceof Error) return { status: 'fail', summary: `cannot list models: ${a.message}` }
-    const width = Math.max(0, ...a.realtimeModels.map((m) => m.id.length))
-    const details = a.realtimeModels.map(
-      (m) =>
-        `${m.id.padEnd(width)}  async calls: ${m.capabilities.asyncToolCalls ? 'yes' : 'no '}  ${m.capabilities.note}`,
-    )
-    const data = a.realtimeModels.map((m) => ({
-      id: m.id,
-      known: m.known,
-      asyncToolCalls: m.capabilities.asyncToolCalls,
-      note: m.capabilities.note,
-    }))
-    if (a.realtimeModels.length === 0) {
-      return {
-        status: 'fail',
-        summary: `none of the account's ${a.modelCount} models is a realtime model`,
-        data,
-      }
-    }
-    const asyncCount = a.realtimeModels.filter((m) => m.capabilities.asyncToolCalls).length
-    return {
-      status: asyncCount > 0 ? 'ok' : 'warn',
-      summary: `${a.realtimeModels.length} realtime models, ${asyncCount} with asynchronous calls`,
-      details,
-      data,
-    }
+    return a instanceof Error ? a : { modelCount: a.modelCount, models: a.realtimeModels }
   },
-}
+  data: (m) => ({
+    id: m.id,
+    known: m.known,
+    asyncToolCalls: m.capabilities.asyncToolCalls,
+    note: m.capabilities.note,
+  }),
+})
 
-const modelCheck: Check<OpenAIDoctorContext> = {
-  name: 'OpenAI model',
-  async run(ctx): Promise<CheckResult> {
-    if (!ctx.model)
-      return { status: 'skip', summary: 'no model configured (provider.model or --model)' }
-    const { capabilities: c, known } = lookupOpenAICapabilities(ctx.model)
-    const details = [`capability table: ${c.note}`]
-    if (!c.asyncToolCalls) {
-      details.push(
-        'this model makes approvals dead air: it waits for each function output, so the speaker plays a waiting cue meanwhile — choose gpt-realtime or later in provider.model',
-      )
-    }
-    const a = ctx.openaiKey instanceof Error ? undefined : await account(ctx)
-    const listed =
-      a && !(a instanceof Error) ? a.realtimeModels.some((m) => m.id === ctx.model) : undefined
-    const data = { model: ctx.model, listed, known, asyncToolCalls: c.asyncToolCalls }
-    if (listed === false) {
-      details.push('fix: pick one of the realtime models listed above for provider.model')
-      return {
-        status: 'fail',
-        summary: `${ctx.model}: the account does not list this realtime model`,
-        details,
-        data,
-      }
-    }
-    return {
-      status: known && c.asyncToolCalls ? 'ok' : 'warn',
-      summary: `${ctx.model}: ${listed ? 'listed by the account, ' : ''}asynchronous calls ${c.asyncToolCalls ? 'yes' : 'no'}`,
-      details,
-      data,
-    }
+const openaiModelCheck = modelCheck<OpenAIDoctorContext>(OPENAI, {
+  lookup: lookupOpenAICapabilities,
+  async listed(ctx, model) {
+    if (ctx.openaiKey instanceof Error) return undefined
+    const a = await account(ctx)
+    return a instanceof Error ? undefined : a.realtimeModels.some((m) => m.id === model)
   },
-}
+})
 
-const probeCheck: Check<OpenAIDoctorContext> = {
-  name: 'OpenAI probe',
-  async run(ctx): Promise<CheckResult> {
-    if (!ctx.probe) return { status: 'skip', summary: 'not asked for (--probe)' }
-    const k = ctx.openaiKey
-    if (k instanceof Error) return { status: 'skip', summary: 'no API key' }
-    if (!ctx.model) return { status: 'skip', summary: 'no model configured' }
-    const claim = lookupOpenAICapabilities(ctx.model).capabilities.asyncToolCalls
-    const r = await probeToolCalls({ apiKey: k.key, model: ctx.model, baseUrl: ctx.baseUrl })
-    const seen = r.verdict === 'asynchronous'
-    const data = { model: ctx.model, verdict: r.verdict, heldMs: r.heldMs, tableSays: claim }
-    if (r.verdict === 'no call') {
-      return { status: 'warn', summary: `${ctx.model}: the model did not call the test tool`, data }
-    }
-    const said = `${ctx.model}: ${r.verdict} (a call held ${Math.round(r.heldMs / 1000)} s without its output)`
-    if (seen !== claim) {
-      return {
-        status: 'warn',
-        summary: `${said} — the capability table says ${claim ? 'asynchronous' : 'sequential'}: THEY DIFFER`,
-        details: [
-          seen
-            ? 'the model kept talking: approvals would not be dead air, though the table treats them so'
-            : 'the model fell silent while the call waited: every approval will be dead air on this model',
-        ],
-        data,
-      }
-    }
-    return {
-      status: seen ? 'ok' : 'warn',
-      summary: `${said}, as the capability table says`,
-      ...(seen ? {} : { details: ['approvals will be dead air on this model'] }),
-      data,
-    }
-  },
-}
+const openaiKey = (ctx: OpenAIDoctorContext) => ctx.openaiKey
+
+const openaiProbeCheck = probeCheck<OpenAIDoctorContext>(OPENAI, {
+  key: openaiKey,
+  claim: (model) => lookupOpenAICapabilities(model).capabilities.asyncToolCalls,
+  run: (ctx, apiKey, model) => probeRealtimeToolCalls({ apiKey, model, baseUrl: ctx.baseUrl }),
+})
 
 /** The provider checks for `provider.kind: "openai"`, in the order doctor prints them. */
-export const openaiChecks = [keyCheck, modelsCheck, modelCheck, probeCheck]
+export const openaiChecks = [
+  keyCheck(OPENAI, openaiKey),
+  openaiModelsCheck,
+  openaiModelCheck,
+  openaiProbeCheck,
+]

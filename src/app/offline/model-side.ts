@@ -4,7 +4,7 @@ import {
   type Script,
 } from '../../testing/fake-live-server/index.js'
 import { HOME_ASSISTANT_CALLS } from '../household-scene.js'
-import type { RunContext, Say, Seen } from './run-context.js'
+import { type RunContext, type Say, type Seen, typedRecap } from './run-context.js'
 
 /**
  * The model's side of the house — a fake service playing the household scene — as the offline
@@ -107,12 +107,5 @@ function typedReply(body: Record<string, unknown>, seen: Seen): string {
   const history = JSON.stringify(body.contents ?? [])
   const answered = (name: string) =>
     new RegExp(`"functionResponse":\\{[^}]*"name":"${name}","response":\\{"output"`).test(history)
-  const door =
-    answered(HOME_ASSISTANT_CALLS.door.name) && seen.doorUnlocked
-      ? seen.approvedOnPhone
-        ? 'Anna approved the front door on her phone'
-        : 'the front door was unlocked'
-      : 'the front door was not unlocked'
-  const garage = seen.garageMoved ? 'the garage door was opened' : 'the garage stayed shut'
-  return `You are welcome. ${door}; ${garage}.`
+  return typedRecap(answered(HOME_ASSISTANT_CALLS.door.name), seen)
 }

@@ -5,7 +5,7 @@ import type { FakeRealtimeConnection } from '../../testing/fake-realtime-server/
 import { FakeRealtimeServer } from '../../testing/fake-realtime-server/index.js'
 import { HOME_ASSISTANT_CALLS, HOME_ASSISTANT_LIGHT } from '../household-scene.js'
 import type { ModelSide } from './model-side.js'
-import type { RunContext, Say, Seen } from './run-context.js'
+import { type RunContext, type Say, type Seen, typedRecap } from './run-context.js'
 
 /** How long the model side waits for the device before it calls the scene broken. */
 const GUARD_MS = 300_000
@@ -167,12 +167,5 @@ function typedReply(body: Record<string, unknown>, seen: Seen): string {
       callIds.includes(m.tool_call_id ?? '') &&
       /^\{"output"/.test(m.content ?? ''),
   )
-  const door =
-    answered && seen.doorUnlocked
-      ? seen.approvedOnPhone
-        ? 'Anna approved the front door on her phone'
-        : 'the front door was unlocked'
-      : 'the front door was not unlocked'
-  const garage = seen.garageMoved ? 'the garage door was opened' : 'the garage stayed shut'
-  return `You are welcome. ${door}; ${garage}.`
+  return typedRecap(answered, seen)
 }

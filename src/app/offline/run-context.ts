@@ -40,6 +40,21 @@ export interface RunContext {
 }
 
 /**
+ * The typed reply of either fake model at the end of the scene, from what the house saw and
+ * whether the text model was sent the door's result (never canned: it proves the history went).
+ */
+export function typedRecap(doorAnswered: boolean, seen: Seen): string {
+  const door =
+    doorAnswered && seen.doorUnlocked
+      ? seen.approvedOnPhone
+        ? 'Anna approved the front door on her phone'
+        : 'the front door was unlocked'
+      : 'the front door was not unlocked'
+  const garage = seen.garageMoved ? 'the garage door was opened' : 'the garage stayed shut'
+  return `You are welcome. ${door}; ${garage}.`
+}
+
+/**
  * A demo's folder without the last run's store and phone keys. The whole store goes, its WAL and
  * its copies too: with a copy left, the store would take the missing file for a destroyed card
  * and restore the last run's chat (adapters/sqlite/restore.ts).

@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
 import { setTimeout as sleep } from 'node:timers/promises'
-import WebSocket, { WebSocketServer } from 'ws'
+import WebSocket from 'ws'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import { silentLogger } from '../../core/logger.js'
+import { LoopbackService } from '../loopback-service.js'
 import { type ServerFrame, serverFrame, truncateReason, unknownModelReason } from './frames.js'
 import {
   DEFAULT_MODELS,
@@ -34,6 +34,11 @@ export interface FakeLiveServerOptions {
   readonly logger?: Logger
   /** Frames sent the moment a connection opens, before `setup` (the service never does this). */
   readonly beforeSetup?: readonly ServerFrame[]
+  /**
+   * `blocking`: the model says nothing while a call it made lacks its `toolResponse` (a sequential
+   * model): a script's speech waits until then. `async` (default): the script plays as written.
+   */
+  readonly toolCalls?: 'async' | 'blocking'
 }
 
 export interface TimelineEntry {
@@ -50,12 +55,21 @@ export class FakeConnection {
   readonly #ws: WebSocket
   readonly #server: FakeLiveServer
   readonly #binary: boolean
+  readonly #blocking: boolean
+  /** Ids of the calls sent on this connection. */
+  readonly #calls: string[] = []
 
-  constructor(index: number, ws: WebSocket, server: FakeLiveServer, binary: boolean) {
+  constructor(
+    index: number,
+    ws: WebSocket,
+    server: FakeLiveServer,
+    o: { binary: boolean; blocking: boolean },
+  ) {
     this.index = index
     this.#ws = ws
     this.#server = server
-    this.#binary = binary
+    this.#binary = o.binary
+    this.#blocking = o.blocking
   }
 
   get open(): boolean {
@@ -65,6 +79,9 @@ export class FakeConnection {
   /** Pretty-printed camelCase JSON, as the service writes it. */
   send(frame: ServerFrame, binary = this.#binary): void {
     if (!this.open) return
+    for (const c of (frame.toolCall as { functionCalls?: { id?: string }[] } | undefined)
+      ?.functionCalls ?? [])
+      if (c.id !== undefined) this.#calls.push(c.id)
     const text = JSON.stringify(frame, null, 2)
     this.#ws.send(binary ? Buffer.from(text, 'utf8') : text, { binary })
   }
@@ -184,6 +201,8 @@ export class FakeConnection {
   }
 
   async #step(step: Step): Promise<void> {
+    if (this.#blocking && ('speak' in step || ('send' in step && 'serverContent' in step.send)))
+      await this.#untilAnswered()
     if ('send' in step) this.send(step.send, step.binary)
     else if ('raw' in step) this.sendRaw(step.raw, step.binary)
     else if ('delayMs' in step) await sleep(step.delayMs)
@@ -193,6 +212,15 @@ export class FakeConnection {
     else if ('speak' in step) await this.#speak(step)
     else if ('transcribe' in step) await this.#transcribe(step)
     else if ('untilHeardMs' in step) await this.#heard(step.untilHeardMs, step.timeoutMs)
+  }
+
+  /** A sequential model: waits until every call made on this connection has its response. */
+  async #untilAnswered(): Promise<void> {
+    const waiting = () => {
+      const answered = new Set(this.responses.map((r) => r.id))
+      return this.#calls.some((id) => !answered.has(id))
+    }
+    while (this.open && waiting()) await sleep(5)
   }
 
   /** True once this connection has heard `ms` of audio; false (an error noted) at the timeout. */
@@ -278,14 +306,11 @@ export class FakeLiveServer {
   readonly urls: string[] = []
   /** Sessions refused at setup (changeable while running: a key replaced, a quota renewed). */
   refuse: 'key' | 'quota' | undefined
-  readonly #http: Server
-  readonly #wss: WebSocketServer
+  readonly #host: LoopbackService
   readonly #options: FakeLiveServerOptions
   readonly #models: readonly FakeModel[]
   readonly #generate: GenerateStep[]
   readonly #log: Logger
-  readonly #waiters = new Set<() => void>()
-  #port = 0
 
   private constructor(options: FakeLiveServerOptions) {
     this.#options = options
@@ -293,38 +318,36 @@ export class FakeLiveServer {
     this.#models = options.models ?? DEFAULT_MODELS
     this.#generate = [...(options.generate ?? [])]
     this.#log = (options.logger ?? silentLogger).child({ component: 'fake-live-server' })
-    this.#wss = new WebSocketServer({ noServer: true })
-    this.#http = createServer((req, res) => {
-      handleRest(req, res, {
-        models: this.#models,
-        generate: this.#generate,
-        requests: this.rest,
-        apiKey: options.apiKey,
-      }).catch((err: unknown) => {
+    this.#host = new LoopbackService({
+      name: 'fake live server',
+      rest: (req, res) =>
+        handleRest(req, res, {
+          models: this.#models,
+          generate: this.#generate,
+          requests: this.rest,
+          apiKey: options.apiKey,
+        }),
+      restFailed: (err, res) => {
         this.errors.push(`rest: ${errorText(err)}`)
         res.destroy()
-      })
+      },
+      upgrade: (req, socket, head) => this.#upgrade(req, socket, head),
     })
-    this.#http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head))
   }
 
   static async start(options: FakeLiveServerOptions = {}): Promise<FakeLiveServer> {
     const s = new FakeLiveServer(options)
-    await new Promise<void>((resolve, reject) => {
-      s.#http.once('error', reject)
-      s.#http.listen(options.port ?? 0, '127.0.0.1', () => resolve())
-    })
-    s.#port = (s.#http.address() as AddressInfo).port
+    await s.#host.listen(options.port)
     return s
   }
 
   get port(): number {
-    return this.#port
+    return this.#host.port
   }
 
   /** What to give the SDK as `httpOptions.baseUrl` (http, not ws: see gemini-live.md §3.2). */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.#port}`
+    return `http://127.0.0.1:${this.#host.port}`
   }
 
   /** Adds answers for `generateContent`. */
@@ -341,24 +364,8 @@ export class FakeLiveServer {
   }
 
   /** Resolves once `check()` holds, re-checking on every frame, connection and close. */
-  async until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = check()
-      if (v !== undefined && v !== false) return v
-      const left = deadline - Date.now()
-      if (left <= 0) throw new Error('fake live server: condition not met in time')
-      await new Promise<void>((resolve) => {
-        const waiters = this.#waiters
-        const t = setTimeout(done, Math.min(left, 50))
-        function done() {
-          clearTimeout(t)
-          waiters.delete(done)
-          resolve()
-        }
-        waiters.add(done)
-      })
-    }
+  until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
+    return this.#host.until(check, timeoutMs)
   }
 
   waitForFrame(match: (f: ReceivedFrame) => boolean, timeoutMs?: number): Promise<ReceivedFrame> {
@@ -372,17 +379,12 @@ export class FakeLiveServer {
     }, timeoutMs)
   }
 
-  async close(): Promise<void> {
-    for (const c of this.#wss.clients) c.terminate()
-    await new Promise<void>((resolve) => this.#wss.close(() => resolve()))
-    await new Promise<void>((resolve) => this.#http.close(() => resolve()))
+  close(): Promise<void> {
+    return this.#host.close()
   }
 
   #wake(): void {
-    for (const w of [...this.#waiters]) {
-      this.#waiters.delete(w)
-      w()
-    }
+    this.#host.wake()
   }
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -393,19 +395,17 @@ export class FakeLiveServer {
       return
     }
     this.urls.push(req.url ?? '')
-    this.#wss.handleUpgrade(req, socket, head, (ws) => {
+    this.#host.wss.handleUpgrade(req, socket, head, (ws) => {
       const key = url.searchParams.get('key') ?? url.searchParams.get('access_token')
       this.#accept(ws, key)
     })
   }
 
   #accept(ws: WebSocket, key: string | null): void {
-    const conn = new FakeConnection(
-      this.connections.length,
-      ws,
-      this,
-      this.#options.binaryFrames ?? true,
-    )
+    const conn = new FakeConnection(this.connections.length, ws, this, {
+      binary: this.#options.binaryFrames ?? true,
+      blocking: this.#options.toolCalls === 'blocking',
+    })
     this.connections.push(conn)
     this.timeline.push({ conn: conn.index, event: 'open' })
     this.#wake()

@@ -1,10 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Duplex } from 'node:stream'
 import type WebSocket from 'ws'
-import { WebSocketServer } from 'ws'
 import { errorText } from '../../core/errors.js'
 import { phrase } from '../fake-live-server/speech.js'
+import { LoopbackService } from '../loopback-service.js'
 import { type ClientEvent, FakeRealtimeConnection } from './connection.js'
 import type { Reply } from './response.js'
 
@@ -80,38 +79,33 @@ export class FakeRealtimeServer {
   readonly urls: string[] = []
   /** Connections refused, with the status sent. */
   readonly refused: number[] = []
-  readonly #http: Server
-  readonly #wss = new WebSocketServer({ noServer: true })
+  readonly #host: LoopbackService
   readonly #o: FakeRealtimeServerOptions
   readonly #chat: ChatStep[]
-  readonly #waiters = new Set<() => void>()
-  #port = 0
 
   private constructor(o: FakeRealtimeServerOptions) {
     this.#o = o
     this.#chat = [...(o.chat ?? [])]
-    this.#http = createServer((req, res) => {
-      this.#rest(req, res).catch((err: unknown) => {
+    this.#host = new LoopbackService({
+      name: 'fake realtime server',
+      rest: (req, res) => this.#rest(req, res),
+      restFailed: (err, res) => {
         res.statusCode = 500
         res.end(errorText(err))
-      })
+      },
+      upgrade: (req, socket, head) => this.#upgrade(req, socket, head),
     })
-    this.#http.on('upgrade', (req, socket, head) => this.#upgrade(req, socket, head))
   }
 
   static async start(o: FakeRealtimeServerOptions = {}): Promise<FakeRealtimeServer> {
     const s = new FakeRealtimeServer(o)
-    await new Promise<void>((resolve, reject) => {
-      s.#http.once('error', reject)
-      s.#http.listen(o.port ?? 0, '127.0.0.1', () => resolve())
-    })
-    s.#port = (s.#http.address() as AddressInfo).port
+    await s.#host.listen(o.port)
     return s
   }
 
   /** What to give the SDK as `baseURL`. */
   get baseUrl(): string {
-    return `http://127.0.0.1:${this.#port}/v1`
+    return `http://127.0.0.1:${this.#host.port}/v1`
   }
 
   queueChat(...answers: ChatAnswer[]): void {
@@ -119,23 +113,8 @@ export class FakeRealtimeServer {
   }
 
   /** Resolves once `check()` holds, re-checking on every event and connection. */
-  async until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const v = check()
-      if (v !== undefined && v !== false) return v
-      const left = deadline - Date.now()
-      if (left <= 0) throw new Error('fake realtime server: condition not met in time')
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(t)
-          this.#waiters.delete(done)
-          resolve()
-        }
-        const t = setTimeout(done, Math.min(left, 50))
-        this.#waiters.add(done)
-      })
-    }
+  until<T>(check: () => T | undefined | false, timeoutMs = 3000): Promise<T> {
+    return this.#host.until(check, timeoutMs)
   }
 
   /** Connection `n` once its session was set up by the client. */
@@ -146,14 +125,12 @@ export class FakeRealtimeServer {
     }, timeoutMs)
   }
 
-  async close(): Promise<void> {
-    for (const c of this.#wss.clients) c.terminate()
-    await new Promise<void>((resolve) => this.#wss.close(() => resolve()))
-    await new Promise<void>((resolve) => this.#http.close(() => resolve()))
+  close(): Promise<void> {
+    return this.#host.close()
   }
 
   #wake(): void {
-    for (const w of [...this.#waiters]) w()
+    this.#host.wake()
   }
 
   /** The status a request with this Authorization header gets, or undefined to serve it. */
@@ -182,7 +159,7 @@ export class FakeRealtimeServer {
       this.#wake()
       return
     }
-    this.#wss.handleUpgrade(req, socket, head, (ws) =>
+    this.#host.wss.handleUpgrade(req, socket, head, (ws) =>
       this.#accept(ws, url.searchParams.get('model') ?? ''),
     )
   }
