@@ -45,7 +45,8 @@ export class FailoverLive implements LiveLLM {
   async choose(
     setup: LiveSetup,
     events: LiveEvents,
-  ): Promise<{ session: LiveSession; live: LiveLLM }> {
+    only?: number,
+  ): Promise<{ session: LiveSession; index: number }> {
     const { value, index } = await this.#order.attempt(async (i) => {
       const live = this.#providers[i] as LiveLLM
       const held = heldUntilOpen(events)
@@ -60,8 +61,12 @@ export class FailoverLive implements LiveLLM {
         held.drop()
         throw err
       }
-    })
-    return { session: value, live: this.#providers[index] as LiveLLM }
+    }, only)
+    return { session: value, index }
+  }
+
+  provider(index: number): LiveLLM {
+    return this.#providers[index] as LiveLLM
   }
 
   #first(): LiveLLM {
@@ -75,20 +80,25 @@ export class FailoverLive implements LiveLLM {
  */
 class SessionLive implements LiveLLM {
   readonly #failover: FailoverLive
-  #pinned: LiveLLM | undefined
+  #pinned: number | undefined
 
   constructor(failover: FailoverLive) {
     this.#failover = failover
   }
 
   get capabilities(): LiveCapabilities {
-    return (this.#pinned ?? this.#failover).capabilities
+    return this.#pinned === undefined
+      ? this.#failover.capabilities
+      : this.#failover.provider(this.#pinned).capabilities
   }
 
+  /**
+   * A reconnection tries the session's own provider only, but is told like any attempt: a
+   * connection lost mid-session to a provider now unreachable is a failure the room hears of.
+   */
   async open(setup: LiveSetup, events: LiveEvents): Promise<LiveSession> {
-    if (this.#pinned) return this.#pinned.open(setup, events)
-    const { session, live } = await this.#failover.choose(setup, events)
-    this.#pinned = live
+    const { session, index } = await this.#failover.choose(setup, events, this.#pinned)
+    this.#pinned = index
     return session
   }
 }

@@ -67,13 +67,14 @@ export class ProviderOrder {
   }
 
   /**
-   * Tries the candidates in order until one answers; every attempt is told to the listener and
-   * a provider that fails rests. Rejects with the last failure's error when none answers.
+   * Tries the candidates in order until one answers (or `only` that one: a session's own provider
+   * when it reconnects); every attempt is told to the listener and a provider that fails rests.
+   * Rejects with the last failure's error when none answers.
    */
-  async attempt<T>(tryOne: (index: number) => Promise<T>): Promise<Answered<T>> {
+  async attempt<T>(tryOne: (index: number) => Promise<T>, only?: number): Promise<Answered<T>> {
     const failures: ProviderFailure[] = []
     let last: unknown
-    for (const index of this.candidates()) {
+    for (const index of only === undefined ? this.candidates() : [only]) {
       try {
         const value = await tryOne(index)
         this.#reached(index, failures.length)

@@ -121,8 +121,17 @@ describe('failover between live providers, over the real SDKs and the fakes', ()
     await openai.until(() => again.eventsOf('session.update').length > 0)
     await settle()
     expect(gemini.connections).toHaveLength(1)
-    expect(listener.told).toEqual(['failed gemini key_refused', 'reached openai'])
+    // The reconnection is an attempt like any: told, on the session's own provider.
+    await until(() => listener.told.length === 3, 'the reconnection told')
+    expect(listener.told).toEqual(['failed gemini key_refused', 'reached openai', 'reached openai'])
     expect(world.driver.sessionRunning).toBe(true)
+
+    // OpenAI goes away mid-session: the session still never turns to Gemini, and the failure is
+    // told (the room hears why) rather than the session going quiet.
+    await openai.close()
+    await until(() => listener.told.includes('unreachable openai'), 'the lost provider told')
+    expect(listener.told.slice(3, 5)).toEqual(['failed openai offline', 'unreachable openai'])
+    expect(gemini.connections).toHaveLength(1)
   }, 60_000)
 
   it('a Gemini that never answers the setup: after the connect timeout, OpenAI', async () => {
