@@ -7,8 +7,13 @@ const HOPS_PER_WINDOW = 4
  * one 80 ms scoring chunk apart (the chunks of two speakers do not line up).
  */
 const ASSUMED_SPREAD_MS = 80
-/** Never shorter by default: a timer on a busy board runs this late as a rule (bench/RESULTS.md). */
-const MIN_WINDOW_MS = 30
+/**
+ * Never shorter by default: one scoring chunk. A speaker whose detector fires more than half the
+ * window after the opener's yields without claiming, so the opener never learns of it; a window
+ * measured down to a few ms (30 was tried: bench/RESULTS.md) then shuts out the speaker whose chunk
+ * ended later, however much better it heard the words.
+ */
+const MIN_WINDOW_MS = 80
 
 /**
  * The claim window, measured rather than fixed. Two things must fit in it: a claim crossing the
