@@ -149,13 +149,14 @@ export class MicUplink {
   }
 }
 
+/** The pre-roll as one buffer (the wake stage gives one already). */
 function joined(frames: readonly Uint8Array[]): Uint8Array {
-  if (frames.length === 1 && frames[0]) return frames[0]
+  const [only, ...rest] = frames
+  if (only && rest.length === 0) return only
   const out = new Uint8Array(frames.reduce((n, f) => n + f.byteLength, 0))
-  let at = 0
-  for (const f of frames) {
+  frames.reduce((at, f) => {
     out.set(f, at)
-    at += f.byteLength
-  }
+    return at + f.byteLength
+  }, 0)
   return out
 }
