@@ -4,7 +4,8 @@
 set -euo pipefail
 list="$(dirname "$0")/system-packages.txt"
 
-have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ]; }
+# A path stands for a package that installs no command (a model's data): present when it exists.
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || [ -x "/sbin/$1" ] || { [ "${1#/}" != "$1" ] && [ -e "$1" ]; }; }
 need=()
 while read -r package commands; do
   case "$package" in '' | '#'*) continue ;; esac

@@ -26,4 +26,9 @@ espeak alexa en-gb 'alexa'
 flite_ hey_mycroft kal 'hey mycroft'
 espeak hey_rhasspy en-gb-scotland 'hey rhasspy'
 espeak weather en-us "what's the weather"
+# The local second opinion's clips (docs/wake-word.md, "The local second opinion"): pocketsphinx
+# hears none of espeak-ng's voices say "hey jarvis"; flite's kal16 wakes the head and is heard by
+# pocketsphinx too. Its "hey jarvish" wakes the head as well (0.998): the near-miss to refuse.
+flite_ hey_jarvis-kal16 kal16 'hey jarvis'
+flite_ near-miss-hey_jarvish-kal16 kal16 'hey jarvish'
 ls -l

@@ -25,6 +25,12 @@ export const wakeClaimSchema = z.object({
   score: z.number().min(0).max(1),
   /** The sender's wall clock when it claimed (for logs: no speaker trusts another's clock). */
   at: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  /**
+   * How long, in ms, the round this claim opens lasts for its sender (its measured window); every
+   * speaker times a round by the window of the claim that opened it. Absent (an older speaker):
+   * the default window.
+   */
+  window: z.number().int().min(1).max(2000).optional(),
 })
 export type WakeClaim = z.infer<typeof wakeClaimSchema>
 

@@ -1,6 +1,7 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { LiveSession } from '../ports/live-llm.js'
+import type { PhraseCheck, PhraseVerdict } from '../ports/phrase-check.js'
 import { GapBuffer } from './gap-buffer.js'
 
 export interface MicUplinkDeps {
@@ -13,16 +14,27 @@ export interface MicUplinkDeps {
   ending(): boolean
 }
 
+/** The local check of a wake's pre-roll, and what to do when it refuses. */
+export interface LocalWakeCheck {
+  readonly check: PhraseCheck
+  /** Nothing was sent; the session should end as an unconfirmed wake. */
+  readonly refused: () => void
+}
+
 /**
  * Microphone audio on its way to the provider: each frame goes straight to the open connection —
  * never awaiting anything — or, while none is open (opening, resuming), into the gap buffer, which
- * is sent first when the next one opens.
+ * is sent first when the next one opens. While the local check of a wake's phrase is out, every
+ * frame is held in the gap buffer as well, connection open or not: nothing leaves the room until
+ * it agrees, and if it refuses, what was held is dropped unsent.
  */
 export class MicUplink {
   readonly #deps: MicUplinkDeps
   readonly #log: Logger
   readonly #gap: GapBuffer
   #sendFailed = false
+  /** The local check: none asked, out (audio held), or refused (nothing is ever sent). */
+  #hold: 'none' | 'checking' | 'refused' = 'none'
 
   constructor(deps: MicUplinkDeps) {
     this.#deps = deps
@@ -30,13 +42,31 @@ export class MicUplink {
     this.#gap = new GapBuffer(deps.gapBufferMs)
   }
 
-  /** Audio from before the session opened: sent first, once a connection is open. */
-  preRoll(frames: readonly Uint8Array[]): void {
+  /**
+   * Audio from before the session opened: sent first, once a connection is open — and, with
+   * `local`, once its check of the phrase in this audio agrees.
+   */
+  preRoll(frames: readonly Uint8Array[], local?: LocalWakeCheck): void {
     for (const f of frames) this.#gap.push(f)
+    if (!local) return
+    this.#hold = 'checking'
+    local.check.check(joined(frames)).then(
+      (v) => this.#checked(v, local),
+      (err: unknown) => {
+        // A recogniser that cannot run must not deafen the speaker: the model's own transcription
+        // is still the second opinion. Said as a warning, every time.
+        this.#log.warn(
+          { event: 'wake_check_failed', err: errorText(err) },
+          'the local wake check could not run: the wake goes on unchecked',
+        )
+        this.#release()
+      },
+    )
   }
 
   frame(pcm: Uint8Array): void {
-    const session = this.#deps.live()
+    if (this.#hold === 'refused') return
+    const session = this.#hold === 'checking' ? undefined : this.#deps.live()
     if (session) {
       try {
         session.sendAudio(pcm)
@@ -76,6 +106,7 @@ export class MicUplink {
 
   /** What the gap kept goes to the connection that just opened, first (unless muted meanwhile). */
   flushGap(session: LiveSession): void {
+    if (this.#hold !== 'none') return
     const { frames, dropped } = this.#gap.take()
     if (dropped > 0) this.#log.info({ frames: dropped }, 'voice microphone frames dropped in a gap')
     if (this.#deps.isMuted()) return
@@ -88,4 +119,44 @@ export class MicUplink {
       )
     }
   }
+
+  #checked(v: PhraseVerdict, local: LocalWakeCheck): void {
+    if (this.#hold !== 'checking') return
+    const ms = Math.round(v.ms)
+    if (v.agreed) {
+      this.#log.info(
+        { event: 'wake_checked', heard: v.heard, ms },
+        'the local check heard the wake phrase',
+      )
+      this.#release()
+      return
+    }
+    this.#hold = 'refused'
+    this.#gap.clear()
+    this.#log.info(
+      { event: 'wake_refused_locally', ms },
+      'the local check did not hear the wake phrase: nothing sent',
+    )
+    local.refused()
+  }
+
+  /** The check is over: what was held goes to the connection if one is open, as on an open. */
+  #release(): void {
+    if (this.#hold !== 'checking') return
+    this.#hold = 'none'
+    const session = this.#deps.live()
+    if (session && !this.#deps.ending()) this.flushGap(session)
+  }
+}
+
+/** The pre-roll as one buffer (the wake stage gives one already). */
+function joined(frames: readonly Uint8Array[]): Uint8Array {
+  const [only, ...rest] = frames
+  if (only && rest.length === 0) return only
+  const out = new Uint8Array(frames.reduce((n, f) => n + f.byteLength, 0))
+  frames.reduce((at, f) => {
+    out.set(f, at)
+    return at + f.byteLength
+  }, 0)
+  return out
 }

@@ -182,7 +182,9 @@ export class VoiceSession {
   async run(preRoll: readonly Uint8Array[] = [], confirm?: WakeCheck): Promise<SessionSummary> {
     if (confirm) this.#events.confirmWake(confirm)
     this.#runner.logCapabilities()
-    this.#uplink.preRoll(preRoll)
+    // The local check's refusal ends the session before anything left the room.
+    const refused = () => void this.end('unconfirmed')
+    this.#uplink.preRoll(preRoll, confirm?.local && { check: confirm.local, refused })
     this.#timers.start()
     // The microphone and the connection start together: frames before the open are kept.
     const micStarted = Promise.resolve()

@@ -1,11 +1,20 @@
 import type { Clock, TimerHandle } from '../ports/clock.js'
+import type { PhraseCheck } from '../ports/phrase-check.js'
 
-/** The second opinion on a local wake: which phrases confirm it, and how long the model has. */
+/** The second opinions on a local wake: which phrases confirm it, and how long the model has. */
 export interface WakeCheck {
-  /** Heard in the model's input transcription, any one confirms the wake (tolerant matching). */
+  /**
+   * Heard in the model's input transcription, any one confirms the wake (tolerant matching).
+   * Empty: the model's transcription is not asked (the local check alone decides).
+   */
   readonly phrases: readonly string[]
   /** From the first connection's open: the session ends without a word if none was heard. */
   readonly withinMs: number
+  /**
+   * The local check of the phrase on the pre-roll: until it agrees no microphone audio leaves
+   * (MicUplink holds it); if it refuses, nothing is sent and the session ends unconfirmed.
+   */
+  readonly local?: PhraseCheck
 }
 
 /**
@@ -49,7 +58,7 @@ export class WakeConfirmation {
   readonly #clock: Clock
   readonly #onDecided: (confirmed: boolean, heard: string) => void
   #heard = ''
-  #state: 'pending' | 'confirmed' | 'rejected' = 'pending'
+  #state: 'pending' | 'confirmed' | 'rejected'
   #timer: TimerHandle | undefined
 
   constructor(
@@ -60,6 +69,8 @@ export class WakeConfirmation {
     this.#check = check
     this.#clock = clock
     this.#onDecided = onDecided
+    // No phrase to wait for: only the local check was asked, and it holds the audio itself.
+    this.#state = check.phrases.length === 0 ? 'confirmed' : 'pending'
   }
 
   get pending(): boolean {

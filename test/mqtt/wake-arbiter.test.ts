@@ -9,6 +9,7 @@ import {
 } from '../../src/protocol/index.js'
 import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { heard, type WakeSpeaker, wakeSpeaker } from '../helpers/wake-speakers.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
@@ -77,8 +78,11 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     // rounds follow each other quickly; the claims come up to 60 ms apart, within the first half.
     const windowMs = 250
     const settleMs = 40
-    const kitchen = await speaker(broker.url, 'kitchen', { windowMs, settleMs })
-    const hall = await speaker(broker.url, 'hall', { windowMs, settleMs })
+    // The window fixed (not measured down): the rule is what is tested here, at a window whose
+    // quarter this loaded machine's hops mostly fit in; the measured window has its own test.
+    const fixed = { windowMs, minWindowMs: windowMs, settleMs }
+    const kitchen = await speaker(broker.url, 'kitchen', fixed)
+    const hall = await speaker(broker.url, 'hall', fixed)
     const last = (s: WakeSpeaker) => s.log.withEvent('wake_arbitrated').at(-1)?.fields.reason
     // How long each claim took to cross the broker, seen by a third client in this process: the
     // guarantee holds only while that stays under a quarter of the window, and a round where this
@@ -123,12 +127,18 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
       }
       const [kWon, hWon] = await Promise.all([kClaim, hClaim])
       const hop = Math.max(0, ...hops)
+      // The window is measured (at most windowMs): the guarantee is judged against the one used.
+      const used = Math.min(
+        ...[kitchen, hall].map((s) =>
+          Number(s.log.withEvent('wake_arbitrated').at(-1)?.fields.windowMs ?? windowMs),
+        ),
+      )
       const kitchenBest = outranks(
         { device: 'kitchen', ...claimNumbers(k.levelDb, k.score) },
         { device: 'hall', ...claimNumbers(h.levelDb, h.score) },
       )
       const round = `round ${i} (${order}, ${gapMs} ms): kitchen ${k.levelDb} dB ${k.score} → ${kWon} (${last(kitchen)}), hall ${h.levelDb} dB ${h.score} → ${hWon} (${last(hall)})`
-      if (hop > windowMs / 4) {
+      if (hop > used / 4) {
         heldBack.push(`${round}, a claim took ${hop.toFixed(0)} ms`)
         await sleep(settleMs + 60)
         continue
@@ -162,10 +172,10 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
   }, 180_000)
 
   it('the speaker that heard it worse goes back to sleep as soon as the better claim is there, without waiting out the window', async () => {
-    // A long window makes "at once" plain: the loser settles while the winner still waits.
+    // A long window, fixed, makes "at once" plain: the loser settles while the winner still waits.
     const windowMs = 1500
-    const kitchen = await speaker(broker.url, 'kitchen', { windowMs })
-    const hall = await speaker(broker.url, 'hall', { windowMs })
+    const kitchen = await speaker(broker.url, 'kitchen', { windowMs, minWindowMs: windowMs })
+    const hall = await speaker(broker.url, 'hall', { windowMs, minWindowMs: windowMs })
 
     /**
      * `first` claims, `second` 100 ms later (time for the first claim to cross the broker on a
@@ -208,6 +218,49 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
       ['outranked', 'kitchen'],
       ['outranked', 'kitchen'],
     ])
+  })
+
+  it('the window is measured and travels with the claim: the speaker that joins a round times it by the opener’s window', async () => {
+    const kitchen = await speaker(broker.url, 'kitchen', { settleMs: 40 })
+    const hall = await speaker(broker.url, 'hall', { settleMs: 40 })
+    const onBroker: { device: string; window?: number }[] = []
+    const watcher = await intruder()
+    watcher.on('message', (_t, p) => onBroker.push(JSON.parse(p.toString())))
+    await watcher.subscribeAsync(TOPIC, { qos: 0 })
+    const windows = (s: WakeSpeaker) =>
+      s.log.withEvent('wake_arbitrated').map((r) => r.fields.windowMs)
+    // The kitchen opens each round; the hall, louder, joins it as soon as the kitchen's claim is there.
+    let joined: Promise<boolean> | undefined
+    hall.connection.onMessage((_t, p) => {
+      if (p.length > 0 && JSON.parse(p.toString()).device === 'kitchen') {
+        joined = hall.arbiter.claim(heard(-20))
+      }
+    })
+    for (let i = 0; i < 5; i++) {
+      joined = undefined
+      const k = await kitchen.arbiter.claim(heard(-30))
+      expect([k, await joined]).toEqual([false, true])
+      await sleep(300)
+    }
+    const sent = (device: string) =>
+      onBroker.filter((c) => c.device === device).map((c) => c.window)
+    expect(sent('kitchen')).toHaveLength(5)
+    // Each round's window is the one its opener measured and sent, and the joiner timed it so.
+    expect(sent('hall')).toEqual(sent('kitchen'))
+    expect(windows(hall)).toEqual(sent('kitchen'))
+    for (const w of sent('kitchen')) expect(w).toBeLessThanOrEqual(150)
+    console.log(`measured windows (ms): ${sent('kitchen').join(', ')}`)
+  })
+
+  it('a claim without a window (an older speaker) opens a round of the default window', async () => {
+    const kitchen = await speaker(broker.url, 'kitchen', { windowMs: 1500 })
+    const house = await intruder()
+    // Weaker than the kitchen's claim below: it does not make the kitchen yield, only opens the round.
+    await house.publishAsync(TOPIC, loud({ level: -90, window: undefined }), { qos: 1 })
+    await sleep(20)
+    expect(await kitchen.arbiter.claim(heard(-20))).toBe(true)
+    const [claim] = kitchen.log.withEvent('wake_arbitrated')
+    expect(claim?.fields.windowMs).toBe(150)
   })
 
   it('a speaker that wakes just after a round was decided yields: that round’s winner is answering', async () => {
@@ -309,7 +362,10 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
 
   it('a speaker the broker does not let write the wake topic answers, and says its claim went unheard', async () => {
     const locked = await speaker(broker.url, 'porch', { user: USERS.lockedDevice })
+    // Alone in the household it answers at once, and learns within the window that the claim
+    // never came back.
     expect(await locked.arbiter.claim(heard(-30))).toBe(true)
+    await until(() => locked.log.withEvent('wake_claim_unheard').length > 0, 'the warning')
     expect(locked.log.withEvent('wake_claim_unheard')).toHaveLength(1)
   })
 })

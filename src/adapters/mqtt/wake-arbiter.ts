@@ -17,7 +17,9 @@ import {
   wakeClaimSchema,
   wakeTopic,
 } from '../../protocol/index.js'
+import { ClaimWindow } from './claim-window.js'
 import type { MqttConnection } from './connection.js'
+import { HouseholdPresence } from './household-presence.js'
 import { RejectionLog } from './rejection-log.js'
 
 export interface MqttWakeArbiterOptions {
@@ -27,8 +29,13 @@ export interface MqttWakeArbiterOptions {
   readonly logger: Logger
   /** Its monotonic reading times the rounds; its wall time only goes into the claim's `at`. */
   readonly clock: Clock
-  /** How long a claim waits for a better one (at most; a loser learns sooner). */
+  /**
+   * The longest a claim waits for a better one (a loser learns sooner). The window itself is
+   * measured below it (ClaimWindow), and no wait at all when no other speaker is online.
+   */
   readonly windowMs?: number
+  /** The shortest the measured window may be (30 ms if unset); `windowMs` fixes it. */
+  readonly minWindowMs?: number
   /**
    * After a round closes, a wake heard within this long is the same words heard late, and yields:
    * the round's winner is already answering. Covers how much later one speaker's detector may fire
@@ -42,11 +49,24 @@ export interface MqttWakeArbiterOptions {
 type Rejection = 'oversized' | 'malformed-json' | 'invalid-payload' | 'retained' | 'own-device'
 
 /** Why a claim ended as it did (the `reason` of the `wake_arbitrated` line). */
-type Outcome = 'alone' | 'unsent' | 'best' | 'outranked' | 'late' | 'taken' | 'aborted' | 'closed'
+type Outcome =
+  | 'alone'
+  | 'only'
+  | 'unsent'
+  | 'best'
+  | 'outranked'
+  | 'late'
+  | 'taken'
+  | 'aborted'
+  | 'closed'
 
 /** The claims heard for one utterance, from the first one this speaker knew of, for one window. */
 interface Round {
-  /** Monotonic ms: the first claim's receipt (or this speaker's own claim) plus the window. */
+  /** Monotonic ms: the first claim's receipt (or this speaker's own claim). */
+  readonly openedAt: number
+  /** The window of the claim that opened it (its sender's): every speaker times the round so. */
+  readonly windowMs: number
+  /** Monotonic ms: `openedAt` plus the window. */
   readonly closesAt: number
   /** The best claim of another speaker heard in it so far. */
   best: WakeClaim | undefined
@@ -78,19 +98,14 @@ export class MqttWakeArbiter implements WakeArbiter {
   readonly #topic: string
   readonly #log: Logger
   readonly #clock: Clock
-  readonly #windowMs: number
-  /**
-   * A speaker joining a round needs its claim to reach the others before their windows end; their
-   * rounds opened up to one broker hop apart from ours, and ours reaches them one hop later. Half
-   * the window covers two hops of up to 37 ms each with the default window: on a busy machine a
-   * hop was seen to take 75 ms (bench/RESULTS.md), so the margin errs towards exactly one answer
-   * rather than towards the best one.
-   */
-  readonly #joinMarginMs: number
+  /** Measured from the broker's round trips and the rounds' spreads, at most the configured one. */
+  readonly #window: ClaimWindow
+  /** Who else could claim: the other speakers' retained statuses. */
+  readonly #presence: HouseholdPresence
   readonly #settleMs: number
   readonly #rejections: RejectionLog<Rejection>
-  /** This speaker's recent claim ids, and whether the broker handed each one back. */
-  readonly #sent = new BoundedMap<string, boolean>(REMEMBERED_CLAIMS)
+  /** This speaker's recent claim ids: when each was sent, and whether the broker handed it back. */
+  readonly #sent = new BoundedMap<string, { at: number; heard: boolean }>(REMEMBERED_CLAIMS)
   readonly #pending = new Set<Pending>()
   #round: Round | undefined
   /** Subscribed on the current connection: only then does this speaker hear the others. */
@@ -105,11 +120,12 @@ export class MqttWakeArbiter implements WakeArbiter {
     }
     this.#conn = options.connection
     this.#deviceId = options.deviceId
-    this.#topic = wakeTopic(options.prefix ?? DEFAULT_PREFIX)
+    const prefix = options.prefix ?? DEFAULT_PREFIX
+    this.#topic = wakeTopic(prefix)
+    this.#presence = new HouseholdPresence(prefix, options.deviceId)
     this.#log = options.logger.child({ component: 'wake-arbiter', device: options.deviceId })
     this.#clock = options.clock
-    this.#windowMs = windowMs
-    this.#joinMarginMs = windowMs / 2
+    this.#window = new ClaimWindow(windowMs, options.minWindowMs)
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS
     this.#rejections = new RejectionLog(this.#log, 'wake claim ignored', options.clock, {
       ...(options.onRefused && { counted: options.onRefused }),
@@ -119,7 +135,9 @@ export class MqttWakeArbiter implements WakeArbiter {
       this.#listening = false
     })
     this.#conn.onMessage((topic, payload, retained) => {
-      if (topic === this.#topic && !this.#closed) this.#receive(payload, retained)
+      if (this.#closed) return
+      if (topic === this.#topic) this.#receive(payload, retained)
+      else this.#presence.receive(topic, payload)
     })
   }
 
@@ -139,22 +157,45 @@ export class MqttWakeArbiter implements WakeArbiter {
       return Promise.resolve(this.#decided(true, 'alone', fields))
     }
     const now = monotonicNow(this.#clock)
+    const current = this.#current(now)
+    if (current === 'settling') return Promise.resolve(this.#decided(false, 'taken', fields))
+    // This speaker woke after the round opened: how far apart the speakers' detectors fire.
+    if (current) this.#window.spread(now - current.openedAt)
+    const windowMs = current?.windowMs ?? this.#window.ms
     const claim: WakeClaim = {
       v: PROTOCOL_VERSION,
       device: this.#deviceId,
       id: newNonce(),
       ...numbers,
       at: this.#clock.now(),
+      window: windowMs,
     }
-    const current = this.#current(now)
-    if (current === 'settling') return Promise.resolve(this.#decided(false, 'taken', fields))
-    if (current && current.closesAt - now < this.#joinMarginMs) {
+    if (!current && this.#presence.alone) {
+      // No other speaker of the household is online to claim it: answer now. The claim still
+      // goes out, for a speaker whose status has not reached this one yet (it yields to it).
+      this.#send(claim, undefined)
+      // Nothing waits on its echo; it is still looked for, to tell a broker that drops claims.
+      this.#clock.setTimeout(
+        () => setImmediate(() => this.#closed || this.#unheard(claim)),
+        this.#window.ms,
+      )
+      return Promise.resolve(this.#decided(true, 'only', fields))
+    }
+    // A speaker joining a round needs its claim to reach the others before their windows end;
+    // their rounds opened up to one broker hop apart from ours, and ours reaches them one hop
+    // later: half the window covers two hops of up to a quarter of it each.
+    if (current && current.closesAt - now < current.windowMs / 2) {
       return Promise.resolve(this.#decided(false, 'late', fields, current.best))
     }
     if (current?.best && outranks(current.best, claim)) {
       return Promise.resolve(this.#decided(false, 'outranked', fields, current.best))
     }
-    const round: Round = current ?? { closesAt: now + this.#windowMs, best: undefined }
+    const round: Round = current ?? {
+      openedAt: now,
+      windowMs,
+      closesAt: now + windowMs,
+      best: undefined,
+    }
     this.#round = round
     return new Promise<boolean>((resolve) => {
       let timer: TimerHandle | undefined
@@ -166,7 +207,8 @@ export class MqttWakeArbiter implements WakeArbiter {
           if (!this.#pending.delete(pending)) return
           if (timer) this.#clock.clearTimeout(timer)
           signal?.removeEventListener('abort', onAbort)
-          resolve(this.#decided(won, outcome, fields, by, monotonicNow(this.#clock) - now))
+          const waited = monotonicNow(this.#clock) - now
+          resolve(this.#decided(won, outcome, { ...fields, windowMs: round.windowMs }, by, waited))
         },
       }
       this.#pending.add(pending)
@@ -178,27 +220,37 @@ export class MqttWakeArbiter implements WakeArbiter {
           // better claim that arrived within the window may be waiting there.
           setImmediate(() => {
             if (!this.#pending.has(pending)) return
-            if (this.#sent.get(claim.id) === false) {
-              // Over QoS 0 the broker cannot say it refused the claim; its echo not coming back
-              // is how this speaker learns that the others did not hear it either.
-              this.#log.warn(
-                { event: 'wake_claim_unheard', topic: this.#topic },
-                'the broker did not deliver this wake claim (does its ACL let the device write and read the wake topic?): answering, and another speaker may answer too',
-              )
-            }
+            this.#unheard(claim)
             pending.settle(true, 'best')
           })
         },
         Math.max(0, round.closesAt - now),
       )
-      this.#sent.set(claim.id, false)
-      this.#conn.publish(this.#topic, JSON.stringify(claim), { qos: 0 }).catch((err: unknown) => {
-        this.#log.warn(
-          { event: 'wake_claim_not_sent', err: errorText(err) },
-          'wake claim not sent: answering alone',
-        )
-        pending.settle(true, 'unsent')
-      })
+      this.#send(claim, pending)
+    })
+  }
+
+  /**
+   * Over QoS 0 the broker cannot say it refused a claim; its echo not coming back within the
+   * window is how this speaker learns that the others did not hear it either.
+   */
+  #unheard(claim: WakeClaim): void {
+    if (this.#sent.get(claim.id)?.heard !== false) return
+    this.#log.warn(
+      { event: 'wake_claim_unheard', topic: this.#topic },
+      'the broker did not deliver this wake claim (does its ACL let the device write and read the wake topic?): answering, and another speaker may answer too',
+    )
+  }
+
+  /** Publishes `claim`; a failure answers `pending` alone, or is only logged when nothing waits. */
+  #send(claim: WakeClaim, pending: Pending | undefined): void {
+    this.#sent.set(claim.id, { at: monotonicNow(this.#clock), heard: false })
+    this.#conn.publish(this.#topic, JSON.stringify(claim), { qos: 0 }).catch((err: unknown) => {
+      this.#log.warn(
+        { event: 'wake_claim_not_sent', err: errorText(err) },
+        pending ? 'wake claim not sent: answering alone' : 'wake claim not sent',
+      )
+      pending?.settle(true, 'unsent')
     })
   }
 
@@ -210,10 +262,31 @@ export class MqttWakeArbiter implements WakeArbiter {
 
   #subscribe(): void {
     this.#listening = false
+    this.#presence.forget()
     const connection = ++this.#connections
-    this.#conn.subscribe([this.#topic]).then(
+    const asked = monotonicNow(this.#clock)
+    // The statuses first, in the same turn: the broker answers subscriptions in order, and sends a
+    // subscription's retained messages before it answers the next one, so by the time the wake
+    // topic is heard every speaker's status has been read.
+    const statuses = this.#conn.subscribe([this.#presence.filter]).then(
       () => {
-        if (connection === this.#connections && this.#conn.connected) this.#listening = true
+        this.#window.hop(monotonicNow(this.#clock) - asked)
+        return true
+      },
+      (err: unknown) => {
+        this.#log.warn(
+          { event: 'wake_presence_unknown', topic: this.#presence.filter, err: errorText(err) },
+          'not reading the other speakers’ statuses: every wake waits out the claim window',
+        )
+        return false
+      },
+    )
+    this.#conn.subscribe([this.#topic]).then(
+      async () => {
+        const read = await statuses
+        if (connection !== this.#connections || !this.#conn.connected) return
+        if (read) this.#presence.read()
+        this.#listening = true
       },
       (err: unknown) =>
         this.#log.warn(
@@ -237,12 +310,17 @@ export class MqttWakeArbiter implements WakeArbiter {
     if (payload.byteLength === 0) return
     const claim = this.#read(payload, retained)
     if (!claim) return
+    const now = monotonicNow(this.#clock)
     if (claim.device === this.#deviceId) {
-      if (this.#sent.has(claim.id)) this.#sent.set(claim.id, true)
-      else this.#rejections.add('own-device', { event: 'wake_claim_ignored', claimId: claim.id })
+      const sent = this.#sent.get(claim.id)
+      if (sent && !sent.heard) {
+        this.#sent.set(claim.id, { ...sent, heard: true })
+        this.#window.hop(now - sent.at)
+      } else if (!sent) {
+        this.#rejections.add('own-device', { event: 'wake_claim_ignored', claimId: claim.id })
+      }
       return
     }
-    const now = monotonicNow(this.#clock)
     const current = this.#current(now)
     if (current === 'settling') {
       // Its sender missed the round this speaker saw (it was reconnecting, say): nothing waits on it.
@@ -250,10 +328,12 @@ export class MqttWakeArbiter implements WakeArbiter {
       return
     }
     if (!current) {
-      this.#round = { closesAt: now + this.#windowMs, best: claim }
+      const windowMs = claim.window ?? DEFAULT_WAKE_WINDOW_MS
+      this.#round = { openedAt: now, windowMs, closesAt: now + windowMs, best: claim }
       this.#log.debug({ from: claim.device, level: claim.level }, 'wake claim opened a round')
       return
     }
+    this.#window.spread(now - current.openedAt)
     if (!current.best || outranks(claim, current.best)) current.best = claim
     for (const p of [...this.#pending]) {
       if (p.round === current && outranks(claim, p.claim)) p.settle(false, 'outranked', claim)

@@ -1,4 +1,5 @@
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
+import { KeyphraseCheck } from '../../adapters/pocketsphinx/keyphrase-check.js'
 import { AnyOnset } from '../../audio/any-onset.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
@@ -13,6 +14,7 @@ import type { DeviceState } from '../../device/device-state.js'
 import type { PanelController } from '../../panel/panel-controller.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { OnsetSource } from '../../ports/onset.js'
+import type { PhraseCheck } from '../../ports/phrase-check.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
@@ -21,7 +23,12 @@ import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
 import { nativeMarkFor } from '../native-guard.js'
-import { createWakeDetector, followSensitivity, WAKE_CANNOT_KEEP_UP } from '../wake-detector.js'
+import {
+  createWakeDetector,
+  followSensitivity,
+  WAKE_CANNOT_KEEP_UP,
+  wakeModelPaths,
+} from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
 
@@ -103,6 +110,7 @@ export async function composeListening(
   const onset = await onsetFor(comp, mode, deps)
   closers.add(() => onset.close())
   const confirm = c.listen.confirm
+  const local = mode === 'wake' ? localWakeCheck(comp, deps.device) : undefined
   // Made when first needed: a speech-mode device never plays it.
   let earcon: Uint8Array | undefined
   return new SessionLoop({
@@ -113,7 +121,13 @@ export async function composeListening(
     logger: log.child({ component: 'listen' }),
     clock,
     ...(mode === 'wake' &&
-      confirm.enabled && { confirm: { phrases: confirm.phrases, withinMs: confirm.withinMs } }),
+      (confirm.enabled || local) && {
+        confirm: {
+          phrases: confirm.enabled ? confirm.phrases : [],
+          withinMs: confirm.withinMs,
+          ...(local && { local }),
+        },
+      }),
     // The room hears it was heard; in speech mode a session opens on speech, as before, unannounced.
     ...(mode !== 'speech' && {
       heard: () => {
@@ -127,6 +141,29 @@ export async function composeListening(
     ...(deps.onFalseWake && { onFalseWake: deps.onFalseWake }),
     ...(deps.onSessionEnd && { onSessionEnd: deps.onSessionEnd }),
   })
+}
+
+/**
+ * The local second opinion (listen.localCheck), on the configured wake phrases. One that cannot be
+ * made (pocketsphinx missing, a phrase's word not in its dictionary) is an error on the LED and the
+ * status with its message; the wake then has the model's transcription alone as a second opinion.
+ */
+function localWakeCheck(
+  { config: c, log, closers }: Composition,
+  device: DeviceState,
+): PhraseCheck | undefined {
+  const { enabled, threshold, modelDir } = c.listen.localCheck
+  if (!enabled || !c.listen.wake) return undefined
+  try {
+    const phrases = wakeModelPaths(c.listen.wake as WakeConfig).phrases.map((p) => p.phrase)
+    const check = KeyphraseCheck.create({ phrases, threshold, ...(modelDir && { modelDir }) })
+    closers.add(() => check.close())
+    return check
+  } catch (err) {
+    log.error({ event: 'wake_check_unavailable', err: errorText(err) }, 'no local wake check')
+    device.fault('wake check', errorText(err))
+    return undefined
+  }
 }
 
 async function onsetFor(

@@ -107,6 +107,18 @@ const confirmSchema = z.strictObject({
   withinMs: z.number().int().min(300).max(10_000).default(DEFAULT_CONFIRM_WITHIN_MS),
 })
 
+/**
+ * The local second opinion on a wake (docs/wake-word.md, "The local second opinion"): Debian's
+ * pocketsphinx spots the phrase in the pre-roll before any audio leaves. Off unless asked for.
+ */
+const localCheckSchema = z.strictObject({
+  enabled: z.boolean().default(false),
+  /** pocketsphinx's keyphrase threshold: smaller lets more through (bench/RESULTS.md). */
+  threshold: z.number().gt(0).lt(1).default(1e-12),
+  /** Holds `en-us/` and `cmudict-en-us.dict`; unset: Debian's pocketsphinx-en-us. */
+  modelDir: absPath.optional(),
+})
+
 /** What the speaker listens for before anything leaves the room (docs/wake-word.md). */
 const listenSchema = z.strictObject({
   /** The on-device wake word; unset: none. */
@@ -117,6 +129,7 @@ const listenSchema = z.strictObject({
    */
   mode: z.enum(['wake', 'button', 'speech']).optional(),
   confirm: confirmSchema.default(confirmSchema.parse({})),
+  localCheck: localCheckSchema.default(localCheckSchema.parse({})),
   /** Audio from before the wake sent first: the phrase itself and a command said in one breath. */
   preRollMs: z.number().int().min(500).max(3000).default(DEFAULT_WAKE_PRE_ROLL_MS),
 })

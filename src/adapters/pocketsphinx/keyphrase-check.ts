@@ -1,0 +1,184 @@
+import { spawn } from 'node:child_process'
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { PhraseCheck, PhraseVerdict } from '../../ports/phrase-check.js'
+
+/** Debian's pocketsphinx-en-us: the US English acoustic model and its dictionary. */
+export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
+/** Debian's pocketsphinx: the program that spots keyphrases in a file (or stdin). */
+const PROGRAM = 'pocketsphinx_continuous'
+/** A check that has not answered by then has hung; a board under a 10 % quota answers in ~1 s. */
+const DEFAULT_TIMEOUT_MS = 5000
+
+export interface KeyphraseCheckOptions {
+  /** The wake phrases, as said ("hey jarvis"): any one spotted agrees. */
+  readonly phrases: readonly string[]
+  /**
+   * pocketsphinx's keyphrase threshold (`-kws_threshold`): smaller lets more through. 1e-12 took
+   * every wake and refused most near-misses on the bench's voices (bench/RESULTS.md).
+   */
+  readonly threshold: number
+  /** Holds `en-us/` (the acoustic model) and `cmudict-en-us.dict`. */
+  readonly modelDir?: string
+  readonly program?: string
+  readonly timeoutMs?: number
+}
+
+/** Where the audio of a check is written: a tmpfs when there is one, so no card is worn by it. */
+function memoryFolder(): string {
+  try {
+    accessSync('/dev/shm', constants.W_OK)
+    return '/dev/shm'
+  } catch {
+    return tmpdir()
+  }
+}
+
+/** The words of a phrase as the dictionary spells them: lower case, letters and apostrophes. */
+function words(phrase: string): string[] {
+  return phrase
+    .toLowerCase()
+    .replace(/[^a-z' ]+/g, ' ')
+    .split(' ')
+    .filter((w) => w !== '')
+}
+
+/**
+ * The local second opinion, on Debian's pocketsphinx: its keyword spotting (`-kws`) with the US
+ * English acoustic model, trained on recordings of people. One process per check, on the
+ * pre-roll written to a file in a tmpfs: measured, loading the model costs less than a kept
+ * process would save, and a process that has finished says plainly that it heard nothing
+ * (docs/wake-word.md, "The local second opinion"). The dictionary it loads is cut down to the
+ * phrases' words, written once into a private folder: the whole one takes 3× as long to load.
+ */
+export class KeyphraseCheck implements PhraseCheck {
+  readonly #o: KeyphraseCheckOptions
+  readonly #dir: string
+  readonly #args: readonly string[]
+  readonly #phrases: readonly string[]
+  #checks = 0
+
+  private constructor(o: KeyphraseCheckOptions, dir: string, args: string[], phrases: string[]) {
+    this.#o = o
+    this.#dir = dir
+    this.#args = args
+    this.#phrases = phrases
+  }
+
+  /**
+   * Checks every phrase against the dictionary and writes the keyphrase list. Throws an error
+   * naming the phrase and its words when the dictionary lacks one (pocketsphinx would otherwise
+   * spot nothing, silently), and when the model is not installed.
+   */
+  static create(o: KeyphraseCheckOptions): KeyphraseCheck {
+    const modelDir = o.modelDir ?? DEBIAN_MODEL_DIR
+    if (!(o.threshold > 0 && o.threshold < 1)) {
+      throw new Error(
+        `the local check's threshold must be between 0 and 1 (e.g. 1e-15), got ${o.threshold}`,
+      )
+    }
+    const dictFile = join(modelDir, 'cmudict-en-us.dict')
+    let dict: string
+    try {
+      dict = readFileSync(dictFile, 'utf8')
+    } catch {
+      throw new Error(
+        `the local wake check needs ${dictFile} (Debian: apt-get install pocketsphinx pocketsphinx-en-us), or listen.localCheck.enabled false`,
+      )
+    }
+    const entries = new Map<string, string[]>()
+    for (const line of dict.split('\n')) {
+      const m = /^([^\s(]+)(\(\d+\))?\s/.exec(line)
+      if (!m?.[1]) continue
+      const list = entries.get(m[1]) ?? []
+      list.push(line)
+      entries.set(m[1], list)
+    }
+    const phrases = o.phrases.map((p) => words(p).join(' '))
+    const needed = new Set<string>()
+    for (const [i, p] of phrases.entries()) {
+      const missing = words(p).filter((w) => !entries.has(w))
+      if (missing.length > 0 || p === '') {
+        throw new Error(
+          `the local wake check cannot spot "${o.phrases[i]}": ${missing.length > 0 ? `its dictionary (${dictFile}) has no ${missing.map((w) => `"${w}"`).join(', ')}` : 'it has no words'}; listen for another phrase, or set listen.localCheck.enabled to false`,
+        )
+      }
+      for (const w of words(p)) needed.add(w)
+    }
+    const dir = mkdtempSync(join(memoryFolder(), 'nocturn-kws-'))
+    const small = join(dir, 'phrases.dict')
+    const kws = join(dir, 'phrases.kws')
+    writeFileSync(small, `${[...needed].flatMap((w) => entries.get(w) ?? []).join('\n')}\n`)
+    writeFileSync(
+      kws,
+      `${phrases.map((p) => `${p} /${o.threshold.toExponential()}/`).join('\n')}\n`,
+    )
+    const args = [
+      '-hmm',
+      join(modelDir, 'en-us'),
+      '-dict',
+      small,
+      '-kws',
+      kws,
+      // Every frame to the search, not only those its voice detector calls speech: with it on, how
+      // long the room was quiet before the phrase changed the verdict (bench/RESULTS.md).
+      '-remove_silence',
+      'no',
+      '-logfn',
+      '/dev/null',
+    ]
+    return new KeyphraseCheck(o, dir, args, phrases)
+  }
+
+  check(pcm: Uint8Array): Promise<PhraseVerdict> {
+    const t0 = performance.now()
+    // Raw samples in a file (a name ending in .wav would want a header): the program reads its
+    // input with fopen, and Node's stdin pipe is a socket that /dev/stdin cannot open.
+    const infile = join(this.#dir, `${++this.#checks}.raw`)
+    writeFileSync(infile, pcm)
+    return new Promise<PhraseVerdict>((resolve, reject) => {
+      const child = spawn(this.#o.program ?? PROGRAM, [...this.#args, '-infile', infile], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let out = ''
+      let err = ''
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL')
+        reject(
+          new Error(
+            `${PROGRAM} gave no answer within ${this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`,
+          ),
+        )
+      }, this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString()
+      })
+      child.stderr.on('data', (d: Buffer) => {
+        err = (err + d.toString()).slice(-400)
+      })
+      child.on('error', (e) => {
+        clearTimeout(timer)
+        reject(new Error(`${PROGRAM} could not run: ${e.message}`))
+      })
+      child.on('close', (code) => {
+        clearTimeout(timer)
+        if (code !== 0) {
+          reject(
+            new Error(`${PROGRAM} exited with ${code}: ${err.trim().split('\n').at(-1) ?? ''}`),
+          )
+          return
+        }
+        // Each spotted keyphrase is printed, several on one line when spotted more than once.
+        const heard = this.#phrases.filter((p) =>
+          ` ${out.replace(/\s+/g, ' ')} `.includes(` ${p} `),
+        )
+        resolve({ agreed: heard.length > 0, heard, ms: performance.now() - t0 })
+      })
+    }).finally(() => rmSync(infile, { force: true }))
+  }
+
+  async close(): Promise<void> {
+    rmSync(this.#dir, { recursive: true, force: true })
+  }
+}
