@@ -34,6 +34,13 @@ const pcm = z
   .regex(/^[A-Za-z0-9_:=,.-]+$/, 'not an ALSA PCM name (e.g. "voice_in" or "plughw:CARD=x,DEV=0")')
 const absPath = z.string().min(1)
 
+/** Where a provider's key and endpoint come from: the same fields whatever its kind. */
+const providerAccess = {
+  apiKey: z.string().min(1).optional(),
+  apiKeyFile: absPath.optional(),
+  baseUrl: z.url().optional(),
+}
+
 const geminiSchema = z.strictObject({
   kind: z.literal('gemini'),
   /** The live (speech-to-speech) model; 3.8 Live is stable and calls tools asynchronously. */
@@ -42,9 +49,7 @@ const geminiSchema = z.strictObject({
   textModel: z.string().min(1).default('gemini-2.5-flash'),
   /** The text-to-speech model announcements are said with (docs/home-assistant.md). */
   speechModel: z.string().min(1).default('gemini-3.8-flash-lite-tts'),
-  apiKey: z.string().min(1).optional(),
-  apiKeyFile: absPath.optional(),
-  baseUrl: z.url().optional(),
+  ...providerAccess,
 })
 
 const openaiSchema = z.strictObject({
@@ -59,9 +64,7 @@ const openaiSchema = z.strictObject({
   transcriptionModel: z.string().min(1).default('gpt-4o-mini-transcribe'),
   /** The voice, unless the persona names one of OpenAI's. */
   voice: z.string().min(1).default('marin'),
-  apiKey: z.string().min(1).optional(),
-  apiKeyFile: absPath.optional(),
-  baseUrl: z.url().optional(),
+  ...providerAccess,
 })
 
 /**
