@@ -274,6 +274,26 @@ const toolsSchema = z.strictObject({
   modules: z.array(absPath).default([]),
 })
 
+/** An entry named as one before it in the list is an issue on its name, saying what the rule is. */
+function twiceNamed(
+  entries: readonly { readonly name: string }[],
+  list: string,
+  rule: string,
+  ctx: z.RefinementCtx,
+): void {
+  const seen = new Set<string>()
+  entries.forEach((e, i) => {
+    if (seen.has(e.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [list, i, 'name'],
+        message: `"${e.name}" is used twice; ${rule}`,
+      })
+    }
+    seen.add(e.name)
+  })
+}
+
 export const configSchema = z
   .strictObject({
     provider: providersSchema,
@@ -301,16 +321,8 @@ export const configSchema = z
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   })
   .superRefine((c, ctx) => {
-    const servers = new Set<string>()
+    twiceNamed(c.mcpServers, 'mcpServers', 'each server needs its own name', ctx)
     c.mcpServers.forEach((m, i) => {
-      if (servers.has(m.name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['mcpServers', i, 'name'],
-          message: `"${m.name}" is used twice; each server needs its own name`,
-        })
-      }
-      servers.add(m.name)
       if (m.token !== undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -319,16 +331,8 @@ export const configSchema = z
         })
       }
     })
-    const seen = new Set<string>()
+    twiceNamed(c.homeActions, 'homeActions', 'names must be unique', ctx)
     c.homeActions.forEach((a, i) => {
-      if (seen.has(a.name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['homeActions', i, 'name'],
-          message: `"${a.name}" is used twice; names must be unique`,
-        })
-      }
-      seen.add(a.name)
       if (a.critical && a.policy && Object.values(a.policy).includes('allow')) {
         ctx.addIssue({
           code: 'custom',
