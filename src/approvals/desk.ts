@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { BoundedMap } from '../core/bounded-map.js'
 import { errorText, isNocturnError, NocturnError } from '../core/errors.js'
 import { rememberedGrant } from '../core/grants.js'
+import { tellEach } from '../core/listeners.js'
 import type { Logger } from '../core/logger.js'
 import type { ApprovalEnded, ApprovalListener, CoveredCall } from '../ports/approval-listener.js'
 import type {
@@ -274,16 +275,7 @@ export class ApprovalDesk implements Approver, ApprovalCounter {
 
   /** Listeners are told after the fact; whatever one throws stays with it. */
   #tell(f: (l: ApprovalListener) => void): void {
-    for (const l of this.#listeners) {
-      try {
-        f(l)
-      } catch (err) {
-        this.#log.error(
-          { event: 'approval_listener_failed', err: errorText(err) },
-          'approval listener failed',
-        )
-      }
-    }
+    tellEach(this.#listeners, f, this.#log, { event: 'approval_listener_failed', level: 'error' })
   }
 }
 

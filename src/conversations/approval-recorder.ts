@@ -1,5 +1,5 @@
 import type { ApprovalHistory, GrantCover } from '../ports/approval-history.js'
-import type { ApprovalListener } from '../ports/approval-listener.js'
+import type { ApprovalListener, CoveredCall } from '../ports/approval-listener.js'
 import type { Grant } from '../ports/grant-store.js'
 import { saidForRequest } from '../protocol/said.js'
 
@@ -13,18 +13,9 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
   return {
     ended({ request: r, state, by, grant, at }) {
       if (state === 'failed') return
-      const said = saidForRequest(r.said)
       history.record({
         id: r.id,
-        tool: r.tool,
-        action: r.action,
-        args: r.args,
-        critical: r.critical,
-        channel: r.channel,
-        ...(r.conversationId !== '' && { conversationId: r.conversationId }),
-        ...(r.askedBy !== undefined && { askedBy: r.askedBy }),
-        ...(said !== undefined && { said }),
-        ...(r.targets !== undefined && { targets: r.targets }),
+        ...theCall(r),
         askedAt: r.createdAt,
         endedAt: at,
         state,
@@ -33,18 +24,9 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
       })
     },
     covered(id, c) {
-      const said = saidForRequest(c.said)
       history.record({
         id,
-        tool: c.tool,
-        action: c.action,
-        args: c.args,
-        critical: c.critical,
-        channel: c.channel,
-        ...(c.conversationId !== '' && { conversationId: c.conversationId }),
-        ...(c.askedBy !== undefined && { askedBy: c.askedBy }),
-        ...(said !== undefined && { said }),
-        ...(c.targets !== undefined && { targets: c.targets }),
+        ...theCall(c),
         // Nobody was asked: it was allowed when it ran, by whoever's yes the grant remembers.
         askedAt: c.at,
         endedAt: c.at,
@@ -53,6 +35,22 @@ export function approvalRecorder(history: ApprovalHistory): ApprovalListener {
         coveredBy: cover(c.grant),
       })
     },
+  }
+}
+
+/** What the history keeps of the call itself, asked about or covered by a grant alike. */
+function theCall(c: Omit<CoveredCall, 'grant' | 'at'>) {
+  const said = saidForRequest(c.said)
+  return {
+    tool: c.tool,
+    action: c.action,
+    args: c.args,
+    critical: c.critical,
+    channel: c.channel,
+    ...(c.conversationId !== '' && { conversationId: c.conversationId }),
+    ...(c.askedBy !== undefined && { askedBy: c.askedBy }),
+    ...(said !== undefined && { said }),
+    ...(c.targets !== undefined && { targets: c.targets }),
   }
 }
 

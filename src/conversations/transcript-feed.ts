@@ -1,5 +1,5 @@
 import type { Conversation, NewMessage, StoredMessage } from '../core/conversation.js'
-import { errorText } from '../core/errors.js'
+import { tellEach } from '../core/listeners.js'
 import type { Logger } from '../core/logger.js'
 import type { Channel } from '../core/types.js'
 import type { ConversationPage, TranscriptStore } from '../ports/transcript-store.js'
@@ -50,31 +50,15 @@ export class TranscriptFeed implements TranscriptStore {
   }
 
   announceApproval(event: ApprovalEvent): void {
-    for (const l of this.#approvalListeners) {
-      try {
-        l(event)
-      } catch (err) {
-        this.#log.warn(
-          { event: 'approval_listener_failed', err: errorText(err) },
-          'approval listener failed',
-        )
-      }
-    }
+    tellEach(this.#approvalListeners, (l) => l(event), this.#log, {
+      event: 'approval_listener_failed',
+    })
   }
 
   append(conversationId: string, message: NewMessage): StoredMessage {
     const stored = this.#inner.append(conversationId, message)
-    for (const l of this.#listeners) {
-      try {
-        l(stored)
-      } catch (err) {
-        // A failing follower must never fail the append that already happened.
-        this.#log.warn(
-          { event: 'feed_listener_failed', err: errorText(err) },
-          'feed listener failed',
-        )
-      }
-    }
+    // A failing follower must never fail the append that already happened.
+    tellEach(this.#listeners, (l) => l(stored), this.#log, { event: 'feed_listener_failed' })
     return stored
   }
 

@@ -1,4 +1,4 @@
-import type { HomeArea, HomeEntity, HomeSnapshot } from '../ports/home.js'
+import type { HomeEntity, HomeSnapshot } from '../ports/home.js'
 
 /** The target slots of HA's intents (helpers/intent.py, `DynamicServiceIntentHandler.slot_schema`). */
 export interface TargetSlots {
@@ -22,22 +22,10 @@ export function normalName(s: string): string {
   return s.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ')
 }
 
-function areaMatches(area: HomeArea, wanted: string): boolean {
+/** An area or entity answers to its id, its name and each of its aliases. */
+function answersTo(names: readonly string[], wanted: string): boolean {
   const w = normalName(wanted)
-  return (
-    normalName(area.id) === w ||
-    normalName(area.name) === w ||
-    area.aliases.some((a) => normalName(a) === w)
-  )
-}
-
-function nameMatches(entity: HomeEntity, wanted: string): boolean {
-  const w = normalName(wanted)
-  return (
-    normalName(entity.entityId) === w ||
-    normalName(entity.name) === w ||
-    entity.aliases.some((a) => normalName(a) === w)
-  )
+  return names.some((n) => normalName(n) === w)
 }
 
 /**
@@ -73,13 +61,17 @@ export function resolveTargets(home: HomeSnapshot, slots: TargetSlots): Resoluti
     candidates = candidates.filter((e) => e.areaId !== undefined && areas.has(e.areaId))
   }
   if (slots.area !== undefined) {
-    const areas = home.areas.filter((a) => areaMatches(a, slots.area as string))
+    const areas = home.areas.filter((a) =>
+      answersTo([a.id, a.name, ...a.aliases], slots.area as string),
+    )
     if (areas.length === 0) return { kind: 'unresolved', why: `no area called ${slots.area}` }
     const ids = new Set(areas.map((a) => a.id))
     candidates = candidates.filter((e) => e.areaId !== undefined && ids.has(e.areaId))
   }
   if (slots.name !== undefined) {
-    const named = candidates.filter((e) => nameMatches(e, slots.name as string))
+    const named = candidates.filter((e) =>
+      answersTo([e.entityId, e.name, ...e.aliases], slots.name as string),
+    )
     if (named.length === 0) return { kind: 'unresolved', why: `nothing called ${slots.name}` }
     if (named.length > 1) return { kind: 'ambiguous', entities: named }
     return { kind: 'matched', entities: named }

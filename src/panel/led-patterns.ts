@@ -6,6 +6,14 @@ export interface LedStep {
   readonly ms: number
 }
 
+/** `count` flashes of `ms` on, each followed by as long off, the last by `restMs` off instead. */
+function flashes(count: number, ms: number, restMs: number): LedStep[] {
+  return Array.from({ length: count }, (_, i) => [
+    { on: true, ms },
+    { on: false, ms: i === count - 1 ? restMs : ms },
+  ]).flat()
+}
+
 /**
  * One pattern per state, told apart on a single one-colour LED by rhythm (docs/design.md §6):
  * steady light, darkness, a slow even blink, a double blink, a rare blip and a fast flicker are
@@ -17,34 +25,13 @@ export const LED_PATTERNS: Readonly<Record<LedState, readonly LedStep[]>> = {
   // The microphone is streaming: steady light, the one state a person must never miss.
   listening: [{ on: true, ms: 0 }],
   // Talking: a slow, even breath.
-  speaking: [
-    { on: true, ms: 600 },
-    { on: false, ms: 600 },
-  ],
+  speaking: flashes(1, 600, 600),
   // Waiting for a phone's yes: a double blink, like a knock.
-  waiting_for_approval: [
-    { on: true, ms: 150 },
-    { on: false, ms: 150 },
-    { on: true, ms: 150 },
-    { on: false, ms: 1050 },
-  ],
+  waiting_for_approval: flashes(2, 150, 1050),
   // Muted: a short blip every two seconds — alive, but deaf.
-  muted: [
-    { on: true, ms: 100 },
-    { on: false, ms: 1900 },
-  ],
+  muted: flashes(1, 100, 1900),
   // A timer or alarm is ringing: a triple flash, like the chime's rhythm; a press stops it.
-  ringing: [
-    { on: true, ms: 120 },
-    { on: false, ms: 120 },
-    { on: true, ms: 120 },
-    { on: false, ms: 120 },
-    { on: true, ms: 120 },
-    { on: false, ms: 600 },
-  ],
+  ringing: flashes(3, 120, 600),
   // Something is broken (broker, provider, a GPIO child): a fast flicker that asks for attention.
-  error: [
-    { on: true, ms: 100 },
-    { on: false, ms: 100 },
-  ],
+  error: flashes(1, 100, 100),
 }

@@ -1,4 +1,4 @@
-import { errorText } from '../core/errors.js'
+import { tellEach } from '../core/listeners.js'
 import type { Logger } from '../core/logger.js'
 import { DeviceState } from '../device/device-state.js'
 import type { Clock, TimerHandle } from '../ports/clock.js'
@@ -298,15 +298,6 @@ export class PanelController {
   }
 
   #emit(event: PanelEvent): void {
-    for (const l of this.#listeners) {
-      try {
-        l(event)
-      } catch (err) {
-        this.#logger.warn(
-          { event: 'panel_listener_failed', err: errorText(err) },
-          'panel listener failed',
-        )
-      }
-    }
+    tellEach(this.#listeners, (l) => l(event), this.#logger, { event: 'panel_listener_failed' })
   }
 }

@@ -1,3 +1,7 @@
+import type { BackoffPolicy } from '../core/backoff.js'
+import type { Logger } from '../core/logger.js'
+import type { Clock } from './clock.js'
+
 /**
  * AudioIn / AudioOut: 16-bit little-endian mono PCM frames in from a microphone, and out to a
  * speaker through a buffer that can be dropped at once and that reports what was really played.
@@ -6,6 +10,20 @@ export interface AudioIn {
   readonly sampleRateHz: number
   start(sink: AudioInSink): Promise<void>
   stop(): Promise<void>
+}
+
+/** What a microphone adapter is made with, whatever reaches the card (arecord, PortAudio). */
+export interface MicOptions {
+  /** The capture device, by name (ALSA: `plughw:CARD=…,DEV=0` or a name from /etc/asound.conf). */
+  readonly device: string
+  readonly clock: Clock
+  readonly logger: Logger
+  /** Default: the live model's input rate. */
+  readonly sampleRateHz?: number
+  /** 20–40 ms frames, the size the model wants them in. */
+  readonly frameMs?: number
+  /** How a failing device is retried. */
+  readonly backoff?: BackoffPolicy
 }
 
 export interface AudioInSink {

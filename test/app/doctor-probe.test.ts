@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -16,7 +18,11 @@ afterEach(async () => {
 })
 
 /** The real command in its own process, as a person runs it; keys only in the environment. */
-async function doctorProbe(provider: 'gemini' | 'openai', baseUrl: string, model: string) {
+function doctorProbe(provider: 'gemini' | 'openai', baseUrl: string, model: string) {
+  return doctor(['--probe', '--provider', provider, '--base-url', baseUrl, '--model', model])
+}
+
+async function doctor(args: string[]) {
   const env = {
     ...process.env,
     GEMINI_API_KEY: KEY,
@@ -27,21 +33,15 @@ async function doctorProbe(provider: 'gemini' | 'openai', baseUrl: string, model
     OPENAI_BASE_URL: '',
     NOCTURN_CONFIG: '',
   }
-  const args = [
-    'doctor',
-    '--probe',
-    '--provider',
-    provider,
-    '--base-url',
-    baseUrl,
-    '--model',
-    model,
-  ]
   try {
-    const r = await run(process.execPath, ['--import', 'tsx', 'src/app/cli.ts', ...args], {
-      cwd: ROOT,
-      env,
-    })
+    const r = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/app/cli.ts', 'doctor', ...args],
+      {
+        cwd: ROOT,
+        env,
+      },
+    )
     return { code: 0, stdout: r.stdout, stderr: r.stderr }
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string }
@@ -99,5 +99,46 @@ describe('nocturn doctor --probe tells an asynchronous model from a sequential o
       /warn +OpenAI probe +gpt-realtime: sequential .*the capability table says asynchronous: THEY DIFFER/,
     )
     expect(differ.stdout + differ.stderr).not.toContain(OPENAI_KEY)
+  })
+})
+
+describe('nocturn doctor with a list of providers checks and probes each, in order', () => {
+  it('Gemini then OpenAI: both keys, model lists, models and probes, each line labelled by its place', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-doctor-providers-'))
+    closers.push(async () => rmSync(dir, { recursive: true, force: true }))
+    const config = join(dir, 'config.json')
+    const providers = [
+      { kind: 'gemini', model: 'gemini-3.8-live', baseUrl: await geminiFake('async') },
+      { kind: 'openai', model: 'gpt-realtime', baseUrl: await openaiFake('blocking') },
+    ]
+    writeFileSync(config, JSON.stringify({ provider: providers, panel: { backend: 'none' } }))
+    const r = await doctor(['--probe', '--config', config])
+    const lines = r.stdout.split('\n')
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l))
+    // The cost is said first, naming every session it will open.
+    expect(r.stderr).toMatch(
+      /^doctor --probe: opening one short session with each of the 2 configured providers' live models in turn \(provider\[0\] gemini, provider\[1\] openai; .*billed to the account/m,
+    )
+    expect(r.stdout).toMatch(/^ok +provider\[0\] Gemini API key +set, from environment$/m)
+    expect(r.stdout).toMatch(/^ok +provider\[0\] Gemini live models +\d+ live models/m)
+    expect(r.stdout).toMatch(
+      /^ok +provider\[0\] Gemini model +gemini-3.8-live: listed by the account/m,
+    )
+    expect(r.stdout).toMatch(/^ok +provider\[1\] OpenAI API key +set, from environment$/m)
+    expect(r.stdout).toMatch(/^ok +provider\[1\] OpenAI realtime models +\d+ realtime models/m)
+    expect(r.stdout).toMatch(
+      /^ok +provider\[1\] OpenAI model +gpt-realtime: listed by the account/m,
+    )
+    // Each probed on its own fake: the first keeps talking, the second falls silent.
+    expect(r.stdout).toMatch(
+      /^ok +provider\[0\] Gemini probe +gemini-3.8-live: asynchronous .*as the capability table says/m,
+    )
+    expect(r.stdout).toMatch(
+      /^warn +provider\[1\] OpenAI probe +gpt-realtime: sequential .*THEY DIFFER/m,
+    )
+    // In the configured order.
+    expect(at(/provider\[0\] Gemini probe/)).toBeLessThan(at(/provider\[1\] OpenAI API key/))
+    expect(r.stdout + r.stderr).not.toContain(KEY)
+    expect(r.stdout + r.stderr).not.toContain(OPENAI_KEY)
   })
 })

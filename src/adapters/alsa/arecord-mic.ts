@@ -1,25 +1,16 @@
 import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
-import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
+import { Backoff } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
-import type { Logger } from '../../core/logger.js'
-import type { AudioIn, AudioInSink } from '../../ports/audio.js'
-import type { Clock } from '../../ports/clock.js'
+import type { AudioIn, AudioInSink, MicOptions } from '../../ports/audio.js'
 import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { SupervisedChild } from '../child-process/supervised-child.js'
 import { checkPcmName, childExitError } from './alsa-error.js'
 import { pcmArgs } from './pcm-args.js'
 
-export interface ArecordMicOptions {
-  /** A named PCM: `plughw:CARD=…,DEV=0` or a name from /etc/asound.conf — never a card index. */
-  readonly device: string
-  readonly clock: Clock
-  readonly logger: Logger
-  readonly sampleRateHz?: number
-  /** 20–40 ms frames, the size the model wants them in. */
-  readonly frameMs?: number
-  readonly backoff?: BackoffPolicy
+/** `device` a named PCM, never a card index (checkPcmName). */
+export interface ArecordMicOptions extends MicOptions {
   /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
   readonly command?: string | undefined
   readonly env?: NodeJS.ProcessEnv | undefined

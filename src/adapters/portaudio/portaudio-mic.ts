@@ -1,23 +1,13 @@
 import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
-import { Backoff, type BackoffPolicy } from '../../core/backoff.js'
+import { Backoff } from '../../core/backoff.js'
 import { errorText, NocturnError } from '../../core/errors.js'
-import type { Logger } from '../../core/logger.js'
-import type { AudioIn, AudioInSink } from '../../ports/audio.js'
-import type { Clock, TimerHandle } from '../../ports/clock.js'
+import type { AudioIn, AudioInSink, MicOptions } from '../../ports/audio.js'
+import type { TimerHandle } from '../../ports/clock.js'
 import { LIVE_INPUT_RATE_HZ } from '../../ports/live-llm.js'
 import { loadNaudiodon, type NaudiodonStream } from './naudiodon.js'
 import { resolvePortAudioDevice } from './portaudio-devices.js'
-
-export interface PortAudioMicOptions {
-  readonly device: string
-  readonly clock: Clock
-  readonly logger: Logger
-  readonly sampleRateHz?: number
-  readonly frameMs?: number
-  readonly backoff?: BackoffPolicy
-}
 
 /**
  * The microphone through naudiodon → PortAudio. Chunks are one frame (naudiodon's default read is
@@ -26,13 +16,13 @@ export interface PortAudioMicOptions {
  */
 export class PortAudioMic implements AudioIn {
   readonly sampleRateHz: number
-  readonly #options: PortAudioMicOptions
+  readonly #options: MicOptions
   readonly #frameMs: number
   #stream: NaudiodonStream | undefined
   #retry: TimerHandle | undefined
   #sink: AudioInSink | undefined
 
-  constructor(options: PortAudioMicOptions) {
+  constructor(options: MicOptions) {
     this.#options = options
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20

@@ -1,13 +1,11 @@
 import type Database from 'better-sqlite3'
 import type { OwnerCredential, OwnerCredentialStore } from '../../ports/owner-credentials.js'
+import type { Columns } from './columns.js'
 
-interface CredentialRow {
-  phone: string
+/** The credential's own columns, but for its id and key, kept as `credential_id` and a BLOB. */
+type CredentialRow = Columns<Omit<OwnerCredential, 'id' | 'publicKey'>> & {
   credential_id: string
   public_key: Buffer
-  counter: number
-  key_tag: string
-  created_at: number
 }
 
 /** The phones' WebAuthn credentials on the store's own database (migration 8), one per phone. */

@@ -3,14 +3,9 @@ import type {
   PushSubscriptionStore,
   StoredPushSubscription,
 } from '../../ports/push-subscriptions.js'
+import type { Columns } from './columns.js'
 
-interface SubscriptionRow {
-  endpoint: string
-  phone: string
-  p256dh: string
-  auth: string
-  created_at: number
-}
+type SubscriptionRow = Columns<StoredPushSubscription>
 
 /**
  * The phones' Web Push subscriptions on the store's own database (migration 6). An endpoint is one

@@ -28,7 +28,7 @@ export const CREDENTIALS = {
 } as const
 
 /** Where each provider's key is looked for: its environment variable and its systemd credential. */
-const PROVIDER_KEYS: Record<ProviderKind, { envName: string; credential: string }> = {
+export const PROVIDER_KEYS: Record<ProviderKind, { envName: string; credential: string }> = {
   gemini: { envName: 'GEMINI_API_KEY', credential: CREDENTIALS.apiKey },
   openai: { envName: 'OPENAI_API_KEY', credential: 'openai-api-key' },
 }
@@ -70,6 +70,8 @@ export interface LoadedConfig {
   readonly policies: PolicyTable
   /** Where each secret came from, for `doctor` (never the value). */
   readonly secretSources: { readonly apiKey: SecretSource; readonly mqttPassword: SecretSource }
+  /** Where each configured provider's key came from, in the order of `config.providers`. */
+  readonly keySources: readonly SecretSource[]
 }
 
 export interface LoadOptions {
@@ -257,6 +259,7 @@ export function parseConfig(
     panel: resolvePanel(config.panel),
     policies: policyTable(config),
     secretSources: { apiKey: keySources[0] ?? 'none', mqttPassword },
+    keySources,
   }
 }
 

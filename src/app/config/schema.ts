@@ -34,6 +34,13 @@ const pcm = z
   .regex(/^[A-Za-z0-9_:=,.-]+$/, 'not an ALSA PCM name (e.g. "voice_in" or "plughw:CARD=x,DEV=0")')
 const absPath = z.string().min(1)
 
+/** Where a provider's key and endpoint come from: the same fields whatever its kind. */
+const providerAccess = {
+  apiKey: z.string().min(1).optional(),
+  apiKeyFile: absPath.optional(),
+  baseUrl: z.url().optional(),
+}
+
 const geminiSchema = z.strictObject({
   kind: z.literal('gemini'),
   /** The live (speech-to-speech) model; 3.8 Live is stable and calls tools asynchronously. */
@@ -42,9 +49,7 @@ const geminiSchema = z.strictObject({
   textModel: z.string().min(1).default('gemini-2.5-flash'),
   /** The text-to-speech model announcements are said with (docs/home-assistant.md). */
   speechModel: z.string().min(1).default('gemini-3.8-flash-lite-tts'),
-  apiKey: z.string().min(1).optional(),
-  apiKeyFile: absPath.optional(),
-  baseUrl: z.url().optional(),
+  ...providerAccess,
 })
 
 const openaiSchema = z.strictObject({
@@ -59,9 +64,7 @@ const openaiSchema = z.strictObject({
   transcriptionModel: z.string().min(1).default('gpt-4o-mini-transcribe'),
   /** The voice, unless the persona names one of OpenAI's. */
   voice: z.string().min(1).default('marin'),
-  apiKey: z.string().min(1).optional(),
-  apiKeyFile: absPath.optional(),
-  baseUrl: z.url().optional(),
+  ...providerAccess,
 })
 
 /**
@@ -284,6 +287,26 @@ const toolsSchema = z.strictObject({
   modules: z.array(absPath).default([]),
 })
 
+/** An entry named as one before it in the list is an issue on its name, saying what the rule is. */
+function twiceNamed(
+  entries: readonly { readonly name: string }[],
+  list: string,
+  rule: string,
+  ctx: z.RefinementCtx,
+): void {
+  const seen = new Set<string>()
+  entries.forEach((e, i) => {
+    if (seen.has(e.name)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [list, i, 'name'],
+        message: `"${e.name}" is used twice; ${rule}`,
+      })
+    }
+    seen.add(e.name)
+  })
+}
+
 export const configSchema = z
   .strictObject({
     provider: providersSchema,
@@ -311,16 +334,8 @@ export const configSchema = z
     logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error']).default('info'),
   })
   .superRefine((c, ctx) => {
-    const servers = new Set<string>()
+    twiceNamed(c.mcpServers, 'mcpServers', 'each server needs its own name', ctx)
     c.mcpServers.forEach((m, i) => {
-      if (servers.has(m.name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['mcpServers', i, 'name'],
-          message: `"${m.name}" is used twice; each server needs its own name`,
-        })
-      }
-      servers.add(m.name)
       if (m.token !== undefined) {
         ctx.addIssue({
           code: 'custom',
@@ -329,16 +344,8 @@ export const configSchema = z
         })
       }
     })
-    const seen = new Set<string>()
+    twiceNamed(c.homeActions, 'homeActions', 'names must be unique', ctx)
     c.homeActions.forEach((a, i) => {
-      if (seen.has(a.name)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['homeActions', i, 'name'],
-          message: `"${a.name}" is used twice; names must be unique`,
-        })
-      }
-      seen.add(a.name)
       if (a.critical && a.policy && Object.values(a.policy).includes('allow')) {
         ctx.addIssue({
           code: 'custom',

@@ -215,6 +215,19 @@ export function callAssistTool(
     }
     return m.entities
   }
+  /** The intent's one service call on each entity it matches in `domains`, with `data`. */
+  const setEach = (
+    domains: string[],
+    data: Record<string, unknown>,
+    service: (entityDomain: string) => readonly [domain: string, service: string],
+  ) => {
+    const hit = matchOr(domains)
+    for (const x of hit) {
+      const [domain, name] = service(domainOf(x.entityId))
+      house.callService(domain, name, [x.entityId], data, 'intent')
+    }
+    return done(hit)
+  }
   try {
     switch (bare) {
       case 'HassTurnOn':
@@ -252,44 +265,18 @@ export function callAssistTool(
         }
         return done(hit)
       }
-      case 'HassSetPosition': {
-        const hit = matchOr(['cover', 'valve'])
-        for (const x of hit) {
-          const d = domainOf(x.entityId)
-          house.callService(
-            d,
-            d === 'valve' ? 'set_valve_position' : 'set_cover_position',
-            [x.entityId],
-            { position: args.position },
-            'intent',
-          )
-        }
-        return done(hit)
-      }
-      case 'HassLightSet': {
-        const hit = matchOr(['light'])
-        for (const x of hit)
-          house.callService(
-            'light',
-            'turn_on',
-            [x.entityId],
-            { brightness_pct: args.brightness },
-            'intent',
-          )
-        return done(hit)
-      }
-      case 'HassClimateSetTemperature': {
-        const hit = matchOr(['climate'])
-        for (const x of hit)
-          house.callService(
-            'climate',
-            'set_temperature',
-            [x.entityId],
-            { temperature: args.temperature },
-            'intent',
-          )
-        return done(hit)
-      }
+      case 'HassSetPosition':
+        return setEach(['cover', 'valve'], { position: args.position }, (d) => [
+          d,
+          d === 'valve' ? 'set_valve_position' : 'set_cover_position',
+        ])
+      case 'HassLightSet':
+        return setEach(['light'], { brightness_pct: args.brightness }, () => ['light', 'turn_on'])
+      case 'HassClimateSetTemperature':
+        return setEach(['climate'], { temperature: args.temperature }, () => [
+          'climate',
+          'set_temperature',
+        ])
       case 'HassListAddItem':
         return done(matchOr(['todo']))
       case 'GetLiveContext':
