@@ -1,8 +1,8 @@
 import { Worker } from 'node:worker_threads'
 import { type ErrorCode, NocturnError } from '../../core/errors.js'
-import type { InferenceRuntime, ModelSession } from './model-session.js'
+import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
 
-type WasmAsk =
+type ModelAsk =
   | { readonly type: 'load'; readonly file: string }
   | {
       readonly type: 'run'
@@ -12,11 +12,11 @@ type WasmAsk =
     }
   | { readonly type: 'close'; readonly session: number }
 
-/** What the main thread asks of the WASM runtime's thread (wasm-worker.ts). */
-export type WasmRequest = WasmAsk & { readonly id: number }
+/** What the main thread asks of the runtime's thread (model-worker.ts). */
+export type ModelRequest = ModelAsk & { readonly id: number }
 
 /** Its answer: one per request, with the request's id. */
-export type WasmReply =
+export type ModelReply =
   | {
       readonly id: number
       readonly ok: true
@@ -28,31 +28,44 @@ export type WasmReply =
   | { readonly id: number; readonly ok: false; readonly code?: ErrorCode; readonly message: string }
 
 /**
- * onnxruntime-web in Node runs a model on the calling thread, synchronously, for the whole
- * inference: on the main thread it would hold the event loop (the microphone, the speaker, the
- * network) for every chunk, about 8 ms on this machine and several times that on an armv7 board,
- * where WASM is the only runtime. So it runs on a worker thread of its own, and every session here
- * is a proxy: `run` posts the input and resolves with the scores. The worker holds the event loop
- * open only while a request is outstanding, and ends when its last session is closed.
+ * Both runtimes run a model on the calling thread, synchronously, for the whole inference:
+ * onnxruntime-web by design, and onnxruntime-node too (its `run` and its session creation are a
+ * synchronous native call inside a `setImmediate`, not work on libuv's pool). On the main thread
+ * that holds the event loop (the microphone, the speaker, the button, the network) for every
+ * model run — inside a CPU quota a run that is 2 ms of CPU can take a whole quota period of wall
+ * time. So every model runs on a worker thread of its own, at the lowest priority
+ * (model-worker.ts): every session here is a proxy whose `run` posts the input and resolves with
+ * the scores, and when the process's CPU share runs short the kernel gives it to the event loop
+ * first. The worker holds the event loop open only while a request is outstanding, and ends when
+ * its last session is closed.
  */
-export function wasmThreadRuntime(): InferenceRuntime {
+/**
+ * The thread's V8 heap holds little (the runtime's tensors live outside it): a small young
+ * generation keeps its resident memory down (docs/wake-word.md, "Memory").
+ */
+const resourceLimits = { maxYoungGenerationSizeMb: 4 }
+
+export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
   let worker: Worker | undefined
   let failed: Error | undefined
   let nextId = 0
   let open = 0
-  const pending = new Map<number, { resolve(r: WasmReply): void; reject(e: Error): void }>()
+  const pending = new Map<number, { resolve(r: ModelReply): void; reject(e: Error): void }>()
 
   const start = (): Worker => {
     const w = import.meta.url.endsWith('.ts')
       ? // Under tsx (development, tests, benchmarks) the worker is this folder's .ts file: it
         // registers tsx's loader first (a worker does not inherit the parent's).
         new Worker(
-          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./wasm-worker.ts', import.meta.url).href)}) })`,
-          { eval: true },
+          `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./model-worker.ts', import.meta.url).href)}) })`,
+          { eval: true, workerData: name, resourceLimits },
         )
-      : new Worker(new URL('./wasm-worker.js', import.meta.url))
+      : new Worker(new URL('./model-worker.js', import.meta.url), {
+          workerData: name,
+          resourceLimits,
+        })
     w.unref()
-    w.on('message', (r: WasmReply) => {
+    w.on('message', (r: ModelReply) => {
       const p = pending.get(r.id)
       pending.delete(r.id)
       if (pending.size === 0) w.unref()
@@ -61,7 +74,7 @@ export function wasmThreadRuntime(): InferenceRuntime {
     const fail = (err: Error) => {
       failed = new NocturnError(
         'NOC_ERR_WAKE_RUNTIME',
-        `the WASM wake-word runtime's thread stopped (${err.message}); restart Nocturn`,
+        `the ${name} wake-word runtime's thread stopped (${err.message}); restart Nocturn`,
         { cause: err },
       )
       for (const p of pending.values()) p.reject(failed)
@@ -75,8 +88,8 @@ export function wasmThreadRuntime(): InferenceRuntime {
     return w
   }
 
-  const ask = (req: WasmAsk) =>
-    new Promise<WasmReply & { ok: true }>((resolve, reject) => {
+  const ask = (req: ModelAsk) =>
+    new Promise<ModelReply & { ok: true }>((resolve, reject) => {
       if (failed) return reject(failed)
       worker ??= start()
       const id = nextId++
@@ -99,7 +112,7 @@ export function wasmThreadRuntime(): InferenceRuntime {
   }
 
   return {
-    name: 'wasm',
+    name,
     async load(file): Promise<ModelSession> {
       const r = await ask({ type: 'load', file }).catch(async (err: unknown) => {
         await stopIfUnused()
