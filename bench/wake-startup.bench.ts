@@ -7,6 +7,7 @@
 //   speech — the service bundle (dist/service/cli.js) in speech mode, spawn → `nocturn running`;
 //   wake — the same in wake mode (hey_jarvis, native): spawn → `panel starting` (the button
 //          answers from here), `listening for the wake phrase`, `nocturn running`.
+// WAKE_STARTUP_BEFORE=<another built checkout>: its wake mode too, in the same alternation ("before").
 // Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
 // this process's clock. RSS of each after WAKE_STARTUP_IDLE_S (default 10) s idle. Reports;
 // asserts nothing.
@@ -27,6 +28,7 @@ import { machineLine, quantile } from './machine.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const RUNS = Number(process.env.WAKE_STARTUP_RUNS ?? 5)
+const BEFORE = process.env.WAKE_STARTUP_BEFORE
 const IDLE_MS = Number(process.env.WAKE_STARTUP_IDLE_S ?? 10) * 1000
 const FLOOR_MARK = 'NOCTURN_FLOOR_IMPORTED'
 const FLOOR = ['ws', 'mqtt', '@google/genai', 'better-sqlite3', 'pino']
@@ -84,10 +86,10 @@ interface Started {
 }
 
 /** Spawns node with `args` and resolves once every one of `marks` was written (ms from spawn). */
-function start(args: readonly string[], marks: readonly string[]): Promise<Started> {
+function start(args: readonly string[], marks: readonly string[], cwd = ROOT): Promise<Started> {
   const t0 = performance.now()
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...gpiod.env, GEMINI_API_KEY: 'bench-key', NOCTURN_LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   })
@@ -131,15 +133,23 @@ const kinds = {
       [...RUN, config('wake', n)],
       ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
     ),
-} as const
+  ...(BEFORE && {
+    before: (n: number) =>
+      start(
+        [...RUN, config('wake', n + 100)],
+        ['"listening for the wake phrase"', '"nocturn running"'],
+        BEFORE,
+      ),
+  }),
+}
 type Kind = keyof typeof kinds
 
 const times: Record<string, number[]> = {}
-const rss: Record<Kind, number[]> = { floor: [], speech: [], wake: [] }
+const rss: Partial<Record<Kind, number[]>> = {}
 out(`# wake start-up · ${machineLine()} · load ${load()}`)
 for (let round = 0; round <= RUNS; round++) {
   for (const kind of Object.keys(kinds) as Kind[]) {
-    const s = await kinds[kind](round)
+    const s = await (kinds[kind] as (n: number) => Promise<Started>)(round)
     if (round > 0) {
       for (const [mark, ms] of Object.entries(s.at)) {
         const key = `${kind} ${mark}`
@@ -147,7 +157,7 @@ for (let round = 0; round <= RUNS; round++) {
       }
       if (round === RUNS) {
         await sleep(IDLE_MS)
-        rss[kind].push(rssMb(s.child.pid as number))
+        rss[kind] = [rssMb(s.child.pid as number)]
       }
     }
     await stop(s)

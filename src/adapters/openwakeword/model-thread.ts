@@ -55,14 +55,17 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
   const start = (): Worker => {
     const w = import.meta.url.endsWith('.ts')
       ? // Under tsx (development, tests, benchmarks) the worker is this folder's .ts file: it
-        // registers tsx's loader first (a worker does not inherit the parent's).
+        // registers tsx's loader first (a worker does not inherit the parent's hooks). Neither
+        // takes the parent's command-line options (`--import tsx` would start a second loader
+        // thread for it).
         new Worker(
           `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((t) => { t.register(); return import(${JSON.stringify(new URL('./model-worker.ts', import.meta.url).href)}) })`,
-          { eval: true, workerData: name, resourceLimits },
+          { eval: true, workerData: name, resourceLimits, execArgv: [] },
         )
       : new Worker(new URL('./model-worker.js', import.meta.url), {
           workerData: name,
           resourceLimits,
+          execArgv: [],
         })
     w.unref()
     w.on('message', (r: ModelReply) => {

@@ -16,13 +16,13 @@ const port = parentPort
 if (!port) throw new Error('model-worker.ts runs only as a worker thread')
 const runtime = workerData as RuntimeName
 /**
- * Scoring is best-effort and the audio path comes first: this thread runs 10 nice levels below
- * the process (a tenth of its weight), so inside a CPU quota (or on a busy single core) the kernel
+ * Scoring is best-effort and the audio path comes first: this thread runs 5 nice levels below
+ * the process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
  * gives the process's share to the event loop first and scoring gets what is left (the detector
  * then sheds load, detector.ts). Not the lowest level: scoring should not give way to every other
  * program on the board.
  */
-const NICER_BY = 10
+const NICER_BY = 5
 const NICEST = 19
 lowerThisThread()
 const ort = runtime === 'wasm' ? importWasm() : importNative()
