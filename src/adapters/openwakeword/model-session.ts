@@ -10,6 +10,12 @@ export interface ModelSession {
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
+  /**
+   * The same as `run` on each input in turn (the same runs, so the same outputs), in one hand-off
+   * to the runtime's thread: each hand-off wakes two threads, and that costs more than a small
+   * model's run (docs/wake-word.md). Optional: a session without it is run one input at a time.
+   */
+  runMany?(inputs: readonly Float32Array[], dims: readonly number[]): Promise<Float32Array[]>
   close(): Promise<void>
 }
 

@@ -10,6 +10,12 @@ type ModelAsk =
       readonly input: Float32Array
       readonly dims: readonly number[]
     }
+  | {
+      readonly type: 'runMany'
+      readonly session: number
+      readonly inputs: readonly Float32Array[]
+      readonly dims: readonly number[]
+    }
   | { readonly type: 'close'; readonly session: number }
 
 /** What the main thread asks of the runtime's thread (model-worker.ts). */
@@ -24,6 +30,7 @@ export type ModelReply =
       readonly inputName?: string
       readonly inputShape?: readonly (number | string)[]
       readonly output?: Float32Array
+      readonly outputs?: Float32Array[]
     }
   | { readonly id: number; readonly ok: false; readonly code?: ErrorCode; readonly message: string }
 
@@ -131,6 +138,10 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
         async run(input, dims) {
           const out = await ask({ type: 'run', session, input, dims })
           return out.output ?? new Float32Array(0)
+        },
+        async runMany(inputs, dims) {
+          const out = await ask({ type: 'runMany', session, inputs, dims })
+          return out.outputs ?? []
         },
         async close() {
           if (closed) return

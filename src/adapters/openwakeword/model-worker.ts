@@ -46,6 +46,11 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
     const s = sessions.get(m.session)
     if (!s) throw new Error(`no session ${m.session}`)
     if (m.type === 'run') return { id: m.id, ok: true, output: await s.run(m.input, m.dims) }
+    if (m.type === 'runMany') {
+      const outputs: Float32Array[] = []
+      for (const input of m.inputs) outputs.push(await s.run(input, m.dims))
+      return { id: m.id, ok: true, outputs }
+    }
     sessions.delete(m.session)
     await s.close()
     return { id: m.id, ok: true }

@@ -137,20 +137,26 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
+  const run = async (input: Float32Array, dims: readonly number[]) => {
+    const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
+    const data = out[outputName]?.data
+    if (!(data instanceof Float32Array)) {
+      throw new NocturnError(
+        'NOC_ERR_WAKE_MODEL_SHAPE',
+        `wake-word model ${file} did not give float32 scores: use an openWakeWord .onnx file`,
+      )
+    }
+    return data
+  }
   return {
     file,
     inputName,
     inputShape,
-    async run(input, dims) {
-      const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
-      const data = out[outputName]?.data
-      if (!(data instanceof Float32Array)) {
-        throw new NocturnError(
-          'NOC_ERR_WAKE_MODEL_SHAPE',
-          `wake-word model ${file} did not give float32 scores: use an openWakeWord .onnx file`,
-        )
-      }
-      return data
+    run,
+    async runMany(inputs, dims) {
+      const outs: Float32Array[] = []
+      for (const input of inputs) outs.push(await run(input, dims))
+      return outs
     },
     close: () => session.release(),
   }
