@@ -24,4 +24,9 @@ export type RuntimeName = 'native' | 'wasm'
 export interface InferenceRuntime {
   readonly name: RuntimeName
   load(file: string): Promise<ModelSession>
+  /**
+   * Every model is loaded: from here on scoring is best-effort and yields the CPU to the event
+   * loop (model-worker.ts). Loading itself runs at the process's priority, so a start is not slowed.
+   */
+  background?(): void
 }

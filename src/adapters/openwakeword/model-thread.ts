@@ -17,6 +17,7 @@ type ModelAsk =
       readonly dims: readonly number[]
     }
   | { readonly type: 'close'; readonly session: number }
+  | { readonly type: 'background' }
 
 /** What the main thread asks of the runtime's thread (model-worker.ts). */
 export type ModelRequest = ModelAsk & { readonly id: number }
@@ -123,6 +124,9 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
 
   return {
     name,
+    background() {
+      void ask({ type: 'background' }).catch(() => {})
+    },
     async load(file): Promise<ModelSession> {
       const r = await ask({ type: 'load', file }).catch(async (err: unknown) => {
         await stopIfUnused()

@@ -16,15 +16,15 @@ const port = parentPort
 if (!port) throw new Error('model-worker.ts runs only as a worker thread')
 const runtime = workerData as RuntimeName
 /**
- * Scoring is best-effort and the audio path comes first: this thread runs 5 nice levels below
- * the process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
+ * Scoring is best-effort and the audio path comes first: once every model is loaded (`background`:
+ * the load itself keeps the process's priority, not to slow a start), this thread runs 5 nice
+ * levels below the process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
  * gives the process's share to the event loop first and scoring gets what is left (the detector
  * then sheds load, detector.ts). Not the lowest level: scoring should not give way to every other
  * program on the board.
  */
 const NICER_BY = 5
 const NICEST = 19
-lowerThisThread()
 const ort = runtime === 'wasm' ? importWasm() : importNative()
 // A failed import is answered to every load (its message names the fix), not left unhandled.
 ort.catch(() => {})
@@ -37,6 +37,10 @@ port.on('message', (m: ModelRequest) => {
 
 async function answer(m: ModelRequest): Promise<ModelReply> {
   try {
+    if (m.type === 'background') {
+      lowerThisThread()
+      return { id: m.id, ok: true }
+    }
     if (m.type === 'load') {
       const s = await loadSession(await ort, runtime, m.file)
       const session = next++
