@@ -4,7 +4,7 @@
 // ones load as they do for any node — except zod, pure ES modules of which the bundle keeps only
 // what the schemas use, and of its 64 locales English only (below). dist/service/meta.json says
 // which modules each output file holds (test/app/lazy-loading.test.ts reads it). Run by
-// `npm run build`, after tsc. The WASM wake-word runtime's worker thread is a second entry.
+// `npm run build`, after tsc. The wake-word runtime's worker thread is a second entry.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { build } from 'esbuild'
@@ -41,11 +41,11 @@ const outdir = join(ROOT, 'dist', 'service')
 rmSync(outdir, { recursive: true, force: true })
 const result = await build({
   absWorkingDir: ROOT,
-  // The WASM wake-word runtime's thread is a file of its own, beside the chunk that starts it
-  // (src/adapters/openwakeword/wasm-thread.ts): esbuild does not follow `new Worker(new URL(…))`.
+  // The wake-word runtime's thread is a file of its own, beside the chunk that starts it
+  // (src/adapters/openwakeword/model-thread.ts): esbuild does not follow `new Worker(new URL(…))`.
   entryPoints: {
     cli: 'dist/app/service.js',
-    'wasm-worker': 'dist/adapters/openwakeword/wasm-worker.js',
+    'model-worker': 'dist/adapters/openwakeword/model-worker.js',
   },
   outdir,
   bundle: true,

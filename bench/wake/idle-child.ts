@@ -7,20 +7,37 @@
 // Prints one JSON line: CPU ms per second, RSS before and after the detector, of it the
 // process's own (not mapped files: a native library's code pages are those), scoring lag per
 // chunk (p50/p99/max), chunks scored, left quiet and dropped.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
-import { COARSE_HOP } from '../../src/app/wake-detector.js'
-import { Watchdog } from '../../src/app/watchdog.js'
-import { quietNoise } from '../../src/audio/pcm.js'
-import { SpeechDetector } from '../../src/audio/speech-detector.js'
-import { VoicedHistory } from '../../src/audio/voiced-history.js'
-import { WakeOnset } from '../../src/audio/wake-onset.js'
-import { parseWav } from '../../src/audio/wav.js'
-import { silentLogger } from '../../src/core/logger.js'
+import type { VoicedHistory } from '../../src/audio/voiced-history.js'
+import type { WakeOnset } from '../../src/audio/wake-onset.js'
 import { quantile } from '../machine.js'
+
+/**
+ * FROM=dist: the compiled JavaScript (`npx tsc -p tsconfig.build.json`), as the service runs it —
+ * the runtime's worker thread then loads plain JavaScript, not the sources through tsx's loader
+ * (a loader thread and esbuild of its own, which a device never runs). Else the sources.
+ */
+const from = process.env.FROM === 'dist' ? '../../dist' : '../../src'
+const m = async <T>(path: string): Promise<T> => (await import(`${from}/${path}`)) as T
+const { realClock } = await m<typeof import('../../src/adapters/clock/real-clock.js')>(
+  'adapters/clock/real-clock.js',
+)
+const { COARSE_HOP } =
+  await m<typeof import('../../src/app/wake-detector.js')>('app/wake-detector.js')
+const { Watchdog } = await m<typeof import('../../src/app/watchdog.js')>('app/watchdog.js')
+const { quietNoise } = await m<typeof import('../../src/audio/pcm.js')>('audio/pcm.js')
+const { SpeechDetector } = await m<typeof import('../../src/audio/speech-detector.js')>(
+  'audio/speech-detector.js',
+)
+const { VoicedHistory: Voiced } =
+  await m<typeof import('../../src/audio/voiced-history.js')>('audio/voiced-history.js')
+const { WakeOnset: Onset } =
+  await m<typeof import('../../src/audio/wake-onset.js')>('audio/wake-onset.js')
+const { parseWav } = await m<typeof import('../../src/audio/wav.js')>('audio/wav.js')
+const { silentLogger } = await m<typeof import('../../src/core/logger.js')>('core/logger.js')
 
 const wake = process.env.WAKE ?? 'native'
 const seconds = Number(process.env.SECONDS_PACED ?? 30)
@@ -37,7 +54,7 @@ const anon = () =>
 // WAKE=floor: the pacing alone, nothing listening (what the harness itself costs).
 const floor = wake === 'floor'
 const speech = wake === 'none' ? await SpeechDetector.create() : undefined
-const voiced = wake === 'none' || floor ? undefined : await VoicedHistory.create()
+const voiced = wake === 'none' || floor ? undefined : await Voiced.create()
 const rssBefore = rss()
 const anonBefore = anon()
 const lags: number[] = []
@@ -45,7 +62,9 @@ let detector: OpenWakeWordDetector | undefined
 let stage: WakeOnset | undefined
 let loadMs = 0
 if (wake !== 'none' && !floor) {
-  const { loadWakeDetector } = await import('../../src/adapters/openwakeword/load-detector.js')
+  const { loadWakeDetector } = await m<
+    typeof import('../../src/adapters/openwakeword/load-detector.js')
+  >('adapters/openwakeword/load-detector.js')
   const t = performance.now()
   detector = await loadWakeDetector({
     onWake: (d) => stage?.detected(d),
@@ -62,7 +81,7 @@ if (wake !== 'none' && !floor) {
   })
   loadMs = performance.now() - t
   const d = detector
-  stage = new WakeOnset({
+  stage = new Onset({
     // HINT=none: the detector is never told that no voice is near.
     detector: hinted
       ? d
@@ -107,6 +126,7 @@ const watchdog =
     : undefined
 const loop = monitorEventLoopDelay({ resolution: 10 })
 loop.enable()
+const threadsAtStart = threadCpuMs()
 const start = performance.now()
 const cpu = process.cpuUsage()
 let sent = 0
@@ -129,6 +149,7 @@ await new Promise<void>((done) => {
   tick()
 })
 const used = process.cpuUsage(cpu)
+const threadsAtEnd = threadCpuMs()
 loop.disable()
 await detector?.settled()
 const wallS = (performance.now() - start) / 1000
@@ -154,9 +175,46 @@ process.stdout.write(
     coarse: detector?.stats().coarseScores ?? 0,
     coarseHop,
     watchdogStalls: stalls.length,
+    ...threadShares(threadsAtStart, threadsAtEnd, wallS),
     loopDelayP99Ms: Number((loop.percentile(99) / 1e6).toFixed(1)),
     loopDelayMaxMs: Number((loop.max / 1e6).toFixed(1)),
   })}\n`,
 )
 await stage?.close()
 await watchdog?.stop()
+
+/** Each thread's CPU time so far (ms), by thread id, from /proc (Linux). */
+function threadCpuMs(): Map<number, { name: string; ms: number }> {
+  const threads = new Map<number, { name: string; ms: number }>()
+  try {
+    for (const t of readdirSync('/proc/self/task')) {
+      const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      // utime, stime: fields 14 and 15, in clock ticks (100 a second on Linux).
+      threads.set(Number(t), { name, ms: (Number(f[11]) + Number(f[12])) * 10 })
+    }
+  } catch {
+    // Not Linux: no per-thread figures.
+  }
+  return threads
+}
+
+/** CPU ms per wall second of the main thread (the event loop) and of every other thread. */
+function threadShares(
+  a: Map<number, { name: string; ms: number }>,
+  b: Map<number, { name: string; ms: number }>,
+  seconds: number,
+): { mainMsPerS: number; otherThreadsMsPerS: number } {
+  let main = 0
+  let other = 0
+  for (const [tid, t] of b) {
+    const ms = t.ms - (a.get(tid)?.ms ?? 0)
+    if (tid === process.pid) main += ms
+    else other += ms
+  }
+  return {
+    mainMsPerS: Number((main / seconds).toFixed(1)),
+    otherThreadsMsPerS: Number((other / seconds).toFixed(1)),
+  }
+}

@@ -26,21 +26,11 @@ const ROOT = join(import.meta.dirname, '../..')
  */
 const QUOTA_PERCENT = 2.5
 const missing = missingCommands('arecord', 'aplay', 'mosquitto', 'mosquitto_passwd')
-/**
- * Not yet reliable, so not in `npm test` or CI (issue 47 stays open on it): inside 2.5 % of a core
- * on a machine with other work, the hold's press went unanswered for a minute in 3 of 7 runs (one
- * of them run alone beside another developer's tests) — the button starved beside the detector,
- * which is the very thing issue 47 must fix. Run it by hand: `npm run test:alone`.
- */
-const alone = process.env.NOCTURN_TEST_ALONE === '1'
-const quota = missing || !alone ? undefined : makeCpuQuota('nocturn-wake-shed', QUOTA_PERCENT)
+const quota = missing ? undefined : makeCpuQuota('nocturn-wake-shed', QUOTA_PERCENT)
 const skip = missing ?? (typeof quota === 'string' ? `no CPU quota: ${quota}` : undefined)
 if (skip) {
   process.stdout.write(`skipped: ${skip}\n`)
   if (REQUIRE_SYSTEM) throw new Error(`NOCTURN_REQUIRE_SYSTEM: ${skip}`)
-}
-if (!skip && !alone) {
-  process.stdout.write('skipped: the CPU-quota test is run by hand — npm run test:alone\n')
 }
 
 interface Status {
@@ -78,8 +68,14 @@ const answering = (): Script => {
  * detector falls behind and sheds audio; the status and the LED say it cannot keep up, with the
  * fix; the event loop keeps turning (no watchdog, no microphone restart); the button's hold still
  * talks, its long press still drops the reply, its press still mutes.
+ *
+ * It once went unanswered for a minute in 3 of 7 runs on a busy machine: onnxruntime-node ran
+ * every model synchronously on the main thread, so inside the quota the button's edges and the
+ * panel's timers waited behind scoring. The models now run on a thread of their own at a lower
+ * priority (adapters/openwakeword/model-thread.ts), and the event loop gets the quota first. The
+ * machine running the suite may be busy: every wait is for a condition, with a generous bound.
  */
-describe.skipIf(skip || !alone)(
+describe.skipIf(skip)(
   'a wake word that cannot keep up sheds load, and the speaker still answers its button',
   () => {
     const closers: (() => Promise<unknown> | unknown)[] = []

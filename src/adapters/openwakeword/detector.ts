@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
+import { ChunkRing, type TakenChunk } from './chunk-ring.js'
 import { CHUNK_SAMPLES, EMBEDDING_SIZE, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
 import type { ModelSession } from './model-session.js'
@@ -86,6 +87,11 @@ const BUSY_MS = CHUNK_MS / 2
  * with the same wakes (bench/RESULTS.md, "coarse scoring").
  */
 const DENSE_TAIL_CHUNKS = 4
+/**
+ * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
+ * back at most 240 ms, where no score is made anyway (#batchSize).
+ */
+const QUIET_BATCH = 4
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -107,17 +113,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   readonly #windows: number[]
   /** The longest head's window: how many embeddings are made before the heads run. */
   readonly #longest: number
-  /** Chunk slots; `#read` is the oldest unscored, `#queued` how many are complete. */
-  readonly #slots: Int16Array[]
-  readonly #endAt: Float64Array
-  readonly #arrivedAt: Float64Array
-  /** Whether the chunk had a voice nearby (any frame of it did), or no hint was given. */
-  readonly #heard: Uint8Array
-  #fillHeard = false
-  #read = 0
-  #queued = 0
-  /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
-  #fill = 0
+  readonly #ring: ChunkRing
   readonly #trigger: WakeTrigger
   readonly #keepingUp: KeepingUp
   #scored = 0
@@ -134,6 +130,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #restUntil = 0
   #rests = 0
   #draining: Promise<void> | undefined
+  /** settled() is waiting: score what is queued without waiting for a batch. */
+  #flushing = false
   #resetPending = false
   #closed = false
 
@@ -153,11 +151,9 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       backlogMs: options.backlogMs,
       onKeepingUp: options.onKeepingUp,
     })
-    const slots = Math.max(2, Math.ceil(options.backlogMs / CHUNK_MS) + 1)
-    this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
-    this.#endAt = new Float64Array(slots)
-    this.#arrivedAt = new Float64Array(slots)
-    this.#heard = new Uint8Array(slots)
+    this.#ring = new ChunkRing(options.backlogMs, options.now, (dropped, endAt) =>
+      this.#keepingUp.note(dropped, endAt, this.#lastLag),
+    )
     this.#longest = Math.max(...this.#windows)
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
@@ -165,25 +161,14 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
     if (this.#closed) return
-    const samples = frame.byteLength >> 1
-    const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
-    const slots = this.#slots
-    let i = 0
-    while (i < samples) {
-      const slot = slots[(this.#read + this.#queued) % slots.length] as Int16Array
-      const take = Math.min(CHUNK_SAMPLES - this.#fill, samples - i)
-      // Per piece: a frame that ends one chunk and starts the next counts for both.
-      if (voiceNearby) this.#fillHeard = true
-      for (let k = 0; k < take; k++) slot[this.#fill + k] = view.getInt16((i + k) * 2, true)
-      this.#fill += take
-      i += take
-      if (this.#fill === CHUNK_SAMPLES) this.#completeChunk(capturedAtMs, samples - i)
-    }
-    if (this.#queued > 0 && !this.#draining) {
-      this.#draining = this.#drain().finally(() => {
-        this.#draining = undefined
-      })
-    }
+    this.#ring.write(frame, capturedAtMs, voiceNearby)
+    if (this.#ring.queued > 0 && !this.#draining) this.#startDrain()
+  }
+
+  #startDrain(): void {
+    this.#draining = this.#drain().finally(() => {
+      this.#draining = undefined
+    })
   }
 
   setThresholds(thresholds: readonly number[]): void {
@@ -191,9 +176,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   }
 
   reset(): void {
-    this.#queued = 0
-    this.#fill = 0
-    this.#fillHeard = false
+    this.#ring.clear()
     if (this.#draining) this.#resetPending = true
     else this.#applyReset()
   }
@@ -213,7 +196,16 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   /** Resolves once every chunk pushed so far is scored (or dropped): for bulk scoring and tests. */
   async settled(): Promise<void> {
-    while (this.#draining) await this.#draining
+    // Chunks held back for a batch (#batchSize) are scored now, however few.
+    this.#flushing = true
+    try {
+      do {
+        while (this.#draining) await this.#draining
+        if (this.#ring.queued > 0 && !this.#closed) this.#startDrain()
+      } while (this.#draining)
+    } finally {
+      this.#flushing = false
+    }
   }
 
   /**
@@ -236,100 +228,51 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
-    this.#queued = 0
+    this.#ring.clear()
     await this.settled()
     for (const m of [...this.#o.heads.map((h) => h.model), ...(this.#o.owned ?? [])]) {
       await m.close().catch(() => {})
     }
   }
 
-  /** The chunk being filled is complete; `samplesAfter` of the frame came after its end. */
-  #completeChunk(frameEndAtMs: number, samplesAfter: number): void {
-    const slots = this.#slots
-    this.#fill = 0
-    const dropped = this.#queued === slots.length - 1
-    if (dropped) {
-      // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
-      this.#read = (this.#read + 1) % slots.length
-      this.#queued--
-    }
-    const at = (this.#read + this.#queued) % slots.length
-    this.#endAt[at] = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
-    this.#keepingUp.note(dropped, this.#endAt[at] ?? 0, this.#lastLag)
-    this.#arrivedAt[at] = this.#o.now()
-    this.#heard[at] = this.#fillHeard ? 1 : 0
-    this.#fillHeard = false
-    this.#queued++
+  /**
+   * How many chunks to take off the ring at once. While scoring is coarse or the room quiet, no
+   * lone chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet
+   * chunk has none), so their mel runs go to the runtime's thread together (`melAhead`): fewer
+   * hand-offs, the same runs. Exact scoring (near a threshold) takes one chunk at a time.
+   */
+  #batchSize(): number {
+    if (this.#hop === 1 || this.#denseLeft > 0) return 1
+    return this.#ring.anyHeard() ? this.#hop : QUIET_BATCH
   }
 
   async #drain(): Promise<void> {
-    const slots = this.#slots
-    while (this.#queued > 0 && !this.#closed) {
+    const ring = this.#ring
+    while (ring.queued > 0 && !this.#closed) {
       const resting = this.#restUntil - this.#o.now()
       if (resting > 0) {
         await sleep(resting)
         continue
       }
+      const batch = this.#batchSize()
+      // Not enough chunks for a batch yet: the next push drains again (settled() flushes).
+      if (ring.queued < batch && !this.#flushing) break
       const began = this.#o.now()
-      const at = this.#read
-      const chunk = slots[at] as Int16Array
-      const endAt = this.#endAt[at] ?? 0
-      const arrivedAt = this.#arrivedAt[at] ?? 0
-      const heard = this.#heard[at] === 1
-      this.#trigger.noteEnergy(chunk)
-      // step() copies the chunk before its first await, so the slot is free from here on.
-      const stepping = this.#o.features.step(chunk)
-      this.#read = (this.#read + 1) % slots.length
-      this.#queued--
+      const n = Math.min(ring.queued, batch)
+      const taken: TakenChunk[] = []
+      for (let k = 0; k < n; k++) {
+        // One chunk: step() copies it before its first await. Several: copied as taken, since
+        // their slots are the microphone's again from then on.
+        const t = ring.take(n > 1)
+        this.#trigger.noteEnergy(t.chunk)
+        taken.push(t)
+      }
       try {
-        await stepping
-        if (this.#resetPending) {
-          this.#applyReset()
-          continue
+        if (n > 1) await this.#o.features.melAhead(taken.map((t) => t.chunk))
+        for (const t of taken) {
+          if (this.#closed) return
+          await this.#scoreChunk(t.chunk, t.endAt, t.arrivedAt, t.heard)
         }
-        if (!heard) {
-          this.#flushPending()
-          this.#quietChunk()
-          continue
-        }
-        this.#pending.push(endAt, arrivedAt)
-        if (this.#denseLeft === 0) {
-          // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
-          if (this.#pending.length < 2 * this.#hop) continue
-          await this.#o.features.embed(1)
-          const coarse = await this.#runHeads(
-            () => this.#o.features.approximate(this.#longest),
-            false,
-          )
-          if (this.#resetPending) {
-            this.#applyReset()
-            continue
-          }
-          this.#coarse++
-          if (!this.#trigger.rising(coarse)) {
-            // Far below every threshold: the chunks since the last coarse score get this one.
-            for (let p = 0; p < this.#pending.length; p += 2) {
-              this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
-            }
-            this.#pending.length = 0
-            continue
-          }
-          // A score is rising: every chunk from here is scored exactly, those since the last
-          // coarse score included (their embeddings made late from the kept mel frames).
-          this.#denseLeft = DENSE_TAIL_CHUNKS
-        }
-        const behind = this.#pending.length / 2
-        await this.#o.features.embed(this.#longest + behind - 1)
-        for (let b = behind - 1; b >= 0; b--) {
-          const scores = await this.#runHeads(() => this.#o.features.latest(this.#longest, b), true)
-          if (this.#resetPending) break
-          const p = 2 * (behind - 1 - b)
-          this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
-          if (this.#hop > 1)
-            this.#denseLeft = this.#trigger.rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
-        }
-        this.#pending.length = 0
-        if (this.#resetPending) this.#applyReset()
       } catch (err) {
         if (this.#closed) return
         this.#o.logger.error(
@@ -338,13 +281,61 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         )
       } finally {
         const busy = this.#o.now() - began
-        if (busy > BUSY_MS) {
+        if (busy > BUSY_MS * n) {
           this.#restUntil = this.#o.now() + busy
           this.#rests++
         }
       }
     }
-    if (this.#queued === 0) this.#keepingUp.caughtUp()
+    if (ring.queued === 0) this.#keepingUp.caughtUp()
+  }
+
+  /** One chunk: its mel frames, then as the room and the scores say (quiet, coarse, exact). */
+  async #scoreChunk(
+    chunk: Int16Array,
+    endAt: number,
+    arrivedAt: number,
+    heard: boolean,
+  ): Promise<void> {
+    await this.#o.features.step(chunk)
+    if (this.#resetPending) return this.#applyReset()
+    if (!heard) {
+      this.#flushPending()
+      this.#quietChunk()
+      return
+    }
+    this.#pending.push(endAt, arrivedAt)
+    if (this.#denseLeft === 0) {
+      // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
+      if (this.#pending.length < 2 * this.#hop) return
+      await this.#o.features.embed(1)
+      const coarse = await this.#runHeads(() => this.#o.features.approximate(this.#longest), false)
+      if (this.#resetPending) return this.#applyReset()
+      this.#coarse++
+      if (!this.#trigger.rising(coarse)) {
+        // Far below every threshold: the chunks since the last coarse score get this one.
+        for (let p = 0; p < this.#pending.length; p += 2) {
+          this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
+        }
+        this.#pending.length = 0
+        return
+      }
+      // A score is rising: every chunk from here is scored exactly, those since the last
+      // coarse score included (their embeddings made late from the kept mel frames).
+      this.#denseLeft = DENSE_TAIL_CHUNKS
+    }
+    const behind = this.#pending.length / 2
+    await this.#o.features.embed(this.#longest + behind - 1)
+    for (let b = behind - 1; b >= 0; b--) {
+      const scores = await this.#runHeads(() => this.#o.features.latest(this.#longest, b), true)
+      if (this.#resetPending) break
+      const p = 2 * (behind - 1 - b)
+      this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
+      if (this.#hop > 1)
+        this.#denseLeft = this.#trigger.rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
+    }
+    this.#pending.length = 0
+    if (this.#resetPending) this.#applyReset()
   }
 
   /**

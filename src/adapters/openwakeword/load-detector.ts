@@ -83,6 +83,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       },
       'wake word detector ready',
     )
+    runtime.background?.()
     return new OpenWakeWordDetector({
       onWake: o.onWake,
       runtime: runtime.name,

@@ -10,6 +10,12 @@ export interface ModelSession {
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
+  /**
+   * The same as `run` on each input in turn (the same runs, so the same outputs), in one hand-off
+   * to the runtime's thread: each hand-off wakes two threads, and that costs more than a small
+   * model's run (docs/wake-word.md). Optional: a session without it is run one input at a time.
+   */
+  runMany?(inputs: readonly Float32Array[], dims: readonly number[]): Promise<Float32Array[]>
   close(): Promise<void>
 }
 
@@ -18,4 +24,9 @@ export type RuntimeName = 'native' | 'wasm'
 export interface InferenceRuntime {
   readonly name: RuntimeName
   load(file: string): Promise<ModelSession>
+  /**
+   * Every model is loaded: from here on scoring is best-effort and yields the CPU to the event
+   * loop (model-worker.ts). Loading itself runs at the process's priority, so a start is not slowed.
+   */
+  background?(): void
 }

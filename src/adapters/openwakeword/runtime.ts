@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
-import { wasmThreadRuntime } from './wasm-thread.js'
+import { modelThreadRuntime } from './model-thread.js'
 
 export type RuntimeChoice = 'auto' | RuntimeName
 const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
@@ -51,14 +51,14 @@ export async function loadRuntime(choice: RuntimeChoice): Promise<InferenceRunti
     )
   }
   const name = choice === 'auto' ? autoRuntime() : choice
-  // WASM runs on a thread of its own (wasm-thread.ts); the native library already runs off the
-  // event loop (onnxruntime-node's run is asynchronous, on libuv's pool).
-  if (name === 'wasm') return wasmThreadRuntime()
-  const ort = await importNative()
-  return { name, load: (file) => loadSession(ort, name, file) }
+  // Both runtimes run a model synchronously on the calling thread, so both run on a thread of
+  // their own (model-thread.ts); a runtime that does not load there fails the first model's load
+  // with this file's message.
+  return modelThreadRuntime(name)
 }
 
-async function importNative(): Promise<Ort> {
+/** onnxruntime-node's binding; model-worker.ts calls it on the runtime's own thread. */
+export async function importNative(): Promise<Ort> {
   try {
     // The native binding is CommonJS; its module object carries the API.
     const require = createRequire(import.meta.url)
@@ -72,13 +72,13 @@ async function importNative(): Promise<Ort> {
   }
 }
 
-/** onnxruntime-web, set up for one thread; wasm-worker.ts calls it on the runtime's own thread. */
+/** onnxruntime-web, set up for one thread; model-worker.ts calls it on the runtime's own thread. */
 export async function importWasm(): Promise<Ort> {
   try {
     const require = createRequire(import.meta.url)
     const ort = require('onnxruntime-web') as Ort
     if (ort.env?.wasm) {
-      // One thread, the calling one (itself a worker: wasm-thread.ts): no pool of threads to start
+      // One thread, the calling one (itself a worker: model-thread.ts): no pool of threads to start
       // on a small board, and the wake word needs a few ms per 80 ms chunk. The .wasm is read
       // from the package's own folder.
       ort.env.wasm.numThreads = 1
@@ -137,20 +137,26 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
+  const run = async (input: Float32Array, dims: readonly number[]) => {
+    const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
+    const data = out[outputName]?.data
+    if (!(data instanceof Float32Array)) {
+      throw new NocturnError(
+        'NOC_ERR_WAKE_MODEL_SHAPE',
+        `wake-word model ${file} did not give float32 scores: use an openWakeWord .onnx file`,
+      )
+    }
+    return data
+  }
   return {
     file,
     inputName,
     inputShape,
-    async run(input, dims) {
-      const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
-      const data = out[outputName]?.data
-      if (!(data instanceof Float32Array)) {
-        throw new NocturnError(
-          'NOC_ERR_WAKE_MODEL_SHAPE',
-          `wake-word model ${file} did not give float32 scores: use an openWakeWord .onnx file`,
-        )
-      }
-      return data
+    run,
+    async runMany(inputs, dims) {
+      const outs: Float32Array[] = []
+      for (const input of inputs) outs.push(await run(input, dims))
+      return outs
     },
     close: () => session.release(),
   }

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
@@ -11,13 +12,14 @@ afterAll(async () => {
 })
 
 /**
- * onnxruntime-web runs a model synchronously on the thread that calls it. The WASM runtime's
- * scoring lives on a worker thread, so while the detector scores, the main thread's event loop
- * keeps turning: the microphone's reads, the speaker's writes and the network go on. Counted, not
- * timed: a setImmediate chain advances once per turn of the loop, and on the main thread every
- * chunk's models ran back to back inside one turn (the count stayed near 0).
+ * Both runtimes run a model synchronously on the thread that calls it (onnxruntime-node too: its
+ * `run` is a native call inside a setImmediate). Scoring lives on a worker thread, so while the
+ * detector scores, the main thread's event loop keeps turning: the microphone's reads, the
+ * speaker's writes, the button and the network go on. Counted, not timed: a setImmediate chain
+ * advances once per turn of the loop, and on the main thread every chunk's models ran back to
+ * back inside one turn (the count stayed near 0).
  */
-describe('the WASM runtime scores on its own thread', () => {
+describe.each(['native', 'wasm'] as const)('the %s runtime scores on its own thread', (runtime) => {
   it('the event loop keeps turning while several seconds of audio are scored in bulk', async () => {
     const wakes: WakeDetection[] = []
     const d = await loadWakeDetector({
@@ -25,7 +27,7 @@ describe('the WASM runtime scores on its own thread', () => {
       phrases: HEADS.map((h) => ({ phrase: h.phrase, file: h.file, threshold: 0.5 })),
       melFile: MEL,
       embeddingFile: EMBEDDING,
-      runtime: 'wasm',
+      runtime,
       consecutive: 2,
       refractoryMs: 2000,
       logger: silentLogger,
@@ -51,13 +53,29 @@ describe('the WASM runtime scores on its own thread', () => {
     expect(chunks).toBeGreaterThan(30)
     // Every chunk is several round trips to the worker, each one a turn of the loop.
     expect(turns).toBeGreaterThanOrEqual(chunks)
+    // Linux: the scoring thread runs 5 nice levels below the main thread, which keeps its own, so
+    // the audio path gets a short CPU share first (wake-sheds-load.test.ts shows it end to end).
+    if (process.platform === 'linux') {
+      const own = nice(process.pid)
+      expect(threadNices()).toContain(Math.min(19, own + 5))
+    }
   })
 
   it('a model file the worker cannot read is the same clear error, naming the file', async () => {
-    const runtime = await loadRuntime('wasm')
-    await expect(runtime.load('/nonexistent/hey_nocturn.onnx')).rejects.toMatchObject({
+    const loaded = await loadRuntime(runtime)
+    await expect(loaded.load('/nonexistent/hey_nocturn.onnx')).rejects.toMatchObject({
       code: 'NOC_ERR_WAKE_MODEL_MISSING',
       message: expect.stringContaining('/nonexistent/hey_nocturn.onnx'),
     })
   })
 })
+
+/** A thread's nice value: field 19 of its stat line, counted after the command's parentheses. */
+function nice(tid: number): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16])
+}
+
+function threadNices(): number[] {
+  return readdirSync('/proc/self/task').map((t) => nice(Number(t)))
+}

@@ -1,0 +1,189 @@
+// Issue 47, start-up: `nocturn run` in wake mode against the import floor, in one run.
+// `npm run bench -- wake-startup` (needs `npm run build`, or at least `npx tsc -p
+// tsconfig.build.json && node scripts/bundle-service.mjs`). Alternating, WAKE_STARTUP_RUNS rounds
+// (default 5) after one unmeasured warm-up of each:
+//   floor — a fresh `node` importing ws, mqtt, @google/genai, better-sqlite3 and pino (the five the
+//           service imports at start, as bench/startup.bench.ts), spawn → its line;
+//   speech — the service bundle (dist/service/cli.js) in speech mode, spawn → `nocturn running`;
+//   wake — the same in wake mode (hey_jarvis, native): spawn → `panel starting` (the button
+//          answers from here), `listening for the wake phrase`, `nocturn running`.
+// WAKE_STARTUP_BEFORE=<another built checkout>: its wake mode too, in the same alternation ("before").
+// Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
+// this process's clock. RSS of each after WAKE_STARTUP_IDLE_S (default 10) s idle. Reports;
+// asserts nothing.
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { wavHeader } from '../src/audio/wav.js'
+import { silentLogger } from '../src/core/logger.js'
+import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
+import { fakeGpiod } from '../test/helpers/fake-gpiod.js'
+import { fakeLiveProvider } from '../test/helpers/nocturn-process.js'
+import { MODEL_DIR } from '../test/helpers/wake.js'
+import { machineLine, quantile } from './machine.js'
+
+const ROOT = resolve(import.meta.dirname, '..')
+const RUNS = Number(process.env.WAKE_STARTUP_RUNS ?? 5)
+const BEFORE = process.env.WAKE_STARTUP_BEFORE
+const IDLE_MS = Number(process.env.WAKE_STARTUP_IDLE_S ?? 10) * 1000
+const FLOOR_MARK = 'NOCTURN_FLOOR_IMPORTED'
+const FLOOR = ['ws', 'mqtt', '@google/genai', 'better-sqlite3', 'pino']
+const out = (s: string) => process.stdout.write(`${s}\n`)
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')
+
+if (!existsSync(join(ROOT, 'dist/service/cli.js'))) {
+  process.stderr.write('wake-startup bench: dist/service/cli.js is missing, run `npm run build`\n')
+  process.exit(1)
+}
+
+const work = mkdtempSync(join(tmpdir(), 'nocturn-wake-startup-'))
+const silence = new Uint8Array(16_000 * 2 * 60)
+writeFileSync(
+  join(work, 'silence.wav'),
+  Buffer.concat([wavHeader(16_000, silence.length), silence]),
+)
+const server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
+const gpiod = fakeGpiod(2)
+
+function config(mode: 'speech' | 'wake', n: number): string {
+  const dir = mkdtempSync(join(work, `${mode}-${n}-`))
+  const path = join(dir, 'config.json')
+  writeFileSync(
+    path,
+    JSON.stringify({
+      provider: fakeLiveProvider(server.baseUrl),
+      audio: {
+        backend: 'wav',
+        inputWav: join(work, 'silence.wav'),
+        outputWav: join(dir, 'speaker.wav'),
+      },
+      phonesDir: join(dir, 'phones'),
+      store: { path: join(dir, 'nocturn.db') },
+      panel: { backend: 'gpiod', button: 'GPIO17' },
+      listen:
+        mode === 'wake'
+          ? {
+              mode: 'wake',
+              wake: { models: [{ model: 'hey_jarvis' }], modelDir: MODEL_DIR, runtime: 'native' },
+            }
+          : { mode: 'speech' },
+    }),
+  )
+  return path
+}
+
+interface Started {
+  readonly child: ChildProcess
+  /** ms from spawn to each awaited line. */
+  readonly at: Record<string, number>
+}
+
+/** Spawns node with `args` and resolves once every one of `marks` was written (ms from spawn). */
+function start(args: readonly string[], marks: readonly string[], cwd = ROOT): Promise<Started> {
+  const t0 = performance.now()
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { ...process.env, ...gpiod.env, GEMINI_API_KEY: 'bench-key', NOCTURN_LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const at: Record<string, number> = {}
+  return new Promise((done, fail) => {
+    const guard = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`not started in 60 s: ${args.join(' ')} (saw ${Object.keys(at).join(', ')})`))
+    }, 60_000)
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      for (const m of marks)
+        if (at[m] === undefined && line.includes(m)) at[m] = performance.now() - t0
+      if (marks.every((m) => at[m] !== undefined)) {
+        clearTimeout(guard)
+        done({ child, at })
+      }
+    })
+    child.once('exit', (code) => fail(new Error(`exited (${code}) before it started`)))
+  })
+}
+
+async function stop(s: Started): Promise<void> {
+  if (s.child.exitCode !== null) return
+  const exited = new Promise((r) => s.child.once('exit', r))
+  s.child.kill('SIGTERM')
+  const kill = setTimeout(() => s.child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(kill)
+}
+
+const rssMb = (pid: number) =>
+  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+
+const floorSource = `${FLOOR.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
+const RUN = ['dist/service/cli.js', 'run', '--config']
+const kinds = {
+  floor: () => start(['--input-type=module', '-e', floorSource], [FLOOR_MARK]),
+  speech: (n: number) => start([...RUN, config('speech', n)], ['"nocturn running"']),
+  wake: (n: number) =>
+    start(
+      [...RUN, config('wake', n)],
+      ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
+    ),
+  ...(BEFORE && {
+    before: (n: number) =>
+      start(
+        [...RUN, config('wake', n + 100)],
+        ['"listening for the wake phrase"', '"nocturn running"'],
+        BEFORE,
+      ),
+  }),
+}
+type Kind = keyof typeof kinds
+
+const times: Record<string, number[]> = {}
+const rss: Partial<Record<Kind, number[]>> = {}
+out(`# wake start-up · ${machineLine()} · load ${load()}`)
+for (let round = 0; round <= RUNS; round++) {
+  for (const kind of Object.keys(kinds) as Kind[]) {
+    const s = await (kinds[kind] as (n: number) => Promise<Started>)(round)
+    if (round > 0) {
+      for (const [mark, ms] of Object.entries(s.at)) {
+        const key = `${kind} ${mark}`
+        times[key] = [...(times[key] ?? []), ms]
+      }
+      if (round === RUNS) {
+        await sleep(IDLE_MS)
+        rss[kind] = [rssMb(s.child.pid as number)]
+      }
+    }
+    await stop(s)
+  }
+}
+const med = (xs: readonly number[]) =>
+  quantile(
+    [...xs].sort((a, b) => a - b),
+    0.5,
+  )
+const floor = med(times[`floor ${FLOOR_MARK}`] ?? [])
+out(
+  `\n${RUNS} rounds, ms from spawn (median, min–max), ratio to the floor's median; load after ${load()}`,
+)
+out('| process → line | median | min–max | × floor |')
+out('|---|---|---|---|')
+for (const [k, xs] of Object.entries(times)) {
+  const m = med(xs)
+  out(
+    `| ${k.replace(FLOOR_MARK, 'imported')} | ${m.toFixed(0)} | ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} | ${(m / floor).toFixed(2)} |`,
+  )
+}
+out(
+  `\nRSS after ${IDLE_MS / 1000} s idle (last round): ${Object.entries(rss)
+    .map(([k, v]) => `${k} ${v[0]?.toFixed(1)} MB`)
+    .join(', ')}`,
+)
+await server.close()
+gpiod.cleanup()

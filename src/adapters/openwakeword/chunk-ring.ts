@@ -1,0 +1,124 @@
+import { CHUNK_SAMPLES, SAMPLE_RATE_HZ } from './features.js'
+
+const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
+
+/** One complete chunk taken off the ring, with when it ended and arrived and whether a voice was near. */
+export interface TakenChunk {
+  readonly chunk: Int16Array
+  /** Capture time of the chunk's last sample. */
+  readonly endAt: number
+  /** Wall time the chunk was complete, for the scoring lag. */
+  readonly arrivedAt: number
+  readonly heard: boolean
+}
+
+/**
+ * The detector's audio ring: microphone frames copied into 80 ms chunks, a backlog of them kept
+ * while scoring catches up, and the oldest dropped for a new one when it is full — so scoring
+ * always works on recent audio and memory stays bounded.
+ */
+export class ChunkRing {
+  /** Chunk slots; `#read` is the oldest unscored, `#queued` how many are complete. */
+  readonly #slots: Int16Array[]
+  readonly #endAt: Float64Array
+  readonly #arrivedAt: Float64Array
+  /** Whether the chunk had a voice nearby (any frame of it did), or no hint was given. */
+  readonly #heard: Uint8Array
+  #fillHeard = false
+  #read = 0
+  #queued = 0
+  /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
+  #fill = 0
+  readonly #now: () => number
+  /** Told of every complete chunk: whether the oldest was dropped for it, and its end time. */
+  readonly #onChunk: (dropped: boolean, endAt: number) => void
+
+  constructor(
+    backlogMs: number,
+    now: () => number,
+    onChunk: (dropped: boolean, endAt: number) => void,
+  ) {
+    const slots = Math.max(2, Math.ceil(backlogMs / CHUNK_MS) + 1)
+    this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
+    this.#endAt = new Float64Array(slots)
+    this.#arrivedAt = new Float64Array(slots)
+    this.#heard = new Uint8Array(slots)
+    this.#now = now
+    this.#onChunk = onChunk
+  }
+
+  /** Complete chunks waiting to be taken. */
+  get queued(): number {
+    return this.#queued
+  }
+
+  /** Copies a frame of 16-bit little-endian samples in; `voiceNearby` marks the chunks it touches. */
+  write(frame: Uint8Array, capturedAtMs: number, voiceNearby: boolean): void {
+    const samples = frame.byteLength >> 1
+    const view = new DataView(frame.buffer, frame.byteOffset, frame.byteLength)
+    const slots = this.#slots
+    let i = 0
+    while (i < samples) {
+      const slot = slots[(this.#read + this.#queued) % slots.length] as Int16Array
+      const take = Math.min(CHUNK_SAMPLES - this.#fill, samples - i)
+      // Per piece: a frame that ends one chunk and starts the next counts for both.
+      if (voiceNearby) this.#fillHeard = true
+      for (let k = 0; k < take; k++) slot[this.#fill + k] = view.getInt16((i + k) * 2, true)
+      this.#fill += take
+      i += take
+      if (this.#fill === CHUNK_SAMPLES) this.#complete(capturedAtMs, samples - i)
+    }
+  }
+
+  /** Whether any queued chunk had a voice near. */
+  anyHeard(): boolean {
+    for (let k = 0; k < this.#queued; k++) {
+      if (this.#heard[(this.#read + k) % this.#slots.length] === 1) return true
+    }
+    return false
+  }
+
+  /**
+   * Takes the oldest complete chunk. `copy` false lends the slot itself: read it before the next
+   * `write`, which may fill it again.
+   */
+  take(copy: boolean): TakenChunk {
+    const at = this.#read
+    const slot = this.#slots[at] as Int16Array
+    this.#read = (at + 1) % this.#slots.length
+    this.#queued--
+    return {
+      chunk: copy ? slot.slice() : slot,
+      endAt: this.#endAt[at] ?? 0,
+      arrivedAt: this.#arrivedAt[at] ?? 0,
+      heard: this.#heard[at] === 1,
+    }
+  }
+
+  /** Forgets every chunk, complete or not. */
+  clear(): void {
+    this.#queued = 0
+    this.#fill = 0
+    this.#fillHeard = false
+  }
+
+  /** The chunk being filled is complete; `samplesAfter` of the frame came after its end. */
+  #complete(frameEndAtMs: number, samplesAfter: number): void {
+    const slots = this.#slots
+    this.#fill = 0
+    const dropped = this.#queued === slots.length - 1
+    if (dropped) {
+      // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
+      this.#read = (this.#read + 1) % slots.length
+      this.#queued--
+    }
+    const at = (this.#read + this.#queued) % slots.length
+    const endAt = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
+    this.#endAt[at] = endAt
+    this.#arrivedAt[at] = this.#now()
+    this.#heard[at] = this.#fillHeard ? 1 : 0
+    this.#fillHeard = false
+    this.#queued++
+    this.#onChunk(dropped, endAt)
+  }
+}

@@ -1,0 +1,82 @@
+import { readlinkSync } from 'node:fs'
+import { getPriority, setPriority } from 'node:os'
+import { parentPort, workerData } from 'node:worker_threads'
+import { NocturnError } from '../../core/errors.js'
+import type { ModelSession, RuntimeName } from './model-session.js'
+import type { ModelReply, ModelRequest } from './model-thread.js'
+import { importNative, importWasm, loadSession } from './runtime.js'
+
+/**
+ * The runtime's own thread (started by model-thread.ts): both runtimes run each model
+ * synchronously on the thread that calls it, so here it holds this thread, never the one that
+ * carries the audio and the button. Sessions are kept by number; every request gets one reply
+ * with its id.
+ */
+const port = parentPort
+if (!port) throw new Error('model-worker.ts runs only as a worker thread')
+const runtime = workerData as RuntimeName
+/**
+ * Scoring is best-effort and the audio path comes first: once every model is loaded (`background`:
+ * the load itself keeps the process's priority, not to slow a start), this thread runs 5 nice
+ * levels below the process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
+ * gives the process's share to the event loop first and scoring gets what is left (the detector
+ * then sheds load, detector.ts). Not the lowest level: scoring should not give way to every other
+ * program on the board.
+ */
+const NICER_BY = 5
+const NICEST = 19
+const ort = runtime === 'wasm' ? importWasm() : importNative()
+// A failed import is answered to every load (its message names the fix), not left unhandled.
+ort.catch(() => {})
+const sessions = new Map<number, ModelSession>()
+let next = 0
+
+port.on('message', (m: ModelRequest) => {
+  void answer(m).then((r) => port.postMessage(r))
+})
+
+async function answer(m: ModelRequest): Promise<ModelReply> {
+  try {
+    if (m.type === 'background') {
+      lowerThisThread()
+      return { id: m.id, ok: true }
+    }
+    if (m.type === 'load') {
+      const s = await loadSession(await ort, runtime, m.file)
+      const session = next++
+      sessions.set(session, s)
+      return { id: m.id, ok: true, session, inputName: s.inputName, inputShape: s.inputShape }
+    }
+    const s = sessions.get(m.session)
+    if (!s) throw new Error(`no session ${m.session}`)
+    if (m.type === 'run') return { id: m.id, ok: true, output: await s.run(m.input, m.dims) }
+    if (m.type === 'runMany') {
+      const outputs: Float32Array[] = []
+      for (const input of m.inputs) outputs.push(await s.run(input, m.dims))
+      return { id: m.id, ok: true, outputs }
+    }
+    sessions.delete(m.session)
+    await s.close()
+    return { id: m.id, ok: true }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    return err instanceof NocturnError
+      ? { id: m.id, ok: false, code: err.code, message }
+      : { id: m.id, ok: false, message }
+  }
+}
+
+/**
+ * Linux's setpriority takes a thread's id for that one thread (`/proc/thread-self` names it); the
+ * process's own threads keep theirs. Elsewhere, or where it is refused, the thread keeps the
+ * process's priority and scoring still sheds load by resting.
+ */
+function lowerThisThread(): void {
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+    if (Number.isInteger(tid) && tid > 0)
+      setPriority(tid, Math.min(NICEST, getPriority(tid) + NICER_BY))
+  } catch {
+    // Not Linux, or not allowed: see above.
+  }
+}
