@@ -26,16 +26,26 @@ export class Debouncer {
     this.#stable = initial
   }
 
-  /** A raw edge: the line now reads `pressed`. */
-  input(pressed: boolean): void {
+  /**
+   * A raw edge: the line reads `pressed` since `atMs` (when it happened, if the source knows; else
+   * now). An edge that happened a debounce time or more after the pending one means that one had
+   * settled — news read late by a busy process, not a bounce — so it is reported first.
+   */
+  input(pressed: boolean, atMs = this.#clock.now()): void {
     if (this.#timer) this.#clock.clearTimeout(this.#timer)
     this.#timer = undefined
+    if (this.#pending !== undefined && atMs - this.#pendingSince >= this.#ms) {
+      const settled = this.#pending
+      this.#pending = undefined
+      this.#stable = settled
+      this.#onStable(settled, this.#pendingSince)
+    }
     if (pressed === this.#stable) {
       // Bounced back before it settled: nothing happened.
       this.#pending = undefined
       return
     }
-    if (pressed !== this.#pending) this.#pendingSince = this.#clock.now()
+    if (pressed !== this.#pending) this.#pendingSince = atMs
     this.#pending = pressed
     const fire = () => {
       this.#timer = undefined

@@ -28,11 +28,18 @@ export interface FakeGpiod {
   dir: string
   /**
    * Edges gpiomon prints, one script per start: e.g. [[{ ms: 5, edge: 'falling' }]]; a step with
-   * `whenFile` waits for that file in `dir` first (`release()` below writes it).
+   * `whenFile` waits for that file in `dir` first (`release()` below writes it); `agoMs` stamps
+   * the edge that long before it is printed, as the kernel does for an edge read late.
    */
   scriptMonitor(
     scripts: Array<
-      Array<{ ms: number; edge?: 'rising' | 'falling'; exit?: number; whenFile?: string }>
+      Array<{
+        ms: number
+        edge?: 'rising' | 'falling'
+        agoMs?: number
+        exit?: number
+        whenFile?: string
+      }>
     >,
   ): void
   /** Lets the steps waiting for `name` go on. */

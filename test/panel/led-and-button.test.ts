@@ -101,6 +101,27 @@ describe('software debounce', () => {
     await clock.advance(100)
     expect(out).toEqual([[true, 4]])
   })
+
+  it('edges read late but dated by their source: a level that held past the debounce counts, however close they arrive', async () => {
+    const clock = new VirtualClock()
+    const t0 = clock.now()
+    const out: Array<[boolean, number]> = []
+    const d = new Debouncer(clock, 30, (p, at) => out.push([p, at - t0]))
+    // Pressed at t0, released 1200 ms later, both read now in one burst.
+    await clock.advance(1300)
+    d.input(true, t0)
+    d.input(false, t0 + 1200)
+    await clock.advance(100)
+    expect(out).toEqual([
+      [true, 0],
+      [false, 1200],
+    ])
+    // A real bounce, dated: 5 ms apart, still nothing.
+    d.input(true, t0 + 1400)
+    d.input(false, t0 + 1405)
+    await clock.advance(100)
+    expect(out).toHaveLength(2)
+  })
 })
 
 function rig(opts: { longPressMs?: number; talk?: 'press' | 'hold' } = {}) {

@@ -53,9 +53,22 @@ export function gpiosetPatternArgs(
   return ['--toggle', steps.map((s) => `${s.ms}ms`).join(','), `${line.name}=${level}`]
 }
 
-/** One gpiomon output line → which way the line went; undefined for anything else (banners). */
-export function parseEdge(version: GpiodMajor, text: string): 'rising' | 'falling' | undefined {
-  const token = text.trim().split(/\s+/)[0]?.toLowerCase()
+/**
+ * One gpiomon output line → which way the line went and the kernel's stamp of when, in seconds
+ * (`<edge> <seconds>.<nanoseconds>`, as gpiomonArgs asks); undefined for anything else (banners).
+ */
+export function parseEdge(
+  version: GpiodMajor,
+  text: string,
+): { edge: 'rising' | 'falling'; stampSec: number | undefined } | undefined {
+  const [first, second] = text.trim().split(/\s+/)
+  const edge = edgeOf(version, first?.toLowerCase())
+  if (!edge) return undefined
+  const stamp = second === undefined ? Number.NaN : Number(second)
+  return { edge, stampSec: Number.isFinite(stamp) ? stamp : undefined }
+}
+
+function edgeOf(version: GpiodMajor, token: string | undefined): 'rising' | 'falling' | undefined {
   if (!token) return undefined
   if (token === 'rising' || token === 'falling') return token
   // Numeric codes differ: 1.x prints 1 rising / 0 falling; 2.x prints 1 rising / 2 falling.

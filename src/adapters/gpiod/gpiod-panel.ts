@@ -121,9 +121,10 @@ export class GpiodPanel implements Panel {
         args: () => gpiomonArgs(line, { bias, debounceMs }),
         backoff: new Backoff(policy),
         onLine: (text) => {
-          const edge = parseEdge(version, text)
-          if (!edge) return
-          this.#debouncer?.input(activeLow ? edge === 'falling' : edge === 'rising')
+          const event = parseEdge(version, text)
+          if (!event) return
+          const pressed = activeLow ? event.edge === 'falling' : event.edge === 'rising'
+          this.#debouncer?.input(pressed, edgeTime(clock, event.stampSec))
         },
         onFailure: (error) => this.#fault('button', false, error.message),
         onHealthy: () => this.#fault('button', true, 'gpiomon running again'),
@@ -234,4 +235,18 @@ function helperExit(exit: ChildExit, stderr: string): Error {
   const said = stderr.trim()
   if (said !== '') return new Error(said)
   return new Error(exit.signal ? `killed by ${exit.signal}` : `exited with code ${exit.code}`)
+}
+
+/**
+ * When an edge happened, on `clock`: gpiomon stamps each edge with the kernel's CLOCK_MONOTONIC
+ * (what process.hrtime reads), so an edge read late keeps its own time. A process the board
+ * throttles reads a 1.2 s hold's two edges in one burst; dated on arrival, that hold was a short
+ * press and muted the speaker. A stamp from another clock (CLOCK_REALTIME, kernels before 5.7)
+ * or from the future reads as arrival time.
+ */
+function edgeTime(clock: Clock, stampSec: number | undefined): number {
+  const now = clock.now()
+  if (stampSec === undefined) return now
+  const ageMs = Number(process.hrtime.bigint()) / 1e6 - stampSec * 1000
+  return ageMs >= 0 && ageMs < 60_000 ? now - ageMs : now
 }
