@@ -213,7 +213,9 @@ describe('command lines', () => {
   it('parses edges per version: numeric codes differ between 1.x and 2.x', () => {
     expect(parseEdge(1, '0 12.000000001')).toEqual({ edge: 'falling', stampSec: 12.000000001 })
     expect(parseEdge(1, '1 12.000000001')?.edge).toBe('rising')
-    expect(parseEdge(2, '2 12.5')).toEqual({ edge: 'falling', stampSec: 12.5 })
+    // 1.x prints the nanoseconds unpadded: 5 µs past 12 s.
+    expect(parseEdge(1, '1 12.5000')?.stampSec).toBeCloseTo(12.000005, 9)
+    expect(parseEdge(2, '2 12.500000000')).toEqual({ edge: 'falling', stampSec: 12.5 })
     expect(parseEdge(2, 'falling 12.5')?.edge).toBe('falling')
     expect(parseEdge(2, 'falling')).toEqual({ edge: 'falling', stampSec: undefined })
     expect(parseEdge(2, '0 12.5')).toBeUndefined()

@@ -64,8 +64,17 @@ export function parseEdge(
   const [first, second] = text.trim().split(/\s+/)
   const edge = edgeOf(version, first?.toLowerCase())
   if (!edge) return undefined
-  const stamp = second === undefined ? Number.NaN : Number(second)
-  return { edge, stampSec: Number.isFinite(stamp) ? stamp : undefined }
+  return { edge, stampSec: stampOf(second) }
+}
+
+/**
+ * `<seconds>.<nanoseconds>`: read the nanoseconds as a count, not a decimal fraction — 1.x's
+ * `%s.%n` joins two integers, and a count printed without its leading zeros (5 µs as `5000`) read
+ * as a fraction would be half a second; 2.x's `%S` pads them to nine digits, read the same.
+ */
+function stampOf(text: string | undefined): number | undefined {
+  const m = /^(\d+)\.(\d{1,9})$/.exec(text ?? '')
+  return m ? Number(m[1]) + Number(m[2]) / 1e9 : undefined
 }
 
 function edgeOf(version: GpiodMajor, token: string | undefined): 'rising' | 'falling' | undefined {
