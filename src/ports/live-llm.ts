@@ -103,7 +103,13 @@ export interface LiveToolCall {
 /** Everything a live session reports. One provider frame may produce several events. */
 export interface LiveEvents {
   audio(pcm: Uint8Array): void
-  inputTranscription(text: string): void
+  /**
+   * What the person said. `place.beforeReply`: these words were said before the reply in progress
+   * (or the last one) was started — they led to it, however late their transcription came (a
+   * provider that transcribes asynchronously, docs/openai.md). Without it: words as they come, in
+   * the order heard (during a reply: a barge-in or the next question, written after it).
+   */
+  inputTranscription(text: string, place?: InputPlace): void
   outputTranscription(text: string): void
   /** The user talked over the model: what was generated and not yet played is stale. */
   interrupted(): void
@@ -117,6 +123,11 @@ export interface LiveEvents {
   usage(totalTokens: number): void
   /** The connection ended, by us or by the far side. */
   closed(info: LiveCloseInfo): void
+}
+
+/** Where late input words belong (`LiveEvents.inputTranscription`). */
+export interface InputPlace {
+  readonly beforeReply: boolean
 }
 
 export interface LiveCloseInfo {

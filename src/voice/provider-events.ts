@@ -1,7 +1,7 @@
 import type { Logger } from '../core/logger.js'
 import type { AudioOut } from '../ports/audio.js'
 import type { Clock } from '../ports/clock.js'
-import type { LiveEvents, LiveToolCall } from '../ports/live-llm.js'
+import type { InputPlace, LiveEvents, LiveToolCall } from '../ports/live-llm.js'
 import type { Connection, ConnectionKeeper } from './connection-keeper.js'
 import type { SessionTimers } from './session-timers.js'
 import type { SpeakingWatch } from './speaking-watch.js'
@@ -113,12 +113,12 @@ export class ProviderEvents {
     }
     return {
       audio: (pcm) => held('audio', () => this.#onAudio(pcm)),
-      inputTranscription: (text) => {
+      inputTranscription: (text, place) => {
         if (!stillLive('inputTranscription')) return
         // Heard first: the text that confirms the wake releases what came before it, then itself.
         this.#confirmation?.heard(text)
-        if (this.#confirmation?.pending) this.#held.push(() => this.#onUserText(text))
-        else this.#onUserText(text)
+        if (this.#confirmation?.pending) this.#held.push(() => this.#onUserText(text, place))
+        else this.#onUserText(text, place)
       },
       outputTranscription: (text) => held('outputTranscription', () => this.#onModelText(text)),
       interrupted: () => held('interrupted', () => this.#onInterrupted()),
@@ -162,10 +162,12 @@ export class ProviderEvents {
     this.#d.speakingWatch.wrote()
   }
 
-  #onUserText(text: string): void {
-    if (text.trim() !== '') this.#noteTurnActivity('user_speech')
+  #onUserText(text: string, place: InputPlace | undefined): void {
+    // Late words of the turn being answered start no new turn: that would make its calls' answers
+    // look late (rule 4).
+    if (text.trim() !== '' && !place?.beforeReply) this.#noteTurnActivity('user_speech')
     this.#d.timers.activity()
-    this.#d.transcript.userText(text)
+    this.#d.transcript.userText(text, place)
   }
 
   #onModelText(text: string): void {

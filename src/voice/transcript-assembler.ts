@@ -1,8 +1,13 @@
-import type { ToolCallRecord, ToolOutcome } from '../core/conversation.js'
+import type { NewMessage, ToolCallRecord, ToolOutcome } from '../core/conversation.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
+import type { InputPlace } from '../ports/live-llm.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
+import { ReplyHold } from './reply-hold.js'
+
+/** How long a reply that began without its words keeps its record back for them. */
+const LATE_WORDS_BOUND_MS = 3000
 
 /**
  * Turns the provider's transcriptions into an ordinary chat (docs/voice-driver.md, rule 8): user words and model
@@ -16,6 +21,10 @@ import type { TranscriptStore } from '../ports/transcript-store.js'
  * time (the wake phrase or the long press over it) cuts a reply that is already whole. Tool calls
  * are written at once (as an assistant message without text), because a fast tool's outcome must
  * find its call already in the chat.
+ *
+ * A provider may transcribe the person after the reply has begun, saying so (`beforeReply`): a reply
+ * that began with no words before it keeps its record back (`ReplyHold`, bounded) until they come,
+ * and they are written first. Words without that mark, said during a reply, still come after it.
  */
 export class TranscriptAssembler {
   readonly #store: TranscriptStore
@@ -35,12 +44,15 @@ export class TranscriptAssembler {
   #written = 0
   /** The user's last words already written, for `lastWords` once the buffers are empty. */
   #lastWritten = ''
+  /** The reply in progress began before its words were known: its record waits for them. */
+  readonly #hold: ReplyHold
 
   constructor(deps: { store: TranscriptStore; conversationId: string; clock: Clock; log: Logger }) {
     this.#store = deps.store
     this.#conversationId = deps.conversationId
     this.#clock = deps.clock
     this.#log = deps.log
+    this.#hold = new ReplyHold(deps.clock, LATE_WORDS_BOUND_MS, () => this.#releaseHold('bound'))
   }
 
   /** Messages written so far. */
@@ -58,8 +70,10 @@ export class TranscriptAssembler {
     return words === '' ? undefined : words
   }
 
-  userText(text: string): void {
-    if (this.#replying) this.#userAfter += text
+  /** The person's words; `place.beforeReply`: late words of the turn the reply answers. */
+  userText(text: string, place?: InputPlace): void {
+    if (place?.beforeReply) this.#wordsBeforeReply(text.trim())
+    else if (this.#replying) this.#userAfter += text
     else this.#userBefore += text
   }
 
@@ -132,6 +146,7 @@ export class TranscriptAssembler {
 
   /** Session end (or a fresh connection): write whatever is certain. */
   flush(): void {
+    this.#releaseHold('flush')
     this.#writePlaying()
     this.#writeUser()
     if (this.#replying) {
@@ -144,10 +159,33 @@ export class TranscriptAssembler {
 
   #beginReply(): void {
     if (this.#replying) return
+    // A new turn: the last one's late words, if they never came, are not waited for any more.
+    this.#releaseHold('next reply')
     // A new reply behind one still playing: the room is hearing that one now.
     this.#writePlaying()
-    this.#writeUser()
+    const hadWords = this.#writeUser()
     this.#replying = true
+    if (!hadWords) this.#hold.start()
+  }
+
+  /**
+   * Late words of the turn the reply answers: written now, before the reply's held record and
+   * before the reply itself if it is still being made or played (it is written later). Empty: the
+   * provider knows there are none (a failed transcription); the hold ends all the same.
+   */
+  #wordsBeforeReply(words: string): void {
+    if (words !== '') {
+      this.#lastWritten = words
+      this.#put({ role: 'user', text: words, channel: 'voice', at: this.#clock.now() })
+    }
+    this.#releaseHold('words')
+  }
+
+  #releaseHold(why: 'words' | 'bound' | 'next reply' | 'flush'): void {
+    if (!this.#hold.holding) return
+    const kept = this.#hold.release()
+    if (why !== 'words') this.#log.debug({ why, kept: kept.length }, 'voice reply record let go')
+    for (const m of kept) this.#put(m)
   }
 
   #endReply(): void {
@@ -158,12 +196,14 @@ export class TranscriptAssembler {
     this.#userAfter = ''
   }
 
-  #writeUser(): void {
+  /** Writes the words said before the reply; false when there were none. */
+  #writeUser(): boolean {
     const text = this.#userBefore.trim()
     this.#userBefore = ''
-    if (text === '') return
+    if (text === '') return false
     this.#lastWritten = text
     this.#append({ role: 'user', text, channel: 'voice', at: this.#clock.now() })
+    return true
   }
 
   #writeReply(): void {
@@ -203,9 +243,14 @@ export class TranscriptAssembler {
     if (chars > 0) this.#log.info({ why, chars }, 'voice reply discarded from transcript')
   }
 
-  #append(message: Parameters<TranscriptStore['append']>[1]): void {
+  #append(message: NewMessage): void {
     // Anything written after a reply still playing comes after it: that reply was heard first.
     if (this.#playing !== '') this.#writePlaying()
+    if (this.#hold.holding) this.#hold.keep(message)
+    else this.#put(message)
+  }
+
+  #put(message: NewMessage): void {
     try {
       this.#store.append(this.#conversationId, message)
       this.#written++

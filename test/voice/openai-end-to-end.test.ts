@@ -217,4 +217,62 @@ describe('voice driver over the real openai package: OpenAIRealtime against the 
     expect(w.speaker.playedBytes()).toBe(0)
     expect(w.store.listConversations()).toEqual([])
   })
+
+  it('the person’s words transcribed after the reply began (as the service does): the chat reads user, tool call, tool outcome, assistant — the call itself not delayed', async () => {
+    server = await FakeRealtimeServer.start({ apiKey: OPENAI_KEY })
+    const v = await openaiVoiceFixture(server)
+    const { conn } = v
+    const chat = () =>
+      v.store
+        .listConversations()
+        .flatMap((c) => v.store.messages(c.id))
+        .map((m) =>
+          m.role === 'tool'
+            ? `tool ${m.toolCallId}`
+            : m.role === 'assistant'
+              ? `assistant: ${m.text}${m.toolCalls.map((c) => `[${c.id}]`).join('')}`
+              : `user: ${m.text}`,
+        )
+
+    // The question's transcription is still on its way when the model calls the tool.
+    conn.replies.push({ text: 'It is noon.', audioMs: 300 })
+    conn.user('What time is it?', { transcription: 'late' })
+    conn.reply({ calls: [{ callId: 'c1', name: 'current_time' }] })
+    // The call runs and is answered at once, before the words are known.
+    await server.until(
+      () =>
+        conn.outputs.length === 1 &&
+        conn.eventsOf('response.create').length === 1 &&
+        !conn.responding,
+    )
+    expect(conn.outputs[0]).toEqual({ callId: 'c1', output: { output: { time: '12:00' } } })
+    await tick()
+    await settle()
+    conn.transcribe()
+    await tick()
+    await settle()
+    await v.clock.advance(1000)
+
+    // The next question, transcribed while its reply is being made.
+    conn.user('Thanks.', { transcription: 'late' })
+    conn.reply({ text: 'You are welcome.', audioMs: 300, hold: true })
+    await server.until(() => conn.responding)
+    conn.transcribe()
+    conn.finish()
+    await server.until(() => !conn.responding)
+    await tick()
+    await settle()
+    await v.clock.advance(1000)
+    expect(chat()).toEqual([
+      'user: What time is it?',
+      'assistant: [c1]',
+      'tool c1',
+      'assistant: It is noon.',
+      'user: Thanks.',
+      'assistant: You are welcome.',
+    ])
+    await v.driver.stop()
+    await v.done
+    expect(conn.errors).toEqual([])
+  })
 })

@@ -8,6 +8,8 @@ import type { ResponseQueue } from './response-queue.js'
 
 /** 24 kHz, 16-bit mono. */
 const BYTES_PER_MS = 48
+/** Committed user items whose transcription is awaited, at most (a few utterances' worth). */
+const UNTRANSCRIBED_KEPT = 8
 
 interface ServerEventsOptions {
   readonly events: LiveEvents
@@ -33,6 +35,10 @@ interface ServerEventsOptions {
  *   function call: the model's words about that call (after its output) belong to the same turn,
  *   so an answer nobody moved on from is still `INTERRUPT`. The user speaking closes that turn.
  * - `response.function_call_arguments.done` is one `toolCall`; the provider never withdraws a call.
+ * - Input transcription is asynchronous: a user item committed before a response was created may
+ *   be transcribed after that response began. Its words are then `inputTranscription(text,
+ *   { beforeReply: true })`, so the chat has them before the reply they led to; a failed one is
+ *   `('', { beforeReply: true })`: no words are coming.
  */
 export class ServerEvents {
   readonly #o: ServerEventsOptions
@@ -49,6 +55,8 @@ export class ServerEvents {
   #playingUntil = 0
   #userSpeaking = false
   #stopped = false
+  /** User items committed and not yet transcribed; `answered`: a response was created after it. */
+  readonly #untranscribed = new Map<string, { answered: boolean }>()
 
   constructor(o: ServerEventsOptions) {
     this.#o = o
@@ -94,16 +102,22 @@ export class ServerEvents {
         this.#o.responses.speechStopped()
         this.#o.quiet()
         return
+      case 'input_audio_buffer.committed':
+        this.#committed(e.item_id)
+        return
       case 'conversation.item.input_audio_transcription.completed':
-        this.#o.events.inputTranscription(e.transcript)
+        this.#transcribed(e.item_id, e.transcript)
         return
       case 'conversation.item.input_audio_transcription.failed':
         this.#o.log.warn(
           { event: 'realtime_transcription_failed', item: e.item_id, why: e.error?.message },
           'realtime input transcription failed',
         )
+        if (this.#untranscribed.get(e.item_id)?.answered) this.#transcribed(e.item_id, '')
+        else this.#untranscribed.delete(e.item_id)
         return
       case 'response.created':
+        for (const item of this.#untranscribed.values()) item.answered = true
         this.#responseId = e.response.id
         this.#responseHadCall = false
         this.#o.responses.started()
@@ -137,6 +151,22 @@ export class ServerEvents {
       default:
         return
     }
+  }
+
+  #committed(itemId: string): void {
+    this.#untranscribed.set(itemId, { answered: false })
+    // Without transcription asked for, nothing ever removes them: keep only the newest few.
+    if (this.#untranscribed.size > UNTRANSCRIBED_KEPT) {
+      const oldest = this.#untranscribed.keys().next().value
+      if (oldest !== undefined) this.#untranscribed.delete(oldest)
+    }
+  }
+
+  #transcribed(itemId: string, text: string): void {
+    const answered = this.#untranscribed.get(itemId)?.answered === true
+    this.#untranscribed.delete(itemId)
+    if (answered) this.#o.events.inputTranscription(text, { beforeReply: true })
+    else this.#o.events.inputTranscription(text)
   }
 
   #speechStarted(): void {

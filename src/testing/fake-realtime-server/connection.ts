@@ -1,6 +1,7 @@
 import WebSocket from 'ws'
 import { type Item, nextId } from './item.js'
 import { FakeResponse, type Reply } from './response.js'
+import { FakeTranscriber } from './transcriber.js'
 
 /** A client event as the fake received it. */
 export interface ClientEvent {
@@ -30,6 +31,7 @@ export class FakeRealtimeConnection {
   /** `response.create`s waiting for a blocking model's calls to have their outputs. */
   #deferred = 0
   #heardBytes = 0
+  readonly #transcriber = new FakeTranscriber((event) => this.send(event))
   readonly #ws: WebSocket
   readonly #blocking: boolean
   readonly #wake: () => void
@@ -90,7 +92,7 @@ export class FakeRealtimeConnection {
       item_id: nextId('item'),
     })
     const r = this.#response
-    const vad = this.#turnDetection()
+    const vad = turnDetection(this.session)
     if (r && vad?.interrupt_response !== false) this.#endResponse('cancelled')
   }
 
@@ -104,11 +106,14 @@ export class FakeRealtimeConnection {
 
   /**
    * The person says `text`: speech starts and stops, the buffer is committed as a user item, and
-   * its transcription follows — only if the session asked for one, as the service does.
+   * its transcription follows — only if the session asked for one, as the service does. The
+   * service transcribes asynchronously, so it may come after the reply has begun: with
+   * `transcription: 'late'` it waits for `transcribe()`.
    */
-  user(text: string): void {
+  user(text: string, o: { transcription?: 'at once' | 'late' } = {}): void {
     this.speechStarted()
     this.speechStopped()
+    const previous = this.items.at(-1)?.id ?? null
     const item: Item = {
       id: nextId('item'),
       type: 'message',
@@ -117,7 +122,11 @@ export class FakeRealtimeConnection {
       transcript: text,
     }
     this.items.push(item)
-    this.send({ type: 'input_audio_buffer.committed', item_id: item.id, previous_item_id: null })
+    this.send({
+      type: 'input_audio_buffer.committed',
+      item_id: item.id,
+      previous_item_id: previous,
+    })
     this.send({
       type: 'conversation.item.added',
       item: { id: item.id, type: 'message', role: 'user', content: [{ type: 'input_audio' }] },
@@ -127,13 +136,12 @@ export class FakeRealtimeConnection {
       this.errors.push({ code: 'fake: transcription not asked for' })
       return
     }
-    this.send({
-      type: 'conversation.item.input_audio_transcription.completed',
-      item_id: item.id,
-      content_index: 0,
-      transcript: text,
-      usage: { type: 'duration', seconds: 1 },
-    })
+    this.#transcriber.said(item.id, text, o.transcription === 'late')
+  }
+
+  /** The late transcriptions (`user(…, { transcription: 'late' })`) arrive now. */
+  transcribe(): void {
+    this.#transcriber.arrive()
   }
 
   // ---- the model --------------------------------------------------------------------------
@@ -291,13 +299,6 @@ export class FakeRealtimeConnection {
     this.#startResponse(this.replies.shift() ?? { text: 'OK.' })
   }
 
-  #turnDetection(): { interrupt_response?: boolean } | undefined {
-    const audio = this.session.audio as
-      | { input?: { turn_detection?: { interrupt_response?: boolean } } }
-      | undefined
-    return audio?.input?.turn_detection
-  }
-
   #error(e: ClientEvent, code: string, message: string): void {
     const eventId = typeof e.event_id === 'string' ? e.event_id : undefined
     this.errors.push({ code, ...(eventId ? { eventId } : {}) })
@@ -312,4 +313,14 @@ export class FakeRealtimeConnection {
       },
     })
   }
+}
+
+/** The server VAD's settings, as the client's `session.update` left them. */
+function turnDetection(
+  session: Record<string, unknown>,
+): { interrupt_response?: boolean } | undefined {
+  const audio = session.audio as
+    | { input?: { turn_detection?: { interrupt_response?: boolean } } }
+    | undefined
+  return audio?.input?.turn_detection
 }
