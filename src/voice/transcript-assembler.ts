@@ -66,7 +66,11 @@ export class TranscriptAssembler {
    * words that led to it.
    */
   lastWords(): string | undefined {
-    const words = this.#userAfter.trim() || this.#userBefore.trim() || this.#lastWritten
+    // The reply began before its words were known (a transcription still on its way): the last
+    // words written belong to an earlier turn, and a phone asked to approve must not be shown
+    // them as what led to this call.
+    const earlier = this.#hold.holding ? '' : this.#userBefore.trim() || this.#lastWritten
+    const words = this.#userAfter.trim() || earlier
     return words === '' ? undefined : words
   }
 

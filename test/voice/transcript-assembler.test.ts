@@ -53,6 +53,21 @@ describe('TranscriptAssembler: words transcribed after the reply they led to beg
     ])
   })
 
+  it('a call made before its words arrived shows no words for approval, never the turn before', () => {
+    const { t } = world()
+    t.userText('What time is it?')
+    t.modelOutput()
+    t.modelText('It is noon.')
+    t.turnComplete(false)
+    expect(t.lastWords()).toBe('What time is it?')
+    // The next turn: the model calls a tool before the words that led to it are transcribed.
+    t.modelOutput()
+    t.toolCalls([call])
+    expect(t.lastWords()).toBeUndefined()
+    t.userText('Unlock the front door.', late)
+    expect(t.lastWords()).toBe('Unlock the front door.')
+  })
+
   it('late words while the complete reply still plays go before it', () => {
     const { t, chat } = world()
     t.modelOutput()
