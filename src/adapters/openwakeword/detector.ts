@@ -6,7 +6,6 @@ import { ChunkRing, type TakenChunk } from './chunk-ring.js'
 import { CHUNK_SAMPLES, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
 import type { ChunkScorer, ModelSession } from './model-session.js'
-import { headWindow } from './scorer.js'
 import type { VerifierStage } from './verifier.js'
 import { WakeTrigger } from './wake-trigger.js'
 
@@ -110,8 +109,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Which runtime scores (native or wasm), for doctor and the logs. */
   readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
-  /** The longest head's window: how many embeddings are made before the heads run. */
-  readonly #longest: number
   readonly #ring: ChunkRing
   readonly #trigger: WakeTrigger
   readonly #keepingUp: KeepingUp
@@ -149,7 +146,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#ring = new ChunkRing(options.backlogMs, options.now, (dropped, endAt) =>
       this.#keepingUp.note(dropped, endAt, this.#lastLag),
     )
-    this.#longest = Math.max(...options.heads.map((h) => headWindow(h.model)))
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
   }
