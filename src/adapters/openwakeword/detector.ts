@@ -86,10 +86,7 @@ const BUSY_MS = CHUNK_MS / 2
  * with the same wakes (bench/RESULTS.md, "coarse scoring").
  */
 const DENSE_TAIL_CHUNKS = 4
-/**
- * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
- * back at most 240 ms, where no score is made anyway (#batchSize).
- */
+/** Chunks with no voice near taken off the ring together: 4 × 80 ms (#batchSize). */
 const QUIET_BATCH = 4
 
 /**
@@ -230,9 +227,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /**
    * How many chunks to take off the ring at once. While scoring is coarse or the room quiet, no
    * lone chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet
-   * chunk has none), so their mel runs go to the runtime's thread together (`melAhead`): fewer
-   * hand-offs, the same runs (the scorer sends a chunk's mel with the next request that needs
-   * scores: scorer.ts). Exact scoring (near a threshold) takes one chunk at a time.
+   * chunk has none), so they are taken together and scoring rests by the batch (BUSY_MS). The
+   * scorer sends chunks to the runtime's thread with the next request that needs scores (one
+   * hand-off per coarse or exact score; quiet ones eight at a time: model-thread.ts). Exact
+   * scoring (near a threshold) takes one chunk at a time.
    */
   #batchSize(): number {
     if (this.#hop === 1 || this.#denseLeft > 0) return 1

@@ -5,7 +5,7 @@ import type { ChunkScorer, ExactScores, ModelSession } from './model-session.js'
 const DEFAULT_HEAD_WINDOW = 16
 
 /** How many embeddings a head reads: its declared input's second dimension, else 16. */
-export function headWindow(model: ModelSession): number {
+function headWindow(model: ModelSession): number {
   const n = model.inputShape[1]
   return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
 }
