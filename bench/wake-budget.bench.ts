@@ -33,8 +33,13 @@ if (
 }
 const QUOTA_S = Number(process.env.WAKE_BUDGET_SECONDS ?? 600)
 const FREE_S = Number(process.env.WAKE_BUDGET_FREE_SECONDS ?? 60)
-// A shorter run for a before/after probe: WAKE_BUDGET_ROOMS=talk, WAKE_BUDGET_QUOTAS=2.5.
-const ROOMS = (process.env.WAKE_BUDGET_ROOMS ?? 'quiet,talk').split(',') as ('quiet' | 'talk')[]
+// A shorter run for a before/after probe: WAKE_BUDGET_ROOMS=talk (none: no
+// unconstrained rows), WAKE_BUDGET_QUOTAS=2.5,
+// WAKE_BUDGET_ONLY=coarse (the variants whose label has it).
+const ROOMS = (process.env.WAKE_BUDGET_ROOMS ?? 'quiet,talk')
+  .split(',')
+  .filter((r): r is 'quiet' | 'talk' => r === 'quiet' || r === 'talk')
+const ONLY = process.env.WAKE_BUDGET_ONLY ?? ''
 const QUOTAS = (process.env.WAKE_BUDGET_QUOTAS ?? '2.5,1.7').split(',').filter(Boolean).map(Number)
 const out = (s: string) => process.stdout.write(`${s}\n`)
 const load = () =>
@@ -126,7 +131,7 @@ for (const quota of QUOTAS) {
     '| variant | CPU ms/s (main + other threads) | chunks scored / dropped (of all) | rests | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
   )
   out('|---|---|---|---|---|---|---|---|---|')
-  for (const v of VARIANTS.slice(1)) {
+  for (const v of VARIANTS.slice(1).filter((x) => x.label.includes(ONLY))) {
     const r = run(v, 'talk', QUOTA_S, quota)
     const all = QUOTA_S * 12.5
     out(
