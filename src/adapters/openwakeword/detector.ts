@@ -3,9 +3,9 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { ChunkRing, type TakenChunk } from './chunk-ring.js'
-import { CHUNK_SAMPLES, SAMPLE_RATE_HZ } from './features.js'
+import { CHUNK_SAMPLES, EMBEDDING_SIZE, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
-import type { ChunkScorer, ModelSession } from './model-session.js'
+import type { ModelSession } from './model-session.js'
 import type { VerifierStage } from './verifier.js'
 import { WakeTrigger } from './wake-trigger.js'
 
@@ -42,8 +42,7 @@ export interface OpenWakeWordDetectorOptions {
   readonly onWake: WakeListener
   /** The runtime's name, as doctor and the logs show it. */
   readonly runtime: string
-  /** The feature state and the heads (`heads[i].model`), scored as one chain. */
-  readonly scorer: ChunkScorer
+  readonly features: FeaturePipeline
   readonly heads: readonly WakeHead[]
   /** Chunks (80 ms) in a row at or above a phrase's threshold before it fires. */
   readonly consecutive: number
@@ -71,6 +70,8 @@ export interface OpenWakeWordDetectorOptions {
   readonly owned?: readonly ModelSession[]
 }
 
+/** The head's default window: 16 embeddings, 1.28 s. */
+const DEFAULT_HEAD_WINDOW = 16
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
  * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
@@ -86,7 +87,10 @@ const BUSY_MS = CHUNK_MS / 2
  * with the same wakes (bench/RESULTS.md, "coarse scoring").
  */
 const DENSE_TAIL_CHUNKS = 4
-/** Chunks with no voice near taken off the ring together: 4 × 80 ms (#batchSize). */
+/**
+ * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
+ * back at most 240 ms, where no score is made anyway (#batchSize).
+ */
 const QUIET_BATCH = 4
 
 /**
@@ -106,6 +110,9 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Which runtime scores (native or wasm), for doctor and the logs. */
   readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
+  readonly #windows: number[]
+  /** The longest head's window: how many embeddings are made before the heads run. */
+  readonly #longest: number
   readonly #ring: ChunkRing
   readonly #trigger: WakeTrigger
   readonly #keepingUp: KeepingUp
@@ -132,6 +139,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#o = options
     this.phrases = options.heads.map((h) => h.phrase)
     this.runtime = options.runtime
+    this.#windows = options.heads.map((h) => {
+      const n = h.model.inputShape[1]
+      return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
+    })
     this.#trigger = new WakeTrigger(options)
     this.#keepingUp = new KeepingUp({
       logger: options.logger,
@@ -143,6 +154,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#ring = new ChunkRing(options.backlogMs, options.now, (dropped, endAt) =>
       this.#keepingUp.note(dropped, endAt, this.#lastLag),
     )
+    this.#longest = Math.max(...this.#windows)
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
   }
@@ -218,7 +230,6 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#closed = true
     this.#ring.clear()
     await this.settled()
-    await this.#o.scorer.close()
     for (const m of [...this.#o.heads.map((h) => h.model), ...(this.#o.owned ?? [])]) {
       await m.close().catch(() => {})
     }
@@ -227,10 +238,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /**
    * How many chunks to take off the ring at once. While scoring is coarse or the room quiet, no
    * lone chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet
-   * chunk has none), so they are taken together and scoring rests by the batch (BUSY_MS). The
-   * scorer sends chunks to the runtime's thread with the next request that needs scores (one
-   * hand-off per coarse or exact score; quiet ones eight at a time: model-thread.ts). Exact
-   * scoring (near a threshold) takes one chunk at a time.
+   * chunk has none), so their mel runs go to the runtime's thread together (`melAhead`): fewer
+   * hand-offs, the same runs. Exact scoring (near a threshold) takes one chunk at a time.
    */
   #batchSize(): number {
     if (this.#hop === 1 || this.#denseLeft > 0) return 1
@@ -259,6 +268,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         taken.push(t)
       }
       try {
+        if (n > 1) await this.#o.features.melAhead(taken.map((t) => t.chunk))
         for (const t of taken) {
           if (this.#closed) return
           await this.#scoreChunk(t.chunk, t.endAt, t.arrivedAt, t.heard)
@@ -287,7 +297,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     arrivedAt: number,
     heard: boolean,
   ): Promise<void> {
-    await this.#o.scorer.step(chunk)
+    await this.#o.features.step(chunk)
     if (this.#resetPending) return this.#applyReset()
     if (!heard) {
       this.#flushPending()
@@ -298,7 +308,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     if (this.#denseLeft === 0) {
       // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
       if (this.#pending.length < 2 * this.#hop) return
-      const coarse = await this.#o.scorer.coarse()
+      await this.#o.features.embed(1)
+      const coarse = await this.#runHeads(() => this.#o.features.approximate(this.#longest), false)
       if (this.#resetPending) return this.#applyReset()
       this.#coarse++
       if (!this.#trigger.rising(coarse)) {
@@ -314,24 +325,36 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       this.#denseLeft = DENSE_TAIL_CHUNKS
     }
     const behind = this.#pending.length / 2
-    const heads = this.#o.heads
-    const gates = heads.map((h, i) => (h.verifier ? this.#trigger.gate(i, h.verifier) : Infinity))
-    const exact = await this.#o.scorer.exact(behind, gates)
-    if (this.#resetPending) {
-      this.#pending.length = 0
-      return this.#applyReset()
-    }
-    for (const [k, chunk] of exact.entries()) {
-      // The household's verifier rescores a window whose head reached its gate.
-      const scores = chunk.scores.map((score, i) => {
-        const window = chunk.windows[i]
-        return window ? (heads[i]?.verifier?.score(window, score) ?? score) : score
-      })
-      this.#score(scores, this.#pending[2 * k] ?? 0, this.#pending[2 * k + 1] ?? 0)
+    await this.#o.features.embed(this.#longest + behind - 1)
+    for (let b = behind - 1; b >= 0; b--) {
+      const scores = await this.#runHeads(() => this.#o.features.latest(this.#longest, b), true)
+      if (this.#resetPending) break
+      const p = 2 * (behind - 1 - b)
+      this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
       if (this.#hop > 1)
         this.#denseLeft = this.#trigger.rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
     }
     this.#pending.length = 0
+    if (this.#resetPending) this.#applyReset()
+  }
+
+  /**
+   * Every head on its window of the newest embeddings (`window(n)` gives it); `exact` windows get
+   * the household's verifier where the head reaches its gate, coarse ones never do.
+   */
+  #runHeads(window: () => Float32Array, exact: boolean): Promise<number[]> {
+    const all = window()
+    return Promise.all(
+      this.#o.heads.map(async (h, i) => {
+        const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
+        const mine = all.slice((this.#longest - n) * EMBEDDING_SIZE)
+        const out = await h.model.run(mine, [1, n, EMBEDDING_SIZE])
+        const score = out[0] ?? 0
+        return exact && h.verifier && score >= this.#trigger.gate(i, h.verifier)
+          ? h.verifier.score(mine, score)
+          : score
+      }),
+    )
   }
 
   /** Chunks waiting for a coarse score when the voice went: they count as below every threshold. */
@@ -358,7 +381,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   #applyReset(): void {
     this.#resetPending = false
-    this.#o.scorer.reset()
+    this.#o.features.reset()
     this.#flushPending()
     if (this.#hop > 1) this.#denseLeft = 0
     this.#trigger.reset()

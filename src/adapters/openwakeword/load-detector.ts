@@ -5,7 +5,6 @@ import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detec
 import { EMBEDDING_SIZE, expectShape, FeaturePipeline } from './features.js'
 import type { InferenceRuntime, ModelSession } from './model-session.js'
 import { loadRuntime, type RuntimeChoice } from './runtime.js'
-import { LocalScorer } from './scorer.js'
 import { readVerifier, type VerifierStage } from './verifier.js'
 
 /** One wake phrase to listen for: its head file and threshold. */
@@ -67,6 +66,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
   try {
     const mel = await load(o.melFile)
     const embedding = await load(o.embeddingFile)
+    const features = await FeaturePipeline.create(mel, embedding)
     const heads: WakeHead[] = []
     for (const p of o.phrases) {
       const model = await load(p.file)
@@ -75,12 +75,6 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
         typeof p.verifier === 'string' ? readVerifier(p.verifier, p.file, window) : p.verifier
       heads.push({ phrase: p.phrase, model, threshold: p.threshold, verifier })
     }
-    // On the runtime's thread the whole chain is one hand-off per request (scorer.ts); a runtime
-    // of the caller's (a test's) scores in process.
-    const models = heads.map((h) => h.model)
-    const scorer = runtime.scorer
-      ? await runtime.scorer(mel, embedding, models)
-      : new LocalScorer(await FeaturePipeline.create(mel, embedding), models)
     o.logger.info(
       {
         runtime: runtime.name,
@@ -93,7 +87,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     return new OpenWakeWordDetector({
       onWake: o.onWake,
       runtime: runtime.name,
-      scorer,
+      features,
       heads,
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,

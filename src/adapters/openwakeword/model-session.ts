@@ -10,6 +10,12 @@ export interface ModelSession {
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
+  /**
+   * The same as `run` on each input in turn (the same runs, so the same outputs), in one hand-off
+   * to the runtime's thread: each hand-off wakes two threads, and that costs more than a small
+   * model's run (docs/wake-word.md). Optional: a session without it is run one input at a time.
+   */
+  runMany?(inputs: readonly Float32Array[], dims: readonly number[]): Promise<Float32Array[]>
   close(): Promise<void>
 }
 
@@ -23,42 +29,4 @@ export interface InferenceRuntime {
    * loop (model-worker.ts). Loading itself runs at the process's priority, so a start is not slowed.
    */
   background?(): void
-  /**
-   * The feature chain and the heads, kept where the runtime runs them (model-thread.ts), so a
-   * chunk costs one hand-off; `mel`, `embedding` and `heads` are sessions this runtime loaded.
-   * Without it the detector scores in process (`LocalScorer`).
-   */
-  scorer?(
-    mel: ModelSession,
-    embedding: ModelSession,
-    heads: readonly ModelSession[],
-  ): Promise<ChunkScorer>
-}
-
-/** One chunk's exact scores, one per head; the window of each head that reached its gate. */
-export interface ExactScores {
-  readonly scores: number[]
-  readonly windows: (Float32Array | undefined)[]
-}
-
-/**
- * The feature state (mel frames, embeddings) and every head, behind one seam: the detector says
- * which chunks came and which scores it needs, and gets the heads' scores back. On the runtime's
- * thread (model-thread.ts) a chunk's mel, embedding and heads are then one hand-off, not one per
- * model run; in process (a test's runtime) it is the `LocalScorer` itself (scorer.ts).
- */
-export interface ChunkScorer {
-  /** The next chunk (1280 int16 values, copied): its mel frames, now or with the next request. */
-  step(chunk: Int16Array): Promise<void>
-  /** Back to a fresh start (called only while no request is outstanding). */
-  reset(): void
-  /** One embedding for the newest chunk, the window's others stood in for; every head's score. */
-  coarse(): Promise<number[]>
-  /**
-   * Exact scores for the newest `behind` chunks, oldest first (their missing embeddings made).
-   * `gates[i]`: head i's window comes back where its score is at least this (its verifier's).
-   */
-  exact(behind: number, gates: readonly number[]): Promise<ExactScores[]>
-  /** Forgets the chain's state; the models are closed by their owner (the detector). */
-  close(): Promise<void>
 }

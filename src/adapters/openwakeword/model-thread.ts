@@ -1,12 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { type ErrorCode, NocturnError } from '../../core/errors.js'
-import type {
-  ChunkScorer,
-  ExactScores,
-  InferenceRuntime,
-  ModelSession,
-  RuntimeName,
-} from './model-session.js'
+import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
 
 type ModelAsk =
   | { readonly type: 'load'; readonly file: string }
@@ -17,23 +11,11 @@ type ModelAsk =
       readonly dims: readonly number[]
     }
   | {
-      readonly type: 'scorer'
-      readonly mel: number
-      readonly embedding: number
-      readonly heads: readonly number[]
+      readonly type: 'runMany'
+      readonly session: number
+      readonly inputs: readonly Float32Array[]
+      readonly dims: readonly number[]
     }
-  | {
-      readonly type: 'score'
-      readonly scorer: number
-      /** Reset the chain before the steps. */
-      readonly reset: boolean
-      /** Chunks to step, oldest first, before the op. */
-      readonly steps: readonly Int16Array[]
-      readonly op: 'steps' | 'coarse' | 'exact'
-      readonly behind?: number
-      readonly gates?: readonly number[]
-    }
-  | { readonly type: 'dropScorer'; readonly scorer: number }
   | { readonly type: 'close'; readonly session: number }
   | { readonly type: 'background' }
 
@@ -49,9 +31,7 @@ export type ModelReply =
       readonly inputName?: string
       readonly inputShape?: readonly (number | string)[]
       readonly output?: Float32Array
-      readonly scorer?: number
-      readonly coarse?: number[]
-      readonly exact?: ExactScores[]
+      readonly outputs?: Float32Array[]
     }
   | { readonly id: number; readonly ok: false; readonly code?: ErrorCode; readonly message: string }
 
@@ -119,7 +99,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
     return w
   }
 
-  const ask = (req: ModelAsk, transfer: ArrayBuffer[] = []) =>
+  const ask = (req: ModelAsk) =>
     new Promise<ModelReply & { ok: true }>((resolve, reject) => {
       if (failed) return reject(failed)
       worker ??= start()
@@ -132,7 +112,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
         reject,
       })
       worker.ref()
-      worker.postMessage({ ...req, id }, transfer)
+      worker.postMessage({ ...req, id })
     })
 
   const stopIfUnused = async () => {
@@ -142,25 +122,8 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
     await w.terminate()
   }
 
-  /** Each session this runtime loaded, by its number on the thread. */
-  const numbers = new WeakMap<ModelSession, number>()
-  const numberOf = (s: ModelSession): number => {
-    const n = numbers.get(s)
-    if (n === undefined) throw new Error(`${s.file} was not loaded by this runtime`)
-    return n
-  }
-
   return {
     name,
-    async scorer(mel, embedding, heads) {
-      const r = await ask({
-        type: 'scorer',
-        mel: numberOf(mel),
-        embedding: numberOf(embedding),
-        heads: heads.map(numberOf),
-      })
-      return threadScorer(ask, r.scorer ?? -1)
-    },
     background() {
       void ask({ type: 'background' }).catch(() => {})
     },
@@ -172,13 +135,17 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
       const session = r.session ?? -1
       open++
       let closed = false
-      const proxy: ModelSession = {
+      return {
         file,
         inputName: r.inputName ?? '',
         inputShape: r.inputShape ?? [],
         async run(input, dims) {
           const out = await ask({ type: 'run', session, input, dims })
           return out.output ?? new Float32Array(0)
+        },
+        async runMany(inputs, dims) {
+          const out = await ask({ type: 'runMany', session, inputs, dims })
+          return out.outputs ?? []
         },
         async close() {
           if (closed) return
@@ -188,60 +155,6 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
           await stopIfUnused()
         },
       }
-      numbers.set(proxy, session)
-      return proxy
-    },
-  }
-}
-
-/**
- * Chunks with no score asked for wait here for the next request, up to this many (640 ms): a
- * quiet room's mel runs go to the thread eight at a time.
- */
-const MAX_UNSENT = 8
-
-type Ask = (req: ModelAsk, transfer?: ArrayBuffer[]) => Promise<ModelReply & { ok: true }>
-
-/**
- * The detector's chain on the runtime's thread (model-worker.ts): a chunk is kept here until a
- * score is asked for, then its mel, the embeddings due and every head run in one request, and
- * only the scores come back. Each hand-off wakes two threads, and that costs more than a small
- * model's run (docs/wake-word.md, "One hand-off per score").
- */
-function threadScorer(ask: Ask, scorer: number): ChunkScorer {
-  let unsent: Int16Array[] = []
-  let reset = false
-  const send = (
-    op: 'steps' | 'coarse' | 'exact',
-    more: { behind?: number; gates?: number[] } = {},
-  ) => {
-    const steps = unsent
-    unsent = []
-    const r = ask(
-      { type: 'score', scorer, reset, steps, op, ...more },
-      steps.map((c) => c.buffer as ArrayBuffer),
-    )
-    reset = false
-    return r
-  }
-  return {
-    async step(chunk) {
-      unsent.push(chunk.slice())
-      if (unsent.length >= MAX_UNSENT) await send('steps')
-    },
-    reset() {
-      unsent = []
-      reset = true
-    },
-    async coarse() {
-      return (await send('coarse')).coarse ?? []
-    },
-    async exact(behind, gates) {
-      return (await send('exact', { behind, gates: [...gates] })).exact ?? []
-    },
-    async close() {
-      unsent = []
-      await ask({ type: 'dropScorer', scorer }).catch(() => {})
     },
   }
 }

@@ -2,11 +2,9 @@ import { readlinkSync } from 'node:fs'
 import { getPriority, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { NocturnError } from '../../core/errors.js'
-import { FeaturePipeline } from './features.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import type { ModelReply, ModelRequest } from './model-thread.js'
 import { importNative, importWasm, loadSession } from './runtime.js'
-import { LocalScorer } from './scorer.js'
 
 /**
  * The runtime's own thread (started by model-thread.ts): both runtimes run each model
@@ -32,8 +30,6 @@ const ort = runtime === 'wasm' ? importWasm() : importNative()
 ort.catch(() => {})
 const sessions = new Map<number, ModelSession>()
 let next = 0
-/** The detector's chains (scorer.ts), by number: their feature state lives on this thread. */
-const scorers = new Map<number, LocalScorer>()
 
 port.on('message', (m: ModelRequest) => {
   void answer(m).then((r) => port.postMessage(r))
@@ -51,28 +47,14 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       sessions.set(session, s)
       return { id: m.id, ok: true, session, inputName: s.inputName, inputShape: s.inputShape }
     }
-    if (m.type === 'scorer') {
-      const features = await FeaturePipeline.create(session(m.mel), session(m.embedding))
-      const scorer = next++
-      scorers.set(scorer, new LocalScorer(features, m.heads.map(session)))
-      return { id: m.id, ok: true, scorer }
-    }
-    if (m.type === 'score') {
-      const c = scorers.get(m.scorer)
-      if (!c) throw new Error(`no scorer ${m.scorer}`)
-      if (m.reset) c.reset()
-      for (const chunk of m.steps) await c.step(chunk)
-      if (m.op === 'coarse') return { id: m.id, ok: true, coarse: await c.coarse() }
-      if (m.op === 'exact')
-        return { id: m.id, ok: true, exact: await c.exact(m.behind ?? 1, m.gates ?? []) }
-      return { id: m.id, ok: true }
-    }
-    if (m.type === 'dropScorer') {
-      scorers.delete(m.scorer)
-      return { id: m.id, ok: true }
-    }
-    const s = session(m.session)
+    const s = sessions.get(m.session)
+    if (!s) throw new Error(`no session ${m.session}`)
     if (m.type === 'run') return { id: m.id, ok: true, output: await s.run(m.input, m.dims) }
+    if (m.type === 'runMany') {
+      const outputs: Float32Array[] = []
+      for (const input of m.inputs) outputs.push(await s.run(input, m.dims))
+      return { id: m.id, ok: true, outputs }
+    }
     sessions.delete(m.session)
     await s.close()
     return { id: m.id, ok: true }
@@ -82,12 +64,6 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       ? { id: m.id, ok: false, code: err.code, message }
       : { id: m.id, ok: false, message }
   }
-}
-
-function session(n: number): ModelSession {
-  const s = sessions.get(n)
-  if (!s) throw new Error(`no session ${n}`)
-  return s
 }
 
 /**

@@ -153,6 +153,11 @@ export async function loadSession(
     inputName,
     inputShape,
     run,
+    async runMany(inputs, dims) {
+      const outs: Float32Array[] = []
+      for (const input of inputs) outs.push(await run(input, dims))
+      return outs
+    },
     close: () => session.release(),
   }
 }
