@@ -7,7 +7,8 @@
 // at ×4 and ×6 this machine's per-core time): chunks dropped, the event loop's delay p99 and max,
 // the watchdog's stalls (the microphone feed's 10 s, the loop's 15 s), cpu.stat's throttling.
 // CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
-// quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60).
+// quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60);
+// WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default).
 // The children run the compiled JavaScript (FROM=dist, as the service does: the runtime's thread
 // then loads no TypeScript loader of its own), so run `npx tsc -p tsconfig.build.json` first. The
 // CPU is also split between the main thread (the event loop) and every other thread (the
@@ -32,6 +33,14 @@ if (
 }
 const QUOTA_S = Number(process.env.WAKE_BUDGET_SECONDS ?? 600)
 const FREE_S = Number(process.env.WAKE_BUDGET_FREE_SECONDS ?? 60)
+// A shorter run for a before/after probe: WAKE_BUDGET_ROOMS=talk (none: no
+// unconstrained rows), WAKE_BUDGET_QUOTAS=2.5,
+// WAKE_BUDGET_ONLY=coarse (the variants whose label has it).
+const ROOMS = (process.env.WAKE_BUDGET_ROOMS ?? 'quiet,talk')
+  .split(',')
+  .filter((r): r is 'quiet' | 'talk' => r === 'quiet' || r === 'talk')
+const ONLY = process.env.WAKE_BUDGET_ONLY ?? ''
+const QUOTAS = (process.env.WAKE_BUDGET_QUOTAS ?? '2.5,1.7').split(',').filter(Boolean).map(Number)
 const out = (s: string) => process.stdout.write(`${s}\n`)
 const load = () =>
   loadavg()
@@ -106,7 +115,7 @@ out(
   '| variant | room | CPU ms/s (main + other threads) | RSS end (MB) | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
 )
 out('|---|---|---|---|---|---|---|---|')
-for (const room of ['quiet', 'talk'] as const) {
+for (const room of ROOMS) {
   for (const v of VARIANTS) {
     const r = run(v, room, FREE_S)
     out(
@@ -116,13 +125,13 @@ for (const room of ['quiet', 'talk'] as const) {
     )
   }
 }
-for (const quota of [2.5, 1.7]) {
+for (const quota of QUOTAS) {
   out(`\ninside ${quota} % of one core, a talking room, ${QUOTA_S} s a row`)
   out(
     '| variant | CPU ms/s (main + other threads) | chunks scored / dropped (of all) | rests | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
   )
   out('|---|---|---|---|---|---|---|---|---|')
-  for (const v of VARIANTS.slice(1)) {
+  for (const v of VARIANTS.slice(1).filter((x) => x.label.includes(ONLY))) {
     const r = run(v, 'talk', QUOTA_S, quota)
     const all = QUOTA_S * 12.5
     out(

@@ -77,6 +77,10 @@ describe('systemd/nocturn.service', () => {
     expect(values('ExecStart')[0]).toMatch(/cli\.js run --config \/etc\/nocturn\/config\.json$/)
   })
 
+  it('keeps glibc to one malloc arena, which only the environment can set (the memory budget)', () => {
+    expect(values('Environment').join(' ').split(/\s+/)).toContain('MALLOC_ARENA_MAX=1')
+  })
+
   it('the install script is valid bash', () => {
     const r = spawnSync('bash', [
       '-n',
