@@ -37,8 +37,17 @@ export class ProviderHealthListener implements ProviderListener {
   }
 }
 
-/** The error's words on one line, short enough for a status (the wire takes 300 characters). */
+/**
+ * The error's words on one line, short enough for a status (the wire takes 300 characters), with
+ * anything shaped like a credential taken out: the status is retained on the broker, and though
+ * the adapters redact their keys, a vendor's message quoting a URL or a header must not reach it.
+ */
 function oneLine(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim()
+  const line = text
+    .replace(/([?&](?:key|access_token|api_key)=)[^&\s'"]+/gi, '$1[redacted]')
+    .replace(/\b(Bearer\s+)\S+/gi, '$1[redacted]')
+    .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, '[redacted]')
+    .replace(/\s+/g, ' ')
+    .trim()
   return line.length > 200 ? `${line.slice(0, 199)}…` : line
 }

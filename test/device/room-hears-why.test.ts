@@ -242,6 +242,16 @@ describe('the room hears why no provider can be reached', () => {
       ['gemini', false],
       ['openai', true],
     ])
+    // A vendor's message quoting a credential never reaches the retained status.
+    r.listener.failed({
+      provider: 'gemini',
+      reason: 'refused',
+      detail:
+        'closed: wss://h/ws?key=AIzaSECRET1234&alt=1 (Authorization: Bearer sk-proj-SECRET5678)',
+    })
+    const shown = JSON.stringify(r.device.snapshot.providers)
+    expect(shown).not.toContain('SECRET')
+    expect(shown).toContain('key=[redacted]')
     // Another fault is not cleared by it.
     r.device.fault('microphone', 'no frames')
     r.listener.reached('gemini')
