@@ -26,6 +26,12 @@ export interface LiveCapabilities {
   readonly asyncToolCalls: boolean
   /** The provider transcribes both sides, so a spoken session can be kept as a chat. */
   readonly transcription: boolean
+  /**
+   * The person's words may be transcribed after the reply to them has begun (marked `beforeReply`):
+   * a reply that begins with no words before it is then held for them. False: a reply's words come
+   * before it or never, and nothing is held.
+   */
+  readonly lateTranscription: boolean
   /** A connection can be resumed with a handle after `goAway` or a drop. */
   readonly resumption: boolean
 }

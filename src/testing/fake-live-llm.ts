@@ -260,6 +260,7 @@ export class FakeLiveLLM implements LiveLLM {
       model: 'fake-live',
       asyncToolCalls: true,
       transcription: true,
+      lateTranscription: false,
       resumption: true,
       ...options.capabilities,
     }

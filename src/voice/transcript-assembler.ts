@@ -22,9 +22,10 @@ const LATE_WORDS_BOUND_MS = 3000
  * are written at once (as an assistant message without text), because a fast tool's outcome must
  * find its call already in the chat.
  *
- * A provider may transcribe the person after the reply has begun, saying so (`beforeReply`): a reply
- * that began with no words before it keeps its record back (`ReplyHold`, bounded) until they come,
- * and they are written first. Words without that mark, said during a reply, still come after it.
+ * A provider may transcribe the person after the reply has begun, saying so (`beforeReply`,
+ * `LiveCapabilities.lateTranscription`): a reply that began with no words before it keeps its record
+ * back (`ReplyHold`, bounded) until they come, and they are written first. On any other provider
+ * nothing is held. Words without that mark, said during a reply, still come after it.
  */
 export class TranscriptAssembler {
   readonly #store: TranscriptStore
@@ -46,9 +47,20 @@ export class TranscriptAssembler {
   #lastWritten = ''
   /** The reply in progress began before its words were known: its record waits for them. */
   readonly #hold: ReplyHold
+  /** The reply in progress began with no words before it: the words written so far are not its. */
+  #wordless = false
+  /** The provider may mark words late (`LiveCapabilities.lateTranscription`): only then is a reply held. */
+  readonly #lateWords: () => boolean
 
-  constructor(deps: { store: TranscriptStore; conversationId: string; clock: Clock; log: Logger }) {
+  constructor(deps: {
+    store: TranscriptStore
+    conversationId: string
+    clock: Clock
+    log: Logger
+    lateWords: () => boolean
+  }) {
     this.#store = deps.store
+    this.#lateWords = deps.lateWords
     this.#conversationId = deps.conversationId
     this.#clock = deps.clock
     this.#log = deps.log
@@ -66,10 +78,10 @@ export class TranscriptAssembler {
    * words that led to it.
    */
   lastWords(): string | undefined {
-    // The reply began before its words were known (a transcription still on its way): the last
-    // words written belong to an earlier turn, and a phone asked to approve must not be shown
-    // them as what led to this call.
-    const earlier = this.#hold.holding ? '' : this.#userBefore.trim() || this.#lastWritten
+    // The reply began before its words were known (a transcription still on its way, on any
+    // provider): the last words written belong to an earlier turn, and a phone asked to approve
+    // must not be shown them as what led to this call.
+    const earlier = this.#wordless ? '' : this.#userBefore.trim() || this.#lastWritten
     const words = this.#userAfter.trim() || earlier
     return words === '' ? undefined : words
   }
@@ -169,7 +181,8 @@ export class TranscriptAssembler {
     this.#writePlaying()
     const hadWords = this.#writeUser()
     this.#replying = true
-    if (!hadWords) this.#hold.start()
+    this.#wordless = !hadWords
+    if (this.#wordless && this.#lateWords()) this.#hold.start()
   }
 
   /**
@@ -182,6 +195,7 @@ export class TranscriptAssembler {
       this.#lastWritten = words
       this.#put({ role: 'user', text: words, channel: 'voice', at: this.#clock.now() })
     }
+    this.#wordless = false
     this.#releaseHold('words')
   }
 
@@ -194,6 +208,7 @@ export class TranscriptAssembler {
 
   #endReply(): void {
     this.#replying = false
+    this.#wordless = false
     this.#replyCut = false
     this.#reply = ''
     this.#userBefore += this.#userAfter

@@ -60,6 +60,8 @@ export class VoiceSession {
       conversationId,
       clock: deps.clock,
       log: this.#log,
+      // The session's own provider (a failover pins one): asked when a reply begins.
+      lateWords: () => deps.llm.capabilities.lateTranscription,
     })
     this.#timers = new SessionTimers({
       clock: deps.clock,

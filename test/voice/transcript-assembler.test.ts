@@ -7,12 +7,21 @@ import { TranscriptAssembler } from '../../src/voice/transcript-assembler.js'
 const late = { beforeReply: true }
 const call = { id: 'c1', name: 'current_time', args: {} }
 
-/** The assembler over a real in-memory store on a virtual clock; `chat()` reads what was written. */
-function world() {
+/**
+ * The assembler over a real in-memory store on a virtual clock; `chat()` reads what was written.
+ * `lateWords`: the provider marks words late (OpenAI), the default here; false: Gemini.
+ */
+function world(lateWords = true) {
   const clock = new VirtualClock()
   const store = new SqliteStore(':memory:')
   const conversationId = store.createConversation({ channel: 'voice', at: clock.now() }).id
-  const t = new TranscriptAssembler({ store, conversationId, clock, log: silentLogger })
+  const t = new TranscriptAssembler({
+    store,
+    conversationId,
+    clock,
+    log: silentLogger,
+    lateWords: () => lateWords,
+  })
   const chat = () =>
     store.messages(conversationId).map((m) => {
       if (m.role === 'user') return `user: ${m.text}`
@@ -105,6 +114,21 @@ describe('TranscriptAssembler: words transcribed after the reply they led to beg
     t.toolCalls([call])
     t.userText('', late)
     expect(chat()).toEqual(['assistant: [c1]'])
+  })
+
+  it('a provider that never marks words late holds nothing: the reply is written as it completes, and its words after it', () => {
+    const { t, chat } = world(false)
+    t.modelOutput()
+    t.modelText('It is noon.')
+    t.toolCalls([call])
+    expect(chat()).toEqual(['assistant: [c1]']) // the call's record at once, not held
+    expect(t.lastWords()).toBeUndefined() // still not the words of an earlier turn
+    t.userText('What time is it?')
+    expect(t.lastWords()).toBe('What time is it?')
+    t.turnComplete(false)
+    t.playedOut()
+    t.flush()
+    expect(chat()).toEqual(['assistant: [c1]', 'assistant: It is noon.', 'user: What time is it?'])
   })
 
   it('words known before the reply began hold nothing', () => {

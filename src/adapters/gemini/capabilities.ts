@@ -95,8 +95,11 @@ export function lookupCapabilities(model: string): CapabilityLookup {
   return lookupRow(TABLE, model.replace(/^models\//, ''), UNKNOWN)
 }
 
-/** The port's view of a model's capabilities. */
+/**
+ * The port's view of a model's capabilities. Gemini sends the person's words before its reply or
+ * in the same stream, never marked late: nothing need wait for them.
+ */
 export function liveCapabilities(model: string): LiveCapabilities {
   const { capabilities: c } = lookupCapabilities(model)
-  return portView(model, c, c.resumption)
+  return portView(model, c, { resumption: c.resumption, lateTranscription: false })
 }

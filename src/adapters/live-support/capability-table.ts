@@ -19,11 +19,19 @@ export function lookupRow<C>(
   return { capabilities: capabilities as C, known: true }
 }
 
-/** The port's view of a model's row: what the voice driver branches on, never on the adapter. */
+/**
+ * The port's view of a model's row, with what holds for every model of the provider: what the
+ * voice driver branches on, never on the adapter.
+ */
 export function portView(
   model: string,
   row: { readonly asyncToolCalls: boolean; readonly transcription: boolean },
-  resumption: boolean,
+  provider: { readonly resumption: boolean; readonly lateTranscription: boolean },
 ): LiveCapabilities {
-  return { model, asyncToolCalls: row.asyncToolCalls, transcription: row.transcription, resumption }
+  return {
+    model,
+    asyncToolCalls: row.asyncToolCalls,
+    transcription: row.transcription,
+    ...provider,
+  }
 }

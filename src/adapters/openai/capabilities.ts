@@ -76,9 +76,15 @@ export function lookupOpenAICapabilities(model: string) {
   return lookupRow(TABLE, model, UNKNOWN)
 }
 
-/** The port's view: no resumption on this provider (a new session is fed the history instead). */
+/**
+ * The port's view: no resumption on this provider (a new session is fed the history instead), and
+ * the person's words transcribed asynchronously, often after the reply has begun (docs/openai.md).
+ */
 export function openaiLiveCapabilities(model: string): LiveCapabilities {
-  return portView(model, lookupOpenAICapabilities(model).capabilities, false)
+  return portView(model, lookupOpenAICapabilities(model).capabilities, {
+    resumption: false,
+    lateTranscription: true,
+  })
 }
 
 /** The voices the Realtime API speaks with; a persona naming another provider's voice gets the default. */
