@@ -10,6 +10,7 @@
 //             2 s pre-roll and on 0.1 s (start-up: loading the model); the whole dictionary beside
 //             the cut one; the same under a cgroup quota of 10 % of a core (test/helpers/cpu-quota.ts);
 //             and a kept process on a FIFO (no start-up per check), how long until its answer.
+//             BENCH_ONLY=cost npm run bench -- phrase-check: this part, the verdicts on kal16 alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -46,7 +47,10 @@ const all: Voice[] = [
     name: 'flite-kal16',
     say: (t: string, wav: string) => execFileSync('flite', ['-voice', 'kal16', '-t', t, '-o', wav]),
   },
-].filter((v) => !v.name.startsWith('flite') || !missingCommands('flite'))
+]
+  .filter((v) => !v.name.startsWith('flite') || !missingCommands('flite'))
+  // BENCH_ONLY=cost: the cost alone, the verdicts on one voice (flite kal16) only.
+  .filter((v) => process.env.BENCH_ONLY !== 'cost' || v.name === 'flite-kal16')
 
 const noise = pinkNoise(4, 46)
 const silence = (ms: number) => new Int16Array(ms * 16)

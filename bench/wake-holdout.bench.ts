@@ -213,7 +213,7 @@ async function missed(tuned: number): Promise<void> {
     `Each voice says "hey jarvis" and each of ${COMMANDS.length} commands, in one breath and after a 0.5 s pause. Missed: the head did not fire; with the check, or it fired and the check refused.\n`,
   )
   out(
-    `| condition | command | clips | missed, check off (today's default) | ${ths.map((t) => `missed, check on at ${t}`).join(' | ')} | check on at ${DEFAULT_KWS}, missed by engine |`,
+    `| condition | command | clips | missed, check off (today's default) | ${ths.map((t) => `missed, check on at ${t}`).join(' | ')} | by engine: missed with the check off / on at ${ths.join(' / ')} |`,
   )
   out(`|---|---|---|---|${ths.map(() => '---|').join('')}---|`)
   let k = 0
@@ -222,34 +222,33 @@ async function missed(tuned: number): Promise<void> {
       let n = 0
       let headMissed = 0
       const checkMissed = ths.map(() => 0)
-      const byEngine = new Map<string, [number, number]>()
+      /** Per engine: missed with the check off, then on at each threshold; clips. */
+      const byEngine = new Map<string, number[]>()
       for (const v of vs) {
         for (const c of COMMANDS) {
           const pcm = placed(wakeClip(v, c, pause), k++, noise && [noise, snr])
           const { wakes: ws, startMs } = await score(pcm)
           n++
           const w = ws[0]
-          const e = byEngine.get(engineOf(v.name)) ?? [0, 0]
-          e[1]++
+          const e = byEngine.get(engineOf(v.name)) ?? [0, ...ths.map(() => 0), 0]
           byEngine.set(engineOf(v.name), e)
+          e[e.length - 1] = (e.at(-1) ?? 0) + 1
           if (!w) {
             headMissed++
-            ths.forEach((_, i) => {
-              checkMissed[i] = (checkMissed[i] ?? 0) + 1
-            })
-            e[0]++
+            for (const i of e.keys()) if (i < e.length - 1) e[i] = (e[i] ?? 0) + 1
+            for (const i of ths.keys()) checkMissed[i] = (checkMissed[i] ?? 0) + 1
             continue
           }
           const roll = preRoll(pcm, startMs, w)
           for (const [i, th] of ths.entries()) {
             if (await agrees(th, roll)) continue
             checkMissed[i] = (checkMissed[i] ?? 0) + 1
-            if (th === DEFAULT_KWS) e[0]++
+            e[i + 1] = (e[i + 1] ?? 0) + 1
           }
         }
       }
       out(
-        `| ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${pct(headMissed, n)} | ${checkMissed.map((m) => pct(m, n)).join(' | ')} | ${[...byEngine].map(([e, [m, of]]) => `${e} ${m}/${of}`).join(', ')} |`,
+        `| ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${pct(headMissed, n)} | ${checkMissed.map((m) => pct(m, n)).join(' | ')} | ${[...byEngine].map(([e, m]) => `${e} ${m.slice(0, -1).join(' / ')} of ${m.at(-1)}`).join('; ')} |`,
       )
     }
   }
@@ -258,10 +257,7 @@ async function missed(tuned: number): Promise<void> {
 async function falseWakes(tuned: number): Promise<void> {
   const vs = holdoutVoices()
   const ths = [...new Set([DEFAULT_KWS, tuned])]
-  const streams: [
-    string,
-    { stream: Int16Array; timeline: ReturnType<typeof spokenStream>['timeline'] },
-  ][] = []
+  const streams: [string, ReturnType<typeof spokenStream>][] = []
   if (proseAvailable(out)) {
     const minutes = Number(process.env.WAKE_HOLDOUT_PROSE_MIN ?? 60)
     streams.push(['ordinary speech (fortunes)', spokenStream(fortuneTexts(), vs, minutes, 'prose')])
@@ -278,29 +274,35 @@ async function falseWakes(tuned: number): Promise<void> {
   ])
   out(`\n### False wakes that send audio, holdout voices (${vs.length})\n`)
   out(
-    `| stream | minutes | head fired = audio sent, check off (per hour; 95 % upper bound) | ${ths.map((t) => `audio sent, check on at ${t}`).join(' | ')} | spoken replies (perfect transcriber) |`,
+    `| stream | minutes | head fired = audio sent, check off (per hour; 95 % upper bound) | ${ths.map((t) => `audio sent, check on at ${t}`).join(' | ')} | by engine: head fired / sent at ${ths.join(' / ')} | spoken replies (perfect transcriber) |`,
   )
-  out(`|---|---|---|${ths.map(() => '---|').join('')}---|`)
+  out(`|---|---|---|${ths.map(() => '---|').join('')}---|---|`)
   const details: string[] = []
-  for (const [name, { stream, timeline }] of streams) {
+  for (const [name, { stream, timeline, failed }] of streams) {
     const hours = stream.length / RATE / 3600
     const t0 = process.cpuUsage()
     const { wakes: ws, startMs } = await score(stream)
     const used = process.cpuUsage(t0)
     const sent = ths.map(() => 0)
+    /** Per engine: the head fired, then sent with the check at each threshold. */
+    const byEngine = new Map<string, number[]>()
     let replies = 0
     for (const w of ws) {
+      const at = w.heardAtMs - startMs
+      const said = timeline.findLast((u) => (u.from / RATE) * 1000 <= at - 200)
+      const e = byEngine.get(engineOf(said?.voice ?? '')) ?? [0, ...ths.map(() => 0)]
+      byEngine.set(engineOf(said?.voice ?? ''), e)
+      e[0] = (e[0] ?? 0) + 1
       const roll = preRoll(stream, startMs, w)
       const verdicts: string[] = []
       for (const [i, th] of ths.entries()) {
         const yes = await agrees(th, roll)
         if (yes) sent[i] = (sent[i] ?? 0) + 1
+        if (yes) e[i + 1] = (e[i + 1] ?? 0) + 1
         verdicts.push(`${th}: ${yes ? 'SENT' : 'refused'}`)
       }
-      const at = w.heardAtMs - startMs
       const heard = heardText(timeline, at - DEFAULT_WAKE_PRE_ROLL_MS, at + 1500)
       if (confirmsWake(heard, DEFAULT_CONFIRM_PHRASES)) replies++
-      const said = timeline.findLast((u) => (u.from / RATE) * 1000 <= at - 200)
       details.push(
         `  ${name.split(' ')[0]} ${(at / 1000).toFixed(1)} s, ${w.score.toFixed(2)}: ${said?.voice} "${said?.text}" — ${verdicts.join(', ')}`,
       )
@@ -308,10 +310,16 @@ async function falseWakes(tuned: number): Promise<void> {
     const rate = (n: number) =>
       `${n} (${(n / hours).toFixed(2)}/h; ≤ ${upper95(n, hours).toFixed(2)})`
     out(
-      `| ${name} | ${(hours * 60).toFixed(1)} | ${rate(ws.length)} | ${sent.map(rate).join(' | ')} | ${replies} |`,
+      `| ${name} | ${(hours * 60).toFixed(1)} | ${rate(ws.length)} | ${sent.map(rate).join(' | ')} | ${[...byEngine].map(([e, m]) => `${e} ${m.join(' / ')}`).join('; ')} | ${replies} |`,
     )
+    const speech = new Map<string, number>()
+    for (const u of timeline)
+      speech.set(
+        engineOf(u.voice),
+        (speech.get(engineOf(u.voice)) ?? 0) + (u.to - u.from) / RATE / 60,
+      )
     details.push(
-      `  (${name}: ${timeline.length} utterances, scored with ${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
+      `  (${name}: ${timeline.length} utterances, speech by engine ${[...speech].map(([e, m]) => `${e} ${m.toFixed(1)} min`).join(', ')} (${failed.length} texts a voice could not say, left out), scored with ${((used.user + used.system) / 1000 / (hours * 3600)).toFixed(1)} ms CPU per audio second)`,
     )
   }
   out('\nWhat the head fired on (the utterance said 200 ms before the firing chunk ended):')
