@@ -11,7 +11,8 @@
 //           espeak-ng voice is heard by pocketsphinx at any threshold), their wakes (the phrase
 //           alone, and with each command in one breath and after a pause) and near-misses; the
 //           threshold with the fewest errors (wakes refused + near-misses let through) is "tuned".
-//           WAKE_HOLDOUT_KWS=1e-20 skips the sweep and takes that one.
+//           WAKE_HOLDOUT_KWS=1e-20 skips the sweep and takes that one. WAKE_HOLDOUT_HEAD_THRESHOLD
+//           (default 0.5, the default sensitivity) sets the head's threshold for every part.
 //   missed  HOLDOUT voices, "hey jarvis" and a command in one breath, or after a 0.5 s pause;
 //           clean and at 20/10/5 dB of pink noise and of babble (corpus.ts's), the clip's start
 //           moved through the 80 ms chunk; a wake missed when the head does not fire, and with the
@@ -57,6 +58,7 @@ const out = (s: string) => process.stdout.write(`${s}\n`)
 const RATE = 16_000
 /** listen.localCheck.threshold's default (src/app/config/schema.ts). */
 const DEFAULT_KWS = 1e-12
+const HEAD_THRESHOLD = Number(process.env.WAKE_HOLDOUT_HEAD_THRESHOLD ?? 0.5)
 const SWEEP = [1e-5, 1e-8, 1e-10, 1e-12, 1e-15, 1e-20, 1e-25, 1e-30, 1e-40]
 const NEAR = [
   ...NEAR_MISSES.filter((t) => t.startsWith('hey') || t.startsWith('a jar')),
@@ -71,7 +73,8 @@ if (!head) throw new Error('no hey_jarvis head')
 let wakes: WakeDetection[] = []
 const detector = await pinnedDetector({
   onWake: (w) => wakes.push(w),
-  phrases: [{ phrase: 'hey_jarvis', file: head.file, threshold: 0.5 }],
+  // WAKE_HOLDOUT_HEAD_THRESHOLD: the head more sensitive (0.3: "high"), the check behind it.
+  phrases: [{ phrase: 'hey_jarvis', file: head.file, threshold: HEAD_THRESHOLD }],
   coarseHop: COARSE_HOP,
 })
 /** Capture time runs on from clip to clip, as on a device (the refractory time is kept). */
@@ -326,7 +329,7 @@ async function falseWakes(tuned: number): Promise<void> {
   for (const d of details) out(d)
 }
 
-out(`# wake word on holdout voices · ${machineLine()}`)
+out(`# wake word on holdout voices · ${machineLine()} · head threshold ${HEAD_THRESHOLD}`)
 out(
   `pocketsphinx ${execFileSync('dpkg-query', ['-W', '-f', '$' + '{Version}', 'pocketsphinx']).toString()}, model ${DEBIAN_MODEL_DIR}`,
 )
