@@ -36,7 +36,7 @@ import {
   bytes,
   concat,
   mixUnder,
-  NEAR_MISSES,
+  NEAR_JARVIS,
   noiseConditions,
   utterance,
   type Voice,
@@ -60,13 +60,6 @@ const RATE = 16_000
 const DEFAULT_KWS = 1e-12
 const HEAD_THRESHOLD = Number(process.env.WAKE_HOLDOUT_HEAD_THRESHOLD ?? 0.5)
 const SWEEP = [1e-5, 1e-8, 1e-10, 1e-12, 1e-15, 1e-20, 1e-25, 1e-30, 1e-40]
-const NEAR = [
-  ...NEAR_MISSES.filter((t) => t.startsWith('hey') || t.startsWith('a jar')),
-  'hey jarvish',
-  'hey jervis',
-  'hey charvis',
-  'hey garvey',
-]
 const head = HEADS.find((h) => h.name === 'hey_jarvis')
 if (!head) throw new Error('no hey_jarvis head')
 
@@ -140,7 +133,7 @@ async function tune(): Promise<number> {
             ['wake', (v: Voice) => wakeClip(v, c, p), `hey jarvis${p ? ' … ' : ' '}${c}`] as const,
         ),
       ),
-      ...NEAR.map(
+      ...NEAR_JARVIS.map(
         (t) =>
           [
             'near',
