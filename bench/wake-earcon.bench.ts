@@ -9,15 +9,27 @@
 //              real Mosquitto on loopback with the kitchen's real arbiter: alone (no other speaker's
 //              status online), and with the hall online (a second arbiter with its status, as the
 //              appliance runs it). Monotonic clock; one wake per fresh world.
+//   first byte the whole chain on the REAL detector (test/voice/wake-world.ts's realWakeWorld: the
+//              pretrained hey_jarvis head as the service makes it, the fake microphone fed at the
+//              pace of real time), flite kal16's "hey jarvis" (fixtures/wake) and a command, alone
+//              in the household: from the end of the phrase to the detection told, the earcon
+//              written and the first audio byte at the fake Live service — with the local check
+//              (listen.localCheck, Debian's pocketsphinx at its default threshold) off, and on
+//              (skipped, said so, without pocketsphinx). BENCH_FIRST_BYTE_WAKES (default 20) each; BENCH_ONLY=first-byte for this part alone.
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { DEBIAN_MODEL_DIR, KeyphraseCheck } from '../src/adapters/pocketsphinx/keyphrase-check.js'
+import { wakeSchema } from '../src/app/config/wake-schema.js'
+import { parseWav } from '../src/audio/wav.js'
 import { silentLogger } from '../src/core/logger.js'
 import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
 import { wakeMarkFrame } from '../src/testing/fake-wake-word.js'
+import { DEFAULT_CONFIRM_PHRASES } from '../src/voice/wake-confirmation.js'
 import { freePort, mosquittoBroker } from '../test/helpers/brokers.js'
 import { missingCommands } from '../test/helpers/system.js'
-import { FIXTURES, HEADS, pinnedDetector, wavPcm } from '../test/helpers/wake.js'
+import { FIXTURES, HEADS, MODEL_DIR, pinnedDetector, wavPcm } from '../test/helpers/wake.js'
 import { heard, wakeSpeaker } from '../test/helpers/wake-speakers.js'
-import { speech16k, wakeWorld } from '../test/voice/wake-world.js'
+import { realWakeWorld, speech16k, wakeWorld } from '../test/voice/wake-world.js'
 import { machineLine, quantile } from './machine.js'
 
 const WAKES = Number(process.env.BENCH_WAKES ?? 30)
@@ -109,22 +121,139 @@ async function earcon(
   return { ms: out, windows }
 }
 
-const broker = mosquittoBroker(await freePort())
-await broker.start()
-const det = await detection()
-const alone = await earcon(broker.url, undefined)
-const chunkApart = await earcon(broker.url, 80)
-const together = await earcon(broker.url, 10)
-await broker.stop()
+/** listen.localCheck.threshold's default (src/app/config/schema.ts). */
+const DEFAULT_KWS = 1e-12
+const FIRST_BYTE_WAKES = Number(process.env.BENCH_FIRST_BYTE_WAKES ?? 20)
+
+interface FirstByte {
+  readonly detected: number[]
+  readonly earcon: number[]
+  readonly firstByte: number[]
+  /** The head did not fire; it fired and no audio reached the model (the check refused). */
+  readonly missed: number
+  readonly refused: number
+}
+
+/**
+ * Phrase end → detection told, earcon written and first audio byte at the fake Live service, ms,
+ * on the real detector in real time; `local`: the local check holds the audio until it agrees.
+ */
+async function firstByte(local: KeyphraseCheck | undefined): Promise<FirstByte> {
+  const wake = wakeSchema.parse({
+    models: [{ model: 'hey_jarvis' }],
+    modelDir: MODEL_DIR,
+    runtime: 'native',
+  })
+  const phrase = wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav'))
+  const samples = new Int16Array(phrase.buffer, phrase.byteOffset, phrase.byteLength >> 1)
+  let last = samples.length - 1
+  while (last > 0 && Math.abs(samples[last] ?? 0) < 300) last--
+  const command = parseWav(
+    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'vad', 'speech-en-gb-f.wav')),
+    16_000,
+  ).pcm.subarray(32_000, 64_000)
+  const r = { detected: [] as number[], earcon: [] as number[], firstByte: [] as number[] }
+  let missed = 0
+  let refused = 0
+  for (let i = 0; i < FIRST_BYTE_WAKES; i++) {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    const w = await realWakeWorld(server, wake, {
+      confirm: {
+        phrases: DEFAULT_CONFIRM_PHRASES,
+        withinMs: 3000,
+        ...(local && { local }),
+      },
+    })
+    // Timestamps as each thing happens: the detection told, the earcon, the first audio frame.
+    let detectedAt: number | undefined
+    let earconAt: number | undefined
+    let byteAt: number | undefined
+    const push = w.detections.push.bind(w.detections)
+    w.detections.push = (...d) => {
+      detectedAt ??= performance.now()
+      return push(...d)
+    }
+    const write = w.speaker.write.bind(w.speaker)
+    w.speaker.write = (pcm) => {
+      earconAt ??= performance.now()
+      write(pcm)
+    }
+    const received = server.received.push.bind(server.received)
+    server.received.push = (...f) => {
+      if (f.some((x) => x.frame.realtimeInput !== undefined)) byteAt ??= performance.now()
+      return received(...f)
+    }
+    // The phrase starts somewhere else in a chunk each time (10 ms steps through 80 ms).
+    const lead = new Uint8Array((1500 + ((i * 10) % 80)) * 32)
+    const pcm = Buffer.concat([lead, phrase, command, new Uint8Array(32_000)])
+    const endFrame = Math.floor((lead.byteLength + (last + 1) * 2) / 640)
+    let phraseEnd = 0
+    await w.say(pcm, (k, f) => {
+      if (k === endFrame) phraseEnd = performance.now()
+      return f
+    })
+    await server.until(() => byteAt !== undefined, 5000).catch(() => undefined)
+    if (detectedAt === undefined) missed++
+    else if (earconAt === undefined || byteAt === undefined) refused++
+    else {
+      r.detected.push(detectedAt - phraseEnd)
+      r.earcon.push(earconAt - phraseEnd)
+      r.firstByte.push(byteAt - phraseEnd)
+    }
+    await w.close()
+    await server.close()
+  }
+  return { ...r, missed, refused }
+}
+
+const only = process.env.BENCH_ONLY ?? ''
 console.log(machineLine())
-console.log('\n| part | n | p50 ms | p99 ms | min–max ms |\n|---|---|---|---|---|')
-console.log(row('detection: end of phrase → firing chunk (real detector, offline)', det))
-console.log(row('detection → earcon written, alone in the household', alone.ms))
-console.log(row('… another speaker online, its detector 0–80 ms later', chunkApart.ms))
-console.log(row('… another speaker online, its detector 0–10 ms later', together.ms))
-for (const [name, r] of [
-  ['0–80 ms', chunkApart],
-  ['0–10 ms', together],
-] as const) {
-  console.log(`windows used (ms), hall ${name} later: ${r.windows.join(' ')}`)
+if (only !== 'first-byte') {
+  const broker = mosquittoBroker(await freePort())
+  await broker.start()
+  const det = await detection()
+  const alone = await earcon(broker.url, undefined)
+  const chunkApart = await earcon(broker.url, 80)
+  const together = await earcon(broker.url, 10)
+  await broker.stop()
+  console.log('\n| part | n | p50 ms | p99 ms | min–max ms |\n|---|---|---|---|---|')
+  console.log(row('detection: end of phrase → firing chunk (real detector, offline)', det))
+  console.log(row('detection → earcon written, alone in the household', alone.ms))
+  console.log(row('… another speaker online, its detector 0–80 ms later', chunkApart.ms))
+  console.log(row('… another speaker online, its detector 0–10 ms later', together.ms))
+  for (const [name, r] of [
+    ['0–80 ms', chunkApart],
+    ['0–10 ms', together],
+  ] as const) {
+    console.log(`windows used (ms), hall ${name} later: ${r.windows.join(' ')}`)
+  }
+}
+if (only === '' || only === 'first-byte') {
+  const skipCheck =
+    missingCommands('pocketsphinx_continuous') ??
+    (existsSync(join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict')) ? undefined : 'no pocketsphinx-en-us')
+  const off = await firstByte(undefined)
+  const check = skipCheck
+    ? undefined
+    : KeyphraseCheck.create({ phrases: ['hey jarvis'], threshold: DEFAULT_KWS })
+  const on = check ? await firstByte(check) : undefined
+  await check?.close()
+  console.log(
+    '\n| from the end of the phrase (real detector, real time, alone) | n | p50 ms | p99 ms | min–max ms |\n|---|---|---|---|---|',
+  )
+  for (const [name, r] of [
+    ['local check off (the default)', off],
+    [`local check on (${DEFAULT_KWS})`, on],
+  ] as const) {
+    if (!r) {
+      console.log(`| ${name}: not measured (${skipCheck}) | | | | |`)
+      continue
+    }
+    console.log(row(`${name}: → detection told`, r.detected))
+    console.log(row(`${name}: → earcon written`, r.earcon))
+    console.log(row(`${name}: → first audio byte at the model`, r.firstByte))
+    console.log(
+      `| ${name}: the head missed / fired but nothing reached the model | ${r.missed} / ${r.refused} | | | |`,
+    )
+  }
 }

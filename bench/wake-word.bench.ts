@@ -54,6 +54,7 @@ import { denoiseBench } from './wake/denoise.js'
 import { levelBench } from './wake/level.js'
 import { proseBench } from './wake/prose.js'
 import { replay } from './wake/replay.js'
+import { heardText } from './wake/transcript.js'
 import { verifierBench } from './wake/verifier.js'
 
 const only = process.env.BENCH_ONLY ?? ''
@@ -77,29 +78,6 @@ async function detector(
     // WAKE_COARSE_HOP=4: the accuracy figures as the service scores (1, the default: every chunk).
     coarseHop: Number(process.env.WAKE_COARSE_HOP ?? 1),
   })
-}
-
-/**
- * The words a perfect transcriber would give for the audio from `fromMs` to `toMs` of a stream:
- * each utterance's words spread over its length by their letters, a word heard when its middle
- * falls inside. A real transcriber mishears; this is the matcher's floor, not a model's.
- */
-function heardText(timeline: readonly Spoken[], fromMs: number, toMs: number): string {
-  const words: string[] = []
-  for (const u of timeline) {
-    const a = (u.from / RATE) * 1000
-    const b = (u.to / RATE) * 1000
-    if (b < fromMs || a > toMs) continue
-    const ws = u.text.split(/\s+/)
-    const total = ws.reduce((n, w) => n + w.length + 1, 0)
-    let at = 0
-    for (const w of ws) {
-      const mid = a + ((at + (w.length + 1) / 2) / total) * (b - a)
-      at += w.length + 1
-      if (mid >= fromMs && mid <= toMs) words.push(w)
-    }
-  }
-  return words.join(' ')
 }
 
 /** The utterance being said (or just said) when a chunk ending at `atMs` fired. */

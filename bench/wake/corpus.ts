@@ -263,6 +263,15 @@ export const NEAR_MISSES = [
   'what is the matter',
 ]
 
+/** The near-misses of "hey jarvis" alone, and four more names close to it. */
+export const NEAR_JARVIS = [
+  ...NEAR_MISSES.filter((t) => t.startsWith('hey') || t.startsWith('a jar')),
+  'hey jarvish',
+  'hey jervis',
+  'hey charvis',
+  'hey garvey',
+]
+
 export const WAKE_PHRASES = [
   { head: 'hey_jarvis', text: 'hey jarvis' },
   { head: 'alexa', text: 'alexa' },

@@ -61,7 +61,7 @@ function clean(raw: string): string | undefined {
 }
 
 /** The texts, the collections taking turns so that any prefix is varied. */
-function texts(): { key: string; text: string }[] {
+export function fortuneTexts(): { key: string; text: string }[] {
   const lists = COLLECTIONS.map((c) =>
     readFileSync(join(FORTUNES, c), 'latin1')
       .split(/\n%\n/)
@@ -133,7 +133,7 @@ export async function proseStream(
   score: (block: Int16Array) => Promise<void>,
 ): Promise<ProseStream> {
   const vs = voices()
-  const all = texts()
+  const all = fortuneTexts()
   const timeline: Said[] = []
   const frame = RATE / 50
   let makeMs = 0
