@@ -4,6 +4,12 @@ import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime } from './model-thread.js'
+import {
+  checkedStreaming,
+  type EmbeddingParts,
+  embeddingParts,
+  type Stage,
+} from './streaming-embedding.js'
 
 export type RuntimeChoice = 'auto' | RuntimeName
 const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
@@ -11,6 +17,7 @@ const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
 /** The part of the onnxruntime JavaScript API (shared by -node and -web) used here. */
 interface OrtTensor {
   readonly data: unknown
+  readonly dims: readonly number[]
 }
 interface OrtSession {
   readonly inputNames: readonly string[]
@@ -113,12 +120,7 @@ export async function loadSession(
   }
   let session: OrtSession
   try {
-    session = await ort.InferenceSession.create(bytes, {
-      executionProviders: [runtime === 'native' ? 'cpu' : 'wasm'],
-      intraOpNumThreads: 1,
-      interOpNumThreads: 1,
-      graphOptimizationLevel: 'all',
-    })
+    session = await createSession(ort, runtime, bytes)
   } catch (err) {
     throw new NocturnError(
       'NOC_ERR_WAKE_MODEL_INVALID',
@@ -137,7 +139,7 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
-  const run = async (input: Float32Array, dims: readonly number[]) => {
+  const whole = async (input: Float32Array, dims: readonly number[]) => {
     const out = await session.run({ [inputName]: new ort.Tensor('float32', input, dims) })
     const data = out[outputName]?.data
     if (!(data instanceof Float32Array)) {
@@ -148,6 +150,11 @@ export async function loadSession(
     }
     return data
   }
+  const streamed = isEmbeddingShape(inputShape)
+    ? await streamedEmbedding(ort, runtime, bytes, whole, inputShape)
+    : undefined
+  const run = streamed?.run ?? whole
+  if (streamed) await session.release()
   return {
     file,
     inputName,
@@ -158,8 +165,63 @@ export async function loadSession(
       for (const input of inputs) outs.push(await run(input, dims))
       return outs
     },
-    close: () => session.release(),
+    close: () => (streamed ? streamed.close() : session.release()),
   }
+}
+
+function createSession(ort: Ort, runtime: RuntimeName, bytes: Uint8Array): Promise<OrtSession> {
+  return ort.InferenceSession.create(bytes, {
+    executionProviders: [runtime === 'native' ? 'cpu' : 'wasm'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+  })
+}
+
+/** openWakeWord's embedding model takes [batch, 76 frames, 32 bins, 1]. */
+function isEmbeddingShape(shape: readonly (number | string)[]): boolean {
+  return shape.length === 4 && shape[1] === 76 && typeof shape[2] === 'number' && shape[3] === 1
+}
+
+/**
+ * The embedding model cut into three parts that keep their activations from one window to the
+ * next (streaming-embedding.ts), checked against the whole model; undefined (the whole model runs)
+ * where the graph cannot be cut or the parts do not give the same embeddings.
+ */
+async function streamedEmbedding(
+  ort: Ort,
+  runtime: RuntimeName,
+  bytes: Uint8Array,
+  whole: (input: Float32Array, dims: readonly number[]) => Promise<Float32Array>,
+  shape: readonly (number | string)[],
+): Promise<{ run: typeof whole; close(): Promise<void> } | undefined> {
+  let parts: EmbeddingParts
+  try {
+    parts = embeddingParts(bytes)
+  } catch {
+    return undefined
+  }
+  const sessions: OrtSession[] = []
+  const close = async () => {
+    await Promise.all(sessions.map((s) => s.release()))
+  }
+  try {
+    for (const b of parts.bytes) sessions.push(await createSession(ort, runtime, b))
+    const stages = sessions.map((s): Stage => {
+      const [input = '', output = ''] = [s.inputNames[0], s.outputNames[0]]
+      return async (data, dims) => {
+        const out = (await s.run({ [input]: new ort.Tensor('float32', data, dims) }))[output]
+        if (!out || !(out.data instanceof Float32Array)) throw new Error('a part gave no floats')
+        return { data: out.data, dims: out.dims }
+      }
+    }) as [Stage, Stage, Stage]
+    const run = await checkedStreaming(parts, stages, whole, [Number(shape[1]), Number(shape[2])])
+    if (run) return { run, close }
+  } catch {
+    // A part that does not load or run: the whole model, as before.
+  }
+  await close()
+  return undefined
 }
 
 function firstLine(err: unknown): string {

@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { importNative, loadSession } from '../../../src/adapters/openwakeword/runtime.js'
+import {
+  checkedStreaming,
+  embeddingParts,
+  type Stage,
+  streamingEmbedding,
+} from '../../../src/adapters/openwakeword/streaming-embedding.js'
+import { EMBEDDING, HEADS, MEL, wavPcm } from '../../helpers/wake.js'
+
+const DIMS = [1, 76, 32, 1]
+const options = {
+  executionProviders: ['cpu'],
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: 'all',
+}
+
+/** The runtime in this thread (the service runs it on its own: model-thread.ts). */
+async function runtime() {
+  const ort = await importNative()
+  const session = async (bytes: Uint8Array) => {
+    const s = await ort.InferenceSession.create(bytes, options)
+    const [input = '', output = ''] = [s.inputNames[0], s.outputNames[0]]
+    return async (data: Float32Array, dims: readonly number[]) => {
+      const out = (await s.run({ [input]: new ort.Tensor('float32', data, dims) }))[output]
+      return { data: out?.data as Float32Array, dims: out?.dims ?? [] }
+    }
+  }
+  return { ort, session }
+}
+
+/** A clip's mel frames as the detector makes them (scaled x/10 + 2), from the real mel model. */
+async function melFrames(clip: string): Promise<Float32Array> {
+  const { session } = await runtime()
+  const mel = await session(readFileSync(MEL))
+  const pcm = wavPcm(clip)
+  const samples = Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1))
+  const out = (await mel(samples, [1, samples.length])).data
+  return out.map((x) => x / 10 + 2)
+}
+
+const windowAt = (frames: Float32Array, chunk: number) =>
+  frames.slice(chunk * 8 * 32, (chunk * 8 + 76) * 32)
+
+describe('the embedding model, streamed', () => {
+  it('gives the whole model’s embeddings, bit for bit, for windows moved on by 1, 2 or 4 chunks and after a jump', async () => {
+    const { session } = await runtime()
+    const bytes = readFileSync(EMBEDDING)
+    const parts = embeddingParts(bytes)
+    // Two convolutions of 3 rows in the first part, four in the second (its rows at half rate).
+    expect(parts.context).toEqual([4, 8])
+    const stages = (await Promise.all(parts.bytes.map(session))) as unknown as [Stage, Stage, Stage]
+    const whole = await session(bytes)
+    const streamed = streamingEmbedding(parts, stages)
+
+    const frames = await melFrames(HEADS.find((h) => h.name === 'hey_jarvis')?.clip ?? '')
+    const chunks = Math.floor((frames.length / 32 - 76) / 8)
+    expect(chunks).toBeGreaterThan(20)
+    // Exact scoring's hop, coarse scoring's, the largest kept, a jump back, one too far to keep.
+    const order = [0, 1, 2, 3, 5, 7, 11, 12, 3, 4, 9, 10, 20, 21]
+    for (const chunk of order) {
+      const w = windowAt(frames, chunk)
+      const a = await streamed(w, DIMS)
+      const b = (await whole(w.slice(), DIMS)).data
+      expect(Array.from(a), `chunk ${chunk}`).toEqual(Array.from(b))
+    }
+    // A batch is each window in turn.
+    const batch = new Float32Array(2 * 76 * 32)
+    batch.set(windowAt(frames, 13))
+    batch.set(windowAt(frames, 14), 76 * 32)
+    const both = await streamed(batch, [2, 76, 32, 1])
+    const w14 = (await whole(windowAt(frames, 14), DIMS)).data
+    expect(Array.from(both.subarray(96))).toEqual(Array.from(w14))
+  })
+
+  it('is not used when its parts do not give the whole model’s embeddings', async () => {
+    const { session } = await runtime()
+    const bytes = readFileSync(EMBEDDING)
+    const parts = embeddingParts(bytes)
+    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
+      Stage,
+      Stage,
+      Stage,
+    ]
+    const whole = await session(bytes)
+    const wholeRun = async (x: Float32Array, d: readonly number[]) => (await whole(x, d)).data
+    expect(await checkedStreaming(parts, [s1, s2, s3], wholeRun, [76, 32])).toBeDefined()
+    // A last part that is a hair off: the check refuses it.
+    const off: Stage = async (x, d) => {
+      const out = await s3(x, d)
+      return { data: out.data.map((v) => v + 1e-3), dims: out.dims }
+    }
+    expect(await checkedStreaming(parts, [s1, s2, off], wholeRun, [76, 32])).toBeUndefined()
+  })
+
+  it('is refused for a graph it cannot cut, saying why', () => {
+    // A head: no reshape of its input into mel frames, no pooling of time.
+    expect(() => embeddingParts(readFileSync(HEADS[0]?.file ?? ''))).toThrow(/reshap|pools time/)
+    expect(() => embeddingParts(Uint8Array.from([0x3a, 0x05, 0x01]))).toThrow(/past the end/)
+  })
+
+  it('the embedding session the runtime loads gives the whole model’s embeddings on a clip scored chunk by chunk', async () => {
+    const { ort, session } = await runtime()
+    const loaded = await loadSession(ort, 'native', EMBEDDING)
+    const whole = await session(readFileSync(EMBEDDING))
+    const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
+    const chunks = Math.floor((frames.length / 32 - 76) / 8)
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const w = windowAt(frames, chunk)
+      expect(Array.from(await loaded.run(w, DIMS))).toEqual(
+        Array.from((await whole(w.slice(), DIMS)).data),
+      )
+    }
+    await loaded.close()
+  })
+})
