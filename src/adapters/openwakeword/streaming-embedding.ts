@@ -5,14 +5,14 @@ import { type OnnxNode, parseOnnx, subModel } from './onnx-graph.js'
  * new frames (docs/wake-word.md, "The embedding model, streamed").
  *
  * The model is convolutional along time with no padding there (its convolutions pad the mel axis
- * only) and pools time by 2 three times: each of its outputs depends on its own 76 frames alone,
- * and the detector's windows move by 8 frames (one chunk), the product of its time strides. So the
- * graph is cut after its first two time-pooling layers into three parts, and the activations of the
- * first two are kept: when a window is the last one moved on by m chunks (its first frames are the
- * last one's later frames, compared value by value), the first part runs on the new 8·m frames and
- * its context only, the second on its new rows and its context, the third (a seventh of the
- * arithmetic) on its whole input. The same arithmetic on the same values: the same embedding.
- * Any other window (a start, a reset, a jump) runs through all three parts whole.
+ * only) and pools time by 2 three times: each of its outputs depends on its own 76 frames alone.
+ * The graph is cut after its first two time-pooling layers into three parts, and the activations
+ * of the first two are kept: when a window is the last one moved on by m steps of 4 frames (the
+ * first two parts' strides; a chunk is 2 steps) — its first frames are the last one's later
+ * frames, compared value by value — the first part runs on the new 4·m frames and its context
+ * only, the second on its new rows and their context, the third (a seventh of the arithmetic) on
+ * its whole input. The same arithmetic on the same values: the same embedding. Any other window
+ * (a start, a reset, a jump back) runs through all three parts whole.
  */
 
 /** Runs one part of the model on a float tensor; gives its output and shape. */
@@ -28,10 +28,14 @@ export interface EmbeddingParts {
   readonly context: readonly [number, number]
 }
 
-/** How far (in chunks) a window may move on and still reuse the kept activations. */
-const MAX_SHIFT = 4
-/** Frames per chunk: the window's hop, and the product of the model's time strides. */
-const HOP = 8
+/**
+ * The step (in frames) a window may move on by and reuse the kept activations: the product of the
+ * first two parts' time strides (2 × 2), so half a chunk. The third part runs whole, so its own
+ * stride does not matter, and a hop finer than a chunk streams too.
+ */
+const STEP = 4
+/** How many steps (4 chunks) a window may move on by and still reuse them. */
+const MAX_STEPS = 8
 
 /**
  * Cuts the embedding model into its three parts; throws (the caller then runs it whole) when its
@@ -96,12 +100,12 @@ export function streamingEmbedding(
     [a, b]: [Kept, Kept],
     m: number,
   ) => {
-    // The first part: the newest HOP·m frames and the rows of context before them.
-    const take = HOP * m + c1
+    // The first part: the newest STEP·m frames and the rows of context before them.
+    const take = STEP * m + c1
     const na = await stages[0](window.slice((frames - take) * bins), [1, 1, take, bins])
     shiftIn(a, na)
-    // The second: its newest rows (HOP·m / 2 of the first part's) and their context.
-    const rows = (HOP * m) / 2 + c2
+    // The second: its newest rows (STEP·m / 2 of the first part's) and their context.
+    const rows = (STEP * m) / 2 + c2
     const nb = await stages[1](tail(a, rows), [1, a.channels, rows, a.width])
     shiftIn(b, nb)
   }
@@ -171,11 +175,11 @@ function tail(k: Kept, rows: number): Float32Array {
   return out
 }
 
-/** By how many chunks `window` moved on from `last` (its start is `last`'s later frames), or 0. */
+/** By how many steps `window` moved on from `last` (its start is `last`'s later frames), or 0. */
 function shiftOf(last: Float32Array, window: Float32Array, bins: number): number {
   if (last.length !== window.length) return 0
-  for (let m = 1; m <= MAX_SHIFT; m++) {
-    const skip = HOP * m * bins
+  for (let m = 1; m <= MAX_STEPS; m++) {
+    const skip = STEP * m * bins
     if (skip >= window.length) return 0
     let same = true
     for (let i = 0; i + skip < window.length && same; i++) same = window[i] === last[i + skip]
@@ -212,12 +216,15 @@ function checkStreamable(n: OnnxNode): void {
   }
 }
 
-/** Windows of synthetic mel frames moved on by 1, 2 and 4 chunks, then a jump: each path once. */
-const CHECK_OFFSETS = [0, 1, 3, 7, 8, 2, 3]
+/**
+ * Where the check's windows start, in steps of 4 frames: moved on by half a chunk, one, two and
+ * four, a jump back, half a chunk again — every path once.
+ */
+const CHECK_OFFSETS = [0, 1, 3, 7, 15, 2, 3]
 
 /**
  * The streamed run, if it gives what the whole model gives on windows that take every path (moved
- * on by 1, 2 and 4 chunks, a jump back): within a millionth of the largest value (the same
+ * on by half a chunk, 1, 2 and 4 chunks, a jump back): within a millionth of the largest value (the same
  * arithmetic gives the same bits here; the margin is for a runtime that orders a sum otherwise).
  * Otherwise undefined, and the caller runs the model whole.
  */
@@ -228,14 +235,14 @@ export async function checkedStreaming(
   [frames, bins]: readonly [number, number],
 ): Promise<((input: Float32Array, dims: readonly number[]) => Promise<Float32Array>) | undefined> {
   const run = streamingEmbedding(parts, stages)
-  const seq = new Float32Array((frames + HOP * Math.max(...CHECK_OFFSETS)) * bins)
+  const seq = new Float32Array((frames + STEP * Math.max(...CHECK_OFFSETS)) * bins)
   for (let i = 0; i < seq.length; i++)
     seq[i] = 2 + Math.sin(i * 0.013) * 1.5 + Math.sin(i * 0.71) / 2
   const dims = [1, frames, bins, 1]
   let largest = 0
   let worst = 0
   for (const k of CHECK_OFFSETS) {
-    const window = seq.slice(k * HOP * bins, (k * HOP + frames) * bins)
+    const window = seq.slice(k * STEP * bins, (k * STEP + frames) * bins)
     const a = await run(window, dims)
     const b = await whole(window.slice(), dims)
     if (a.length !== b.length) return undefined
