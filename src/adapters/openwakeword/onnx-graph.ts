@@ -190,13 +190,7 @@ function lengthField(no: number, body: Uint8Array): Uint8Array {
 }
 
 function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
+  return Buffer.concat(parts)
 }
 
 function text(b: Uint8Array | undefined): string {

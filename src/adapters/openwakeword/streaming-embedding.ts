@@ -129,12 +129,9 @@ export function streamingEmbedding(
     for (let i = 0; i < batch; i++)
       outs.push(await one(input.slice(i * size, (i + 1) * size), frames, bins))
     if (outs.length === 1 && outs[0]) return outs[0]
-    const out = new Float32Array(outs.reduce((n, o) => n + o.length, 0))
-    let at = 0
-    for (const o of outs) {
-      out.set(o, at)
-      at += o.length
-    }
+    const size1 = outs[0]?.length ?? 0
+    const out = new Float32Array(batch * size1)
+    for (const [i, o] of outs.entries()) out.set(o, i * size1)
     return out
   }
 }
