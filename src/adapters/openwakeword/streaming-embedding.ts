@@ -220,15 +220,16 @@ function checkStreamable(n: OnnxNode): void {
 const CHECK_OFFSETS = [0, 1, 3, 7, 15, 2, 3]
 
 /**
- * The streamed run, if it gives what the whole model gives on windows that take every path (moved
- * on by half a chunk, 1, 2 and 4 chunks, a jump back): within a millionth of the largest value (the same
- * arithmetic gives the same bits here; the margin is for a runtime that orders a sum otherwise).
- * Otherwise undefined, and the caller runs the model whole.
+ * The streamed run, if it gives what the parts give run whole on windows that take every path
+ * (moved on by half a chunk, 1, 2 and 4 chunks, a jump back): within a millionth of the largest
+ * value (the same arithmetic gives the same bits here; the margin is for a runtime that orders a
+ * sum otherwise). Otherwise undefined, and the caller runs the model whole. The parts in a row are
+ * the graph itself (a node that read a tensor of an earlier part would not load), so this checks
+ * what the cut cannot: the context and alignment each move relies on.
  */
 export async function checkedStreaming(
   parts: Pick<EmbeddingParts, 'context'>,
   stages: readonly [Stage, Stage, Stage],
-  whole: (input: Float32Array, dims: readonly number[]) => Promise<Float32Array>,
   [frames, bins]: readonly [number, number],
 ): Promise<((input: Float32Array, dims: readonly number[]) => Promise<Float32Array>) | undefined> {
   const run = streamingEmbedding(parts, stages)
@@ -241,7 +242,8 @@ export async function checkedStreaming(
   for (const k of CHECK_OFFSETS) {
     const window = seq.slice(k * STEP * bins, (k * STEP + frames) * bins)
     const a = await run(window, dims)
-    const b = await whole(window.slice(), dims)
+    // A fresh run has nothing kept: every part runs whole.
+    const b = await streamingEmbedding(parts, stages)(window, dims)
     if (a.length !== b.length) return undefined
     for (let i = 0; i < b.length; i++) {
       largest = Math.max(largest, Math.abs(b[i] ?? 0))

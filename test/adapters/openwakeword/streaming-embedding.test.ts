@@ -77,24 +77,22 @@ describe('the embedding model, streamed', () => {
     expect(Array.from(both.subarray(96))).toEqual(Array.from(w14))
   })
 
-  it('is not used when its parts do not give the whole model’s embeddings', async () => {
+  it('is not used when a part does not give the same rows on a window’s new frames alone', async () => {
     const { session } = await runtime()
-    const bytes = readFileSync(EMBEDDING)
-    const parts = embeddingParts(bytes)
+    const parts = embeddingParts(readFileSync(EMBEDDING))
     const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
       Stage,
       Stage,
       Stage,
     ]
-    const whole = await session(bytes)
-    const wholeRun = async (x: Float32Array, d: readonly number[]) => (await whole(x, d)).data
-    expect(await checkedStreaming(parts, [s1, s2, s3], wholeRun, [76, 32])).toBeDefined()
-    // A last part that is a hair off: the check refuses it.
-    const off: Stage = async (x, d) => {
-      const out = await s3(x, d)
-      return { data: out.data.map((v) => v + 1e-3), dims: out.dims }
+    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBeDefined()
+    // A first part whose rows depend on where its input starts (as one padding time would): a
+    // hair off on anything shorter than a whole window. The check refuses to stream it.
+    const padded: Stage = async (x, d) => {
+      const out = await s1(x, d)
+      return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
     }
-    expect(await checkedStreaming(parts, [s1, s2, off], wholeRun, [76, 32])).toBeUndefined()
+    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBeUndefined()
   })
 
   it('is refused for a graph it cannot cut, saying why', () => {
