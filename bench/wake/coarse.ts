@@ -21,7 +21,7 @@ import {
   voices,
   WAKE_PHRASES,
 } from './corpus.js'
-import { wholeRuntime } from './whole-runtime.js'
+import { inThreadRuntime } from './whole-runtime.js'
 
 const RATE = 16_000
 const HEADS = PRETRAINED.map((h) => ({ ...h, file: join(MODEL_DIR, h.file) }))
@@ -87,20 +87,20 @@ function compare(a: Side, b: Side, into: Diff): void {
 const key = (w: WakeDetection) => `${w.phrase}@${w.heardAtMs}`
 
 /**
- * `streamed`: instead of exact against coarse, both at `hop`, the embedding model run whole in
- * this thread (whole-runtime.ts, the scoring before it was streamed) against the service's runtime
- * (its own thread, the embedding model streamed): "exact" is then the whole model's side.
+ * `streamed`: instead of exact against coarse, both at `hop` and both in this thread
+ * (whole-runtime.ts), the embedding model run whole (the scoring before it was streamed) against
+ * streamed (the sessions the service loads): "exact" is then the whole model's side.
  */
 export async function coarseBench(
   out: (s: string) => void,
   hop: number,
   streamed = false,
 ): Promise<void> {
-  const exact = streamed ? await side(hop, await wholeRuntime()) : await side(1)
-  const coarse = await side(hop)
+  const exact = streamed ? await side(hop, await inThreadRuntime(false)) : await side(1)
+  const coarse = streamed ? await side(hop, await inThreadRuntime(true)) : await side(hop)
   out(
     streamed
-      ? `\nthe embedding model streamed (its own thread) against run whole (this thread), both at hop ${hop}, every head at 0.5, two chunks in a row`
+      ? `\nthe embedding model streamed against run whole, both in this thread at hop ${hop}, every head at 0.5, two chunks in a row`
       : `\ncoarse scoring (hop ${hop}) against exact scoring, every head at 0.5, two chunks in a row`,
   )
   const [nameA, nameB] = streamed ? ['whole', 'streamed'] : ['exact', 'coarse']

@@ -1,12 +1,14 @@
-// The native runtime in this thread with every model run whole, as before the embedding model
-// was streamed (issue 47): the "before" side of `BENCH_ONLY=streamed` (coarse.ts). The service
-// runs its models on a thread of their own (model-thread.ts), streaming the embedding model.
+// The native runtime in this thread (no hand-offs to the runtime's own thread, model-thread.ts):
+// `streamed` false, every model run whole, as before the embedding model was streamed (issue 47);
+// true, the sessions the service's thread loads (the embedding model streamed). The two sides of
+// `BENCH_ONLY=streamed` (coarse.ts): the same thread, so only the streaming differs.
 import { readFileSync } from 'node:fs'
 import type { InferenceRuntime } from '../../src/adapters/openwakeword/model-session.js'
-import { importNative } from '../../src/adapters/openwakeword/runtime.js'
+import { importNative, loadSession } from '../../src/adapters/openwakeword/runtime.js'
 
-export async function wholeRuntime(): Promise<InferenceRuntime> {
+export async function inThreadRuntime(streamed: boolean): Promise<InferenceRuntime> {
   const ort = await importNative()
+  if (streamed) return { name: 'native', load: (file) => loadSession(ort, 'native', file) }
   return {
     name: 'native',
     async load(file) {
