@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|coarse|denoise|prose).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|coarse|streamed|denoise|prose).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -445,3 +445,5 @@ if (only === '' || only === 'verifier') await verifierBench(out)
 // A trial, not the product: only when asked for.
 if (only === 'denoise') await denoiseBench(out)
 if (only === '' || only === 'coarse') await coarseBench(out, COARSE_HOP)
+// The embedding model streamed against run whole, at the service's hop and at every chunk.
+if (only === 'streamed') for (const hop of [COARSE_HOP, 1]) await coarseBench(out, hop, true)

@@ -8,6 +8,7 @@
 import { join } from 'node:path'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { PRETRAINED } from '../../src/adapters/openwakeword/model-files.js'
+import type { InferenceRuntime } from '../../src/adapters/openwakeword/model-session.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { MODEL_DIR, pinnedDetector } from '../../test/helpers/wake.js'
 import {
@@ -20,6 +21,7 @@ import {
   voices,
   WAKE_PHRASES,
 } from './corpus.js'
+import { inThreadRuntime } from './whole-runtime.js'
 
 const RATE = 16_000
 const HEADS = PRETRAINED.map((h) => ({ ...h, file: join(MODEL_DIR, h.file) }))
@@ -31,7 +33,7 @@ interface Side {
   cpuMs: number
 }
 
-async function side(hop: number): Promise<Side> {
+async function side(hop: number, runtime?: InferenceRuntime): Promise<Side> {
   const scores = new Map<number, readonly number[]>()
   const wakes: WakeDetection[] = []
   const d = await pinnedDetector({
@@ -39,6 +41,7 @@ async function side(hop: number): Promise<Side> {
     phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
     onScores: (s, at) => scores.set(at, [...s]),
     coarseHop: hop,
+    ...(runtime ? { runtime } : {}),
   })
   return { d, scores, wakes, cpuMs: 0 }
 }
@@ -83,12 +86,26 @@ function compare(a: Side, b: Side, into: Diff): void {
 
 const key = (w: WakeDetection) => `${w.phrase}@${w.heardAtMs}`
 
-export async function coarseBench(out: (s: string) => void, hop: number): Promise<void> {
-  const exact = await side(1)
-  const coarse = await side(hop)
-  out(`\ncoarse scoring (hop ${hop}) against exact scoring, every head at 0.5, two chunks in a row`)
+/**
+ * `streamed`: instead of exact against coarse, both at `hop` and both in this thread
+ * (whole-runtime.ts), the embedding model run whole (the scoring before it was streamed) against
+ * streamed (the sessions the service loads): "exact" is then the whole model's side.
+ */
+export async function coarseBench(
+  out: (s: string) => void,
+  hop: number,
+  streamed = false,
+): Promise<void> {
+  const exact = streamed ? await side(hop, await inThreadRuntime(false)) : await side(1)
+  const coarse = streamed ? await side(hop, await inThreadRuntime(true)) : await side(hop)
   out(
-    '| audio | chunks | max \\|Δ\\| where exact ≥ 0.1 (chunks off) | max \\|Δ\\| anywhere | own-head peak Δ, max | wakes exact / coarse / differing | CPU exact → coarse (ms per audio s) |',
+    streamed
+      ? `\nthe embedding model streamed against run whole, both in this thread at hop ${hop}, every head at 0.5, two chunks in a row`
+      : `\ncoarse scoring (hop ${hop}) against exact scoring, every head at 0.5, two chunks in a row`,
+  )
+  const [nameA, nameB] = streamed ? ['whole', 'streamed'] : ['exact', 'coarse']
+  out(
+    `| audio | chunks | max \\|Δ\\| where ${nameA} ≥ 0.1 (chunks off) | max \\|Δ\\| anywhere | own-head peak Δ, max | wakes ${nameA} / ${nameB} / differing | CPU ${nameA} → ${nameB} (ms per audio s) |`,
   )
   out('|---|---|---|---|---|---|---|')
   const vs = voices([130, 150, 170, 190])

@@ -37,7 +37,20 @@ const melIn = (i: number) => {
 }
 const melMs = await cpuPer(CHUNKS, (i) => mel.run(melIn(i), [1, 1760]))
 const window = new Float32Array(76 * 32).map((_, k) => Math.sin(k) + 2)
-const embMs = await cpuPer(CHUNKS, () => emb.run(window.slice(), [1, 76, 32, 1]))
+// The embedding on the talk's own mel frames (scaled as the detector does), its window moved on
+// by `hop` chunks a run: 1 as exact scoring moves it, 2 as coarse scoring, 7 a jump (no window it
+// follows: the whole model's cost). The embedding session streams a window that moves on by up to
+// 4 chunks (streaming-embedding.ts).
+const spec = await mel.run(Float32Array.from(samples), [1, samples.length])
+for (let i = 0; i < spec.length; i++) spec[i] = (spec[i] ?? 0) / 10 + 2
+const windows = Math.floor((spec.length / 32 - 76) / 8)
+const moving = (hop: number) => (i: number) => {
+  const at = ((i * hop) % windows) * 8 * 32
+  return emb.run(spec.slice(at, at + 76 * 32), [1, 76, 32, 1])
+}
+const embMs = await cpuPer(CHUNKS, moving(1))
+const embCoarseMs = await cpuPer(CHUNKS, moving(2))
+const embJumpMs = await cpuPer(CHUNKS, moving(7))
 const hw = new Float32Array(16 * 96).map((_, k) => Math.cos(k) * 0.1)
 const headMs = await cpuPer(CHUNKS, () => head.run(hw.slice(), [1, 16, 96]))
 // The JavaScript alone: the copies and the mel scaling a chunk makes, no model.
@@ -75,6 +88,8 @@ process.stdout.write(
     cpuMsPerChunk: {
       mel: r(melMs),
       embedding: r(embMs),
+      embeddingHop2: r(embCoarseMs),
+      embeddingWhole: r(embJumpMs),
       head: r(headMs),
       jsCopies: r(jsMs / 10),
       poolRoundTrip: r(loopMs),

@@ -1,0 +1,118 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { importNative, loadSession } from '../../../src/adapters/openwakeword/runtime.js'
+import {
+  checkedStreaming,
+  embeddingParts,
+  type Stage,
+  streamingEmbedding,
+} from '../../../src/adapters/openwakeword/streaming-embedding.js'
+import { EMBEDDING, HEADS, MEL, wavPcm } from '../../helpers/wake.js'
+
+const DIMS = [1, 76, 32, 1]
+const options = {
+  executionProviders: ['cpu'],
+  intraOpNumThreads: 1,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: 'all',
+}
+
+/** The runtime in this thread (the service runs it on its own: model-thread.ts). */
+async function runtime() {
+  const ort = await importNative()
+  const session = async (bytes: Uint8Array) => {
+    const s = await ort.InferenceSession.create(bytes, options)
+    const [input = '', output = ''] = [s.inputNames[0], s.outputNames[0]]
+    return async (data: Float32Array, dims: readonly number[]) => {
+      const out = (await s.run({ [input]: new ort.Tensor('float32', data, dims) }))[output]
+      return { data: out?.data as Float32Array, dims: out?.dims ?? [] }
+    }
+  }
+  return { ort, session }
+}
+
+/** A clip's mel frames as the detector makes them (scaled x/10 + 2), from the real mel model. */
+async function melFrames(clip: string): Promise<Float32Array> {
+  const { session } = await runtime()
+  const mel = await session(readFileSync(MEL))
+  const pcm = wavPcm(clip)
+  const samples = Float32Array.from(new Int16Array(pcm.buffer, pcm.byteOffset, pcm.length >> 1))
+  const out = (await mel(samples, [1, samples.length])).data
+  return out.map((x) => x / 10 + 2)
+}
+
+/** The 76 frames from `step` · 4 on (a chunk is 8 frames: two steps). */
+const windowAt = (frames: Float32Array, step: number) =>
+  frames.slice(step * 4 * 32, (step * 4 + 76) * 32)
+
+describe('the embedding model, streamed', () => {
+  it('gives the whole model’s embeddings, bit for bit, for windows moved on by half a chunk, 1, 2 or 4 chunks and after a jump', async () => {
+    const { session } = await runtime()
+    const bytes = readFileSync(EMBEDDING)
+    const parts = embeddingParts(bytes)
+    // Two convolutions of 3 rows in the first part, four in the second (its rows at half rate).
+    expect(parts.context).toEqual([4, 8])
+    const stages = (await Promise.all(parts.bytes.map(session))) as unknown as [Stage, Stage, Stage]
+    const whole = await session(bytes)
+    const streamed = streamingEmbedding(parts, stages)
+
+    const frames = await melFrames(HEADS.find((h) => h.name === 'hey_jarvis')?.clip ?? '')
+    const steps = Math.floor((frames.length / 32 - 76) / 4)
+    expect(steps).toBeGreaterThan(50)
+    // In steps of 4 frames: exact scoring's hop (2), coarse scoring's (4), half a chunk (1), the
+    // largest kept (8), a jump back, one too far to keep (10).
+    const order = [0, 2, 4, 6, 7, 9, 13, 21, 22, 6, 8, 18, 20, 40, 42]
+    for (const step of order) {
+      const w = windowAt(frames, step)
+      const a = await streamed(w, DIMS)
+      const b = (await whole(w.slice(), DIMS)).data
+      expect(Array.from(a), `step ${step}`).toEqual(Array.from(b))
+    }
+    // A batch is each window in turn.
+    const batch = new Float32Array(2 * 76 * 32)
+    batch.set(windowAt(frames, 26))
+    batch.set(windowAt(frames, 28), 76 * 32)
+    const both = await streamed(batch, [2, 76, 32, 1])
+    const w14 = (await whole(windowAt(frames, 28), DIMS)).data
+    expect(Array.from(both.subarray(96))).toEqual(Array.from(w14))
+  })
+
+  it('is not used when a part does not give the same rows on a window’s new frames alone', async () => {
+    const { session } = await runtime()
+    const parts = embeddingParts(readFileSync(EMBEDDING))
+    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
+      Stage,
+      Stage,
+      Stage,
+    ]
+    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBeDefined()
+    // A first part whose rows depend on where its input starts (as one padding time would): a
+    // hair off on anything shorter than a whole window. The check refuses to stream it.
+    const padded: Stage = async (x, d) => {
+      const out = await s1(x, d)
+      return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
+    }
+    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBeUndefined()
+  })
+
+  it('is refused for a graph it cannot cut, saying why', () => {
+    // A head: no reshape of its input into mel frames, no pooling of time.
+    expect(() => embeddingParts(readFileSync(HEADS[0]?.file ?? ''))).toThrow(/reshap|pools time/)
+    expect(() => embeddingParts(Uint8Array.from([0x3a, 0x05, 0x01]))).toThrow(/past the end/)
+  })
+
+  it('the embedding session the runtime loads gives the whole model’s embeddings on a clip scored chunk by chunk', async () => {
+    const { ort, session } = await runtime()
+    const loaded = await loadSession(ort, 'native', EMBEDDING)
+    const whole = await session(readFileSync(EMBEDDING))
+    const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
+    const chunks = Math.floor((frames.length / 32 - 76) / 8)
+    for (let chunk = 0; chunk < chunks; chunk++) {
+      const w = windowAt(frames, 2 * chunk)
+      expect(Array.from(await loaded.run(w, DIMS))).toEqual(
+        Array.from((await whole(w.slice(), DIMS)).data),
+      )
+    }
+    await loaded.close()
+  })
+})
