@@ -153,6 +153,7 @@ describe('the wake stage', () => {
         claims.push(d)
         return false
       },
+      answering: () => {},
       close: async () => {},
     })
     await w.sayWake()
@@ -167,6 +168,7 @@ describe('the wake stage', () => {
     let won: ((v: boolean) => void) | undefined
     const { server, w } = await world({
       claim: () => new Promise<boolean>((resolve) => (won = resolve)),
+      answering: () => {},
       close: async () => {},
     })
     await w.sayWake()
