@@ -10,10 +10,12 @@
 //              the scoring lag)
 //   the rest   the listener told → `speaker.drop()` entered (the wake stage's checks, the claim,
 //              the session loop, the driver)
-//   drop       `speaker.drop()` itself (aplay killed)
+//   drop       `speaker.drop()` entered → aplay sent SIGKILL (the speaker silent; the next player's
+//              spawn, in the same call, comes after it and is left out)
 // Two households: this speaker alone (no broker), and a second speaker online on a real Mosquitto
 // (its status retained), which hears the same phrase quieter and claims it 0–80 ms later.
 // BENCH_BARGES (default 12) barge-ins per household, one session each.
+import { ChildProcess } from 'node:child_process'
 import { join } from 'node:path'
 import { createAlsaSpeaker } from '../src/adapters/alsa/alsa-speaker.js'
 import { ArecordMic } from '../src/adapters/alsa/arecord-mic.js'
@@ -34,6 +36,13 @@ const BARGES = Number(process.env.BENCH_BARGES ?? 12)
 if (missingCommands('arecord', 'aplay', 'mosquitto', 'mosquitto_passwd')) process.exit(0)
 
 const wall = () => performance.timeOrigin + performance.now()
+/** When a child was last sent SIGKILL: the moment the speaker falls silent (aplay killed). */
+let killedAt = 0
+const kill = ChildProcess.prototype.kill
+ChildProcess.prototype.kill = function (this: ChildProcess, signal?: NodeJS.Signals | number) {
+  if (signal === 'SIGKILL') killedAt ||= wall()
+  return kill.call(this, signal)
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** The reply: 10 s of a quiet two-tone hum at 24 kHz (nobody hears it: no loopback here). */
@@ -137,8 +146,10 @@ async function household(
   const drop = speaker.drop.bind(speaker)
   speaker.drop = () => {
     dropAt = wall()
+    killedAt = 0
     const r = drop()
-    dropMs = wall() - dropAt
+    // Silent at aplay's SIGKILL; the next player's spawn, in the same call, comes after it.
+    dropMs = (killedAt || wall()) - dropAt
     return r
   }
   const out: Barge[] = []
@@ -196,7 +207,7 @@ function table(title: string, b: Barge[]): void {
   console.log(`\n${title}\n\n| part | n | p50 ms | p99 ms | min–max ms |\n|---|---|---|---|---|`)
   console.log(
     row(
-      'phrase end → speaker silent (drop returned)',
+      'phrase end → speaker silent (aplay killed)',
       b.map((x) => x.toTold + x.rest + x.drop),
     ),
   )
@@ -220,7 +231,7 @@ function table(title: string, b: Barge[]): void {
   )
   console.log(
     row(
-      'drop: speaker.drop() (aplay killed)',
+      'drop: speaker.drop() entered → aplay killed',
       b.map((x) => x.drop),
     ),
   )
