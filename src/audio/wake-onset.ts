@@ -18,6 +18,12 @@ export interface WakeOnsetOptions {
   readonly logger: Logger
   /** Several speakers in one home: only the one that wins the claim opens a session. */
   readonly arbiter?: WakeArbiter
+  /**
+   * True while this speaker is in a session that is not ending: a wake then is a barge-in on it,
+   * taken at once (the person is talking to this speaker; there is nothing to arbitrate), and the
+   * others are told. A session closing takes no wake, so that one is claimed like any other.
+   */
+  readonly answering?: () => boolean
   readonly sampleRateHz?: number
   /** Audio before the wake sent first: the phrase (for the second opinion) and the command's start. */
   readonly preRollMs?: number
@@ -57,7 +63,8 @@ const ECHO_BASELINE_FRAMES = 25
  * tap, so the speaker being talked over is heard too) goes into the pre-roll ring, the speech
  * detector and the wake detector; a detection becomes an onset only when the speech detector
  * agrees, the refractory time has passed and, with several speakers, this one won the claim.
- * It keeps listening during a session: a wake then is the session loop's barge-in.
+ * It keeps listening during a session: a wake then is the session loop's barge-in, told at once
+ * (nothing to arbitrate: the person is talking to this speaker), the claim only after it.
  */
 export class WakeOnset implements OnsetSource {
   readonly #o: WakeOnsetOptions
@@ -127,13 +134,16 @@ export class WakeOnset implements OnsetSource {
     }
     // From a wake that stands: a rejected one must not deafen the stage to the real phrase after it.
     this.#quietUntil = now + (this.#o.refractoryMs ?? DEFAULT_REFRACTORY_MS)
-    if (!this.#o.arbiter) {
+    const arbiter = this.#o.arbiter
+    if (!arbiter || this.#o.answering?.() === true) {
+      // A barge-in drops the reply now, in this call; the claim (the others yield) goes after it.
       this.#take(d)
+      arbiter?.answering(d)
       return
     }
     this.#claiming = true
     const armed = this.#armed
-    void this.#o.arbiter
+    void arbiter
       .claim(d, this.#abort.signal)
       .catch((err: unknown) => {
         // The port never throws; if an adapter does, this speaker answers by itself.

@@ -9,5 +9,10 @@ import type { WakeDetection } from './wake-word.js'
  */
 export interface WakeArbiter {
   claim(detection: WakeDetection, signal?: AbortSignal): Promise<boolean>
+  /**
+   * The wake was said over this speaker's own session (a barge-in): it takes it at once, with
+   * nothing to wait for, and tells the others, who yield to it. Never throws.
+   */
+  answering(detection: WakeDetection): void
   close(): Promise<void>
 }

@@ -31,6 +31,11 @@ export const wakeClaimSchema = z.object({
    * the default window.
    */
   window: z.number().int().min(1).max(2000).optional(),
+  /**
+   * The sender is in a session and the wake was said over it (a barge-in): it has taken it at once,
+   * and the claim only tells the others to yield. Absent (an older speaker): an ordinary claim.
+   */
+  answering: z.literal(true).optional(),
 })
 export type WakeClaim = z.infer<typeof wakeClaimSchema>
 
@@ -48,14 +53,16 @@ export function claimNumbers(levelDb: number, score: number): { level: number; s
 }
 
 /**
- * Whether claim `a` outranks `b`: the louder (1 dB steps: nearer the person who spoke), then the
- * surer, then the device id that sorts first (UTF-16 code units), so two different speakers are
- * always ordered. A device never outranks itself.
+ * Whether claim `a` outranks `b`: the speaker already in a session (the person was talking to it),
+ * then the louder (1 dB steps: nearer the person who spoke), then the surer, then the device id
+ * that sorts first (UTF-16 code units), so two different speakers are always ordered. A device
+ * never outranks itself.
  */
 export function outranks(
-  a: Pick<WakeClaim, 'device' | 'level' | 'score'>,
-  b: Pick<WakeClaim, 'device' | 'level' | 'score'>,
+  a: Pick<WakeClaim, 'device' | 'level' | 'score' | 'answering'>,
+  b: Pick<WakeClaim, 'device' | 'level' | 'score' | 'answering'>,
 ): boolean {
+  if ((a.answering === true) !== (b.answering === true)) return a.answering === true
   if (a.level !== b.level) return a.level > b.level
   if (a.score !== b.score) return a.score > b.score
   return a.device < b.device

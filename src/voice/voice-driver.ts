@@ -101,6 +101,14 @@ export class VoiceDriver {
   }
 
   /**
+   * A session runs and is not ending: a wake now is a barge-in it takes (`bargeIn` is true), so the
+   * wake stage takes it without asking the other speakers first.
+   */
+  get answering(): boolean {
+    return this.#session !== undefined && !this.#session.ended
+  }
+
+  /**
    * Opens a session and runs it until budget, idle, error or `stop()`; resolves with a summary.
    * Rejects only for a caller's mistake (a session already running, an unknown conversation).
    */

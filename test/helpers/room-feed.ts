@@ -30,6 +30,7 @@ export class RoomFeeds {
   #ticks = 0
   #speed = 1
   #hold: (() => boolean) | undefined
+  #onWrite: ((feed: number, given: number) => void) | undefined
 
   constructor(paths: readonly string[]) {
     this.#feeds = paths.map((path) => ({ path, fd: undefined, given: 0, queue: [] }))
@@ -39,10 +40,19 @@ export class RoomFeeds {
    * Starts the clock; frames go out from now on, to each FIFO once its reader is there. `speed`
    * frames per 20 ms (a recording played faster than life); while `hold()` says so, none (the
    * rooms pause: a listener that cannot keep up at that speed is waited for, not overrun).
+   * `onWrite` is told of every frame that went into a FIFO, as it went: the moment its sound
+   * reached the microphone (a benchmark times from it).
    */
-  start(options: { speed?: number; hold?: () => boolean } = {}): void {
+  start(
+    options: {
+      speed?: number
+      hold?: () => boolean
+      onWrite?: (feed: number, given: number) => void
+    } = {},
+  ): void {
     this.#speed = options.speed ?? 1
     this.#hold = options.hold
+    this.#onWrite = options.onWrite
     this.#t0 = Date.now()
     this.#timer = setInterval(() => this.#tick(), FRAME_MS / 2)
   }
@@ -131,6 +141,7 @@ export class RoomFeeds {
       // Under PIPE_BUF: all of the frame or none of it.
       writeSync(f.fd, frame)
       f.given += frame.byteLength
+      this.#onWrite?.(this.#feeds.indexOf(f), f.given)
       return true
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code

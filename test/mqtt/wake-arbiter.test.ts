@@ -220,6 +220,55 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     ])
   })
 
+  it('a barge-in: the speaker answering takes its wake at once and its claim makes a louder speaker yield, whether that one claimed first or after', async () => {
+    const windowMs = 1500
+    const kitchen = await speaker(broker.url, 'kitchen', { windowMs, minWindowMs: windowMs })
+    const hall = await speaker(broker.url, 'hall', { windowMs, minWindowMs: windowMs })
+    const heardOnBroker: string[] = []
+    const watcher = await intruder()
+    watcher.on('message', (_t, p) => heardOnBroker.push(p.toString()))
+    await watcher.subscribeAsync(TOPIC, { qos: 0 })
+
+    // The hall claims first, louder; the kitchen, in a session, answers its wake: the hall yields
+    // as the kitchen's claim arrives, long before its window would have closed.
+    const order: string[] = []
+    const hallWon = settled(hall.arbiter.claim(heard(-10)), 'hall', order)
+    await until(() => heardOnBroker.length === 1, 'the hall’s claim on the broker')
+    kitchen.arbiter.answering(heard(-40))
+    const halfWindow = sleep(windowMs / 2).then(() => order.push('half the window'))
+    expect(await hallWon).toBe(false)
+    await halfWindow
+    expect(order).toEqual(['hall', 'half the window'])
+    expect(JSON.parse(heardOnBroker[1] as string)).toMatchObject({
+      device: 'kitchen',
+      answering: true,
+      level: -40,
+    })
+    await sleep(windowMs + 1100)
+
+    // The kitchen's answering claim first: the louder hall yields when it wakes, claiming nothing.
+    kitchen.arbiter.answering(heard(-40))
+    await until(() => heardOnBroker.length === 3, 'the kitchen’s claim on the broker')
+    expect(await hall.arbiter.claim(heard(-10))).toBe(false)
+    await sleep(100)
+    expect(heardOnBroker.map((p) => JSON.parse(p).device)).toEqual(['hall', 'kitchen', 'kitchen'])
+    expect(
+      hall.log
+        .withEvent('wake_arbitrated')
+        .map((r) => [r.fields.won, r.fields.reason, r.fields.by]),
+    ).toEqual([
+      [false, 'outranked', 'kitchen'],
+      [false, 'outranked', 'kitchen'],
+    ])
+    expect(
+      kitchen.log.withEvent('wake_arbitrated').map((r) => [r.fields.won, r.fields.reason]),
+    ).toEqual([
+      [true, 'answering'],
+      [true, 'answering'],
+    ])
+    expect(kitchen.log.withEvent('wake_claim_unheard')).toEqual([])
+  })
+
   it('the window is measured and travels with the claim: the speaker that joins a round times it by the opener’s window', async () => {
     const kitchen = await speaker(broker.url, 'kitchen', { settleMs: 40 })
     const hall = await speaker(broker.url, 'hall', { settleMs: 40 })

@@ -1,5 +1,19 @@
 import { describe, expect, it } from 'vitest'
-import { claimNumbers, outranks } from '../../src/protocol/index.js'
+import {
+  claimNumbers,
+  outranks,
+  PROTOCOL_VERSION,
+  wakeClaimSchema,
+} from '../../src/protocol/index.js'
+
+const wire = {
+  v: PROTOCOL_VERSION,
+  device: 'kitchen',
+  id: 'Jm3uQ0xv9m2bGJ3kZc8yTq1w',
+  level: -23,
+  score: 0.935,
+  at: 1764489600123,
+}
 
 describe('wake claims: the numbers on the wire and the rule every speaker applies', () => {
   it('of two different speakers exactly one outranks the other, whatever their numbers', () => {
@@ -27,6 +41,18 @@ describe('wake claims: the numbers on the wire and the rule every speaker applie
     expect(
       outranks({ device: 'a', level: -20, score: 0.9 }, { device: 'b', level: -20, score: 0.9 }),
     ).toBe(true)
+  })
+
+  it('the speaker answering (a barge-in on its session) outranks any claim that is not, however loud', () => {
+    const answering = { device: 'z', level: -60, score: 0.5, answering: true as const }
+    expect(outranks(answering, { device: 'a', level: 0, score: 1 })).toBe(true)
+    expect(outranks({ device: 'a', level: 0, score: 1 }, answering)).toBe(false)
+    // Two answering: the ordinary rule between them, still exactly one first.
+    const other = { device: 'a', level: -30, score: 0.9, answering: true as const }
+    expect(outranks(other, answering)).toBe(true)
+    expect(outranks(answering, other)).toBe(false)
+    expect(wakeClaimSchema.safeParse({ ...wire, answering: true }).success).toBe(true)
+    expect(wakeClaimSchema.safeParse({ ...wire, answering: false }).success).toBe(false)
   })
 
   it('rounds level to whole dB and score to 0.001, and keeps both in range (−∞ dB is silence)', () => {

@@ -108,7 +108,12 @@ describe('voice: budget and idle timeout (docs/design.md §2.9)', () => {
     const { conn, done } = await v.start()
     conn.toolCall({ id: 'c1', name: 'unlock_door', args: { door: 'back' } })
     await settle()
-    const summary = await v.driver.stop()
+    // Answering while it runs; from the moment it is ending a wake is not a barge-in on it any
+    // more (the wake stage claims it like any other, so another speaker may take it).
+    expect(v.driver.answering).toBe(true)
+    const stopping = v.driver.stop()
+    expect([v.driver.sessionRunning, v.driver.answering]).toEqual([true, false])
+    const summary = await stopping
     expect(summary?.reason).toBe('stopped')
     expect(await done).toEqual(summary)
     expect(v.approver.last().withdrawn).toBe(true)

@@ -153,6 +153,7 @@ describe('the wake stage', () => {
         claims.push(d)
         return false
       },
+      answering: () => {},
       close: async () => {},
     })
     await w.sayWake()
@@ -163,10 +164,42 @@ describe('the wake stage', () => {
     expect(w.order).toEqual([])
   }, 20_000)
 
+  it('a wake during its own session is taken at once: the arbiter is told, not asked', async () => {
+    const asked: string[] = []
+    let won: ((v: boolean) => void) | undefined
+    const { server, w } = await world({
+      claim: (d) => {
+        asked.push(`claim ${d.phrase}`)
+        // Never settles by itself: a barge-in that waited for a claim would wait for ever.
+        return asked.length === 1 ? Promise.resolve(true) : new Promise((r) => (won = r))
+      },
+      answering: (d) => {
+        asked.push(`answering ${d.phrase}`)
+        w.order.push('told')
+      },
+      close: async () => {},
+    })
+    await w.sayWake()
+    await server.waitForConnection(0, 5000)
+    await sleep(2100) // past the refractory time
+    const at = w.order.length
+    await w.sayWake()
+    await until(() => asked.length === 2)
+    expect(asked).toEqual(['claim hey jarvis', 'answering hey jarvis'])
+    expect(won).toBeUndefined()
+    // The barge-in's earcon (the driver's drop before it) came first, the arbiter was told after.
+    expect(w.order.slice(at).filter((o) => o === 'told' || o.startsWith('earcon'))).toEqual([
+      'earcon@1',
+      'told',
+    ])
+    expect(server.connections).toHaveLength(1)
+  }, 20_000)
+
   it('takes no wake whose claim is won after a mute, even once unmuted', async () => {
     let won: ((v: boolean) => void) | undefined
     const { server, w } = await world({
       claim: () => new Promise<boolean>((resolve) => (won = resolve)),
+      answering: () => {},
       close: async () => {},
     })
     await w.sayWake()

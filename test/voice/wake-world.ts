@@ -15,7 +15,7 @@ import { Grants } from '../../src/core/grants.js'
 import type { Logger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
-import type { AudioIn } from '../../src/ports/audio.js'
+import type { AudioIn, AudioOut } from '../../src/ports/audio.js'
 import type { LedState } from '../../src/ports/panel.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
 import type { WakeDetection, WakeListener, WakeWordDetector } from '../../src/ports/wake-word.js'
@@ -42,19 +42,21 @@ export function speech16k(file = 'speech-en-us-m.wav', fromMs = 1000, ms = 1000)
   return wav.pcm.subarray(from, from + ms * 32)
 }
 
-export interface WakeWorldOptions {
+export interface WakeWorldOptions<S extends AudioOut = FakeSpeaker> {
   readonly echo?: 'gate' | 'aec'
   /** The second opinion; `false`: a local wake is believed. */
   readonly confirm?: WakeCheck | false
   readonly detectorLatencyMs?: number
   readonly arbiter?: WakeArbiter
+  /** As before issue 46 item 4: a wake over a session waits for the claim like any other. */
+  readonly arbitrateBargeIn?: boolean
   readonly preRollMs?: number
   /** The microphone below the gate (a real recorder); a fake the test speaks into otherwise. */
   readonly source?: AudioIn
   /** Called as the wake stage resets its detector (after each session). */
   readonly onDetectorReset?: () => void
   /** Told the speaker before the microphone starts (a loopback of the playback needs it). */
-  readonly beforeStart?: (speaker: FakeSpeaker) => void
+  readonly beforeStart?: (speaker: S) => void
 }
 
 /**
@@ -68,7 +70,12 @@ export function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}) {
     server,
     o,
     (listener) => new FakeWakeWord({ listener, latencyMs: o.detectorLatencyMs ?? 160 }),
+    fakeSpeaker(),
   )
+}
+
+function fakeSpeaker(): FakeSpeaker {
+  return new FakeSpeaker(realClock(), { keepAudio: true })
 }
 
 /**
@@ -80,15 +87,29 @@ export function realWakeWorld(
   wake: WakeConfig,
   o: Omit<WakeWorldOptions, 'detectorLatencyMs'> = {},
 ) {
-  return world(server, o, (listener, logger) =>
-    createWakeDetector(wake, { onWake: listener, logger }),
+  return realWakeWorldOn(server, wake, fakeSpeaker(), o)
+}
+
+/** The real detector's chain playing to `speaker` (the device's own speaker path, say). */
+export function realWakeWorldOn<S extends AudioOut>(
+  server: FakeLiveServer,
+  wake: WakeConfig,
+  speaker: S,
+  o: Omit<WakeWorldOptions<S>, 'detectorLatencyMs'> = {},
+) {
+  return world(
+    server,
+    o,
+    (listener, logger) => createWakeDetector(wake, { onWake: listener, logger }),
+    speaker,
   )
 }
 
-async function world<D extends WakeWordDetector>(
+async function world<D extends WakeWordDetector, S extends AudioOut>(
   server: FakeLiveServer,
-  o: WakeWorldOptions,
+  o: WakeWorldOptions<S>,
   makeDetector: (listener: WakeListener, logger: Logger) => D | Promise<D>,
+  speaker: S,
 ) {
   const clock = realClock()
   const log = new MemoryLogger()
@@ -100,7 +121,6 @@ async function world<D extends WakeWordDetector>(
     clock,
     approvalTimeoutMs: 60_000,
   })
-  const speaker = new FakeSpeaker(clock, { keepAudio: true })
   const fake = new FakeMic()
   const source = o.source ?? fake
   const mic = new MicGate({ source, speaker, clock, echo: o.echo ?? 'gate', tailMs: 300 })
@@ -136,6 +156,7 @@ async function world<D extends WakeWordDetector>(
     logger: log,
     speakerAudible: () => mic.echoGated,
     ...(o.arbiter && { arbiter: o.arbiter }),
+    ...(!o.arbitrateBargeIn && { answering: () => driver.answering }),
     ...(o.preRollMs !== undefined && { preRollMs: o.preRollMs }),
   })
   const wake = stage

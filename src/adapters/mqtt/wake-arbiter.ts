@@ -50,6 +50,7 @@ type Rejection = 'oversized' | 'malformed-json' | 'invalid-payload' | 'retained'
 
 /** Why a claim ended as it did (the `reason` of the `wake_arbitrated` line). */
 type Outcome =
+  | 'answering'
   | 'alone'
   | 'only'
   | 'unsent'
@@ -173,12 +174,7 @@ export class MqttWakeArbiter implements WakeArbiter {
     if (!current && this.#presence.alone) {
       // No other speaker of the household is online to claim it: answer now. The claim still
       // goes out, for a speaker whose status has not reached this one yet (it yields to it).
-      this.#send(claim, undefined)
-      // Nothing waits on its echo; it is still looked for, to tell a broker that drops claims.
-      this.#clock.setTimeout(
-        () => setImmediate(() => this.#closed || this.#unheard(claim)),
-        this.#window.ms,
-      )
+      this.#tell(claim)
       return Promise.resolve(this.#decided(true, 'only', fields))
     }
     // A speaker joining a round needs its claim to reach the others before their windows end;
@@ -228,6 +224,37 @@ export class MqttWakeArbiter implements WakeArbiter {
       )
       this.#send(claim, pending)
     })
+  }
+
+  answering(detection: WakeDetection): void {
+    const numbers = claimNumbers(detection.levelDb, detection.score)
+    const fields = { phrase: detection.phrase, ...numbers }
+    if (this.#closed) return
+    if (!this.#listening || !this.#conn.connected) {
+      this.#decided(true, 'alone', fields)
+      return
+    }
+    // Taken already (the session's speaker has dropped its reply): the claim outranks any that
+    // is not answering, so another speaker that heard the same words yields to it.
+    this.#tell({
+      v: PROTOCOL_VERSION,
+      device: this.#deviceId,
+      id: newNonce(),
+      ...numbers,
+      at: this.#clock.now(),
+      window: this.#window.ms,
+      answering: true,
+    })
+    this.#decided(true, 'answering', fields)
+  }
+
+  /** Publishes a claim nothing here waits on; its echo is still looked for (a broker that drops claims). */
+  #tell(claim: WakeClaim): void {
+    this.#send(claim, undefined)
+    this.#clock.setTimeout(
+      () => setImmediate(() => this.#closed || this.#unheard(claim)),
+      this.#window.ms,
+    )
   }
 
   /**
@@ -308,7 +335,7 @@ export class MqttWakeArbiter implements WakeArbiter {
   #receive(payload: Buffer, retained: boolean): void {
     // Empty is what clearing a retained message looks like: nothing to say about it.
     if (payload.byteLength === 0) return
-    const claim = this.#read(payload, retained)
+    const claim = readClaim(payload, retained, this.#rejections)
     if (!claim) return
     const now = monotonicNow(this.#clock)
     if (claim.device === this.#deviceId) {
@@ -340,26 +367,6 @@ export class MqttWakeArbiter implements WakeArbiter {
     }
   }
 
-  /** The claim in `payload`, or undefined once the reason it is not one has been logged. */
-  #read(payload: Buffer, retained: boolean): WakeClaim | undefined {
-    // A retained claim would greet every speaker that (re)connects, long after any wake.
-    if (retained) {
-      this.#rejections.add('retained', { event: 'wake_claim_ignored' })
-      return undefined
-    }
-    if (payload.byteLength > MAX_CLAIM_BYTES) {
-      this.#rejections.add('oversized', { event: 'wake_claim_ignored', bytes: payload.byteLength })
-      return undefined
-    }
-    const parsed = parsePayload(wakeClaimSchema, payload)
-    if (parsed.ok) return parsed.value
-    this.#rejections.add(parsed.reason, {
-      event: 'wake_claim_ignored',
-      ...(parsed.detail !== undefined && { detail: parsed.detail }),
-    })
-    return undefined
-  }
-
   #decided(
     won: boolean,
     outcome: Outcome,
@@ -380,4 +387,28 @@ export class MqttWakeArbiter implements WakeArbiter {
     )
     return won
   }
+}
+
+/** The claim in `payload`, or undefined once the reason it is not one has been logged. */
+function readClaim(
+  payload: Buffer,
+  retained: boolean,
+  rejections: RejectionLog<Rejection>,
+): WakeClaim | undefined {
+  // A retained claim would greet every speaker that (re)connects, long after any wake.
+  if (retained) {
+    rejections.add('retained', { event: 'wake_claim_ignored' })
+    return undefined
+  }
+  if (payload.byteLength > MAX_CLAIM_BYTES) {
+    rejections.add('oversized', { event: 'wake_claim_ignored', bytes: payload.byteLength })
+    return undefined
+  }
+  const parsed = parsePayload(wakeClaimSchema, payload)
+  if (parsed.ok) return parsed.value
+  rejections.add(parsed.reason, {
+    event: 'wake_claim_ignored',
+    ...(parsed.detail !== undefined && { detail: parsed.detail }),
+  })
+  return undefined
 }

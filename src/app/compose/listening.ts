@@ -213,6 +213,7 @@ async function wakeOnset(
       preRollMs: c.listen.preRollMs,
       speakerAudible: () => deps.mic.echoGated,
       ...(deps.arbiter && { arbiter: deps.arbiter }),
+      answering: () => deps.driver.answering,
     })
   } catch (err) {
     const code = (err as { code?: unknown }).code
