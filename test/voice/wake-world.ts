@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import type { ScoreListener } from '../../src/adapters/openwakeword/detector.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import type { WakeConfig } from '../../src/app/config/wake-schema.js'
 import { createWakeDetector } from '../../src/app/wake-detector.js'
@@ -73,15 +74,19 @@ export function wakeWorld(server: FakeLiveServer, o: WakeWorldOptions = {}) {
 
 /**
  * The same chain on the real openWakeWord detector, as `createWakeDetector` makes it from `wake`
- * (the pretrained models of the devDependency: test/helpers/wake.ts).
+ * (the pretrained models of the devDependency: test/helpers/wake.ts); `onScores` hears every chunk's scores.
  */
 export function realWakeWorld(
   server: FakeLiveServer,
   wake: WakeConfig,
-  o: Omit<WakeWorldOptions, 'detectorLatencyMs'> = {},
+  o: Omit<WakeWorldOptions, 'detectorLatencyMs'> & { readonly onScores?: ScoreListener } = {},
 ) {
   return world(server, o, (listener, logger) =>
-    createWakeDetector(wake, { onWake: listener, logger }),
+    createWakeDetector(wake, {
+      onWake: listener,
+      logger,
+      ...(o.onScores && { onScores: o.onScores }),
+    }),
   )
 }
 

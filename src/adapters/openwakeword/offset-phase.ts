@@ -1,0 +1,85 @@
+import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import type { Heads } from './heads.js'
+import type { WakeTrigger } from './wake-trigger.js'
+
+const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
+
+interface OffsetPhaseOptions {
+  /** An exact score of either phase at this share of its threshold or above turns it on. */
+  readonly share: number
+  /** Chunks it stays on after the last such score. */
+  readonly tail: number
+  readonly features: FeaturePipeline
+  readonly trigger: WakeTrigger
+  /** The trigger's run of chunks: how many windows to score when it comes on. */
+  readonly consecutive: number
+  readonly heads: Heads
+  /** Every score, with the capture time its window ends at. */
+  readonly onScores?: ((scores: readonly number[], endAt: number) => void) | undefined
+}
+
+/**
+ * The detector's second phase: near a threshold, windows of embeddings ending 40 ms before each
+ * chunk's end (`FeaturePipeline` phase 1), scored and judged as a detector whose chunks fell half
+ * a chunk later would score them, so a phrase whose peak falls between two chunks still fires.
+ * Off while every score is far below: it costs an embedding and a head run per chunk it is on,
+ * and the window's embeddings when it comes on (those kept from the last time are reused).
+ */
+export class OffsetPhase {
+  readonly #o: OffsetPhaseOptions
+  /** Chunks it stays on for; 0: off. */
+  #left = 0
+  #scores = 0
+
+  constructor(options: OffsetPhaseOptions) {
+    this.#o = options
+  }
+
+  /** Second-phase scores made. */
+  get scores(): number {
+    return this.#scores
+  }
+
+  /** No window of it is scored at the next chunk unless a score turns it on again. */
+  off(): void {
+    this.#left = 0
+  }
+
+  /**
+   * At the chunk `back` chunks before the newest, ending at `endAt`, whose phase-0 scores `a` were
+   * just judged: while on, its window ending 40 ms before the
+   * chunk; as it comes on, the `consecutive - 1` windows before that too, so its run of chunks is
+   * whole from the start. Resolves with whether one of its scores was rising (so scoring stays
+   * exact); `stale()` true (a reset came) stops it.
+   */
+  async score(
+    a: readonly number[],
+    back: number,
+    endAt: number,
+    stale: () => boolean,
+  ): Promise<boolean> {
+    const { trigger, features, share } = this.#o
+    const near = trigger.near(a, share)
+    const on = this.#left > 0
+    if (!on && !near) return false
+    if (!on) trigger.breakOffsetRun()
+    const first = on ? back : back + this.#o.consecutive - 1
+    await features.embed(this.#o.heads.longest + first, 1)
+    let nearToo = false
+    let rising = false
+    for (let b = first; b >= back; b--) {
+      // Exact windows: the household's verifier rescores as on phase 0.
+      const raw = await this.#o.heads.run(features.latest(this.#o.heads.longest, b, 1), true)
+      if (stale()) return false
+      nearToo ||= trigger.near(raw, share)
+      rising ||= trigger.rising(raw)
+      const scores = trigger.warmOffset(raw, b - back)
+      const at = endAt - (b - back + 0.5) * CHUNK_MS
+      this.#scores++
+      this.#o.onScores?.(scores, at)
+      trigger.judge(scores, at, 1)
+    }
+    this.#left = near || nearToo ? this.#o.tail : this.#left - 1
+    return rising
+  }
+}
