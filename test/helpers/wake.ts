@@ -69,27 +69,34 @@ export function pinnedDetector(
 /**
  * The detector built by hand on the pinned models and the native runtime (what `loadWakeDetector`
  * does, less its checks), for the options it does not pass on: the second phase's share and its
- * scores. One head, hey_jarvis, at `threshold`; defaults as `pinnedDetector`.
+ * scores. hey_jarvis (or every head) at `threshold`; defaults as `pinnedDetector`.
  */
 export async function phasedDetector(
   o: Pick<
     OpenWakeWordDetectorOptions,
-    'onWake' | 'onScores' | 'onOffsetScores' | 'offsetPhase' | 'coarseHop'
+    'onWake' | 'onScores' | 'onOffsetScores' | 'offsetPhase' | 'offsetPhases' | 'coarseHop'
   > & {
     readonly threshold: number
     readonly runtime?: InferenceRuntime | undefined
     readonly verifier?: VerifierStage | undefined
+    /** Every pretrained head (named as `HEADS`) instead of hey_jarvis alone. */
+    readonly allHeads?: boolean
   },
 ): Promise<OpenWakeWordDetector> {
   const runtime = o.runtime ?? (await loadRuntime('native'))
   const mel = await runtime.load(MEL)
   const embedding = await runtime.load(EMBEDDING)
-  const head = await runtime.load(HEADS[0]?.file ?? '')
+  const heads = []
+  for (const h of o.allHeads ? HEADS : HEADS.slice(0, 1)) {
+    const model = await runtime.load(h.file)
+    const phrase = o.allHeads ? h.name : h.phrase
+    heads.push({ phrase, model, threshold: o.threshold, verifier: o.verifier })
+  }
   return new OpenWakeWordDetector({
     ...o,
     runtime: runtime.name,
     features: await FeaturePipeline.create(mel, embedding),
-    heads: [{ phrase: 'hey jarvis', model: head, threshold: o.threshold, verifier: o.verifier }],
+    heads,
     consecutive: DEFAULTS.consecutive,
     refractoryMs: DEFAULTS.refractoryMs,
     backlogMs: 2000,

@@ -1,29 +1,16 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { silentLogger } from '../../src/core/logger.js'
-import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
-import { MemoryLogger } from '../../src/testing/memory-logger.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
 import { until as waitFor } from '../helpers/wait.js'
-import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
-import { realWakeWorld } from './wake-world.js'
+import { FIXTURES, wavPcm } from '../helpers/wake.js'
+import { answering, arecordOnFifo, realWakeWorld } from './wake-world.js'
 
 const skip = missingCommands('arecord')
-
-/** The model hears the wake phrase and answers. */
-const answering = (): Script => ({
-  steps: [
-    { transcribe: 'Hey Jarvis, what time is it?', afterAudioMs: 500, timeoutMs: 20_000 },
-    { speak: 'time', chunkMs: 40 },
-    { send: { serverContent: { turnComplete: true } } },
-  ],
-})
 
 /**
  * Issue 46 item 2: the wake is caught wherever the chunks fall. The real `arecord` on a FIFO fed
@@ -37,19 +24,8 @@ const answering = (): Script => ({
  */
 describe.skipIf(skip)('a phrase whose peak falls between chunks', () => {
   it('wakes the speaker, though the chunks alone stay below the threshold', async () => {
-    const alsa = hermeticAlsa('fifo', { stall: false })
+    const { alsa, mic, wake } = arecordOnFifo()
     const server = await FakeLiveServer.start({ logger: silentLogger, scripts: () => answering() })
-    const mic = new ArecordMic({
-      device: alsa.capture,
-      clock: realClock(),
-      logger: new MemoryLogger(),
-      env: alsa.env,
-    })
-    const wake = wakeSchema.parse({
-      models: [{ model: 'hey_jarvis' }],
-      modelDir: MODEL_DIR,
-      runtime: 'native',
-    })
     const aligned: number[] = []
     const feeds = new RoomFeeds([alsa.infile])
     feeds.start()

@@ -71,7 +71,12 @@ export interface OpenWakeWordDetectorOptions {
    * when every chunk is exact (enrolment, whose windows must stay one per chunk).
    */
   readonly offsetPhase?: number | false | undefined
-  /** Every second-phase score, with the capture time its window ends at (40 ms before a chunk's). */
+  /**
+   * Which further phases to score near a threshold: 1–3, windows ending 20, 40 or 60 ms before
+   * each chunk's end. Unset: 2 alone (40 ms, half a chunk).
+   */
+  readonly offsetPhases?: readonly number[] | undefined
+  /** Every further phase's score, with the capture time its window ends at. */
   readonly onOffsetScores?: ScoreListener | undefined
   /** Wall clock (ms) for the scoring lag. */
   readonly now: () => number
@@ -112,6 +117,8 @@ const QUIET_BATCH = 4
 const OFFSET_SHARE = 0.1
 /** Chunks the second phase stays on after its last score at OFFSET_SHARE (as DENSE_TAIL_CHUNKS). */
 const OFFSET_TAIL = DENSE_TAIL_CHUNKS
+/** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
+const HALF_CHUNK_PHASE = 2
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -145,8 +152,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #coarse = 0
-  /** The second phase, near a threshold; undefined: never scored. */
-  readonly #offset: OffsetPhase | undefined
+  /** The further phases scored near a threshold (none: never). */
+  readonly #offsets: OffsetPhase[]
   #restUntil = 0
   #rests = 0
   #draining: Promise<void> | undefined
@@ -173,21 +180,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     )
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
-    const share = options.offsetPhase ?? (this.#hop > 1 ? OFFSET_SHARE : false)
-    // A head whose window the second phase cannot hold (over 40 embeddings) goes without it.
-    const fits = this.#heads.longest + this.#hop + options.consecutive - 2 <= OFFSET_KEEP
-    this.#offset =
-      share === false || !fits
-        ? undefined
-        : new OffsetPhase({
-            share,
-            tail: OFFSET_TAIL,
-            features: options.features,
-            trigger: this.#trigger,
-            consecutive: options.consecutive,
-            heads: this.#heads,
-            onScores: options.onOffsetScores,
-          })
+    this.#offsets = offsetPhases(options, this.#trigger, this.#heads, this.#hop)
   }
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
@@ -217,7 +210,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       chunksScored: this.#scored,
       chunksQuiet: this.#quiet,
       coarseScores: this.#coarse,
-      offsetScores: this.#offset?.scores ?? 0,
+      offsetScores: this.#offsets.reduce((n, o) => n + o.scores, 0),
       chunksDropped: this.#keepingUp.dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
@@ -348,7 +341,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       if (!this.#trigger.rising(coarse)) {
         // Far below every threshold: the chunks since the last coarse score get this one, and
         // the second phase is off.
-        this.#offset?.off()
+        for (const o of this.#offsets) o.off()
         for (let p = 0; p < this.#pending.length; p += 2) {
           this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
         }
@@ -370,8 +363,10 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       this.#score(scores, endAt, this.#pending[p + 1] ?? 0)
       // Then the second phase's window 40 ms earlier, made at the same moment: where both phases
       // complete a wake at this chunk, it is phase 0's, as without the second phase.
-      const offsetRising =
-        (await this.#offset?.score(scores, b, endAt, () => this.#resetPending)) ?? false
+      let offsetRising = false
+      for (const o of this.#offsets) {
+        if (await o.score(scores, b, endAt, () => this.#resetPending)) offsetRising = true
+      }
       if (this.#resetPending) break
       if (this.#hop > 1) {
         const rising = offsetRising || this.#trigger.rising(scores)
@@ -400,7 +395,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
-    this.#offset?.off()
+    for (const o of this.#offsets) o.off()
     this.#quiet++
     this.#trigger.quiet()
   }
@@ -410,7 +405,34 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#o.features.reset()
     this.#flushPending()
     if (this.#hop > 1) this.#denseLeft = 0
-    this.#offset?.off()
+    for (const o of this.#offsets) o.off()
     this.#trigger.reset()
   }
+}
+
+/**
+ * The further phases the detector scores near a threshold: see `offsetPhase`. A head whose window
+ * they cannot hold (over 40 embeddings) goes without them.
+ */
+function offsetPhases(
+  o: OpenWakeWordDetectorOptions,
+  trigger: WakeTrigger,
+  heads: Heads,
+  hop: number,
+): OffsetPhase[] {
+  const share = o.offsetPhase ?? (hop > 1 ? OFFSET_SHARE : false)
+  if (share === false || heads.longest + hop + o.consecutive - 2 > OFFSET_KEEP) return []
+  return (o.offsetPhases ?? [HALF_CHUNK_PHASE]).map(
+    (phase) =>
+      new OffsetPhase({
+        phase,
+        share,
+        tail: OFFSET_TAIL,
+        features: o.features,
+        trigger,
+        consecutive: o.consecutive,
+        heads,
+        onScores: o.onOffsetScores,
+      }),
+  )
 }

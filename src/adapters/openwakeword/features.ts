@@ -24,8 +24,12 @@ export const EMBEDDING_SIZE = 96
 const EMBEDDING_KEEP = 120
 /** Mel frames kept: enough to make any kept embedding late (a chunk adds at most 8 frames). */
 const MEL_KEEP = EMBEDDING_WINDOW + 8 * (EMBEDDING_KEEP - 1)
-/** The second phase's chunks end half a chunk (40 ms) before the chunks' ends. */
-const OFFSET_SAMPLES = CHUNK_SAMPLES / 2
+/**
+ * Phase `p` (0–3) of the embeddings ends `p` × 20 ms before the chunks' ends: 0 is the chunks'
+ * own, the others are made only on asking (the detector's further phases near a threshold).
+ */
+export const PHASES = 4
+const PHASE_SAMPLES = CHUNK_SAMPLES / PHASES
 /**
  * Second-phase embeddings can be made for the newest this many chunks (a head's window, the run
  * of chunks and a coarse hop's late ones fit; `weather` needs 22 + 3).
@@ -34,8 +38,7 @@ export const OFFSET_KEEP = 48
 /** Chunks of mel frames one embedding reads (76 frames: 9.5 chunks). */
 const EMBEDDING_CHUNKS = Math.ceil(EMBEDDING_WINDOW / 8)
 /** Samples kept for the second phase's own mel runs: its oldest embedding's chunks and context. */
-const HISTORY_SAMPLES =
-  (OFFSET_KEEP + EMBEDDING_CHUNKS) * CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES + OFFSET_SAMPLES
+const HISTORY_SAMPLES = (OFFSET_KEEP + EMBEDDING_CHUNKS + 1) * CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES
 /** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
 const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
 const PREFILL_AMPLITUDE = 1000
@@ -50,22 +53,21 @@ export class FeaturePipeline {
   readonly #melFrames = new Float32Array(MEL_KEEP * MEL_BINS)
   #frames = 0
   /**
-   * Embeddings, oldest first, `#count` of them; one not yet made has `made` 0. Phase 0's end at
-   * their chunk's end; phase 1's (the second phase, made only on asking) 40 ms before it.
+   * Embeddings, oldest first, `#count` of them, per phase; one not yet made has `made` 0. The
+   * further phases also keep their 8 mel frames per chunk, made when an embedding first needs them.
    */
-  readonly #phases: readonly Phase[] = [0, 1].map(() => ({
+  readonly #phases: readonly Phase[] = Array.from({ length: PHASES }, () => ({
     embeddings: new Float32Array(EMBEDDING_KEEP * EMBEDDING_SIZE),
     made: new Uint8Array(EMBEDDING_KEEP),
+    mel: [],
   }))
   /**
-   * The newest samples, for the second phase's own mel runs: the mel model's frames carry the
+   * The newest samples, for the further phases' own mel runs: the mel model's frames carry the
    * edges of the 1760 samples they were made from, so a window of phase 0's frames 4 frames
    * earlier is not what a detector whose chunks fell 40 ms later sees (it scored lower on the
    * bench's clips: bench/RESULTS.md, "the second phase"). Int16 values, oldest first.
    */
   readonly #history = new Int16Array(HISTORY_SAMPLES)
-  /** The second phase's 8 mel frames per kept chunk, made when an embedding first needs them. */
-  #offsetMel: (Float32Array | undefined)[] = []
   /** For each embedding, the `#frames` count at its chunk: its window is the 76 frames before. */
   readonly #melEnd = new Float64Array(EMBEDDING_KEEP)
   #count = 0
@@ -124,8 +126,8 @@ export class FeaturePipeline {
     this.#frames = 0
     // Both phases start from the same noise: it stands for a past nobody heard.
     this.#history.fill(0)
-    this.#offsetMel = []
     for (const p of this.#phases) {
+      p.mel.length = 0
       p.embeddings.fill(0)
       p.embeddings.set(this.#prefill)
       p.made.fill(1)
@@ -181,32 +183,40 @@ export class FeaturePipeline {
         p.made.copyWithin(0, 1)
       }
       this.#melEnd.copyWithin(0, 1)
-      this.#offsetMel.shift()
+      for (const p of this.#phases) p.mel.shift()
       this.#count--
     }
-    for (const p of this.#phases) p.made[this.#count] = 0
-    this.#offsetMel[this.#count] = undefined
+    for (const p of this.#phases) {
+      p.made[this.#count] = 0
+      p.mel[this.#count] = undefined
+    }
     this.#melEnd[this.#count] = this.#frames
     this.#count++
   }
 
   /**
-   * Makes whichever of the newest `n` embeddings of `phase` (0: at the chunks' ends, 1: 40 ms
+   * Makes whichever of the newest `n` embeddings of `phase` (0: at the chunks' ends, p: p × 20 ms
    * before them) are not made yet, oldest first.
    */
-  async embed(n: number, phase: 0 | 1 = 0): Promise<void> {
-    const p = this.#phases[phase] as Phase
-    if (phase === 1 && n > OFFSET_KEEP) {
-      throw new Error(`features.embed(${n}, 1): the second phase keeps ${OFFSET_KEEP} chunks`)
+  async embed(n: number, phase = 0): Promise<void> {
+    const p = this.#phase(phase)
+    if (phase > 0 && n > OFFSET_KEEP) {
+      throw new Error(`features.embed(${n}, ${phase}): a further phase keeps ${OFFSET_KEEP} chunks`)
     }
     for (let k = Math.max(0, this.#count - n); k < this.#count; k++) {
       if (p.made[k] === 1) continue
-      const window = phase === 0 ? this.#melWindow(k) : await this.#offsetWindow(k)
+      const window = phase === 0 ? this.#melWindow(k) : await this.#offsetWindow(k, phase)
       const embedding = await this.#embedding.run(window, [1, EMBEDDING_WINDOW, MEL_BINS, 1])
       checkLength(this.#embedding, embedding, EMBEDDING_SIZE)
       p.embeddings.set(embedding, k * EMBEDDING_SIZE)
       p.made[k] = 1
     }
+  }
+
+  #phase(phase: number): Phase {
+    const p = this.#phases[phase]
+    if (!p) throw new RangeError(`features: phase ${phase} is not one of 0–${PHASES - 1}`)
+    return p
   }
 
   /** Embedding `k`'s 76 mel frames: they end this many frames before the newest (MEL_KEEP covers every kept one). */
@@ -217,20 +227,22 @@ export class FeaturePipeline {
   }
 
   /**
-   * The second phase's 76 mel frames for embedding `k`: the mel model's own runs on 1760 samples
-   * ending 40 ms before each of the chunks they span, as a detector whose chunks fell there makes
-   * them (those made for an earlier embedding are kept).
+   * A further phase's 76 mel frames for embedding `k`: the mel model's own runs on 1760 samples
+   * ending `phase` × 20 ms before each of the chunks they span, as a detector whose chunks fell
+   * there makes them (those made for an earlier embedding are kept).
    */
-  async #offsetWindow(k: number): Promise<Float32Array> {
+  async #offsetWindow(k: number, phase: number): Promise<Float32Array> {
+    const kept = this.#phase(phase).mel
     const frames = new Float32Array(EMBEDDING_CHUNKS * 8 * MEL_BINS)
     for (let c = 0; c < EMBEDDING_CHUNKS; c++) {
       const j = k - EMBEDDING_CHUNKS + 1 + c
-      let mel = j >= 0 ? this.#offsetMel[j] : undefined
+      let mel = j >= 0 ? kept[j] : undefined
       if (!mel) {
-        const end = HISTORY_SAMPLES - (this.#count - 1 - j) * CHUNK_SAMPLES - OFFSET_SAMPLES
+        const back = (this.#count - 1 - j) * CHUNK_SAMPLES + phase * PHASE_SAMPLES
+        const end = HISTORY_SAMPLES - back
         const samples = Float32Array.from(this.#history.subarray(end - this.#raw.length, end))
         mel = await melFrames(this.#mel, samples)
-        if (j >= 0) this.#offsetMel[j] = mel
+        if (j >= 0) kept[j] = mel
       }
       frames.set(mel.subarray(mel.length - 8 * MEL_BINS), c * 8 * MEL_BINS)
     }
@@ -241,8 +253,8 @@ export class FeaturePipeline {
    * The `n` embeddings of `phase` ending `back` chunks before the newest, oldest first, as one
    * `[1, n, 96]` tensor's data (a copy).
    */
-  latest(n: number, back = 0, phase: 0 | 1 = 0): Float32Array {
-    const p = this.#phases[phase] as Phase
+  latest(n: number, back = 0, phase = 0): Float32Array {
+    const p = this.#phase(phase)
     const end = this.#count - back
     const take = Math.min(n, end)
     if (p.made.subarray(end - take, end).includes(0)) {
@@ -266,7 +278,7 @@ export class FeaturePipeline {
     const out = new Float32Array(n * EMBEDDING_SIZE)
     const first = this.#count - Math.min(n, this.#count)
     const pad = n - (this.#count - first)
-    const { embeddings: e, made } = this.#phases[0] as Phase
+    const { embeddings: e, made } = this.#phase(0)
     let before = -1
     for (let k = first - 1; k >= 0 && before < 0; k--) if (made[k] === 1) before = k
     for (let k = first; k < this.#count; k++) {
@@ -291,10 +303,11 @@ export class FeaturePipeline {
   }
 }
 
-/** One phase's embeddings, kept, and which are made. */
+/** One phase's embeddings, kept, and which are made; a further phase's mel frames per chunk. */
 interface Phase {
   readonly embeddings: Float32Array
   readonly made: Uint8Array
+  readonly mel: (Float32Array | undefined)[]
 }
 
 /** The mel model on int16 values; frames scaled x/10 + 2 as upstream does. */

@@ -1,10 +1,12 @@
-import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import { CHUNK_SAMPLES, type FeaturePipeline, PHASES, SAMPLE_RATE_HZ } from './features.js'
 import type { Heads } from './heads.js'
 import type { WakeTrigger } from './wake-trigger.js'
 
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 
 interface OffsetPhaseOptions {
+  /** Which of the pipeline's phases (1–3: its windows end 20, 40 or 60 ms before the chunks'). */
+  readonly phase: number
   /** An exact score of either phase at this share of its threshold or above turns it on. */
   readonly share: number
   /** Chunks it stays on after the last such score. */
@@ -62,22 +64,23 @@ export class OffsetPhase {
     const near = trigger.near(a, share)
     const on = this.#left > 0
     if (!on && !near) return false
-    if (!on) trigger.breakOffsetRun()
+    const phase = this.#o.phase
+    if (!on) trigger.breakOffsetRun(phase)
     const first = on ? back : back + this.#o.consecutive - 1
-    await features.embed(this.#o.heads.longest + first, 1)
+    await features.embed(this.#o.heads.longest + first, phase)
     let nearToo = false
     let rising = false
     for (let b = first; b >= back; b--) {
       // Exact windows: the household's verifier rescores as on phase 0.
-      const raw = await this.#o.heads.run(features.latest(this.#o.heads.longest, b, 1), true)
+      const raw = await this.#o.heads.run(features.latest(this.#o.heads.longest, b, phase), true)
       if (stale()) return false
       nearToo ||= trigger.near(raw, share)
       rising ||= trigger.rising(raw)
       const scores = trigger.warmOffset(raw, b - back)
-      const at = endAt - (b - back + 0.5) * CHUNK_MS
+      const at = endAt - (b - back + phase / PHASES) * CHUNK_MS
       this.#scores++
       this.#o.onScores?.(scores, at)
-      trigger.judge(scores, at, 1)
+      trigger.judge(scores, at, phase)
     }
     this.#left = near || nearToo ? this.#o.tail : this.#left - 1
     return rising

@@ -1,6 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
+import { PHASES } from './features.js'
 import type { VerifierStage } from './verifier.js'
 
 /** Upstream forces each model's first 5 scores to 0 while its buffers fill with real audio. */
@@ -40,7 +41,7 @@ interface WakeTriggerOptions {
 export class WakeTrigger {
   readonly #o: WakeTriggerOptions
   /** Per phase, per head: chunks in a row at or above the threshold. */
-  readonly #above: [number[], number[]]
+  readonly #above: number[][]
   /** Each head's threshold now: the configured one until the sensitivity changes it. */
   #thresholds: readonly number[]
   #quietUntil = Number.NEGATIVE_INFINITY
@@ -50,7 +51,7 @@ export class WakeTrigger {
 
   constructor(options: WakeTriggerOptions) {
     this.#o = options
-    this.#above = [options.heads.map(() => 0), options.heads.map(() => 0)]
+    this.#above = Array.from({ length: PHASES }, () => options.heads.map(() => 0))
     this.#thresholds = options.heads.map((h) => h.threshold)
   }
 
@@ -102,17 +103,17 @@ export class WakeTrigger {
     return raw.map((s) => (warm ? s : 0))
   }
 
-  /** The second phase stops (or starts) being scored: its run of chunks starts over. */
-  breakOffsetRun(): void {
-    this.#above[1].fill(0)
+  /** A further phase stops (or starts) being scored: its run of chunks starts over. */
+  breakOffsetRun(phase: number): void {
+    this.#above[phase]?.fill(0)
   }
 
   /**
    * Fires the wake that `phase`'s window ending at `endAt` completes, if any (the highest-scoring
    * phrase).
    */
-  judge(scores: readonly number[], endAt: number, phase: 0 | 1 = 0): void {
-    const above = this.#above[phase]
+  judge(scores: readonly number[], endAt: number, phase = 0): void {
+    const above = this.#above[phase] ?? []
     let best = -1
     this.#o.heads.forEach((h, i) => {
       const s = scores[i] ?? 0
