@@ -29,7 +29,7 @@ export interface DetectorStats {
   readonly chunksQuiet: number
   /** Coarse scores made (one embedding, the window's others stood in for): see `coarseHop`. */
   readonly coarseScores: number
-  /** Second-phase scores made (windows 40 ms before a chunk's end): see `offsetPhase`. */
+  /** Further-phase scores made (windows 20–60 ms before a chunk's end): see `offsetPhase`. */
   readonly offsetScores: number
   /** Chunks dropped unscored because scoring fell further behind than the backlog allows. */
   readonly chunksDropped: number
@@ -361,8 +361,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       const p = 2 * (behind - 1 - b)
       const endAt = this.#pending[p] ?? 0
       this.#score(scores, endAt, this.#pending[p + 1] ?? 0)
-      // Then the second phase's window 40 ms earlier, made at the same moment: where both phases
-      // complete a wake at this chunk, it is phase 0's, as without the second phase.
+      // Then the further phases' windows 20–60 ms earlier, made at the same moment: where phase 0
+      // and another complete a wake at this chunk, it is phase 0's, as without further phases.
       let offsetRising = false
       for (const o of this.#offsets) {
         if (await o.score(scores, b, endAt, () => this.#resetPending)) offsetRising = true
@@ -412,7 +412,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
 /**
  * The further phases the detector scores near a threshold: see `offsetPhase`. A head whose window
- * they cannot hold (over 40 embeddings) goes without them.
+ * they cannot hold (over ~46 embeddings: OFFSET_KEEP) goes without them.
  */
 function offsetPhases(
   o: OpenWakeWordDetectorOptions,

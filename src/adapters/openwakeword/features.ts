@@ -31,13 +31,13 @@ const MEL_KEEP = EMBEDDING_WINDOW + 8 * (EMBEDDING_KEEP - 1)
 export const PHASES = 4
 const PHASE_SAMPLES = CHUNK_SAMPLES / PHASES
 /**
- * Second-phase embeddings can be made for the newest this many chunks (a head's window, the run
+ * Further phases' embeddings can be made for the newest this many chunks (a head's window, the run
  * of chunks and a coarse hop's late ones fit; `weather` needs 22 + 3).
  */
 export const OFFSET_KEEP = 48
 /** Chunks of mel frames one embedding reads (76 frames: 9.5 chunks). */
 const EMBEDDING_CHUNKS = Math.ceil(EMBEDDING_WINDOW / 8)
-/** Samples kept for the second phase's own mel runs: its oldest embedding's chunks and context. */
+/** Samples kept for the further phases' own mel runs: their oldest embedding's chunks and context. */
 const HISTORY_SAMPLES = (OFFSET_KEEP + EMBEDDING_CHUNKS + 1) * CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES
 /** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
 const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ

@@ -21,11 +21,12 @@ interface OffsetPhaseOptions {
 }
 
 /**
- * The detector's second phase: near a threshold, windows of embeddings ending 40 ms before each
- * chunk's end (`FeaturePipeline` phase 1), scored and judged as a detector whose chunks fell half
- * a chunk later would score them, so a phrase whose peak falls between two chunks still fires.
- * Off while every score is far below: it costs an embedding and a head run per chunk it is on,
- * and the window's embeddings when it comes on (those kept from the last time are reused).
+ * One of the detector's further phases (the service scores one, 40 ms off): near a threshold,
+ * windows of embeddings ending `phase` × 20 ms before each chunk's end (`FeaturePipeline`'s
+ * phase), scored and judged as a detector whose chunks fell that much later would score them, so
+ * a phrase whose peak falls between two chunks still fires. Off while every score is far below:
+ * it costs a mel run, an embedding and a head run per chunk it is on, and its window's embeddings
+ * when it comes on (those kept from the last time are reused).
  */
 export class OffsetPhase {
   readonly #o: OffsetPhaseOptions
@@ -37,7 +38,7 @@ export class OffsetPhase {
     this.#o = options
   }
 
-  /** Second-phase scores made. */
+  /** Scores made in this phase. */
   get scores(): number {
     return this.#scores
   }

@@ -30,13 +30,13 @@ interface WakeTriggerOptions {
  * warm-up after a reset, `consecutive` chunks in a row at or above it, the refractory time after a
  * wake, and the level the wake was heard at. No I/O and no models: the detector scores, this decides.
  *
- * Scores come in two phases: 0 at the chunks' ends, 1 (the detector's second phase, near a
- * threshold only) 40 ms before them. Each phase counts its own run of chunks, 80 ms apart, as a
- * detector whose chunks fell there would: a wake is what either would fire, so a phrase whose peak
- * falls between two chunks of phase 0 still needs `consecutive` chunks of phase 1. The refractory
- * time is shared, and a wake clears both runs. The detector judges a chunk's phase-0 scores before
- * the phase-1 window 40 ms older made with them (the same moment): where both would fire there,
- * the wake is phase 0's, as it was without the second phase.
+ * Scores come in phases: 0 at the chunks' ends, and near a threshold only, the detector's further
+ * phases p × 20 ms before them (the service scores one, 40 ms). Each phase counts its own run of
+ * chunks, 80 ms apart, as a detector whose chunks fell there would: a wake is what any of them
+ * would fire, so a phrase whose peak falls between two chunks of phase 0 still needs `consecutive`
+ * chunks of another phase. The refractory time is shared, and a wake clears every run. The
+ * detector judges a chunk's phase-0 scores before the older windows made with them (the same
+ * moment): where both would fire there, the wake is phase 0's, as without further phases.
  */
 export class WakeTrigger {
   readonly #o: WakeTriggerOptions
