@@ -1,4 +1,4 @@
-// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|coarse|streamed|denoise|prose).
+// The wake word's accuracy and cost (issue 22). `npm run bench -- wake` (BENCH_ONLY=accuracy|false|missed|level|self|cost|verifier|coarse|streamed|offset|denoise|prose).
 //
 // Accuracy, scored in bulk (faster than real time) with the real detector and the pretrained heads
 // of the devDependency, on TTS speech made here (bench/wake/corpus.ts, cached in var/bench-wake):
@@ -52,6 +52,7 @@ import {
 } from './wake/corpus.js'
 import { denoiseBench } from './wake/denoise.js'
 import { levelBench } from './wake/level.js'
+import { offsetBench } from './wake/offset.js'
 import { proseBench } from './wake/prose.js'
 import { replay } from './wake/replay.js'
 import { heardText } from './wake/transcript.js'
@@ -447,3 +448,4 @@ if (only === 'denoise') await denoiseBench(out)
 if (only === '' || only === 'coarse') await coarseBench(out, COARSE_HOP)
 // The embedding model streamed against run whole, at the service's hop and at every chunk.
 if (only === 'streamed') for (const hop of [COARSE_HOP, 1]) await coarseBench(out, hop, true)
+if (only === '' || only === 'offset') await offsetBench(out)

@@ -1,12 +1,19 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import {
+  OpenWakeWordDetector,
+  type OpenWakeWordDetectorOptions,
+} from '../../src/adapters/openwakeword/detector.js'
+import { FeaturePipeline } from '../../src/adapters/openwakeword/features.js'
 import {
   type LoadWakeDetectorOptions,
   loadWakeDetector,
 } from '../../src/adapters/openwakeword/load-detector.js'
 import { PRETRAINED } from '../../src/adapters/openwakeword/model-files.js'
+import type { InferenceRuntime } from '../../src/adapters/openwakeword/model-session.js'
+import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
+import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { silentLogger } from '../../src/core/logger.js'
 
@@ -56,5 +63,45 @@ export function pinnedDetector(
     refractoryMs: DEFAULTS.refractoryMs,
     logger: silentLogger,
     ...o,
+  })
+}
+
+/**
+ * The detector built by hand on the pinned models and the native runtime (what `loadWakeDetector`
+ * does, less its checks), for the options it does not pass on: the second phase's share and its
+ * scores. hey_jarvis (or every head) at `threshold`; defaults as `pinnedDetector`.
+ */
+export async function phasedDetector(
+  o: Pick<
+    OpenWakeWordDetectorOptions,
+    'onWake' | 'onScores' | 'onOffsetScores' | 'offsetPhase' | 'offsetPhases' | 'coarseHop'
+  > & {
+    readonly threshold: number
+    readonly runtime?: InferenceRuntime | undefined
+    readonly verifier?: VerifierStage | undefined
+    /** Every pretrained head (named as `HEADS`) instead of hey_jarvis alone. */
+    readonly allHeads?: boolean
+  },
+): Promise<OpenWakeWordDetector> {
+  const runtime = o.runtime ?? (await loadRuntime('native'))
+  const mel = await runtime.load(MEL)
+  const embedding = await runtime.load(EMBEDDING)
+  const heads = []
+  for (const h of o.allHeads ? HEADS : HEADS.slice(0, 1)) {
+    const model = await runtime.load(h.file)
+    const phrase = o.allHeads ? h.name : h.phrase
+    heads.push({ phrase, model, threshold: o.threshold, verifier: o.verifier })
+  }
+  return new OpenWakeWordDetector({
+    ...o,
+    runtime: runtime.name,
+    features: await FeaturePipeline.create(mel, embedding),
+    heads,
+    consecutive: DEFAULTS.consecutive,
+    refractoryMs: DEFAULTS.refractoryMs,
+    backlogMs: 2000,
+    logger: silentLogger,
+    now: Date.now,
+    owned: [mel, embedding],
   })
 }

@@ -1,38 +1,25 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
 import {
   DEBIAN_MODEL_DIR,
   KeyphraseCheck,
 } from '../../src/adapters/pocketsphinx/keyphrase-check.js'
-import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
-import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
-import { MemoryLogger } from '../../src/testing/memory-logger.js'
+import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands, systemSkip } from '../helpers/system.js'
-import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
-import { realWakeWorld } from './wake-world.js'
+import { FIXTURES, wavPcm } from '../helpers/wake.js'
+import { answering, arecordOnFifo, realWakeWorld } from './wake-world.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 const MODEL = join(DEBIAN_MODEL_DIR, 'en-us', 'mdef')
 const skip =
   missingCommands('arecord', 'pocketsphinx_continuous') ??
   (existsSync(MODEL) ? undefined : systemSkip([MODEL]))
-
-/** The model hears the wake phrase and answers (a near-miss's connection hears nothing at all). */
-const answering = (): Script => ({
-  steps: [
-    { transcribe: 'Hey Jarvis, what time is it?', afterAudioMs: 500, timeoutMs: 20_000 },
-    { speak: 'time', chunkMs: 40 },
-    { send: { serverContent: { turnComplete: true } } },
-  ],
-})
 
 /**
  * Issue 46 item 1: the local second opinion, end to end. The real `arecord` on a FIFO fed at the
@@ -45,19 +32,8 @@ const answering = (): Script => ({
  */
 describe.skipIf(skip)('the local second opinion, before anything leaves the room', () => {
   it('a near-miss that fires the head sends no audio; the wake phrase still goes through', async () => {
-    const alsa = hermeticAlsa('fifo', { stall: false })
+    const { alsa, mic, wake } = arecordOnFifo()
     const server = await FakeLiveServer.start({ logger: silentLogger, scripts: () => answering() })
-    const mic = new ArecordMic({
-      device: alsa.capture,
-      clock: realClock(),
-      logger: new MemoryLogger(),
-      env: alsa.env,
-    })
-    const wake = wakeSchema.parse({
-      models: [{ model: 'hey_jarvis' }],
-      modelDir: MODEL_DIR,
-      runtime: 'native',
-    })
     const local = KeyphraseCheck.create({ phrases: ['hey jarvis'], threshold: 1e-12 })
     const feeds = new RoomFeeds([alsa.infile])
     feeds.start()

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
@@ -10,8 +9,7 @@ import { hermeticAlsa, until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
 import { householdSpeech } from '../helpers/tts.js'
-import { MODEL_DIR } from '../helpers/wake.js'
-import { realWakeWorld, wakeWorld } from './wake-world.js'
+import { arecordOnFifo, realWakeWorld, wakeWorld } from './wake-world.js'
 
 const skip = missingCommands('arecord', 'espeak-ng', 'sox')
 const MINUTES = 10
@@ -88,19 +86,8 @@ const unconfirmed = (): Script => ({
 describe.skipIf(skip)('nothing leaves the room before the wake, on the real detector', () => {
   it(`${MINUTES} minutes of speech without the wake phrase: no word answered`, async () => {
     const speech = householdSpeech(MINUTES)
-    const alsa = hermeticAlsa('fifo', { stall: false })
+    const { alsa, mic, wake } = arecordOnFifo()
     const server = await FakeLiveServer.start({ logger: silentLogger, scripts: unconfirmed })
-    const mic = new ArecordMic({
-      device: alsa.capture,
-      clock: realClock(),
-      logger: new MemoryLogger(),
-      env: alsa.env,
-    })
-    const wake = wakeSchema.parse({
-      models: [{ model: 'hey_jarvis' }],
-      modelDir: MODEL_DIR,
-      runtime: 'native',
-    })
     // Fed from before the recorder starts: it waits for its first audio. The feed holds while more
     // than a second of what it wrote is not scored yet (in the pipes, or waiting in the detector).
     const feeds = new RoomFeeds([alsa.infile])

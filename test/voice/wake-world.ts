@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { ArecordMic } from '../../src/adapters/alsa/arecord-mic.js'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import type { ScoreListener } from '../../src/adapters/openwakeword/detector.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
-import type { WakeConfig } from '../../src/app/config/wake-schema.js'
+import { type WakeConfig, wakeSchema } from '../../src/app/config/wake-schema.js'
 import { createWakeDetector } from '../../src/app/wake-detector.js'
 import { MicGate } from '../../src/audio/mic-gate.js'
 import { MicRouter } from '../../src/audio/mic-router.js'
@@ -20,7 +22,7 @@ import type { LedState } from '../../src/ports/panel.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
 import type { WakeDetection, WakeListener, WakeWordDetector } from '../../src/ports/wake-word.js'
 import { ManualApprover } from '../../src/testing/approvers.js'
-import type { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
+import type { FakeLiveServer, Script } from '../../src/testing/fake-live-server/index.js'
 import { FakeMic } from '../../src/testing/fake-mic.js'
 import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { FakeWakeWord, wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
@@ -31,6 +33,8 @@ import type { SessionSummary } from '../../src/voice/session-types.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
 import { DEFAULT_CONFIRM_PHRASES, type WakeCheck } from '../../src/voice/wake-confirmation.js'
 import { geminiLive } from '../gemini/helpers.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
+import { MODEL_DIR } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 export const FRAME_BYTES = 640
@@ -80,12 +84,12 @@ function fakeSpeaker(): FakeSpeaker {
 
 /**
  * The same chain on the real openWakeWord detector, as `createWakeDetector` makes it from `wake`
- * (the pretrained models of the devDependency: test/helpers/wake.ts).
+ * (the pretrained models of the devDependency: test/helpers/wake.ts); `onScores` hears every chunk's scores.
  */
 export function realWakeWorld(
   server: FakeLiveServer,
   wake: WakeConfig,
-  o: Omit<WakeWorldOptions, 'detectorLatencyMs'> = {},
+  o: Omit<WakeWorldOptions, 'detectorLatencyMs'> & { readonly onScores?: ScoreListener } = {},
 ) {
   return realWakeWorldOn(server, wake, fakeSpeaker(), o)
 }
@@ -95,12 +99,17 @@ export function realWakeWorldOn<S extends AudioOut>(
   server: FakeLiveServer,
   wake: WakeConfig,
   speaker: S,
-  o: Omit<WakeWorldOptions<S>, 'detectorLatencyMs'> = {},
+  o: Omit<WakeWorldOptions<S>, 'detectorLatencyMs'> & { readonly onScores?: ScoreListener } = {},
 ) {
   return world(
     server,
     o,
-    (listener, logger) => createWakeDetector(wake, { onWake: listener, logger }),
+    (listener, logger) =>
+      createWakeDetector(wake, {
+        onWake: listener,
+        logger,
+        ...(o.onScores && { onScores: o.onScores }),
+      }),
     speaker,
   )
 }
@@ -261,3 +270,32 @@ async function world<D extends WakeWordDetector, S extends AudioOut>(
     },
   }
 }
+
+/**
+ * The real `arecord` on a hermetic FIFO capture PCM (fed by `RoomFeeds` on `alsa.infile`), and the
+ * pinned hey_jarvis model at the configuration's defaults on the native runtime.
+ */
+export function arecordOnFifo() {
+  const alsa = hermeticAlsa('fifo', { stall: false })
+  const mic = new ArecordMic({
+    device: alsa.capture,
+    clock: realClock(),
+    logger: new MemoryLogger(),
+    env: alsa.env,
+  })
+  const wake = wakeSchema.parse({
+    models: [{ model: 'hey_jarvis' }],
+    modelDir: MODEL_DIR,
+    runtime: 'native',
+  })
+  return { alsa, mic, wake }
+}
+
+/** The model hears the wake phrase and a question, and answers. */
+export const answering = (): Script => ({
+  steps: [
+    { transcribe: 'Hey Jarvis, what time is it?', afterAudioMs: 500, timeoutMs: 20_000 },
+    { speak: 'time', chunkMs: 40 },
+    { send: { serverContent: { turnComplete: true } } },
+  ],
+})

@@ -3,9 +3,11 @@ import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { ChunkRing, type TakenChunk } from './chunk-ring.js'
-import { CHUNK_SAMPLES, EMBEDDING_SIZE, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
+import { CHUNK_SAMPLES, type FeaturePipeline, OFFSET_KEEP, SAMPLE_RATE_HZ } from './features.js'
+import { Heads } from './heads.js'
 import { KeepingUp } from './keeping-up.js'
 import type { ModelSession } from './model-session.js'
+import { OffsetPhase } from './offset-phase.js'
 import type { VerifierStage } from './verifier.js'
 import { WakeTrigger } from './wake-trigger.js'
 
@@ -27,6 +29,8 @@ export interface DetectorStats {
   readonly chunksQuiet: number
   /** Coarse scores made (one embedding, the window's others stood in for): see `coarseHop`. */
   readonly coarseScores: number
+  /** Further-phase scores made (windows 20–60 ms before a chunk's end): see `offsetPhase`. */
+  readonly offsetScores: number
   /** Chunks dropped unscored because scoring fell further behind than the backlog allows. */
   readonly chunksDropped: number
   /** From a chunk's last sample arriving to its scores, in ms: the latest and the largest. */
@@ -58,6 +62,22 @@ export interface OpenWakeWordDetectorOptions {
    * skipped ones included. 1 (or unset): every chunk exactly, always (enrolment).
    */
   readonly coarseHop?: number | undefined
+  /**
+   * Near a threshold, also score a second phase: windows ending 40 ms before each chunk's end, as
+   * a detector whose chunks fell half a chunk later would, so a phrase whose peak falls between
+   * two chunks still fires (WakeTrigger says how the two phases count). It is scored while an
+   * exact score of either phase is at this share of its threshold or above (and OFFSET_TAIL
+   * chunks after); false: never. Unset: OFFSET_SHARE when scoring is coarse (the service), never
+   * when every chunk is exact (enrolment, whose windows must stay one per chunk).
+   */
+  readonly offsetPhase?: number | false | undefined
+  /**
+   * Which further phases to score near a threshold: 1–3, windows ending 20, 40 or 60 ms before
+   * each chunk's end. Unset: 2 alone (40 ms, half a chunk).
+   */
+  readonly offsetPhases?: readonly number[] | undefined
+  /** Every further phase's score, with the capture time its window ends at. */
+  readonly onOffsetScores?: ScoreListener | undefined
   /** Wall clock (ms) for the scoring lag. */
   readonly now: () => number
   readonly onScores?: ScoreListener | undefined
@@ -70,8 +90,6 @@ export interface OpenWakeWordDetectorOptions {
   readonly owned?: readonly ModelSession[]
 }
 
-/** The head's default window: 16 embeddings, 1.28 s. */
-const DEFAULT_HEAD_WINDOW = 16
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
  * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
@@ -92,6 +110,15 @@ const DENSE_TAIL_CHUNKS = 4
  * back at most 240 ms, where no score is made anyway (#batchSize).
  */
 const QUIET_BATCH = 4
+/**
+ * The second phase is scored from an exact score at this share of its threshold (0.05 at 0.5):
+ * see bench/RESULTS.md, "the second phase", for the shares tried.
+ */
+const OFFSET_SHARE = 0.1
+/** Chunks the second phase stays on after its last score at OFFSET_SHARE (as DENSE_TAIL_CHUNKS). */
+const OFFSET_TAIL = DENSE_TAIL_CHUNKS
+/** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
+const HALF_CHUNK_PHASE = 2
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -110,9 +137,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Which runtime scores (native or wasm), for doctor and the logs. */
   readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
-  readonly #windows: number[]
-  /** The longest head's window: how many embeddings are made before the heads run. */
-  readonly #longest: number
+  readonly #heads: Heads
   readonly #ring: ChunkRing
   readonly #trigger: WakeTrigger
   readonly #keepingUp: KeepingUp
@@ -127,6 +152,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #coarse = 0
+  /** The further phases scored near a threshold (none: never). */
+  readonly #offsets: OffsetPhase[]
   #restUntil = 0
   #rests = 0
   #draining: Promise<void> | undefined
@@ -139,11 +166,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#o = options
     this.phrases = options.heads.map((h) => h.phrase)
     this.runtime = options.runtime
-    this.#windows = options.heads.map((h) => {
-      const n = h.model.inputShape[1]
-      return typeof n === 'number' && n > 0 ? n : DEFAULT_HEAD_WINDOW
-    })
     this.#trigger = new WakeTrigger(options)
+    this.#heads = new Heads(options.heads, (i, v) => this.#trigger.gate(i, v))
     this.#keepingUp = new KeepingUp({
       logger: options.logger,
       phrases: this.phrases.length,
@@ -154,9 +178,9 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#ring = new ChunkRing(options.backlogMs, options.now, (dropped, endAt) =>
       this.#keepingUp.note(dropped, endAt, this.#lastLag),
     )
-    this.#longest = Math.max(...this.#windows)
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
+    this.#offsets = offsetPhases(options, this.#trigger, this.#heads, this.#hop)
   }
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
@@ -186,6 +210,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       chunksScored: this.#scored,
       chunksQuiet: this.#quiet,
       coarseScores: this.#coarse,
+      offsetScores: this.#offsets.reduce((n, o) => n + o.scores, 0),
       chunksDropped: this.#keepingUp.dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
@@ -309,11 +334,14 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
       if (this.#pending.length < 2 * this.#hop) return
       await this.#o.features.embed(1)
-      const coarse = await this.#runHeads(() => this.#o.features.approximate(this.#longest), false)
+      const longest = this.#heads.longest
+      const coarse = await this.#heads.run(this.#o.features.approximate(longest), false)
       if (this.#resetPending) return this.#applyReset()
       this.#coarse++
       if (!this.#trigger.rising(coarse)) {
-        // Far below every threshold: the chunks since the last coarse score get this one.
+        // Far below every threshold: the chunks since the last coarse score get this one, and
+        // the second phase is off.
+        for (const o of this.#offsets) o.off()
         for (let p = 0; p < this.#pending.length; p += 2) {
           this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
         }
@@ -325,36 +353,28 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       this.#denseLeft = DENSE_TAIL_CHUNKS
     }
     const behind = this.#pending.length / 2
-    await this.#o.features.embed(this.#longest + behind - 1)
+    const longest = this.#heads.longest
+    await this.#o.features.embed(longest + behind - 1)
     for (let b = behind - 1; b >= 0; b--) {
-      const scores = await this.#runHeads(() => this.#o.features.latest(this.#longest, b), true)
+      const scores = await this.#heads.run(this.#o.features.latest(longest, b), true)
       if (this.#resetPending) break
       const p = 2 * (behind - 1 - b)
-      this.#score(scores, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
-      if (this.#hop > 1)
-        this.#denseLeft = this.#trigger.rising(scores) ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
+      const endAt = this.#pending[p] ?? 0
+      this.#score(scores, endAt, this.#pending[p + 1] ?? 0)
+      // Then the further phases' windows 20–60 ms earlier, made at the same moment: where phase 0
+      // and another complete a wake at this chunk, it is phase 0's, as without further phases.
+      let offsetRising = false
+      for (const o of this.#offsets) {
+        if (await o.score(scores, b, endAt, () => this.#resetPending)) offsetRising = true
+      }
+      if (this.#resetPending) break
+      if (this.#hop > 1) {
+        const rising = offsetRising || this.#trigger.rising(scores)
+        this.#denseLeft = rising ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
+      }
     }
     this.#pending.length = 0
     if (this.#resetPending) this.#applyReset()
-  }
-
-  /**
-   * Every head on its window of the newest embeddings (`window(n)` gives it); `exact` windows get
-   * the household's verifier where the head reaches its gate, coarse ones never do.
-   */
-  #runHeads(window: () => Float32Array, exact: boolean): Promise<number[]> {
-    const all = window()
-    return Promise.all(
-      this.#o.heads.map(async (h, i) => {
-        const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
-        const mine = all.slice((this.#longest - n) * EMBEDDING_SIZE)
-        const out = await h.model.run(mine, [1, n, EMBEDDING_SIZE])
-        const score = out[0] ?? 0
-        return exact && h.verifier && score >= this.#trigger.gate(i, h.verifier)
-          ? h.verifier.score(mine, score)
-          : score
-      }),
-    )
   }
 
   /** Chunks waiting for a coarse score when the voice went: they count as below every threshold. */
@@ -375,6 +395,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
+    for (const o of this.#offsets) o.off()
     this.#quiet++
     this.#trigger.quiet()
   }
@@ -384,6 +405,34 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#o.features.reset()
     this.#flushPending()
     if (this.#hop > 1) this.#denseLeft = 0
+    for (const o of this.#offsets) o.off()
     this.#trigger.reset()
   }
+}
+
+/**
+ * The further phases the detector scores near a threshold: see `offsetPhase`. A head whose window
+ * they cannot hold (over ~46 embeddings: OFFSET_KEEP) goes without them.
+ */
+function offsetPhases(
+  o: OpenWakeWordDetectorOptions,
+  trigger: WakeTrigger,
+  heads: Heads,
+  hop: number,
+): OffsetPhase[] {
+  const share = o.offsetPhase ?? (hop > 1 ? OFFSET_SHARE : false)
+  if (share === false || heads.longest + hop + o.consecutive - 2 > OFFSET_KEEP) return []
+  return (o.offsetPhases ?? [HALF_CHUNK_PHASE]).map(
+    (phase) =>
+      new OffsetPhase({
+        phase,
+        share,
+        tail: OFFSET_TAIL,
+        features: o.features,
+        trigger,
+        consecutive: o.consecutive,
+        heads,
+        onScores: o.onOffsetScores,
+      }),
+  )
 }

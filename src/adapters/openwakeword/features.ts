@@ -24,6 +24,21 @@ export const EMBEDDING_SIZE = 96
 const EMBEDDING_KEEP = 120
 /** Mel frames kept: enough to make any kept embedding late (a chunk adds at most 8 frames). */
 const MEL_KEEP = EMBEDDING_WINDOW + 8 * (EMBEDDING_KEEP - 1)
+/**
+ * Phase `p` (0–3) of the embeddings ends `p` × 20 ms before the chunks' ends: 0 is the chunks'
+ * own, the others are made only on asking (the detector's further phases near a threshold).
+ */
+export const PHASES = 4
+const PHASE_SAMPLES = CHUNK_SAMPLES / PHASES
+/**
+ * Further phases' embeddings can be made for the newest this many chunks (a head's window, the run
+ * of chunks and a coarse hop's late ones fit; `weather` needs 22 + 3).
+ */
+export const OFFSET_KEEP = 48
+/** Chunks of mel frames one embedding reads (76 frames: 9.5 chunks). */
+const EMBEDDING_CHUNKS = Math.ceil(EMBEDDING_WINDOW / 8)
+/** Samples kept for the further phases' own mel runs: their oldest embedding's chunks and context. */
+const HISTORY_SAMPLES = (OFFSET_KEEP + EMBEDDING_CHUNKS + 1) * CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES
 /** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
 const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
 const PREFILL_AMPLITUDE = 1000
@@ -37,9 +52,22 @@ export class FeaturePipeline {
   /** The newest MEL_KEEP mel frames, oldest first; `#frames` were made since the reset. */
   readonly #melFrames = new Float32Array(MEL_KEEP * MEL_BINS)
   #frames = 0
-  /** Embeddings, oldest first, `#count` of them; one not yet made has `#made` 0. */
-  readonly #embeddings = new Float32Array(EMBEDDING_KEEP * EMBEDDING_SIZE)
-  readonly #made = new Uint8Array(EMBEDDING_KEEP)
+  /**
+   * Embeddings, oldest first, `#count` of them, per phase; one not yet made has `made` 0. The
+   * further phases also keep their 8 mel frames per chunk, made when an embedding first needs them.
+   */
+  readonly #phases: readonly Phase[] = Array.from({ length: PHASES }, () => ({
+    embeddings: new Float32Array(EMBEDDING_KEEP * EMBEDDING_SIZE),
+    made: new Uint8Array(EMBEDDING_KEEP),
+    mel: [],
+  }))
+  /**
+   * The newest samples, for the further phases' own mel runs: the mel model's frames carry the
+   * edges of the 1760 samples they were made from, so a window of phase 0's frames 4 frames
+   * earlier is not what a detector whose chunks fell 40 ms later sees (it scored lower on the
+   * bench's clips: bench/RESULTS.md, "the second phase"). Int16 values, oldest first.
+   */
+  readonly #history = new Int16Array(HISTORY_SAMPLES)
   /** For each embedding, the `#frames` count at its chunk: its window is the 76 frames before. */
   readonly #melEnd = new Float64Array(EMBEDDING_KEEP)
   #count = 0
@@ -96,10 +124,15 @@ export class FeaturePipeline {
     this.#rawHeard = 0
     this.#melFrames.fill(1)
     this.#frames = 0
-    this.#embeddings.fill(0)
-    this.#embeddings.set(this.#prefill)
+    // Both phases start from the same noise: it stands for a past nobody heard.
+    this.#history.fill(0)
+    for (const p of this.#phases) {
+      p.mel.length = 0
+      p.embeddings.fill(0)
+      p.embeddings.set(this.#prefill)
+      p.made.fill(1)
+    }
     this.#count = this.#prefill.length / EMBEDDING_SIZE
-    this.#made.fill(1)
     this.#ahead = []
   }
 
@@ -133,6 +166,8 @@ export class FeaturePipeline {
     const raw = this.#raw
     raw.copyWithin(0, CHUNK_SAMPLES)
     for (let i = 0; i < CHUNK_SAMPLES; i++) raw[MEL_CONTEXT_SAMPLES + i] = chunk[i] ?? 0
+    this.#history.copyWithin(0, CHUNK_SAMPLES)
+    this.#history.set(chunk.subarray(0, CHUNK_SAMPLES), HISTORY_SAMPLES - CHUNK_SAMPLES)
     this.#rawHeard = Math.min(this.#rawHeard + CHUNK_SAMPLES, raw.length)
     // Upstream's first chunk has no context yet (1280 samples → 5 frames); every later one has it.
     const spec =
@@ -143,44 +178,91 @@ export class FeaturePipeline {
     mel.set(spec.subarray(spec.length - n * MEL_BINS), (MEL_KEEP - n) * MEL_BINS)
     this.#frames += n
     if (this.#count === EMBEDDING_KEEP) {
-      this.#embeddings.copyWithin(0, EMBEDDING_SIZE)
-      this.#made.copyWithin(0, 1)
+      for (const p of this.#phases) {
+        p.embeddings.copyWithin(0, EMBEDDING_SIZE)
+        p.made.copyWithin(0, 1)
+      }
       this.#melEnd.copyWithin(0, 1)
+      for (const p of this.#phases) p.mel.shift()
       this.#count--
     }
-    this.#made[this.#count] = 0
+    for (const p of this.#phases) {
+      p.made[this.#count] = 0
+      p.mel[this.#count] = undefined
+    }
     this.#melEnd[this.#count] = this.#frames
     this.#count++
   }
 
-  /** Makes whichever of the newest `n` embeddings are not made yet, oldest first. */
-  async embed(n: number): Promise<void> {
+  /**
+   * Makes whichever of the newest `n` embeddings of `phase` (0: at the chunks' ends, p: p × 20 ms
+   * before them) are not made yet, oldest first.
+   */
+  async embed(n: number, phase = 0): Promise<void> {
+    const p = this.#phase(phase)
+    if (phase > 0 && n > OFFSET_KEEP) {
+      throw new Error(`features.embed(${n}, ${phase}): a further phase keeps ${OFFSET_KEEP} chunks`)
+    }
     for (let k = Math.max(0, this.#count - n); k < this.#count; k++) {
-      if (this.#made[k] === 1) continue
-      // Its 76 frames end this many frames before the newest; MEL_KEEP covers every kept one.
-      const back = this.#frames - (this.#melEnd[k] ?? 0)
-      const end = (MEL_KEEP - back) * MEL_BINS
-      const window = this.#melFrames.slice(end - EMBEDDING_WINDOW * MEL_BINS, end)
+      if (p.made[k] === 1) continue
+      const window = phase === 0 ? this.#melWindow(k) : await this.#offsetWindow(k, phase)
       const embedding = await this.#embedding.run(window, [1, EMBEDDING_WINDOW, MEL_BINS, 1])
       checkLength(this.#embedding, embedding, EMBEDDING_SIZE)
-      this.#embeddings.set(embedding, k * EMBEDDING_SIZE)
-      this.#made[k] = 1
+      p.embeddings.set(embedding, k * EMBEDDING_SIZE)
+      p.made[k] = 1
     }
   }
 
+  #phase(phase: number): Phase {
+    const p = this.#phases[phase]
+    if (!p) throw new RangeError(`features: phase ${phase} is not one of 0–${PHASES - 1}`)
+    return p
+  }
+
+  /** Embedding `k`'s 76 mel frames: they end this many frames before the newest (MEL_KEEP covers every kept one). */
+  #melWindow(k: number): Float32Array {
+    const back = this.#frames - (this.#melEnd[k] ?? 0)
+    const end = (MEL_KEEP - back) * MEL_BINS
+    return this.#melFrames.slice(end - EMBEDDING_WINDOW * MEL_BINS, end)
+  }
+
   /**
-   * The `n` embeddings ending `back` chunks before the newest, oldest first, as one `[1, n, 96]`
-   * tensor's data (a copy).
+   * A further phase's 76 mel frames for embedding `k`: the mel model's own runs on 1760 samples
+   * ending `phase` × 20 ms before each of the chunks they span, as a detector whose chunks fell
+   * there makes them (those made for an earlier embedding are kept).
    */
-  latest(n: number, back = 0): Float32Array {
+  async #offsetWindow(k: number, phase: number): Promise<Float32Array> {
+    const kept = this.#phase(phase).mel
+    const frames = new Float32Array(EMBEDDING_CHUNKS * 8 * MEL_BINS)
+    for (let c = 0; c < EMBEDDING_CHUNKS; c++) {
+      const j = k - EMBEDDING_CHUNKS + 1 + c
+      let mel = j >= 0 ? kept[j] : undefined
+      if (!mel) {
+        const back = (this.#count - 1 - j) * CHUNK_SAMPLES + phase * PHASE_SAMPLES
+        const end = HISTORY_SAMPLES - back
+        const samples = Float32Array.from(this.#history.subarray(end - this.#raw.length, end))
+        mel = await melFrames(this.#mel, samples)
+        if (j >= 0) kept[j] = mel
+      }
+      frames.set(mel.subarray(mel.length - 8 * MEL_BINS), c * 8 * MEL_BINS)
+    }
+    return frames.slice(frames.length - EMBEDDING_WINDOW * MEL_BINS)
+  }
+
+  /**
+   * The `n` embeddings of `phase` ending `back` chunks before the newest, oldest first, as one
+   * `[1, n, 96]` tensor's data (a copy).
+   */
+  latest(n: number, back = 0, phase = 0): Float32Array {
+    const p = this.#phase(phase)
     const end = this.#count - back
     const take = Math.min(n, end)
-    if (this.#made.subarray(end - take, end).includes(0)) {
+    if (p.made.subarray(end - take, end).includes(0)) {
       throw new Error(`features.latest(${n}, ${back}) before embed: an embedding is not made yet`)
     }
     const out = new Float32Array(n * EMBEDDING_SIZE)
     out.set(
-      this.#embeddings.subarray((end - take) * EMBEDDING_SIZE, end * EMBEDDING_SIZE),
+      p.embeddings.subarray((end - take) * EMBEDDING_SIZE, end * EMBEDDING_SIZE),
       (n - take) * EMBEDDING_SIZE,
     )
     return out
@@ -196,18 +278,18 @@ export class FeaturePipeline {
     const out = new Float32Array(n * EMBEDDING_SIZE)
     const first = this.#count - Math.min(n, this.#count)
     const pad = n - (this.#count - first)
-    const e = this.#embeddings
+    const { embeddings: e, made } = this.#phase(0)
     let before = -1
-    for (let k = first - 1; k >= 0 && before < 0; k--) if (this.#made[k] === 1) before = k
+    for (let k = first - 1; k >= 0 && before < 0; k--) if (made[k] === 1) before = k
     for (let k = first; k < this.#count; k++) {
       const at = (pad + k - first) * EMBEDDING_SIZE
-      if (this.#made[k] === 1) {
+      if (made[k] === 1) {
         out.set(e.subarray(k * EMBEDDING_SIZE, (k + 1) * EMBEDDING_SIZE), at)
         before = k
         continue
       }
       let after = -1
-      for (let j = k + 1; j < this.#count && after < 0; j++) if (this.#made[j] === 1) after = j
+      for (let j = k + 1; j < this.#count && after < 0; j++) if (made[j] === 1) after = j
       if (before < 0 && after < 0) throw new Error('features.approximate: no embedding is made')
       const a = before < 0 ? after : before
       const b = after < 0 ? before : after
@@ -219,6 +301,13 @@ export class FeaturePipeline {
     }
     return out
   }
+}
+
+/** One phase's embeddings, kept, and which are made; a further phase's mel frames per chunk. */
+interface Phase {
+  readonly embeddings: Float32Array
+  readonly made: Uint8Array
+  readonly mel: (Float32Array | undefined)[]
 }
 
 /** The mel model on int16 values; frames scaled x/10 + 2 as upstream does. */

@@ -1,6 +1,7 @@
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
+import { PHASES } from './features.js'
 import type { VerifierStage } from './verifier.js'
 
 /** Upstream forces each model's first 5 scores to 0 while its buffers fill with real audio. */
@@ -28,10 +29,19 @@ interface WakeTriggerOptions {
  * When a chunk's scores are a wake: each phrase's threshold now (the sensitivity moves it), the
  * warm-up after a reset, `consecutive` chunks in a row at or above it, the refractory time after a
  * wake, and the level the wake was heard at. No I/O and no models: the detector scores, this decides.
+ *
+ * Scores come in phases: 0 at the chunks' ends, and near a threshold only, the detector's further
+ * phases p × 20 ms before them (the service scores one, 40 ms). Each phase counts its own run of
+ * chunks, 80 ms apart, as a detector whose chunks fell there would: a wake is what any of them
+ * would fire, so a phrase whose peak falls between two chunks of phase 0 still needs `consecutive`
+ * chunks of another phase. The refractory time is shared, and a wake clears every run. The
+ * detector judges a chunk's phase-0 scores before the older windows made with them (the same
+ * moment): where both would fire there, the wake is phase 0's, as without further phases.
  */
 export class WakeTrigger {
   readonly #o: WakeTriggerOptions
-  readonly #above: number[]
+  /** Per phase, per head: chunks in a row at or above the threshold. */
+  readonly #above: number[][]
   /** Each head's threshold now: the configured one until the sensitivity changes it. */
   #thresholds: readonly number[]
   #quietUntil = Number.NEGATIVE_INFINITY
@@ -41,7 +51,7 @@ export class WakeTrigger {
 
   constructor(options: WakeTriggerOptions) {
     this.#o = options
-    this.#above = options.heads.map(() => 0)
+    this.#above = Array.from({ length: PHASES }, () => options.heads.map(() => 0))
     this.#thresholds = options.heads.map((h) => h.threshold)
   }
 
@@ -56,7 +66,12 @@ export class WakeTrigger {
 
   /** Whether any head's score is within reach of its threshold: where coarse scoring stops. */
   rising(scores: readonly number[]): boolean {
-    return scores.some((s, i) => s >= RISING_SHARE * (this.#thresholds[i] ?? 1))
+    return this.near(scores, RISING_SHARE)
+  }
+
+  /** Whether any head's score is at `share` of its threshold or above. */
+  near(scores: readonly number[], share: number): boolean {
+    return scores.some((s, i) => s >= share * (this.#thresholds[i] ?? 1))
   }
 
   /**
@@ -79,19 +94,37 @@ export class WakeTrigger {
     return raw.map((s) => (warm ? s : 0))
   }
 
-  /** Fires the wake a chunk ending at `endAt` completes, if any (the highest-scoring phrase). */
-  judge(scores: readonly number[], endAt: number): void {
+  /**
+   * A second-phase window's raw scores as they count: the window ending 40 ms before the chunk
+   * `back` chunks before the one last warmed (`warm`) counts once the chunk before it did.
+   */
+  warmOffset(raw: readonly number[], back: number): number[] {
+    const warm = this.#sinceReset - back - 2 >= WARMUP_CHUNKS
+    return raw.map((s) => (warm ? s : 0))
+  }
+
+  /** A further phase stops (or starts) being scored: its run of chunks starts over. */
+  breakOffsetRun(phase: number): void {
+    this.#above[phase]?.fill(0)
+  }
+
+  /**
+   * Fires the wake that `phase`'s window ending at `endAt` completes, if any (the highest-scoring
+   * phrase).
+   */
+  judge(scores: readonly number[], endAt: number, phase = 0): void {
+    const above = this.#above[phase] ?? []
     let best = -1
     this.#o.heads.forEach((h, i) => {
       const s = scores[i] ?? 0
-      this.#above[i] = s >= (this.#thresholds[i] ?? h.threshold) ? (this.#above[i] ?? 0) + 1 : 0
-      if ((this.#above[i] ?? 0) >= this.#o.consecutive && (best < 0 || s > (scores[best] ?? 0))) {
+      above[i] = s >= (this.#thresholds[i] ?? h.threshold) ? (above[i] ?? 0) + 1 : 0
+      if ((above[i] ?? 0) >= this.#o.consecutive && (best < 0 || s > (scores[best] ?? 0))) {
         best = i
       }
     })
     if (best < 0 || endAt < this.#quietUntil) return
     this.#quietUntil = endAt + this.#o.refractoryMs
-    this.#above.fill(0)
+    for (const a of this.#above) a.fill(0)
     const detection = {
       phrase: this.#o.heads[best]?.phrase ?? '',
       score: scores[best] ?? 0,
@@ -111,13 +144,13 @@ export class WakeTrigger {
   /** No wake could stand here: it counts as scored below every threshold. */
   quiet(): void {
     this.#sinceReset++
-    this.#above.fill(0)
+    for (const a of this.#above) a.fill(0)
   }
 
   /** The audio starts over: warm-up, runs above the thresholds and the level with it. */
   reset(): void {
     this.#sinceReset = 0
-    this.#above.fill(0)
+    for (const a of this.#above) a.fill(0)
     this.#energy.fill(0)
     this.#energyAt = 0
   }
