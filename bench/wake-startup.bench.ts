@@ -162,7 +162,7 @@ const kinds = {
     before: (n: number) =>
       start(
         [...RUN, config('wake', n + 100)],
-        ['"listening for the wake phrase"', '"nocturn running"'],
+        ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
         BEFORE,
       ),
   }),
