@@ -28,12 +28,7 @@ import {
 } from './compose/conversations.js'
 import { audioFaults, composeAnnouncer, composeDevice, showStatus } from './compose/device.js'
 import { composeHome, composeMcpServers } from './compose/home.js'
-import {
-  composeListening,
-  loadWakeEarly,
-  routeMicrophone,
-  wakeArbiter,
-} from './compose/listening.js'
+import { composeListening, routeMicrophone, wakeArbiter } from './compose/listening.js'
 import { composePanel } from './compose/panel.js'
 import { composeProviderListener } from './compose/provider-health.js'
 import { checkProviderKeys, composeProviders } from './compose/providers.js'
@@ -112,8 +107,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     checkProviderKeys(config)
     const { store, feed } = openConversationStore(comp)
     const device = composeDevice(comp, store)
-    // The wake models load on their own thread while the rest starts (issue 47).
-    const wake = loadWakeEarly(comp, device)
     const household = composeHousehold(
       comp,
       feed,
@@ -168,8 +161,8 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       ...typed,
     })
     keepRetention(comp, store)
-    // The button answers (mute, the LED) before the listening chain waits for the wake models:
-    // they take 0.1–1 s to load natively, 10 s or more on WASM on a slow board (issue 47).
+    // The button answers (mute, the LED) before the listening chain is composed: a wake model
+    // takes 0.1–1 s to load natively, 10 s or more on WASM on a slow board (issue 47).
     await panel.start()
     const loop = await composeListening(comp, {
       router,
@@ -180,7 +173,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
-      wake,
       onFalseWake: () => device.countFalseWake(),
       ...(options.onEarcon && { onEarcon: options.onEarcon }),
       onSessionEnd: (summary) => {

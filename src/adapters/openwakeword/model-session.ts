@@ -26,8 +26,7 @@ export interface InferenceRuntime {
   load(file: string): Promise<ModelSession>
   /**
    * Every model is loaded: from here on scoring is best-effort and yields the CPU to the event
-   * loop. The runtime's thread (model-worker.ts) already yields from its start, so that loading
-   * beside the rest of a start does not delay the panel; lowering it again does nothing.
+   * loop (model-worker.ts). Loading itself runs at the process's priority, so a start is not slowed.
    */
   background?(): void
   /**

@@ -17,18 +17,15 @@ const port = parentPort
 if (!port) throw new Error('model-worker.ts runs only as a worker thread')
 const runtime = workerData as RuntimeName
 /**
- * Scoring is best-effort and the audio path comes first: this thread runs 5 nice levels below the
- * process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
+ * Scoring is best-effort and the audio path comes first: once every model is loaded (`background`:
+ * the load itself keeps the process's priority, not to slow a start), this thread runs 5 nice
+ * levels below the process (a third of its weight), so inside a CPU quota (or on a busy single core) the kernel
  * gives the process's share to the event loop first and scoring gets what is left (the detector
  * then sheds load, detector.ts). Not the lowest level: scoring should not give way to every other
- * program on the board. From its start: the models load while the event loop composes the rest of
- * the start (app/compose/listening.ts), and at the process's priority the load delayed the panel,
- * the button's first answer, by 0.1–0.15 s on a busy machine (bench/RESULTS.md, "start-up").
+ * program on the board.
  */
 const NICER_BY = 5
 const NICEST = 19
-let lowered = false
-lowerThisThread()
 const ort = runtime === 'wasm' ? importWasm() : importNative()
 // A failed import is answered to every load (its message names the fix), not left unhandled.
 ort.catch(() => {})
@@ -85,8 +82,6 @@ function sessionOf(n: number): ModelSession {
  * process's priority and scoring still sheds load by resting.
  */
 function lowerThisThread(): void {
-  if (lowered) return
-  lowered = true
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
     if (Number.isInteger(tid) && tid > 0)

@@ -16,8 +16,6 @@ import type { AudioOut } from '../../ports/audio.js'
 import type { OnsetSource } from '../../ports/onset.js'
 import type { PhraseCheck } from '../../ports/phrase-check.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
-import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
-import type { Sensitivity } from '../../protocol/sensitivity.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
 import type { SessionSummary } from '../../voice/session-types.js'
@@ -30,7 +28,6 @@ import {
   followSensitivity,
   WAKE_CANNOT_KEEP_UP,
   wakeModelPaths,
-  wakeThresholds,
 } from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
@@ -84,49 +81,6 @@ export function wakeArbiter(
   return arbiter
 }
 
-/** The wake detector, loading since early in the start; the listening chain takes it over. */
-export interface WakeLoad {
-  readonly detector: Promise<WakeWordDetector>
-  /** The sensitivity its thresholds were set for. */
-  readonly sensitivity: Sensitivity
-  /** Where its wakes go from now on (the wake stage, once it is made). */
-  hear(listener: WakeListener): void
-}
-
-/**
- * Begins loading the wake detector (its thread, the runtime, the models, the noise prefill) at
- * once, in wake mode, so that it runs beside the rest of the start, on the runtime's own thread,
- * and not after the panel (issue 47: a start waited ~0.25 s for it here). The event loop is not
- * held by it, so the button and the mute are answered as ever; a failure is the wake stage's to
- * report (`wakeOnset`). Closed with the composition if the start stops before the chain takes it.
- */
-export function loadWakeEarly(
-  { config: c, log, closers }: Composition,
-  device: DeviceState,
-): WakeLoad | undefined {
-  if (listenMode(c.listen) !== 'wake' || !c.listen.wake) return undefined
-  let heard: WakeListener | undefined
-  const sensitivity = device.sensitivity
-  const detector: Promise<WakeWordDetector> = createWakeDetector(c.listen.wake as WakeConfig, {
-    onWake: (d) => heard?.(d),
-    logger: log.child({ component: 'wake' }),
-    sensitivity,
-    nativeMark: nativeMarkFor(c.store.path),
-    // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
-    onKeepingUp: (ok) => device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
-  })
-  // Answered where it is awaited (wakeOnset); until then a failure is not an unhandled one.
-  detector.catch(() => {})
-  closers.add(async () => (await detector.catch(() => undefined))?.close())
-  return {
-    detector,
-    sensitivity,
-    hear(listener) {
-      heard = listener
-    },
-  }
-}
-
 interface ListeningDeps {
   readonly router: MicRouter
   readonly driver: VoiceDriver
@@ -139,8 +93,6 @@ interface ListeningDeps {
   readonly device: DeviceState
   /** Several speakers in one home: the claim of each wake. None: this speaker answers alone. */
   readonly arbiter?: WakeArbiter | undefined
-  /** The wake detector's load, begun early (`loadWakeEarly`); in wake mode, begun here if not. */
-  readonly wake?: WakeLoad | undefined
   /** A wake the model's transcription did not confirm (the status counts it). */
   readonly onFalseWake?: (() => void) | undefined
   /** After each earcon is handed to the speaker, with its length. */
@@ -237,22 +189,21 @@ async function onsetFor(
  * state and answers the button, whose hold still talks.
  */
 async function wakeOnset(
-  comp: Composition,
+  { config: c, clock, log, closers }: Composition,
   wake: WakeConfig,
   deps: ListeningDeps,
 ): Promise<WakeOnset | undefined> {
-  const { config: c, clock, log, closers } = comp
   const wakeLog = log.child({ component: 'wake' })
   let stage: WakeOnset | undefined
   try {
-    const load = deps.wake ?? loadWakeEarly(comp, deps.device)
-    if (!load) return undefined
-    const detector = await load.detector
-    load.hear((d) => stage?.detected(d))
-    // A sensitivity changed while the models loaded applies now; later ones as they come.
-    const { sensitivity } = deps.device
-    if (sensitivity !== load.sensitivity)
-      detector.setThresholds(wakeThresholds(wakeModelPaths(wake).phrases, sensitivity))
+    const detector = await createWakeDetector(wake, {
+      onWake: (d) => stage?.detected(d),
+      logger: wakeLog,
+      sensitivity: deps.device.sensitivity,
+      nativeMark: nativeMarkFor(c.store.path),
+      // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
+      onKeepingUp: (ok) => deps.device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
+    })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({
       detector,
