@@ -9,10 +9,12 @@
 //          answers from here), `listening for the wake phrase`, `nocturn running`.
 // WAKE_STARTUP_BEFORE=<another built checkout>: its wake mode too, in the same alternation ("before").
 // Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
-// this process's clock. RSS of each after WAKE_STARTUP_IDLE_S (default 10) s idle. Reports;
-// asserts nothing.
+// this process's clock, with the CPU time the process had spent by then (all its threads, from
+// /proc's schedstat: it survives a loaded machine better than the wall time). RSS of each after
+// WAKE_STARTUP_IDLE_S (default 10) s idle, and its split: anonymous (the process's own) and file
+// (mapped code: node's, the native libraries'). Reports; asserts nothing.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -83,6 +85,20 @@ interface Started {
   readonly child: ChildProcess
   /** ms from spawn to each awaited line. */
   readonly at: Record<string, number>
+  /** The process's CPU time (ms, all threads) when each line was read. */
+  readonly cpu: Record<string, number>
+}
+
+/** CPU time of every thread of `pid` so far (ms), 0 once it is gone. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    let ns = 0
+    for (const t of readdirSync(`/proc/${pid}/task`))
+      ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, 'utf8').split(' ')[0])
+    return ns / 1e6
+  } catch {
+    return 0
+  }
 }
 
 /** Spawns node with `args` and resolves once every one of `marks` was written (ms from spawn). */
@@ -94,6 +110,7 @@ function start(args: readonly string[], marks: readonly string[], cwd = ROOT): P
     stdio: ['ignore', 'pipe', 'inherit'],
   })
   const at: Record<string, number> = {}
+  const cpu: Record<string, number> = {}
   return new Promise((done, fail) => {
     const guard = setTimeout(() => {
       child.kill('SIGKILL')
@@ -101,10 +118,13 @@ function start(args: readonly string[], marks: readonly string[], cwd = ROOT): P
     }, 60_000)
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       for (const m of marks)
-        if (at[m] === undefined && line.includes(m)) at[m] = performance.now() - t0
+        if (at[m] === undefined && line.includes(m)) {
+          at[m] = performance.now() - t0
+          cpu[m] = cpuMs(child.pid)
+        }
       if (marks.every((m) => at[m] !== undefined)) {
         clearTimeout(guard)
-        done({ child, at })
+        done({ child, at, cpu })
       }
     })
     child.once('exit', (code) => fail(new Error(`exited (${code}) before it started`)))
@@ -120,8 +140,13 @@ async function stop(s: Started): Promise<void> {
   clearTimeout(kill)
 }
 
-const rssMb = (pid: number) =>
-  Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024
+/** VmRSS, RssAnon and RssFile of `pid` (MB). */
+function rssMb(pid: number): [number, number, number] {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (key: string) =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024
+  return [kb('VmRSS'), kb('RssAnon'), kb('RssFile')]
+}
 
 const floorSource = `${FLOOR.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 const RUN = ['dist/service/cli.js', 'run', '--config']
@@ -137,7 +162,7 @@ const kinds = {
     before: (n: number) =>
       start(
         [...RUN, config('wake', n + 100)],
-        ['"listening for the wake phrase"', '"nocturn running"'],
+        ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
         BEFORE,
       ),
   }),
@@ -145,6 +170,7 @@ const kinds = {
 type Kind = keyof typeof kinds
 
 const times: Record<string, number[]> = {}
+const cpus: Record<string, number[]> = {}
 const rss: Partial<Record<Kind, number[]>> = {}
 out(`# wake start-up · ${machineLine()} · load ${load()}`)
 for (let round = 0; round <= RUNS; round++) {
@@ -154,10 +180,11 @@ for (let round = 0; round <= RUNS; round++) {
       for (const [mark, ms] of Object.entries(s.at)) {
         const key = `${kind} ${mark}`
         times[key] = [...(times[key] ?? []), ms]
+        cpus[key] = [...(cpus[key] ?? []), s.cpu[mark] ?? 0]
       }
       if (round === RUNS) {
         await sleep(IDLE_MS)
-        rss[kind] = [rssMb(s.child.pid as number)]
+        rss[kind] = rssMb(s.child.pid as number)
       }
     }
     await stop(s)
@@ -172,17 +199,22 @@ const floor = med(times[`floor ${FLOOR_MARK}`] ?? [])
 out(
   `\n${RUNS} rounds, ms from spawn (median, min–max), ratio to the floor's median; load after ${load()}`,
 )
-out('| process → line | median | min–max | × floor |')
-out('|---|---|---|---|')
+out('| process → line | median | min–max | × floor | CPU ms by then (median, min–max) |')
+out('|---|---|---|---|---|')
+const range = (xs: readonly number[]) =>
+  `${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}`
 for (const [k, xs] of Object.entries(times)) {
   const m = med(xs)
+  const c = cpus[k] ?? []
   out(
-    `| ${k.replace(FLOOR_MARK, 'imported')} | ${m.toFixed(0)} | ${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)} | ${(m / floor).toFixed(2)} |`,
+    `| ${k.replace(FLOOR_MARK, 'imported')} | ${m.toFixed(0)} | ${range(xs)} | ${(m / floor).toFixed(2)} | ${med(c).toFixed(0)} (${range(c)}) |`,
   )
 }
 out(
-  `\nRSS after ${IDLE_MS / 1000} s idle (last round): ${Object.entries(rss)
-    .map(([k, v]) => `${k} ${v[0]?.toFixed(1)} MB`)
+  `\nRSS after ${IDLE_MS / 1000} s idle (last round), total (anonymous + file) MB: ${Object.entries(
+    rss,
+  )
+    .map(([k, v]) => `${k} ${v[0]?.toFixed(1)} (${v[1]?.toFixed(1)} + ${v[2]?.toFixed(1)})`)
     .join(', ')}`,
 )
 await server.close()

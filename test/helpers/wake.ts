@@ -5,7 +5,7 @@ import {
   OpenWakeWordDetector,
   type OpenWakeWordDetectorOptions,
 } from '../../src/adapters/openwakeword/detector.js'
-import { FeaturePipeline } from '../../src/adapters/openwakeword/features.js'
+import { FeaturePipeline, noisePrefill } from '../../src/adapters/openwakeword/features.js'
 import {
   type LoadWakeDetectorOptions,
   loadWakeDetector,
@@ -95,7 +95,8 @@ export async function phasedDetector(
   return new OpenWakeWordDetector({
     ...o,
     runtime: runtime.name,
-    features: await FeaturePipeline.create(mel, embedding),
+    // The prefill reaches as far back as the service's: the head's window and a coarse hop.
+    features: FeaturePipeline.create(mel, embedding, await noisePrefill(mel, embedding, 18)),
     heads,
     consecutive: DEFAULTS.consecutive,
     refractoryMs: DEFAULTS.refractoryMs,

@@ -42,6 +42,8 @@ const HISTORY_SAMPLES = (OFFSET_KEEP + EMBEDDING_CHUNKS + 1) * CHUNK_SAMPLES + M
 /** The embedding buffer starts from 4 s of random noise in ±1000, as upstream's does. */
 const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
 const PREFILL_AMPLITUDE = 1000
+/** The noise is seeded, so every run scores the same. */
+const PREFILL_SEED = 1
 
 export class FeaturePipeline {
   readonly #mel: ModelSession
@@ -82,40 +84,16 @@ export class FeaturePipeline {
     this.reset()
   }
 
-  /** Checks both models' shapes and computes the noise prefill (one batched embedding run). */
-  static async create(
+  /** A pipeline on `mel` and `embedding`, its embeddings starting from `prefill` (`noisePrefill`). */
+  static create(
     mel: ModelSession,
     embedding: ModelSession,
-    seed = 1,
-  ): Promise<FeaturePipeline> {
-    expectShape(mel, [null, null], 'the mel spectrogram model (melspectrogram.onnx)')
-    expectShape(
-      embedding,
-      [null, EMBEDDING_WINDOW, MEL_BINS, 1],
-      'the embedding model (embedding_model.onnx)',
-    )
-    const noise = new Float32Array(PREFILL_SAMPLES)
-    const random = mulberry32(seed)
-    for (let i = 0; i < noise.length; i++) {
-      noise[i] = Math.floor(random() * 2 * PREFILL_AMPLITUDE) - PREFILL_AMPLITUDE
+    prefill: Float32Array,
+  ): FeaturePipeline {
+    if (prefill.length === 0 || prefill.length % EMBEDDING_SIZE !== 0) {
+      throw new Error(`features: a prefill of ${prefill.length} values is not whole embeddings`)
     }
-    const spec = await melFrames(mel, noise)
-    const frames = spec.length / MEL_BINS
-    // Windows of 76 frames every 8 (one chunk), as upstream's _get_embeddings. One window per run,
-    // not one batch: a batch of ~40 makes the runtime keep ~25 MB of activations for good.
-    const windows: number[] = []
-    for (let start = 0; start + EMBEDDING_WINDOW <= frames; start += 8) windows.push(start)
-    const out = new Float32Array(windows.length * EMBEDDING_SIZE)
-    for (const [i, start] of windows.entries()) {
-      const one = await embedding.run(
-        spec.slice(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS),
-        [1, EMBEDDING_WINDOW, MEL_BINS, 1],
-      )
-      checkLength(embedding, one, EMBEDDING_SIZE)
-      out.set(one, i * EMBEDDING_SIZE)
-    }
-    const keep = Math.min(windows.length, EMBEDDING_KEEP)
-    return new FeaturePipeline(mel, embedding, out.slice((windows.length - keep) * EMBEDDING_SIZE))
+    return new FeaturePipeline(mel, embedding, prefill.slice(-EMBEDDING_KEEP * EMBEDDING_SIZE))
   }
 
   /** Back to the state of a fresh start: no samples heard, mel frames all ones, the noise prefill. */
@@ -301,6 +279,49 @@ export class FeaturePipeline {
     }
     return out
   }
+}
+
+/**
+ * Checks both models' shapes and makes the noise prefill: the embeddings of 4 s of seeded noise, of
+ * which the newest `reach`, the most any window read after a start or a reset reaches back (the
+ * longest head's window and the chunks scored late; load-detector.ts). Upstream makes all ~40; the
+ * older ones would never be read, and the ones made are the same windows of the same noise, so every
+ * score is the same, and a start pays ~2 ms of CPU less for each one left out. Run where the models
+ * are (model-worker.ts): a start waits for it.
+ */
+export async function noisePrefill(
+  mel: ModelSession,
+  embedding: ModelSession,
+  reach: number,
+): Promise<Float32Array> {
+  expectShape(mel, [null, null], 'the mel spectrogram model (melspectrogram.onnx)')
+  expectShape(
+    embedding,
+    [null, EMBEDDING_WINDOW, MEL_BINS, 1],
+    'the embedding model (embedding_model.onnx)',
+  )
+  const noise = new Float32Array(PREFILL_SAMPLES)
+  const random = mulberry32(PREFILL_SEED)
+  for (let i = 0; i < noise.length; i++) {
+    noise[i] = Math.floor(random() * 2 * PREFILL_AMPLITUDE) - PREFILL_AMPLITUDE
+  }
+  const spec = await melFrames(mel, noise)
+  const frames = spec.length / MEL_BINS
+  // Windows of 76 frames every 8 (one chunk), as upstream's _get_embeddings. One window per run,
+  // not one batch: a batch of ~40 makes the runtime keep ~25 MB of activations for good.
+  const starts: number[] = []
+  for (let start = 0; start + EMBEDDING_WINDOW <= frames; start += 8) starts.push(start)
+  const windows = starts
+    .slice(-Math.max(1, Math.min(reach, EMBEDDING_KEEP)))
+    .map((start) => spec.slice(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS))
+  const dims = [1, EMBEDDING_WINDOW, MEL_BINS, 1]
+  const out = new Float32Array(windows.length * EMBEDDING_SIZE)
+  for (const [i, window] of windows.entries()) {
+    const one = await embedding.run(window, dims)
+    checkLength(embedding, one, EMBEDDING_SIZE)
+    out.set(one, i * EMBEDDING_SIZE)
+  }
+  return out
 }
 
 /** One phase's embeddings, kept, and which are made; a further phase's mel frames per chunk. */

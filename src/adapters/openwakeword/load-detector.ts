@@ -2,7 +2,7 @@ import { NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
 import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detector.js'
-import { EMBEDDING_SIZE, expectShape, FeaturePipeline } from './features.js'
+import { EMBEDDING_SIZE, expectShape, FeaturePipeline, noisePrefill } from './features.js'
 import type { InferenceRuntime, ModelSession } from './model-session.js'
 import { loadRuntime, type RuntimeChoice } from './runtime.js'
 import { readVerifier, type VerifierStage } from './verifier.js'
@@ -57,24 +57,36 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     )
   }
   const runtime = typeof o.runtime === 'string' ? await loadRuntime(o.runtime) : o.runtime
-  const loaded: ModelSession[] = []
-  const load = async (file: string) => {
-    const m = await runtime.load(file)
-    loaded.push(m)
-    return m
-  }
+  // Every model is asked for at once: the runtime's thread loads them one after the other without
+  // waiting for the event loop between them, which a start keeps busy (issue 47).
+  const files = [o.melFile, o.embeddingFile, ...o.phrases.map((p) => p.file)]
+  const settled = await Promise.allSettled(files.map((f) => runtime.load(f)))
+  const loaded = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
   try {
-    const mel = await load(o.melFile)
-    const embedding = await load(o.embeddingFile)
-    const features = await FeaturePipeline.create(mel, embedding)
-    const heads: WakeHead[] = []
-    for (const p of o.phrases) {
-      const model = await load(p.file)
-      const window = await checkHead(model)
+    firstFailure(settled)
+    const [mel, embedding, ...models] = loaded as [ModelSession, ModelSession, ...ModelSession[]]
+    const windows = models.map(headWindow)
+    // The prefill reaches back as far as any window read after a reset: the longest head's, and
+    // the chunks a coarse score leaves to be scored late.
+    const reach = Math.max(...windows) + (o.coarseHop ?? 1)
+    // Settled, not raced: no model is closed while a run on it is still under way.
+    const checked = await Promise.allSettled([
+      runtime.prefill
+        ? runtime.prefill(mel, embedding, reach)
+        : noisePrefill(mel, embedding, reach),
+      ...models.map(checkHeadScore),
+    ])
+    firstFailure(checked)
+    const prefill = (checked[0] as PromiseFulfilledResult<Float32Array>).value
+    const features = FeaturePipeline.create(mel, embedding, prefill)
+    const heads: WakeHead[] = o.phrases.map((p, i) => {
+      const model = models[i] as ModelSession
       const verifier =
-        typeof p.verifier === 'string' ? readVerifier(p.verifier, p.file, window) : p.verifier
-      heads.push({ phrase: p.phrase, model, threshold: p.threshold, verifier })
-    }
+        typeof p.verifier === 'string'
+          ? readVerifier(p.verifier, p.file, windows[i] ?? 0)
+          : p.verifier
+      return { phrase: p.phrase, model, threshold: p.threshold, verifier }
+    })
     o.logger.info(
       {
         runtime: runtime.name,
@@ -105,8 +117,14 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
   }
 }
 
-/** A head takes `[1, n, 96]` embeddings and gives one score; resolves with its window `n`. */
-async function checkHead(model: ModelSession): Promise<number> {
+/** Throws the first failure among `results`, in their order (the files' order: mel first). */
+function firstFailure(results: readonly PromiseSettledResult<unknown>[]): void {
+  const failed = results.find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
+}
+
+/** A head takes `[1, n, 96]` embeddings (n its window, 1 to 120); returns `n`. */
+function headWindow(model: ModelSession): number {
   expectShape(model, [1, null, EMBEDDING_SIZE], 'a wake-word head')
   const n = model.inputShape[1]
   const window = typeof n === 'number' ? n : 16
@@ -116,6 +134,12 @@ async function checkHead(model: ModelSession): Promise<number> {
       `${model.file} wants ${window} embeddings; openWakeWord heads take 1 to ${MAX_HEAD_WINDOW}: use an openWakeWord .onnx head`,
     )
   }
+  return window
+}
+
+/** A head gives one score: a multi-class model (such as timer_v0.1) is refused. */
+async function checkHeadScore(model: ModelSession): Promise<void> {
+  const window = headWindow(model)
   const out = await model.run(new Float32Array(window * EMBEDDING_SIZE), [
     1,
     window,
@@ -127,5 +151,4 @@ async function checkHead(model: ModelSession): Promise<number> {
       `${model.file} gives ${out.length} scores, not one: it is a multi-class model (such as timer_v0.1), not a wake phrase; use a single-phrase head`,
     )
   }
-  return window
 }

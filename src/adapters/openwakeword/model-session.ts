@@ -29,4 +29,11 @@ export interface InferenceRuntime {
    * loop (model-worker.ts). Loading itself runs at the process's priority, so a start is not slowed.
    */
   background?(): void
+  /**
+   * The noise prefill (features.ts, `noisePrefill`) made where the models run, in one request: a
+   * start waits for it, and on the runtime's thread each of its ~25 runs would otherwise be a
+   * hand-off to the event loop and back, which a busy start answers late. Without it the caller
+   * makes it with the sessions. `mel` and `embedding` are sessions this runtime loaded.
+   */
+  prefill?(mel: ModelSession, embedding: ModelSession, reach: number): Promise<Float32Array>
 }

@@ -16,6 +16,12 @@ type ModelAsk =
       readonly inputs: readonly Float32Array[]
       readonly dims: readonly number[]
     }
+  | {
+      readonly type: 'prefill'
+      readonly mel: number
+      readonly embedding: number
+      readonly reach: number
+    }
   | { readonly type: 'close'; readonly session: number }
   | { readonly type: 'background' }
 
@@ -59,6 +65,8 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
   let nextId = 0
   let open = 0
   const pending = new Map<number, { resolve(r: ModelReply): void; reject(e: Error): void }>()
+  /** Each session's number on the thread, for a request naming several (`prefill`). */
+  const numbers = new WeakMap<ModelSession, number>()
 
   const start = (): Worker => {
     const w = import.meta.url.endsWith('.ts')
@@ -115,8 +123,10 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
       worker.postMessage({ ...req, id })
     })
 
+  // Not while a request is under way: several models load at once, and ending the thread inside
+  // the runtime's session creation aborts the process.
   const stopIfUnused = async () => {
-    if (open > 0 || !worker) return
+    if (open > 0 || pending.size > 0 || !worker) return
     const w = worker
     worker = undefined
     await w.terminate()
@@ -127,6 +137,20 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
     background() {
       void ask({ type: 'background' }).catch(() => {})
     },
+    async prefill(mel, embedding, reach) {
+      const number = (m: ModelSession) => {
+        const n = numbers.get(m)
+        if (n === undefined) throw new Error(`${m.file} was not loaded by this runtime`)
+        return n
+      }
+      const r = await ask({
+        type: 'prefill',
+        mel: number(mel),
+        embedding: number(embedding),
+        reach,
+      })
+      return r.output ?? new Float32Array(0)
+    },
     async load(file): Promise<ModelSession> {
       const r = await ask({ type: 'load', file }).catch(async (err: unknown) => {
         await stopIfUnused()
@@ -135,7 +159,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
       const session = r.session ?? -1
       open++
       let closed = false
-      return {
+      const proxy: ModelSession = {
         file,
         inputName: r.inputName ?? '',
         inputShape: r.inputShape ?? [],
@@ -155,6 +179,8 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
           await stopIfUnused()
         },
       }
+      numbers.set(proxy, session)
+      return proxy
     },
   }
 }

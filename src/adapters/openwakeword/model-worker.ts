@@ -2,6 +2,7 @@ import { readlinkSync } from 'node:fs'
 import { getPriority, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { NocturnError } from '../../core/errors.js'
+import { noisePrefill } from './features.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import type { ModelReply, ModelRequest } from './model-thread.js'
 import { importNative, importWasm, loadSession } from './runtime.js'
@@ -47,8 +48,11 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       sessions.set(session, s)
       return { id: m.id, ok: true, session, inputName: s.inputName, inputShape: s.inputShape }
     }
-    const s = sessions.get(m.session)
-    if (!s) throw new Error(`no session ${m.session}`)
+    if (m.type === 'prefill') {
+      const output = await noisePrefill(sessionOf(m.mel), sessionOf(m.embedding), m.reach)
+      return { id: m.id, ok: true, output }
+    }
+    const s = sessionOf(m.session)
     if (m.type === 'run') return { id: m.id, ok: true, output: await s.run(m.input, m.dims) }
     if (m.type === 'runMany') {
       const outputs: Float32Array[] = []
@@ -64,6 +68,12 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       ? { id: m.id, ok: false, code: err.code, message }
       : { id: m.id, ok: false, message }
   }
+}
+
+function sessionOf(n: number): ModelSession {
+  const s = sessions.get(n)
+  if (!s) throw new Error(`no session ${n}`)
+  return s
 }
 
 /**
