@@ -10,13 +10,17 @@ import type { WakeMark } from '../protocol/wake-ops.js'
 import type { SessionSummary } from '../voice/session-types.js'
 
 /**
- * How much is kept: the newest 200 wakes, none older than 14 days. 200 is a fortnight of a
- * television evening at today's false-wake rates; each keeps 4 windows of the head's input
- * (4 × 1536 floats, 24 kB), so the log stays under 5 MB.
+ * How much is kept: the newest 100 wakes, none older than 14 days. 100 is a week of a
+ * television evening at today's false-wake rates; each keeps 8 windows of the head's input
+ * (8 × 1536 floats, 49 kB), so the log stays under 5 MB.
  */
-const WAKE_LOG_BOUNDS: WakeLogBounds = { count: 200, maxAgeMs: 14 * 24 * 3600_000 }
+const WAKE_LOG_BOUNDS: WakeLogBounds = { count: 100, maxAgeMs: 14 * 24 * 3600_000 }
 /** The words of what was said a wake keeps: enough to recognise it, not a transcript. */
 const SAID_WORDS = 8
+/** A wake's features are the head's best windows from this long before it was told … */
+const BEFORE_MS = 1000
+/** … to this long after: a phrase stays above the threshold for up to a second after it fires. */
+const AFTER_MS = 1200
 /** Detections remembered until their session opens (the claim, the checks come between). */
 const PENDING = 8
 
@@ -44,8 +48,8 @@ export class WakeLog {
   readonly #o: WakeLogOptions
   readonly #bounds: WakeLogBounds
   #teacher: WakeTeacher | undefined
-  /** Windows read as each detection was told, by phrase and capture time. */
-  readonly #pending = new Map<string, Float32Array[]>()
+  /** When each detection was told (clock time), by phrase and capture time. */
+  readonly #pending = new Map<string, number>()
   /** The wake whose session runs now, if one does. */
   #open: number | undefined
   /** One lesson at a time: marks made while one trains wait for it. */
@@ -61,10 +65,9 @@ export class WakeLog {
     this.#teacher = teacher
   }
 
-  /** As the detector tells a wake: its windows are read now, before later chunks push them out. */
+  /** As the detector tells a wake: when, for the windows around it. */
   detected(d: WakeDetection): void {
-    if (!this.#teacher) return
-    this.#pending.set(keyOf(d), this.#teacher.windowsOfWake(d.phrase))
+    this.#pending.set(keyOf(d), this.#o.clock.now())
     while (this.#pending.size > PENDING) {
       const oldest = this.#pending.keys().next().value
       if (oldest === undefined) break
@@ -76,7 +79,7 @@ export class WakeLog {
   heard(onset: Onset, bargeIn: boolean): void {
     const d = onset.wake
     if (onset.cause !== 'wake' || !d) return
-    const windows = this.#pending.get(keyOf(d)) ?? []
+    const toldAt = this.#pending.get(keyOf(d)) ?? this.#o.clock.now()
     this.#pending.delete(keyOf(d))
     try {
       const entry = this.#o.store.addWake(
@@ -87,14 +90,29 @@ export class WakeLog {
           score: d.score,
           // A barge-in is judged by nobody: the session it talks over was already confirmed.
           confirmed: this.#o.confirmAsked && !bargeIn ? 'pending' : 'not_asked',
-          windows,
+          windows: [],
         },
         this.#bounds,
       )
       if (!bargeIn) this.#open = entry.id
+      this.#keepFeatures(entry.id, d.phrase, toldAt)
     } catch (err) {
       this.#failed('wake_log_failed', err)
     }
+  }
+
+  /** Once the phrase has been scored past its end: its windows, before and after the wake. */
+  #keepFeatures(id: number, phrase: string, toldAt: number): void {
+    const teacher = this.#teacher
+    if (!teacher) return
+    this.#o.clock.setTimeout(() => {
+      try {
+        const windows = teacher.windowsAround(phrase, toldAt - BEFORE_MS, toldAt + AFTER_MS)
+        this.#o.store.keepFeatures(id, windows)
+      } catch (err) {
+        this.#failed('wake_log_failed', err)
+      }
+    }, AFTER_MS + 100)
   }
 
   /** The session a wake opened ended: the second opinion's verdict and the first words heard. */
@@ -183,7 +201,7 @@ export class WakeLog {
     const first = this.#o.transcripts
       .messages(conversationId, { limit: 20 })
       .find((m) => m.role === 'user')
-    if (!first || first.role !== 'user') return undefined
+    if (first?.role !== 'user') return undefined
     const words = first.text.trim().split(/\s+/)
     return words.slice(0, SAID_WORDS).join(' ') + (words.length > SAID_WORDS ? '…' : '')
   }

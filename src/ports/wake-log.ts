@@ -59,6 +59,8 @@ export interface WakeLogBounds {
 export interface WakeLogStore {
   /** Adds one, then drops what falls outside `bounds`. */
   addWake(wake: NewWake, bounds: WakeLogBounds): WakeEntry
+  /** A wake's features, once the phrase has been scored past its end. */
+  keepFeatures(id: number, windows: readonly Float32Array[]): void
   /** The second opinion's verdict, and the first words heard when it confirmed. */
   settleWake(id: number, confirmed: WakeConfirmed, said?: string): void
   markWake(id: number, mark: WakeMark, by: string, at: number): WakeEntry | undefined

@@ -26,8 +26,11 @@ export interface HeardWindows {
  * the last seconds (a wake it missed), and re-training on the household's marks.
  */
 export interface WakeTeacher {
-  /** Read while the detector tells the wake: the windows that decided it. */
-  windowsOfWake(phrase: string): Float32Array[]
+  /**
+   * The windows of `phrase` scored between two moments (wall clock, ms) that the head scored
+   * highest: a wake's features, read once the phrase has been scored past its end.
+   */
+  windowsAround(phrase: string, fromMs: number, toMs: number): Float32Array[]
   /** The best-scoring windows of any phrase in the last few seconds, if any were scored. */
   bestRecent(): HeardWindows | undefined
   /** Re-trains `phrase`'s verifier on `lesson`; it scores with the new one from the next chunk. */

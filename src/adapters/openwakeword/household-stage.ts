@@ -21,8 +21,8 @@ interface Seen {
 const RING = 160
 /** How long a window stays in the ring: a "missed me" note looks this far back. */
 const RECENT_MS = 10_000
-/** The windows a wake keeps: the deciding chunk and the three before it. */
-const WAKE_WINDOWS = 4
+/** The windows a wake keeps: the head's best eight around it. */
+const WAKE_WINDOWS = 8
 /**
  * How strongly the taught verifier is held to the enrolled one, on raw features: strong enough
  * that ten marks move it where they are and not elsewhere (bench/RESULTS.md, "ten marks").
@@ -72,9 +72,17 @@ export class HouseholdStage implements VerifierStage {
     return this.#verifier ? this.#verifier.score(window) : headScore
   }
 
-  /** The newest windows (the wake's deciding chunk last), read as the wake is told. */
-  latest(n = WAKE_WINDOWS): Float32Array[] {
-    return this.#seen.slice(-n).map((s) => s.window)
+  /**
+   * The windows scored from `fromMs` to `toMs` (wall clock) that the head scored highest, at most
+   * `n`: a wake's features are the phrase's peak, before and after the chunk that decided it (a
+   * verifier taught only up to that chunk would fire on the next).
+   */
+  around(fromMs: number, toMs: number, n = WAKE_WINDOWS): Float32Array[] {
+    return this.#seen
+      .filter((s) => s.at >= fromMs && s.at <= toMs)
+      .sort((a, b) => b.head - a.head)
+      .slice(0, n)
+      .map((s) => s.window)
   }
 
   /** The window the head scored highest in the last `ms`, with its neighbours either side. */
@@ -182,7 +190,7 @@ export function householdTeacher(
 ): WakeTeacher {
   const of = (phrase: string) => stages.find((s) => s.phrase === phrase)
   return {
-    windowsOfWake: (phrase) => of(phrase)?.latest() ?? [],
+    windowsAround: (phrase, fromMs, toMs) => of(phrase)?.around(fromMs, toMs) ?? [],
     bestRecent: () => {
       let best: HeardWindows | undefined
       for (const s of stages) {

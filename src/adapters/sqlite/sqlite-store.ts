@@ -89,6 +89,8 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
    */
   readonly wakes: WakeLogStore = {
     addWake: (w, bounds) => this.#conn.write('cheap', () => this.#t.wakes.addWake(w, bounds)),
+    keepFeatures: (id, windows) =>
+      this.#conn.write('cheap', () => this.#t.wakes.keepFeatures(id, windows)),
     settleWake: (id, confirmed, said) =>
       this.#conn.write('cheap', () => this.#t.wakes.settleWake(id, confirmed, said)),
     // A mark teaches the speaker: worth a sync, as a grant is.

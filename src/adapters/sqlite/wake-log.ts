@@ -33,6 +33,7 @@ export class SqliteWakeLog implements WakeLogStore {
   readonly #insert: Database.Statement
   readonly #trim: Database.Statement
   readonly #settle: Database.Statement
+  readonly #keep: Database.Statement
   readonly #mark: Database.Statement
   readonly #one: Database.Statement
   readonly #page: Database.Statement
@@ -48,6 +49,7 @@ export class SqliteWakeLog implements WakeLogStore {
     this.#trim = db.prepare(
       `DELETE FROM wakes WHERE at < ? OR id NOT IN (SELECT id FROM wakes ORDER BY id DESC LIMIT ?)`,
     )
+    this.#keep = db.prepare('UPDATE wakes SET window_floats = ?, features = ? WHERE id = ?')
     this.#settle = db.prepare('UPDATE wakes SET confirmed = ?, said = ? WHERE id = ?')
     this.#mark = db.prepare('UPDATE wakes SET mark = ?, marked_by = ?, marked_at = ? WHERE id = ?')
     this.#one = db.prepare(`SELECT ${SUMMARY} FROM wakes WHERE id = ?`)
@@ -62,14 +64,21 @@ export class SqliteWakeLog implements WakeLogStore {
   }
 
   addWake(w: NewWake, bounds: WakeLogBounds): WakeEntry {
-    const floats = w.windows[0]?.length ?? 0
-    const blob =
-      w.windows.length > 0
-        ? Buffer.concat(w.windows.map((x) => Buffer.from(x.buffer, x.byteOffset, x.byteLength)))
-        : null
-    const r = this.#insert.run(w.kind, w.at, w.phrase, w.score, w.confirmed, floats, blob)
+    const r = this.#insert.run(
+      w.kind,
+      w.at,
+      w.phrase,
+      w.score,
+      w.confirmed,
+      w.windows[0]?.length ?? 0,
+      blobOf(w.windows),
+    )
     this.#trim.run(w.at - bounds.maxAgeMs, bounds.count)
     return this.wake(Number(r.lastInsertRowid)) as WakeEntry
+  }
+
+  keepFeatures(id: number, windows: readonly Float32Array[]): void {
+    this.#keep.run(windows[0]?.length ?? 0, blobOf(windows), id)
   }
 
   settleWake(id: number, confirmed: WakeConfirmed, said?: string): void {
@@ -125,6 +134,11 @@ function entryOf(r: Omit<Row, 'features'> & { bytes: number | null }): WakeEntry
     ...(r.marked_at !== null && { markedAt: r.marked_at }),
     windows: r.bytes && r.window_floats > 0 ? r.bytes / 4 / r.window_floats : 0,
   }
+}
+
+function blobOf(windows: readonly Float32Array[]): Buffer | null {
+  if (windows.length === 0) return null
+  return Buffer.concat(windows.map((x) => Buffer.from(x.buffer, x.byteOffset, x.byteLength)))
 }
 
 /** The stored windows, each copied out of the row's buffer (aligned for a Float32Array). */
