@@ -3,7 +3,11 @@ import { join } from 'node:path'
 import { atSpeed } from '../../src/adapters/openwakeword/augment.js'
 import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
 import { verifierFileFor } from '../../src/adapters/openwakeword/model-files.js'
-import { sha256File, verifierRecord, writeVerifier } from '../../src/adapters/openwakeword/verifier.js'
+import {
+  sha256File,
+  verifierRecord,
+  writeVerifier,
+} from '../../src/adapters/openwakeword/verifier.js'
 import { parseWav } from '../../src/audio/wav.js'
 import { EMBEDDING, FIXTURES, MEL, MODEL_DIR, pinnedDetector, wavPcm } from './wake.js'
 
