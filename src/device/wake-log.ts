@@ -3,10 +3,9 @@ import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
 import type { Onset } from '../ports/onset.js'
 import type { TranscriptStore } from '../ports/transcript-store.js'
-import type { WakeEntry, WakeLogBounds, WakeLogStore } from '../ports/wake-log.js'
+import type { WakeEntry, WakeLogBounds, WakeLogStore, WakeMark } from '../ports/wake-log.js'
 import type { TeachOutcome, WakeTeacher } from '../ports/wake-teacher.js'
 import type { WakeDetection } from '../ports/wake-word.js'
-import type { WakeMark } from '../protocol/wake-ops.js'
 import type { SessionSummary } from '../voice/session-types.js'
 
 /**

@@ -1,11 +1,12 @@
-import type { WakeMark } from '../protocol/wake-ops.js'
-
 /**
  * Whether the model's own transcription heard the wake phrase (the second opinion): `yes`, `no`
  * (or the local check refused it), `not_asked` (no second opinion was configured, or the wake
  * talked over a reply), `pending` while the session runs.
  */
 export type WakeConfirmed = 'yes' | 'no' | 'not_asked' | 'pending'
+
+/** The one mark a phone gives a wake: it was not meant for the speaker (protocol/wake-ops.ts). */
+export type WakeMark = 'not_me'
 
 /** `wake`: the speaker woke; `missed`: the household said it missed them (no wake). */
 export type WakeKind = 'wake' | 'missed'

@@ -1,4 +1,3 @@
-import { problemText } from './chats-view.js'
 import { h } from './dom.js'
 import type { SpeakerLink } from './speaker-link.js'
 import { when } from './when.js'
@@ -79,7 +78,7 @@ export class WakeLists {
       ).done
       s.wakes = got
     } catch (err) {
-      s.line = { text: `The wakes could not be read: ${problemText(err)}`, problem: true }
+      s.line = { text: `The wakes could not be read: ${errorWords(err)}`, problem: true }
     }
     s.loading = false
     this.#changed()
@@ -99,7 +98,7 @@ export class WakeLists {
       const done = (await link.call(op, args).done) as Outcome
       s.line = { text: outcomeWords(done, link.speaker.name), problem: false }
     } catch (err) {
-      s.line = { text: `${link.speaker.name} did not take it: ${problemText(err)}`, problem: true }
+      s.line = { text: `${link.speaker.name} did not take it: ${errorWords(err)}`, problem: true }
     }
     await this.refresh(link)
   }
@@ -196,4 +195,9 @@ function heardWords(w: Wake): string {
 function outcomeWords(o: Outcome, name: string): string {
   if (o.learnt) return `${name} learnt from it: it will not wake on that again.`
   return `${name} kept it, but learnt nothing yet: ${o.why ?? 'it could not.'}`
+}
+
+/** A failed call's sentence (a CallError's message is already in words). */
+function errorWords(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }

@@ -7,8 +7,9 @@ import type {
   WakeLesson,
   WakeLogBounds,
   WakeLogStore,
+  WakeMark,
 } from '../../ports/wake-log.js'
-import { isWakeMark, type WakeMark } from '../../protocol/wake-ops.js'
+import { isWakeMark } from '../../protocol/wake-ops.js'
 
 interface Row {
   id: number
