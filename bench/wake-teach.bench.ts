@@ -14,7 +14,6 @@
 // household: the whole stream, and the part after the tenth mark (audio no mark came from); and
 // missed wakes on the household's other held-out clips, clean and under 10 dB of pink noise.
 // VERIFIER_HOUSEHOLDS=n runs the first n households (4 by default).
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -39,9 +38,9 @@ import {
   nonWakeStream,
   pinkNoise,
   utterance,
-  type Voice,
   voices,
 } from './wake/corpus.js'
+import { espeak } from './wake/verifier.js'
 
 const RATE = 16_000
 const CHUNK = 1280
@@ -86,24 +85,6 @@ class Keeper implements VerifierStage {
   score(window: Float32Array, headScore: number): number {
     this.pending = window
     return headScore
-  }
-}
-
-function espeak(voice: string, speed: number, pitch: number): Voice {
-  return {
-    name: `espeak-${voice}-${speed}${pitch === 50 ? '' : `-p${pitch}`}`,
-    say: (t, wav) =>
-      execFileSync('espeak-ng', [
-        '-v',
-        voice,
-        '-s',
-        String(speed),
-        '-p',
-        String(pitch),
-        '-w',
-        wav,
-        t,
-      ]),
   }
 }
 

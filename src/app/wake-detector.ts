@@ -228,8 +228,8 @@ export async function createWakeDetector(
 }
 
 /**
- * Each phrase's verifier as a stage the household can teach (its enrolled file, or none: then
- * it only keeps the windows), and the teacher of them all for the wake log.
+ * Each enrolled phrase's verifier as a stage the household can teach, and the teacher of them all
+ * for the wake log. A phrase with no verifier has nothing to teach and keeps its head alone.
  */
 async function teachable(
   phrases: readonly (WakePhraseFile & { verifier: string | undefined })[],
@@ -239,22 +239,25 @@ async function teachable(
   const { HouseholdStage, householdTeacher, readHouseholdVerifier } = await import(
     '../adapters/openwakeword/household-stage.js'
   )
-  const stages = phrases.map(
-    (p) =>
-      new HouseholdStage({
-        phrase: p.phrase,
-        verifier: p.verifier === undefined ? undefined : readHouseholdVerifier(p.verifier, p.file),
-        file: p.verifier,
-      }),
+  const stages = phrases.map((p) =>
+    p.verifier === undefined
+      ? undefined
+      : new HouseholdStage({
+          phrase: p.phrase,
+          verifier: readHouseholdVerifier(p.verifier, p.file),
+          file: p.verifier,
+        }),
   )
   o.ready(
-    householdTeacher(stages, (phrase) => {
-      const p = configured.phrases.find((x) => x.phrase === phrase)
-      // Taught, a phrase is verified whether or not it was at the start.
-      return p ? thresholdAt(p.threshold, o.sensitivity(), true) : 0.5
-    }),
+    householdTeacher(
+      stages.filter((s) => s !== undefined),
+      (phrase) => {
+        const p = configured.phrases.find((x) => x.phrase === phrase)
+        return p ? thresholdAt(p.threshold, o.sensitivity(), true) : 0.5
+      },
+    ),
   )
-  return phrases.map((p, i) => ({ ...p, verifier: stages[i] }))
+  return phrases.map((p, i) => ({ ...p, verifier: stages[i] ?? p.verifier }))
 }
 
 /**

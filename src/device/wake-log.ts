@@ -149,7 +149,10 @@ export class WakeLog {
     if (wake.windows === 0) {
       return {
         wake,
-        outcome: { learnt: false, why: 'no features were kept of this wake to learn from' },
+        outcome: {
+          learnt: false,
+          why: 'no features were kept of this wake to learn from (a phrase keeps them once it has a household verifier: nocturn wake enroll)',
+        },
       }
     }
     return { wake, outcome: await this.#teach(wake.phrase) }

@@ -134,7 +134,7 @@ describe('the wake log', () => {
     const r = await w.log.mark(w.log.list({ limit: 1 })[0]?.id ?? 0, 'not_me', 'anna')
     expect(r.outcome).toEqual({
       learnt: false,
-      why: 'no features were kept of this wake to learn from',
+      why: 'no features were kept of this wake to learn from (a phrase keeps them once it has a household verifier: nocturn wake enroll)',
     })
     expect(w.lessons).toEqual([])
   })

@@ -203,7 +203,12 @@ export function householdTeacher(
     },
     teach: async (phrase, lesson) => {
       const stage = of(phrase)
-      if (!stage) return { learnt: false, why: `"${phrase}" is not a phrase this speaker hears` }
+      if (!stage) {
+        return {
+          learnt: false,
+          why: `"${phrase}" has no household verifier to teach: enrol first (nocturn wake enroll)`,
+        }
+      }
       return stage.teach(lesson, thresholdOf(phrase), new Date())
     },
   }
