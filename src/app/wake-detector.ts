@@ -202,15 +202,16 @@ export async function createWakeDetector(
       threshold: thresholdAt(p.threshold, sensitivity, p.verified),
     })),
   }
-  const guard = options.nativeMark
-    ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
-    : undefined
-  const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
   const phrases = paths.phrases.map((p, i) => ({
     ...p,
     verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
   }))
+  // Before the native guard's mark: a verifier file refused here is no crash of the runtime.
   const taught = options.teacher && (await teachable(phrases, configured, options.teacher))
+  const guard = options.nativeMark
+    ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
+    : undefined
+  const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
   // Whatever the result, a load that returns or throws did not take the process down.
   const detector = await loadWakeDetector({
     ...paths,
