@@ -15,7 +15,7 @@
 // missed wakes on the household's other held-out clips, clean and under 10 dB of pink noise.
 // VERIFIER_HOUSEHOLDS=n runs the first n households (4 by default); TEACH_STREAM_EVERY=k reads the
 // stream with every k-th voice only (1 by default: all of them), for a loaded machine.
-import { mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -44,6 +44,7 @@ import {
 import { espeak } from './wake/verifier.js'
 
 const RATE = 16_000
+const CACHE = join(import.meta.dirname, '..', 'var', 'bench-wake')
 const CHUNK = 1280
 const HEAD_THRESHOLD = 0.5
 const THRESHOLD = 0.7
@@ -163,6 +164,13 @@ async function main(): Promise<void> {
   )
   const models = new Map<string, LogisticModel>()
   for (const h of HOUSEHOLDS) {
+    // Enrolled once per machine (the bench's cache): a household's enrolment is the same each run.
+    const cached = join(CACHE, `teach-enrolled-${h}.json`)
+    if (existsSync(cached)) {
+      const m = JSON.parse(readFileSync(cached, 'utf8')) as { weights: number[]; bias: number }
+      models.set(h, { weights: Float64Array.from(m.weights), bias: m.bias })
+      continue
+    }
     const reader = espeak(h, 160, 50)
     const e = await enrol(
       { detector: enrolling, recorder, threshold: 0.5, consecutive: CONSECUTIVE, gate: GATE },
@@ -186,6 +194,7 @@ async function main(): Promise<void> {
       ],
     )
     models.set(h, e.model)
+    writeFileSync(cached, JSON.stringify({ weights: [...e.model.weights], bias: e.model.bias }))
   }
   await enrolling.close()
   out(

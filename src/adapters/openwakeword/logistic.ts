@@ -116,6 +116,7 @@ function* fitSteps(
   let b = 0
   // The anchor in these (raw) units; zero without one.
   const a = anchor ? Float64Array.from(anchor.weights) : new Float64Array(d)
+  const anchorBias = anchor?.bias ?? 0
   if (options.start) {
     // Into standardised units: w_std = w_raw · scale, b_std = b_raw + Σ w_raw · mean.
     b = options.start.bias
@@ -156,7 +157,8 @@ function* fitSteps(
       norm += g * g
       w[j] = (vw[j] ?? 0) - step * g
     }
-    b = vb - step * gb
+    // Anchored, the bias is held to the anchor's too: a shift of every score is not a lesson.
+    b = vb - step * (anchor ? gb + l2 * (vb - anchorBias) : gb)
     const momentum = (t - 1) / (t + 2)
     for (let j = 0; j < d; j++) vw[j] = (w[j] ?? 0) + momentum * ((w[j] ?? 0) - (prevW[j] ?? 0))
     vb = b + momentum * (b - prevB)

@@ -22,18 +22,23 @@ import { HEADS } from '../../helpers/wake.js'
 const JARVIS = HEADS.find((h) => h.name === 'hey_jarvis')?.file ?? ''
 const D = 16 * 96
 
-/** A window near `centre` (one value per feature group), with a little seeded noise. */
-function around(centre: number, seed: number): Float32Array {
+/**
+ * A window: `centre` on a third of the features (the phrase's), `other` on another third (what a
+ * near-miss has that the phrase has not), with a little seeded noise.
+ */
+function around(centre: number, seed: number, other = 0.2): Float32Array {
   const w = new Float32Array(D)
   let s = seed
   for (let j = 0; j < D; j++) {
     s = (s * 1103515245 + 12345) % 2 ** 31
-    w[j] = (j % 3 === 0 ? centre : 0.2) + (s / 2 ** 31 - 0.5) * 0.1
+    w[j] = (j % 3 === 0 ? centre : j % 3 === 1 ? other : 0.2) + (s / 2 ** 31 - 0.5) * 0.1
   }
   return w
 }
+/** The near-miss: the phrase's features, and some of its own. */
+const nearMiss = (seed: number) => around(1, seed, 1)
 
-/** An enrolled verifier that accepts both the phrase (centre 1) and the near-miss (centre 0.6). */
+/** An enrolled verifier that accepts both the phrase and the near-miss (it never heard one). */
 function enrolledFile(dir: string): string {
   const x = [1, 2, 3].map((s) => around(1, s))
   const neg = [4, 5, 6].map((s) => around(-1, s))
@@ -71,11 +76,11 @@ describe('the household stage: a verifier the household can teach while it runs'
       verifier: readHouseholdVerifier(file, JARVIS),
       file,
     })
-    const near = around(0.6, 11)
+    const near = nearMiss(11)
     const phrase = around(1, 12)
     expect(stage.score(near, 0.9)).toBeGreaterThan(0.7)
     const out = await stage.teach(
-      { negatives: [around(0.6, 21), around(0.6, 22)], positives: [around(1, 23)] },
+      { negatives: [nearMiss(21), nearMiss(22)], positives: [around(1, 23)] },
       0.7,
       new Date('2026-12-05T18:00:00Z'),
     )
@@ -109,7 +114,7 @@ describe('the household stage: a verifier the household can teach while it runs'
 
   it('cannot be taught without an enrolled verifier, or with nothing of the household to hold against', async () => {
     const none = new HouseholdStage({ phrase: 'hey jarvis' })
-    const lesson = { negatives: [around(0.6, 1)], positives: [around(1, 2)] }
+    const lesson = { negatives: [nearMiss(1)], positives: [around(1, 2)] }
     expect(await none.teach(lesson, 0.7, new Date())).toMatchObject({
       learnt: false,
       why: expect.stringContaining('enrol first'),
