@@ -51,7 +51,7 @@ export function predict(model: LogisticModel, x: ArrayLike<number>): number {
   return sigmoid(z)
 }
 
-/** Fits `labels` (0 or 1) from `samples` (all of one length). Throws when a class is empty. */
+/** Fits `labels` (0 or 1; anchored, any probability) from `samples` (all of one length). Throws when a class is empty. */
 export function trainLogistic(
   samples: readonly ArrayLike<number>[],
   labels: readonly number[],
@@ -94,7 +94,9 @@ function* fitSteps(
   const n = samples.length
   const d = samples[0]?.length ?? 0
   const positives = labels.filter((y) => y === 1).length
-  if (n !== labels.length || positives === 0 || positives === n || d === 0) {
+  // Anchored, one class is a lesson too: the anchor is what the other class taught.
+  const oneClass = options.anchor !== undefined && n > 0
+  if (n !== labels.length || d === 0 || (!oneClass && (positives === 0 || positives === n))) {
     throw new Error('logistic regression needs samples of both classes, one label each')
   }
   const anchor = options.anchor
@@ -108,7 +110,7 @@ function* fitSteps(
   const total = given ? given.reduce((a, b) => a + b, 0) : 1
   const alpha = given
     ? given.map((v) => v / total)
-    : labels.map((y) => (y === 1 ? 0.5 / positives : 0.5 / (n - positives)))
+    : labels.map((y) => (y === 1 ? 0.5 / Math.max(1, positives) : 0.5 / Math.max(1, n - positives)))
   const l2 = options.l2 ?? DEFAULT_L2
   const step = 1 / (curvatureBound(x, alpha, n, d) + l2)
 
