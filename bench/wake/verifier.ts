@@ -229,7 +229,7 @@ class SensitivityTally {
   }
 }
 
-function espeak(voice: string, speed: number, pitch: number): Voice {
+export function espeak(voice: string, speed: number, pitch: number): Voice {
   return {
     name: `espeak-${voice}-${speed}${pitch === 50 ? '' : `-p${pitch}`}`,
     say: (t, wav) =>

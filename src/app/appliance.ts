@@ -35,6 +35,7 @@ import { checkProviderKeys, composeProviders } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
+import { composeWakeLog } from './compose/wake-log.js'
 import type { LoadedConfig } from './config/load.js'
 import { listenMode } from './config/schema.js'
 
@@ -152,12 +153,14 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
+    const wakes = composeWakeLog(comp, store)
     const phoneApp = await servePhones(comp, {
       household,
       gate,
       feed,
       device,
       history: store.history,
+      wakes,
       ...typed,
     })
     keepRetention(comp, store)
@@ -173,6 +176,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       panel,
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
+      wakes,
       onFalseWake: () => device.countFalseWake(),
       ...(options.onEarcon && { onEarcon: options.onEarcon }),
       onSessionEnd: (summary) => {

@@ -11,6 +11,7 @@ import {
 import { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import { DEFAULT_SENSITIVITY, type DeviceState } from '../device/device-state.js'
+import type { WakeTeacher } from '../ports/wake-teacher.js'
 import type { WakeListener, WakeWordDetector } from '../ports/wake-word.js'
 import type { Sensitivity } from '../protocol/sensitivity.js'
 import { DEFAULT_WAKE_MODEL_DIR, type WakeConfig } from './config/wake-schema.js'
@@ -172,6 +173,15 @@ export interface WakeDetectorOptions {
   readonly onKeepingUp?: (keepingUp: boolean) => void
   /** COARSE_HOP if unset; 1 scores every chunk exactly. */
   readonly coarseHop?: number
+  /**
+   * The household teaches the detector (the wake log): given the teacher of its verifiers, which
+   * keeps each wake's features and re-trains on the household's marks. `sensitivity` then says
+   * the sensitivity now, for the threshold a taught verifier is checked against.
+   */
+  readonly teacher?: {
+    readonly ready: (teacher: WakeTeacher) => void
+    readonly sensitivity: () => Sensitivity
+  }
 }
 
 /**
@@ -192,6 +202,12 @@ export async function createWakeDetector(
       threshold: thresholdAt(p.threshold, sensitivity, p.verified),
     })),
   }
+  const phrases = paths.phrases.map((p, i) => ({
+    ...p,
+    verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
+  }))
+  // Before the native guard's mark: a verifier file refused here is no crash of the runtime.
+  const taught = options.teacher && (await teachable(phrases, configured, options.teacher))
   const guard = options.nativeMark
     ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
     : undefined
@@ -199,10 +215,7 @@ export async function createWakeDetector(
   // Whatever the result, a load that returns or throws did not take the process down.
   const detector = await loadWakeDetector({
     ...paths,
-    phrases: paths.phrases.map((p, i) => ({
-      ...p,
-      verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
-    })),
+    phrases: taught ?? phrases,
     onWake: options.onWake,
     runtime: guard?.runtime ?? config.runtime,
     consecutive: config.consecutive,
@@ -213,6 +226,39 @@ export async function createWakeDetector(
     onScores: options.onScores,
   }).finally(() => guard?.survived())
   return detector
+}
+
+/**
+ * Each enrolled phrase's verifier as a stage the household can teach, and the teacher of them all
+ * for the wake log. A phrase with no verifier has nothing to teach and keeps its head alone.
+ */
+async function teachable(
+  phrases: readonly (WakePhraseFile & { verifier: string | undefined })[],
+  configured: WakeModelPaths,
+  o: NonNullable<WakeDetectorOptions['teacher']>,
+): Promise<WakePhraseFile[]> {
+  const { HouseholdStage, householdTeacher, readHouseholdVerifier } = await import(
+    '../adapters/openwakeword/household-stage.js'
+  )
+  const stages = phrases.map((p) =>
+    p.verifier === undefined
+      ? undefined
+      : new HouseholdStage({
+          phrase: p.phrase,
+          verifier: readHouseholdVerifier(p.verifier, p.file),
+          file: p.verifier,
+        }),
+  )
+  o.ready(
+    householdTeacher(
+      stages.filter((s) => s !== undefined),
+      (phrase) => {
+        const p = configured.phrases.find((x) => x.phrase === phrase)
+        return p ? thresholdAt(p.threshold, o.sensitivity(), true) : 0.5
+      },
+    ),
+  )
+  return phrases.map((p, i) => ({ ...p, verifier: stages[i] ?? p.verifier }))
 }
 
 /**

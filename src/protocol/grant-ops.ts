@@ -11,6 +11,7 @@ import { DEVICE_OPS } from './device-ops.js'
 import { OWNER_OPS } from './owner-ops.js'
 import { PUSH_OPS } from './push-ops.js'
 import { ID_PATTERN } from './topics.js'
+import { WAKE_OPS } from './wake-ops.js'
 
 /**
  * Grants over MQTT (protocol v1, docs/protocol.md "Grants"): two more operations on the
@@ -26,6 +27,7 @@ const PHONE_OPS = [
   ...PUSH_OPS,
   ...DEVICE_OPS,
   ...OWNER_OPS,
+  ...WAKE_OPS,
 ] as const
 export type PhoneOp = (typeof PHONE_OPS)[number]
 

@@ -3,6 +3,7 @@ import { Attention } from './attention.js'
 import { OwnerCredentials } from './owner-credential.js'
 import { type KeyValueStorage, type Speaker, SpeakerStore, speakerKey } from './pairing.js'
 import { type Card, SpeakerLink } from './speaker-link.js'
+import { WakeLists } from './wakes-view.js'
 
 export type Tab = 'approvals' | 'chats' | 'history' | 'speakers' | 'grants'
 
@@ -18,6 +19,8 @@ export class App {
   readonly actions = new ActionWords()
   /** This phone's owner credential with each speaker, asked for again at every connection. */
   readonly owners = new OwnerCredentials(() => this.#emit('status'))
+  /** Each speaker's recent wakes, read when the person opens them on the Speakers screen. */
+  readonly wakes = new WakeLists(() => this.#emit('status'))
   tab: Tab = 'approvals'
   /** A sentence for the person (a problem to fix, or what just happened). */
   notice: { text: string; kind: 'problem' | 'info' } | undefined

@@ -8,6 +8,7 @@ import { parsePairing, type Speaker } from './pairing.js'
 import { refusalWords } from './refusal-words.js'
 import type { SpeakerLink } from './speaker-link.js'
 import { voiceServiceView } from './voice-service.js'
+import { wakesView } from './wakes-view.js'
 
 /** Speakers: each paired one with its status and login; pairing a new one; the diagnostics. */
 export function renderSpeakers(root: HTMLElement, app: App, config: AppConfig): void {
@@ -70,6 +71,7 @@ function speakerView(app: App, l: SpeakerLink): HTMLElement {
     online && l.status?.sensitivity !== undefined
       ? sensitivityView(app, l, l.status.sensitivity)
       : null,
+    online && l.status?.sensitivity !== undefined ? wakesView(app.wakes, l) : null,
     h('p', { class: 'meta' }, waitingText(l.pending().length)),
     online ? ownerView(app, l) : null,
     l.problem ? h('p', { class: 'problem', role: 'alert' }, l.problem) : null,

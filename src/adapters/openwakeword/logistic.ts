@@ -23,6 +23,13 @@ export interface LogisticOptions {
    * weigh half each.
    */
   readonly sampleWeights?: readonly number[]
+  /**
+   * Penalise the distance to this model, not to zero (the household teaching its verifier: a few
+   * marked windows move the enrolled model a little, not start it again). Its features are the
+   * raw ones: the samples are not standardised, since a handful of them would blow up every
+   * feature they barely vary on.
+   */
+  readonly anchor?: LogisticModel
 }
 
 interface Standardised {
@@ -44,19 +51,56 @@ export function predict(model: LogisticModel, x: ArrayLike<number>): number {
   return sigmoid(z)
 }
 
-/** Fits `labels` (0 or 1) from `samples` (all of one length). Throws when a class is empty. */
+/** Fits `labels` (0 or 1; anchored, any probability) from `samples` (all of one length). Throws when a class is empty. */
 export function trainLogistic(
   samples: readonly ArrayLike<number>[],
   labels: readonly number[],
   options: LogisticOptions = {},
 ): LogisticModel {
+  const steps = fitSteps(samples, labels, options)
+  for (;;) {
+    const r = steps.next()
+    if (r.done) return r.value
+  }
+}
+
+/**
+ * The same fit, handing the event loop back every `sliceMs` of work (an iteration is ~1 ms for a
+ * hundred windows): a speaker re-training while it listens keeps answering its button.
+ */
+export async function trainLogisticAsync(
+  samples: readonly ArrayLike<number>[],
+  labels: readonly number[],
+  options: LogisticOptions = {},
+  sliceMs = 5,
+): Promise<LogisticModel> {
+  const steps = fitSteps(samples, labels, options)
+  let from = performance.now()
+  for (;;) {
+    const r = steps.next()
+    if (r.done) return r.value
+    if (performance.now() - from >= sliceMs) {
+      await new Promise((resolve) => setImmediate(resolve))
+      from = performance.now()
+    }
+  }
+}
+
+function* fitSteps(
+  samples: readonly ArrayLike<number>[],
+  labels: readonly number[],
+  options: LogisticOptions,
+): Generator<void, LogisticModel> {
   const n = samples.length
   const d = samples[0]?.length ?? 0
   const positives = labels.filter((y) => y === 1).length
-  if (n !== labels.length || positives === 0 || positives === n || d === 0) {
+  // Anchored, one class is a lesson too: the anchor is what the other class taught.
+  const oneClass = options.anchor !== undefined && n > 0
+  if (n !== labels.length || d === 0 || (!oneClass && (positives === 0 || positives === n))) {
     throw new Error('logistic regression needs samples of both classes, one label each')
   }
-  const { mean, scale } = standardise(samples, d)
+  const anchor = options.anchor
+  const { mean, scale } = anchor ? unstandardised(d) : standardise(samples, d)
   const x = new Float64Array(n * d)
   samples.forEach((s, i) => {
     for (let j = 0; j < d; j++) x[i * d + j] = ((s[j] ?? 0) - (mean[j] ?? 0)) / (scale[j] ?? 1)
@@ -66,12 +110,15 @@ export function trainLogistic(
   const total = given ? given.reduce((a, b) => a + b, 0) : 1
   const alpha = given
     ? given.map((v) => v / total)
-    : labels.map((y) => (y === 1 ? 0.5 / positives : 0.5 / (n - positives)))
+    : labels.map((y) => (y === 1 ? 0.5 / Math.max(1, positives) : 0.5 / Math.max(1, n - positives)))
   const l2 = options.l2 ?? DEFAULT_L2
   const step = 1 / (curvatureBound(x, alpha, n, d) + l2)
 
   const w = new Float64Array(d)
   let b = 0
+  // The anchor in these (raw) units; zero without one.
+  const a = anchor ? Float64Array.from(anchor.weights) : new Float64Array(d)
+  const anchorBias = anchor?.bias ?? 0
   if (options.start) {
     // Into standardised units: w_std = w_raw · scale, b_std = b_raw + Σ w_raw · mean.
     b = options.start.bias
@@ -108,15 +155,17 @@ export function trainLogistic(
     prevW.set(w)
     const prevB = b
     for (let j = 0; j < d; j++) {
-      const g = (gw[j] ?? 0) + l2 * (vw[j] ?? 0)
+      const g = (gw[j] ?? 0) + l2 * ((vw[j] ?? 0) - (a[j] ?? 0))
       norm += g * g
       w[j] = (vw[j] ?? 0) - step * g
     }
-    b = vb - step * gb
+    // Anchored, the bias is held to the anchor's too: a shift of every score is not a lesson.
+    b = vb - step * (anchor ? gb + l2 * (vb - anchorBias) : gb)
     const momentum = (t - 1) / (t + 2)
     for (let j = 0; j < d; j++) vw[j] = (w[j] ?? 0) + momentum * ((w[j] ?? 0) - (prevW[j] ?? 0))
     vb = b + momentum * (b - prevB)
     if (Math.sqrt(norm) < 1e-6) break
+    yield
   }
   // Fold the standardisation back in, so scoring needs no per-feature pass of its own.
   const weights = new Float64Array(d)
@@ -126,6 +175,10 @@ export function trainLogistic(
     bias -= (weights[j] ?? 0) * (mean[j] ?? 0)
   }
   return { weights, bias }
+}
+
+function unstandardised(d: number): Standardised {
+  return { mean: new Float64Array(d), scale: new Float64Array(d).fill(1) }
 }
 
 function standardise(samples: readonly ArrayLike<number>[], d: number): Standardised {

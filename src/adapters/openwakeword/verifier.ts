@@ -45,6 +45,12 @@ export interface VerifierRecord {
   readonly bias: number
   readonly weights: readonly number[]
   readonly enrolment: EnrolmentSummary
+  /** The household's last lesson from its phones (docs/wake-word.md, "Teaching it"), if any. */
+  readonly taught?: {
+    readonly at: string
+    readonly negatives: number
+    readonly positives: number
+  }
 }
 
 const KIND = 'nocturn-wake-verifier'

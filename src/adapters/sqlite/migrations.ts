@@ -133,4 +133,24 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE approval_history ADD COLUMN targets TEXT;
   `,
+  // 12: the speaker's recent wakes (ports/wake-log.ts; docs/wake-word.md, "Teaching it"): when,
+  // how sure, the second opinion, the first words heard, the household's mark, and the head's input
+  // windows (float32, `window_floats` each) — features, never audio. Bounded on every insert.
+  `
+  CREATE TABLE wakes (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind          TEXT NOT NULL CHECK (kind IN ('wake', 'missed')),
+    at            INTEGER NOT NULL,
+    phrase        TEXT NOT NULL,
+    score         REAL NOT NULL,
+    confirmed     TEXT NOT NULL,
+    said          TEXT,
+    mark          TEXT,
+    marked_by     TEXT,
+    marked_at     INTEGER,
+    window_floats INTEGER NOT NULL,
+    features      BLOB
+  );
+  CREATE INDEX wakes_by_time ON wakes (at);
+  `,
 ]

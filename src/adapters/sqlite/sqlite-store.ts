@@ -8,6 +8,7 @@ import type { PushSubscriptionStore } from '../../ports/push-subscriptions.js'
 import type { SettingsStore } from '../../ports/settings-store.js'
 import type { NewTimer, StoredTimer, TimerOutcome, TimerStore } from '../../ports/timer-store.js'
 import type { ConversationPage, TranscriptStore } from '../../ports/transcript-store.js'
+import type { WakeLogStore } from '../../ports/wake-log.js'
 import { SqliteApprovalHistory } from './approval-history.js'
 import { SqliteGrants } from './grants.js'
 import { SqliteOwnerCredentials } from './owner-credentials.js'
@@ -17,6 +18,7 @@ import { SqliteSettings } from './settings.js'
 import { StoreConnection, type UpkeepOptions } from './store-connection.js'
 import { SqliteTimers } from './timers.js'
 import { SqliteTranscripts } from './transcripts.js'
+import { SqliteWakeLog } from './wake-log.js'
 
 /** Each port's statements on one connection; made anew when a write-back reopens it. */
 function tablesOn(db: Database.Database) {
@@ -28,6 +30,7 @@ function tablesOn(db: Database.Database) {
     history: new SqliteApprovalHistory(db),
     push: new SqlitePushSubscriptions(db),
     owners: new SqliteOwnerCredentials(db),
+    wakes: new SqliteWakeLog(db),
   }
 }
 
@@ -78,6 +81,24 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     removeOwnerCredential: (phone) =>
       this.#conn.write('synced', () => this.#t.owners.removeOwnerCredential(phone)),
     ownerPhones: () => this.#t.owners.ownerPhones(),
+  }
+
+  /**
+   * The speaker's recent wakes, in the same file; bounded on every insert. A cheap write: a wake
+   * lost in a power cut is one the household did not get to mark.
+   */
+  readonly wakes: WakeLogStore = {
+    addWake: (w, bounds) => this.#conn.write('cheap', () => this.#t.wakes.addWake(w, bounds)),
+    keepFeatures: (id, windows) =>
+      this.#conn.write('cheap', () => this.#t.wakes.keepFeatures(id, windows)),
+    settleWake: (id, confirmed, said) =>
+      this.#conn.write('cheap', () => this.#t.wakes.settleWake(id, confirmed, said)),
+    // A mark teaches the speaker: worth a sync, as a grant is.
+    markWake: (id, mark, by, at) =>
+      this.#conn.write('synced', () => this.#t.wakes.markWake(id, mark, by, at)),
+    wake: (id) => this.#t.wakes.wake(id),
+    wakes: (page) => this.#t.wakes.wakes(page),
+    lesson: (phrase) => this.#t.wakes.lesson(phrase),
   }
 
   constructor(path: string, options: { now?: number } = {}) {

@@ -19,6 +19,8 @@ import type { TranscriptFeed } from '../../conversations/transcript-feed.js'
 import type { Gate } from '../../core/gate.js'
 import { approvalTracker } from '../../device/approval-tracker.js'
 import type { DeviceState } from '../../device/device-state.js'
+import { serveWakes } from '../../device/wake-endpoint.js'
+import type { WakeLog } from '../../device/wake-log.js'
 import type { ApprovalHistory } from '../../ports/approval-history.js'
 import type { OwnerCheck } from '../../ports/owner-check.js'
 import type { OwnerCredentialStore } from '../../ports/owner-credentials.js'
@@ -151,6 +153,8 @@ interface PhoneSideDeps {
   readonly device: DeviceState
   /** Every approval's ending, for the phones' History. */
   readonly history: ApprovalHistory
+  /** The speaker's recent wakes, listed and marked from the phones (wake mode). */
+  readonly wakes?: WakeLog | undefined
 }
 
 /**
@@ -160,7 +164,7 @@ interface PhoneSideDeps {
  */
 export async function servePhones(
   comp: Composition,
-  { household, conversations, gate, feed, device, history }: PhoneSideDeps,
+  { household, conversations, gate, feed, device, history, wakes }: PhoneSideDeps,
 ): Promise<PhoneAppServer | undefined> {
   const { config: c, clock, log, closers } = comp
   if (household.mqtt && c.mqtt) {
@@ -188,6 +192,7 @@ export async function servePhones(
       logger: log.child({ component: 'settings-mqtt' }),
     })
     if (household.owner) serveOwner(requests, household.owner)
+    if (wakes) serveWakes(requests, wakes)
   }
   const phoneApp = await startPhoneApp(c, log.child({ component: 'phone-app' }), {
     // Not served (its port taken): on the LED and in the status, with the fix.

@@ -11,11 +11,13 @@ import { WakeOnset } from '../../audio/wake-onset.js'
 import type { LiveConversations } from '../../conversations/live-conversations.js'
 import { errorText } from '../../core/errors.js'
 import type { DeviceState } from '../../device/device-state.js'
+import type { WakeLog } from '../../device/wake-log.js'
 import type { PanelController } from '../../panel/panel-controller.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { OnsetSource } from '../../ports/onset.js'
 import type { PhraseCheck } from '../../ports/phrase-check.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
+import type { WakeTeacher } from '../../ports/wake-teacher.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
 import type { SessionSummary } from '../../voice/session-types.js'
@@ -98,6 +100,8 @@ interface ListeningDeps {
   /** After each earcon is handed to the speaker, with its length. */
   readonly onEarcon?: ((ms: number) => void) | undefined
   readonly onSessionEnd?: ((summary: SessionSummary) => void) | undefined
+  /** The wake log the household teaches the speaker with (wake mode). */
+  readonly wakes?: WakeLog | undefined
 }
 
 /** The stages that decide when a spoken session opens; started by the caller once all is ready. */
@@ -130,7 +134,9 @@ export async function composeListening(
       }),
     // The room hears it was heard; in speech mode a session opens on speech, as before, unannounced.
     ...(mode !== 'speech' && {
-      heard: () => {
+      heard: (onset) => {
+        // Read before the session opens: a wake told while one runs talks over its reply.
+        deps.wakes?.heard(onset, deps.driver.sessionRunning)
         earcon ??= earconPcm(deps.speaker.sampleRateHz)
         deps.speaker.write(earcon)
         // The earcon is ours: the command said in the same breath is not gated for its length.
@@ -139,7 +145,10 @@ export async function composeListening(
       },
     }),
     ...(deps.onFalseWake && { onFalseWake: deps.onFalseWake }),
-    ...(deps.onSessionEnd && { onSessionEnd: deps.onSessionEnd }),
+    onSessionEnd: (summary) => {
+      deps.wakes?.ended(summary)
+      deps.onSessionEnd?.(summary)
+    },
   })
 }
 
@@ -197,12 +206,21 @@ async function wakeOnset(
   let stage: WakeOnset | undefined
   try {
     const detector = await createWakeDetector(wake, {
-      onWake: (d) => stage?.detected(d),
+      onWake: (d) => {
+        deps.wakes?.detected(d)
+        stage?.detected(d)
+      },
       logger: wakeLog,
       sensitivity: deps.device.sensitivity,
       nativeMark: nativeMarkFor(c.store.path),
       // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
       onKeepingUp: (ok) => deps.device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
+      ...(deps.wakes && {
+        teacher: {
+          ready: (t: WakeTeacher) => deps.wakes?.useTeacher(t),
+          sensitivity: () => deps.device.sensitivity,
+        },
+      }),
     })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({

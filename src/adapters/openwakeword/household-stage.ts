@@ -1,0 +1,242 @@
+import { readFileSync } from 'node:fs'
+import type { HeardWindows, TeachOutcome, WakeTeacher } from '../../ports/wake-teacher.js'
+import { type LogisticModel, predict, trainLogisticAsync } from './logistic.js'
+import {
+  readVerifier,
+  type VerifierRecord,
+  type VerifierStage,
+  verifierRecord,
+  WakeVerifier,
+  writeVerifier,
+} from './verifier.js'
+
+/** One window the head read, with its score and when it was scored (wall clock). */
+interface Seen {
+  readonly at: number
+  readonly head: number
+  readonly window: Float32Array
+}
+
+/** Windows kept per phrase: ten seconds of dense scoring (12.5 a second), a little more. */
+const RING = 160
+/** How long a window stays in the ring: a "missed me" note looks this far back. */
+const RECENT_MS = 10_000
+/** The windows a wake keeps: the head's best eight around it. */
+const WAKE_WINDOWS = 8
+/**
+ * How strongly the taught verifier is held to the one it has (L2 on raw features), tried from the
+ * strongest: the least change that refuses what was marked (bench/RESULTS.md, "ten marks").
+ */
+const ANCHORS = [3, 1, 0.3, 0.1, 0.03]
+const TEACH_ITERATIONS = 300
+
+/**
+ * The household verifier of one phrase, as the detector runs it, that can be taught while it
+ * runs (docs/wake-word.md, "Teaching it"). It also keeps the windows it was handed in the last
+ * ten seconds, so a wake's features (the head's input, never audio) can be logged. Without an
+ * enrolled verifier it scores nothing (its gate is 0 and the head's score stands): it only keeps
+ * the windows, and cannot be taught.
+ */
+export class HouseholdStage implements VerifierStage {
+  readonly phrase: string
+  readonly #file: string | undefined
+  readonly #now: () => number
+  #verifier: WakeVerifier | undefined
+  #seen: Seen[] = []
+
+  constructor(o: {
+    phrase: string
+    /** The enrolled verifier and its file, or neither. */
+    verifier?: WakeVerifier | undefined
+    file?: string | undefined
+    now?: () => number
+  }) {
+    this.phrase = o.phrase
+    this.#verifier = o.verifier
+    this.#file = o.file
+    this.#now = o.now ?? Date.now
+  }
+
+  get gate(): number {
+    return this.#verifier?.gate ?? 0
+  }
+
+  /** The verifier file as it runs now (taught or as enrolled), if there is one. */
+  get record(): VerifierRecord | undefined {
+    return this.#verifier?.record
+  }
+
+  score(window: Float32Array, headScore: number): number {
+    this.#seen.push({ at: this.#now(), head: headScore, window })
+    if (this.#seen.length > RING) this.#seen = this.#seen.slice(-RING / 2)
+    return this.#verifier ? this.#verifier.score(window) : headScore
+  }
+
+  /**
+   * The windows scored from `fromMs` to `toMs` (wall clock) that the head scored highest, at most
+   * `n`: a wake's features are the phrase's peak, before and after the chunk that decided it (a
+   * verifier taught only up to that chunk would fire on the next).
+   */
+  around(fromMs: number, toMs: number, n = WAKE_WINDOWS): Float32Array[] {
+    return this.#seen
+      .filter((s) => s.at >= fromMs && s.at <= toMs)
+      .sort((a, b) => b.head - a.head)
+      .slice(0, n)
+      .map((s) => s.window)
+  }
+
+  /** The window the head scored highest in the last `ms`, with its neighbours either side. */
+  bestRecent(ms = RECENT_MS): { head: number; windows: Float32Array[] } | undefined {
+    const from = this.#now() - ms
+    const recent = this.#seen.filter((s) => s.at >= from)
+    let best = -1
+    recent.forEach((s, i) => {
+      if (best < 0 || s.head > (recent[best]?.head ?? 0)) best = i
+    })
+    const top = recent[best]
+    if (!top) return undefined
+    const windows = recent.slice(Math.max(0, best - 1), best + 2).map((s) => s.window)
+    return { head: top.head, windows }
+  }
+
+  /**
+   * Re-trains the verifier on the household's lesson, moved from the enrolled model no further
+   * than the lesson asks (an anchored fit), writes it whole over its file, and scores with it
+   * from the next chunk. Slices of work hand the event loop back (`trainLogisticAsync`).
+   */
+  async teach(
+    lesson: { negatives: Float32Array[]; positives: Float32Array[] },
+    threshold: number,
+    at: Date,
+  ): Promise<TeachOutcome> {
+    const current = this.#verifier
+    if (!current || !this.#file) {
+      return {
+        learnt: false,
+        why: 'this phrase has no household verifier to teach: enrol first (nocturn wake enroll)',
+      }
+    }
+    if (lesson.negatives.length === 0) return { learnt: false, why: 'nothing is marked' }
+    const anchor: LogisticModel = {
+      weights: Float64Array.from(current.record.weights),
+      bias: current.record.bias,
+    }
+    if (lesson.positives.length === 0) {
+      return {
+        learnt: false,
+        why: 'no wake of yours the model confirmed is kept yet to learn against: say the wake phrase to it once, then mark again',
+      }
+    }
+    // The marked windows are fitted towards 0; the household's confirmed wakes towards the score
+    // the verifier gives them now (their own soft labels: held where they are, never pushed up —
+    // pushed towards 1, they widened what it accepts: bench/RESULTS.md, "ten marks"). From the
+    // strongest anchor down, the first fit that refuses every marked window and still accepts every
+    // confirmed one the verifier accepts now is kept; if none refuses them all, the weakest that
+    // keeps the household's wakes.
+    const held = lesson.positives.filter((x) => current.score(x) >= threshold)
+    const keeps = (m: LogisticModel) => held.every((x) => predict(m, x) >= threshold)
+    const refuses = (m: LogisticModel) => lesson.negatives.every((x) => predict(m, x) < threshold)
+    const samples = [...lesson.positives, ...lesson.negatives]
+    const labels = [
+      ...lesson.positives.map((x) => current.score(x)),
+      ...lesson.negatives.map(() => 0),
+    ]
+    const weights = [
+      ...lesson.positives.map(() => 0.5 / lesson.positives.length),
+      ...lesson.negatives.map(() => 0.5 / lesson.negatives.length),
+    ]
+    const cpu0 = process.cpuUsage()
+    let model: LogisticModel | undefined
+    for (const l2 of ANCHORS) {
+      const fit = await trainLogisticAsync(samples, labels, {
+        anchor,
+        start: anchor,
+        l2,
+        sampleWeights: weights,
+        maxIterations: TEACH_ITERATIONS,
+      })
+      if (!keeps(fit)) break
+      model = fit
+      if (refuses(fit)) break
+    }
+    if (!model) {
+      return {
+        learnt: false,
+        why: 'what was marked is too like your own wakes to tell apart: nothing was changed',
+      }
+    }
+    const cpu = process.cpuUsage(cpu0)
+    const record = verifierRecord({
+      phrase: current.record.phrase,
+      head: current.record.head,
+      headSha256: current.record.headSha256,
+      window: current.record.window,
+      gate: current.record.gate,
+      enrolment: current.record.enrolment,
+      model,
+    })
+    const taught: VerifierRecord = {
+      ...record,
+      taught: {
+        at: at.toISOString(),
+        negatives: lesson.negatives.length,
+        positives: lesson.positives.length,
+      },
+    }
+    writeVerifier(this.#file, taught)
+    this.#verifier = new WakeVerifier(taught)
+    return {
+      learnt: true,
+      negatives: lesson.negatives.length,
+      positives: lesson.positives.length,
+      refused: lesson.negatives.filter((x) => predict(model, x) < threshold).length,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+    }
+  }
+}
+
+/**
+ * Reads the verifier enrolled behind `headFile`, at the window it was trained on; `readVerifier`
+ * checks the head's SHA-256, so a window recorded behind this head is this head's window.
+ */
+export function readHouseholdVerifier(file: string, headFile: string): WakeVerifier {
+  let window = 16
+  try {
+    const w = (JSON.parse(readFileSync(file, 'utf8')) as { window?: unknown }).window
+    if (typeof w === 'number') window = w
+  } catch {
+    // readVerifier says what is wrong with the file, with the fix.
+  }
+  return readVerifier(file, headFile, window)
+}
+
+/** The phrases' stages as the wake log sees them: one teacher for the detector. */
+export function householdTeacher(
+  stages: readonly HouseholdStage[],
+  thresholdOf: (phrase: string) => number,
+): WakeTeacher {
+  const of = (phrase: string) => stages.find((s) => s.phrase === phrase)
+  return {
+    windowsAround: (phrase, fromMs, toMs) => of(phrase)?.around(fromMs, toMs) ?? [],
+    bestRecent: () => {
+      let best: HeardWindows | undefined
+      for (const s of stages) {
+        const b = s.bestRecent()
+        if (b && (!best || b.head > best.score)) {
+          best = { phrase: s.phrase, score: b.head, windows: b.windows }
+        }
+      }
+      return best
+    },
+    teach: async (phrase, lesson) => {
+      const stage = of(phrase)
+      if (!stage) {
+        return {
+          learnt: false,
+          why: `"${phrase}" has no household verifier to teach: enrol first (nocturn wake enroll)`,
+        }
+      }
+      return stage.teach(lesson, thresholdOf(phrase), new Date())
+    },
+  }
+}
