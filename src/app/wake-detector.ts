@@ -247,6 +247,7 @@ async function teachable(
           phrase: p.phrase,
           verifier: readHouseholdVerifier(p.verifier, p.file),
           file: p.verifier,
+          headFile: p.file,
         }),
   )
   o.ready(

@@ -40,6 +40,7 @@ const TEACH_ITERATIONS = 300
 export class HouseholdStage implements VerifierStage {
   readonly phrase: string
   readonly #file: string | undefined
+  readonly #headFile: string | undefined
   readonly #now: () => number
   #verifier: WakeVerifier | undefined
   #seen: Seen[] = []
@@ -49,11 +50,14 @@ export class HouseholdStage implements VerifierStage {
     /** The enrolled verifier and its file, or neither. */
     verifier?: WakeVerifier | undefined
     file?: string | undefined
+    /** The head the verifier is read behind, when a new enrolment must be read (`teach`). */
+    headFile?: string | undefined
     now?: () => number
   }) {
     this.phrase = o.phrase
     this.#verifier = o.verifier
     this.#file = o.file
+    this.#headFile = o.headFile
     this.#now = o.now ?? Date.now
   }
 
@@ -109,13 +113,13 @@ export class HouseholdStage implements VerifierStage {
     threshold: number,
     at: Date,
   ): Promise<TeachOutcome> {
-    const current = this.#verifier
-    if (!current || !this.#file) {
+    if (!this.#verifier || !this.#file) {
       return {
         learnt: false,
         why: 'this phrase has no household verifier to teach: enrol first (nocturn wake enroll)',
       }
     }
+    const current = this.#enrolledNow(this.#verifier, this.#file)
     if (lesson.negatives.length === 0) return { learnt: false, why: 'nothing is marked' }
     const anchor: LogisticModel = {
       weights: Float64Array.from(current.record.weights),
@@ -192,6 +196,25 @@ export class HouseholdStage implements VerifierStage {
       refused: lesson.negatives.filter((x) => predict(model, x) < threshold).length,
       cpuMs: (cpu.user + cpu.system) / 1000,
     }
+  }
+
+  /**
+   * The verifier a lesson starts from. `nocturn wake enroll` may have written a new enrolment over
+   * the file since this one was loaded: taught from the old one and written back, the lesson would
+   * undo it. A file whose enrolment is not the running one's is read (behind its head, as at the
+   * start) and runs from now; one that does not read refuses the lesson, saying why.
+   */
+  #enrolledNow(running: WakeVerifier, file: string): WakeVerifier {
+    if (!this.#headFile) return running
+    let enrolledAt: unknown
+    try {
+      enrolledAt = (JSON.parse(readFileSync(file, 'utf8')) as VerifierRecord).enrolment?.at
+    } catch {
+      return running
+    }
+    if (enrolledAt === running.record.enrolment.at) return running
+    this.#verifier = readHouseholdVerifier(file, this.#headFile)
+    return this.#verifier
   }
 }
 

@@ -99,6 +99,31 @@ describe('the household stage: a verifier the household can teach while it runs'
     expect(again.score(near)).toBeLessThan(0.7)
   })
 
+  it('a new enrolment written while it runs is what the next lesson starts from, never undone by it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'nocturn-stage-'))
+    const file = enrolledFile(dir)
+    const stage = new HouseholdStage({
+      phrase: 'hey jarvis',
+      verifier: readHouseholdVerifier(file, JARVIS),
+      file,
+      headFile: JARVIS,
+    })
+    // `nocturn wake enroll` writes a new enrolment over the file while the speaker runs.
+    const old = readHouseholdVerifier(file, JARVIS).record
+    const enrolledAt = '2026-12-06T09:00:00.000Z'
+    writeVerifier(file, { ...old, enrolment: { ...old.enrolment, at: enrolledAt, clips: 5 } })
+    const out = await stage.teach(
+      { negatives: [nearMiss(31)], positives: [around(1, 32)] },
+      0.7,
+      new Date('2026-12-06T10:00:00Z'),
+    )
+    expect(out).toMatchObject({ learnt: true })
+    const written = readHouseholdVerifier(file, JARVIS).record
+    expect(written.enrolment).toMatchObject({ at: enrolledAt, clips: 5 })
+    expect(written.taught?.at).toBe('2026-12-06T10:00:00.000Z')
+    expect(stage.record?.enrolment.at).toBe(enrolledAt)
+  })
+
   it('keeps the windows it saw: the best of the last seconds, with its neighbours', () => {
     let now = 0
     const stage = new HouseholdStage({ phrase: 'hey jarvis', now: () => now })
