@@ -28,6 +28,8 @@ describe('the setup frame the real SDK sends through the adapter', () => {
       model: 'gemini-2.5-flash-native-audio-preview-12-2025',
       asyncToolCalls: true,
       transcription: true,
+      // Gemini's words come before its reply or unmarked: no reply waits for them.
+      lateTranscription: false,
       resumption: true,
     })
     expect(setup).toEqual({

@@ -21,7 +21,9 @@ async function opened(o: Parameters<typeof FakeRealtimeServer.start>[0] = {}) {
 
 describe('OpenAI Realtime adapter over the real SDK, against the fake service', () => {
   it('sets the session up: key in the header not the URL, 24 kHz both ways, transcription, server VAD, tools, the history as items', async () => {
-    const { conn, server: s } = await opened()
+    const { conn, server: s, llm } = await opened()
+    // No resumption here, and the person's words transcribed after the reply may begin.
+    expect(llm.capabilities).toMatchObject({ resumption: false, lateTranscription: true })
     expect(s.urls[0]).toBe('/v1/realtime?model=gpt-realtime')
     expect(conn.session).toMatchObject({
       type: 'realtime',
