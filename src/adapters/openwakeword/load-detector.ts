@@ -90,6 +90,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     o.logger.info(
       {
         runtime: runtime.name,
+        embedding: embedding.streamed ? 'streamed' : 'whole',
         phrases: heads.map((h) => h.phrase),
         verified: heads.filter((h) => h.verifier).map((h) => h.phrase),
       },

@@ -9,6 +9,11 @@ export interface ModelSession {
   readonly inputName: string
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
+  /**
+   * The embedding model runs streamed (streaming-embedding.ts); false or absent: whole. Said in the
+   * detector's ready line, so a board where the check fails shows why it costs more.
+   */
+  readonly streamed?: boolean
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
   /**
    * The same as `run` on each input in turn (the same runs, so the same outputs), in one hand-off

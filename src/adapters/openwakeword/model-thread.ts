@@ -36,6 +36,7 @@ export type ModelReply =
       readonly session?: number
       readonly inputName?: string
       readonly inputShape?: readonly (number | string)[]
+      readonly streamed?: boolean
       readonly output?: Float32Array
       readonly outputs?: Float32Array[]
     }
@@ -163,6 +164,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
         file,
         inputName: r.inputName ?? '',
         inputShape: r.inputShape ?? [],
+        streamed: r.streamed === true,
         async run(input, dims) {
           const out = await ask({ type: 'run', session, input, dims })
           return out.output ?? new Float32Array(0)

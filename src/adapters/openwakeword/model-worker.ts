@@ -46,7 +46,8 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       const s = await loadSession(await ort, runtime, m.file)
       const session = next++
       sessions.set(session, s)
-      return { id: m.id, ok: true, session, inputName: s.inputName, inputShape: s.inputShape }
+      const { inputName, inputShape, streamed } = s
+      return { id: m.id, ok: true, session, inputName, inputShape, streamed: streamed === true }
     }
     if (m.type === 'prefill') {
       const output = await noisePrefill(sessionOf(m.mel), sessionOf(m.embedding), m.reach)

@@ -144,7 +144,12 @@ export async function loadSession(
   if (isEmbeddingShape(inputShape)) {
     await session.release()
     const streamed = await streamedEmbedding(ort, runtime, bytes, inputShape)
-    if (streamed) return modelSession(file, inputName, inputShape, streamed.run, streamed.close)
+    if (streamed) {
+      return {
+        ...modelSession(file, inputName, inputShape, streamed.run, streamed.close),
+        streamed: true,
+      }
+    }
     session = await createSession(ort, runtime, bytes)
   }
   const whole = session

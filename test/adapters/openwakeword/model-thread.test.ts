@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detector.js'
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
-import { silentLogger } from '../../../src/core/logger.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
+import { MemoryLogger } from '../../../src/testing/memory-logger.js'
 import { EMBEDDING, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
 
 const closers: (() => Promise<void>)[] = []
@@ -22,6 +22,7 @@ afterAll(async () => {
 describe.each(['native', 'wasm'] as const)('the %s runtime scores on its own thread', (runtime) => {
   it('the event loop keeps turning while several seconds of audio are scored in bulk', async () => {
     const wakes: WakeDetection[] = []
+    const logger = new MemoryLogger()
     const d = await loadWakeDetector({
       onWake: (w) => wakes.push(w),
       phrases: HEADS.map((h) => ({ phrase: h.phrase, file: h.file, threshold: 0.5 })),
@@ -30,9 +31,15 @@ describe.each(['native', 'wasm'] as const)('the %s runtime scores on its own thr
       runtime,
       consecutive: 2,
       refractoryMs: 2000,
-      logger: silentLogger,
+      logger,
     })
     closers.push(() => d.close())
+    // The embedding model streamed through the thread (streaming-embedding.ts), and the ready line
+    // says so: a board whose check fails would say "whole".
+    expect(logger.records.find((r) => r.msg === 'wake word detector ready')?.fields).toMatchObject({
+      runtime,
+      embedding: 'streamed',
+    })
     const jarvis = HEADS.find((h) => h.name === 'hey_jarvis')
     const pcm = Buffer.concat([silence(1000), wavPcm(jarvis?.clip ?? ''), silence(1000)])
 

@@ -104,6 +104,7 @@ describe('the embedding model, streamed', () => {
   it('the embedding session the runtime loads gives the whole model’s embeddings on a clip scored chunk by chunk', async () => {
     const { ort, session } = await runtime()
     const loaded = await loadSession(ort, 'native', EMBEDDING)
+    expect(loaded.streamed).toBe(true)
     const whole = await session(readFileSync(EMBEDDING))
     const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
     const chunks = Math.floor((frames.length / 32 - 76) / 8)
