@@ -22,12 +22,7 @@ import { performance } from 'node:perf_hooks'
 import { enrol, WindowRecorder } from '../src/adapters/openwakeword/enrolment.js'
 import { HouseholdStage } from '../src/adapters/openwakeword/household-stage.js'
 import { type LogisticModel, predict } from '../src/adapters/openwakeword/logistic.js'
-import {
-  sha256File,
-  type VerifierStage,
-  verifierRecord,
-  WakeVerifier,
-} from '../src/adapters/openwakeword/verifier.js'
+import { sha256File, verifierRecord, WakeVerifier } from '../src/adapters/openwakeword/verifier.js'
 import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../src/app/commands/wake-enroll.js'
 import { HEADS, pinnedDetector } from '../test/helpers/wake.js'
 import { machineLine } from './machine.js'
@@ -41,6 +36,7 @@ import {
   utterance,
   voices,
 } from './wake/corpus.js'
+import { Keeper, type Scored } from './wake/keeper.js'
 import { espeak } from './wake/verifier.js'
 
 const RATE = 16_000
@@ -77,21 +73,6 @@ const ENROL_SENTENCES = [
 const head = HEADS.find((h) => h.name === 'hey_jarvis')
 if (!head) throw new Error('no hey_jarvis head')
 const out = (s: string) => process.stdout.write(`${s}\n`)
-
-interface Scored {
-  readonly head: Float32Array
-  readonly windows: Map<number, Float32Array>
-}
-
-/** Keeps the window of each chunk the head scores at or above the verifier's gate. */
-class Keeper implements VerifierStage {
-  readonly gate = GATE
-  pending: Float32Array | undefined
-  score(window: Float32Array, headScore: number): number {
-    this.pending = window
-    return headScore
-  }
-}
 
 /** The chunks where the detector's rule fires with `model` (none: the head alone). */
 function fires(s: Scored, model: LogisticModel | undefined, from = 0): number[] {
@@ -133,7 +114,7 @@ const median = (xs: number[]) => {
 
 async function main(): Promise<void> {
   const t0 = performance.now()
-  const keeper = new Keeper()
+  const keeper = new Keeper(GATE)
   let sink = { head: [] as number[], windows: new Map<number, Float32Array>() }
   const d = await pinnedDetector({
     onWake: () => {},

@@ -23,7 +23,6 @@ import { performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
-import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { DEFAULT_GATE_SHARE, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
 import { thresholdAt } from '../../src/app/wake-detector.js'
 import { SENSITIVITIES } from '../../src/protocol/sensitivity.js'
@@ -42,6 +41,7 @@ import {
   type Voice,
   voices,
 } from './corpus.js'
+import { Keeper, type Scored } from './keeper.js'
 import { type ProseStream, proseAvailable, proseHours, proseStream, upper95 } from './prose.js'
 
 const RATE = 16_000
@@ -105,29 +105,13 @@ if (!head) throw new Error('no hey_jarvis head')
 // WAKE_BENCH_NEAR=0 enrols without the near-misses (as the run of 2026-12-02 morning did).
 const nearMisses = process.env.WAKE_BENCH_NEAR === '0' ? [] : (NEAR_MISSES.hey_jarvis ?? [])
 
-/** Chunks as the detector scored them: the head's score, and its window where it passed 0.1. */
-interface Scored {
-  readonly head: Float32Array
-  readonly windows: Map<number, Float32Array>
-}
-
-/** Keeps the window of every chunk the head scores at or above the lowest gate. */
-class Keeper implements VerifierStage {
-  readonly gate = LOWEST
-  pending: Float32Array | undefined
-  score(window: Float32Array, headScore: number): number {
-    this.pending = window
-    return headScore
-  }
-}
-
 async function scorer(): Promise<{
   d: OpenWakeWordDetector
   score: (pcm: Int16Array) => Promise<Scored>
   /** One stream given a block at a time: `feed` hands each block to the function it is given. */
   inBlocks: (feed: (block: (pcm: Int16Array) => Promise<void>) => Promise<void>) => Promise<Scored>
 }> {
-  const keeper = new Keeper()
+  const keeper = new Keeper(LOWEST)
   let sink: { head: number[]; windows: Map<number, Float32Array> } = {
     head: [],
     windows: new Map(),
