@@ -109,7 +109,8 @@ class Endpoint implements ConversationEndpoint {
       ...(a.before !== undefined && { before: a.before }),
       ...(a.beforeId !== undefined && { beforeId: a.beforeId }),
     })
-    ask.items(page.items, (c) => ({ id: c.id, truncated: true }))
+    // Only `last` can be long (a long answer): the rest, who typed it among them, stays on the list.
+    ask.items(page.items, (c) => ({ ...c, last: null, truncated: true }))
     const oldest = page.items.at(-1)
     ask.reply('done', {
       count: page.items.length,

@@ -12,6 +12,8 @@ const MAX_LIST_PAGE = 100
 const MAX_MESSAGE_PAGE = 500
 /** A typed message longer than this is refused before it reaches the model or the store. */
 const MAX_TYPED_CHARS = 4000
+/** A summary names this many phones that typed at most: a list line, not a roll call. */
+const MAX_TYPED_BY = 5
 
 export interface ConversationSummary {
   readonly id: string
@@ -25,6 +27,11 @@ export interface ConversationSummary {
     readonly text: string
     readonly at: number
   } | null
+  /**
+   * The paired phones that typed in it, in the order each first typed (docs/protocol.md,
+   * "Summary"); absent when no stored message says who typed it.
+   */
+  readonly typedBy?: readonly string[]
 }
 
 /** The details of a conversation sent beside its id in `show` and `say` answers. */
@@ -199,6 +206,7 @@ export class ConversationService {
     const first = this.#deps.store.messages(c.id, { limit: 1 })[0]
     const lastRow = this.#deps.store.lastMessage(c.id)
     const line = c.title ?? (first?.role === 'user' ? first.text : '')
+    const typedBy = this.#deps.store.typedBy(c.id, MAX_TYPED_BY)
     return {
       id: c.id,
       channel: c.channel,
@@ -206,6 +214,7 @@ export class ConversationService {
       updatedAt: c.updatedAt,
       summary: line.length > 80 ? `${line.slice(0, 79)}…` : line,
       last: lastRow ? { role: lastRow.role, text: textOf(lastRow), at: lastRow.at } : null,
+      ...(typedBy.length > 0 && { typedBy }),
     }
   }
 }

@@ -74,6 +74,9 @@ export class TranscriptFeed implements TranscriptStore {
   lastMessage(conversationId: string): StoredMessage | undefined {
     return this.#inner.lastMessage(conversationId)
   }
+  typedBy(conversationId: string, limit: number): string[] {
+    return this.#inner.typedBy(conversationId, limit)
+  }
   listConversations(page?: ConversationPage): Conversation[] {
     return this.#inner.listConversations(page)
   }

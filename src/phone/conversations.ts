@@ -313,6 +313,8 @@ interface ConversationSummaryWire {
   readonly updatedAt: number
   readonly summary: string
   readonly last: { role: string; text: string; at: number } | null
+  /** The phones that typed in it, in the order each first typed; absent from older devices. */
+  readonly typedBy?: readonly string[]
 }
 
 /** A stored message as the device sends it (see docs/protocol.md). */

@@ -15,6 +15,11 @@ export interface TranscriptStore {
   /** The newest message of a conversation, for summaries. */
   lastMessage(conversationId: string): StoredMessage | undefined
   /**
+   * The paired phones that typed in a conversation, each once, in the order each first typed; at
+   * most `limit`. Messages kept without who typed them (spoken, or stored before `by`) add none.
+   */
+  typedBy(conversationId: string, limit: number): string[]
+  /**
    * Conversations, newest activity first, those with the same activity by id. `before` alone:
    * activity strictly before it. With `beforeId` (the last conversation of the previous page,
    * `before` its `updatedAt`): the conversations after that one in this order, so a page boundary

@@ -62,6 +62,35 @@ describe('ConversationService', () => {
     expect(list[1]?.last).toEqual({ role: 'assistant', text: 'Sure.', at: 3 })
   })
 
+  it('a summary names the phones that typed in it, each once, in the order each first typed; none when nobody is known to have', async () => {
+    const { f, service } = setup([
+      { text: 'Locked.', toolCalls: [] },
+      { text: 'Still locked.', toolCalls: [] },
+      { text: 'Yes.', toolCalls: [] },
+      { text: 'Noon.', toolCalls: [] },
+    ])
+    // Typed by Ben on his phone, then by Anna, then by Ben again.
+    const typed = (await service.say({ conversationId: 'new', text: 'Locked?', phone: 'ben' }))
+      .conversationId
+    await service.say({ conversationId: typed, text: 'Sure?', phone: 'anna' })
+    await service.say({ conversationId: typed, text: 'Thanks', phone: 'ben' })
+    // Spoken in the room, then continued by Anna's typing.
+    const spoken = f.store.createConversation({ channel: 'voice', at: 1 })
+    f.store.append(spoken.id, { role: 'user', text: 'What time is it?', channel: 'voice', at: 2 })
+    await service.say({ conversationId: spoken.id, text: 'And now?', phone: 'anna' })
+    // Spoken only; and typed on a speaker that did not yet keep who typed (no `by`).
+    const heard = f.store.createConversation({ channel: 'voice', at: 3 })
+    f.store.append(heard.id, { role: 'user', text: 'Hello', channel: 'voice', at: 4 })
+    const older = f.store.createConversation({ channel: 'text', at: 5 })
+    f.store.append(older.id, { role: 'user', text: 'Hi', channel: 'text', at: 6 })
+
+    const byId = new Map(service.list().map((c) => [c.id, c]))
+    expect(byId.get(typed)?.typedBy).toEqual(['ben', 'anna'])
+    expect(byId.get(spoken.id)).toMatchObject({ channel: 'voice', typedBy: ['anna'] })
+    expect(byId.get(heard.id)).not.toHaveProperty('typedBy')
+    expect(byId.get(older.id)).not.toHaveProperty('typedBy')
+  })
+
   it('refuses absurd pages and unknown or SQL-shaped ids, changing nothing', () => {
     const { f, service } = setup()
     const c = f.store.createConversation({ channel: 'voice', at: 1 })

@@ -238,6 +238,9 @@ export function conversationsContract(
       expect(stored().filter((m) => m.role === 'user')).toMatchObject(
         typedBy.map((by) => ({ channel: 'text', by })),
       )
+      // The list says so too, without reading the chat: who typed it, in the order each first typed.
+      const listed = (await phones.get('anna')?.list({ limit: 50 }))?.conversations ?? []
+      expect(listed.find((l) => l.id === c)?.typedBy).toEqual(roles('list.typed-by'))
     })
 
     it('a typed turn asks for approval like a spoken one; the asker may approve an ordinary tool, a critical one needs another phone, and a grant for text does not open voice', async () => {

@@ -60,4 +60,21 @@ describe('who typed a message, in the store (migration 9)', () => {
     ])
     again.close()
   })
+
+  it('who typed in a conversation: each phone once, in the order each first typed, at most the limit asked, none from rows without it', () => {
+    const s = new SqliteStore(':memory:')
+    const c = s.createConversation({ channel: 'voice', at: 1 })
+    const other = s.createConversation({ channel: 'text', at: 1 })
+    s.append(c.id, { role: 'user', text: 'Hello', channel: 'voice', at: 2 })
+    s.append(c.id, { role: 'user', text: 'Old phone', channel: 'text', at: 3 })
+    for (const [i, by] of ['carl', 'anna', 'carl', 'ben', 'dora'].entries()) {
+      s.append(c.id, { role: 'user', text: `from ${by}`, channel: 'text', at: 4 + i, by })
+    }
+    s.append(other.id, { role: 'user', text: 'Elsewhere', channel: 'text', at: 9, by: 'erik' })
+    expect(s.typedBy(c.id, 10)).toEqual(['carl', 'anna', 'ben', 'dora'])
+    expect(s.typedBy(c.id, 2)).toEqual(['carl', 'anna'])
+    expect(s.typedBy(other.id, 10)).toEqual(['erik'])
+    expect(s.typedBy('no-such-conversation', 10)).toEqual([])
+    s.close()
+  })
 })

@@ -140,6 +140,10 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
     return this.#t.transcripts.lastMessage(conversationId)
   }
 
+  typedBy(conversationId: string, limit: number): string[] {
+    return this.#t.transcripts.typedBy(conversationId, limit)
+  }
+
   listConversations(page: ConversationPage = {}): Conversation[] {
     return this.#t.transcripts.listConversations(page)
   }

@@ -108,6 +108,12 @@ export class SqliteTranscripts {
     return row ? toMessage(row) : undefined
   }
 
+  /** Read from the conversation's own rows (its primary key's range): no index, no migration. */
+  typedBy(conversationId: string, limit: number): string[] {
+    const rows = this.#q.typedBy.all(conversationId, limit) as { typed_by: string }[]
+    return rows.map((r) => r.typed_by)
+  }
+
   listConversations(page: ConversationPage): Conversation[] {
     const limit = page.limit ?? 50
     const rows = (
@@ -188,6 +194,10 @@ function prepare(db: Database.Database) {
     ),
     lastMsg: db.prepare(
       'SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1',
+    ),
+    typedBy: db.prepare(
+      `SELECT typed_by FROM messages WHERE conversation_id = ? AND typed_by IS NOT NULL
+         GROUP BY typed_by ORDER BY min(seq) LIMIT ?`,
     ),
     listConv: db.prepare(
       'SELECT * FROM conversations WHERE updated_at < ? ORDER BY updated_at DESC, id LIMIT ?',
