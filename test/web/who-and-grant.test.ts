@@ -1,8 +1,10 @@
+import type { Page } from 'playwright-core'
 import { describe, expect, it } from 'vitest'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
 import { openTab, shownText } from './app-harness.js'
 import { missingChromium } from './browser.js'
+import { storedExchange } from './device-side.js'
 import { webSuite } from './suite.js'
 
 const skip = missingCommands('mosquitto', 'mosquitto_passwd') ?? missingChromium()
@@ -43,8 +45,27 @@ describe.skipIf(skip !== undefined)(
       expect(w.asked).toHaveLength(1)
       expect(w.lit).toEqual(['porch', 'porch'])
 
-      // Anna's Chats: Ben's words, each saying Ben typed them, and when.
+      // A chat spoken in the room that Ben carried on by typing, and one typed on a speaker that did
+      // not yet keep who typed (stored without `by`, as an older speaker's summary comes).
+      const spoken = storedExchange(w, 'What time is it?', 'Noon.')
+      w.server.queueGenerate({ text: 'Still noon.' })
+      await benTypes.say(spoken, 'And now?')
+      const older = w.feed.createConversation({ channel: 'text', at: Date.now() - 30_000 })
+      w.feed.append(older.id, { role: 'user', text: 'Hello?', channel: 'text', at: Date.now() })
+
+      // Anna's Chats list: who typed each chat, without opening it (two phones' chats told apart).
       await openTab(anna.page, 'chats')
+      const meta = (p: Page, id: string) =>
+        shownText(p.locator(`[data-conversation="${id}"] .chat-meta`))
+      await anna.page.locator(`[data-conversation="${older.id}"]`).waitFor()
+      const rest = ` · ${w.deviceId} · Today ${TIME}$`
+      expect(await meta(anna.page, c)).toMatch(new RegExp(`^Typed by Ben${rest}`))
+      expect(await meta(anna.page, spoken)).toMatch(
+        new RegExp(`^Spoken in the room, continued by Ben${rest}`),
+      )
+      expect(await meta(anna.page, older.id)).toMatch(new RegExp(`^Typed${rest}`))
+
+      // Anna's Chats: Ben's words, each saying Ben typed them, and when.
       await anna.page.locator(`[data-conversation="${c}"]`).click()
       const typed = anna.page.locator('.msg.user.typed')
       await typed.nth(1).waitFor()
@@ -54,8 +75,10 @@ describe.skipIf(skip !== undefined)(
           new RegExp(`^Typed by Ben · ${TIME}\\s*:?$`),
         )
       }
-      // Ben's own Chats say it was him.
+      // Ben's own Chats say it was him, in the list and in the chat.
       await openTab(ben.page, 'chats')
+      await ben.page.locator(`[data-conversation="${c}"]`).waitFor()
+      expect(await meta(ben.page, c)).toMatch(new RegExp(`^Typed by you${rest}`))
       await ben.page.locator(`[data-conversation="${c}"]`).click()
       const own = ben.page.locator('.msg.user.typed').first()
       await own.waitFor()

@@ -11,6 +11,8 @@ interface Summary {
   updatedAt: number
   summary: string
   last: { role: string; text: string } | null
+  /** The phones that typed in it, in the order each first typed (absent from older speakers). */
+  typedBy?: unknown
 }
 
 interface Message {
@@ -144,7 +146,7 @@ export class ChatsView {
                   h(
                     'span',
                     { class: 'chat-meta', 'data-channel': c.channel },
-                    `${c.channel === 'voice' ? 'Spoken in the room' : 'Typed'} · ${this.#link()?.speaker.name ?? ''} · ${when(c.updatedAt)}`,
+                    `${howItCame(c, this.#link()?.speaker.phone ?? '')} · ${this.#link()?.speaker.name ?? ''} · ${when(c.updatedAt)}`,
                   ),
                 ),
               ),
@@ -387,6 +389,30 @@ export class ChatsView {
       this.#rerender()
     }
   }
+}
+
+/**
+ * How a chat came about, for its line in the list, naming who typed it as its messages do: "Typed
+ * by Ben", "Typed by Anna and you". A chat begun in the room says so first, and who carried it on
+ * by typing after it ("Spoken in the room, continued by Ben"): how it began is what the line has
+ * always said, who typed is what tells two phones' chats apart. A speaker that does not say who
+ * typed (older than `typedBy`) reads "Typed", as before.
+ */
+function howItCame(c: Summary, me: string): string {
+  const typists = Array.isArray(c.typedBy)
+    ? c.typedBy.filter((p): p is string => typeof p === 'string' && p !== '')
+    : []
+  const who = andList(typists.map((p) => personName(p, me)))
+  if (c.channel === 'voice') {
+    return who ? `Spoken in the room, continued by ${who}` : 'Spoken in the room'
+  }
+  return who ? `Typed by ${who}` : 'Typed'
+}
+
+/** "Anna", "Anna and Ben", "Anna, Ben and you"; '' for none. */
+function andList(names: string[]): string {
+  const last = names.at(-1) ?? ''
+  return names.length < 2 ? last : `${names.slice(0, -1).join(', ')} and ${last}`
 }
 
 function itemsOf<T>(body: unknown): T[] {
