@@ -49,6 +49,20 @@ describe.skipIf(skip !== undefined)('conversation replies a phone can rely on (M
       .filter((x) => x.kind === 'items')
       .flatMap((x) => (x.body as { items: string[] }).items)
     expect(pieces.join('')).toBe(long)
+    // Listed, its summary is too large for a reply only by its last text: the rest still comes,
+    // who typed it among them.
+    const listed = (await anna.list()).conversations.find((c) => c.id === r.conversation)
+    expect(listed).toMatchObject({
+      channel: 'text',
+      summary: 'Tell me everything',
+      typedBy: ['anna'],
+      last: null,
+      truncated: true,
+    })
+    await until(
+      () => t.replies().some((x) => x.kind === 'done' && 'count' in (x.body as object)),
+      "the tap to hear the list's done",
+    )
 
     // A short answer still comes whole in done.text.
     w.server.queueGenerate({ text: 'Short.' })
