@@ -34,6 +34,13 @@ describe('nocturn phone: conversations, show, say, follow', () => {
     expect(await phone(['say', c.id, 'And later?'], say.io)).toBe(0)
     expect(say.text.out).toBe(`Still dry, and likely to stay so tonight.\n(conversation ${c.id})\n`)
 
+    // The list now says who typed in the chat: the phone that said "And later?".
+    const again = captureIo(env)
+    expect(await phone(['conversations'], again.io)).toBe(0)
+    expect(again.text.out).toMatch(
+      new RegExp(`^${c.id}  voice .* Is it raining\\?  \\(typed by anna\\)\\n$`),
+    )
+
     const missing = captureIo(env)
     expect(await phone(['say', 'no-such-thing', 'hello'], missing.io)).toBe(1)
     expect(missing.text.err).toMatch(/refused \(NOC_ERR_NOT_FOUND\)/)

@@ -30,7 +30,8 @@ export async function conversationVerb(
         const { conversations } = await client.list({ limit: opts.limit ?? 20 })
         for (const c of conversations) {
           const when = new Date(c.updatedAt).toISOString()
-          io.out.write(`${c.id}  ${c.channel.padEnd(5)}  ${when}  ${c.summary}\n`)
+          const typed = c.typedBy?.length ? `  (typed by ${c.typedBy.join(', ')})` : ''
+          io.out.write(`${c.id}  ${c.channel.padEnd(5)}  ${when}  ${c.summary}${typed}\n`)
         }
         return 0
       }
