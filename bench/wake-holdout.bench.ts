@@ -22,6 +22,9 @@
 //           WAKE_HOLDOUT_TV_MIN, default 30), each one continuous stream. A wake sends audio when
 //           the head fires (check off) or the head fires and the check agrees (check on); a spoken
 //           reply when a perfect transcriber's words (the pre-roll and 1.5 s after) confirm it.
+//   pause   asked for by name only: a synthesized pause after the phrase (wake/pause.ts), misses
+//           on holdout and tuning voices and false wakes, with and without (WAKE_PAUSE_PART=
+//           missed|false for one half).
 // TTS speech is not a human in a room: these figures test the chain on voices it was not fitted to.
 import { execFileSync } from 'node:child_process'
 import { DEBIAN_MODEL_DIR, KeyphraseCheck } from '../src/adapters/pocketsphinx/keyphrase-check.js'
@@ -49,6 +52,7 @@ import {
   TV,
   tuningVoices,
 } from './wake/holdout.js'
+import { pauseBench } from './wake/pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './wake/prose.js'
 import { heardText } from './wake/transcript.js'
 
@@ -332,5 +336,6 @@ const tuned =
     : Number(process.env.WAKE_HOLDOUT_KWS ?? DEFAULT_KWS)
 if (only === '' || only === 'missed') await missed(tuned)
 if (only === '' || only === 'false') await falseWakes(tuned)
+if (only === 'pause') await pauseBench(out)
 await detector.close()
 for (const c of checks.values()) await c.close()
