@@ -21,7 +21,7 @@ import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import {
   pausedHeadWindow,
   pausedWindows,
-  quietestChunk,
+  quietestChunks,
 } from '../../src/adapters/openwakeword/synth-pause.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
@@ -51,6 +51,8 @@ const TAIL = 4
 const PAUSE_THRESHOLD = Number(process.env.WAKE_PAUSE_THRESHOLD ?? THRESHOLD)
 /** Chunks whose frames the room's floor is chosen from (~13 s, what the pipeline keeps). */
 const FLOOR_CHUNKS = 160
+/** How many of the quietest chunks the pause is made of, in turn (WAKE_PAUSE_FLOOR). */
+const FLOOR_N = Number(process.env.WAKE_PAUSE_FLOOR ?? 1)
 const FRAME_VALUES = 76 * 32
 const CHUNK_VALUES = 8 * 32
 
@@ -213,7 +215,7 @@ async function pauses(r: Rig): Promise<PauseWakes> {
         (t - floorFrom) * CHUNK_VALUES,
       )
     }
-    const quiet = quietestChunk(recent)
+    const quiet = quietestChunks(recent, FLOOR_N)
     const windows = pausedWindows(frames, quiet, upTo)
     for (let j = have.length; j < upTo; j++) {
       have.push(await r.embedding.run(windows[j] as Float32Array, [1, 76, 32, 1]))
@@ -332,7 +334,7 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
   ]
   const only = process.env.WAKE_PAUSE_PART ?? ''
   out(
-    `\nsynthesized pause: hey_jarvis at ${THRESHOLD} ×${CONSECUTIVE}, the service's detector (hop ${COARSE_HOP}, 40 ms phase) ± pauses of k = ${KS.join(', ')} chunks scored from ${SHARE} of the threshold, a pause's wake at ${PAUSE_THRESHOLD}; quiet = the quietest of the last ${FLOOR_CHUNKS} chunks`,
+    `\nsynthesized pause: hey_jarvis at ${THRESHOLD} ×${CONSECUTIVE}, the service's detector (hop ${COARSE_HOP}, 40 ms phase) ± pauses of k = ${KS.join(', ')} chunks scored from ${SHARE} of the threshold, a pause's wake at ${PAUSE_THRESHOLD}; quiet = the ${FLOOR_N} quietest of the last ${FLOOR_CHUNKS} chunks`,
   )
   if (only !== 'false') {
     out(`\n| voices | condition | command | clips | missed: ${RULES.join(' / ')} |`)

@@ -15,12 +15,12 @@ const EMBEDDING_WINDOW = 76
 const CHUNK_FRAMES = 8
 
 /**
- * The quietest chunk's 8 mel frames among the newest whole chunks of `frames` (oldest first,
- * ending on a chunk's end): the one whose frames' mean is lowest (the mel values are log
- * energies). The room's own floor, so a synthesized pause sounds like this room, not like
- * digital silence.
+ * The `n` quietest chunks' mel frames among the newest whole chunks of `frames` (oldest first,
+ * ending on a chunk's end), kept in their order: the chunks whose frames' mean is lowest (the
+ * mel values are log energies). The room's own floor, so a synthesized pause sounds like this
+ * room, not like digital silence; several chunks, so its noise varies as a room's does.
  */
-export function quietestChunk(frames: Float32Array): Float32Array {
+export function quietestChunks(frames: Float32Array, n = 1): Float32Array {
   const chunkValues = CHUNK_FRAMES * MEL_BINS
   const chunks = Math.floor(frames.length / chunkValues)
   if (chunks === 0) {
@@ -28,25 +28,31 @@ export function quietestChunk(frames: Float32Array): Float32Array {
       `synth-pause: ${frames.length} mel values hold no whole chunk (${chunkValues})`,
     )
   }
-  let best = frames.length - chunkValues
-  let bestSum = Number.POSITIVE_INFINITY
-  for (let c = 0; c < chunks; c++) {
-    const start = frames.length - (c + 1) * chunkValues
+  const start = frames.length - chunks * chunkValues
+  const sums = Array.from({ length: chunks }, (_, c) => {
     let sum = 0
-    for (let i = start; i < start + chunkValues; i++) sum += frames[i] ?? 0
-    if (sum < bestSum) {
-      bestSum = sum
-      best = start
-    }
+    const from = start + c * chunkValues
+    for (let i = from; i < from + chunkValues; i++) sum += frames[i] ?? 0
+    return { c, sum }
+  })
+  const picked = sums
+    .sort((x, y) => x.sum - y.sum || y.c - x.c)
+    .slice(0, Math.max(1, n))
+    .sort((x, y) => x.c - y.c)
+  const out = new Float32Array(picked.length * chunkValues)
+  for (const [i, { c }] of picked.entries()) {
+    const from = start + c * chunkValues
+    out.set(frames.subarray(from, from + chunkValues), i * chunkValues)
   }
-  return frames.slice(best, best + chunkValues)
+  return out
 }
 
 /**
  * The embedding inputs of a pause after the newest chunk of `frames`: window `j` (1..k) is the
- * 76 frames ending `j` chunks later had those chunks been `quiet` (one chunk's 8 frames, repeated).
- * `frames` are the real mel frames up to the pause, oldest first, at least the 68 the first
- * window keeps. Oldest first; each `[76, 32]`, as the embedding model takes it.
+ * 76 frames ending `j` chunks later had those chunks been `quiet` (whole chunks of 8 frames, in
+ * turn and again from the first as the pause runs longer). `frames` are the real mel frames up
+ * to the pause, oldest first, at least the 68 the first window keeps. Oldest first; each
+ * `[76, 32]`, as the embedding model takes it.
  */
 export function pausedWindows(
   frames: Float32Array,
@@ -54,9 +60,9 @@ export function pausedWindows(
   k: number,
 ): Float32Array[] {
   const chunkValues = CHUNK_FRAMES * MEL_BINS
-  if (quiet.length !== chunkValues) {
+  if (quiet.length === 0 || quiet.length % chunkValues !== 0) {
     throw new RangeError(
-      `synth-pause: the quiet frames are ${quiet.length} values, not one chunk (${chunkValues})`,
+      `synth-pause: the quiet frames are ${quiet.length} values, not whole chunks (${chunkValues} each)`,
     )
   }
   const kept = (EMBEDDING_WINDOW - CHUNK_FRAMES) * MEL_BINS
@@ -71,12 +77,13 @@ export function pausedWindows(
   const out: Float32Array[] = []
   for (let j = 1; j <= k; j++) {
     const window = new Float32Array(windowValues)
-    const quietFrames = Math.min(j * CHUNK_FRAMES, EMBEDDING_WINDOW)
-    const real = (EMBEDDING_WINDOW - quietFrames) * MEL_BINS
+    const quietValues = Math.min(j * CHUNK_FRAMES, EMBEDDING_WINDOW) * MEL_BINS
+    const real = windowValues - quietValues
     window.set(frames.subarray(frames.length - real), 0)
-    for (let at = real; at < windowValues; at += chunkValues) {
-      window.set(quiet.subarray(0, Math.min(chunkValues, windowValues - at)), at)
-    }
+    // The pause's first frame is the quiet's first; a window that starts inside the pause
+    // starts as far into it.
+    const skip = j * chunkValues - quietValues
+    for (let v = 0; v < quietValues; v++) window[real + v] = quiet[(skip + v) % quiet.length] ?? 0
     out.push(window)
   }
   return out

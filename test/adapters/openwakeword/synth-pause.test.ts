@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   pausedHeadWindow,
   pausedWindows,
-  quietestChunk,
+  quietestChunks,
 } from '../../../src/adapters/openwakeword/synth-pause.js'
 
 const BINS = 32
@@ -20,10 +20,14 @@ describe('a synthesized pause: its frames and windows', () => {
     // Four chunks of 8 frames; the third from the end is the quietest.
     const levels = [5, 4, -3, 2]
     const x = frames(32, (i) => levels[Math.floor(i / 8)] ?? 0)
-    const q = quietestChunk(x)
+    const q = quietestChunks(x)
     expect(q).toHaveLength(8 * BINS)
     expect([...q].every((v) => v === -3)).toBe(true)
-    expect(() => quietestChunk(frames(7))).toThrow(/no whole chunk/)
+    // The two quietest, in the order they were heard.
+    const two = quietestChunks(x, 2)
+    expect(two).toHaveLength(16 * BINS)
+    expect([frame(two, 0), frame(two, 8)]).toEqual([-3, 2])
+    expect(() => quietestChunks(frames(7))).toThrow(/no whole chunk/)
   })
 
   it('keeps the real frames before the pause and fills the last j chunks with quiet ones', () => {
@@ -46,7 +50,7 @@ describe('a synthesized pause: its frames and windows', () => {
 
   it('refuses frames and floors that cannot make a pause, naming what was wrong', () => {
     expect(() => pausedWindows(frames(67), frames(8), 1)).toThrow(/68 or more whole frames/)
-    expect(() => pausedWindows(frames(76), frames(7), 1)).toThrow(/not one chunk/)
+    expect(() => pausedWindows(frames(76), frames(7), 1)).toThrow(/not whole chunks/)
     expect(() => pausedWindows(frames(76), frames(8), 0)).toThrow(/k must be 1 or more/)
   })
 
