@@ -2,7 +2,7 @@
 // and a command in one breath is missed far more than with a pause between. Near a threshold,
 // also score "as if the speaker had paused": the mel frames of the last k chunks replaced by the
 // room's quietest recent chunk, the k embeddings holding them made again
-// (src/adapters/openwakeword/synth-pause.ts), the head on that window. Each k counts its own run
+// (wake/synth-pause.ts), the head on that window. Each k counts its own run
 // of two chunks (never mixing k's, nor with the real scores).
 // Method: the real detector as the service runs it (coarse hop, the 40 ms phase) gives the wakes
 // "without"; a second detector scoring every chunk exactly (no further phase) hands over, through
@@ -18,11 +18,6 @@ import type {
   ModelSession,
 } from '../../src/adapters/openwakeword/model-session.js'
 import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
-import {
-  pausedHeadWindow,
-  pausedWindows,
-  quietestChunks,
-} from '../../src/adapters/openwakeword/synth-pause.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { EMBEDDING, HEADS, phasedDetector } from '../../test/helpers/wake.js'
@@ -37,6 +32,7 @@ import {
   voices,
 } from './corpus.js'
 import { COMMANDS, holdoutVoices, spokenStream, TV, tuningVoices } from './holdout.js'
+import { pausedHeadWindow, pausedWindows, quietestChunks } from './synth-pause.js'
 
 const RATE = 16_000
 const THRESHOLD = 0.5

@@ -6,6 +6,8 @@
  * had paused": the mel frames of the last `k` chunks replaced by quiet ones (the room's own floor),
  * the `k` embeddings whose 76-frame windows hold a replaced frame made again, the others kept.
  * This file is the pure part: which frames stand for quiet, and the embedding inputs of a pause.
+ * Bench code only: measured, it did not earn a place in the detector (bench/RESULTS.md, "a
+ * synthesized pause"); it is written so it could move to src/adapters/openwakeword/ unchanged.
  */
 
 const MEL_BINS = 32
