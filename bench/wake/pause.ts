@@ -27,6 +27,7 @@ import {
   mixUnder,
   noiseConditions,
   nonWakeStream,
+  type Spoken,
   utterance,
   type Voice,
   voices,
@@ -375,7 +376,7 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
   }
   if (only === 'missed') return close(r)
   const tvMin = Number(process.env.WAKE_HOLDOUT_TV_MIN ?? 30)
-  const streams: [string, Int16Array][] = [
+  const streams: [string, { stream: Int16Array; timeline: Spoken[] }][] = [
     [
       'television, near-misses (holdout voices)',
       spokenStream(
@@ -383,28 +384,43 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
         holdoutVoices(),
         tvMin,
         'tv',
-      ).stream,
+      ),
     ],
-    ['ordinary non-wake speech (8 voices)', nonWakeStream(voices().slice(0, 8)).stream],
+    ['ordinary non-wake speech (8 voices)', nonWakeStream(voices().slice(0, 8))],
   ]
+  const added: string[] = []
   out(
     `\n| stream | minutes | false wakes (per hour): ${RULES.join(' / ')} | pause embeddings per audio s, k ≤ 3 / all | pause CPU, ms per audio s | detector CPU (service), ms per audio s |`,
   )
   out('|---|---|---|---|---|---|')
-  for (const [name, stream] of streams) {
+  for (const [name, { stream, timeline }] of streams) {
     const hours = stream.length / RATE / 3600
     r.pauseCpuMs = 0
     r.pauseEmbeddings = 0
     r.pauseEmbeddings3 = 0
     r.serviceCpuMs = 0
-    const got = await scoreWithPauses(r, stream, clock)
+    const startMs = clock
+    const got = await scoreWithPauses(r, stream, startMs)
     clock = got.endMs + 10_000
     const counts = wakesBy(got.service, got.pause).map(distinct)
     const seconds = hours * 3600
+    // The pauses' own wakes (every k): what each said, the utterance begun 200 ms before it.
+    const service = got.service
+    for (const t of got.pause.byK.flat().sort((a, b) => a - b)) {
+      if (service.some((w) => Math.abs(w - t) < REFRACTORY_MS)) continue
+      service.push(t)
+      const at = (t - startMs) * (RATE / 1000)
+      const said = timeline.findLast((u) => u.from <= at - 200 * (RATE / 1000))
+      added.push(
+        `  ${name.split(',')[0]} ${(at / RATE).toFixed(1)} s: ${said?.voice} "${said?.text}"`,
+      )
+    }
     out(
       `| ${name} | ${(hours * 60).toFixed(1)} | ${counts.map((c) => `${c} (${(c / hours).toFixed(1)})`).join(' / ')} | ${(r.pauseEmbeddings3 / seconds).toFixed(3)} / ${(r.pauseEmbeddings / seconds).toFixed(3)} | ${(r.pauseCpuMs / seconds).toFixed(2)} | ${(r.serviceCpuMs / seconds).toFixed(1)} |`,
     )
   }
+  out("\nThe pauses' own false wakes (any k), each with the utterance begun 200 ms before it:")
+  for (const a of added) out(a)
   await close(r)
 }
 
