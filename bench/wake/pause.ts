@@ -1,9 +1,12 @@
 // A synthesized pause (issue 46; `BENCH_ONLY=pause npm run bench -- wake-holdout`): "hey jarvis"
 // and a command in one breath is missed far more than with a pause between. Near a threshold,
 // also score "as if the speaker had paused": the mel frames of the last k chunks replaced by the
-// room's quietest recent chunk, the k embeddings holding them made again
-// (wake/synth-pause.ts), the head on that window. Each k counts its own run
-// of two chunks (never mixing k's, nor with the real scores).
+// room's quietest recent chunks, the k embeddings holding them made again (wake/synth-pause.ts),
+// the head on that window. Each k counts its own run of two chunks (never mixing k's, nor with
+// the real scores). Knobs: WAKE_PAUSE_KS (default 1–8), WAKE_PAUSE_FLOOR (the quietest chunks taken
+// in turn, default 6), WAKE_PAUSE_SHARE (the gate, default 0.1), WAKE_PAUSE_THRESHOLD (a pause's
+// wake, default 0.5), WAKE_PAUSE_PART=missed|false, WAKE_PAUSE_SETS, WAKE_PAUSE_CONDITIONS,
+// WAKE_PAUSE_DEBUG=1 (each missed clip's best scores).
 // Method: the real detector as the service runs it (coarse hop, the 40 ms phase) gives the wakes
 // "without"; a second detector scoring every chunk exactly (no further phase) hands over, through
 // a session wrapped around its embedding model, every chunk's 76 mel frames and embedding and every
@@ -39,8 +42,8 @@ const RATE = 16_000
 const THRESHOLD = 0.5
 const CONSECUTIVE = 2
 const REFRACTORY_MS = 2000
-/** Pause lengths tried (WAKE_PAUSE_KS=1,2,3,4 to try longer ones). */
-const KS = (process.env.WAKE_PAUSE_KS ?? '1,2,3').split(',').map(Number)
+/** Pause lengths tried, in chunks (contiguous from 1: the pause point's runs read them in turn). */
+const KS = (process.env.WAKE_PAUSE_KS ?? '1,2,3,4,5,6,7,8').split(',').map(Number)
 /** A pause is scored from an exact score at this share of the threshold, and TAIL chunks after. */
 const SHARE = Number(process.env.WAKE_PAUSE_SHARE ?? 0.1)
 const TAIL = 4
@@ -49,7 +52,7 @@ const PAUSE_THRESHOLD = Number(process.env.WAKE_PAUSE_THRESHOLD ?? THRESHOLD)
 /** Chunks whose frames the room's floor is chosen from (~13 s, what the pipeline keeps). */
 const FLOOR_CHUNKS = 160
 /** How many of the quietest chunks the pause is made of, in turn (WAKE_PAUSE_FLOOR). */
-const FLOOR_N = Number(process.env.WAKE_PAUSE_FLOOR ?? 1)
+const FLOOR_N = Number(process.env.WAKE_PAUSE_FLOOR ?? 6)
 const FRAME_VALUES = 76 * 32
 const CHUNK_VALUES = 8 * 32
 
