@@ -336,6 +336,6 @@ const tuned =
     : Number(process.env.WAKE_HOLDOUT_KWS ?? DEFAULT_KWS)
 if (only === '' || only === 'missed') await missed(tuned)
 if (only === '' || only === 'false') await falseWakes(tuned)
-if (only === 'pause') await pauseBench(out)
+if (only === 'pause') await pauseBench(out, (roll) => agrees(DEFAULT_KWS, roll))
 await detector.close()
 for (const c of checks.values()) await c.close()

@@ -22,6 +22,7 @@ import type {
 } from '../../src/adapters/openwakeword/model-session.js'
 import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
+import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../src/audio/wake-onset.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { EMBEDDING, HEADS, phasedDetector } from '../../test/helpers/wake.js'
 import {
@@ -325,7 +326,20 @@ function wakeClip(v: Voice, command: string, pause: boolean): Int16Array {
   ])
 }
 
-export async function pauseBench(out: (s: string) => void): Promise<void> {
+/** The pre-roll the wake stage hands the local check: the 2 s up to the wake (+20 ms: a frame). */
+function preRoll(pcm: Int16Array, startMs: number, wakeMs: number): Uint8Array {
+  const end = Math.min(pcm.length, Math.round(((wakeMs - startMs + 20) * RATE) / 1000))
+  return bytes(pcm.subarray(Math.max(0, end - (DEFAULT_WAKE_PRE_ROLL_MS * RATE) / 1000), end))
+}
+
+/**
+ * `check`: the local check (listen.localCheck at its default) on a pre-roll, for what the
+ * pauses add: the wakes they save and the false wakes they make.
+ */
+export async function pauseBench(
+  out: (s: string) => void,
+  check: (roll: Uint8Array) => Promise<boolean>,
+): Promise<void> {
   const r = await rig()
   let clock = 0
   const sets: [string, Voice[]][] = [
@@ -337,8 +351,10 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
     `\nsynthesized pause: hey_jarvis at ${THRESHOLD} ×${CONSECUTIVE}, the service's detector (hop ${COARSE_HOP}, 40 ms phase) ± pauses of k = ${KS.join(', ')} chunks scored from ${SHARE} of the threshold, a pause's wake at ${PAUSE_THRESHOLD}; quiet = the ${FLOOR_N} quietest of the last ${FLOOR_CHUNKS} chunks`,
   )
   if (only !== 'false') {
-    out(`\n| voices | condition | command | clips | missed: ${RULES.join(' / ')} |`)
-    out('|---|---|---|---|---|')
+    out(
+      `\n| voices | condition | command | clips | missed: ${RULES.join(' / ')} | saved by a pause (all k) / of those, the local check agrees |`,
+    )
+    out('|---|---|---|---|---|---|')
     const wanted = (process.env.WAKE_PAUSE_CONDITIONS ?? 'clean,pink 10 dB,babble 10 dB').split(',')
     const debug = process.env.WAKE_PAUSE_DEBUG === '1'
     const conditions = noiseConditions().filter(([n]) => wanted.includes(n))
@@ -348,6 +364,8 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
       for (const [name, noise, snr] of conditions) {
         for (const pause of [false, true]) {
           const missed = RULES.map(() => 0)
+          let saved = 0
+          let savedAgreed = 0
           let n = 0
           for (const v of vs) {
             for (const c of COMMANDS) {
@@ -357,8 +375,14 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
                 ? mixUnder(padded, clip, noise, snr, (k * 7919) % noise.length)
                 : padded
               k++
-              const got = await scoreWithPauses(r, pcm, clock)
+              const startMs = clock
+              const got = await scoreWithPauses(r, pcm, startMs)
               clock = got.endMs + 10_000
+              const first = Math.min(...got.pause.byK.flat())
+              if (got.service.length === 0 && Number.isFinite(first)) {
+                saved++
+                if (await check(preRoll(pcm, startMs, first))) savedAgreed++
+              }
               n++
               wakesBy(got.service, got.pause).forEach((w, i) => {
                 if (w.length === 0) missed[i] = (missed[i] ?? 0) + 1
@@ -371,7 +395,7 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
             }
           }
           out(
-            `| ${set} (${vs.length}) | ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${missed.join(' / ')} |`,
+            `| ${set} (${vs.length}) | ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${missed.join(' / ')} | ${saved} / ${savedAgreed} |`,
           )
         }
       }
@@ -392,6 +416,7 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
     ['ordinary non-wake speech (8 voices)', nonWakeStream(voices().slice(0, 8))],
   ]
   const added: string[] = []
+  let addedSent = 0
   out(
     `\n| stream | minutes | false wakes (per hour): ${RULES.join(' / ')} | pause embeddings per audio s, k ≤ 3 / all | pause CPU, ms per audio s | detector CPU (service), ms per audio s |`,
   )
@@ -414,15 +439,19 @@ export async function pauseBench(out: (s: string) => void): Promise<void> {
       service.push(t)
       const at = (t - startMs) * (RATE / 1000)
       const said = timeline.findLast((u) => u.from <= at - 200 * (RATE / 1000))
+      const sent = await check(preRoll(stream, startMs, t))
+      if (sent) addedSent++
       added.push(
-        `  ${name.split(',')[0]} ${(at / RATE).toFixed(1)} s: ${said?.voice} "${said?.text}"`,
+        `  ${name.split(',')[0]} ${(at / RATE).toFixed(1)} s: ${said?.voice} "${said?.text}" — the local check ${sent ? 'SENDS it' : 'refuses it'}`,
       )
     }
     out(
       `| ${name} | ${(hours * 60).toFixed(1)} | ${counts.map((c) => `${c} (${(c / hours).toFixed(1)})`).join(' / ')} | ${(r.pauseEmbeddings3 / seconds).toFixed(3)} / ${(r.pauseEmbeddings / seconds).toFixed(3)} | ${(r.pauseCpuMs / seconds).toFixed(2)} | ${(r.serviceCpuMs / seconds).toFixed(1)} |`,
     )
   }
-  out("\nThe pauses' own false wakes (any k), each with the utterance begun 200 ms before it:")
+  out(
+    `\nThe pauses' own false wakes (any k), each with the utterance begun 200 ms before it (the local check sends ${addedSent} of ${added.length}):`,
+  )
   for (const a of added) out(a)
   await close(r)
 }
