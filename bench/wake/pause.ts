@@ -42,6 +42,7 @@ import { pausedHeadWindow, pausedWindows, quietestChunks } from './synth-pause.j
 const RATE = 16_000
 const THRESHOLD = 0.5
 const CONSECUTIVE = 2
+const CHUNK_MS = 80
 const REFRACTORY_MS = 2000
 /** Pause lengths tried, in chunks (contiguous from 1: the pause point's runs read them in turn). */
 const KS = (process.env.WAKE_PAUSE_KS ?? '1,2,3,4,5,6,7,8').split(',').map(Number)
@@ -326,6 +327,16 @@ function wakeClip(v: Voice, command: string, pause: boolean): Int16Array {
   ])
 }
 
+/**
+ * Where each pause wake's pre-roll ends (in byK's order, flattened): at the wake (WAKE_PAUSE_ROLL=wake,
+ * as the wake stage would cut it) or at the end of the chunk the pause follows (the default,
+ * `point`: the phrase's end as the pause saw it, before the command).
+ */
+function rollEnds(p: PauseWakes): number[] {
+  const atPoint = (process.env.WAKE_PAUSE_ROLL ?? 'point') === 'point'
+  return p.byK.flatMap((ws, i) => ws.map((t) => (atPoint ? t - (KS[i] ?? 0) * CHUNK_MS : t)))
+}
+
 /** The pre-roll the wake stage hands the local check: the 2 s up to the wake (+20 ms: a frame). */
 function preRoll(pcm: Int16Array, startMs: number, wakeMs: number): Uint8Array {
   const end = Math.min(pcm.length, Math.round(((wakeMs - startMs + 20) * RATE) / 1000))
@@ -378,7 +389,7 @@ export async function pauseBench(
               const startMs = clock
               const got = await scoreWithPauses(r, pcm, startMs)
               clock = got.endMs + 10_000
-              const first = Math.min(...got.pause.byK.flat())
+              const first = Math.min(...rollEnds(got.pause))
               if (got.service.length === 0 && Number.isFinite(first)) {
                 saved++
                 if (await check(preRoll(pcm, startMs, first))) savedAgreed++
@@ -434,12 +445,16 @@ export async function pauseBench(
     const seconds = hours * 3600
     // The pauses' own wakes (every k): what each said, the utterance begun 200 ms before it.
     const service = got.service
-    for (const t of got.pause.byK.flat().sort((a, b) => a - b)) {
+    const ends = rollEnds(got.pause)
+    for (const [i, t] of got.pause.byK
+      .flat()
+      .map((t, i) => [i, t] as const)
+      .sort((a, b) => a[1] - b[1])) {
       if (service.some((w) => Math.abs(w - t) < REFRACTORY_MS)) continue
       service.push(t)
       const at = (t - startMs) * (RATE / 1000)
       const said = timeline.findLast((u) => u.from <= at - 200 * (RATE / 1000))
-      const sent = await check(preRoll(stream, startMs, t))
+      const sent = await check(preRoll(stream, startMs, ends[i] ?? t))
       if (sent) addedSent++
       added.push(
         `  ${name.split(',')[0]} ${(at / RATE).toFixed(1)} s: ${said?.voice} "${said?.text}" — the local check ${sent ? 'SENDS it' : 'refuses it'}`,
