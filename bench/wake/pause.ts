@@ -6,7 +6,8 @@
 // the real scores). Knobs: WAKE_PAUSE_KS (default 1–8), WAKE_PAUSE_FLOOR (the quietest chunks taken
 // in turn, default 6), WAKE_PAUSE_SHARE (the gate, default 0.1), WAKE_PAUSE_THRESHOLD (a pause's
 // wake, default 0.5), WAKE_PAUSE_PART=missed|false, WAKE_PAUSE_SETS, WAKE_PAUSE_CONDITIONS,
-// WAKE_PAUSE_DEBUG=1 (each missed clip's best scores).
+// WAKE_PAUSE_DEBUG=1 (each missed clip's best scores), WAKE_PAUSE_ROLL=point (the local check's
+// pre-roll up to the pause point, not the wake).
 // Method: the real detector as the service runs it (coarse hop, the 40 ms phase) gives the wakes
 // "without"; a second detector scoring every chunk exactly (no further phase) hands over, through
 // a session wrapped around its embedding model, every chunk's 76 mel frames and embedding and every
@@ -328,12 +329,12 @@ function wakeClip(v: Voice, command: string, pause: boolean): Int16Array {
 }
 
 /**
- * Where each pause wake's pre-roll ends (in byK's order, flattened): at the wake (WAKE_PAUSE_ROLL=wake,
- * as the wake stage would cut it) or at the end of the chunk the pause follows (the default,
- * `point`: the phrase's end as the pause saw it, before the command).
+ * Where each pause wake's pre-roll ends (in byK's order, flattened): at the wake (the default, as
+ * the wake stage cuts it) or, with WAKE_PAUSE_ROLL=point, at the end of the chunk the pause
+ * follows (the phrase's end as the pause saw it, before the command).
  */
 function rollEnds(p: PauseWakes): number[] {
-  const atPoint = (process.env.WAKE_PAUSE_ROLL ?? 'point') === 'point'
+  const atPoint = process.env.WAKE_PAUSE_ROLL === 'point'
   return p.byK.flatMap((ws, i) => ws.map((t) => (atPoint ? t - (KS[i] ?? 0) * CHUNK_MS : t)))
 }
 
