@@ -52,7 +52,7 @@ import {
   TV,
   tuningVoices,
 } from './wake/holdout.js'
-import { pauseBench } from './wake/pause.js'
+import { pauseBench, wakeClip } from './wake/pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './wake/prose.js'
 import { heardText } from './wake/transcript.js'
 
@@ -101,17 +101,6 @@ async function agrees(threshold: number, roll: Uint8Array): Promise<boolean> {
 }
 
 const silence = (ms: number) => new Int16Array((ms * RATE) / 1000)
-/** The phrase and a command, said in one breath or with a pause between, from the voice's cache. */
-function wakeClip(v: Voice, command: string | undefined, pause: boolean): Int16Array {
-  if (!command) return utterance(v, 'hey jarvis', `hold-${v.name}-hey_jarvis`)
-  const key = command.replace(/[^a-z]+/g, '_')
-  if (!pause) return utterance(v, `hey jarvis ${command}`, `hold-${v.name}-hj_${key}`)
-  return concat([
-    utterance(v, 'hey jarvis', `hold-${v.name}-hey_jarvis`),
-    silence(500),
-    utterance(v, command, `hold-${v.name}-${key}`),
-  ])
-}
 
 /** A clip with a lead (moved through a chunk by `k`) and a tail, noise under it if given. */
 function placed(clip: Int16Array, k: number, noise?: [Int16Array, number]): Int16Array {

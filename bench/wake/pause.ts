@@ -318,7 +318,12 @@ function distinct(times: number[]): number {
 }
 
 const silence = (ms: number) => new Int16Array((ms * RATE) / 1000)
-function wakeClip(v: Voice, command: string, pause: boolean): Int16Array {
+/**
+ * The phrase and a command, said in one breath or with a 0.5 s pause between, from the voice's
+ * cache (no command: the phrase alone); wake-holdout.bench.ts's clips too.
+ */
+export function wakeClip(v: Voice, command: string | undefined, pause: boolean): Int16Array {
+  if (!command) return utterance(v, 'hey jarvis', `hold-${v.name}-hey_jarvis`)
   const key = command.replace(/[^a-z]+/g, '_')
   if (!pause) return utterance(v, `hey jarvis ${command}`, `hold-${v.name}-hj_${key}`)
   return concat([
