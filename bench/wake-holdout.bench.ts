@@ -22,6 +22,9 @@
 //           WAKE_HOLDOUT_TV_MIN, default 30), each one continuous stream. A wake sends audio when
 //           the head fires (check off) or the head fires and the check agrees (check on); a spoken
 //           reply when a perfect transcriber's words (the pre-roll and 1.5 s after) confirm it.
+//   pause   asked for by name only: a synthesized pause after the phrase (wake/pause.ts), misses
+//           on holdout and tuning voices and false wakes, with and without (WAKE_PAUSE_PART=
+//           missed|false for one half).
 // TTS speech is not a human in a room: these figures test the chain on voices it was not fitted to.
 import { execFileSync } from 'node:child_process'
 import { DEBIAN_MODEL_DIR, KeyphraseCheck } from '../src/adapters/pocketsphinx/keyphrase-check.js'
@@ -49,6 +52,7 @@ import {
   TV,
   tuningVoices,
 } from './wake/holdout.js'
+import { pauseBench, wakeClip } from './wake/pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './wake/prose.js'
 import { heardText } from './wake/transcript.js'
 
@@ -97,17 +101,6 @@ async function agrees(threshold: number, roll: Uint8Array): Promise<boolean> {
 }
 
 const silence = (ms: number) => new Int16Array((ms * RATE) / 1000)
-/** The phrase and a command, said in one breath or with a pause between, from the voice's cache. */
-function wakeClip(v: Voice, command: string | undefined, pause: boolean): Int16Array {
-  if (!command) return utterance(v, 'hey jarvis', `hold-${v.name}-hey_jarvis`)
-  const key = command.replace(/[^a-z]+/g, '_')
-  if (!pause) return utterance(v, `hey jarvis ${command}`, `hold-${v.name}-hj_${key}`)
-  return concat([
-    utterance(v, 'hey jarvis', `hold-${v.name}-hey_jarvis`),
-    silence(500),
-    utterance(v, command, `hold-${v.name}-${key}`),
-  ])
-}
 
 /** A clip with a lead (moved through a chunk by `k`) and a tail, noise under it if given. */
 function placed(clip: Int16Array, k: number, noise?: [Int16Array, number]): Int16Array {
@@ -332,5 +325,6 @@ const tuned =
     : Number(process.env.WAKE_HOLDOUT_KWS ?? DEFAULT_KWS)
 if (only === '' || only === 'missed') await missed(tuned)
 if (only === '' || only === 'false') await falseWakes(tuned)
+if (only === 'pause') await pauseBench(out, (roll) => agrees(DEFAULT_KWS, roll))
 await detector.close()
 for (const c of checks.values()) await c.close()
