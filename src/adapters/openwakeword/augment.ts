@@ -60,3 +60,52 @@ export function atSpeed(pcm: Uint8Array, factor: number): Uint8Array {
   }
   return out
 }
+
+/**
+ * `copies` noisy copies of each feature window (the head's input, never audio): seeded Gaussian
+ * noise of `share` times each feature's spread over `windows` (at least the mean spread, so a
+ * feature the few windows barely vary on still moves). What a lesson holds for the household's
+ * phrase in a noisy room when it has only clean wakes of it.
+ */
+export function jittered(
+  windows: readonly Float32Array[],
+  share: number,
+  copies: number,
+  seed: number,
+): Float32Array[] {
+  const d = windows[0]?.length ?? 0
+  const n = windows.length
+  if (n === 0 || copies <= 0) return []
+  const mean = new Float64Array(d)
+  const spread = new Float64Array(d)
+  for (const w of windows) for (let j = 0; j < d; j++) mean[j] = (mean[j] ?? 0) + (w[j] ?? 0) / n
+  for (const w of windows) {
+    for (let j = 0; j < d; j++)
+      spread[j] = (spread[j] ?? 0) + ((w[j] ?? 0) - (mean[j] ?? 0)) ** 2 / n
+  }
+  let average = 0
+  for (let j = 0; j < d; j++) {
+    spread[j] = Math.sqrt(spread[j] ?? 0)
+    average += (spread[j] ?? 0) / d
+  }
+  let s = seed >>> 0 || 1
+  const uniform = () => {
+    // xorshift32: the same copies for the same lesson, on every run.
+    s ^= s << 13
+    s >>>= 0
+    s ^= s >>> 17
+    s ^= s << 5
+    s >>>= 0
+    return (s + 0.5) / 2 ** 32
+  }
+  const gaussian = () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform())
+  const out: Float32Array[] = []
+  for (const w of windows) {
+    for (let c = 0; c < copies; c++) {
+      out.push(
+        Float32Array.from(w, (v, j) => v + share * Math.max(spread[j] ?? 0, average) * gaussian()),
+      )
+    }
+  }
+  return out
+}
