@@ -24,6 +24,8 @@ export interface NoiseGuard {
    * clean at the edge is heard in noise under it.
    */
   readonly margin: number
+  /** The share of the loss the held windows carry (the marked ones the rest); 0.5 unset. */
+  readonly heldShare?: number
 }
 
 export const NO_GUARD: NoiseGuard = { jitter: 0, copies: 0, margin: 0 }
@@ -79,8 +81,8 @@ export async function fitLesson(
   const samples = [...held, ...lesson.negatives]
   const labels = [...held.map(score), ...lesson.negatives.map(() => 0)]
   const weights = [
-    ...held.map(() => 0.5 / held.length),
-    ...lesson.negatives.map(() => 0.5 / lesson.negatives.length),
+    ...held.map(() => (guard.heldShare ?? 0.5) / held.length),
+    ...lesson.negatives.map(() => (1 - (guard.heldShare ?? 0.5)) / lesson.negatives.length),
   ]
   let model: LogisticModel | undefined
   for (const l2 of ANCHORS) {
@@ -91,8 +93,7 @@ export async function fitLesson(
       sampleWeights: weights,
       maxIterations: ITERATIONS,
     })
-    if (!keepsClean(fit)) break
-    if (!keepsNoisy(fit)) break
+    if (!keepsClean(fit) || !keepsNoisy(fit)) break
     model = fit
     if (refuses(fit)) break
   }
