@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs'
 import type { HeardWindows, TeachOutcome, WakeTeacher } from '../../ports/wake-teacher.js'
-import { fitLesson, type Lesson, NOISE_GUARD, type NoiseGuard } from './lesson.js'
+import { fitLesson, HELD_SHARE, type Lesson } from './lesson.js'
 import { type LogisticModel, predict } from './logistic.js'
 import {
+  decodeWindows,
   readVerifier,
   type VerifierRecord,
   type VerifierStage,
@@ -37,7 +38,7 @@ export class HouseholdStage implements VerifierStage {
   readonly #file: string | undefined
   readonly #headFile: string | undefined
   readonly #now: () => number
-  readonly #guard: NoiseGuard
+  readonly #heldShare: number
   #verifier: WakeVerifier | undefined
   #seen: Seen[] = []
 
@@ -49,15 +50,15 @@ export class HouseholdStage implements VerifierStage {
     /** The head the verifier is read behind, when a new enrolment must be read (`teach`). */
     headFile?: string | undefined
     now?: () => number
-    /** How a lesson keeps the household's phrase in noise (bench/RESULTS.md, "a guard for noise"). */
-    guard?: NoiseGuard
+    /** The held windows' share of a lesson's loss (`HELD_SHARE`; the bench tries others). */
+    heldShare?: number
   }) {
     this.phrase = o.phrase
     this.#verifier = o.verifier
     this.#file = o.file
     this.#headFile = o.headFile
     this.#now = o.now ?? Date.now
-    this.#guard = o.guard ?? NOISE_GUARD
+    this.#heldShare = o.heldShare ?? HELD_SHARE
   }
 
   get gate(): number {
@@ -127,7 +128,9 @@ export class HouseholdStage implements VerifierStage {
       bias: current.record.bias,
     }
     const cpu0 = process.cpuUsage()
-    const fitted = await fitLesson(anchor, lesson, threshold, this.#guard)
+    // The household's phrase in noise, as enrolment heard it, unless the lesson brings its own.
+    const noisy = lesson.noisy ?? decodeWindows(current.record.noisy, current.record.weights.length)
+    const fitted = await fitLesson(anchor, { ...lesson, noisy }, threshold, this.#heldShare)
     if (!('model' in fitted)) return { learnt: false, why: fitted.why }
     const model = fitted.model
     const cpu = process.cpuUsage(cpu0)
@@ -138,6 +141,7 @@ export class HouseholdStage implements VerifierStage {
       window: current.record.window,
       gate: current.record.gate,
       enrolment: current.record.enrolment,
+      ...(current.record.noisy !== undefined && { noisy: current.record.noisy }),
       model,
     })
     const taught: VerifierRecord = {
