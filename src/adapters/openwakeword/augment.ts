@@ -86,7 +86,8 @@ export function pinkNoise(seconds: number, seed: number): Uint8Array {
   const peak = x.reduce((m, v) => Math.max(m, Math.abs(v)), 0) || 1
   const out = new Uint8Array(n * 2)
   const o = new DataView(out.buffer)
-  for (let i = 0; i < n; i++) o.setInt16(i * 2, Math.round(((x[i] ?? 0) * 8225) / peak), true)
+  const scale = (32767 * 10 ** (-12 / 20)) / peak
+  for (let i = 0; i < n; i++) o.setInt16(i * 2, Math.round((x[i] ?? 0) * scale), true)
   return out
 }
 
