@@ -24,9 +24,7 @@ export const HELD_SHARE = 0.8
 const ANCHORS = [3, 1, 0.3, 0.1, 0.03]
 const ITERATIONS = 300
 
-type Fitted =
-  | { readonly model: LogisticModel; readonly guarded: number }
-  | { readonly why: string }
+type Fitted = { readonly model: LogisticModel; readonly guarded: number } | { readonly why: string }
 
 /**
  * The anchored fit of a lesson (docs/wake-word.md, "Teaching it"). The marked windows are fitted
