@@ -6,6 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { pinkNoise as seededPink } from '../../src/adapters/openwakeword/augment.js'
 
 const CACHE = join(import.meta.dirname, '..', '..', 'var', 'bench-wake')
 
@@ -133,26 +134,8 @@ export function bed(kind: 'pink' | 'music', seconds: number): Int16Array {
  * room whose noise is not the very samples of sox's pink bed the test conditions are mixed with.
  */
 export function pinkNoise(seconds: number, seed: number): Int16Array {
-  const out = new Float64Array(seconds * 16_000)
-  let s = seed >>> 0 || 1
-  let [b0, b1, b2, b3, b4, b5, b6] = [0, 0, 0, 0, 0, 0, 0]
-  for (let i = 0; i < out.length; i++) {
-    s ^= s << 13
-    s ^= s >>> 17
-    s ^= s << 5
-    const w = (s >>> 0) / 2 ** 31 - 1
-    b0 = 0.99886 * b0 + w * 0.0555179
-    b1 = 0.99332 * b1 + w * 0.0750759
-    b2 = 0.969 * b2 + w * 0.153852
-    b3 = 0.8665 * b3 + w * 0.3104856
-    b4 = 0.55 * b4 + w * 0.5329522
-    b5 = -0.7616 * b5 - w * 0.016898
-    out[i] = b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362
-    b6 = w * 0.115926
-  }
-  const peak = out.reduce((m, v) => Math.max(m, Math.abs(v)), 0) || 1
-  const scale = (32767 * 10 ** (-12 / 20)) / peak
-  return Int16Array.from(out, (v) => Math.round(v * scale))
+  const b = seededPink(seconds, seed)
+  return new Int16Array(b.buffer, b.byteOffset, b.byteLength >> 1)
 }
 
 export function rms(x: Int16Array): number {

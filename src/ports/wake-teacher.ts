@@ -8,6 +8,8 @@ export type TeachOutcome =
       readonly positives: number
       /** Of the marked windows, how many the new verifier scores under the threshold. */
       readonly refused: number
+      /** Windows of the household's phrase in noise the new verifier was held to accept. */
+      readonly guarded?: number
       readonly cpuMs: number
     }
   | { readonly learnt: false; readonly why: string }

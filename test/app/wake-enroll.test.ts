@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
+import { decodeWindows } from '../../src/adapters/openwakeword/verifier.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { createWakeDetector } from '../../src/app/wake-detector.js'
 import { quietNoise } from '../../src/audio/pcm.js'
@@ -130,6 +131,10 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
     // It decides from 0.6 × the threshold (0.5), where the bench had it miss and fire less.
     expect(record.gate).toBeCloseTo(0.3, 10)
     expect(r.stdout).toContain('it decides where the head scores 0.3 or more')
+    // The phrase heard under noise, as features a lesson must keep accepting (never audio).
+    const noisy = decodeWindows(record.noisy as string, 16 * 96)
+    expect(noisy.length).toBeGreaterThan(0)
+    expect(noisy.length).toBeLessThanOrEqual(32)
 
     // From the next start the detector loads it from the model folder, and a held-out clip wakes.
     const wake = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }], modelDir: s.modelDir })

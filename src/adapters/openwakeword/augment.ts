@@ -60,3 +60,62 @@ export function atSpeed(pcm: Uint8Array, factor: number): Uint8Array {
   }
   return out
 }
+
+/** `seconds` of seeded pink noise (Paul Kellet's filter), S16LE at 16 kHz, peak at -12 dBFS. */
+export function pinkNoise(seconds: number, seed: number): Uint8Array {
+  const n = Math.round(seconds * SAMPLE_RATE_HZ)
+  const x = new Float64Array(n)
+  let s = seed >>> 0 || 1
+  let [b0, b1, b2, b3, b4, b5, b6] = [0, 0, 0, 0, 0, 0, 0]
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13
+    s >>>= 0
+    s ^= s >>> 17
+    s ^= s << 5
+    s >>>= 0
+    const w = s / 2 ** 31 - 1
+    b0 = 0.99886 * b0 + w * 0.0555179
+    b1 = 0.99332 * b1 + w * 0.0750759
+    b2 = 0.969 * b2 + w * 0.153852
+    b3 = 0.8665 * b3 + w * 0.3104856
+    b4 = 0.55 * b4 + w * 0.5329522
+    b5 = -0.7616 * b5 - w * 0.016898
+    x[i] = b0 + b1 + b2 + b3 + b4 + b5 + b6 + w * 0.5362
+    b6 = w * 0.115926
+  }
+  const peak = x.reduce((m, v) => Math.max(m, Math.abs(v)), 0) || 1
+  const out = new Uint8Array(n * 2)
+  const o = new DataView(out.buffer)
+  const scale = (32767 * 10 ** (-12 / 20)) / peak
+  for (let i = 0; i < n; i++) o.setInt16(i * 2, Math.round((x[i] ?? 0) * scale), true)
+  return out
+}
+
+/**
+ * `pcm` with `noise` (looped from `offset` samples) under it, `snrDb` below it (RMS of each),
+ * clipped: the household's phrase as a noisy room would hand it to the detector.
+ */
+export function underNoise(
+  pcm: Uint8Array,
+  noise: Uint8Array,
+  snrDb: number,
+  offset = 0,
+): Uint8Array {
+  const v = new DataView(pcm.buffer, pcm.byteOffset, pcm.byteLength)
+  const nv = new DataView(noise.buffer, noise.byteOffset, noise.byteLength)
+  const n = pcm.length >> 1
+  const m = noise.length >> 1
+  const rms = (d: DataView, k: number) => {
+    let e = 0
+    for (let i = 0; i < k; i++) e += d.getInt16(i * 2, true) ** 2
+    return Math.sqrt(e / Math.max(1, k))
+  }
+  const gain = rms(v, n) / ((rms(nv, m) || 1) * 10 ** (snrDb / 20))
+  const out = new Uint8Array(n * 2)
+  const o = new DataView(out.buffer)
+  for (let i = 0; i < n; i++) {
+    const x = v.getInt16(i * 2, true) + gain * nv.getInt16(((offset + i) % m) * 2, true)
+    o.setInt16(i * 2, Math.max(-32768, Math.min(32767, Math.round(x))), true)
+  }
+  return out
+}

@@ -1,4 +1,4 @@
-import { atSpeed, cutShort } from './augment.js'
+import { atSpeed, cutShort, pinkNoise, underNoise } from './augment.js'
 import type { OpenWakeWordDetector } from './detector.js'
 import { EMBEDDING_SIZE, SAMPLE_RATE_HZ } from './features.js'
 import { type LogisticModel, predict, trainLogistic } from './logistic.js'
@@ -66,6 +66,12 @@ export interface Enrolment {
   readonly window: number
   readonly clips: readonly ClipResult[]
   readonly summary: Omit<EnrolmentSummary, 'at'>
+  /**
+   * Windows of the household's clips heard under noise (pink, and its own negative speech, at
+   * 10 dB) that the head passed to the verifier: what a lesson must keep accepting so a household
+   * that marks false wakes is not made deaf in a noisy room (docs/wake-word.md, "Teaching it").
+   */
+  readonly noisy: Float32Array[]
 }
 
 /** Start points for each clip's passes, in samples: upstream takes five random ones in a chunk. */
@@ -82,6 +88,11 @@ const DEFAULT_HARD_SHARE = 0.35
 /** How much of each clip's voiced span its cut-short negatives keep. */
 const CUT_SHORT = [0.55, 0.7]
 const DEFAULT_NEGATIVE_SPEEDS: readonly number[] = [0.8, 0.9, 1.1, 1.2]
+/** The noisy room the lesson's guard is heard in: 10 dB under the phrase, as the bench measures. */
+const NOISY_SNR_DB = 10
+/** The best windows kept of each clip in each noise, and of them all. */
+const NOISY_PER_CLIP = 2
+const NOISY_KEPT = 32
 
 /** A verifier stage that scores nothing: it keeps every window with the head's score. */
 export class WindowRecorder implements VerifierStage {
@@ -222,6 +233,7 @@ export async function enrol(
   }
   return {
     model,
+    noisy: await noisyWindows(o, positives, negatives, model),
     copies,
     window: (negative[0]?.window.length ?? 0) / EMBEDDING_SIZE,
     clips,
@@ -234,6 +246,45 @@ export async function enrol(
       negativesChecked,
     },
   }
+}
+
+/**
+ * Each clip under pink noise and under the household's own negative speech (its sentences and
+ * room, a babble of its own), 10 dB down: of the windows the head passes to the verifier, the ones
+ * it scores highest, a few a clip. Features only: the noisy audio is never kept.
+ */
+async function noisyWindows(
+  o: EnrolOptions,
+  positives: readonly Clip[],
+  negatives: readonly Clip[],
+  model: LogisticModel,
+): Promise<Float32Array[]> {
+  const speech = negatives.filter((c) => !c.nearMiss).map((c) => c.pcm)
+  const babble = new Uint8Array(speech.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of speech) {
+    babble.set(p, at)
+    at += p.length
+  }
+  const noises = [pinkNoise(10, 46), ...(babble.length > 0 ? [babble] : [])]
+  const kept: { window: Float32Array; score: number }[] = []
+  for (const [i, clip] of positives.entries()) {
+    for (const noise of noises) {
+      const offset = (i * 7919 * 16) % Math.max(1, noise.length >> 1)
+      const chunks = await windowsOf(o, underNoise(clip.pcm, noise, NOISY_SNR_DB, offset), 0)
+      kept.push(
+        ...chunks
+          .filter((c) => c.head >= o.gate)
+          .map((c) => ({ window: c.window, score: predict(model, c.window) }))
+          .sort((a, b) => b.score - a.score)
+          .slice(0, NOISY_PER_CLIP),
+      )
+    }
+  }
+  return kept
+    .sort((a, b) => b.score - a.score)
+    .slice(0, NOISY_KEPT)
+    .map((k) => k.window)
 }
 
 /**

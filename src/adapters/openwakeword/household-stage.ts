@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs'
 import type { HeardWindows, TeachOutcome, WakeTeacher } from '../../ports/wake-teacher.js'
-import { type LogisticModel, predict, trainLogisticAsync } from './logistic.js'
+import { fitLesson, HELD_SHARE, type Lesson } from './lesson.js'
+import { type LogisticModel, predict } from './logistic.js'
 import {
+  decodeWindows,
   readVerifier,
   type VerifierRecord,
   type VerifierStage,
@@ -23,12 +25,6 @@ const RING = 160
 const RECENT_MS = 10_000
 /** The windows a wake keeps: the head's best eight around it. */
 const WAKE_WINDOWS = 8
-/**
- * How strongly the taught verifier is held to the one it has (L2 on raw features), tried from the
- * strongest: the least change that refuses what was marked (bench/RESULTS.md, "ten marks").
- */
-const ANCHORS = [3, 1, 0.3, 0.1, 0.03]
-const TEACH_ITERATIONS = 300
 
 /**
  * The household verifier of one phrase, as the detector runs it, that can be taught while it
@@ -42,6 +38,7 @@ export class HouseholdStage implements VerifierStage {
   readonly #file: string | undefined
   readonly #headFile: string | undefined
   readonly #now: () => number
+  readonly #heldShare: number
   #verifier: WakeVerifier | undefined
   #seen: Seen[] = []
 
@@ -53,12 +50,15 @@ export class HouseholdStage implements VerifierStage {
     /** The head the verifier is read behind, when a new enrolment must be read (`teach`). */
     headFile?: string | undefined
     now?: () => number
+    /** The held windows' share of a lesson's loss (`HELD_SHARE`; the bench tries others). */
+    heldShare?: number
   }) {
     this.phrase = o.phrase
     this.#verifier = o.verifier
     this.#file = o.file
     this.#headFile = o.headFile
     this.#now = o.now ?? Date.now
+    this.#heldShare = o.heldShare ?? HELD_SHARE
   }
 
   get gate(): number {
@@ -108,11 +108,7 @@ export class HouseholdStage implements VerifierStage {
    * than the lesson asks (an anchored fit), writes it whole over its file, and scores with it
    * from the next chunk. Slices of work hand the event loop back (`trainLogisticAsync`).
    */
-  async teach(
-    lesson: { negatives: Float32Array[]; positives: Float32Array[] },
-    threshold: number,
-    at: Date,
-  ): Promise<TeachOutcome> {
+  async teach(lesson: Lesson, threshold: number, at: Date): Promise<TeachOutcome> {
     if (!this.#verifier || !this.#file) {
       return {
         learnt: false,
@@ -121,54 +117,22 @@ export class HouseholdStage implements VerifierStage {
     }
     const current = this.#enrolledNow(this.#verifier, this.#file)
     if (lesson.negatives.length === 0) return { learnt: false, why: 'nothing is marked' }
-    const anchor: LogisticModel = {
-      weights: Float64Array.from(current.record.weights),
-      bias: current.record.bias,
-    }
     if (lesson.positives.length === 0) {
       return {
         learnt: false,
         why: 'no wake of yours the model confirmed is kept yet to learn against: say the wake phrase to it once, then mark again',
       }
     }
-    // The marked windows are fitted towards 0; the household's confirmed wakes towards the score
-    // the verifier gives them now (their own soft labels: held where they are, never pushed up —
-    // pushed towards 1, they widened what it accepts: bench/RESULTS.md, "ten marks"). From the
-    // strongest anchor down, the first fit that refuses every marked window and still accepts every
-    // confirmed one the verifier accepts now is kept; if none refuses them all, the weakest that
-    // keeps the household's wakes.
-    const held = lesson.positives.filter((x) => current.score(x) >= threshold)
-    const keeps = (m: LogisticModel) => held.every((x) => predict(m, x) >= threshold)
-    const refuses = (m: LogisticModel) => lesson.negatives.every((x) => predict(m, x) < threshold)
-    const samples = [...lesson.positives, ...lesson.negatives]
-    const labels = [
-      ...lesson.positives.map((x) => current.score(x)),
-      ...lesson.negatives.map(() => 0),
-    ]
-    const weights = [
-      ...lesson.positives.map(() => 0.5 / lesson.positives.length),
-      ...lesson.negatives.map(() => 0.5 / lesson.negatives.length),
-    ]
+    const anchor: LogisticModel = {
+      weights: Float64Array.from(current.record.weights),
+      bias: current.record.bias,
+    }
     const cpu0 = process.cpuUsage()
-    let model: LogisticModel | undefined
-    for (const l2 of ANCHORS) {
-      const fit = await trainLogisticAsync(samples, labels, {
-        anchor,
-        start: anchor,
-        l2,
-        sampleWeights: weights,
-        maxIterations: TEACH_ITERATIONS,
-      })
-      if (!keeps(fit)) break
-      model = fit
-      if (refuses(fit)) break
-    }
-    if (!model) {
-      return {
-        learnt: false,
-        why: 'what was marked is too like your own wakes to tell apart: nothing was changed',
-      }
-    }
+    // The household's phrase in noise, as enrolment heard it, unless the lesson brings its own.
+    const noisy = lesson.noisy ?? decodeWindows(current.record.noisy, current.record.weights.length)
+    const fitted = await fitLesson(anchor, { ...lesson, noisy }, threshold, this.#heldShare)
+    if (!('model' in fitted)) return { learnt: false, why: fitted.why }
+    const model = fitted.model
     const cpu = process.cpuUsage(cpu0)
     const record = verifierRecord({
       phrase: current.record.phrase,
@@ -177,6 +141,7 @@ export class HouseholdStage implements VerifierStage {
       window: current.record.window,
       gate: current.record.gate,
       enrolment: current.record.enrolment,
+      ...(current.record.noisy !== undefined && { noisy: current.record.noisy }),
       model,
     })
     const taught: VerifierRecord = {
@@ -194,6 +159,7 @@ export class HouseholdStage implements VerifierStage {
       negatives: lesson.negatives.length,
       positives: lesson.positives.length,
       refused: lesson.negatives.filter((x) => predict(model, x) < threshold).length,
+      guarded: fitted.guarded,
       cpuMs: (cpu.user + cpu.system) / 1000,
     }
   }

@@ -45,6 +45,11 @@ export interface VerifierRecord {
   readonly bias: number
   readonly weights: readonly number[]
   readonly enrolment: EnrolmentSummary
+  /**
+   * Windows of the household's phrase heard in noise at enrolment (`encodeWindows`): a lesson
+   * keeps accepting the ones the verifier accepts (docs/wake-word.md, "Teaching it").
+   */
+  readonly noisy?: string
   /** The household's last lesson from its phones (docs/wake-word.md, "Teaching it"), if any. */
   readonly taught?: {
     readonly at: string
@@ -132,6 +137,25 @@ export function verifierRecord(
     bias: model.bias,
     weights: Array.from(model.weights, (w) => Number(w.toPrecision(7))),
   }
+}
+
+/** Feature windows as one base64 string of little-endian float32s (features, never audio). */
+export function encodeWindows(windows: readonly Float32Array[]): string {
+  const d = windows[0]?.length ?? 0
+  const all = new Float32Array(windows.length * d)
+  for (const [i, w] of windows.entries()) all.set(w, i * d)
+  return Buffer.from(all.buffer).toString('base64')
+}
+
+/** The windows of `encodeWindows`, each `size` floats; none from a string that is not whole ones. */
+export function decodeWindows(text: string | undefined, size: number): Float32Array[] {
+  if (!text || size <= 0) return []
+  const b = Buffer.from(text, 'base64')
+  if (b.length % (size * 4) !== 0) return []
+  const all = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.length))
+  const out: Float32Array[] = []
+  for (let i = 0; i < all.length; i += size) out.push(all.slice(i, i + size))
+  return out
 }
 
 function recordProblem(r: unknown, window: number): string | undefined {

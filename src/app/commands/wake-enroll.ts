@@ -5,6 +5,7 @@ import { type Clip, enrol, WindowRecorder } from '../../adapters/openwakeword/en
 import { verifierFileFor } from '../../adapters/openwakeword/model-files.js'
 import {
   DEFAULT_VERIFIER_GATE,
+  encodeWindows,
   sha256File,
   verifierRecord,
   writeVerifier,
@@ -296,6 +297,7 @@ export async function run(args: string[]): Promise<number> {
         gate,
         model: result.model,
         enrolment: { at: new Date().toISOString(), ...s },
+        noisy: encodeWindows(result.noisy),
       }),
     )
   } catch (err) {
