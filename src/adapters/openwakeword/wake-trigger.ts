@@ -56,11 +56,7 @@ export class WakeTrigger {
   }
 
   setThresholds(thresholds: readonly number[]): void {
-    if (thresholds.length !== this.#o.heads.length || !thresholds.every((t) => t > 0 && t < 1)) {
-      throw new RangeError(
-        `wake thresholds: expected ${this.#o.heads.length} numbers in (0, 1), got [${thresholds.join(', ')}]`,
-      )
-    }
+    checkThresholds(thresholds, this.#o.heads.length)
     this.#thresholds = [...thresholds]
   }
 
@@ -171,5 +167,14 @@ export class WakeTrigger {
     for (const e of this.#energy) sum += e
     const mean = sum / LEVEL_CHUNKS / FULL_SCALE_SQUARED
     return mean > 0 ? Math.max(-120, 10 * Math.log10(mean)) : -120
+  }
+}
+
+/** Throws unless `thresholds` are `heads` numbers in (0, 1), one per phrase. */
+export function checkThresholds(thresholds: readonly number[], heads: number): void {
+  if (thresholds.length !== heads || !thresholds.every((t) => t > 0 && t < 1)) {
+    throw new RangeError(
+      `wake thresholds: expected ${heads} numbers in (0, 1), got [${thresholds.join(', ')}]`,
+    )
   }
 }
