@@ -1,4 +1,3 @@
-import type { Logger } from '../../core/logger.js'
 import type { WakeDetection } from '../../ports/wake-word.js'
 import type { TakenChunk } from './chunk-ring.js'
 import type { FeaturePipeline } from './features.js'
@@ -72,7 +71,6 @@ export interface ScoringChainOptions {
   readonly coarseHop?: number | undefined
   readonly offsetPhase?: number | false | undefined
   readonly offsetPhases?: readonly number[] | undefined
-  readonly logger: Logger
   /** Where events go as they happen (a verifier of the caller's may add its own); drained by `score`. */
   readonly events?: ChainEvent[] | undefined
 }
@@ -127,7 +125,6 @@ export class ScoringChain implements ChunkChain {
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,
       onWake: (detection) => events.push({ kind: 'wake', detection }),
-      logger: o.logger,
     })
     this.#heads = new Heads(o.heads, (i, v) => this.#trigger.gate(i, v))
     this.#hop = Math.max(1, Math.floor(o.coarseHop ?? 1))

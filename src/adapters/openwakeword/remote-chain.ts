@@ -1,4 +1,3 @@
-import { silentLogger } from '../../core/logger.js'
 import { type ChainEvent, type ChainHead, ScoringChain } from './chain.js'
 import { FeaturePipeline, noisePrefill } from './features.js'
 import { type LogisticModel, predict } from './logistic.js'
@@ -105,7 +104,6 @@ export async function threadChain(
     consecutive: spec.consecutive,
     refractoryMs: spec.refractoryMs,
     coarseHop: spec.coarseHop,
-    logger: silentLogger,
     events,
   })
   return {

@@ -1,5 +1,3 @@
-import { errorText } from '../../core/errors.js'
-import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
 import { PHASES } from './features.js'
 import type { VerifierStage } from './verifier.js'
@@ -22,7 +20,6 @@ interface WakeTriggerOptions {
   readonly consecutive: number
   readonly refractoryMs: number
   readonly onWake: WakeListener
-  readonly logger: Logger
 }
 
 /**
@@ -127,14 +124,8 @@ export class WakeTrigger {
       heardAtMs: endAt,
       levelDb: this.#levelDb(),
     }
-    try {
-      this.#o.onWake(detection)
-    } catch (err) {
-      this.#o.logger.error(
-        { event: 'wake_listener_failed', err: errorText(err) },
-        'the wake listener threw',
-      )
-    }
+    // The chain's listener records it (chain.ts); the detector calls the service's, guarded.
+    this.#o.onWake(detection)
   }
 
   /** No wake could stand here: it counts as scored below every threshold. */

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { OpenWakeWordDetector } from '../../../src/adapters/openwakeword/detector.js'
+import type {
+  OpenWakeWordDetector,
+  OpenWakeWordDetectorOptions,
+} from '../../../src/adapters/openwakeword/detector.js'
 import { type LogisticModel, predict } from '../../../src/adapters/openwakeword/logistic.js'
 import type { VerifierStage } from '../../../src/adapters/openwakeword/verifier.js'
 import { COARSE_HOP } from '../../../src/app/wake-detector.js'
@@ -37,6 +40,9 @@ const MODEL: LogisticModel = {
   bias: -1,
 }
 
+/** Every score as its exact bits (a float32 widened to a double: the same double, or not). */
+const line = (scores: readonly number[], at: number) => `${at}: ${scores.join(' ')}`
+
 interface Heard {
   readonly scores: string[]
   readonly wakes: WakeDetection[]
@@ -53,8 +59,8 @@ async function listen(d: OpenWakeWordDetector, lesson?: Lesson): Promise<void> {
     parts.push([wavPcm(h.clip), true], [talk(1500), true], [silence(800), false])
   let at = 0
   for (const [i, [pcm, voice]] of parts.entries()) {
-    // Halfway, the household's lesson lands: from here its verifier's model scores.
-    if (lesson && i === Math.floor(parts.length / 2)) lesson.logistic = MODEL
+    // After the quiet room, before the first phrase, the lesson lands: from here its model scores.
+    if (lesson && i === 1) lesson.logistic = MODEL
     for (let f = 0, n = 0; f + 640 <= pcm.length; f += 640, n++) {
       at += 20
       d.push(pcm.subarray(f, f + 640), at, voice)
@@ -65,9 +71,15 @@ async function listen(d: OpenWakeWordDetector, lesson?: Lesson): Promise<void> {
   expect(d.stats().chunksDropped).toBe(0)
 }
 
-const heard = (): Heard => ({ scores: [], wakes: [] })
-/** Every score as its exact bits (a float32 widened to a double: the same double, or not). */
-const line = (scores: readonly number[], at: number) => `${at}: ${scores.join(' ')}`
+/** Where a detector's scores (each as its exact bits) and wakes go. */
+function heard(): Heard & Pick<OpenWakeWordDetectorOptions, 'onWake' | 'onScores'> {
+  const h: Heard = { scores: [], wakes: [] }
+  return {
+    ...h,
+    onWake: (w) => h.wakes.push(w),
+    onScores: (s, at) => h.scores.push(line(s, at)),
+  }
+}
 
 /**
  * Issue 47: the chain (mel, embedding, heads, the second phase, the wake rule) runs on the
@@ -79,20 +91,17 @@ describe("the scoring chain on the runtime's thread", () => {
     const onThread = heard()
     const inProcess = heard()
     const threaded = await pinnedDetector({
-      onWake: (w) => onThread.wakes.push(w),
-      onScores: (s, at) => onThread.scores.push(line(s, at)),
+      ...onThread,
       phrases: HEADS.map((h) => ({ phrase: h.name, file: h.file, threshold: 0.5 })),
       coarseHop: COARSE_HOP,
     })
-    open.push(threaded)
     const local = await phasedDetector({
-      onWake: (w) => inProcess.wakes.push(w),
-      onScores: (s, at) => inProcess.scores.push(line(s, at)),
+      ...inProcess,
       threshold: 0.5,
       allHeads: true,
       coarseHop: COARSE_HOP,
     })
-    open.push(local)
+    open.push(threaded, local)
     await listen(threaded)
     await listen(local)
 
@@ -120,20 +129,17 @@ describe("the scoring chain on the runtime's thread", () => {
     const [threadStage, localStage] = [new Lesson(), new Lesson()]
     const jarvis = HEADS[0]?.file ?? ''
     const threaded = await pinnedDetector({
-      onWake: (w) => onThread.wakes.push(w),
-      onScores: (s, at) => onThread.scores.push(line(s, at)),
+      ...onThread,
       phrases: [{ phrase: 'hey jarvis', file: jarvis, threshold: 0.5, verifier: threadStage }],
       coarseHop: COARSE_HOP,
     })
-    open.push(threaded)
     const local = await phasedDetector({
-      onWake: (w) => inProcess.wakes.push(w),
-      onScores: (s, at) => inProcess.scores.push(line(s, at)),
+      ...inProcess,
       threshold: 0.5,
       verifier: localStage,
       coarseHop: COARSE_HOP,
     })
-    open.push(local)
+    open.push(threaded, local)
     await listen(threaded, threadStage)
     await listen(local, localStage)
 
