@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
 import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import { parseWav } from '../../src/audio/wav.js'
 import {
@@ -96,6 +97,14 @@ const whole = await detectorMs()
  * hand-off costs most when both threads sleep between chunks.
  */
 const PACED_S = Number(process.env.STAGE_PACED_S ?? 30)
+/** Messages posted to the runtime's thread: each a hand-off there, and its reply one back. */
+let posts = 0
+const post = Worker.prototype.postMessage
+Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+  posts++
+  return post.apply(this, args)
+}
+const requests: Record<string, number[]> = { thread: [], 'event loop': [] }
 async function pacedMs(where: 'thread' | 'event loop'): Promise<number> {
   const hop = { coarseHop: 2, onWake: () => {} }
   const d =
@@ -110,6 +119,7 @@ async function pacedMs(where: 'thread' | 'event loop'): Promise<number> {
   const frames = Math.min(PACED_S * 50, Math.floor(talk.length / 640))
   const t0 = performance.now()
   const c = process.cpuUsage()
+  const posted = posts
   for (let f = 0; f < frames; f++) {
     d.push(talk.subarray(f * 640, (f + 1) * 640), (f + 1) * 20)
     const due = t0 + (f + 1) * 20 - performance.now()
@@ -118,6 +128,7 @@ async function pacedMs(where: 'thread' | 'event loop'): Promise<number> {
   await d.settled()
   const u = process.cpuUsage(c)
   const wall = performance.now() - t0
+  requests[where]?.push(Number(((posts - posted) / (frames / 4)).toFixed(2)))
   await d.close()
   return (u.user + u.system) / wall
 }
@@ -143,6 +154,7 @@ process.stdout.write(
     },
     pacedCpuMsPerS: Object.fromEntries(Object.entries(paced).map(([k, v]) => [k, v.map(r)])),
     pacedSeconds: PACED_S,
+    pacedRequestsPerChunk: requests,
     chunks: CHUNKS,
     wholeChunks: whole.chunks,
     wallMs: Math.round(performance.now()),
