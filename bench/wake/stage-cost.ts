@@ -1,13 +1,21 @@
 // Where a talking room's chunk cost goes (issue 47): the mel model, the embedding model, a head,
 // the JavaScript around them (copies, tensors) and the detector's own loop, each in CPU time
-// (process.cpuUsage counts libuv's pool, where the native runtime runs) over the same chunks of
-// the VAD fixtures' speech. `node --import tsx bench/wake/stage-cost.ts`; prints one JSON line.
+// (process.cpuUsage counts every thread of the process, the runtime's too) over the same chunks of
+// the VAD fixtures' speech; then the service's detector paced in real time, its chain on the
+// runtime's thread against the same chain run from the event loop (STAGE_PACED_S, 30). `node --import tsx bench/wake/stage-cost.ts`; prints one JSON line.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
 import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import { parseWav } from '../../src/audio/wav.js'
-import { EMBEDDING, MEL, MODEL_DIR, pinnedDetector } from '../../test/helpers/wake.js'
+import {
+  EMBEDDING,
+  MEL,
+  MODEL_DIR,
+  phasedDetector,
+  pinnedDetector,
+} from '../../test/helpers/wake.js'
 
 const CHUNKS = Number(process.env.STAGE_CHUNKS ?? 400)
 const dir = join(import.meta.dirname, '..', '..', 'fixtures', 'vad')
@@ -80,6 +88,55 @@ async function detectorMs(): Promise<{ perChunk: number; chunks: number }> {
   return { perChunk: (u.user + u.system) / 1000 / chunks, chunks }
 }
 const whole = await detectorMs()
+
+/**
+ * The service's detector (hop 2, the second phase) on the talk pushed in 20 ms frames at the pace
+ * of real time, CPU ms per wall second over `PACED_S`: `thread`, the chain on the runtime's thread
+ * (one request per scored chunk, as the service runs), or `event loop`, the same chain run from
+ * the event loop with a hand-off per model run (as before issue 47 item 1). Paced, because a
+ * hand-off costs most when both threads sleep between chunks.
+ */
+const PACED_S = Number(process.env.STAGE_PACED_S ?? 30)
+/** Messages posted to the runtime's thread: each a hand-off there, and its reply one back. */
+let posts = 0
+const post = Worker.prototype.postMessage
+Worker.prototype.postMessage = function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+  posts++
+  return post.apply(this, args)
+}
+const requests: Record<string, number[]> = { thread: [], 'event loop': [] }
+async function pacedMs(where: 'thread' | 'event loop'): Promise<number> {
+  const hop = { coarseHop: 2, onWake: () => {} }
+  const d =
+    where === 'thread'
+      ? await pinnedDetector({
+          ...hop,
+          phrases: [
+            { phrase: 'hey jarvis', file: join(MODEL_DIR, 'hey_jarvis_v0.1.onnx'), threshold: 0.5 },
+          ],
+        })
+      : await phasedDetector({ ...hop, threshold: 0.5 })
+  const frames = Math.min(PACED_S * 50, Math.floor(talk.length / 640))
+  const t0 = performance.now()
+  const c = process.cpuUsage()
+  const posted = posts
+  for (let f = 0; f < frames; f++) {
+    d.push(talk.subarray(f * 640, (f + 1) * 640), (f + 1) * 20)
+    const due = t0 + (f + 1) * 20 - performance.now()
+    if (due > 0) await new Promise((r) => setTimeout(r, due))
+  }
+  await d.settled()
+  const u = process.cpuUsage(c)
+  const wall = performance.now() - t0
+  requests[where]?.push(Number(((posts - posted) / (frames / 4)).toFixed(2)))
+  await d.close()
+  return (u.user + u.system) / wall
+}
+const paced: Record<string, number[]> = { thread: [], 'event loop': [] }
+// Alternating, twice each, so the machine's load falls on both alike.
+for (let i = 0; i < 2; i++) {
+  for (const where of ['event loop', 'thread'] as const) paced[where]?.push(await pacedMs(where))
+}
 const r = (x: number) => Number(x.toFixed(3))
 process.stdout.write(
   `${JSON.stringify({
@@ -95,6 +152,9 @@ process.stdout.write(
       poolRoundTrip: r(loopMs),
       detectorWhole: r(whole.perChunk),
     },
+    pacedCpuMsPerS: Object.fromEntries(Object.entries(paced).map(([k, v]) => [k, v.map(r)])),
+    pacedSeconds: PACED_S,
+    pacedRequestsPerChunk: requests,
     chunks: CHUNKS,
     wholeChunks: whole.chunks,
     wallMs: Math.round(performance.now()),

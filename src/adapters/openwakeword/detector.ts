@@ -1,15 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { errorText } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
-import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
+import type { WakeDetection, WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
+import { type ChainResult, type ChunkChain, ScoringChain } from './chain.js'
 import { ChunkRing, type TakenChunk } from './chunk-ring.js'
-import { CHUNK_SAMPLES, type FeaturePipeline, OFFSET_KEEP, SAMPLE_RATE_HZ } from './features.js'
-import { Heads } from './heads.js'
+import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
 import type { ModelSession } from './model-session.js'
-import { OffsetPhase } from './offset-phase.js'
 import type { VerifierStage } from './verifier.js'
-import { WakeTrigger } from './wake-trigger.js'
+import { checkThresholds } from './wake-trigger.js'
 
 /** One wake phrase: its head model and the score at which it counts (until setThresholds). */
 export interface WakeHead {
@@ -46,7 +45,14 @@ export interface OpenWakeWordDetectorOptions {
   readonly onWake: WakeListener
   /** The runtime's name, as doctor and the logs show it. */
   readonly runtime: string
-  readonly features: FeaturePipeline
+  /**
+   * The chain that scores (mel → embedding → heads → the wake rule), where the models run: one
+   * request per scored chunk (model-thread.ts). Unset: scored in process on `features` and the
+   * heads' models, each model run its own call (a test's runtime).
+   */
+  readonly chain?: ChunkChain | undefined
+  /** The feature pipeline for a chain in process; required without `chain`. */
+  readonly features?: FeaturePipeline | undefined
   readonly heads: readonly WakeHead[]
   /** Chunks (80 ms) in a row at or above a phrase's threshold before it fires. */
   readonly consecutive: number
@@ -99,75 +105,55 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
- * Exact chunks in a row with every score far below its threshold (`WakeTrigger.rising`) before scoring is coarse again. A
- * later rise is caught as the first one was (its window's missing embeddings made late), so the
- * tail need not cover a head's window: 4 scored the bench's non-wake speech 14 % coarser than 16
- * with the same wakes (bench/RESULTS.md, "coarse scoring").
- */
-const DENSE_TAIL_CHUNKS = 4
-/**
  * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
  * back at most 240 ms, where no score is made anyway (#batchSize).
  */
 const QUIET_BATCH = 4
-/**
- * The second phase is scored from an exact score at this share of its threshold (0.05 at 0.5):
- * see bench/RESULTS.md, "the second phase", for the shares tried.
- */
-const OFFSET_SHARE = 0.1
-/** Chunks the second phase stays on after its last score at OFFSET_SHARE (as DENSE_TAIL_CHUNKS). */
-const OFFSET_TAIL = DENSE_TAIL_CHUNKS
-/** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
-const HALF_CHUNK_PHASE = 2
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
- * a ring of 80 ms chunks and returns; a background loop scores whole chunks (mel → embedding →
- * every head) on the runtime's own time. If it falls behind by more than the backlog, the oldest
- * chunks are dropped, counted and logged — the audio path never waits and memory stays bounded.
- * A chunk pushed with no voice nearby gets its mel frames only: most of a quiet room's cost saved,
- * and the embeddings it skipped are made when a voice comes (FeaturePipeline), so scores match.
- * While every score is far below its threshold it scores coarsely (`coarseHop`); a scorer slower
- * than real time rests between chunks and sheds the oldest audio (BUSY_MS, `onKeepingUp`).
- * When a chunk's scores are a wake is the `WakeTrigger`'s to say; whether scoring keeps up, the
- * `KeepingUp`'s.
+ * a ring of 80 ms chunks and returns; a background loop hands whole chunks to the scoring chain
+ * (chain.ts: mel → embedding → every head → the wake rule), which runs where the models run, and
+ * replays what it said here: scores, wakes, the windows the household keeps. If scoring falls
+ * behind by more than the backlog, the oldest chunks are dropped, counted and logged — the audio
+ * path never waits and memory stays bounded; a scorer slower than real time rests between chunks
+ * and sheds the oldest audio (BUSY_MS, `onKeepingUp`). Whether scoring keeps up is the
+ * `KeepingUp`'s to say.
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
   /** Which runtime scores (native or wasm), for doctor and the logs. */
   readonly runtime: string
   readonly #o: OpenWakeWordDetectorOptions
-  readonly #heads: Heads
+  readonly #chain: ChunkChain
   readonly #ring: ChunkRing
-  readonly #trigger: WakeTrigger
   readonly #keepingUp: KeepingUp
+  #thresholds: readonly number[]
   #scored = 0
   #quiet = 0
+  #coarse = 0
+  #offsetScores = 0
   #lastLag = 0
   #maxLag = 0
   /** At most `coarseHop`; 1 scores every chunk exactly. */
   readonly #hop: number
-  /** Exact chunks still to score before coarse scoring may resume; Infinity when never coarse. */
-  #denseLeft: number
-  /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
-  readonly #pending: number[] = []
-  #coarse = 0
-  /** The further phases scored near a threshold (none: never). */
-  readonly #offsets: OffsetPhase[]
+  /** The chain scores exactly (a score is near a threshold): chunks go one at a time. */
+  #exact: boolean
   #restUntil = 0
   #rests = 0
   #draining: Promise<void> | undefined
   /** settled() is waiting: score what is queued without waiting for a batch. */
   #flushing = false
-  #resetPending = false
+  /** A reset was asked for: what the chain says of earlier audio is dropped, and it starts over. */
+  #resetAsked = false
   #closed = false
 
   constructor(options: OpenWakeWordDetectorOptions) {
     this.#o = options
     this.phrases = options.heads.map((h) => h.phrase)
     this.runtime = options.runtime
-    this.#trigger = new WakeTrigger(options)
-    this.#heads = new Heads(options.heads, (i, v) => this.#trigger.gate(i, v))
+    this.#thresholds = options.heads.map((h) => h.threshold)
+    this.#chain = options.chain ?? localChain(options)
     this.#keepingUp = new KeepingUp({
       logger: options.logger,
       phrases: this.phrases.length,
@@ -179,8 +165,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       this.#keepingUp.note(dropped, endAt, this.#lastLag),
     )
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
-    this.#denseLeft = this.#hop > 1 ? 0 : Number.POSITIVE_INFINITY
-    this.#offsets = offsetPhases(options, this.#trigger, this.#heads, this.#hop)
+    this.#exact = this.#hop === 1
   }
 
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
@@ -196,13 +181,14 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   }
 
   setThresholds(thresholds: readonly number[]): void {
-    this.#trigger.setThresholds(thresholds)
+    checkThresholds(thresholds, this.#o.heads.length)
+    this.#thresholds = [...thresholds]
   }
 
   reset(): void {
     this.#ring.clear()
-    if (this.#draining) this.#resetPending = true
-    else this.#applyReset()
+    this.#resetAsked = true
+    this.#exact = this.#hop === 1
   }
 
   stats(): DetectorStats {
@@ -210,7 +196,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       chunksScored: this.#scored,
       chunksQuiet: this.#quiet,
       coarseScores: this.#coarse,
-      offsetScores: this.#offsets.reduce((n, o) => n + o.scores, 0),
+      offsetScores: this.#offsetScores,
       chunksDropped: this.#keepingUp.dropped,
       lastLagMs: this.#lastLag,
       maxLagMs: this.#maxLag,
@@ -255,19 +241,20 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#closed = true
     this.#ring.clear()
     await this.settled()
+    await this.#chain.close().catch(() => {})
     for (const m of [...this.#o.heads.map((h) => h.model), ...(this.#o.owned ?? [])]) {
       await m.close().catch(() => {})
     }
   }
 
   /**
-   * How many chunks to take off the ring at once. While scoring is coarse or the room quiet, no
-   * lone chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet
-   * chunk has none), so their mel runs go to the runtime's thread together (`melAhead`): fewer
-   * hand-offs, the same runs. Exact scoring (near a threshold) takes one chunk at a time.
+   * How many chunks go to the chain at once. While scoring is coarse or the room quiet, no lone
+   * chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet chunk
+   * has none), so they go together: one hand-off, the same runs. Exact scoring (near a
+   * threshold) sends one chunk at a time.
    */
   #batchSize(): number {
-    if (this.#hop === 1 || this.#denseLeft > 0) return 1
+    if (this.#exact) return 1
     return this.#ring.anyHeard() ? this.#hop : QUIET_BATCH
   }
 
@@ -284,20 +271,15 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       if (ring.queued < batch && !this.#flushing) break
       const began = this.#o.now()
       const n = Math.min(ring.queued, batch)
-      const taken: TakenChunk[] = []
-      for (let k = 0; k < n; k++) {
-        // One chunk: step() copies it before its first await. Several: copied as taken, since
-        // their slots are the microphone's again from then on.
-        const t = ring.take(n > 1)
-        this.#trigger.noteEnergy(t.chunk)
-        taken.push(t)
-      }
+      // Copied as taken: their slots are the microphone's again from here on.
+      const chunks: TakenChunk[] = []
+      for (let k = 0; k < n; k++) chunks.push(ring.take(true))
+      const reset = this.#resetAsked
+      this.#resetAsked = false
       try {
-        if (n > 1) await this.#o.features.melAhead(taken.map((t) => t.chunk))
-        for (const t of taken) {
-          if (this.#closed) return
-          await this.#scoreChunk(t.chunk, t.endAt, t.arrivedAt, t.heard)
-        }
+        const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks })
+        if (this.#closed) return
+        this.#replay(r)
       } catch (err) {
         if (this.#closed) return
         this.#o.logger.error(
@@ -315,124 +297,47 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     if (ring.queued === 0) this.#keepingUp.caughtUp()
   }
 
-  /** One chunk: its mel frames, then as the room and the scores say (quiet, coarse, exact). */
-  async #scoreChunk(
-    chunk: Int16Array,
-    endAt: number,
-    arrivedAt: number,
-    heard: boolean,
-  ): Promise<void> {
-    await this.#o.features.step(chunk)
-    if (this.#resetPending) return this.#applyReset()
-    if (!heard) {
-      this.#flushPending()
-      this.#quietChunk()
-      return
+  /**
+   * What the chain said, in order. A reset asked for meanwhile (a wake's listener may ask) drops
+   * the rest: it is about audio before the reset.
+   */
+  #replay(r: ChainResult): void {
+    this.#quiet += r.quiet
+    this.#coarse += r.coarse
+    this.#offsetScores += r.offsetScores
+    if (this.#resetAsked) return
+    this.#exact = r.exact || this.#hop === 1
+    for (const e of r.events) {
+      if (this.#resetAsked) return
+      if (e.kind === 'scores') this.#score(e.scores, e.endAt, e.arrivedAt)
+      else if (e.kind === 'offset') this.#o.onOffsetScores?.(e.scores, e.at)
+      else if (e.kind === 'window') this.#o.heads[e.head]?.verifier?.score(e.window, e.score)
+      else this.#wake(e.detection)
     }
-    this.#pending.push(endAt, arrivedAt)
-    if (this.#denseLeft === 0) {
-      // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
-      if (this.#pending.length < 2 * this.#hop) return
-      await this.#o.features.embed(1)
-      const longest = this.#heads.longest
-      const coarse = await this.#heads.run(this.#o.features.approximate(longest), false)
-      if (this.#resetPending) return this.#applyReset()
-      this.#coarse++
-      if (!this.#trigger.rising(coarse)) {
-        // Far below every threshold: the chunks since the last coarse score get this one, and
-        // the second phase is off.
-        for (const o of this.#offsets) o.off()
-        for (let p = 0; p < this.#pending.length; p += 2) {
-          this.#score(coarse, this.#pending[p] ?? 0, this.#pending[p + 1] ?? 0)
-        }
-        this.#pending.length = 0
-        return
-      }
-      // A score is rising: every chunk from here is scored exactly, those since the last
-      // coarse score included (their embeddings made late from the kept mel frames).
-      this.#denseLeft = DENSE_TAIL_CHUNKS
-    }
-    const behind = this.#pending.length / 2
-    const longest = this.#heads.longest
-    await this.#o.features.embed(longest + behind - 1)
-    for (let b = behind - 1; b >= 0; b--) {
-      const scores = await this.#heads.run(this.#o.features.latest(longest, b), true)
-      if (this.#resetPending) break
-      const p = 2 * (behind - 1 - b)
-      const endAt = this.#pending[p] ?? 0
-      this.#score(scores, endAt, this.#pending[p + 1] ?? 0)
-      // Then the further phases' windows 20–60 ms earlier, made at the same moment: where phase 0
-      // and another complete a wake at this chunk, it is phase 0's, as without further phases.
-      let offsetRising = false
-      for (const o of this.#offsets) {
-        if (await o.score(scores, b, endAt, () => this.#resetPending)) offsetRising = true
-      }
-      if (this.#resetPending) break
-      if (this.#hop > 1) {
-        const rising = offsetRising || this.#trigger.rising(scores)
-        this.#denseLeft = rising ? DENSE_TAIL_CHUNKS : this.#denseLeft - 1
-      }
-    }
-    this.#pending.length = 0
-    if (this.#resetPending) this.#applyReset()
   }
 
-  /** Chunks waiting for a coarse score when the voice went: they count as below every threshold. */
-  #flushPending(): void {
-    for (let p = 0; p < this.#pending.length; p += 2) this.#quietChunk()
-    this.#pending.length = 0
-  }
-
-  #score(raw: number[], endAt: number, arrivedAt: number): void {
+  #score(scores: number[], endAt: number, arrivedAt: number): void {
     this.#scored++
-    const scores = this.#trigger.warm(raw)
     const lag = this.#o.now() - arrivedAt
     this.#lastLag = lag
     if (lag > this.#maxLag) this.#maxLag = lag
     this.#o.onScores?.(scores, endAt)
-    this.#trigger.judge(scores, endAt)
   }
 
-  /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
-  #quietChunk(): void {
-    for (const o of this.#offsets) o.off()
-    this.#quiet++
-    this.#trigger.quiet()
-  }
-
-  #applyReset(): void {
-    this.#resetPending = false
-    this.#o.features.reset()
-    this.#flushPending()
-    if (this.#hop > 1) this.#denseLeft = 0
-    for (const o of this.#offsets) o.off()
-    this.#trigger.reset()
+  #wake(detection: WakeDetection): void {
+    try {
+      this.#o.onWake(detection)
+    } catch (err) {
+      this.#o.logger.error(
+        { event: 'wake_listener_failed', err: errorText(err) },
+        'the wake listener threw',
+      )
+    }
   }
 }
 
-/**
- * The further phases the detector scores near a threshold: see `offsetPhase`. A head whose window
- * they cannot hold (over ~46 embeddings: OFFSET_KEEP) goes without them.
- */
-function offsetPhases(
-  o: OpenWakeWordDetectorOptions,
-  trigger: WakeTrigger,
-  heads: Heads,
-  hop: number,
-): OffsetPhase[] {
-  const share = o.offsetPhase ?? (hop > 1 ? OFFSET_SHARE : false)
-  if (share === false || heads.longest + hop + o.consecutive - 2 > OFFSET_KEEP) return []
-  return (o.offsetPhases ?? [HALF_CHUNK_PHASE]).map(
-    (phase) =>
-      new OffsetPhase({
-        phase,
-        share,
-        tail: OFFSET_TAIL,
-        features: o.features,
-        trigger,
-        consecutive: o.consecutive,
-        heads,
-        onScores: o.onOffsetScores,
-      }),
-  )
+/** The chain in process, on the options' feature pipeline and the heads' own sessions. */
+function localChain(o: OpenWakeWordDetectorOptions): ScoringChain {
+  if (!o.features) throw new Error('OpenWakeWordDetector: neither a chain nor features given')
+  return new ScoringChain({ ...o, features: o.features })
 }

@@ -74,8 +74,6 @@ export class FeaturePipeline {
   readonly #melEnd = new Float64Array(EMBEDDING_KEEP)
   #count = 0
   readonly #prefill: Float32Array
-  /** Mel frames made ahead (`melAhead`) for the next chunks `step` is given, oldest first. */
-  #ahead: Float32Array[] = []
 
   private constructor(mel: ModelSession, embedding: ModelSession, prefill: Float32Array) {
     this.#mel = mel
@@ -111,29 +109,6 @@ export class FeaturePipeline {
       p.made.fill(1)
     }
     this.#count = this.#prefill.length / EMBEDDING_SIZE
-    this.#ahead = []
-  }
-
-  /**
-   * Makes the mel frames of the next `chunks` (the ones `step` will be given next, in order) in
-   * one hand-off to the runtime: each chunk's own run on its own 1760 samples, as `step` would
-   * run it, so the frames are the same. Copies the chunks before its first await. Right after a
-   * start or a reset (no context yet) it does nothing and `step` runs the model itself.
-   */
-  async melAhead(chunks: readonly Int16Array[]): Promise<void> {
-    const raw = this.#raw
-    if (!this.#mel.runMany || this.#rawHeard < raw.length || chunks.length === 0) return
-    const inputs: Float32Array[] = []
-    let before = raw
-    for (const chunk of chunks) {
-      const input = new Float32Array(raw.length)
-      input.set(before.subarray(CHUNK_SAMPLES))
-      for (let i = 0; i < CHUNK_SAMPLES; i++) input[MEL_CONTEXT_SAMPLES + i] = chunk[i] ?? 0
-      inputs.push(input)
-      before = input
-    }
-    const outs = await this.#mel.runMany(inputs, [1, raw.length])
-    this.#ahead = outs.map((out) => scaled(this.#mel, out))
   }
 
   /**
@@ -148,8 +123,7 @@ export class FeaturePipeline {
     this.#history.set(chunk.subarray(0, CHUNK_SAMPLES), HISTORY_SAMPLES - CHUNK_SAMPLES)
     this.#rawHeard = Math.min(this.#rawHeard + CHUNK_SAMPLES, raw.length)
     // Upstream's first chunk has no context yet (1280 samples → 5 frames); every later one has it.
-    const spec =
-      this.#ahead.shift() ?? (await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard)))
+    const spec = await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard))
     const n = Math.min(spec.length / MEL_BINS, MEL_KEEP)
     const mel = this.#melFrames
     mel.copyWithin(0, n * MEL_BINS)

@@ -65,6 +65,11 @@ export class HouseholdStage implements VerifierStage {
     return this.#verifier?.gate ?? 0
   }
 
+  /** The enrolled or taught verifier's model, for scoring where the models run (chain.ts). */
+  get logistic(): LogisticModel | undefined {
+    return this.#verifier?.logistic
+  }
+
   /** The verifier file as it runs now (taught or as enrolled), if there is one. */
   get record(): VerifierRecord | undefined {
     return this.#verifier?.record

@@ -4,6 +4,7 @@ import type { WakeListener } from '../../ports/wake-word.js'
 import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detector.js'
 import { EMBEDDING_SIZE, expectShape, FeaturePipeline, noisePrefill } from './features.js'
 import type { InferenceRuntime, ModelSession } from './model-session.js'
+import type { ThreadRuntime } from './model-thread.js'
 import { loadRuntime, type RuntimeChoice } from './runtime.js'
 import { readVerifier, type VerifierStage } from './verifier.js'
 
@@ -69,16 +70,6 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     // The prefill reaches back as far as any window read after a reset: the longest head's, and
     // the chunks a coarse score leaves to be scored late.
     const reach = Math.max(...windows) + (o.coarseHop ?? 1)
-    // Settled, not raced: no model is closed while a run on it is still under way.
-    const checked = await Promise.allSettled([
-      runtime.prefill
-        ? runtime.prefill(mel, embedding, reach)
-        : noisePrefill(mel, embedding, reach),
-      ...models.map(checkHeadScore),
-    ])
-    firstFailure(checked)
-    const prefill = (checked[0] as PromiseFulfilledResult<Float32Array>).value
-    const features = FeaturePipeline.create(mel, embedding, prefill)
     const heads: WakeHead[] = o.phrases.map((p, i) => {
       const model = models[i] as ModelSession
       const verifier =
@@ -87,6 +78,28 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
           : p.verifier
       return { phrase: p.phrase, model, threshold: p.threshold, verifier }
     })
+    // On the runtime's thread the whole chain lives there, its prefill made with it: a scored
+    // chunk is one hand-off (chain.ts). A runtime of the caller's (a test's) scores in process.
+    const { consecutive, refractoryMs, coarseHop } = o
+    // Settled, not raced: no model is closed while a run on it is still under way.
+    const checked = await Promise.allSettled([
+      onThread(runtime)
+        ? runtime.chain({ mel, embedding, heads, reach, consecutive, refractoryMs, coarseHop })
+        : runtime.prefill
+          ? runtime.prefill(mel, embedding, reach)
+          : noisePrefill(mel, embedding, reach),
+      ...models.map(checkHeadScore),
+    ])
+    const first = checked[0]
+    const made = first?.status === 'fulfilled' ? first.value : undefined
+    if (checked.some((r) => r.status === 'rejected') && made && !(made instanceof Float32Array)) {
+      await made.close()
+    }
+    firstFailure(checked)
+    const scoring =
+      made instanceof Float32Array
+        ? { features: FeaturePipeline.create(mel, embedding, made) }
+        : { chain: made }
     o.logger.info(
       {
         runtime: runtime.name,
@@ -100,7 +113,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     return new OpenWakeWordDetector({
       onWake: o.onWake,
       runtime: runtime.name,
-      features,
+      ...scoring,
       heads,
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,
@@ -116,6 +129,10 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     for (const m of loaded) await m.close().catch(() => {})
     throw err
   }
+}
+
+function onThread(runtime: InferenceRuntime): runtime is ThreadRuntime {
+  return typeof (runtime as Partial<ThreadRuntime>).chain === 'function'
 }
 
 /** Throws the first failure among `results`, in their order (the files' order: mel first). */

@@ -15,12 +15,6 @@ export interface ModelSession {
    */
   readonly streamed?: boolean
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
-  /**
-   * The same as `run` on each input in turn (the same runs, so the same outputs), in one hand-off
-   * to the runtime's thread: each hand-off wakes two threads, and that costs more than a small
-   * model's run (docs/wake-word.md). Optional: a session without it is run one input at a time.
-   */
-  runMany?(inputs: readonly Float32Array[], dims: readonly number[]): Promise<Float32Array[]>
   close(): Promise<void>
 }
 

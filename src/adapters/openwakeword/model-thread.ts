@@ -1,6 +1,8 @@
 import { Worker } from 'node:worker_threads'
 import { type ErrorCode, NocturnError } from '../../core/errors.js'
+import type { ChainAsk, ChainHead, ChainResult, ChunkChain } from './chain.js'
 import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
+import { type ChainSpec, sameSnapshot, snapshotOf, type VerifierSnapshot } from './remote-chain.js'
 
 type ModelAsk =
   | { readonly type: 'load'; readonly file: string }
@@ -11,17 +13,20 @@ type ModelAsk =
       readonly dims: readonly number[]
     }
   | {
-      readonly type: 'runMany'
-      readonly session: number
-      readonly inputs: readonly Float32Array[]
-      readonly dims: readonly number[]
-    }
-  | {
       readonly type: 'prefill'
       readonly mel: number
       readonly embedding: number
       readonly reach: number
     }
+  | { readonly type: 'chain'; readonly spec: ChainSpec }
+  | {
+      readonly type: 'score'
+      readonly chain: number
+      readonly ask: ChainAsk
+      /** Every phrase's verifier, when one changed since the last request (a lesson). */
+      readonly verifiers?: readonly (VerifierSnapshot | undefined)[]
+    }
+  | { readonly type: 'dropChain'; readonly chain: number }
   | { readonly type: 'close'; readonly session: number }
   | { readonly type: 'background' }
 
@@ -38,7 +43,8 @@ export type ModelReply =
       readonly inputShape?: readonly (number | string)[]
       readonly streamed?: boolean
       readonly output?: Float32Array
-      readonly outputs?: Float32Array[]
+      readonly chain?: number
+      readonly result?: ChainResult
     }
   | { readonly id: number; readonly ok: false; readonly code?: ErrorCode; readonly message: string }
 
@@ -60,7 +66,25 @@ export type ModelReply =
  */
 const resourceLimits = { maxYoungGenerationSizeMb: 4 }
 
-export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
+/** The scoring chain's options, on sessions this runtime loaded. */
+interface ThreadChainOptions {
+  readonly mel: ModelSession
+  readonly embedding: ModelSession
+  readonly heads: readonly ChainHead[]
+  /** How far back the noise prefill reaches (`noisePrefill`). */
+  readonly reach: number
+  readonly consecutive: number
+  readonly refractoryMs: number
+  readonly coarseHop: number | undefined
+}
+
+/** A runtime on its own thread: the scoring chain can live there too (chain.ts). */
+export interface ThreadRuntime extends InferenceRuntime {
+  /** The chain on the runtime's thread: each request is one hand-off, whatever it runs. */
+  chain(o: ThreadChainOptions): Promise<ChunkChain>
+}
+
+export function modelThreadRuntime(name: RuntimeName): ThreadRuntime {
   let worker: Worker | undefined
   let failed: Error | undefined
   let nextId = 0
@@ -108,7 +132,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
     return w
   }
 
-  const ask = (req: ModelAsk) =>
+  const ask = (req: ModelAsk, transfer: ArrayBuffer[] = []) =>
     new Promise<ModelReply & { ok: true }>((resolve, reject) => {
       if (failed) return reject(failed)
       worker ??= start()
@@ -121,7 +145,7 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
         reject,
       })
       worker.ref()
-      worker.postMessage({ ...req, id })
+      worker.postMessage({ ...req, id }, transfer)
     })
 
   // Not while a request is under way: several models load at once, and ending the thread inside
@@ -133,17 +157,57 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
     await w.terminate()
   }
 
+  const number = (m: ModelSession) => {
+    const n = numbers.get(m)
+    if (n === undefined) throw new Error(`${m.file} was not loaded by this runtime`)
+    return n
+  }
+
   return {
     name,
+    async chain(o) {
+      const spec: ChainSpec = {
+        mel: number(o.mel),
+        embedding: number(o.embedding),
+        heads: o.heads.map((h) => ({
+          session: number(h.model),
+          phrase: h.phrase,
+          threshold: h.threshold,
+          verifier: snapshotOf(h.verifier),
+        })),
+        reach: o.reach,
+        consecutive: o.consecutive,
+        refractoryMs: o.refractoryMs,
+        coarseHop: o.coarseHop,
+      }
+      const chain = (await ask({ type: 'chain', spec })).chain ?? -1
+      let sent = spec.heads.map((h) => h.verifier)
+      let dropped = false
+      return {
+        async score(a) {
+          // A household's lesson swaps its verifier's model: the thread scores with the new one
+          // from this request on.
+          const changed = o.heads.some((h, i) => !sameSnapshot(sent[i], h.verifier))
+          if (changed) sent = o.heads.map((h) => snapshotOf(h.verifier))
+          const chunks = a.chunks.map((c) => c.chunk.buffer as ArrayBuffer)
+          const r = await ask(
+            { type: 'score', chain, ask: a, ...(changed ? { verifiers: sent } : {}) },
+            chunks,
+          )
+          if (!r.result) throw new Error("the runtime's thread gave no scores")
+          return r.result
+        },
+        async close() {
+          if (dropped) return
+          dropped = true
+          await ask({ type: 'dropChain', chain }).catch(() => {})
+        },
+      }
+    },
     background() {
       void ask({ type: 'background' }).catch(() => {})
     },
     async prefill(mel, embedding, reach) {
-      const number = (m: ModelSession) => {
-        const n = numbers.get(m)
-        if (n === undefined) throw new Error(`${m.file} was not loaded by this runtime`)
-        return n
-      }
       const r = await ask({
         type: 'prefill',
         mel: number(mel),
@@ -168,10 +232,6 @@ export function modelThreadRuntime(name: RuntimeName): InferenceRuntime {
         async run(input, dims) {
           const out = await ask({ type: 'run', session, input, dims })
           return out.output ?? new Float32Array(0)
-        },
-        async runMany(inputs, dims) {
-          const out = await ask({ type: 'runMany', session, inputs, dims })
-          return out.outputs ?? []
         },
         async close() {
           if (closed) return

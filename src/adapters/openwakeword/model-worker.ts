@@ -5,6 +5,7 @@ import { NocturnError } from '../../core/errors.js'
 import { noisePrefill } from './features.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import type { ModelReply, ModelRequest } from './model-thread.js'
+import { type ThreadChain, threadChain } from './remote-chain.js'
 import { importNative, importWasm, loadSession } from './runtime.js'
 
 /**
@@ -30,6 +31,8 @@ const ort = runtime === 'wasm' ? importWasm() : importNative()
 // A failed import is answered to every load (its message names the fix), not left unhandled.
 ort.catch(() => {})
 const sessions = new Map<number, ModelSession>()
+/** Scoring chains (chain.ts) on these sessions, by number. */
+const chains = new Map<number, ThreadChain>()
 let next = 0
 
 port.on('message', (m: ModelRequest) => {
@@ -49,17 +52,27 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       const { inputName, inputShape, streamed } = s
       return { id: m.id, ok: true, session, inputName, inputShape, streamed: streamed === true }
     }
+    if (m.type === 'chain') {
+      const chain = next++
+      chains.set(chain, await threadChain(m.spec, sessionOf))
+      return { id: m.id, ok: true, chain }
+    }
+    if (m.type === 'score') {
+      const c = chains.get(m.chain)
+      if (!c) throw new Error(`no chain ${m.chain}`)
+      if (m.verifiers) c.update(m.verifiers)
+      return { id: m.id, ok: true, result: await c.chain.score(m.ask) }
+    }
+    if (m.type === 'dropChain') {
+      chains.delete(m.chain)
+      return { id: m.id, ok: true }
+    }
     if (m.type === 'prefill') {
       const output = await noisePrefill(sessionOf(m.mel), sessionOf(m.embedding), m.reach)
       return { id: m.id, ok: true, output }
     }
     const s = sessionOf(m.session)
     if (m.type === 'run') return { id: m.id, ok: true, output: await s.run(m.input, m.dims) }
-    if (m.type === 'runMany') {
-      const outputs: Float32Array[] = []
-      for (const input of m.inputs) outputs.push(await s.run(input, m.dims))
-      return { id: m.id, ok: true, outputs }
-    }
     sessions.delete(m.session)
     await s.close()
     return { id: m.id, ok: true }

@@ -53,14 +53,9 @@ export class OffsetPhase {
    * just judged: while on, its window ending 40 ms before the
    * chunk; as it comes on, the `consecutive - 1` windows before that too, so its run of chunks is
    * whole from the start. Resolves with whether one of its scores was rising (so scoring stays
-   * exact); `stale()` true (a reset came) stops it.
+   * exact).
    */
-  async score(
-    a: readonly number[],
-    back: number,
-    endAt: number,
-    stale: () => boolean,
-  ): Promise<boolean> {
+  async score(a: readonly number[], back: number, endAt: number): Promise<boolean> {
     const { trigger, features, share } = this.#o
     const near = trigger.near(a, share)
     const on = this.#left > 0
@@ -74,7 +69,6 @@ export class OffsetPhase {
     for (let b = first; b >= back; b--) {
       // Exact windows: the household's verifier rescores as on phase 0.
       const raw = await this.#o.heads.run(features.latest(this.#o.heads.longest, b, phase), true)
-      if (stale()) return false
       nearToo ||= trigger.near(raw, share)
       rising ||= trigger.rising(raw)
       const scores = trigger.warmOffset(raw, b - back)

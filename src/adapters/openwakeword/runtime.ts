@@ -2,8 +2,8 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
-import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
-import { modelThreadRuntime } from './model-thread.js'
+import type { ModelSession, RuntimeName } from './model-session.js'
+import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
 import {
   checkedStreaming,
   type EmbeddingParts,
@@ -50,7 +50,7 @@ function autoRuntime(platform = process.platform, arch = process.arch): RuntimeN
  * Loads the chosen runtime on first use only: neither package may load while no wake model is
  * configured (test/app/lazy-loading.test.ts), and the WASM one costs 1–2 s and ~70 MB to start.
  */
-export async function loadRuntime(choice: RuntimeChoice): Promise<InferenceRuntime> {
+export async function loadRuntime(choice: RuntimeChoice): Promise<ThreadRuntime> {
   if (!RUNTIME_CHOICES.includes(choice)) {
     throw new NocturnError(
       'NOC_ERR_WAKE_RUNTIME',
@@ -181,11 +181,6 @@ function modelSession(
     inputName,
     inputShape,
     run,
-    async runMany(inputs, dims) {
-      const outs: Float32Array[] = []
-      for (const input of inputs) outs.push(await run(input, dims))
-      return outs
-    },
     close,
   }
 }

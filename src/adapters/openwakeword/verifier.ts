@@ -17,6 +17,13 @@ export interface VerifierStage {
   readonly gate: number
   /** The score that counts, from the head's window of embeddings (`window × 96`, oldest first). */
   score(window: Float32Array, headScore: number): number
+  /**
+   * What `score` returns, as data the runtime's thread can score with (chain.ts runs there): the
+   * logistic model's `predict` on the window. Absent: `score` returns the head's score (a stage
+   * that only keeps windows); the thread then hands every window at the gate back to `score`,
+   * which keeps it.
+   */
+  readonly logistic?: LogisticModel | undefined
 }
 
 /** What `nocturn wake enroll` measured, kept in the file for doctor. */
@@ -65,16 +72,16 @@ export const DEFAULT_VERIFIER_GATE = 0.1
 export class WakeVerifier implements VerifierStage {
   readonly gate: number
   readonly record: VerifierRecord
-  readonly #model: LogisticModel
+  readonly logistic: LogisticModel
 
   constructor(record: VerifierRecord) {
     this.record = record
     this.gate = record.gate
-    this.#model = { weights: Float64Array.from(record.weights), bias: record.bias }
+    this.logistic = { weights: Float64Array.from(record.weights), bias: record.bias }
   }
 
   score(window: Float32Array): number {
-    return predict(this.#model, window)
+    return predict(this.logistic, window)
   }
 }
 

@@ -1,5 +1,3 @@
-import { errorText } from '../../core/errors.js'
-import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
 import { PHASES } from './features.js'
 import type { VerifierStage } from './verifier.js'
@@ -22,7 +20,6 @@ interface WakeTriggerOptions {
   readonly consecutive: number
   readonly refractoryMs: number
   readonly onWake: WakeListener
-  readonly logger: Logger
 }
 
 /**
@@ -56,11 +53,7 @@ export class WakeTrigger {
   }
 
   setThresholds(thresholds: readonly number[]): void {
-    if (thresholds.length !== this.#o.heads.length || !thresholds.every((t) => t > 0 && t < 1)) {
-      throw new RangeError(
-        `wake thresholds: expected ${this.#o.heads.length} numbers in (0, 1), got [${thresholds.join(', ')}]`,
-      )
-    }
+    checkThresholds(thresholds, this.#o.heads.length)
     this.#thresholds = [...thresholds]
   }
 
@@ -131,14 +124,8 @@ export class WakeTrigger {
       heardAtMs: endAt,
       levelDb: this.#levelDb(),
     }
-    try {
-      this.#o.onWake(detection)
-    } catch (err) {
-      this.#o.logger.error(
-        { event: 'wake_listener_failed', err: errorText(err) },
-        'the wake listener threw',
-      )
-    }
+    // The chain's listener records it (chain.ts); the detector calls the service's, guarded.
+    this.#o.onWake(detection)
   }
 
   /** No wake could stand here: it counts as scored below every threshold. */
@@ -171,5 +158,14 @@ export class WakeTrigger {
     for (const e of this.#energy) sum += e
     const mean = sum / LEVEL_CHUNKS / FULL_SCALE_SQUARED
     return mean > 0 ? Math.max(-120, 10 * Math.log10(mean)) : -120
+  }
+}
+
+/** Throws unless `thresholds` are `heads` numbers in (0, 1), one per phrase. */
+export function checkThresholds(thresholds: readonly number[], heads: number): void {
+  if (thresholds.length !== heads || !thresholds.every((t) => t > 0 && t < 1)) {
+    throw new RangeError(
+      `wake thresholds: expected ${heads} numbers in (0, 1), got [${thresholds.join(', ')}]`,
+    )
   }
 }
