@@ -138,7 +138,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
     listeners.add(providers)
     showStoreHealth(comp, store, device)
-    const router = routeMicrophone(comp, sound.mic, device)
+    const router = routeMicrophone(comp, sound.mic, device, sound.readEvery)
     const driver = composeVoice(comp, {
       live,
       tools,

@@ -3,6 +3,12 @@ import type { AudioIn, AudioInSink } from '../ports/audio.js'
 /** The microphone the router shares: mutable, and (the MicGate) with an echo gate to open. */
 type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: number): void }
 
+/**
+ * Idle, the microphone is read every 80 ms — the wake-word detector's chunk, so no chunk is later
+ * for it — instead of every 20 ms frame: a quarter of the wake-ups (bench/RESULTS.md).
+ */
+export const IDLE_READ_MS = 80
+
 /** Whether the microphone is hearing anything, and if not, why (for the LED and the status). */
 export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly reason: string }
 
@@ -18,14 +24,23 @@ export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly r
 export class MicRouter {
   readonly #source: RoutedMic
   readonly #onHealth: ((h: MicHealth) => void) | undefined
+  readonly #readEvery: ((ms: number) => void) | undefined
   #idle: AudioInSink | undefined
   #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
 
-  constructor(source: RoutedMic, options: { onHealth?: (h: MicHealth) => void } = {}) {
+  /**
+   * `readEvery`: how often the device is read (ArecordMic.readEvery) — in bursts between
+   * sessions, each frame as it comes during one (the model, a barge-in, the echo gate want it).
+   */
+  constructor(
+    source: RoutedMic,
+    options: { onHealth?: (h: MicHealth) => void; readEvery?: (ms: number) => void } = {},
+  ) {
     this.#source = source
     this.#onHealth = options.onHealth
+    this.#readEvery = options.readEvery
   }
 
   /** Starts the device (once) with frames going to `idle` whenever no session holds them. */
@@ -33,6 +48,7 @@ export class MicRouter {
     this.#idle = idle
     if (this.#started) return
     this.#started = true
+    if (!this.#session) this.#readEvery?.(IDLE_READ_MS)
     try {
       await this.#source.start({
         frame: (pcm, at) => {
@@ -70,9 +86,12 @@ export class MicRouter {
       sampleRateHz: source.sampleRateHz,
       start: async (sink) => {
         this.#session = sink
+        // At once: what waited for the idle burst is read now, in order, and goes to the session.
+        this.#readEvery?.(0)
       },
       stop: async () => {
         this.#session = undefined
+        this.#readEvery?.(IDLE_READ_MS)
       },
       setMuted: (muted) => source.setMuted(muted),
       hearNow: (passMs) => source.hearNow?.(passMs),

@@ -1,6 +1,7 @@
 import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
+import { ReadCadence } from '../../audio/read-cadence.js'
 import { Backoff } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { AudioIn, AudioInSink, MicOptions } from '../../ports/audio.js'
@@ -28,6 +29,8 @@ export class ArecordMic implements AudioIn {
   /** Kept across start/stop: a device that stays gone is retried ever less often. */
   readonly #backoff: Backoff
   #child: SupervisedChild<NocturnError> | undefined
+  /** How often stdout is read; kept across restarts (the route decides it, not the child). */
+  readonly #cadence: ReadCadence
 
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
@@ -35,6 +38,20 @@ export class ArecordMic implements AudioIn {
     this.#backoff = new Backoff(options.backoff ?? DEVICE_BACKOFF)
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
+    this.#cadence = new ReadCadence({
+      clock: options.clock,
+      frameMs: this.#frameMs,
+      resume: () => this.#child?.resumeStdout(),
+    })
+  }
+
+  /**
+   * Reads the recorder's output in bursts of `ms` (idle listening: the process wakes once a burst,
+   * not once a frame), or each frame as it comes with `ms` of one frame or less (a session). The
+   * frames and their times are the same either way, and the recorder runs on: nothing is lost.
+   */
+  readEvery(ms: number): void {
+    this.#cadence.every(ms)
   }
 
   /** The running recorder's pid, for diagnostics. */
@@ -48,14 +65,17 @@ export class ArecordMic implements AudioIn {
     const rate = this.sampleRateHz
     const bytesPerMs = (rate * 2) / 1000
     const clock = o.clock
+    const cadence = this.#cadence
     let chunkAt = 0
-    const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) =>
-      sink.frame(frame, chunkAt - bytesAfter / bytesPerMs),
-    )
+    const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) => {
+      cadence.frame()
+      sink.frame(frame, chunkAt - bytesAfter / bytesPerMs)
+    })
     const periodUs = this.#frameMs * 1000
     this.#child = new SupervisedChild({
       command: o.command ?? 'arecord',
-      // The period is one frame so audio arrives as it is captured, not in 125 ms lumps.
+      // The period is one frame so audio can be read as it is captured (a session), not in
+      // 125 ms lumps; idle, the cadence reads it in bursts without restarting the recorder.
       args: [
         ...pcmArgs(o.device, rate),
         `--period-time=${periodUs}`,
@@ -70,11 +90,15 @@ export class ArecordMic implements AudioIn {
       onStdout: (chunk) => {
         chunkAt = clock.now()
         splitter.push(chunk)
+        return cadence.read(splitter.partial, bytesPerMs)
       },
       describeExit: (exit, stderr) => childExitError('arecord', 'capture', o.device, exit, stderr),
       // SupervisedChild respawns every exit until stop(): each failure is recoverable.
       onFailure: (error) => sink.error(error, true),
-      onSpawn: () => splitter.reset(),
+      onSpawn: () => {
+        splitter.reset()
+        cadence.reset()
+      },
     })
     await this.#child.start()
   }
@@ -82,6 +106,7 @@ export class ArecordMic implements AudioIn {
   async stop(): Promise<void> {
     const child = this.#child
     this.#child = undefined
+    this.#cadence.stop()
     await child?.stop()
   }
 }

@@ -42,13 +42,18 @@ import type { Composition } from './composition.js'
  * the echo gate), whoever holds the route, so the wake phrase said over a reply is heard.
  */
 
-/** The microphone's router, its health (it hears nothing, it hears again) shown on the LED. */
+/**
+ * The microphone's router, its health (it hears nothing, it hears again) shown on the LED; with
+ * `readEvery` (ALSA), the device read in bursts between sessions.
+ */
 export function routeMicrophone(
   { log }: Composition,
   mic: MicGate,
   device: DeviceState,
+  readEvery?: (ms: number) => void,
 ): MicRouter {
   return new MicRouter(mic, {
+    ...(readEvery && { readEvery }),
     onHealth: (h) => {
       if (!h.ok)
         log.warn(
