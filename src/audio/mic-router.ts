@@ -1,4 +1,5 @@
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
+import type { MicReads } from './read-cadence.js'
 
 /** The microphone the router shares: mutable, and (the MicGate) with an echo gate to open. */
 type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: number): void }
@@ -7,7 +8,7 @@ type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: n
  * Idle, the microphone is read every 80 ms — the wake-word detector's chunk, so no chunk is later
  * for it — instead of every 20 ms frame: a quarter of the wake-ups (bench/RESULTS.md).
  */
-export const IDLE_READ_MS = 80
+const IDLE_READ_MS = 80
 
 /** Whether the microphone is hearing anything, and if not, why (for the LED and the status). */
 export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly reason: string }
@@ -24,23 +25,23 @@ export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly r
 export class MicRouter {
   readonly #source: RoutedMic
   readonly #onHealth: ((h: MicHealth) => void) | undefined
-  readonly #readEvery: ((ms: number) => void) | undefined
+  readonly #reads: MicReads | undefined
   #idle: AudioInSink | undefined
   #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
 
   /**
-   * `readEvery`: how often the device is read (ArecordMic.readEvery) — in bursts between
-   * sessions, each frame as it comes during one (the model, a barge-in, the echo gate want it).
+   * `reads`: how often the device is read (ArecordMic's) — in bursts between sessions, each frame
+   * as it comes during one (the model, a barge-in, the echo gate want it at once).
    */
   constructor(
     source: RoutedMic,
-    options: { onHealth?: (h: MicHealth) => void; readEvery?: (ms: number) => void } = {},
+    options: { onHealth?: (h: MicHealth) => void; reads?: MicReads | undefined } = {},
   ) {
     this.#source = source
     this.#onHealth = options.onHealth
-    this.#readEvery = options.readEvery
+    this.#reads = options.reads
   }
 
   /** Starts the device (once) with frames going to `idle` whenever no session holds them. */
@@ -48,7 +49,7 @@ export class MicRouter {
     this.#idle = idle
     if (this.#started) return
     this.#started = true
-    if (!this.#session) this.#readEvery?.(IDLE_READ_MS)
+    if (!this.#session) this.#reads?.every(IDLE_READ_MS)
     try {
       await this.#source.start({
         frame: (pcm, at) => {
@@ -87,11 +88,11 @@ export class MicRouter {
       start: async (sink) => {
         this.#session = sink
         // At once: what waited for the idle burst is read now, in order, and goes to the session.
-        this.#readEvery?.(0)
+        this.#reads?.every(0)
       },
       stop: async () => {
         this.#session = undefined
-        this.#readEvery?.(IDLE_READ_MS)
+        this.#reads?.every(IDLE_READ_MS)
       },
       setMuted: (muted) => source.setMuted(muted),
       hearNow: (passMs) => source.hearNow?.(passMs),

@@ -10,6 +10,9 @@ export interface ReadCadenceOptions {
   readonly slackMs?: number
 }
 
+/** What the rest of the device may ask of a microphone's reads (ArecordMic's). */
+export type MicReads = Pick<ReadCadence, 'every' | 'align'>
+
 /** A few ms: a timer fires that late on a loaded board anyway; earlier, a late frame costs a wake. */
 const DEFAULT_SLACK_MS = 3
 /** A read this long after its resume found the audio arriving, not waiting: its time is known. */
@@ -30,8 +33,10 @@ export class ReadCadence {
   readonly #slackMs: number
   /** Frames a read waits for; 1: each as it comes. */
   #burst = 1
-  /** Frames handed on since the source started. */
+  /** Frames handed on since the source started (or the last `align()`). */
   #frames = 0
+  /** A frame is being handed on: `align()` makes it a burst's first. */
+  #handing = false
   /** When the next burst's last frame is expected (monotonic ms); NaN until one was seen arrive. */
   #due = Number.NaN
   #resumedAt = Number.NEGATIVE_INFINITY
@@ -59,9 +64,23 @@ export class ReadCadence {
     }
   }
 
-  /** One frame was handed on. */
+  /** A frame is about to be handed on; `handed()` when it has been. */
   frame(): void {
     this.#frames++
+    this.#handing = true
+  }
+
+  handed(): void {
+    this.#handing = false
+  }
+
+  /**
+   * A listener starts counting its chunks afresh (the wake-word detector reset): the frame being
+   * handed on now — or, between frames, the next one — starts a burst, so bursts end where its
+   * chunks do.
+   */
+  align(): void {
+    this.#frames = this.#handing ? 1 : 0
   }
 
   /**
@@ -94,6 +113,7 @@ export class ReadCadence {
   reset(): void {
     this.#cancel()
     this.#frames = 0
+    this.#handing = false
     this.#due = Number.NaN
   }
 

@@ -78,22 +78,52 @@ async function world() {
 }
 
 describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)', () => {
-  it('idle: four frames a read, every frame in order; each as it comes after readEvery(0)', async () => {
+  it('idle: four frames a read, every frame in order; each as it comes after every(0)', async () => {
     const { mic, feeds } = await world()
     const r = recorder()
-    mic.readEvery(80)
+    mic.reads.every(80)
     await mic.start(r.sink)
     await until(() => feeds.heard(0, 200))
     const n = 150 // 3 s
     feeds.play(numbered(n), [{ i: 0 }])
     await until(() => r.marks.includes(75))
     const idleReads = r.reads.length
-    mic.readEvery(0)
+    mic.reads.every(0)
     await until(() => r.marks.includes(n))
     expectWhole(r.marks, n)
     // Loose on purpose: the feeding timer here is jittery, so a burst is sometimes read in two.
     expect(perRead(r.reads.slice(2, idleReads - 1))).toBeGreaterThanOrEqual(2.5)
     expect(median(r.reads.slice(idleReads + 2))).toBe(1)
+  }, 20_000)
+
+  it("align(): the frame being handed on starts a burst, so reads end where a listener's chunks do", async () => {
+    const { mic, feeds } = await world()
+    mic.reads.every(80)
+    let handed = 0
+    const ends: number[] = [] // frames handed on when each read ended
+    let open = false
+    const aligned = 50 // 2 past a burst's end counted from the recorder's first frame
+    await mic.start({
+      frame: () => {
+        handed++
+        // The detector resets on this frame (a gap): its chunks now start here.
+        if (handed === aligned) mic.reads.align()
+        if (!open) {
+          open = true
+          queueMicrotask(() => {
+            open = false
+            ends.push(handed)
+          })
+        }
+      },
+      error: () => {},
+    })
+    await until(() => handed >= aligned + 100)
+    const later = ends.filter((e) => e > aligned + 8)
+    // A burst ends on its 4th frame from the aligned one: 53, 57, … (before: 52, 56, …).
+    const onBeat = later.filter((e) => (e - aligned + 1) % 4 === 0).length
+    expect(onBeat).toBeGreaterThan(later.length / 2)
+    expect(feeds.heard(0, 1000)).toBe(true)
   }, 20_000)
 
   it('switching back and forth loses and reorders nothing', async () => {
@@ -105,7 +135,7 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     feeds.play(numbered(n), [{ i: 0 }])
     // Every 70–130 ms a switch, wherever the bursts happen to be.
     for (let k = 0; !r.marks.includes(n); k++) {
-      mic.readEvery(k % 2 === 0 ? 80 : 20)
+      mic.reads.every(k % 2 === 0 ? 80 : 20)
       await new Promise((done) => setTimeout(done, 70 + ((k * 37) % 60)))
     }
     expectWhole(r.marks, n)
@@ -115,7 +145,7 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     const { mic, feeds } = await world()
     const router = new MicRouter(
       { ...routed(mic), start: (s) => mic.start(s), stop: () => mic.stop() },
-      { readEvery: (ms) => mic.readEvery(ms) },
+      { reads: mic.reads },
     )
     const all: number[] = []
     const idle = recorder(all)

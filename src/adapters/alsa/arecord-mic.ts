@@ -1,7 +1,7 @@
 import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
-import { ReadCadence } from '../../audio/read-cadence.js'
+import { type MicReads, ReadCadence } from '../../audio/read-cadence.js'
 import { Backoff } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { AudioIn, AudioInSink, MicOptions } from '../../ports/audio.js'
@@ -46,12 +46,12 @@ export class ArecordMic implements AudioIn {
   }
 
   /**
-   * Reads the recorder's output in bursts of `ms` (idle listening: the process wakes once a burst,
-   * not once a frame), or each frame as it comes with `ms` of one frame or less (a session). The
-   * frames and their times are the same either way, and the recorder runs on: nothing is lost.
+   * How the recorder's output is read: in bursts (idle listening: the process wakes once a burst,
+   * not once a frame) or each frame as it comes (a session). The frames and their times are the
+   * same either way, and the recorder runs on: nothing is lost.
    */
-  readEvery(ms: number): void {
-    this.#cadence.every(ms)
+  get reads(): MicReads {
+    return this.#cadence
   }
 
   /** The running recorder's pid, for diagnostics. */
@@ -70,6 +70,7 @@ export class ArecordMic implements AudioIn {
     const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) => {
       cadence.frame()
       sink.frame(frame, chunkAt - bytesAfter / bytesPerMs)
+      cadence.handed()
     })
     const periodUs = this.#frameMs * 1000
     this.#child = new SupervisedChild({

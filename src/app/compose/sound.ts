@@ -60,7 +60,7 @@ export async function openSound(
     mic: audio.mic,
     speaker,
     voiceSpeaker,
-    ...(audio.readEvery && { readEvery: audio.readEvery }),
+    ...(audio.reads && { reads: audio.reads }),
   }
 }
 
