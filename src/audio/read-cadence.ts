@@ -6,17 +6,24 @@ export interface ReadCadenceOptions {
   readonly frameMs: number
   /** Reads the source again after `read()` returned false (what came meanwhile waited for it). */
   readonly resume: () => void
-  /** How long after a burst's last frame is due the read comes: the wait a late frame may add. */
+  /**
+   * How long after a burst's last frame is due the read comes: the wait a late frame may add.
+   * Negative: before it, reading on until it comes (no wait added, two wake-ups a burst).
+   */
   readonly slackMs?: number
 }
 
 /** What the rest of the device may ask of a microphone's reads (ArecordMic's). */
 export type MicReads = Pick<ReadCadence, 'every' | 'align'>
 
-/** A few ms: a timer fires that late on a loaded board anyway; earlier, a late frame costs a wake. */
-const DEFAULT_SLACK_MS = 3
-/** A read this long after its resume found the audio arriving, not waiting: its time is known. */
-const SAME_TURN_MS = 2
+const TIMING = {
+  /** A few ms: a timer fires that late on a loaded board anyway; earlier, a late frame costs a wake. */
+  slackMs: 3,
+  /** How much earlier the next read comes after one found its burst already waiting. */
+  nudgeMs: 2,
+  /** A read this long after its resume found the audio arriving, not waiting: its time is known. */
+  sameTurnMs: 2,
+} as const
 
 /**
  * When a microphone is read: each frame as it comes (a session: the model, a barge-in, the echo
@@ -44,7 +51,7 @@ export class ReadCadence {
 
   constructor(options: ReadCadenceOptions) {
     this.#o = options
-    this.#slackMs = options.slackMs ?? DEFAULT_SLACK_MS
+    this.#slackMs = options.slackMs ?? TIMING.slackMs
   }
 
   /** Frames per read. */
@@ -95,8 +102,11 @@ export class ReadCadence {
     if (into === 0 && partialBytes === 0) {
       const burstMs = this.#burst * frameMs
       // Seen arriving (not found waiting at a resume): that is when the source's bursts end.
-      const seen = now - this.#resumedAt > SAME_TURN_MS
+      // Found waiting, it came earlier than thought, by how much unknown: try a little earlier
+      // next time, until one is seen arriving again (else a late one would set the beat for good).
+      const seen = now - this.#resumedAt > TIMING.sameTurnMs
       if (seen || !(this.#due > now - burstMs)) this.#due = now
+      else this.#due -= TIMING.nudgeMs
       this.#due += burstMs
       this.#pauseUntil(this.#due + this.#slackMs, now)
       return false

@@ -15,6 +15,8 @@ export interface ArecordMicOptions extends MicOptions {
   /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
   readonly command?: string | undefined
   readonly env?: NodeJS.ProcessEnv | undefined
+  /** When an idle burst is read after its last frame is due (ReadCadence; negative: before). */
+  readonly readSlackMs?: number | undefined
 }
 
 /**
@@ -42,6 +44,7 @@ export class ArecordMic implements AudioIn {
       clock: options.clock,
       frameMs: this.#frameMs,
       resume: () => this.#child?.resumeStdout(),
+      ...(options.readSlackMs !== undefined && { slackMs: options.readSlackMs }),
     })
   }
 
