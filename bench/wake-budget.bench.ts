@@ -1,6 +1,7 @@
 // Issue 47: listening within a Pi 4's budget while the television talks. `npm run bench --
-// wake-budget`. Side by side in one run, each row its own process (bench/wake/idle-child.ts, 20 ms
-// frames paced in real time, the service's watchdog in report mode): the pacing alone (the floor),
+// wake-budget`. Side by side in one run, each row its own process (bench/wake/idle-child.ts, the
+// room from a real microphone in real time, the service's watchdog in report mode): the microphone
+// read with nothing listening (the floor),
 // speech mode, and wake mode scoring every chunk exactly (as before issue 47) and coarsely (the
 // service now), in a quiet room and a talking one (the VAD fixtures' speech looped: a television);
 // then the talking room inside cgroup CPU quotas of 2.5 % and 1.7 % of one core (a Pi 4's 10 %
@@ -8,15 +9,23 @@
 // the watchdog's stalls (the microphone feed's 10 s, the loop's 15 s), cpu.stat's throttling.
 // CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
 // quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60);
-// WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default).
+// WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default), WAKE_BUDGET_ONLY the
+// variants (comma-separated parts of their labels), WAKE_BUDGET_LOOP_MS the loop monitor's step.
+// The room comes through the real microphone: a FIFO-backed capture PCM (test/helpers/alsa.ts)
+// fed in real time by bench/wake/room-feeder.ts (its own process, outside the quota), read by the
+// child's ArecordMic as the service reads it idle — in bursts of WAKE_BUDGET_READ_MS (80, the
+// router's; 20: each frame as it comes, as before). arecord is the child's child, inside the
+// quota as on the device, and its CPU is counted apart. WAKE_BUDGET_FROM: another build's dist/
+// (absolute; main's for "before", which reads each frame as it comes whatever is asked).
 // The children run the compiled JavaScript (FROM=dist, as the service does: the runtime's thread
 // then loads no TypeScript loader of its own), so run `npx tsc -p tsconfig.build.json` first. The
 // CPU is also split between the main thread (the event loop) and every other thread (the
 // runtime's, V8's helpers). Reports; asserts nothing.
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
+import { hermeticAlsa } from '../test/helpers/alsa.js'
 import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { MODEL_DIR } from '../test/helpers/wake.js'
 import { machineLine } from './machine.js'
@@ -39,7 +48,13 @@ const FREE_S = Number(process.env.WAKE_BUDGET_FREE_SECONDS ?? 60)
 const ROOMS = (process.env.WAKE_BUDGET_ROOMS ?? 'quiet,talk')
   .split(',')
   .filter((r): r is 'quiet' | 'talk' => r === 'quiet' || r === 'talk')
-const ONLY = process.env.WAKE_BUDGET_ONLY ?? ''
+/** Comma-separated: the variants whose label has any of them (all by default). */
+const ONLY = (process.env.WAKE_BUDGET_ONLY ?? '').split(',')
+const picked = (v: Variant) => ONLY.some((o) => v.label.includes(o))
+const READ_MS = process.env.WAKE_BUDGET_READ_MS ?? '80'
+/** The loop-delay monitor's resolution: its timer wakes the child too (10: as before). */
+const LOOP_MS = process.env.WAKE_BUDGET_LOOP_MS ?? '10'
+const FROM = process.env.WAKE_BUDGET_FROM ?? 'dist'
 const QUOTAS = (process.env.WAKE_BUDGET_QUOTAS ?? '2.5,1.7').split(',').filter(Boolean).map(Number)
 const out = (s: string) => process.stdout.write(`${s}\n`)
 const load = () =>
@@ -53,7 +68,7 @@ interface Variant {
   readonly hop?: number
 }
 const VARIANTS: readonly Variant[] = [
-  { label: 'floor (pacing only)', wake: 'floor' },
+  { label: 'floor (reading only)', wake: 'floor' },
   { label: 'speech mode', wake: 'none' },
   { label: 'wake, every chunk exact (hop 1)', wake: 'native', hop: 1 },
   { label: 'wake, coarse (hop 2, the service)', wake: 'native', hop: 2 },
@@ -69,6 +84,19 @@ function run(
     quotaPercent === undefined ? undefined : makeCpuQuota('nocturn-wake-budget', quotaPercent)
   if (typeof q === 'string') return `not measured (${q})`
   const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
+  const alsa = hermeticAlsa('fifo', { stall: false })
+  const feeder = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(import.meta.dirname, 'wake', 'room-feeder.ts'),
+      alsa.infile,
+      room,
+      String(seconds),
+    ],
+    { stdio: 'ignore' },
+  )
   const before = load()
   try {
     const r = spawnSync(
@@ -76,14 +104,17 @@ function run(
       ['-c', `${q ? q.enter : 'exec'} ${process.execPath} --import tsx ${child}`],
       {
         env: {
-          ...process.env,
+          ...alsa.env,
+          CAPTURE: alsa.capture,
+          READ_MS,
+          LOOP_MS,
           WAKE: v.wake,
           ROOM: room,
           COARSE_HOP: String(v.hop ?? 1),
           MODEL_DIR,
           SECONDS_PACED: String(seconds),
           WATCHDOG: '1',
-          FROM: 'dist',
+          FROM,
         },
         encoding: 'utf8',
         timeout: (seconds + 300) * 1000,
@@ -103,41 +134,44 @@ function run(
   } catch (err) {
     return `failed: ${String(err).slice(0, 200)}`
   } finally {
+    feeder.kill()
     q?.remove()
   }
 }
 
-out(`# wake budget · ${machineLine()} · load ${load()}`)
+out(
+  `# wake budget · ${machineLine()} · load ${load()} · microphone read every ${READ_MS} ms idle · loop sampled every ${LOOP_MS} ms · from ${FROM}`,
+)
 out(
   `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,
 )
 out(
-  '| variant | room | CPU ms/s (main + other threads) | RSS end (MB) | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
+  '| variant | room | CPU ms/s (main + other threads) | arecord ms/s | reads/s | RSS end (MB) | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
 )
-out('|---|---|---|---|---|---|---|---|')
+out('|---|---|---|---|---|---|---|---|---|---|')
 for (const room of ROOMS) {
-  for (const v of VARIANTS) {
+  for (const v of VARIANTS.filter(picked)) {
     const r = run(v, room, FREE_S)
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${room} | ${r} |`
-        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.rssEndMb} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }
 for (const quota of QUOTAS) {
   out(`\ninside ${quota} % of one core, a talking room, ${QUOTA_S} s a row`)
   out(
-    '| variant | CPU ms/s (main + other threads) | chunks scored / dropped (of all) | rests | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
+    '| variant | CPU ms/s (main + other threads) | arecord ms/s | reads/s | chunks scored / dropped (of all) | rests | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
   )
-  out('|---|---|---|---|---|---|---|---|---|')
-  for (const v of VARIANTS.slice(1).filter((x) => x.label.includes(ONLY))) {
+  out('|---|---|---|---|---|---|---|---|---|---|---|')
+  for (const v of VARIANTS.slice(1).filter(picked)) {
     const r = run(v, 'talk', QUOTA_S, quota)
     const all = QUOTA_S * 12.5
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${r} |`
-        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }

@@ -1,26 +1,37 @@
-// One paced idle-listening run for wake-word.bench.ts: 20 ms frames of a room, in real time, for
-// SECONDS seconds. WAKE=none: today's speech mode (the speech detector alone). Otherwise the wake
-// stage as `listen.mode: wake` composes it: the speech detector's history and the wake-word
-// detector on the given runtime, which leaves chunks with no voice near unscored — HINT=none
-// scores every chunk instead (the detector before that). ROOM=quiet (synthetic quiet noise) or
-// talk (the VAD fixtures' speech, looped: a room where someone is always talking, a television).
-// Prints one JSON line: CPU ms per second, RSS before and after the detector, of it the
-// process's own (not mapped files: a native library's code pages are those), scoring lag per
-// chunk (p50/p99/max), chunks scored, left quiet and dropped.
+// One paced idle-listening run for wake-word.bench.ts and wake-budget.bench.ts: a room, in real
+// time, for SECONDS seconds. With CAPTURE (a capture PCM, ALSA_CONFIG_PATH in the environment:
+// wake-budget's FIFO fed by bench/wake/room-feeder.ts) the frames come from the real microphone —
+// ArecordMic behind a MicRouter, its `arecord` a child of this process (so inside its cgroup),
+// read the way the service reads it idle: in READ_MS bursts (80, the router's; 20 reads each
+// frame as it comes, as before; a build without read cadences reads each frame whatever is asked).
+// Without CAPTURE, 20 ms frames paced by a timer (the harness wake-word.bench.ts uses). WAKE=none:
+// today's speech mode (the speech detector alone). Otherwise the wake stage as `listen.mode:
+// wake` composes it: the speech detector's history and the wake-word detector on the given
+// runtime, which leaves chunks with no voice near unscored — HINT=none scores every chunk instead
+// (the detector before that). ROOM=quiet (synthetic quiet noise) or talk (the VAD fixtures'
+// speech, looped: a room where someone is always talking, a television).
+// Prints one JSON line: CPU ms per second (this process's, and arecord's apart), RSS before and
+// after the detector, of it the process's own (not mapped files: a native library's code pages
+// are those), scoring lag per chunk (p50/p99/max), chunks scored, left quiet and dropped.
 import { readdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import type { VoicedHistory } from '../../src/audio/voiced-history.js'
 import type { WakeOnset } from '../../src/audio/wake-onset.js'
 import { quantile } from '../machine.js'
+import { roomAudio } from './room-audio.js'
 
 /**
  * FROM=dist: the compiled JavaScript (`npx tsc -p tsconfig.build.json`), as the service runs it —
  * the runtime's worker thread then loads plain JavaScript, not the sources through tsx's loader
  * (a loader thread and esbuild of its own, which a device never runs). Else the sources.
  */
-const from = process.env.FROM === 'dist' ? '../../dist' : '../../src'
+const from =
+  process.env.FROM === 'dist'
+    ? '../../dist'
+    : process.env.FROM?.startsWith('/')
+      ? process.env.FROM // another build's dist/ (the bench's "before")
+      : '../../src'
 const m = async <T>(path: string): Promise<T> => (await import(`${from}/${path}`)) as T
 const { realClock } = await m<typeof import('../../src/adapters/clock/real-clock.js')>(
   'adapters/clock/real-clock.js',
@@ -28,7 +39,6 @@ const { realClock } = await m<typeof import('../../src/adapters/clock/real-clock
 const { COARSE_HOP } =
   await m<typeof import('../../src/app/wake-detector.js')>('app/wake-detector.js')
 const { Watchdog } = await m<typeof import('../../src/app/watchdog.js')>('app/watchdog.js')
-const { quietNoise } = await m<typeof import('../../src/audio/pcm.js')>('audio/pcm.js')
 const { SpeechDetector } = await m<typeof import('../../src/audio/speech-detector.js')>(
   'audio/speech-detector.js',
 )
@@ -36,7 +46,6 @@ const { VoicedHistory: Voiced } =
   await m<typeof import('../../src/audio/voiced-history.js')>('audio/voiced-history.js')
 const { WakeOnset: Onset } =
   await m<typeof import('../../src/audio/wake-onset.js')>('audio/wake-onset.js')
-const { parseWav } = await m<typeof import('../../src/audio/wav.js')>('audio/wav.js')
 const { silentLogger } = await m<typeof import('../../src/core/logger.js')>('core/logger.js')
 
 const wake = process.env.WAKE ?? 'native'
@@ -51,7 +60,7 @@ const rss = () => process.memoryUsage().rss / 2 ** 20
 const anon = () =>
   Number(/RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]) / 1024
 
-// WAKE=floor: the pacing alone, nothing listening (what the harness itself costs).
+// WAKE=floor: nothing listening: the microphone's reads (or the pacing) alone, the floor.
 const floor = wake === 'floor'
 const speech = wake === 'none' ? await SpeechDetector.create() : undefined
 const voiced = wake === 'none' || floor ? undefined : await Voiced.create()
@@ -76,8 +85,9 @@ if (wake !== 'none' && !floor) {
     refractoryMs: 2000,
     coarseHop,
     logger: silentLogger,
-    now: () => performance.now(),
-    onScores: (_s, endAt) => lags.push(performance.now() - endAt),
+    // The microphone's capture times are the clock's (Date.now), as in the service.
+    now: () => Date.now(),
+    onScores: (_s, endAt) => lags.push(Date.now() - endAt),
   })
   loadMs = performance.now() - t
   const d = detector
@@ -99,18 +109,7 @@ if (wake !== 'none' && !floor) {
 }
 const rssLoaded = rss()
 
-/** The room, looped: a frame is a view into it, as the microphone lends one. */
-function room(): Uint8Array {
-  if (roomKind === 'talk') {
-    const dir = join(import.meta.dirname, '..', '..', 'fixtures', 'vad')
-    const files = ['speech-en-us-m', 'speech-en-gb-f', 'speech-en-us-f2', 'speech-en-sc-m']
-    return Buffer.concat(
-      files.map((f) => parseWav(readFileSync(join(dir, `${f}.wav`)), 16_000).pcm.subarray(32_000)),
-    )
-  }
-  return quietNoise(32_000, 150)
-}
-const noise = room()
+const noise = roomAudio(roomKind)
 const loopFrames = Math.floor(noise.length / 640)
 const frames = seconds * 50
 // The service's own watchdog, reporting instead of killing: a stall it would have ended the
@@ -124,30 +123,107 @@ const watchdog =
         onStall: (what) => stalls.push(what),
       })
     : undefined
-const loop = monitorEventLoopDelay({ resolution: 10 })
+// The loop's delay sampled every LOOP_MS (10): a timer of its own, 100 wake-ups a second at 10 —
+// more than the microphone's; a coarser one shows the listening's own cost better.
+const loop = monitorEventLoopDelay({ resolution: Number(process.env.LOOP_MS ?? 10) })
 loop.enable()
-const threadsAtStart = threadCpuMs()
-const start = performance.now()
-const cpu = process.cpuUsage()
+let threadsAtStart = threadCpuMs()
+let start = performance.now()
+let cpu = process.cpuUsage()
+/** From now: the first microphone frame. */
+function resetClocks(): void {
+  threadsAtStart = threadCpuMs()
+  start = performance.now()
+  cpu = process.cpuUsage()
+  loop.reset()
+}
 let sent = 0
-await new Promise<void>((done) => {
-  const tick = () => {
-    const now = performance.now()
-    // Every frame that is due by now, as a capture device delivers them.
-    while (sent < frames && start + (sent + 1) * 20 <= now) {
-      const off = (sent % loopFrames) * 640
-      const frame = noise.subarray(off, off + 640)
-      const at = start + (sent + 1) * 20
-      speech?.push(frame, at)
-      watchdog?.feed('microphone')
-      stage?.room(frame, at)
-      sent++
-    }
-    if (sent >= frames) return done()
-    setTimeout(tick, Math.max(0, start + (sent + 1) * 20 - performance.now()))
+/** Reads of the microphone that handed frames on (the process's wake-ups for audio). */
+let reads = 0
+const capture = process.env.CAPTURE
+/** The real microphone's recorder, when there is one: its pid, for its CPU time. */
+let recorderPid: number | undefined
+let recorderAtStart = 0
+let recorderAtEnd = 0
+const hear = (frame: Uint8Array, at: number) => {
+  speech?.push(frame, at)
+  watchdog?.feed('microphone')
+  stage?.room(frame, at)
+  sent++
+}
+if (capture) {
+  const { ArecordMic } = await m<typeof import('../../src/adapters/alsa/arecord-mic.js')>(
+    'adapters/alsa/arecord-mic.js',
+  )
+  const { MicRouter } =
+    await m<typeof import('../../src/audio/mic-router.js')>('audio/mic-router.js')
+  const mic = new ArecordMic({ device: capture, clock: realClock(), logger: silentLogger })
+  const readMs = Number(process.env.READ_MS ?? 80)
+  // As the service composes it: the router sets the idle cadence (main's build: none there).
+  const router = new MicRouter(
+    {
+      sampleRateHz: mic.sampleRateHz,
+      start: (s) => mic.start(s),
+      stop: () => mic.stop(),
+      setMuted: () => {},
+    },
+    {
+      // READ_MS stands in for the router's idle bursts; main's build has no reads to set.
+      reads: (mic as { reads?: unknown }).reads
+        ? {
+            every: (ms: number) => mic.reads.every(ms > 20 ? readMs : ms),
+            align: () => mic.reads.align(),
+          }
+        : undefined,
+    },
+  )
+  let first = true
+  let inRead = false
+  const endRead = () => {
+    inRead = false
   }
-  tick()
-})
+  await new Promise<void>((done) => {
+    void router.start({
+      frame: (frame, at) => {
+        // Frames handed on in one synchronous run came from one read of the recorder's output.
+        if (!inRead) {
+          inRead = true
+          reads++
+          queueMicrotask(endRead)
+        }
+        if (first) {
+          // Timed from the first frame (arecord's start-up is not listening).
+          first = false
+          resetClocks()
+          reads = 1
+          recorderPid = mic.pid
+          recorderAtStart = processCpuMs(recorderPid)
+        }
+        hear(frame, at)
+        if (sent === frames) {
+          recorderAtEnd = processCpuMs(recorderPid)
+          done()
+        }
+      },
+      error: (e) => process.stderr.write(`microphone: ${e.message}\n`),
+    })
+  })
+  await router.stop()
+} else {
+  await new Promise<void>((done) => {
+    const tick = () => {
+      const now = performance.now()
+      // Every frame that is due by now, as a capture device delivers them.
+      while (sent < frames && start + (sent + 1) * 20 <= now) {
+        const off = (sent % loopFrames) * 640
+        hear(noise.subarray(off, off + 640), start + (sent + 1) * 20)
+      }
+      if (sent >= frames) return done()
+      setTimeout(tick, Math.max(0, start + (sent + 1) * 20 - performance.now()))
+    }
+    tick()
+  })
+}
 const used = process.cpuUsage(cpu)
 const threadsAtEnd = threadCpuMs()
 loop.disable()
@@ -175,6 +251,12 @@ process.stdout.write(
     coarse: detector?.stats().coarseScores ?? 0,
     coarseHop,
     watchdogStalls: stalls.length,
+    recorderMsPerS:
+      recorderPid === undefined
+        ? undefined
+        : Number(((recorderAtEnd - recorderAtStart) / wallS).toFixed(1)),
+    readMs: capture ? Number(process.env.READ_MS ?? 80) : undefined,
+    readsPerS: capture ? Number((reads / wallS).toFixed(1)) : undefined,
     ...threadShares(threadsAtStart, threadsAtEnd, wallS),
     loopDelayP99Ms: Number((loop.percentile(99) / 1e6).toFixed(1)),
     loopDelayMaxMs: Number((loop.max / 1e6).toFixed(1)),
@@ -182,6 +264,17 @@ process.stdout.write(
 )
 await stage?.close()
 await watchdog?.stop()
+
+/** A process's CPU time so far (ms), from /proc (Linux; 0 elsewhere or once it is gone). */
+function processCpuMs(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) * 10
+  } catch {
+    return 0
+  }
+}
 
 /** Each thread's CPU time so far (ms), by thread id, from /proc (Linux). */
 function threadCpuMs(): Map<number, { name: string; ms: number }> {
@@ -212,6 +305,7 @@ function threadShares(
     const ms = t.ms - (a.get(tid)?.ms ?? 0)
     if (tid === process.pid) main += ms
     else other += ms
+    if (process.env.THREADS === '1' && ms > 0) process.stderr.write(`thread ${t.name}: ${ms} ms\n`)
   }
   return {
     mainMsPerS: Number((main / seconds).toFixed(1)),

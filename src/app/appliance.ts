@@ -138,7 +138,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
     listeners.add(providers)
     showStoreHealth(comp, store, device)
-    const router = routeMicrophone(comp, sound.mic, device)
+    const router = routeMicrophone(comp, sound.mic, device, sound.reads)
     const driver = composeVoice(comp, {
       live,
       tools,
@@ -177,6 +177,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
       wakes,
+      reads: sound.reads,
       onFalseWake: () => device.countFalseWake(),
       ...(options.onEarcon && { onEarcon: options.onEarcon }),
       onSessionEnd: (summary) => {

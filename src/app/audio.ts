@@ -1,5 +1,6 @@
 import { CaptureWatchdog } from '../audio/capture-watchdog.js'
 import { type EchoMode, MicGate } from '../audio/mic-gate.js'
+import type { MicReads } from '../audio/read-cadence.js'
 import { DEFAULT_ECHO_TAIL_MS } from '../core/defaults.js'
 import type { NocturnError } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
@@ -25,6 +26,8 @@ export interface Audio {
   /** The microphone as the rest of Nocturn sees it: gated for echo, mutable, watched for stalls. */
   readonly mic: MicGate
   readonly speaker: AudioOut
+  /** How often the microphone device is read (MicRouter): ALSA's alone; the others as they come. */
+  readonly reads?: MicReads
 }
 
 /**
@@ -49,10 +52,13 @@ export async function openAudio(
   const playback = { device: config.playback, clock, logger, leadMs: config.leadMs, onError }
   let source: AudioIn
   let speaker: AudioOut
+  let reads: MicReads | undefined
   if (config.backend === 'alsa') {
     const { ArecordMic } = await import('../adapters/alsa/arecord-mic.js')
     const { createAlsaSpeaker } = await import('../adapters/alsa/alsa-speaker.js')
-    source = new ArecordMic(capture)
+    const arecord = new ArecordMic(capture)
+    source = arecord
+    reads = arecord.reads
     speaker = createAlsaSpeaker(playback).speaker
   } else if (config.backend === 'portaudio') {
     const { PortAudioMic } = await import('../adapters/portaudio/portaudio-mic.js')
@@ -83,5 +89,5 @@ export async function openAudio(
     tailMs: config.echoTailMs ?? DEFAULT_ECHO_TAIL_MS,
     ...(deps.mute && { mute: deps.mute }),
   })
-  return { mic, speaker }
+  return { mic, speaker, ...(reads && { reads }) }
 }

@@ -37,6 +37,11 @@ export class FrameSplitter {
     }
   }
 
+  /** Bytes of a frame not yet complete (its rest is in the next chunk). */
+  get partial(): number {
+    return this.#fill
+  }
+
   /** Forgets a half-assembled frame (after a restart, its continuation never comes). */
   reset(): void {
     this.#fill = 0

@@ -1,7 +1,14 @@
 import type { AudioIn, AudioInSink } from '../ports/audio.js'
+import type { MicReads } from './read-cadence.js'
 
 /** The microphone the router shares: mutable, and (the MicGate) with an echo gate to open. */
 type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: number): void }
+
+/**
+ * Idle, the microphone is read every 80 ms — the wake-word detector's chunk, so no chunk is later
+ * for it — instead of every 20 ms frame: a quarter of the wake-ups (bench/RESULTS.md).
+ */
+const IDLE_READ_MS = 80
 
 /** Whether the microphone is hearing anything, and if not, why (for the LED and the status). */
 export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly reason: string }
@@ -18,14 +25,23 @@ export type MicHealth = { readonly ok: true } | { readonly ok: false; readonly r
 export class MicRouter {
   readonly #source: RoutedMic
   readonly #onHealth: ((h: MicHealth) => void) | undefined
+  readonly #reads: MicReads | undefined
   #idle: AudioInSink | undefined
   #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
 
-  constructor(source: RoutedMic, options: { onHealth?: (h: MicHealth) => void } = {}) {
+  /**
+   * `reads`: how often the device is read (ArecordMic's) — in bursts between sessions, each frame
+   * as it comes during one (the model, a barge-in, the echo gate want it at once).
+   */
+  constructor(
+    source: RoutedMic,
+    options: { onHealth?: (h: MicHealth) => void; reads?: MicReads | undefined } = {},
+  ) {
     this.#source = source
     this.#onHealth = options.onHealth
+    this.#reads = options.reads
   }
 
   /** Starts the device (once) with frames going to `idle` whenever no session holds them. */
@@ -33,6 +49,7 @@ export class MicRouter {
     this.#idle = idle
     if (this.#started) return
     this.#started = true
+    if (!this.#session) this.#reads?.every(IDLE_READ_MS)
     try {
       await this.#source.start({
         frame: (pcm, at) => {
@@ -70,9 +87,12 @@ export class MicRouter {
       sampleRateHz: source.sampleRateHz,
       start: async (sink) => {
         this.#session = sink
+        // At once: what waited for the idle burst is read now, in order, and goes to the session.
+        this.#reads?.every(0)
       },
       stop: async () => {
         this.#session = undefined
+        this.#reads?.every(IDLE_READ_MS)
       },
       setMuted: (muted) => source.setMuted(muted),
       hearNow: (passMs) => source.hearNow?.(passMs),

@@ -1,6 +1,7 @@
 import { DEVICE_BACKOFF } from '../../audio/device-backoff.js'
 import { FrameSplitter } from '../../audio/frame-splitter.js'
 import { bytesForMs } from '../../audio/pcm.js'
+import { type MicReads, ReadCadence } from '../../audio/read-cadence.js'
 import { Backoff } from '../../core/backoff.js'
 import type { NocturnError } from '../../core/errors.js'
 import type { AudioIn, AudioInSink, MicOptions } from '../../ports/audio.js'
@@ -14,6 +15,8 @@ export interface ArecordMicOptions extends MicOptions {
   /** The recorder to run; tests point it at a stand-in to make a device misbehave. */
   readonly command?: string | undefined
   readonly env?: NodeJS.ProcessEnv | undefined
+  /** When an idle burst is read after its last frame is due (ReadCadence; negative: before). */
+  readonly readSlackMs?: number | undefined
 }
 
 /**
@@ -28,6 +31,8 @@ export class ArecordMic implements AudioIn {
   /** Kept across start/stop: a device that stays gone is retried ever less often. */
   readonly #backoff: Backoff
   #child: SupervisedChild<NocturnError> | undefined
+  /** How often stdout is read; kept across restarts (the route decides it, not the child). */
+  readonly #cadence: ReadCadence
 
   constructor(options: ArecordMicOptions) {
     checkPcmName(options.device, 'capture')
@@ -35,6 +40,21 @@ export class ArecordMic implements AudioIn {
     this.#backoff = new Backoff(options.backoff ?? DEVICE_BACKOFF)
     this.sampleRateHz = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     this.#frameMs = options.frameMs ?? 20
+    this.#cadence = new ReadCadence({
+      clock: options.clock,
+      frameMs: this.#frameMs,
+      resume: () => this.#child?.resumeStdout(),
+      ...(options.readSlackMs !== undefined && { slackMs: options.readSlackMs }),
+    })
+  }
+
+  /**
+   * How the recorder's output is read: in bursts (idle listening: the process wakes once a burst,
+   * not once a frame) or each frame as it comes (a session). The frames and their times are the
+   * same either way, and the recorder runs on: nothing is lost.
+   */
+  get reads(): MicReads {
+    return this.#cadence
   }
 
   /** The running recorder's pid, for diagnostics. */
@@ -48,14 +68,18 @@ export class ArecordMic implements AudioIn {
     const rate = this.sampleRateHz
     const bytesPerMs = (rate * 2) / 1000
     const clock = o.clock
+    const cadence = this.#cadence
     let chunkAt = 0
-    const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) =>
-      sink.frame(frame, chunkAt - bytesAfter / bytesPerMs),
-    )
+    const splitter = new FrameSplitter(bytesForMs(rate, this.#frameMs), (frame, bytesAfter) => {
+      cadence.frame()
+      sink.frame(frame, chunkAt - bytesAfter / bytesPerMs)
+      cadence.handed()
+    })
     const periodUs = this.#frameMs * 1000
     this.#child = new SupervisedChild({
       command: o.command ?? 'arecord',
-      // The period is one frame so audio arrives as it is captured, not in 125 ms lumps.
+      // The period is one frame so audio can be read as it is captured (a session), not in
+      // 125 ms lumps; idle, the cadence reads it in bursts without restarting the recorder.
       args: [
         ...pcmArgs(o.device, rate),
         `--period-time=${periodUs}`,
@@ -70,11 +94,15 @@ export class ArecordMic implements AudioIn {
       onStdout: (chunk) => {
         chunkAt = clock.now()
         splitter.push(chunk)
+        return cadence.read(splitter.partial, bytesPerMs)
       },
       describeExit: (exit, stderr) => childExitError('arecord', 'capture', o.device, exit, stderr),
       // SupervisedChild respawns every exit until stop(): each failure is recoverable.
       onFailure: (error) => sink.error(error, true),
-      onSpawn: () => splitter.reset(),
+      onSpawn: () => {
+        splitter.reset()
+        cadence.reset()
+      },
     })
     await this.#child.start()
   }
@@ -82,6 +110,7 @@ export class ArecordMic implements AudioIn {
   async stop(): Promise<void> {
     const child = this.#child
     this.#child = undefined
+    this.#cadence.stop()
     await child?.stop()
   }
 }

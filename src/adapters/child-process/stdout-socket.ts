@@ -9,6 +9,10 @@ export interface StdoutSocket {
   readonly childEnd: Socket
   /** Closes this process's copy of the child's end, so the child's exit ends the stream. */
   handedOver(): void
+  /** Reads again after `onChunk` returned false (what came meanwhile waited in the socket). */
+  resume(): void
+  /** Reads to the end whatever `onChunk` returns: the child is gone, what it wrote still counts. */
+  drain(): void
   /** Stops reading and closes both ends (the child is gone or never started). */
   close(): void
 }
@@ -22,11 +26,13 @@ export interface StdoutSocket {
  * connected Unix socket instead, which it cannot tell from a pipe.
  *
  * `onChunk` gets a view of the reused buffer, valid only during the call: copy what you keep.
+ * Returning false stops reading (libuv stops polling the socket, so the process is not woken
+ * while the child writes; its writes wait in the socket's buffer) until `resume()`.
  * The socket's path lives in a fresh private (0700) directory only until the pair is connected,
  * so no other user can connect in between; both are removed at once.
  */
 export async function openStdoutSocket(
-  onChunk: (chunk: Uint8Array) => void,
+  onChunk: (chunk: Uint8Array) => unknown,
   bufferBytes = 16 * 1024,
 ): Promise<StdoutSocket> {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-stdout-'))
@@ -39,14 +45,13 @@ export async function openStdoutSocket(
     })
     const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve))
     const buffer = Buffer.allocUnsafe(bufferBytes)
+    let draining = false
     const reader = connect({
       path,
       onread: {
         buffer,
-        callback: (n, buf) => {
-          onChunk(buf.subarray(0, n))
-          return true // keep reading
-        },
+        // false: net pauses the socket, and with `onread` a pause stops the handle's reads.
+        callback: (n, buf) => onChunk(buf.subarray(0, n)) !== false || draining,
       },
     })
     await new Promise<void>((resolve, reject) => {
@@ -62,6 +67,11 @@ export async function openStdoutSocket(
     return {
       childEnd,
       handedOver: () => childEnd.destroy(),
+      resume: () => reader.resume(),
+      drain: () => {
+        draining = true
+        reader.resume()
+      },
       close: () => {
         childEnd.destroy()
         reader.destroy()

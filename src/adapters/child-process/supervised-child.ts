@@ -37,9 +37,10 @@ export interface SupervisedChildOptions<E extends Error = Error> {
   /**
    * stdout as it comes (audio), read through a socket into one reused buffer (stdout-socket.ts):
    * the chunk is valid only during the call, so copy what you keep. The child then starts a
-   * moment after `start()`, once the socket is connected (`start()` resolves then).
+   * moment after `start()`, once the socket is connected (`start()` resolves then). Returning
+   * false stops reading (nothing wakes this process) until `resumeStdout()`.
    */
-  readonly onStdout?: (chunk: Uint8Array) => void
+  readonly onStdout?: (chunk: Uint8Array) => unknown
   /** stdout line by line (a tool that prints events). */
   readonly onLine?: (line: string) => void
   /**
@@ -95,6 +96,11 @@ export class SupervisedChild<E extends Error = Error> {
 
   get running(): boolean {
     return this.#child !== undefined
+  }
+
+  /** Reads the running child's stdout again after `onStdout` returned false. */
+  resumeStdout(): void {
+    if (this.#child) this.#sockets.get(this.#child)?.resume()
   }
 
   /** Exits in a row since a child was last healthy. */
@@ -219,7 +225,9 @@ export class SupervisedChild<E extends Error = Error> {
     const finish = (exit: ChildExit) => {
       if (done) return
       done = true
-      // Its stdout socket ends by itself once what it wrote is read (EOF closes it).
+      // Its stdout socket ends by itself once what it wrote is read (EOF closes it), even one
+      // `onStdout` had paused: the audio it holds is the last the child heard.
+      this.#sockets.get(child)?.drain()
       this.#sockets.delete(child)
       this.#exits.delete(child)
       resolveExit()

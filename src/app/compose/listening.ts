@@ -4,6 +4,7 @@ import { AnyOnset } from '../../audio/any-onset.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
 import { MicRouter } from '../../audio/mic-router.js'
+import type { MicReads } from '../../audio/read-cadence.js'
 import { SpeechDetector } from '../../audio/speech-detector.js'
 import { SpeechOnset } from '../../audio/speech-onset.js'
 import { VoicedHistory } from '../../audio/voiced-history.js'
@@ -18,6 +19,7 @@ import type { OnsetSource } from '../../ports/onset.js'
 import type { PhraseCheck } from '../../ports/phrase-check.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
 import type { WakeTeacher } from '../../ports/wake-teacher.js'
+import type { WakeWordDetector } from '../../ports/wake-word.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
 import type { SessionSummary } from '../../voice/session-types.js'
@@ -42,13 +44,18 @@ import type { Composition } from './composition.js'
  * the echo gate), whoever holds the route, so the wake phrase said over a reply is heard.
  */
 
-/** The microphone's router, its health (it hears nothing, it hears again) shown on the LED. */
+/**
+ * The microphone's router, its health (it hears nothing, it hears again) shown on the LED; with
+ * `reads` (ALSA), the device read in bursts between sessions.
+ */
 export function routeMicrophone(
   { log }: Composition,
   mic: MicGate,
   device: DeviceState,
+  reads?: MicReads,
 ): MicRouter {
   return new MicRouter(mic, {
+    reads,
     onHealth: (h) => {
       if (!h.ok)
         log.warn(
@@ -102,6 +109,8 @@ interface ListeningDeps {
   readonly onSessionEnd?: ((summary: SessionSummary) => void) | undefined
   /** The wake log the household teaches the speaker with (wake mode). */
   readonly wakes?: WakeLog | undefined
+  /** The microphone's reads (ALSA): aligned with the wake detector's chunks at each reset. */
+  readonly reads?: MicReads | undefined
 }
 
 /** The stages that decide when a spoken session opens; started by the caller once all is ready. */
@@ -224,7 +233,7 @@ async function wakeOnset(
     })
     closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
     stage = new WakeOnset({
-      detector,
+      detector: deps.reads ? alignedReads(detector, deps.reads) : detector,
       voiced: await VoicedHistory.create(),
       clock,
       logger: wakeLog,
@@ -246,4 +255,22 @@ async function wakeOnset(
   deps.mic.onRoom((pcm, at) => heard.room(pcm, at))
   wakeLog.info({ phrases: heard.phrases }, 'listening for the wake phrase')
   return heard
+}
+
+/**
+ * The detector, its resets also aligning the microphone's idle bursts with its chunks (they start
+ * afresh at a reset: a session's end, a mute), so a chunk's last frame ends a burst and is scored
+ * no later than if every frame were read as it came.
+ */
+function alignedReads(detector: WakeWordDetector, reads: MicReads): WakeWordDetector {
+  return {
+    phrases: detector.phrases,
+    push: (frame, at, voiceNearby) => detector.push(frame, at, voiceNearby),
+    setThresholds: (thresholds) => detector.setThresholds(thresholds),
+    reset: () => {
+      detector.reset()
+      reads.align()
+    },
+    close: () => detector.close(),
+  }
 }

@@ -56,7 +56,12 @@ export async function openSound(
   closers.add(() => audio.speaker.close())
   const speaker = new GainOut(audio.speaker, () => device.volume)
   const voiceSpeaker = options.onDrop ? observedDrops(speaker, options.onDrop) : speaker
-  return { mic: audio.mic, speaker, voiceSpeaker }
+  return {
+    mic: audio.mic,
+    speaker,
+    voiceSpeaker,
+    ...(audio.reads && { reads: audio.reads }),
+  }
 }
 
 /** The speaker, telling `onDrop` about every drop after it happened. */
