@@ -31,7 +31,7 @@ export interface Clip {
 
 export interface EnrolOptions {
   /** A detector with this one head, scoring through `stage` (the recorder below). */
-  readonly detector: OpenWakeWordDetector
+  readonly detector: Pick<OpenWakeWordDetector, 'reset' | 'settled' | 'scoreRecorded'>
   readonly recorder: WindowRecorder
   readonly threshold: number
   readonly consecutive: number
