@@ -22,6 +22,8 @@
 //           WAKE_HOLDOUT_TV_MIN, default 30), each one continuous stream. A wake sends audio when
 //           the head fires (check off) or the head fires and the check agrees (check on); a spoken
 //           reply when a perfect transcriber's words (the pre-roll and 1.5 s after) confirm it.
+//   enrolled asked for by name only: each holdout voice a household that enrols (wake/enrolled.ts),
+//           its misses and false wakes with its verifier against the head alone.
 //   pause   asked for by name only: a synthesized pause after the phrase (wake/pause.ts), misses
 //           on holdout and tuning voices and false wakes, with and without (WAKE_PAUSE_PART=
 //           missed|false for one half).
@@ -44,6 +46,7 @@ import {
   utterance,
   type Voice,
 } from './wake/corpus.js'
+import { enrolledBench } from './wake/enrolled.js'
 import {
   COMMANDS,
   engineOf,
@@ -325,6 +328,7 @@ const tuned =
     : Number(process.env.WAKE_HOLDOUT_KWS ?? DEFAULT_KWS)
 if (only === '' || only === 'missed') await missed(tuned)
 if (only === '' || only === 'false') await falseWakes(tuned)
+if (only === 'enrolled') await enrolledBench(out)
 if (only === 'pause') await pauseBench(out, (roll) => agrees(DEFAULT_KWS, roll))
 await detector.close()
 for (const c of checks.values()) await c.close()

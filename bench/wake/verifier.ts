@@ -94,7 +94,7 @@ const ENROL_SPEEDS = [125, 145, 165, 185]
 const ENROL_PITCHES = [35, 65]
 const TEST_SPEEDS = [130, 140, 150, 170, 175, 190]
 /** What `nocturn wake enroll` asks a household to read (none of it is in the test stream). */
-const ENROL_SENTENCES = [
+export const ENROL_SENTENCES = [
   'Could you put the kettle on and find the biscuits?',
   'The bins go out on Thursday, and the recycling too.',
   'Hey, have you seen where I left my glasses?',
@@ -105,7 +105,7 @@ if (!head) throw new Error('no hey_jarvis head')
 // WAKE_BENCH_NEAR=0 enrols without the near-misses (as the run of 2026-12-02 morning did).
 const nearMisses = process.env.WAKE_BENCH_NEAR === '0' ? [] : (NEAR_MISSES.hey_jarvis ?? [])
 
-async function scorer(): Promise<{
+export async function scorer(): Promise<{
   d: OpenWakeWordDetector
   score: (pcm: Int16Array) => Promise<Scored>
   /** One stream given a block at a time: `feed` hands each block to the function it is given. */
@@ -143,7 +143,12 @@ async function scorer(): Promise<{
 }
 
 /** The chunks at which the detector's rule fires, with `model` at `gate` (none: the head alone). */
-function wakes(s: Scored, model?: LogisticModel, gate = 0.1, threshold = THRESHOLD): number[] {
+export function wakes(
+  s: Scored,
+  model?: LogisticModel,
+  gate = 0.1,
+  threshold = THRESHOLD,
+): number[] {
   const out: number[] = []
   let run = 0
   let quietUntil = -1
@@ -257,6 +262,12 @@ function speakerAt(timeline: readonly Spoken[], sample: number): Spoken | undefi
   return best
 }
 
+/** A minute of the room: the music bed, then pink noise, both about 30 dB under speech. */
+export function roomAudio(): Uint8Array {
+  const quiet = (x: Int16Array) => Int16Array.from(x, (v) => Math.round(v * 0.1))
+  return bytes(concat([quiet(bed('music', 60).subarray(0, 30 * RATE)), quiet(pinkNoise(30, 2718))]))
+}
+
 export async function verifierBench(out: (s: string) => void): Promise<void> {
   const t0 = performance.now()
   const { d, score, inBlocks } = await scorer()
@@ -270,10 +281,7 @@ export async function verifierBench(out: (s: string) => void): Promise<void> {
   })
   // A minute of the room: the music bed, then pink noise, both about 30 dB under speech. The pink
   // is our own, not the samples the held-out clips are later mixed with.
-  const quiet = (x: Int16Array) => Int16Array.from(x, (v) => Math.round(v * 0.1))
-  const room = bytes(
-    concat([quiet(bed('music', 60).subarray(0, 30 * RATE)), quiet(pinkNoise(30, 2718))]),
-  )
+  const room = roomAudio()
 
   out('\n### The household verifier (nocturn wake enroll)')
   out(`the negatives also at speeds (WAKE_BENCH_SPEEDS): ${speeds ?? 'the default'}`)

@@ -21,11 +21,17 @@ export interface Clip {
    * voices would say it (`negativeSpeeds`).
    */
   readonly nearMiss?: boolean
+  /**
+   * A positive said in one breath with a command ("hey jarvis what time is it"): the head seldom
+   * reaches its threshold there, so its windows count from the gate up, where the verifier will be
+   * asked about them; never cut short as a negative (a cut could still hold the whole phrase).
+   */
+  readonly oneBreath?: boolean
 }
 
 export interface EnrolOptions {
   /** A detector with this one head, scoring through `stage` (the recorder below). */
-  readonly detector: OpenWakeWordDetector
+  readonly detector: Pick<OpenWakeWordDetector, 'reset' | 'settled' | 'scoreRecorded'>
   readonly recorder: WindowRecorder
   readonly threshold: number
   readonly consecutive: number
@@ -157,7 +163,8 @@ export async function enrol(
     for (const offset of PASS_OFFSETS) {
       const chunks = await windowsOf(o, clip.pcm, offset)
       if (offset === 0) first = chunks
-      for (const c of chunks) if (c.head >= o.threshold) windows.push(c.window)
+      const from = clip.oneBreath ? o.gate : o.threshold
+      for (const c of chunks) if (c.head >= from) windows.push(c.window)
     }
     perClip.push({ name: clip.name, windows, first })
   }
@@ -176,6 +183,7 @@ export async function enrol(
   // The household's own phrase cut short ("hey jar…") is the nearest miss there is, in its own
   // voice and room: every clip gives two, whatever the phrase.
   for (const clip of positives) {
+    if (clip.oneBreath) continue
     for (const keep of CUT_SHORT) {
       const cut = cutShort(clip.pcm, keep)
       if (cut) await hearNegative(cut, true)
