@@ -9,6 +9,7 @@ import {
   type EmbeddingParts,
   embeddingParts,
   type Stage,
+  switchingEmbedding,
 } from './streaming-embedding.js'
 
 export type RuntimeChoice = 'auto' | RuntimeName
@@ -139,19 +140,6 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
-  // The embedding model streamed (streaming-embedding.ts): its parts load once the whole model's
-  // session is gone, so they reuse its memory (the runtime keeps what a session freed).
-  if (isEmbeddingShape(inputShape)) {
-    await session.release()
-    const streamed = await streamedEmbedding(ort, runtime, bytes, inputShape)
-    if (streamed) {
-      return {
-        ...modelSession(file, inputName, inputShape, streamed.run, streamed.close),
-        streamed: true,
-      }
-    }
-    session = await createSession(ort, runtime, bytes)
-  }
   const whole = session
   const run = async (input: Float32Array, dims: readonly number[]) => {
     const out = await whole.run({ [inputName]: new ort.Tensor('float32', input, dims) })
@@ -163,6 +151,20 @@ export async function loadSession(
       )
     }
     return data
+  }
+  if (isEmbeddingShape(inputShape)) {
+    // The embedding model runs whole until `stream()`: its streamed run's parts and their check
+    // (streaming-embedding.ts) are made after listening has started, off the start's path.
+    const e = switchingEmbedding({ run, close: () => whole.release() }, () =>
+      streamedEmbedding(ort, runtime, bytes, inputShape),
+    )
+    return {
+      ...modelSession(file, inputName, inputShape, e.run, e.close),
+      stream: e.stream,
+      get streamed() {
+        return e.streamed
+      },
+    }
   }
   return modelSession(file, inputName, inputShape, run, () => whole.release())
 }

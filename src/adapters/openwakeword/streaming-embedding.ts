@@ -252,3 +252,74 @@ export async function checkedStreaming(
   }
   return worst <= largest * 1e-6 ? streamingEmbedding(parts, stages) : undefined
 }
+
+type Run = (input: Float32Array, dims: readonly number[]) => Promise<Float32Array>
+
+/** A way to run the embedding model, and what frees it. */
+export interface EmbeddingRunner {
+  readonly run: Run
+  close(): Promise<void>
+}
+
+/** How the embedding model runs once its streamed run was tried (`stream`). */
+export type EmbeddingMode = 'streamed' | 'whole' | 'closed'
+
+/**
+ * The embedding model run whole until `stream()` makes its streamed run (`streamed`: the parts
+ * loaded and `checkedStreaming` passed) and switches to it, freeing the whole model's session once
+ * the runs under way on it are done. The check is then off the path to listening (issue 47): a
+ * start listens with the whole model, which gives the same embeddings bit for bit, so the scores
+ * are the same whichever runs. The first streamed window runs through the parts whole (nothing is
+ * kept yet), as after any reset.
+ */
+export function switchingEmbedding(
+  whole: EmbeddingRunner,
+  streamed: () => Promise<EmbeddingRunner | undefined>,
+): EmbeddingRunner & { readonly streamed: boolean; stream(): Promise<EmbeddingMode> } {
+  let current = whole
+  let closed = false
+  let tried: Promise<EmbeddingMode> | undefined
+  let wholeFreed: Promise<void> | undefined
+  const busy = new Set<Promise<void>>()
+  const freeWhole = () => {
+    wholeFreed ??= Promise.all([...busy]).then(() => whole.close())
+    return wholeFreed
+  }
+  const tryStreamed = async (): Promise<EmbeddingMode> => {
+    const s = closed ? undefined : await streamed().catch(() => undefined)
+    if (closed) {
+      await s?.close()
+      return 'closed'
+    }
+    if (!s) return 'whole'
+    current = s
+    await freeWhole()
+    return 'streamed'
+  }
+  return {
+    get streamed() {
+      return current !== whole
+    },
+    run(input, dims) {
+      if (current !== whole) return current.run(input, dims)
+      const p = whole.run(input, dims)
+      const done = p.then(
+        () => {},
+        () => {},
+      )
+      busy.add(done)
+      void done.then(() => busy.delete(done))
+      return p
+    },
+    stream() {
+      tried ??= tryStreamed()
+      return tried
+    },
+    async close() {
+      closed = true
+      await tried
+      await freeWhole()
+      if (current !== whole) await current.close()
+    },
+  }
+}

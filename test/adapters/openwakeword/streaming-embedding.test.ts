@@ -6,6 +6,7 @@ import {
   embeddingParts,
   type Stage,
   streamingEmbedding,
+  switchingEmbedding,
 } from '../../../src/adapters/openwakeword/streaming-embedding.js'
 import { EMBEDDING, HEADS, MEL, wavPcm } from '../../helpers/wake.js'
 
@@ -101,19 +102,70 @@ describe('the embedding model, streamed', () => {
     expect(() => embeddingParts(Uint8Array.from([0x3a, 0x05, 0x01]))).toThrow(/past the end/)
   })
 
-  it('the embedding session the runtime loads gives the whole model’s embeddings on a clip scored chunk by chunk', async () => {
+  it('the embedding session the runtime loads runs whole, then streamed once checked: the same embeddings on a clip scored chunk by chunk', async () => {
     const { ort, session } = await runtime()
     const loaded = await loadSession(ort, 'native', EMBEDDING)
-    expect(loaded.streamed).toBe(true)
+    // Whole until asked: the check is off the start's path (issue 47).
+    expect(loaded.streamed).toBe(false)
     const whole = await session(readFileSync(EMBEDDING))
     const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
     const chunks = Math.floor((frames.length / 32 - 76) / 8)
+    const switchAt = Math.floor(chunks / 2)
     for (let chunk = 0; chunk < chunks; chunk++) {
+      if (chunk === switchAt) {
+        expect(await loaded.stream?.()).toBe('streamed')
+        expect(loaded.streamed).toBe(true)
+      }
       const w = windowAt(frames, 2 * chunk)
-      expect(Array.from(await loaded.run(w, DIMS))).toEqual(
+      expect(Array.from(await loaded.run(w, DIMS)), `chunk ${chunk}`).toEqual(
         Array.from((await whole(w.slice(), DIMS)).data),
       )
     }
     await loaded.close()
+  })
+
+  it('switches only once the runs under way on the whole model are done, and keeps it whole when the check fails', async () => {
+    const order: string[] = []
+    let release: () => void = () => {}
+    const held = new Promise<void>((r) => {
+      release = r
+    })
+    const whole = {
+      run: async () => {
+        await held
+        order.push('whole ran')
+        return Float32Array.of(1)
+      },
+      close: async () => {
+        order.push('whole freed')
+      },
+    }
+    const parts = { run: async () => Float32Array.of(1), close: async () => {} }
+    const e = switchingEmbedding(whole, async () => parts)
+    const running = e.run(new Float32Array(1), [1])
+    const switched = e.stream()
+    await new Promise((r) => setImmediate(r))
+    expect(e.streamed).toBe(true)
+    expect(order).toEqual([])
+    release()
+    await running
+    expect(await switched).toBe('streamed')
+    expect(order).toEqual(['whole ran', 'whole freed'])
+
+    const failing = switchingEmbedding(whole, async () => undefined)
+    expect(await failing.stream()).toBe('whole')
+    expect(failing.streamed).toBe(false)
+    // Closed before its check: nothing switches, the parts are freed.
+    let partsFreed = false
+    const late = switchingEmbedding(whole, async () => ({
+      ...parts,
+      close: async () => {
+        partsFreed = true
+      },
+    }))
+    const tried = late.stream()
+    await late.close()
+    expect(await tried).toBe('closed')
+    expect(partsFreed).toBe(true)
   })
 })
