@@ -2,8 +2,8 @@ import { Worker } from 'node:worker_threads'
 import { type ErrorCode, NocturnError } from '../../core/errors.js'
 import type { ChainAsk, ChainHead, ChainResult, ChunkChain } from './chain.js'
 import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
-import type { EmbeddingMode } from './streaming-embedding.js'
 import { type ChainSpec, sameSnapshot, snapshotOf, type VerifierSnapshot } from './remote-chain.js'
+import type { EmbeddingMode } from './streaming-embedding.js'
 
 type ModelAsk =
   | { readonly type: 'load'; readonly file: string }
