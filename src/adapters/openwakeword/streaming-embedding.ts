@@ -277,6 +277,8 @@ export function switchingEmbedding(
   streamed: () => Promise<EmbeddingRunner | undefined>,
 ): EmbeddingRunner & { readonly streamed: boolean; stream(): Promise<EmbeddingMode> } {
   let current = whole
+  // Dropped once tried: what makes the parts holds the model's bytes.
+  let make: typeof streamed | undefined = streamed
   let closed = false
   let tried: Promise<EmbeddingMode> | undefined
   let wholeFreed: Promise<void> | undefined
@@ -286,7 +288,9 @@ export function switchingEmbedding(
     return wholeFreed
   }
   const tryStreamed = async (): Promise<EmbeddingMode> => {
-    const s = closed ? undefined : await streamed().catch(() => undefined)
+    const made = make
+    make = undefined
+    const s = closed || !made ? undefined : await made().catch(() => undefined)
     if (closed) {
       await s?.close()
       return 'closed'
@@ -317,7 +321,7 @@ export function switchingEmbedding(
     },
     async close() {
       closed = true
-      await tried
+      await tried?.catch(() => {})
       await freeWhole()
       if (current !== whole) await current.close()
     },
