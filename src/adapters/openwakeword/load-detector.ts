@@ -133,9 +133,10 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
 }
 
 /**
- * The embedding model listens whole from the start and switches to its streamed run once that is
- * checked (streaming-embedding.ts): the check's CPU comes after the ready line, on the runtime's
- * thread once it runs below the event loop (`background`). The scores are the same either way.
+ * The embedding model listens as its three parts run whole over each window and switches to their
+ * streamed run once that is checked (streaming-embedding.ts): the check's CPU comes after the ready
+ * line, on the runtime's thread once it runs below the event loop (`background`). The scores are
+ * the same either way.
  */
 function streamLater(embedding: ModelSession, logger: Logger): void {
   if (!embedding.stream || embedding.streamed) return
@@ -145,7 +146,7 @@ function streamLater(embedding: ModelSession, logger: Logger): void {
       if (mode === 'whole') {
         logger.info(
           { embedding: mode },
-          'wake word embedding kept whole: its streamed run did not match the whole model',
+          'wake word embedding kept whole: its streamed run did not match its parts run whole',
         )
       }
     },

@@ -12,8 +12,9 @@ export interface ModelSession {
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
   /**
-   * The embedding model runs streamed (streaming-embedding.ts); false or absent: whole. It loads
-   * whole, and `stream` switches it once its streamed run is checked; the detector logs which.
+   * The embedding model runs streamed (streaming-embedding.ts); false or absent: whole. It starts
+   * as its parts run whole, and `stream` switches it once its streamed run is checked; the
+   * detector logs which.
    */
   readonly streamed?: boolean
   /**

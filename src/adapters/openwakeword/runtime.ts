@@ -5,7 +5,6 @@ import { errorText, NocturnError } from '../../core/errors.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
 import {
-  checkedStreaming,
   type EmbeddingParts,
   embeddingParts,
   type Stage,
@@ -140,6 +139,23 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
+  // The embedding model listens as its three parts (streaming-embedding.ts), run whole until
+  // `stream()` has checked their streamed run after listening started: the whole model's session
+  // is freed before they load, so they reuse its memory (the runtime keeps what a session freed).
+  if (isEmbeddingShape(inputShape)) {
+    await session.release()
+    const e = await embeddingInParts(ort, runtime, bytes, inputShape)
+    if (e) {
+      return {
+        ...modelSession(file, inputName, inputShape, e.run, e.close),
+        stream: e.stream,
+        get streamed() {
+          return e.streamed
+        },
+      }
+    }
+    session = await createSession(ort, runtime, bytes)
+  }
   const whole = session
   const run = async (input: Float32Array, dims: readonly number[]) => {
     const out = await whole.run({ [inputName]: new ort.Tensor('float32', input, dims) })
@@ -151,20 +167,6 @@ export async function loadSession(
       )
     }
     return data
-  }
-  if (isEmbeddingShape(inputShape)) {
-    // The embedding model runs whole until `stream()`: its streamed run's parts and their check
-    // (streaming-embedding.ts) are made after listening has started, off the start's path.
-    const e = switchingEmbedding({ run, close: () => whole.release() }, () =>
-      streamedEmbedding(ort, runtime, bytes, inputShape),
-    )
-    return {
-      ...modelSession(file, inputName, inputShape, e.run, e.close),
-      stream: e.stream,
-      get streamed() {
-        return e.streamed
-      },
-    }
   }
   return modelSession(file, inputName, inputShape, run, () => whole.release())
 }
@@ -214,15 +216,15 @@ function isEmbeddingShape(shape: readonly (number | string)[]): boolean {
 
 /**
  * The embedding model cut into three parts that keep their activations from one window to the
- * next (streaming-embedding.ts), its streaming checked against the parts run whole; undefined (the
- * whole model runs) where the graph cannot be cut, a part does not load or the check fails.
+ * next (streaming-embedding.ts), run whole until `stream()` has checked their streaming;
+ * undefined (the whole model runs) where the graph cannot be cut or a part does not load.
  */
-async function streamedEmbedding(
+async function embeddingInParts(
   ort: Ort,
   runtime: RuntimeName,
   bytes: Uint8Array,
   shape: readonly (number | string)[],
-): Promise<{ run: Run; close(): Promise<void> } | undefined> {
+): Promise<ReturnType<typeof switchingEmbedding> | undefined> {
   let parts: EmbeddingParts
   try {
     parts = embeddingParts(bytes)
@@ -243,10 +245,9 @@ async function streamedEmbedding(
         return { data: out.data, dims: out.dims }
       }
     }) as [Stage, Stage, Stage]
-    const run = await checkedStreaming(parts, stages, [Number(shape[1]), Number(shape[2])])
-    if (run) return { run, close }
+    return switchingEmbedding(parts, stages, [Number(shape[1]), Number(shape[2])], close)
   } catch {
-    // A part that does not load or run: the whole model, as before.
+    // A part that does not load: the whole model, as before.
   }
   await close()
   return undefined

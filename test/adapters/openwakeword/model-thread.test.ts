@@ -35,9 +35,9 @@ describe.each(['native', 'wasm'] as const)('the %s runtime scores on its own thr
       logger,
     })
     closers.push(() => d.close())
-    // The embedding model listens whole from the start, and the ready line says so; its streamed
-    // run (streaming-embedding.ts) is made and checked after it, on the thread, and a line says
-    // when it took over (a board whose check fails would say "whole" there).
+    // The embedding model listens from the start as its parts run whole, and the ready line says
+    // "whole"; their streamed run (streaming-embedding.ts) is checked after it, on the thread, and
+    // a line says when it took over (a board whose check fails would say "whole" there).
     expect(logger.records.find((r) => r.msg === 'wake word detector ready')?.fields).toMatchObject({
       runtime,
       embedding: 'whole',

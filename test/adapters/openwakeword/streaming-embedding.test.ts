@@ -86,14 +86,14 @@ describe('the embedding model, streamed', () => {
       Stage,
       Stage,
     ]
-    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBeDefined()
+    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBe(true)
     // A first part whose rows depend on where its input starts (as one padding time would): a
     // hair off on anything shorter than a whole window. The check refuses to stream it.
     const padded: Stage = async (x, d) => {
       const out = await s1(x, d)
       return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
     }
-    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBeUndefined()
+    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBe(false)
   })
 
   it('is refused for a graph it cannot cut, saying why', () => {
@@ -124,48 +124,68 @@ describe('the embedding model, streamed', () => {
     await loaded.close()
   })
 
-  it('switches only once the runs under way on the whole model are done, and keeps it whole when the check fails', async () => {
-    const order: string[] = []
-    let release: () => void = () => {}
-    const held = new Promise<void>((r) => {
-      release = r
-    })
-    const whole = {
-      run: async () => {
-        await held
-        order.push('whole ran')
-        return Float32Array.of(1)
-      },
-      close: async () => {
-        order.push('whole freed')
-      },
+  it('runs the parts whole over every window until checked, then streams; keeps them whole when the check fails; a close waits for the check', async () => {
+    const { session } = await runtime()
+    const parts = embeddingParts(readFileSync(EMBEDDING))
+    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
+      Stage,
+      Stage,
+      Stage,
+    ]
+    const seen: number[] = []
+    const first: Stage = (x, d) => {
+      seen.push(d[2] ?? 0)
+      return s1(x, d)
     }
-    const parts = { run: async () => Float32Array.of(1), close: async () => {} }
-    const e = switchingEmbedding(whole, async () => parts)
-    const running = e.run(new Float32Array(1), [1])
-    const switched = e.stream()
-    await new Promise((r) => setImmediate(r))
-    expect(e.streamed).toBe(true)
-    expect(order).toEqual([])
-    release()
-    await running
-    expect(await switched).toBe('streamed')
-    expect(order).toEqual(['whole ran', 'whole freed'])
+    const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
+    let freed = 0
+    const e = switchingEmbedding(parts, [first, s2, s3], [76, 32], async () => {
+      freed++
+    })
+    // Listening before the check: every window's 76 frames through the first part, nothing else.
+    // Mid-clip: the silence before the phrase has frames alike enough to look moved on by less.
+    for (let chunk = 10; chunk < 13; chunk++) await e.run(windowAt(frames, 2 * chunk), DIMS)
+    expect(seen).toEqual([76, 76, 76])
+    expect(e.streamed).toBe(false)
+    expect(await e.stream()).toBe('streamed')
+    // After it, a chunk on: its 8 new frames and the first part's 4 rows of context.
+    seen.length = 0
+    await e.run(windowAt(frames, 26), DIMS)
+    expect(seen).toEqual([12])
+    await e.close()
+    expect(freed).toBe(1)
 
-    const failing = switchingEmbedding(whole, async () => undefined)
+    const padded: Stage = async (x, d) => {
+      const out = await s1(x, d)
+      return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
+    }
+    const failing = switchingEmbedding(parts, [padded, s2, s3], [76, 32], async () => {})
     expect(await failing.stream()).toBe('whole')
     expect(failing.streamed).toBe(false)
-    // Closed before its check: nothing switches, the parts are freed.
-    let partsFreed = false
-    const late = switchingEmbedding(whole, async () => ({
-      ...parts,
-      close: async () => {
-        partsFreed = true
+
+    // Closed while its check runs: the parts are freed once the check is done with them.
+    const order: string[] = []
+    const late = switchingEmbedding(
+      parts,
+      [
+        async (x, d) => {
+          const out = await s1(x, d)
+          order.push('ran')
+          return out
+        },
+        s2,
+        s3,
+      ],
+      [76, 32],
+      async () => {
+        order.push('freed')
       },
-    }))
+    )
     const tried = late.stream()
     await late.close()
     expect(await tried).toBe('closed')
-    expect(partsFreed).toBe(true)
+    expect(late.streamed).toBe(false)
+    expect(order.at(-1)).toBe('freed')
+    expect(order.filter((o) => o === 'ran').length).toBeGreaterThan(1)
   })
 })
