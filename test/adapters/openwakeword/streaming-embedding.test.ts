@@ -32,6 +32,14 @@ async function runtime() {
   return { ort, session }
 }
 
+/** The real embedding model's three parts, each a session in this thread. */
+async function partStages() {
+  const { session } = await runtime()
+  const parts = embeddingParts(readFileSync(EMBEDDING))
+  const stages = (await Promise.all(parts.bytes.map(session))) as unknown as [Stage, Stage, Stage]
+  return { parts, stages }
+}
+
 /** A clip's mel frames as the detector makes them (scaled x/10 + 2), from the real mel model. */
 async function melFrames(clip: string): Promise<Float32Array> {
   const { session } = await runtime()
@@ -79,13 +87,10 @@ describe('the embedding model, streamed', () => {
   })
 
   it('is not used when a part does not give the same rows on a window’s new frames alone', async () => {
-    const { session } = await runtime()
-    const parts = embeddingParts(readFileSync(EMBEDDING))
-    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
-      Stage,
-      Stage,
-      Stage,
-    ]
+    const {
+      parts,
+      stages: [s1, s2, s3],
+    } = await partStages()
     expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBe(true)
     // A first part whose rows depend on where its input starts (as one padding time would): a
     // hair off on anything shorter than a whole window. The check refuses to stream it.
@@ -125,13 +130,10 @@ describe('the embedding model, streamed', () => {
   })
 
   it('runs the parts whole over every window until checked, then streams; keeps them whole when the check fails; a close waits for the check', async () => {
-    const { session } = await runtime()
-    const parts = embeddingParts(readFileSync(EMBEDDING))
-    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
-      Stage,
-      Stage,
-      Stage,
-    ]
+    const {
+      parts,
+      stages: [s1, s2, s3],
+    } = await partStages()
     const seen: number[] = []
     const first: Stage = (x, d) => {
       seen.push(d[2] ?? 0)
