@@ -245,7 +245,13 @@ async function embeddingInParts(
         return { data: out.data, dims: out.dims }
       }
     }) as [Stage, Stage, Stage]
-    return switchingEmbedding(parts, stages, [Number(shape[1]), Number(shape[2])], close)
+    // The context only: the parts' bytes are in their sessions now, and not kept twice.
+    return switchingEmbedding(
+      { context: parts.context },
+      stages,
+      [Number(shape[1]), Number(shape[2])],
+      close,
+    )
   } catch {
     // A part that does not load: the whole model, as before.
   }
