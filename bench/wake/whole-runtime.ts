@@ -8,7 +8,16 @@ import { importNative, loadSession } from '../../src/adapters/openwakeword/runti
 
 export async function inThreadRuntime(streamed: boolean): Promise<InferenceRuntime> {
   const ort = await importNative()
-  if (streamed) return { name: 'native', load: (file) => loadSession(ort, 'native', file) }
+  if (streamed) {
+    return {
+      name: 'native',
+      async load(file) {
+        const s = await loadSession(ort, 'native', file)
+        await s.stream?.()
+        return s
+      },
+    }
+  }
   return {
     name: 'native',
     async load(file) {

@@ -1,4 +1,4 @@
-import { NocturnError } from '../../core/errors.js'
+import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
 import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detector.js'
@@ -110,6 +110,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       'wake word detector ready',
     )
     runtime.background?.()
+    streamLater(embedding, o.logger)
     return new OpenWakeWordDetector({
       onWake: o.onWake,
       runtime: runtime.name,
@@ -129,6 +130,32 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     for (const m of loaded) await m.close().catch(() => {})
     throw err
   }
+}
+
+/**
+ * The embedding model listens as its three parts run whole over each window and switches to their
+ * streamed run once that is checked (streaming-embedding.ts): the check's CPU comes after the ready
+ * line, on the runtime's thread once it runs below the event loop (`background`). The scores are
+ * the same either way.
+ */
+function streamLater(embedding: ModelSession, logger: Logger): void {
+  if (!embedding.stream || embedding.streamed) return
+  embedding.stream().then(
+    (mode) => {
+      if (mode === 'streamed') logger.info({ embedding: mode }, 'wake word embedding streamed')
+      if (mode === 'whole') {
+        logger.info(
+          { embedding: mode },
+          'wake word embedding kept whole: its streamed run did not match its parts run whole',
+        )
+      }
+    },
+    (err: unknown) =>
+      logger.warn(
+        { event: 'wake_embedding_whole', embedding: 'whole', err: errorText(err) },
+        'wake word embedding kept whole: its streamed run could not be made',
+      ),
+  )
 }
 
 function onThread(runtime: InferenceRuntime): runtime is ThreadRuntime {

@@ -1,3 +1,5 @@
+import type { EmbeddingMode } from './streaming-embedding.js'
+
 /**
  * The seam between the wake-word pipeline and an ONNX runtime: a model is loaded from a file and
  * run on one float32 tensor. Both runtimes (onnxruntime-node's native library, onnxruntime-web's
@@ -10,10 +12,16 @@ export interface ModelSession {
   /** The input's shape as the model declares it; a symbolic dimension (batch, samples) is a string. */
   readonly inputShape: readonly (number | string)[]
   /**
-   * The embedding model runs streamed (streaming-embedding.ts); false or absent: whole. Said in the
-   * detector's ready line, so a board where the check fails shows why it costs more.
+   * The embedding model runs streamed (streaming-embedding.ts); false or absent: whole. It starts
+   * as its parts run whole, and `stream` switches it once its streamed run is checked; the
+   * detector logs which.
    */
   readonly streamed?: boolean
+  /**
+   * The embedding model only: makes and checks its streamed run and switches to it (the same
+   * embeddings), off the start's path; resolves with how it runs from then on.
+   */
+  stream?(): Promise<EmbeddingMode>
   run(input: Float32Array, dims: readonly number[]): Promise<Float32Array>
   close(): Promise<void>
 }

@@ -3,6 +3,7 @@ import { type ErrorCode, NocturnError } from '../../core/errors.js'
 import type { ChainAsk, ChainHead, ChainResult, ChunkChain } from './chain.js'
 import type { InferenceRuntime, ModelSession, RuntimeName } from './model-session.js'
 import { type ChainSpec, sameSnapshot, snapshotOf, type VerifierSnapshot } from './remote-chain.js'
+import type { EmbeddingMode } from './streaming-embedding.js'
 
 type ModelAsk =
   | { readonly type: 'load'; readonly file: string }
@@ -28,6 +29,8 @@ type ModelAsk =
     }
   | { readonly type: 'dropChain'; readonly chain: number }
   | { readonly type: 'close'; readonly session: number }
+  /** The embedding model's streamed run, made and checked once listening has started. */
+  | { readonly type: 'stream'; readonly session: number }
   | { readonly type: 'background' }
 
 /** What the main thread asks of the runtime's thread (model-worker.ts). */
@@ -42,6 +45,7 @@ export type ModelReply =
       readonly inputName?: string
       readonly inputShape?: readonly (number | string)[]
       readonly streamed?: boolean
+      readonly mode?: EmbeddingMode
       readonly output?: Float32Array
       readonly chain?: number
       readonly result?: ChainResult
@@ -224,11 +228,19 @@ export function modelThreadRuntime(name: RuntimeName): ThreadRuntime {
       const session = r.session ?? -1
       open++
       let closed = false
+      let streamed = r.streamed === true
       const proxy: ModelSession = {
         file,
         inputName: r.inputName ?? '',
         inputShape: r.inputShape ?? [],
-        streamed: r.streamed === true,
+        get streamed() {
+          return streamed
+        },
+        async stream() {
+          const mode = (await ask({ type: 'stream', session })).mode ?? 'whole'
+          streamed = mode === 'streamed'
+          return mode
+        },
         async run(input, dims) {
           const out = await ask({ type: 'run', session, input, dims })
           return out.output ?? new Float32Array(0)

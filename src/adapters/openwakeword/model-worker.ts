@@ -67,6 +67,10 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
       chains.delete(m.chain)
       return { id: m.id, ok: true }
     }
+    if (m.type === 'stream') {
+      const s = sessionOf(m.session)
+      return { id: m.id, ok: true, mode: s.stream ? await s.stream() : 'whole' }
+    }
     if (m.type === 'prefill') {
       const output = await noisePrefill(sessionOf(m.mel), sessionOf(m.embedding), m.reach)
       return { id: m.id, ok: true, output }

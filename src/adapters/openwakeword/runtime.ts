@@ -5,10 +5,10 @@ import { errorText, NocturnError } from '../../core/errors.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
 import {
-  checkedStreaming,
   type EmbeddingParts,
   embeddingParts,
   type Stage,
+  switchingEmbedding,
 } from './streaming-embedding.js'
 
 export type RuntimeChoice = 'auto' | RuntimeName
@@ -139,15 +139,19 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
-  // The embedding model streamed (streaming-embedding.ts): its parts load once the whole model's
-  // session is gone, so they reuse its memory (the runtime keeps what a session freed).
+  // The embedding model listens as its three parts (streaming-embedding.ts), run whole until
+  // `stream()` has checked their streamed run after listening started: the whole model's session
+  // is freed before they load, so they reuse its memory (the runtime keeps what a session freed).
   if (isEmbeddingShape(inputShape)) {
     await session.release()
-    const streamed = await streamedEmbedding(ort, runtime, bytes, inputShape)
-    if (streamed) {
+    const e = await embeddingInParts(ort, runtime, bytes, inputShape)
+    if (e) {
       return {
-        ...modelSession(file, inputName, inputShape, streamed.run, streamed.close),
-        streamed: true,
+        ...modelSession(file, inputName, inputShape, e.run, e.close),
+        stream: e.stream,
+        get streamed() {
+          return e.streamed
+        },
       }
     }
     session = await createSession(ort, runtime, bytes)
@@ -212,15 +216,15 @@ function isEmbeddingShape(shape: readonly (number | string)[]): boolean {
 
 /**
  * The embedding model cut into three parts that keep their activations from one window to the
- * next (streaming-embedding.ts), its streaming checked against the parts run whole; undefined (the
- * whole model runs) where the graph cannot be cut, a part does not load or the check fails.
+ * next (streaming-embedding.ts), run whole until `stream()` has checked their streaming;
+ * undefined (the whole model runs) where the graph cannot be cut or a part does not load.
  */
-async function streamedEmbedding(
+async function embeddingInParts(
   ort: Ort,
   runtime: RuntimeName,
   bytes: Uint8Array,
   shape: readonly (number | string)[],
-): Promise<{ run: Run; close(): Promise<void> } | undefined> {
+): Promise<ReturnType<typeof switchingEmbedding> | undefined> {
   let parts: EmbeddingParts
   try {
     parts = embeddingParts(bytes)
@@ -241,10 +245,15 @@ async function streamedEmbedding(
         return { data: out.data, dims: out.dims }
       }
     }) as [Stage, Stage, Stage]
-    const run = await checkedStreaming(parts, stages, [Number(shape[1]), Number(shape[2])])
-    if (run) return { run, close }
+    // The context only: the parts' bytes are in their sessions now, and not kept twice.
+    return switchingEmbedding(
+      { context: parts.context },
+      stages,
+      [Number(shape[1]), Number(shape[2])],
+      close,
+    )
   } catch {
-    // A part that does not load or run: the whole model, as before.
+    // A part that does not load: the whole model, as before.
   }
   await close()
   return undefined

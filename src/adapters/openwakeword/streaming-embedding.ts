@@ -74,11 +74,14 @@ export function embeddingParts(model: Uint8Array): EmbeddingParts {
 
 /**
  * One window ([1, 76, bins, 1], or several as a batch) at a time through the three parts, the
- * first two parts' activations kept for the next window.
+ * first two parts' activations kept for the next window. While `streaming()` is false every
+ * window runs through all three parts whole (the whole model's arithmetic), its activations still
+ * kept, so the first window after the switch can already move on.
  */
 export function streamingEmbedding(
   parts: Pick<EmbeddingParts, 'context'>,
   stages: readonly [Stage, Stage, Stage],
+  streaming: () => boolean = () => true,
 ): (input: Float32Array, dims: readonly number[]) => Promise<Float32Array> {
   const [c1, c2] = parts.context
   let last: Float32Array | undefined
@@ -111,7 +114,7 @@ export function streamingEmbedding(
   }
 
   const one = async (window: Float32Array, frames: number, bins: number): Promise<Float32Array> => {
-    const m = last && kept ? shiftOf(last, window, bins) : 0
+    const m = last && kept && streaming() ? shiftOf(last, window, bins) : 0
     // Forgotten until this window's parts have run: a part that fails leaves nothing half moved.
     last = undefined
     if (m > 0 && kept) await moved(window, [frames, bins], kept, m)
@@ -220,10 +223,10 @@ function checkStreamable(n: OnnxNode): void {
 const CHECK_OFFSETS = [0, 1, 3, 7, 15, 2, 3]
 
 /**
- * The streamed run, if it gives what the parts give run whole on windows that take every path
+ * Whether the streamed run gives what the parts give run whole on windows that take every path
  * (moved on by half a chunk, 1, 2 and 4 chunks, a jump back): within a millionth of the largest
  * value (the same arithmetic gives the same bits here; the margin is for a runtime that orders a
- * sum otherwise). Otherwise undefined, and the caller runs the model whole. The parts in a row are
+ * sum otherwise). Otherwise the caller keeps running the parts whole. The parts in a row are
  * the graph itself (a node that read a tensor of an earlier part would not load), so this checks
  * what the cut cannot: the context and alignment each move relies on.
  */
@@ -231,7 +234,7 @@ export async function checkedStreaming(
   parts: Pick<EmbeddingParts, 'context'>,
   stages: readonly [Stage, Stage, Stage],
   [frames, bins]: readonly [number, number],
-): Promise<((input: Float32Array, dims: readonly number[]) => Promise<Float32Array>) | undefined> {
+): Promise<boolean> {
   const run = streamingEmbedding(parts, stages)
   const seq = new Float32Array((frames + STEP * Math.max(...CHECK_OFFSETS)) * bins)
   for (let i = 0; i < seq.length; i++)
@@ -244,11 +247,60 @@ export async function checkedStreaming(
     const a = await run(window, dims)
     // A fresh run has nothing kept: every part runs whole.
     const b = await streamingEmbedding(parts, stages)(window, dims)
-    if (a.length !== b.length) return undefined
+    if (a.length !== b.length) return false
     for (let i = 0; i < b.length; i++) {
       largest = Math.max(largest, Math.abs(b[i] ?? 0))
       worst = Math.max(worst, Math.abs((a[i] ?? 0) - (b[i] ?? 0)))
     }
   }
-  return worst <= largest * 1e-6 ? streamingEmbedding(parts, stages) : undefined
+  return worst <= largest * 1e-6
+}
+
+type Run = (input: Float32Array, dims: readonly number[]) => Promise<Float32Array>
+
+/** How the embedding model runs once its streamed run was tried (`stream`). */
+export type EmbeddingMode = 'streamed' | 'whole' | 'closed'
+
+/**
+ * The embedding model's three parts, run whole over every window (the whole model's arithmetic:
+ * the same embeddings) until `stream()` has checked their streamed run (`checkedStreaming`) and
+ * switched to it. The check is then off the path to listening (issue 47), and no session of the
+ * whole model is needed: the parts listen from the start. `close` waits for a check under way,
+ * then frees the parts (`free`).
+ */
+export function switchingEmbedding(
+  parts: Pick<EmbeddingParts, 'context'>,
+  stages: readonly [Stage, Stage, Stage],
+  window: readonly [number, number],
+  free: () => Promise<void>,
+): {
+  readonly run: Run
+  readonly streamed: boolean
+  stream(): Promise<EmbeddingMode>
+  close(): Promise<void>
+} {
+  let on = false
+  let closed = false
+  let tried: Promise<EmbeddingMode> | undefined
+  const check = async (): Promise<EmbeddingMode> => {
+    const ok = closed ? false : await checkedStreaming(parts, stages, window).catch(() => false)
+    if (closed) return 'closed'
+    on = ok
+    return ok ? 'streamed' : 'whole'
+  }
+  return {
+    run: streamingEmbedding(parts, stages, () => on),
+    get streamed() {
+      return on
+    },
+    stream() {
+      tried ??= check()
+      return tried
+    },
+    async close() {
+      closed = true
+      await tried
+      await free()
+    },
+  }
 }

@@ -4,6 +4,7 @@ import { loadWakeDetector } from '../../../src/adapters/openwakeword/load-detect
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
 import type { WakeDetection } from '../../../src/ports/wake-word.js'
 import { MemoryLogger } from '../../../src/testing/memory-logger.js'
+import { until } from '../../helpers/wait.js'
 import { EMBEDDING, HEADS, MEL, silence, wavPcm } from '../../helpers/wake.js'
 
 const closers: (() => Promise<void>)[] = []
@@ -34,12 +35,16 @@ describe.each(['native', 'wasm'] as const)('the %s runtime scores on its own thr
       logger,
     })
     closers.push(() => d.close())
-    // The embedding model streamed through the thread (streaming-embedding.ts), and the ready line
-    // says so: a board whose check fails would say "whole".
+    // The embedding model listens from the start as its parts run whole, and the ready line says
+    // "whole"; their streamed run (streaming-embedding.ts) is checked after it, on the thread, and
+    // a line says when it took over (a board whose check fails would say "whole" there).
     expect(logger.records.find((r) => r.msg === 'wake word detector ready')?.fields).toMatchObject({
       runtime,
-      embedding: 'streamed',
+      embedding: 'whole',
     })
+    const streamedLine = () => logger.records.find((r) => r.msg === 'wake word embedding streamed')
+    await until(() => streamedLine() !== undefined, 'the embedding streamed', 60_000)
+    expect(streamedLine()?.fields).toMatchObject({ embedding: 'streamed' })
     const jarvis = HEADS.find((h) => h.name === 'hey_jarvis')
     const pcm = Buffer.concat([silence(1000), wavPcm(jarvis?.clip ?? ''), silence(1000)])
 

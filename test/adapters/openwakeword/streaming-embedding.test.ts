@@ -6,6 +6,7 @@ import {
   embeddingParts,
   type Stage,
   streamingEmbedding,
+  switchingEmbedding,
 } from '../../../src/adapters/openwakeword/streaming-embedding.js'
 import { EMBEDDING, HEADS, MEL, wavPcm } from '../../helpers/wake.js'
 
@@ -29,6 +30,14 @@ async function runtime() {
     }
   }
   return { ort, session }
+}
+
+/** The real embedding model's three parts, each a session in this thread. */
+async function partStages() {
+  const { session } = await runtime()
+  const parts = embeddingParts(readFileSync(EMBEDDING))
+  const stages = (await Promise.all(parts.bytes.map(session))) as unknown as [Stage, Stage, Stage]
+  return { parts, stages }
 }
 
 /** A clip's mel frames as the detector makes them (scaled x/10 + 2), from the real mel model. */
@@ -78,21 +87,18 @@ describe('the embedding model, streamed', () => {
   })
 
   it('is not used when a part does not give the same rows on a window’s new frames alone', async () => {
-    const { session } = await runtime()
-    const parts = embeddingParts(readFileSync(EMBEDDING))
-    const [s1, s2, s3] = (await Promise.all(parts.bytes.map(session))) as unknown as [
-      Stage,
-      Stage,
-      Stage,
-    ]
-    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBeDefined()
+    const {
+      parts,
+      stages: [s1, s2, s3],
+    } = await partStages()
+    expect(await checkedStreaming(parts, [s1, s2, s3], [76, 32])).toBe(true)
     // A first part whose rows depend on where its input starts (as one padding time would): a
     // hair off on anything shorter than a whole window. The check refuses to stream it.
     const padded: Stage = async (x, d) => {
       const out = await s1(x, d)
       return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
     }
-    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBeUndefined()
+    expect(await checkedStreaming(parts, [padded, s2, s3], [76, 32])).toBe(false)
   })
 
   it('is refused for a graph it cannot cut, saying why', () => {
@@ -101,19 +107,87 @@ describe('the embedding model, streamed', () => {
     expect(() => embeddingParts(Uint8Array.from([0x3a, 0x05, 0x01]))).toThrow(/past the end/)
   })
 
-  it('the embedding session the runtime loads gives the whole model’s embeddings on a clip scored chunk by chunk', async () => {
+  it('the embedding session the runtime loads runs whole, then streamed once checked: the same embeddings on a clip scored chunk by chunk', async () => {
     const { ort, session } = await runtime()
     const loaded = await loadSession(ort, 'native', EMBEDDING)
-    expect(loaded.streamed).toBe(true)
+    // Whole until asked: the check is off the start's path (issue 47).
+    expect(loaded.streamed).toBe(false)
     const whole = await session(readFileSync(EMBEDDING))
     const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
     const chunks = Math.floor((frames.length / 32 - 76) / 8)
+    const switchAt = Math.floor(chunks / 2)
     for (let chunk = 0; chunk < chunks; chunk++) {
+      if (chunk === switchAt) {
+        expect(await loaded.stream?.()).toBe('streamed')
+        expect(loaded.streamed).toBe(true)
+      }
       const w = windowAt(frames, 2 * chunk)
-      expect(Array.from(await loaded.run(w, DIMS))).toEqual(
+      expect(Array.from(await loaded.run(w, DIMS)), `chunk ${chunk}`).toEqual(
         Array.from((await whole(w.slice(), DIMS)).data),
       )
     }
     await loaded.close()
+  })
+
+  it('runs the parts whole over every window until checked, then streams; keeps them whole when the check fails; a close waits for the check', async () => {
+    const {
+      parts,
+      stages: [s1, s2, s3],
+    } = await partStages()
+    const seen: number[] = []
+    const first: Stage = (x, d) => {
+      seen.push(d[2] ?? 0)
+      return s1(x, d)
+    }
+    const frames = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
+    let freed = 0
+    const e = switchingEmbedding(parts, [first, s2, s3], [76, 32], async () => {
+      freed++
+    })
+    // Listening before the check: every window's 76 frames through the first part, nothing else.
+    // Mid-clip: the silence before the phrase has frames alike enough to look moved on by less.
+    for (let chunk = 10; chunk < 13; chunk++) await e.run(windowAt(frames, 2 * chunk), DIMS)
+    expect(seen).toEqual([76, 76, 76])
+    expect(e.streamed).toBe(false)
+    expect(await e.stream()).toBe('streamed')
+    // After it, a chunk on: its 8 new frames and the first part's 4 rows of context.
+    seen.length = 0
+    await e.run(windowAt(frames, 26), DIMS)
+    expect(seen).toEqual([12])
+    await e.close()
+    expect(freed).toBe(1)
+
+    const padded: Stage = async (x, d) => {
+      const out = await s1(x, d)
+      return (d[2] ?? 0) < 76 ? { data: out.data.map((v) => v + 1e-3), dims: out.dims } : out
+    }
+    const failing = switchingEmbedding(parts, [padded, s2, s3], [76, 32], async () => {})
+    expect(await failing.stream()).toBe('whole')
+    expect(failing.streamed).toBe(false)
+
+    // Closed while its check runs: the parts are freed once the check is done with them.
+    const order: string[] = []
+    const late = switchingEmbedding(
+      parts,
+      [
+        async (x, d) => {
+          const out = await s1(x, d)
+          order.push('ran')
+          return out
+        },
+        s2,
+        s3,
+      ],
+      [76, 32],
+      async () => {
+        order.push('freed')
+      },
+    )
+    const tried = late.stream()
+    await late.close()
+    expect(await tried).toBe('closed')
+    expect(late.streamed).toBe(false)
+    expect(order.at(-1)).toBe('freed')
+    expect(order.filter((o) => o === 'ran').length).toBeGreaterThan(1)
   })
 })
