@@ -29,6 +29,13 @@ afterEach(async () => {
 
 /** `nocturn run` on WAV silence, no broker (nothing here needs a system package), its store in `work`. */
 async function startRun(work: string): Promise<NocturnProcess> {
+  const run = await spawnRun(work)
+  await run.waitForEvent('nocturn_running')
+  return run
+}
+
+/** The same, not yet waited for. */
+async function spawnRun(work: string): Promise<NocturnProcess> {
   server = await FakeLiveServer.start({ logger: silentLogger, scripts: () => ({ steps: [] }) })
   const silence = Buffer.alloc(32_000)
   writeFileSync(
@@ -40,9 +47,7 @@ async function startRun(work: string): Promise<NocturnProcess> {
     { baseUrl: server.baseUrl, inputWav: join(work, 'silence.wav'), brokerUrl: '' },
     { mqtt: undefined, panel: { backend: 'none' } },
   )
-  const run = startNocturnRun(config, { apiKey: 'stop-key-not-for-logs' })
-  await run.waitForEvent('nocturn_running')
-  return run
+  return startNocturnRun(config, { apiKey: 'stop-key-not-for-logs' })
 }
 
 /** SIGTERM, and how long until the process was gone. */
@@ -63,6 +68,20 @@ it('SIGTERM after the file watch wrote a deleted store back exits at once', asyn
   const { code, ms } = await stopTimed(nocturn)
   expect(code, nocturn.tail()).toBe(0)
   expect(ms, nocturn.tail()).toBeLessThan(STOP_LIMIT_MS)
+}, 60_000)
+
+it('SIGTERM while it is still starting is kept: it starts, then stops cleanly, exit 0', async () => {
+  // systemd's stop can come at any moment of a start; the default action would end the process
+  // without closing the store. The first warning is logged early in the start.
+  nocturn = await spawnRun(mkdtempSync(join(tmpdir(), 'nocturn-stop-')))
+  await nocturn.waitForEvent('no_mqtt_configured')
+  const { code } = await stopTimed(nocturn)
+  expect(code, nocturn.tail()).toBe(0)
+  expect(nocturn.saw('nocturn_running'), nocturn.tail()).toBe(true)
+  expect(
+    nocturn.lines.some((l) => l.msg === 'stopping'),
+    nocturn.tail(),
+  ).toBe(true)
 }, 60_000)
 
 it('SIGTERM after a start that restored the store from its copy exits at once', async () => {

@@ -33,6 +33,12 @@ export async function run(args: string[]): Promise<number> {
   // systemd restarts it. (A microphone that stops delivering is the capture watchdog's: it restarts
   // capture and shows the error on the LED, without killing a process that may just be muted.)
   const watchdog = new Watchdog({ loopLimitMs: 15_000 })
+  // Heard from before the start: a stop asked for while starting (`nocturn_running` is logged just
+  // before start returns) is kept for the clean stop below, not the default kill without a close.
+  const stopAsked = new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve)
+    process.once('SIGINT', resolve)
+  })
   let appliance: Awaited<ReturnType<typeof startAppliance>>
   try {
     appliance = await startAppliance({
@@ -54,10 +60,7 @@ export async function run(args: string[]): Promise<number> {
     process.stderr.write(`nocturn: ${message}\n`)
     return 1
   }
-  await new Promise<void>((resolve) => {
-    process.once('SIGTERM', resolve)
-    process.once('SIGINT', resolve)
-  })
+  await stopAsked
   logger.info({}, 'stopping')
   await appliance.close()
   await watchdog.stop()
