@@ -179,6 +179,37 @@ describe('SupervisedChild', () => {
     ])
   })
 
+  it('a child that dies while its output is paused is reported only after all it wrote was read', async () => {
+    const clock = new VirtualClock()
+    const got: Buffer[] = []
+    let bytesAtFailure = -1
+    let paused = false
+    const child = new SupervisedChild({
+      command: 'sh',
+      // Writes, then dies while this side reads nothing (a microphone read in bursts, idle).
+      args: ['-c', 'printf first; sleep 0.3; printf second-and-last; exit 1'],
+      clock,
+      logger: silentLogger,
+      backoff: new Backoff({ initialMs: 60_000, maxMs: 60_000 }),
+      describeExit: () => new Error('ended'),
+      onFailure: () => {
+        bytesAtFailure = Buffer.concat(got).length
+      },
+      onStdout: (chunk) => {
+        got.push(Buffer.from(chunk))
+        paused = true
+        return false // the reader resumes only when told (here: never, until the child is gone)
+      },
+    })
+    children.push(child)
+    await child.start()
+    await until(() => bytesAtFailure >= 0)
+    expect(paused).toBe(true)
+    // Its last bytes came before the failure: nothing the dead child heard arrives after it.
+    expect(bytesAtFailure).toBe('firstsecond-and-last'.length)
+    expect(Buffer.concat(got).toString()).toBe('firstsecond-and-last')
+  })
+
   it('stdout read through its socket: every byte in order across restarts, none after a stop', async () => {
     const clock = new VirtualClock()
     const got: Buffer[] = []

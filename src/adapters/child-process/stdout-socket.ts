@@ -11,8 +11,11 @@ export interface StdoutSocket {
   handedOver(): void
   /** Reads again after `onChunk` returned false (what came meanwhile waited in the socket). */
   resume(): void
-  /** Reads to the end whatever `onChunk` returns: the child is gone, what it wrote still counts. */
-  drain(): void
+  /**
+   * Reads to the end whatever `onChunk` returns: the child is gone, what it wrote still counts.
+   * Resolves once all of it was handed on (the socket closed).
+   */
+  drain(): Promise<void>
   /** Stops reading and closes both ends (the child is gone or never started). */
   close(): void
 }
@@ -70,7 +73,12 @@ export async function openStdoutSocket(
       resume: () => reader.resume(),
       drain: () => {
         draining = true
+        const closed = new Promise<void>((resolve) => {
+          if (reader.destroyed) resolve()
+          else reader.once('close', () => resolve())
+        })
         reader.resume()
+        return closed
       },
       close: () => {
         childEnd.destroy()

@@ -60,6 +60,8 @@ export interface SupervisedChildOptions<E extends Error = Error> {
 
 /** How long a child asked to end with SIGTERM has before SIGKILL. */
 const KILL_GRACE_MS = 1000
+/** How long an ended child's output may take to be read to its end before its exit is reported. */
+const DRAIN_LIMIT_MS = 250
 
 /**
  * One long-lived helper process (`aplay`, `arecord`, `gpiomon`, `gpioset`) that is always either
@@ -227,14 +229,27 @@ export class SupervisedChild<E extends Error = Error> {
       done = true
       // Its stdout socket ends by itself once what it wrote is read (EOF closes it), even one
       // `onStdout` had paused: the audio it holds is the last the child heard.
-      this.#sockets.get(child)?.drain()
+      const drained = this.#sockets.get(child)?.drain()
       this.#sockets.delete(child)
       this.#exits.delete(child)
       resolveExit()
       // Killed by us (replaced, restarted or stopped): expected, nothing to report.
       if (this.#child !== child) return
       this.#child = undefined
-      this.#failed(exit, stderr.text, o.clock.now() - startedAt)
+      const livedMs = o.clock.now() - startedAt
+      // Reported once what it wrote before dying is handed on: its last frames, read after the
+      // failure, would otherwise say the device hears again (a microphone read in bursts holds up
+      // to a burst). A child whose output never closes is reported after DRAIN_LIMIT_MS all the same.
+      if (!drained) return this.#failed(exit, stderr.text, livedMs)
+      let reported = false
+      const report = () => {
+        if (reported) return
+        reported = true
+        o.clock.clearTimeout(limit)
+        this.#failed(exit, stderr.text, livedMs)
+      }
+      const limit = o.clock.setTimeout(report, DRAIN_LIMIT_MS)
+      void drained.then(report)
     }
     // 'error' is an exit only when the child never started (no pid); otherwise 'exit' follows.
     child.on('error', (e) => {
