@@ -24,6 +24,8 @@
 //           reply when a perfect transcriber's words (the pre-roll and 1.5 s after) confirm it.
 //   enrolled asked for by name only: each holdout voice a household that enrols (wake/enrolled.ts),
 //           its misses and false wakes with its verifier against the head alone.
+//   nearmiss asked for by name only: the check weighed against its competitors, and its window run
+//           past the detection (wake/nearmiss.ts).
 //   pause   asked for by name only: a synthesized pause after the phrase (wake/pause.ts), misses
 //           on holdout and tuning voices and false wakes, with and without (WAKE_PAUSE_PART=
 //           missed|false for one half).
@@ -55,6 +57,7 @@ import {
   TV,
   tuningVoices,
 } from './wake/holdout.js'
+import { nearMissBench } from './wake/nearmiss.js'
 import { pauseBench, wakeClip } from './wake/pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './wake/prose.js'
 import { heardText } from './wake/transcript.js'
@@ -330,5 +333,6 @@ if (only === '' || only === 'missed') await missed(tuned)
 if (only === '' || only === 'false') await falseWakes(tuned)
 if (only === 'enrolled') await enrolledBench(out)
 if (only === 'pause') await pauseBench(out, (roll) => agrees(DEFAULT_KWS, roll))
+if (only === 'nearmiss') await nearMissBench(out, score, placed)
 await detector.close()
 for (const c of checks.values()) await c.close()

@@ -31,4 +31,7 @@ espeak weather en-us "what's the weather"
 # pocketsphinx too. Its "hey jarvish" wakes the head as well (0.998): the near-miss to refuse.
 flite_ hey_jarvis-kal16 kal16 'hey jarvis'
 flite_ near-miss-hey_jarvish-kal16 kal16 'hey jarvish'
+# "hey charvis" wakes the head too (0.999), and the phrase alone (1e-12) hears "hey jarvis" in it:
+# the near-miss only the phrase weighed against its competitors refuses.
+flite_ near-miss-hey_charvis-kal16 kal16 'hey charvis'
 ls -l

@@ -1,6 +1,6 @@
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { LiveSession } from '../ports/live-llm.js'
+import { LIVE_INPUT_RATE_HZ, type LiveSession } from '../ports/live-llm.js'
 import type { PhraseCheck, PhraseVerdict } from '../ports/phrase-check.js'
 import { GapBuffer } from './gap-buffer.js'
 
@@ -17,6 +17,11 @@ export interface MicUplinkDeps {
 /** The local check of a wake's pre-roll, and what to do when it refuses. */
 export interface LocalWakeCheck {
   readonly check: PhraseCheck
+  /**
+   * How much of what follows the detection the check hears too, in ms: the pre-roll ends at the
+   * detection, which can come before the phrase has ended. The audio is held meanwhile anyway.
+   */
+  readonly afterMs?: number
   /** Nothing was sent; the session should end as an unconfirmed wake. */
   readonly refused: () => void
 }
@@ -35,6 +40,8 @@ export class MicUplink {
   #sendFailed = false
   /** The local check: none asked, out (audio held), or refused (nothing is ever sent). */
   #hold: 'none' | 'checking' | 'refused' = 'none'
+  /** While the check waits for the audio after the detection: what it will hear, and how much more. */
+  #window: { frames: Uint8Array[]; left: number; local: LocalWakeCheck } | undefined
 
   constructor(deps: MicUplinkDeps) {
     this.#deps = deps
@@ -50,6 +57,12 @@ export class MicUplink {
     for (const f of frames) this.#gap.push(f)
     if (!local) return
     this.#hold = 'checking'
+    const left = Math.round((local.afterMs ?? 0) * (LIVE_INPUT_RATE_HZ / 1000) * 2)
+    if (left > 0) this.#window = { frames: [...frames], left, local }
+    else this.#ask(frames, local)
+  }
+
+  #ask(frames: readonly Uint8Array[], local: LocalWakeCheck): void {
     local.check.check(joined(frames)).then(
       (v) => this.#checked(v, local),
       (err: unknown) => {
@@ -66,6 +79,15 @@ export class MicUplink {
 
   frame(pcm: Uint8Array): void {
     if (this.#hold === 'refused') return
+    const w = this.#window
+    if (w) {
+      w.frames.push(new Uint8Array(pcm))
+      w.left -= pcm.byteLength
+      if (w.left <= 0) {
+        this.#window = undefined
+        this.#ask(w.frames, w.local)
+      }
+    }
     const session = this.#hold === 'checking' ? undefined : this.#deps.live()
     if (session) {
       try {

@@ -186,7 +186,10 @@ export class VoiceSession {
     this.#runner.logCapabilities()
     // The local check's refusal ends the session before anything left the room.
     const refused = () => void this.end('unconfirmed')
-    this.#uplink.preRoll(preRoll, confirm?.local && { check: confirm.local, refused })
+    this.#uplink.preRoll(
+      preRoll,
+      confirm?.local && { check: confirm.local, afterMs: confirm.localAfterMs ?? 0, refused },
+    )
     this.#timers.start()
     // The microphone and the connection start together: frames before the open are kept.
     const micStarted = Promise.resolve()

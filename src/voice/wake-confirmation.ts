@@ -15,6 +15,8 @@ export interface WakeCheck {
    * (MicUplink holds it); if it refuses, nothing is sent and the session ends unconfirmed.
    */
   readonly local?: PhraseCheck
+  /** How much audio after the detection the local check hears too (MicUplink waits for it). */
+  readonly localAfterMs?: number
 }
 
 /**

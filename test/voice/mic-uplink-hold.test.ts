@@ -101,4 +101,22 @@ describe('MicUplink holds the microphone until the local check of the phrase agr
       expect.stringContaining('ENOENT'),
     ])
   })
+
+  it('with a window past the detection: the check hears the pre-roll and what followed, held meanwhile', async () => {
+    const u = uplink()
+    const c = pendingCheck()
+    // 640-byte frames are 20 ms each: a 50 ms window waits for three of them.
+    u.up.preRoll([frame(1)], { check: c.check, afterMs: 50, refused: u.onRefused })
+    u.up.frame(frame(2))
+    u.up.frame(frame(3))
+    expect(c.given).toEqual([])
+    u.up.frame(frame(4))
+    expect(c.given.map((p) => [...new Set(p)])).toEqual([[1, 2, 3, 4]])
+    expect(c.given[0]?.byteLength).toBe(4 * 640)
+    u.up.frame(frame(5))
+    expect(u.sent).toEqual([])
+    c.agree()
+    await Promise.resolve()
+    expect(u.sent).toEqual([1, 2, 3, 4, 5])
+  })
 })

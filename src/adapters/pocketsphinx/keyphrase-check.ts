@@ -3,6 +3,8 @@ import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { PhraseCheck, PhraseVerdict } from '../../ports/phrase-check.js'
+import { competitorsOf } from './competitors.js'
+import { parseSpotted, type Spotted, winners } from './spotted.js'
 
 /** Debian's pocketsphinx-en-us: the US English acoustic model and its dictionary. */
 export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
@@ -10,6 +12,14 @@ export const DEBIAN_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us'
 const PROGRAM = 'pocketsphinx_continuous'
 /** A check that has not answered by then has hung; a board under a 10 % quota answers in ~1 s. */
 const DEFAULT_TIMEOUT_MS = 5000
+/** A competitor is spotted from this keyphrase threshold up: any of them near the phrase is. */
+const COMPETITOR_THRESHOLD = 1e-40
+/**
+ * The phrase's threshold unless configured, weighed against its competitors or alone: chosen on
+ * the tuning voices (bench/RESULTS.md, "competitors"), with the competitors' margin.
+ */
+export const DEFAULT_THRESHOLD = { weighed: 1e-30, alone: 1e-12 } as const
+export const DEFAULT_MARGIN = 0
 
 export interface KeyphraseCheckOptions {
   /** The wake phrases, as said ("hey jarvis"): any one spotted agrees. */
@@ -19,6 +29,13 @@ export interface KeyphraseCheckOptions {
    * every wake and refused most near-misses on the bench's voices (bench/RESULTS.md).
    */
   readonly threshold: number
+  /**
+   * Weigh the phrase against the names it is confused with (competitors.ts): spotted beside it, at
+   * `COMPETITOR_THRESHOLD`, the phrase agrees only where no competitor over the same stretch
+   * scores more than `margin` above it, per frame (natural log of pocketsphinx's confidence).
+   * Unset: the phrase against its threshold alone.
+   */
+  readonly competitors?: { readonly margin: number }
   /** Holds `en-us/` (the acoustic model) and `cmudict-en-us.dict`. */
   readonly modelDir?: string
   readonly program?: string
@@ -56,14 +73,19 @@ export class KeyphraseCheck implements PhraseCheck {
   readonly #o: KeyphraseCheckOptions
   readonly #dir: string
   readonly #args: readonly string[]
-  readonly #phrases: readonly string[]
+  readonly #phraseOf: ReadonlyMap<string, string>
   #checks = 0
 
-  private constructor(o: KeyphraseCheckOptions, dir: string, args: string[], phrases: string[]) {
+  private constructor(
+    o: KeyphraseCheckOptions,
+    dir: string,
+    args: string[],
+    phraseOf: ReadonlyMap<string, string>,
+  ) {
     this.#o = o
     this.#dir = dir
     this.#args = args
-    this.#phrases = phrases
+    this.#phraseOf = phraseOf
   }
 
   /**
@@ -109,11 +131,15 @@ export class KeyphraseCheck implements PhraseCheck {
     const dir = mkdtempSync(join(memoryFolder(), 'nocturn-kws-'))
     const small = join(dir, 'phrases.dict')
     const kws = join(dir, 'phrases.kws')
-    writeFileSync(small, `${[...needed].flatMap((w) => entries.get(w) ?? []).join('\n')}\n`)
-    writeFileSync(
-      kws,
-      `${phrases.map((p) => `${p} /${o.threshold.toExponential()}/`).join('\n')}\n`,
-    )
+    const list = o.competitors
+      ? rivalList(phrases, entries, o.threshold)
+      : {
+          dict: [...needed].flatMap((w) => entries.get(w) ?? []),
+          kws: phrases.map((p) => `${p} /${o.threshold.toExponential()}/`),
+          phraseOf: new Map(phrases.map((p) => [p, p])),
+        }
+    writeFileSync(small, `${list.dict.join('\n')}\n`)
+    writeFileSync(kws, `${list.kws.join('\n')}\n`)
     const args = [
       '-hmm',
       join(modelDir, 'en-us'),
@@ -125,19 +151,40 @@ export class KeyphraseCheck implements PhraseCheck {
       // long the room was quiet before the phrase changed the verdict (bench/RESULTS.md).
       '-remove_silence',
       'no',
+      // Each keyphrase spotted on a line of its own, with where and how sure (spotted.ts).
+      '-time',
+      'yes',
       '-logfn',
       '/dev/null',
     ]
-    return new KeyphraseCheck(o, dir, args, phrases)
+    return new KeyphraseCheck(o, dir, args, list.phraseOf)
   }
 
-  check(pcm: Uint8Array): Promise<PhraseVerdict> {
+  async check(pcm: Uint8Array): Promise<PhraseVerdict> {
+    const { spotted, ms } = await this.spot(pcm)
+    const heard = winners(spotted, this.#phraseOf, this.#o.competitors?.margin)
+    return { agreed: heard.length > 0, heard, ms }
+  }
+
+  /** The program's arguments but its input: what the benches time. */
+  get args(): readonly string[] {
+    return this.#args
+  }
+
+  /** Which keyphrase of the list spells which phrase (the rest are competitors). */
+  get phraseOf(): ReadonlyMap<string, string> {
+    return this.#phraseOf
+  }
+
+  /** Every keyphrase pocketsphinx spotted in the audio, phrase or competitor: where, how sure. */
+  spot(pcm: Uint8Array): Promise<{ spotted: Spotted[]; ms: number }> {
     const t0 = performance.now()
     // Raw samples in a file (a name ending in .wav would want a header): the program reads its
     // input with fopen, and Node's stdin pipe is a socket that /dev/stdin cannot open.
     const infile = join(this.#dir, `${++this.#checks}.raw`)
     writeFileSync(infile, pcm)
-    return new Promise<PhraseVerdict>((resolve, reject) => {
+    const limit = this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS
+    return new Promise<{ spotted: Spotted[]; ms: number }>((resolve, reject) => {
       const child = spawn(this.#o.program ?? PROGRAM, [...this.#args, '-infile', infile], {
         stdio: ['ignore', 'pipe', 'pipe'],
       })
@@ -145,12 +192,8 @@ export class KeyphraseCheck implements PhraseCheck {
       let err = ''
       const timer = setTimeout(() => {
         child.kill('SIGKILL')
-        reject(
-          new Error(
-            `${PROGRAM} gave no answer within ${this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`,
-          ),
-        )
-      }, this.#o.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+        reject(new Error(`${PROGRAM} gave no answer within ${limit} ms`))
+      }, limit)
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString()
       })
@@ -169,11 +212,7 @@ export class KeyphraseCheck implements PhraseCheck {
           )
           return
         }
-        // Each spotted keyphrase is printed, several on one line when spotted more than once.
-        const heard = this.#phrases.filter((p) =>
-          ` ${out.replace(/\s+/g, ' ')} `.includes(` ${p} `),
-        )
-        resolve({ agreed: heard.length > 0, heard, ms: performance.now() - t0 })
+        resolve({ spotted: parseSpotted(out), ms: performance.now() - t0 })
       })
     }).finally(() => rmSync(infile, { force: true }))
   }
@@ -181,4 +220,47 @@ export class KeyphraseCheck implements PhraseCheck {
   async close(): Promise<void> {
     rmSync(this.#dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * The keyphrase list with competitors: every word a made-up dictionary entry named by its phones
+ * (a near-miss has no word of its own), each phrase once per pronunciation its words have, at the
+ * phrase's threshold, and each competitor at `COMPETITOR_THRESHOLD`, low enough that any of them
+ * near the phrase is spotted and can be weighed against it.
+ */
+function rivalList(
+  phrases: readonly string[],
+  entries: ReadonlyMap<string, string[]>,
+  threshold: number,
+): { dict: string[]; kws: string[]; phraseOf: Map<string, string> } {
+  // Named by their phones ("jh_aa_r_z"): what was spotted says what it was.
+  const names = new Map<string, string>()
+  const spell = (ph: readonly string[]) => {
+    const name = ph.join('_').toLowerCase()
+    names.set(ph.join(' '), name)
+    return name
+  }
+  const kws: string[] = []
+  const phraseOf = new Map<string, string>()
+  const rivals = new Set<string>()
+  for (const p of phrases) {
+    const prons = words(p).map((w) =>
+      (entries.get(w) ?? []).map((line) => line.trim().split(/\s+/).slice(1)),
+    )
+    const combos = prons.reduce<string[][][]>(
+      (acc, ws) => acc.flatMap((c) => ws.map((ph) => [...c, ph])),
+      [[]],
+    )
+    for (const c of combos) {
+      const key = c.map(spell).join(' ')
+      if (phraseOf.has(key)) continue
+      phraseOf.set(key, p)
+      kws.push(`${key} /${threshold.toExponential()}/`)
+    }
+    for (const c of competitorsOf(prons)) rivals.add(c.map(spell).join(' '))
+  }
+  for (const r of rivals) {
+    if (!phraseOf.has(r)) kws.push(`${r} /${COMPETITOR_THRESHOLD.toExponential()}/`)
+  }
+  return { dict: [...names].map(([ph, name]) => `${name} ${ph}`), kws, phraseOf }
 }

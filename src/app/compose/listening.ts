@@ -1,5 +1,9 @@
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
-import { KeyphraseCheck } from '../../adapters/pocketsphinx/keyphrase-check.js'
+import {
+  DEFAULT_MARGIN,
+  DEFAULT_THRESHOLD,
+  KeyphraseCheck,
+} from '../../adapters/pocketsphinx/keyphrase-check.js'
 import { AnyOnset } from '../../audio/any-onset.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
 import type { MicGate } from '../../audio/mic-gate.js'
@@ -138,7 +142,7 @@ export async function composeListening(
         confirm: {
           phrases: confirm.enabled ? confirm.phrases : [],
           withinMs: confirm.withinMs,
-          ...(local && { local }),
+          ...(local && { local, localAfterMs: c.listen.localCheck.afterMs }),
         },
       }),
     // The room hears it was heard; in speech mode a session opens on speech, as before, unannounced.
@@ -170,11 +174,16 @@ function localWakeCheck(
   { config: c, log, closers }: Composition,
   device: DeviceState,
 ): PhraseCheck | undefined {
-  const { enabled, threshold, modelDir } = c.listen.localCheck
+  const { enabled, threshold, competitors, modelDir } = c.listen.localCheck
   if (!enabled || !c.listen.wake) return undefined
   try {
     const phrases = wakeModelPaths(c.listen.wake as WakeConfig).phrases.map((p) => p.phrase)
-    const check = KeyphraseCheck.create({ phrases, threshold, ...(modelDir && { modelDir }) })
+    const check = KeyphraseCheck.create({
+      phrases,
+      threshold: threshold ?? (competitors ? DEFAULT_THRESHOLD.weighed : DEFAULT_THRESHOLD.alone),
+      ...(competitors && { competitors: { margin: DEFAULT_MARGIN } }),
+      ...(modelDir && { modelDir }),
+    })
     closers.add(() => check.close())
     return check
   } catch (err) {

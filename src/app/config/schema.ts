@@ -116,8 +116,18 @@ const confirmSchema = z.strictObject({
  */
 const localCheckSchema = z.strictObject({
   enabled: z.boolean().default(false),
-  /** pocketsphinx's keyphrase threshold: smaller lets more through (bench/RESULTS.md). */
-  threshold: z.number().gt(0).lt(1).default(1e-12),
+  /**
+   * pocketsphinx's keyphrase threshold for the phrase: smaller lets more through. Unset: 1e-30
+   * weighed against its competitors, 1e-12 alone (bench/RESULTS.md).
+   */
+  threshold: z.number().gt(0).lt(1).optional(),
+  /**
+   * Weigh the phrase against the names it is confused with ("hey charvis", "hey jars", made from
+   * its phones): it agrees only where none of them beats it over the same stretch.
+   */
+  competitors: z.boolean().default(false),
+  /** How much audio after the detection the check hears too (held meanwhile), in ms. */
+  afterMs: z.number().int().min(0).max(1000).default(0),
   /** Holds `en-us/` and `cmudict-en-us.dict`; unset: Debian's pocketsphinx-en-us. */
   modelDir: absPath.optional(),
 })
