@@ -31,7 +31,11 @@ espeak weather en-us "what's the weather"
 # pocketsphinx too. Its "hey jarvish" wakes the head as well (0.998): the near-miss to refuse.
 flite_ hey_jarvis-kal16 kal16 'hey jarvis'
 flite_ near-miss-hey_jarvish-kal16 kal16 'hey jarvish'
-# "hey charvis" wakes the head too (0.999), and the phrase alone (1e-12) hears "hey jarvis" in it:
-# the near-miss only the phrase weighed against its competitors refuses.
-flite_ near-miss-hey_charvis-kal16 kal16 'hey charvis'
+# flite rms's "hey jarvish" wakes the head too, and the phrase alone (1e-12) hears "hey jarvis" in
+# it: the near-miss only the phrase weighed against its competitors refuses. Made as the benches
+# make their clips (bench/wake/corpus.ts: both ends trimmed, peak at -6 dBFS): pocketsphinx's
+# verdicts move with the level.
+flite -voice rms -t 'hey jarvish' -o "$tmp/rms.raw.wav"
+sox -R "$tmp/rms.raw.wav" "${fmt[@]}" near-miss-hey_jarvish-rms.wav silence 1 0.005 0.5% reverse \
+  silence 1 0.005 0.5% reverse norm -6 pad 1 1
 ls -l

@@ -30,8 +30,8 @@ const skip =
  * the fake Live service. flite's kal16 voice saying "hey jarvish" makes the head fire (0.998 on
  * the committed clip): the local check refuses it, and not one byte of audio reaches the service,
  * though its connection may have opened in parallel; the session ends as an unconfirmed wake. So
- * does "hey charvis" (0.999), which the phrase alone at 1e-12 let through: weighed against the
- * names it is confused with, "hey charvis" itself wins over the same stretch.
+ * does another voice's "hey jarvish" (flite rms), which the phrase alone at 1e-12 let through:
+ * weighed against the names it is confused with, "hey jarvish" itself wins over the same stretch.
  * The same voice saying "hey jarvis", and a command, goes through: the model hears it and answers.
  */
 describe.skipIf(skip)('the local second opinion, before anything leaves the room', () => {
@@ -65,10 +65,10 @@ describe.skipIf(skip)('the local second opinion, before anything leaves the room
       expect(w.speaker.writtenBytes).toBe(w.earcon.byteLength)
       expect(w.store.listConversations()).toEqual([])
 
-      // Past the refractory time: "hey charvis", which the phrase alone let through (1e-12): its
-      // competitor beats the phrase, and nothing is sent either.
+      // Past the refractory time: flite rms's "hey jarvish", which the phrase alone (1e-12) let
+      // through: "hey jarvish" beats the phrase over the same stretch, and nothing is sent either.
       await new Promise((r) => setTimeout(r, 2500))
-      feeds.play(wavPcm(join(FIXTURES, 'near-miss-hey_charvis-kal16.wav')), [{ i: 0 }])
+      feeds.play(wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-rms.wav')), [{ i: 0 }])
       await until(() => w.summaries.length === 2, 50)
       expect(w.detections.map((d) => d.score >= 0.5)).toEqual([true, true])
       expect(w.log.withEvent('wake_refused_locally')).toHaveLength(2)

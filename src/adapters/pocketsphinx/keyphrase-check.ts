@@ -19,7 +19,7 @@ const COMPETITOR_THRESHOLD = 1e-40
  * the tuning voices (bench/RESULTS.md, "competitors"), with the competitors' margin.
  */
 export const DEFAULT_THRESHOLD = { weighed: 1e-30, alone: 1e-12 } as const
-export const DEFAULT_MARGIN = 0
+export const DEFAULT_MARGIN = 1e-4
 
 export interface KeyphraseCheckOptions {
   /** The wake phrases, as said ("hey jarvis"): any one spotted agrees. */

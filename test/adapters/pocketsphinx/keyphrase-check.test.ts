@@ -19,8 +19,8 @@ const skip =
 /**
  * The local second opinion on Debian's pocketsphinx, on the committed clips of flite's kal16
  * voice (scripts/make-wake-fixtures.sh): "hey jarvis", and "hey jarvish", a near-miss that makes
- * the hey_jarvis head fire (0.998), and "hey charvis" (0.999), which the phrase alone lets through
- * and its competitors refuse. espeak-ng's "hey jarvis" (the head's own fixture) is one
+ * the hey_jarvis head fire (0.998); flite rms's "hey jarvish" fires it too, and the phrase alone
+ * lets it through where the phrase weighed against its competitors refuses it. espeak-ng's "hey jarvis" (the head's own fixture) is one
  * pocketsphinx does not hear as the phrase: formant speech is far from the people it learnt from.
  */
 describe.skipIf(skip)('the local wake check (pocketsphinx keyphrase spotting)', () => {
@@ -45,23 +45,24 @@ describe.skipIf(skip)('the local wake check (pocketsphinx keyphrase spotting)', 
   })
 
   it('weighed against its competitors, a near-miss the phrase alone lets through is refused; the phrase still agrees', async () => {
-    // kal16's "hey charvis" fires the head (0.999) and the phrase alone at 1e-12 hears "hey jarvis".
-    const charvis = wavPcm(join(FIXTURES, 'near-miss-hey_charvis-kal16.wav'))
-    expect((await make(['hey jarvis']).check(charvis)).agreed).toBe(true)
+    // flite rms's "hey jarvish" fires the head and the phrase alone at 1e-12 hears "hey jarvis" in it.
+    const jarvishRms = wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-rms.wav'))
+    expect((await make(['hey jarvis']).check(jarvishRms)).agreed).toBe(true)
     const weighed = KeyphraseCheck.create({
       phrases: ['hey jarvis'],
       threshold: DEFAULT_THRESHOLD.weighed,
       competitors: { margin: DEFAULT_MARGIN },
     })
     checks.push(weighed)
-    expect(await weighed.check(charvis)).toMatchObject({ agreed: false, heard: [] })
-    // "hey charvis" itself beat it over the same stretch.
-    const { spotted } = await weighed.spot(charvis)
-    expect(spotted.map((s) => s.key)).toContain('hh_ey ch_aa_r_v_ah_s')
+    expect(await weighed.check(jarvishRms)).toMatchObject({ agreed: false, heard: [] })
+    // "hey jarvish" itself beat it over the same stretch.
+    const { spotted } = await weighed.spot(jarvishRms)
+    const best = spotted.reduce((a, b) => (b.perFrame > a.perFrame ? b : a))
+    expect(best.key).toBe('hh_ey jh_aa_r_v_ih_sh')
     const wake = await weighed.check(wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav')))
     expect([wake.agreed, wake.heard]).toEqual([true, ['hey jarvis']])
-    const jarvish = wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-kal16.wav'))
-    expect((await weighed.check(jarvish)).agreed).toBe(false)
+    const jarvishKal16 = wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-kal16.wav'))
+    expect((await weighed.check(jarvishKal16)).agreed).toBe(false)
     expect((await weighed.check(new Uint8Array(32_000))).agreed).toBe(false)
   })
 
