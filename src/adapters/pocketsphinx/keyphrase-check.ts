@@ -15,8 +15,9 @@ const DEFAULT_TIMEOUT_MS = 5000
 /** A competitor is spotted from this keyphrase threshold up: any of them near the phrase is. */
 const COMPETITOR_THRESHOLD = 1e-40
 /**
- * The phrase's threshold unless configured, weighed against its competitors or alone: chosen on
- * the tuning voices (bench/RESULTS.md, "competitors"), with the competitors' margin.
+ * The phrase's threshold unless configured, weighed against its competitors or alone, and the
+ * competitors' margin: chosen on the tuning voices (bench/RESULTS.md, "the local check weighed
+ * against the names it is confused with"; 1e-4 let the fewest near-misses through there).
  */
 export const DEFAULT_THRESHOLD = { weighed: 1e-30, alone: 1e-12 } as const
 export const DEFAULT_MARGIN = 1e-4
