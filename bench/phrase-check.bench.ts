@@ -9,7 +9,9 @@
 //   cost      one check = one process: wall, CPU (user+sys) and peak RSS from /usr/bin/time, on a
 //             2 s pre-roll and on 0.1 s (start-up: loading the model); the whole dictionary beside
 //             the cut one; the same under a cgroup quota of 10 % of a core (test/helpers/cpu-quota.ts);
-//             and a kept process on a FIFO (no start-up per check), how long until its answer.
+//             the check weighed against its competitors on the pre-roll and 200 ms after it
+//             (listen.localCheck.competitors, afterMs), plain and under the quota; and a kept
+//             process on a FIFO (no start-up per check), how long until its answer.
 //             BENCH_ONLY=cost npm run bench -- phrase-check: this part, the verdicts on kal16 alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs'
