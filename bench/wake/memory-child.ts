@@ -155,7 +155,7 @@ if (isMainThread) {
         w.postMessage('next')
         if (s.step === 'head + 50 runs') {
           setTimeout(() => {
-            print({ step: 'idle 3 s' })
+            print({ step: 'the thread ended, 3 s later' })
             process.stdout.write(`${JSON.stringify(topFiles())}\n`)
             void w.terminate()
           }, 3000)
