@@ -11,8 +11,9 @@
 // Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
 // this process's clock, with the CPU time the process had spent by then (all its threads, from
 // /proc's schedstat: it survives a loaded machine better than the wall time). RSS of each after
-// WAKE_STARTUP_IDLE_S (default 10) s idle, and its split: anonymous (the process's own) and file
-// (mapped code: node's, the native libraries'). Reports; asserts nothing.
+// WAKE_STARTUP_IDLE_S (default 10) s idle, one more of each kind left idle side by side after the
+// timed rounds, and its split: anonymous (the process's own) and file (mapped code: node's, the
+// native libraries'), and by mapping (onnxruntime's library, node's binary, glibc's heap…). Reports; asserts nothing.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -148,6 +149,35 @@ function rssMb(pid: number): [number, number, number] {
   return [kb('VmRSS'), kb('RssAnon'), kb('RssFile')]
 }
 
+/**
+ * Where `pid`'s resident pages are (MB, from /proc's smaps): onnxruntime's native library, node's
+ * own binary, the rest of the mapped files; glibc's main heap (`[heap]`: with MALLOC_ARENA_MAX=1
+ * every thread's small allocations), and the other anonymous mappings (V8's heaps, thread stacks,
+ * allocations too large for the heap).
+ */
+function rssSplit(pid: number): Record<string, number> {
+  const split: Record<string, number> = { ort: 0, node: 0, files: 0, heap: 0, anon: 0 }
+  let key = 'anon'
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
+    if (head) {
+      const name = head[1] ?? ''
+      key = name.includes('libonnxruntime')
+        ? 'ort'
+        : name === '[heap]'
+          ? 'heap'
+          : name.startsWith('/') && name.endsWith('/node')
+            ? 'node'
+            : name.startsWith('/')
+              ? 'files'
+              : 'anon'
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)
+    if (rss) split[key] = (split[key] ?? 0) + Number(rss[1]) / 1024
+  }
+  return split
+}
+
 const floorSource = `${FLOOR.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 const RUN = ['dist/service/cli.js', 'run', '--config']
 const kinds = {
@@ -172,6 +202,7 @@ type Kind = keyof typeof kinds
 const times: Record<string, number[]> = {}
 const cpus: Record<string, number[]> = {}
 const rss: Partial<Record<Kind, number[]>> = {}
+const splits: Partial<Record<Kind, Record<string, number>>> = {}
 out(`# wake start-up · ${machineLine()} · load ${load()}`)
 for (let round = 0; round <= RUNS; round++) {
   for (const kind of Object.keys(kinds) as Kind[]) {
@@ -182,14 +213,23 @@ for (let round = 0; round <= RUNS; round++) {
         times[key] = [...(times[key] ?? []), ms]
         cpus[key] = [...(cpus[key] ?? []), s.cpu[mark] ?? 0]
       }
-      if (round === RUNS) {
-        await sleep(IDLE_MS)
-        rss[kind] = rssMb(s.child.pid as number)
-      }
     }
     await stop(s)
   }
 }
+// RSS: one more of each, started one after the other and left idle side by side (an idle
+// process takes ~1 % of a core), each read IDLE_MS after its own start.
+const idle: { kind: Kind; s: Started; at: number }[] = []
+for (const kind of Object.keys(kinds) as Kind[]) {
+  const s = await (kinds[kind] as (n: number) => Promise<Started>)(RUNS + 1)
+  idle.push({ kind, s, at: performance.now() })
+}
+for (const { kind, s, at } of idle) {
+  await sleep(Math.max(0, at + IDLE_MS - performance.now()))
+  rss[kind] = rssMb(s.child.pid as number)
+  splits[kind] = rssSplit(s.child.pid as number)
+}
+for (const { s } of idle) await stop(s)
 const med = (xs: readonly number[]) =>
   quantile(
     [...xs].sort((a, b) => a - b),
@@ -211,11 +251,17 @@ for (const [k, xs] of Object.entries(times)) {
   )
 }
 out(
-  `\nRSS after ${IDLE_MS / 1000} s idle (last round), total (anonymous + file) MB: ${Object.entries(
+  `\nRSS after ${IDLE_MS / 1000} s idle (side by side), total (anonymous + file) MB: ${Object.entries(
     rss,
   )
     .map(([k, v]) => `${k} ${v[0]?.toFixed(1)} (${v[1]?.toFixed(1)} + ${v[2]?.toFixed(1)})`)
     .join(', ')}`,
 )
+out('\n| process | onnxruntime library | node binary | other files | [heap] | other anonymous |')
+out('|---|---|---|---|---|---|')
+for (const [k, v] of Object.entries(splits))
+  out(
+    `| ${k} | ${[v.ort, v.node, v.files, v.heap, v.anon].map((x) => x?.toFixed(1)).join(' | ')} |`,
+  )
 await server.close()
 gpiod.cleanup()

@@ -3,7 +3,9 @@
  * nodes (type, inputs, outputs, integer attributes) and write a model holding a run of them, with
  * the initializers they use, one named input and one named output. Every other field of the model
  * (opsets, IR version) is copied byte for byte; the parts' own bytes are never re-encoded.
- * streaming-embedding.ts uses it; a model it cannot read is run whole as before.
+ * streaming-embedding.ts uses it; a model it cannot read is run whole as before. It also reads a
+ * model's declared inputs (`graphInputs`), so the runtime knows the embedding model's input
+ * without making a session of it (runtime.ts).
  */
 
 /** One protobuf field: its number and, for a length-delimited one, its bytes. */
@@ -26,6 +28,12 @@ export interface OnnxNode {
   readonly raw: Uint8Array
 }
 
+/** One input the graph declares: its name and shape (a symbolic dimension is its name). */
+export interface OnnxInput {
+  readonly name: string
+  readonly shape: readonly (number | string)[]
+}
+
 export interface OnnxModel {
   readonly nodes: readonly OnnxNode[]
   readonly inputs: readonly string[]
@@ -45,6 +53,10 @@ const NODE = { input: 1, output: 2, opType: 4, attribute: 5 }
 const ATTRIBUTE = { name: 1, ints: 8 }
 const TENSOR_NAME = 8
 const VALUE_INFO = { name: 1, type: 2 }
+// TypeProto.Tensor shape; TensorShapeProto dim; Dimension dim_value, dim_param.
+const TENSOR_TYPE = { shape: 2 }
+const SHAPE_DIM = 1
+const DIM = { value: 1, param: 2 }
 
 export function parseOnnx(bytes: Uint8Array): OnnxModel {
   const model = fields(bytes)
@@ -54,7 +66,7 @@ export function parseOnnx(bytes: Uint8Array): OnnxModel {
   const initializers = new Map<string, Uint8Array>()
   for (const f of g) {
     if (f.no !== GRAPH.initializer || !f.body) continue
-    initializers.set(text(fields(f.body).find((t) => t.no === TENSOR_NAME)?.body), f.raw)
+    initializers.set(text(tensorName(f.body)), f.raw)
   }
   const valueName = (f: Field) =>
     text(fields(f.body ?? new Uint8Array()).find((v) => v.no === VALUE_INFO.name)?.body)
@@ -65,6 +77,25 @@ export function parseOnnx(bytes: Uint8Array): OnnxModel {
     initializers,
     rest: model.filter((f) => f.no !== MODEL_GRAPH).map((f) => f.raw),
   }
+}
+
+/**
+ * The inputs a caller feeds the model, with their declared shapes, as a session reports them: the
+ * graph's declared inputs that are not initializers (an older model declares those too). Reads
+ * the graph's own fields only, not the weights (a millisecond, not the ~10 of `parseOnnx`).
+ */
+export function graphInputs(bytes: Uint8Array): OnnxInput[] {
+  const graph = fields(bytes).find((f) => f.no === MODEL_GRAPH)?.body
+  if (!graph) throw new Error('no graph in the model')
+  const g = fields(graph)
+  const declared = g.filter((f) => f.no === GRAPH.input).map(input)
+  if (declared.length <= 1) return declared
+  const initializers = new Set(
+    g
+      .filter((f) => f.no === GRAPH.initializer)
+      .map((f) => text(tensorName(f.body ?? new Uint8Array()))),
+  )
+  return declared.filter((i) => !initializers.has(i.name))
 }
 
 /**
@@ -107,6 +138,37 @@ function node(f: Field): OnnxNode {
   }
 }
 
+/** A TensorProto's name, read without decoding the fields after it (its weights, mostly). */
+function tensorName(tensor: Uint8Array): Uint8Array | undefined {
+  for (let at = 0; at < tensor.length; ) {
+    const [f, next] = field(tensor, at)
+    if (f.no === TENSOR_NAME) return f.body
+    at = next
+  }
+  return undefined
+}
+
+/**
+ * A declared input: its name and its tensor's dimensions, each a number, its symbolic name, or ''
+ * when it has neither.
+ */
+function input(f: Field): OnnxInput {
+  const v = fields(f.body ?? new Uint8Array())
+  const type = fields(v.find((x) => x.no === VALUE_INFO.type)?.body ?? new Uint8Array())
+  const tensor = fields(type.find((x) => x.no === 1)?.body ?? new Uint8Array())
+  const shape = tensor.find((x) => x.no === TENSOR_TYPE.shape)?.body
+  const dims = fields(shape ?? new Uint8Array()).filter((x) => x.no === SHAPE_DIM)
+  return {
+    name: text(v.find((x) => x.no === VALUE_INFO.name)?.body),
+    shape: dims.map((d) => {
+      const dim = fields(d.body ?? new Uint8Array())
+      const value = dim.find((x) => x.no === DIM.value)?.value
+      if (value !== undefined) return Number(BigInt.asIntN(64, value))
+      return text(dim.find((x) => x.no === DIM.param)?.body)
+    }),
+  }
+}
+
 /** A ValueInfoProto: the name, a float tensor of any shape. */
 function floatValue(name: string): Uint8Array {
   const tensorType = varintField(1, 1n)
@@ -121,30 +183,35 @@ function fields(buf: Uint8Array): Field[] {
   const out: Field[] = []
   let at = 0
   while (at < buf.length) {
-    const start = at
-    const [tag, afterTag] = varint(buf, at)
-    at = afterTag
-    const no = Number(tag >> 3n)
-    const wire = Number(tag & 7n)
-    if (wire === 0) {
-      const [value, next] = varint(buf, at)
-      at = next
-      out.push({ no, wire, value, raw: buf.subarray(start, at) })
-    } else if (wire === 2) {
-      const [len, next] = varint(buf, at)
-      const end = next + Number(len)
-      if (end > buf.length) throw new Error('a field runs past the end of the model')
-      out.push({ no, wire, body: buf.subarray(next, end), raw: buf.subarray(start, end) })
-      at = end
-    } else if (wire === 1 || wire === 5) {
-      at += wire === 1 ? 8 : 4
-      out.push({ no, wire, raw: buf.subarray(start, at) })
-    } else {
-      throw new Error(`protobuf wire type ${wire} is not one ONNX uses`)
-    }
+    const [f, next] = field(buf, at)
+    out.push(f)
+    at = next
   }
-  if (at !== buf.length) throw new Error('a field runs past the end of the model')
   return out
+}
+
+/** The field at `at` in `buf`, and where the next one starts. */
+function field(buf: Uint8Array, at: number): [Field, number] {
+  const start = at
+  const [tag, afterTag] = varint(buf, at)
+  const no = Number(tag >> 3n)
+  const wire = Number(tag & 7n)
+  if (wire === 0) {
+    const [value, next] = varint(buf, afterTag)
+    return [{ no, wire, value, raw: buf.subarray(start, next) }, next]
+  }
+  if (wire === 2) {
+    const [len, next] = varint(buf, afterTag)
+    const end = next + Number(len)
+    if (end > buf.length) throw new Error('a field runs past the end of the model')
+    return [{ no, wire, body: buf.subarray(next, end), raw: buf.subarray(start, end) }, end]
+  }
+  if (wire === 1 || wire === 5) {
+    const end = afterTag + (wire === 1 ? 8 : 4)
+    if (end > buf.length) throw new Error('a field runs past the end of the model')
+    return [{ no, wire, raw: buf.subarray(start, end) }, end]
+  }
+  throw new Error(`protobuf wire type ${wire} is not one ONNX uses`)
 }
 
 function varint(buf: Uint8Array, from: number): [bigint, number] {

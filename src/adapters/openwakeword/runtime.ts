@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
+import { graphInputs, type OnnxInput } from './onnx-graph.js'
 import {
   type EmbeddingParts,
   embeddingParts,
@@ -118,6 +119,22 @@ export async function loadSession(
       { cause: err },
     )
   }
+  // The embedding model listens as its three parts (streaming-embedding.ts), run whole until
+  // `stream()` has checked their streamed run after listening started. Its input is read from
+  // its graph: no session of the whole model is made unless the parts cannot be.
+  const declared = declaredInput(bytes)
+  if (declared && isEmbeddingShape(declared.shape)) {
+    const e = await embeddingInParts(ort, runtime, bytes, declared.shape)
+    if (e) {
+      return {
+        ...modelSession(file, declared.name, declared.shape, e.run, e.close),
+        stream: e.stream,
+        get streamed() {
+          return e.streamed
+        },
+      }
+    }
+  }
   let session: OrtSession
   try {
     session = await createSession(ort, runtime, bytes)
@@ -139,23 +156,6 @@ export async function loadSession(
   }
   const meta = session.inputMetadata?.find((m) => m.name === inputName)
   const inputShape = (meta?.shape ?? []).map((d) => (typeof d === 'number' ? d : String(d)))
-  // The embedding model listens as its three parts (streaming-embedding.ts), run whole until
-  // `stream()` has checked their streamed run after listening started: the whole model's session
-  // is freed before they load, so they reuse its memory (the runtime keeps what a session freed).
-  if (isEmbeddingShape(inputShape)) {
-    await session.release()
-    const e = await embeddingInParts(ort, runtime, bytes, inputShape)
-    if (e) {
-      return {
-        ...modelSession(file, inputName, inputShape, e.run, e.close),
-        stream: e.stream,
-        get streamed() {
-          return e.streamed
-        },
-      }
-    }
-    session = await createSession(ort, runtime, bytes)
-  }
   const whole = session
   const run = async (input: Float32Array, dims: readonly number[]) => {
     const out = await whole.run({ [inputName]: new ort.Tensor('float32', input, dims) })
@@ -207,6 +207,20 @@ function createSession(
     graphOptimizationLevel: 'all',
     ...(part ? { enableMemPattern: false } : {}),
   })
+}
+
+/**
+ * The model's one input as its graph declares it (what a session of it reports: checked for
+ * every model of the package by test/adapters/openwakeword/onnx-graph.test.ts); undefined when
+ * the graph cannot be read or has other than one input (a session then says what is wrong).
+ */
+function declaredInput(bytes: Uint8Array): OnnxInput | undefined {
+  try {
+    const inputs = graphInputs(bytes)
+    return inputs.length === 1 ? inputs[0] : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** openWakeWord's embedding model takes [batch, 76 frames, 32 bins, 1]. */
