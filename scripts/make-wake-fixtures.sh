@@ -31,4 +31,9 @@ espeak weather en-us "what's the weather"
 # pocketsphinx too. Its "hey jarvish" wakes the head as well (0.998): the near-miss to refuse.
 flite_ hey_jarvis-kal16 kal16 'hey jarvis'
 flite_ near-miss-hey_jarvish-kal16 kal16 'hey jarvish'
+# The companion head's clip (docs/wake-word.md, "The companion head"): "hey jarvis" run straight
+# into a command, which the pretrained hey_jarvis misses wherever the chunks fall (best 0.3–0.5
+# for a single chunk) and the companion catches.
+espeak-ng -v en-gb -s 170 -w "$tmp/hey_jarvis-one-breath-en-gb-170.raw.wav" 'hey jarvis what time is it' &&
+  finish hey_jarvis-one-breath-en-gb-170
 ls -l
