@@ -59,6 +59,22 @@ export async function measureCompanion(
   const vs = holdoutVoices()
   const alone = await serviceDetector(undefined)
   const both = await serviceDetector(companion)
+  // WAKE_COMPANION_PART=missed|false: one half only.
+  const part = process.env.WAKE_COMPANION_PART ?? ''
+  if (part !== 'false') await missedRows(vs, alone, both, out)
+  if (part !== 'missed') await falseRows(vs, alone, both, out)
+  await alone.close()
+  await both.close()
+}
+
+type Service = Awaited<ReturnType<typeof serviceDetector>>
+
+async function missedRows(
+  vs: ReturnType<typeof holdoutVoices>,
+  alone: Service,
+  both: Service,
+  out: (s: string) => void,
+): Promise<void> {
   out(`\n### Missed wakes, holdout voices (${vs.length}: ${vs.map((v) => v.name).join(', ')})\n`)
   out(
     '| condition | command | clips | missed, pretrained alone | missed, with the companion | espeak-ng / festival, alone → with |',
@@ -89,7 +105,14 @@ export async function measureCompanion(
       )
     }
   }
+}
 
+async function falseRows(
+  vs: ReturnType<typeof holdoutVoices>,
+  alone: Service,
+  both: Service,
+  out: (s: string) => void,
+): Promise<void> {
   const check = KeyphraseCheck.create({ phrases: ['hey jarvis'], threshold: DEFAULT_KWS })
   const streams: [string, ReturnType<typeof spokenStream>][] = []
   if (proseAvailable(out)) {
@@ -142,7 +165,5 @@ export async function measureCompanion(
   }
   out('\nWhat fired (the utterance said 200 ms before the firing chunk ended; the local check):')
   for (const d of details) out(d)
-  await alone.close()
-  await both.close()
   await check.close()
 }
