@@ -76,15 +76,27 @@ async function missedRows(
   out: (s: string) => void,
 ): Promise<void> {
   out(`\n### Missed wakes, holdout voices (${vs.length}: ${vs.map((v) => v.name).join(', ')})\n`)
+  // WAKE_COMPANION_CONDITIONS=clean,pink 10 dB: those rows only (the same clips: k runs on).
+  const wanted = process.env.WAKE_COMPANION_CONDITIONS?.split(',')
+  // WAKE_COMPANION_CHECK=1: each wake's pre-roll also to the local check (missed when it refuses).
+  const check =
+    process.env.WAKE_COMPANION_CHECK === '1'
+      ? KeyphraseCheck.create({ phrases: ['hey jarvis'], threshold: DEFAULT_KWS })
+      : undefined
   out(
-    '| condition | command | clips | missed, pretrained alone | missed, with the companion | espeak-ng / festival, alone → with |',
+    `| condition | command | clips | missed, pretrained alone | missed, with the companion | espeak-ng / festival, alone → with |${check ? ' festival with the check on, alone → with |' : ''}`,
   )
-  out('|---|---|---|---|---|---|')
+  out(`|---|---|---|---|---|---|${check ? '---|' : ''}`)
   let k = 0
   for (const [name, noise, snr] of noiseConditions()) {
     for (const pause of [false, true]) {
+      if (wanted && !wanted.includes(name)) {
+        k += vs.length * COMMANDS.length
+        continue
+      }
       let n = 0
       const missed = [0, 0]
+      const checked = [0, 0]
       const byEngine = new Map<string, number[]>()
       for (const v of vs) {
         for (const c of COMMANDS) {
@@ -94,17 +106,35 @@ async function missedRows(
           const e = byEngine.get(engine) ?? [0, 0]
           byEngine.set(engine, e)
           for (const [i, d] of [alone, both].entries()) {
-            if ((await d.score(pcm)).wakes.length > 0) continue
+            const { wakes, startMs } = await d.score(pcm)
+            const w = wakes[0]
+            if (check && engine === 'festival' && !(w && (await agrees(check, pcm, startMs, w)))) {
+              checked[i] = (checked[i] ?? 0) + 1
+            }
+            if (w) continue
             missed[i] = (missed[i] ?? 0) + 1
             e[i] = (e[i] ?? 0) + 1
           }
         }
       }
       out(
-        `| ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${pct(missed[0] ?? 0, n)} | ${pct(missed[1] ?? 0, n)} | ${[...byEngine].map(([e, m]) => `${e} ${m[0]} → ${m[1]}`).join('; ')} |`,
+        `| ${name} | ${pause ? 'after a pause' : 'one breath'} | ${n} | ${pct(missed[0] ?? 0, n)} | ${pct(missed[1] ?? 0, n)} | ${[...byEngine].map(([e, m]) => `${e} ${m[0]} → ${m[1]}`).join('; ')} |${check ? ` ${checked[0]} → ${checked[1]} |` : ''}`,
       )
     }
   }
+  await check?.close()
+}
+
+/** The local check on the pre-roll the wake stage would hand it: the 2 s up to the wake. */
+async function agrees(
+  check: KeyphraseCheck,
+  pcm: Int16Array,
+  startMs: number,
+  w: WakeDetection,
+): Promise<boolean> {
+  const end = Math.min(pcm.length, Math.round(((w.heardAtMs - startMs + 20) * RATE) / 1000))
+  const roll = pcm.subarray(Math.max(0, end - (DEFAULT_WAKE_PRE_ROLL_MS * RATE) / 1000), end)
+  return (await check.check(bytes(roll))).agreed
 }
 
 async function falseRows(
@@ -144,12 +174,7 @@ async function falseRows(
       let sent = 0
       for (const w of wakes) {
         const at = w.heardAtMs - startMs
-        const end = Math.min(stream.length, Math.round(((at + 20) * RATE) / 1000))
-        const roll = stream.subarray(
-          Math.max(0, end - (DEFAULT_WAKE_PRE_ROLL_MS * RATE) / 1000),
-          end,
-        )
-        const agreed = (await check.check(bytes(roll))).agreed
+        const agreed = await agrees(check, stream, startMs, w)
         if (agreed) sent++
         const said = timeline.findLast((u) => (u.from / RATE) * 1000 <= at - 200)
         details.push(

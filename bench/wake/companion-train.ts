@@ -32,7 +32,7 @@ export interface Labelled {
   readonly label: 0 | 1
 }
 
-/** Chunks before the phrase's end where a window holds little of it (0.64 s: "hey jarvis" is ~0.6–0.9 s). */
+/** Chunks before the positives where a window holds little of the phrase (0.64 s: "hey jarvis" is ~0.6–0.9 s). */
 const BEFORE = 8
 /** Chunks after the phrase's end from which a window holds none of it (1.28 s + a margin). */
 const AFTER = 20
@@ -49,7 +49,7 @@ export function labelled(kept: readonly Kept[], o: Pick<TrainOptions, 'posFrom' 
       }
       if (end >= k.phraseEnd + o.posFrom && end <= k.phraseEnd + o.posTo)
         out.push({ clip, chunk: c, label: 1 })
-      else if (end < k.phraseEnd - BEFORE || end > k.phraseEnd + AFTER)
+      else if (end < k.phraseEnd + o.posFrom - BEFORE || end > k.phraseEnd + AFTER)
         out.push({ clip, chunk: c, label: 0 })
     }
   })
