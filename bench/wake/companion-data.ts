@@ -20,14 +20,7 @@ import { fortuneTexts } from './prose.js'
 
 const RATE = 16_000
 const WINDOW = 16
-const COMPANION_CACHE = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  'var',
-  'bench-wake',
-  'companion',
-)
+const COMPANION_CACHE = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'companion')
 
 /** Said straight after the phrase in training: many, and none of holdout.ts's COMMANDS. */
 const TRAIN_COMMANDS = [
