@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { basename, join } from 'node:path'
+import { companionFor } from '../adapters/openwakeword/companion.js'
 import type { OpenWakeWordDetector, ScoreListener } from '../adapters/openwakeword/detector.js'
 import type { WakePhraseFile } from '../adapters/openwakeword/load-detector.js'
 import {
@@ -58,7 +59,9 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
       )
     }
     const file = join(config.modelDir, head.file)
-    return { phrase: m.phrase ?? head.phrase, file, ...scoring(file) }
+    // Our companion head stands beside the pretrained one that has one, unless turned off.
+    const companion = m.companion === false ? undefined : companionFor(m.model)
+    return { phrase: m.phrase ?? head.phrase, file, ...scoring(file), companion }
   })
   return {
     phrases,

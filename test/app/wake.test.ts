@@ -119,6 +119,8 @@ describe('listen.wake in the configuration', () => {
         // Where `nocturn wake enroll` puts the household's verifier (used only once it exists).
         verifier: '/var/lib/nocturn/wake/hey_jarvis_v0.1.verifier.json',
         verified: false,
+        // Our companion head beside it (docs/wake-word.md, "The companion head").
+        companion: expect.objectContaining({ window: 16, hidden: 16 }),
       },
       {
         phrase: 'hey nocturn',
@@ -129,6 +131,9 @@ describe('listen.wake in the configuration', () => {
       },
     ])
     expect(paths.melFile).toBe('/var/lib/nocturn/wake/melspectrogram.onnx')
+    // `companion: false` turns it off.
+    const off = { ...wake, models: [{ model: 'hey_jarvis', companion: false as const }] }
+    expect(wakeModelPaths(off).phrases[0]?.companion).toBeUndefined()
     // No block: no wake word.
     expect(configSchema.parse({}).listen.wake).toBeUndefined()
   })

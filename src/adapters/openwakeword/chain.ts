@@ -1,5 +1,6 @@
 import type { WakeDetection } from '../../ports/wake-word.js'
 import type { TakenChunk } from './chunk-ring.js'
+import type { CompanionModel } from './companion.js'
 import type { FeaturePipeline } from './features.js'
 import { OFFSET_KEEP } from './features.js'
 import { Heads } from './heads.js'
@@ -61,6 +62,7 @@ export interface ChainHead {
   readonly model: ModelSession
   readonly threshold: number
   readonly verifier?: VerifierStage | undefined
+  readonly companion?: CompanionModel | undefined
 }
 
 export interface ScoringChainOptions {

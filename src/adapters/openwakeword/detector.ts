@@ -4,6 +4,7 @@ import type { Logger } from '../../core/logger.js'
 import type { WakeDetection, WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { type ChainResult, type ChunkChain, ScoringChain } from './chain.js'
 import { ChunkRing, type TakenChunk } from './chunk-ring.js'
+import type { CompanionModel } from './companion.js'
 import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
 import type { ModelSession } from './model-session.js'
@@ -17,6 +18,8 @@ export interface WakeHead {
   readonly threshold: number
   /** The household's verifier: it rescores the chunks the head scores at or above its gate. */
   readonly verifier?: VerifierStage | undefined
+  /** Our companion head beside the pretrained one (companion.ts). */
+  readonly companion?: CompanionModel | undefined
 }
 
 /** Every chunk's scores, in the order of `phrases`; for doctor, tests and benchmarks. */

@@ -1,3 +1,4 @@
+import { type CompanionModel, companionScore } from './companion.js'
 import { EMBEDDING_SIZE } from './features.js'
 import type { ModelSession } from './model-session.js'
 import type { VerifierStage } from './verifier.js'
@@ -8,6 +9,8 @@ const DEFAULT_HEAD_WINDOW = 16
 interface Head {
   readonly model: ModelSession
   readonly verifier?: VerifierStage | undefined
+  /** Our companion head beside it (companion.ts): the larger of the two scores counts. */
+  readonly companion?: CompanionModel | undefined
 }
 
 /**
@@ -34,8 +37,12 @@ export class Heads {
   }
 
   /**
-   * Every head on its part of `window` (the newest `longest` embeddings); an `exact` window gets
-   * the household's verifier where the head reaches its gate, a coarse one never does.
+   * Every head on its part of `window` (the newest `longest` embeddings), or its companion where
+   * that scores higher (an OR of the two): on an exact window only where the head reaches the
+   * companion's gate, on a coarse one always — a coarse score only says whether to score exactly
+   * (chain.ts), and the head's stand-in window can fall under the gate where the exact one does
+   * not. An `exact` window gets the household's verifier where its score reaches the verifier's
+   * gate, a coarse one never does.
    */
   run(window: Float32Array, exact: boolean): Promise<number[]> {
     return Promise.all(
@@ -43,7 +50,10 @@ export class Heads {
         const n = this.#windows[i] ?? DEFAULT_HEAD_WINDOW
         const mine = window.slice((this.longest - n) * EMBEDDING_SIZE)
         const out = await h.model.run(mine, [1, n, EMBEDDING_SIZE])
-        const score = out[0] ?? 0
+        const head = out[0] ?? 0
+        const c = h.companion
+        const asked = c && (!exact || head >= c.gate)
+        const score = asked ? Math.max(head, companionScore(c, mine)) : head
         return exact && h.verifier && score >= this.#gate(i, h.verifier)
           ? h.verifier.score(mine, score)
           : score

@@ -1,6 +1,7 @@
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
+import type { CompanionModel } from './companion.js'
 import { OpenWakeWordDetector, type ScoreListener, type WakeHead } from './detector.js'
 import { EMBEDDING_SIZE, expectShape, FeaturePipeline, noisePrefill } from './features.js'
 import type { InferenceRuntime, ModelSession } from './model-session.js'
@@ -18,6 +19,8 @@ export interface WakePhraseFile {
    * caller's (enrolment records the windows through one).
    */
   readonly verifier?: string | VerifierStage | undefined
+  /** Our companion head beside this phrase's pretrained head (companion.ts), if it has one. */
+  readonly companion?: CompanionModel | undefined
 }
 
 export interface LoadWakeDetectorOptions {
@@ -76,7 +79,8 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
         typeof p.verifier === 'string'
           ? readVerifier(p.verifier, p.file, windows[i] ?? 0)
           : p.verifier
-      return { phrase: p.phrase, model, threshold: p.threshold, verifier }
+      checkCompanion(p, windows[i] ?? 0)
+      return { phrase: p.phrase, model, threshold: p.threshold, verifier, companion: p.companion }
     })
     // On the runtime's thread the whole chain lives there, its prefill made with it: a scored
     // chunk is one hand-off (chain.ts). A runtime of the caller's (a test's) scores in process.
@@ -194,6 +198,16 @@ async function checkHeadScore(model: ModelSession): Promise<void> {
     throw new NocturnError(
       'NOC_ERR_WAKE_MODEL_SHAPE',
       `${model.file} gives ${out.length} scores, not one: it is a multi-class model (such as timer_v0.1), not a wake phrase; use a single-phrase head`,
+    )
+  }
+}
+
+/** A companion reads the head's window: one made for another window is refused. */
+function checkCompanion(p: WakePhraseFile, window: number): void {
+  if (p.companion && p.companion.window !== window) {
+    throw new NocturnError(
+      'NOC_ERR_WAKE_MODEL_SHAPE',
+      `${p.file} reads ${window} embeddings but the companion head of "${p.phrase}" reads ${p.companion.window}: turn it off (listen.wake.models[].companion: false) for this head`,
     )
   }
 }

@@ -178,6 +178,7 @@ export function modelThreadRuntime(name: RuntimeName): ThreadRuntime {
           phrase: h.phrase,
           threshold: h.threshold,
           verifier: snapshotOf(h.verifier),
+          companion: h.companion,
         })),
         reach: o.reach,
         consecutive: o.consecutive,

@@ -1,4 +1,5 @@
 import { type ChainEvent, type ChainHead, ScoringChain } from './chain.js'
+import type { CompanionModel } from './companion.js'
 import { FeaturePipeline, noisePrefill } from './features.js'
 import { type LogisticModel, predict } from './logistic.js'
 import type { ModelSession } from './model-session.js'
@@ -19,6 +20,7 @@ export interface ChainSpec {
     readonly phrase: string
     readonly threshold: number
     readonly verifier: VerifierSnapshot | undefined
+    readonly companion: CompanionModel | undefined
   }[]
   /** How far back the noise prefill reaches (`noisePrefill`). */
   readonly reach: number
@@ -97,6 +99,7 @@ export async function threadChain(
     model: sessionOf(h.session),
     threshold: h.threshold,
     verifier: verifiers[i],
+    companion: h.companion,
   }))
   const chain = new ScoringChain({
     features: FeaturePipeline.create(mel, embedding, prefill),

@@ -47,6 +47,11 @@ const wakeModelSchema = z.strictObject({
   verifier: z
     .union([z.literal(false), z.string().startsWith('/', 'an absolute path or false')])
     .optional(),
+  /**
+   * Our companion head beside a pretrained head that has one (hey_jarvis: it hears the phrase run
+   * straight into a command); false turns it off. A head given by path has none.
+   */
+  companion: z.literal(false).optional(),
 })
 
 export const wakeSchema = z.strictObject({
