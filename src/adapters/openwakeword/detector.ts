@@ -109,6 +109,15 @@ const BUSY_MS = CHUNK_MS / 2
  * back at most 240 ms, where no score is made anyway (#batchSize).
  */
 const QUIET_BATCH = 4
+/**
+ * Coarse scores one request to the runtime's thread carries while a voice is near and every score
+ * is far below its threshold: 2, so one request per 4 chunks at the service's hop, not 2. Each
+ * request wakes the thread (and the event loop for its reply) from sleep, and a model run after a
+ * sleep costs 2–3× one run hot (bench/RESULTS.md, "a talking room inside 2.5 %"); the chain scores
+ * every chunk as it would one request at a time, so the scores are the same. A rise waits at
+ * most 240 ms to be seen; from it on, chunks go one at a time.
+ */
+const COARSE_SCORES_PER_REQUEST = 2
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -255,7 +264,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
    */
   #batchSize(): number {
     if (this.#exact) return 1
-    return this.#ring.anyHeard() ? this.#hop : QUIET_BATCH
+    return this.#ring.anyHeard() ? COARSE_SCORES_PER_REQUEST * this.#hop : QUIET_BATCH
   }
 
   async #drain(): Promise<void> {
