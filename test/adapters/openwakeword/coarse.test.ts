@@ -67,7 +67,7 @@ async function hear(hop: number, pcm: Uint8Array) {
 }
 
 describe('coarse scoring while every head is far below its threshold', () => {
-  it('makes fewer embeddings in a talking room, and wakes at the same chunk with the same score as exact scoring', async () => {
+  it('makes half the embeddings in a talking room, and wakes at the same chunk with the same score as exact scoring', async () => {
     const stream = Buffer.concat([talk(12_000), wavPcm(HEADS[0]?.clip ?? ''), talk(6000)])
     const exact = await hear(1, stream)
     const coarse = await hear(COARSE_HOP, stream)
@@ -86,7 +86,9 @@ describe('coarse scoring while every head is far below its threshold', () => {
     }
     expect(near).toBeGreaterThan(3)
     expect(coarse.stats.coarseScores).toBeGreaterThan(0)
-    expect(coarse.embeddings).toBeLessThan(0.75 * exact.embeddings)
+    // One embedding every 2 chunks while far below, every 4 while under a five-thousandth of the
+    // threshold (most of the talk): about half of exact scoring's, where 2 alone made two thirds.
+    expect(coarse.embeddings).toBeLessThan(0.55 * exact.embeddings)
     process.stdout.write(
       `embedding runs: exact ${exact.embeddings}, coarse ${coarse.embeddings} (${coarse.stats.coarseScores} coarse scores)\n`,
     )
