@@ -92,8 +92,8 @@ const OFFSET_TAIL = DENSE_TAIL_CHUNKS
 /**
  * While the last coarse score had every head under this share of its threshold (1e-4 at 0.5:
  * most of a television's talk, bench/RESULTS.md "a talking room inside 2.5 %"), coarse scoring
- * makes one embedding every 2 × `coarseHop` chunks; a score at it or above brings the hop back,
- * and one at `WakeTrigger.rising` makes every chunk exact as before, the skipped ones included.
+ * makes one embedding every 2 × `coarseHop` chunks; a score at it or above makes every chunk
+ * exact, as one at `WakeTrigger.rising` does at the plain hop, the skipped ones included.
  */
 const FAR_SHARE = 0.0002
 /** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
@@ -191,8 +191,12 @@ export class ScoringChain implements ChunkChain {
       await features.embed(1)
       const coarse = await this.#heads.run(features.approximate(this.#heads.longest), false)
       this.#coarse++
+      const wasFar = this.#far
       this.#far = !this.#trigger.near(coarse, FAR_SHARE)
-      if (!this.#trigger.rising(coarse)) {
+      // From the far hop a score at FAR_SHARE is taken as a rise: the window holds an embedding
+      // every 4 chunks there, too sparse to trust a coarse score near the fiftieth (a phrase's
+      // first coarse score there read 6e-4 where the hop of 2 read over 0.01).
+      if (!this.#trigger.rising(coarse) && !(wasFar && !this.#far)) {
         // Far below every threshold: the chunks since the last coarse score get this one, and
         // the second phase is off.
         for (const o of this.#offsets) o.off()
