@@ -7,7 +7,7 @@
 // STAGES_BATCH: chunks a request carries while coarse (the detector's: 4); STAGES_SECONDS (120).
 // `node --import tsx bench/wake/chain-stages.ts`; prints one JSON line.
 
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { ScoringChain } from '../../src/adapters/openwakeword/chain.js'
@@ -19,7 +19,7 @@ import {
   type Stage,
   streamingEmbedding,
 } from '../../src/adapters/openwakeword/streaming-embedding.js'
-import { EMBEDDING, MEL, MODEL_DIR } from '../../test/helpers/wake.js'
+import { EMBEDDING, MEL, MODEL_DIR, wavPcm } from '../../test/helpers/wake.js'
 import { roomAudio } from './room-audio.js'
 
 const SECONDS = Number(process.env.STAGES_SECONDS ?? 120)
@@ -96,7 +96,15 @@ const chain = new ScoringChain({
   refractoryMs: 2000,
   coarseHop: HOP,
 })
-const room = roomAudio('talk')
+// STAGES_ROOM=wake: the wake fixtures' clips in a row instead (near a threshold: the second phase).
+const room =
+  process.env.STAGES_ROOM === 'wake'
+    ? Buffer.concat(
+        readdirSync(join(import.meta.dirname, '..', '..', 'fixtures', 'wake'))
+          .filter((f) => f.endsWith('.wav'))
+          .map((f) => wavPcm(join(import.meta.dirname, '..', '..', 'fixtures', 'wake', f))),
+      )
+    : roomAudio('talk')
 const pcm = new Int16Array(room.buffer, room.byteOffset, room.byteLength >> 1)
 const chunks = Math.floor((SECONDS * 16_000) / 1280)
 let quiet = 0
@@ -141,6 +149,7 @@ process.stdout.write(
     quiet,
     offsetScores,
     wakes,
+    room: process.env.STAGES_ROOM ?? 'talk',
     cpuMsPerS: r3((u.user + u.system) / 1000 / audioS),
     perStage: Object.fromEntries(
       Object.entries(tallies).map(([k, t]) => [

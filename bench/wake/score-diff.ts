@@ -1,11 +1,12 @@
 // Every score of this build's chain against another build's (issue 47: what the far hop, the
 // requests of 4 chunks and the mel runs of a request change), on the same audio: every wake and
 // VAD fixture, each alone with 1 s of silence either side and all of them in one stream, every
-// pretrained head at 0.5 (or SCORE_DIFF_HEADS), the service's hop, each build's own request size while coarse
-// (SCORE_DIFF_BATCH_OTHER: the other's, 2 before issue 47's drops). SCORE_DIFF_OTHER: the other
-// build's tree (its src/, run by tsx). Chunk by chunk: bit-identical scores, the largest
+// pretrained head at 0.5 (or SCORE_DIFF_HEADS), the service's hop, each build's own request size
+// while coarse (SCORE_DIFF_BATCH_OTHER: the other's, 2 before issue 47's drops). SCORE_DIFF_OTHER:
+// the other build's tree (its src/, run by tsx). Chunk by chunk: bit-identical scores, the largest
 // difference where either build's score was at a fiftieth of the threshold or more (a coarse
-// score there makes scoring exact), the largest anywhere; the wakes. Prints one JSON line.
+// score there makes scoring exact), the largest anywhere, and there each build's largest distance
+// from every chunk scored exactly (hop 1, this build); the wakes. Prints one JSON line.
 // `SCORE_DIFF_OTHER=/path/to/base node --import tsx bench/wake/score-diff.ts`
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -34,7 +35,7 @@ interface Built {
   readonly score: (pcm: Int16Array) => Promise<{ scores: number[][]; wakes: string[] }>
 }
 
-async function build(tree: string, batch: number): Promise<Built> {
+async function build(tree: string, batch: number, hop = 2): Promise<Built> {
   const m = (p: string) => import(pathToFileURL(join(tree, 'src', p)).href)
   const { ScoringChain } = await m('adapters/openwakeword/chain.js')
   const { FeaturePipeline, noisePrefill } = await m('adapters/openwakeword/features.js')
@@ -54,7 +55,7 @@ async function build(tree: string, batch: number): Promise<Built> {
         heads,
         consecutive: 2,
         refractoryMs: 2000,
-        coarseHop: 2,
+        coarseHop: hop,
       })
       const scores: number[][] = []
       const wakes: string[] = []
@@ -122,6 +123,10 @@ const streams = process.env.SCORE_DIFF_CORPUS === '1' ? corpus() : [...clips, al
 
 const mine = await build(here, 4)
 const theirs = await build(other, BATCH_OTHER)
+/** Every chunk exact (hop 1): where the two builds differ near a threshold, which is nearer it. */
+const exactly = await build(here, 1, 1)
+/** Near a threshold (either build at a fiftieth or more): each build's largest distance from exact. */
+const fromExact = { mine: 0, theirs: 0 }
 let chunks = 0
 let identical = 0
 let nearChunks = 0
@@ -130,6 +135,7 @@ let anyMax = 0
 const wakes = { mine: 0, theirs: 0, differing: 0 }
 for (const pcm of streams) {
   const [a, b] = [await mine.score(pcm), await theirs.score(pcm)]
+  const e = await exactly.score(pcm)
   wakes.mine += a.wakes.length
   wakes.theirs += b.wakes.length
   wakes.differing += a.wakes.filter((w) => !b.wakes.includes(w)).length
@@ -143,9 +149,13 @@ for (const pcm of streams) {
     if ([...x, ...y].some((v) => v >= 0.01)) {
       nearChunks++
       nearMax = Math.max(nearMax, d)
+      const z = e.scores[k] ?? []
+      const off = (v: number[]) => Math.max(...v.map((u, i) => Math.abs(u - (z[i] ?? 0))))
+      fromExact.mine = Math.max(fromExact.mine, off(x))
+      fromExact.theirs = Math.max(fromExact.theirs, off(y))
     }
   }
 }
 process.stdout.write(
-  `${JSON.stringify({ heads: picked.map((h) => h.name), streams: streams.length, chunks, identical, nearChunks, nearMax, anyMax, wakes })}\n`,
+  `${JSON.stringify({ heads: picked.map((h) => h.name), streams: streams.length, chunks, identical, nearChunks, nearMax, anyMax, fromExact, wakes })}\n`,
 )

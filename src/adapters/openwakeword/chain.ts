@@ -89,13 +89,6 @@ const DENSE_TAIL_CHUNKS = 4
 const OFFSET_SHARE = 0.1
 /** Chunks the second phase stays on after its last score at OFFSET_SHARE (as DENSE_TAIL_CHUNKS). */
 const OFFSET_TAIL = DENSE_TAIL_CHUNKS
-/**
- * While the last coarse score had every head under this share of its threshold (1e-4 at 0.5:
- * most of a television's talk, bench/RESULTS.md "a talking room inside 2.5 %"), coarse scoring
- * makes one embedding every 2 × `coarseHop` chunks; a score at it or above makes every chunk
- * exact, as one at `WakeTrigger.rising` does at the plain hop, the skipped ones included.
- */
-const FAR_SHARE = 0.0002
 /** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
 const HALF_CHUNK_PHASE = 2
 
@@ -118,8 +111,6 @@ export class ScoringChain implements ChunkChain {
   readonly #hop: number
   /** Exact chunks still to score before coarse scoring may resume; Infinity when never coarse. */
   #denseLeft: number
-  /** The last coarse score was far below every threshold (FAR_SHARE): the hop is doubled. */
-  #far = false
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #quiet = 0
@@ -187,16 +178,11 @@ export class ScoringChain implements ChunkChain {
     this.#pending.push(c.endAt, c.arrivedAt)
     if (this.#denseLeft === 0) {
       // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
-      if (this.#pending.length < 2 * (this.#far ? 2 * this.#hop : this.#hop)) return
+      if (this.#pending.length < 2 * this.#hop) return
       await features.embed(1)
       const coarse = await this.#heads.run(features.approximate(this.#heads.longest), false)
       this.#coarse++
-      const wasFar = this.#far
-      this.#far = !this.#trigger.near(coarse, FAR_SHARE)
-      // From the far hop a score at FAR_SHARE is taken as a rise: the window holds an embedding
-      // every 4 chunks there, too sparse to trust a coarse score near the fiftieth (a phrase's
-      // first coarse score there read 6e-4 where the hop of 2 read over 0.01).
-      if (!this.#trigger.rising(coarse) && !(wasFar && !this.#far)) {
+      if (!this.#trigger.rising(coarse)) {
         // Far below every threshold: the chunks since the last coarse score get this one, and
         // the second phase is off.
         for (const o of this.#offsets) o.off()
@@ -209,7 +195,6 @@ export class ScoringChain implements ChunkChain {
       // A score is rising: every chunk from here is scored exactly, those since the last
       // coarse score included (their embeddings made late from the kept mel frames).
       this.#denseLeft = DENSE_TAIL_CHUNKS
-      this.#far = false
     }
     const behind = this.#pending.length / 2
     const longest = this.#heads.longest
@@ -247,8 +232,6 @@ export class ScoringChain implements ChunkChain {
 
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
-    // A voice coming back is scored at the plain hop until a coarse score says it is far.
-    this.#far = false
     for (const o of this.#offsets) o.off()
     this.#quiet++
     this.#trigger.quiet()
@@ -258,7 +241,6 @@ export class ScoringChain implements ChunkChain {
     this.#features.reset()
     this.#pending.length = 0
     if (this.#hop > 1) this.#denseLeft = 0
-    this.#far = false
     for (const o of this.#offsets) o.off()
     this.#trigger.reset()
   }

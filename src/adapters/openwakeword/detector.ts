@@ -99,9 +99,12 @@ export interface OpenWakeWordDetectorOptions {
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
  * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
- * process gets, cannot score in real time: scoring then rests as long as it worked before the
- * next chunk, so it takes at most half of what the process gets and the audio path, on the event
- * loop in the same process (and the same cgroup quota), keeps the rest. Healthy: a few ms.
+ * process gets, cannot score in real time: scoring then rests for the time it worked beyond this
+ * before the next chunk, so a scorer far slower than real time takes about half of what the
+ * process gets and the audio path, on the event loop in the same process (and the same cgroup
+ * quota), keeps the rest. Not the whole time it worked: inside a quota a request's wall time is
+ * mostly the quota's throttling, and a rest that long left the quota unused while the backlog
+ * grew (bench/RESULTS.md, "a talking room inside 2.5 %"). Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
@@ -298,7 +301,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       } finally {
         const busy = this.#o.now() - began
         if (busy > BUSY_MS * n) {
-          this.#restUntil = this.#o.now() + busy
+          this.#restUntil = this.#o.now() + busy - BUSY_MS * n
           this.#rests++
         }
       }

@@ -67,7 +67,7 @@ async function hear(hop: number, pcm: Uint8Array) {
 }
 
 describe('coarse scoring while every head is far below its threshold', () => {
-  it('makes half the embeddings in a talking room, and wakes at the same chunk with the same score as exact scoring', async () => {
+  it('makes fewer embeddings in a talking room, and wakes at the same chunk with the same score as exact scoring', async () => {
     const stream = Buffer.concat([talk(12_000), wavPcm(HEADS[0]?.clip ?? ''), talk(6000)])
     const exact = await hear(1, stream)
     const coarse = await hear(COARSE_HOP, stream)
@@ -86,22 +86,20 @@ describe('coarse scoring while every head is far below its threshold', () => {
     }
     expect(near).toBeGreaterThan(3)
     expect(coarse.stats.coarseScores).toBeGreaterThan(0)
-    // One embedding every 2 chunks while far below, every 4 while under a five-thousandth of the
-    // threshold (most of the talk): about half of exact scoring's, where 2 alone made two thirds.
-    expect(coarse.embeddings).toBeLessThan(0.55 * exact.embeddings)
+    expect(coarse.embeddings).toBeLessThan(0.75 * exact.embeddings)
     process.stdout.write(
       `embedding runs: exact ${exact.embeddings}, coarse ${coarse.embeddings} (${coarse.stats.coarseScores} coarse scores)\n`,
     )
   }, 120_000)
 
-  it('wakes where exact scoring wakes on every hey_jarvis clip after a silence, the far hop included', async () => {
+  it('wakes where exact scoring wakes on every hey_jarvis clip after a silence', async () => {
     for (const clip of ['hey_jarvis.wav', 'hey_jarvis-m3-170.wav', 'hey_jarvis-kal16.wav']) {
       const pcm = Buffer.concat([silence(1000), wavPcm(join(FIXTURES, clip)), silence(1000)])
       const exact = await hear(1, pcm)
       const coarse = await hear(COARSE_HOP, pcm)
       expect(exact.wakes, clip).toHaveLength(1)
-      // A rise seen from the far hop (an embedding every 4 chunks) is scored exactly from there:
-      // a coarse score of the hop of 2 on that sparse window read 4e-3 where the exact one was 0.89.
+      // A coarser hop while far below (an embedding every 4 chunks; tried, not kept) lost the
+      // m3-170 clip's wake: its window read 4e-3 where the exact score was 0.89.
       expect(
         coarse.wakes.map((w) => [w.phrase, w.heardAtMs, w.score]),
         clip,
