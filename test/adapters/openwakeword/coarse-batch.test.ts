@@ -133,7 +133,9 @@ describe('requests while scoring is coarse', () => {
     expect(batched.requests.length).toBeLessThan(chunks * 0.4)
     // A request's mel frames in one run (checked against chunk by chunk at first): where one run
     // a chunk, about one a request. The second phase's own runs near the phrase are on both.
-    process.stdout.write(`mel runs: ${batched.melRuns} against ${reference.melRuns}, ${chunks} chunks\n`)
+    process.stdout.write(
+      `mel runs: ${batched.melRuns} against ${reference.melRuns}, ${chunks} chunks\n`,
+    )
     expect(batched.melRuns).toBeLessThan(reference.melRuns - chunks / 3)
   })
 })
