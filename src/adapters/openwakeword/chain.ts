@@ -141,8 +141,14 @@ export class ScoringChain implements ChunkChain {
     const [quiet, coarse] = [this.#quiet, this.#coarse]
     let events: ChainEvent[] = []
     try {
-      for (const c of ask.chunks) this.#trigger.noteEnergy(c.chunk)
-      for (const c of ask.chunks) await this.#scoreChunk(c)
+      // The request's mel frames in one run where they are the same (features.ts, `prepare`).
+      await this.#features.prepare(ask.chunks.map((c) => c.chunk))
+      // Each chunk's energy as it is scored: a wake's level is then the same however many
+      // chunks its request carried (the detector sends 4 at a time while coarse).
+      for (const c of ask.chunks) {
+        this.#trigger.noteEnergy(c.chunk)
+        await this.#scoreChunk(c)
+      }
     } finally {
       // A failed request's events are dropped with it; the next one starts clean.
       events = this.#events.splice(0)

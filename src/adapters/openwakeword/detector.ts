@@ -102,9 +102,12 @@ export interface OpenWakeWordDetectorOptions {
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
  * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
- * process gets, cannot score in real time: scoring then rests as long as it worked before the
- * next chunk, so it takes at most half of what the process gets and the audio path, on the event
- * loop in the same process (and the same cgroup quota), keeps the rest. Healthy: a few ms.
+ * process gets, cannot score in real time: scoring then rests for the time it worked beyond this
+ * before the next chunk, so a scorer far slower than real time takes about half of what the
+ * process gets and the audio path, on the event loop in the same process (and the same cgroup
+ * quota), keeps the rest. Not the whole time it worked: inside a quota a request's wall time is
+ * mostly the quota's throttling, and a rest that long left the quota unused while the backlog
+ * grew (bench/RESULTS.md, "a talking room inside 2.5 %"). Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
@@ -112,6 +115,15 @@ const BUSY_MS = CHUNK_MS / 2
  * back at most 240 ms, where no score is made anyway (#batchSize).
  */
 const QUIET_BATCH = 4
+/**
+ * Coarse scores one request to the runtime's thread carries while a voice is near and every score
+ * is far below its threshold: 2, so one request per 4 chunks at the service's hop, not 2. Each
+ * request wakes the thread (and the event loop for its reply) from sleep, and a model run after a
+ * sleep costs 2–3× one run hot (bench/RESULTS.md, "a talking room inside 2.5 %"); the chain scores
+ * every chunk as it would one request at a time, so the scores are the same. A rise waits at
+ * most 240 ms to be seen; from it on, chunks go one at a time.
+ */
+const COARSE_SCORES_PER_REQUEST = 2
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -258,7 +270,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
    */
   #batchSize(): number {
     if (this.#exact) return 1
-    return this.#ring.anyHeard() ? this.#hop : QUIET_BATCH
+    return this.#ring.anyHeard() ? COARSE_SCORES_PER_REQUEST * this.#hop : QUIET_BATCH
   }
 
   async #drain(): Promise<void> {
@@ -292,7 +304,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       } finally {
         const busy = this.#o.now() - began
         if (busy > BUSY_MS * n) {
-          this.#restUntil = this.#o.now() + busy
+          this.#restUntil = this.#o.now() + busy - BUSY_MS * n
           this.#rests++
         }
       }

@@ -44,6 +44,14 @@ const PREFILL_SAMPLES = 4 * SAMPLE_RATE_HZ
 const PREFILL_AMPLITUDE = 1000
 /** The noise is seeded, so every run scores the same. */
 const PREFILL_SEED = 1
+/**
+ * The mel model ends by flooring every value at 80 below the largest of its run (a ReduceMax over
+ * the run, then a Clip): a run of several chunks gives each chunk's own frames only where that
+ * floor bound nothing. Asked for 1 less, so a rounding of the floor cannot matter.
+ */
+const MEL_RANGE = 79
+/** Runs of several chunks also run chunk by chunk and compared, bit for bit, before they are trusted. */
+const MEL_RUN_CHECKS = 4
 
 export class FeaturePipeline {
   readonly #mel: ModelSession
@@ -74,6 +82,10 @@ export class FeaturePipeline {
   readonly #melEnd = new Float64Array(EMBEDDING_KEEP)
   #count = 0
   readonly #prefill: Float32Array
+  /** Chunks whose mel frames one run made ahead (`prepare`), in order, for `step` to take. */
+  readonly #ahead: { chunk: Int16Array; frames: Float32Array }[] = []
+  /** Runs of several chunks still to check against chunk by chunk; -1: they differed, never. */
+  #checksLeft = MEL_RUN_CHECKS
 
   private constructor(mel: ModelSession, embedding: ModelSession, prefill: Float32Array) {
     this.#mel = mel
@@ -96,6 +108,7 @@ export class FeaturePipeline {
 
   /** Back to the state of a fresh start: no samples heard, mel frames all ones, the noise prefill. */
   reset(): void {
+    this.#ahead.length = 0
     this.#raw.fill(0)
     this.#rawHeard = 0
     this.#melFrames.fill(1)
@@ -122,8 +135,13 @@ export class FeaturePipeline {
     this.#history.copyWithin(0, CHUNK_SAMPLES)
     this.#history.set(chunk.subarray(0, CHUNK_SAMPLES), HISTORY_SAMPLES - CHUNK_SAMPLES)
     this.#rawHeard = Math.min(this.#rawHeard + CHUNK_SAMPLES, raw.length)
+    const ahead = this.#ahead.shift()
+    if (ahead && ahead.chunk !== chunk) this.#ahead.length = 0
     // Upstream's first chunk has no context yet (1280 samples → 5 frames); every later one has it.
-    const spec = await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard))
+    const spec =
+      ahead?.chunk === chunk
+        ? ahead.frames
+        : await melFrames(this.#mel, raw.subarray(raw.length - this.#rawHeard))
     const n = Math.min(spec.length / MEL_BINS, MEL_KEEP)
     const mel = this.#melFrames
     mel.copyWithin(0, n * MEL_BINS)
@@ -144,6 +162,63 @@ export class FeaturePipeline {
     }
     this.#melEnd[this.#count] = this.#frames
     this.#count++
+  }
+
+  /**
+   * The mel frames of the `chunks` to be stepped next, in order, made in one run of the mel model
+   * (each chunk's 1760 samples are the same samples in it, and its frames the same values, bit
+   * for bit) where that floor bound nothing (MEL_RANGE); `step` takes them. A run that woke from
+   * sleep costs 2–3× a run hot, so this is most of the mel model's cost while a talking room's
+   * chunks come 4 at a time. Otherwise (the first chunk after a reset, a floor that bound, runs
+   * that differed) each chunk's step runs its own.
+   */
+  async prepare(chunks: readonly Int16Array[]): Promise<void> {
+    this.#ahead.length = 0
+    const n = chunks.length
+    if (n < 2 || this.#checksLeft < 0 || this.#rawHeard < MEL_CONTEXT_SAMPLES) return
+    if (chunks.some((c) => c.length < CHUNK_SAMPLES)) return
+    const input = new Float32Array(MEL_CONTEXT_SAMPLES + n * CHUNK_SAMPLES)
+    input.set(this.#raw.subarray(this.#raw.length - MEL_CONTEXT_SAMPLES))
+    for (const [i, c] of chunks.entries()) {
+      for (let j = 0; j < CHUNK_SAMPLES; j++) {
+        input[MEL_CONTEXT_SAMPLES + i * CHUNK_SAMPLES + j] = c[j] ?? 0
+      }
+    }
+    const out = await this.#mel.run(input, [1, input.length])
+    const each = 8 * MEL_BINS
+    if (out.length !== n * each) return
+    let low = Number.POSITIVE_INFINITY
+    let high = Number.NEGATIVE_INFINITY
+    for (const v of out) {
+      if (v < low) low = v
+      if (v > high) high = v
+    }
+    if (!(low > high - MEL_RANGE)) return
+    const spec = scaled(this.#mel, out)
+    const frames = chunks.map((chunk, i) => ({
+      chunk,
+      frames: spec.subarray(i * each, (i + 1) * each),
+    }))
+    if (this.#checksLeft > 0 && !(await this.#sameAsEach(input, spec))) {
+      this.#checksLeft = -1
+      return
+    }
+    this.#ahead.push(...frames)
+  }
+
+  /** Whether each chunk's own run gives the frames `spec` has for it, bit for bit. */
+  async #sameAsEach(input: Float32Array, spec: Float32Array): Promise<boolean> {
+    this.#checksLeft--
+    const each = 8 * MEL_BINS
+    for (let i = 0; (i + 1) * each <= spec.length; i++) {
+      const one = input.subarray(
+        i * CHUNK_SAMPLES,
+        i * CHUNK_SAMPLES + CHUNK_SAMPLES + MEL_CONTEXT_SAMPLES,
+      )
+      const own = await melFrames(this.#mel, one)
+      if (own.some((v, j) => !Object.is(v, spec[i * each + j]))) return false
+    }
+    return true
   }
 
   /**

@@ -36,6 +36,12 @@ export interface EmbeddingParts {
 const STEP = 4
 /** How many steps (4 chunks) a window may move on by and still reuse them. */
 const MAX_STEPS = 8
+/**
+ * Runs of windows kept apart, each with its own activations: the detector's chunks and, near a
+ * threshold, its second phase (windows 40 ms off, from mel frames of their own) alternate, and
+ * with one kept run each window would follow the other phase's and run whole.
+ */
+const KEPT_RUNS = 2
 
 /**
  * Cuts the embedding model into its three parts; throws (the caller then runs it whole) when its
@@ -84,8 +90,8 @@ export function streamingEmbedding(
   streaming: () => boolean = () => true,
 ): (input: Float32Array, dims: readonly number[]) => Promise<Float32Array> {
   const [c1, c2] = parts.context
-  let last: Float32Array | undefined
-  let kept: [Kept, Kept] | undefined
+  /** The kept runs, the latest used first: each its last window and its parts' activations. */
+  const runs: { last: Float32Array | undefined; kept: [Kept, Kept] }[] = []
 
   const whole = async (
     window: Float32Array,
@@ -114,13 +120,27 @@ export function streamingEmbedding(
   }
 
   const one = async (window: Float32Array, frames: number, bins: number): Promise<Float32Array> => {
-    const m = last && kept && streaming() ? shiftOf(last, window, bins) : 0
-    // Forgotten until this window's parts have run: a part that fails leaves nothing half moved.
-    last = undefined
-    if (m > 0 && kept) await moved(window, [frames, bins], kept, m)
-    else kept = await whole(window, frames, bins)
-    last = window
-    const b = kept[1]
+    let at = -1
+    let m = 0
+    if (streaming()) {
+      for (let i = 0; i < runs.length && m === 0; i++) {
+        const last = runs[i]?.last
+        m = last ? shiftOf(last, window, bins) : 0
+        if (m > 0) at = i
+      }
+    }
+    let run = at >= 0 ? runs.splice(at, 1)[0] : undefined
+    if (run && m > 0) {
+      // Forgotten until this window's parts have run: a part that fails leaves nothing half moved.
+      run.last = undefined
+      await moved(window, [frames, bins], run.kept, m)
+    } else {
+      run = { last: undefined, kept: await whole(window, frames, bins) }
+      if (runs.length >= KEPT_RUNS) runs.pop()
+    }
+    run.last = window
+    runs.unshift(run)
+    const b = run.kept[1]
     return (await stages[2](b.data, [1, b.channels, b.rows, b.width])).data
   }
 

@@ -86,6 +86,34 @@ describe('the embedding model, streamed', () => {
     expect(Array.from(both.subarray(96))).toEqual(Array.from(w14))
   })
 
+  it('keeps two runs of windows apart (the chunks’ and the second phase’s), each moved on by a chunk: the whole model’s embeddings, bit for bit', async () => {
+    const { session } = await runtime()
+    const { parts, stages } = await partStages()
+    const [s1, s2, s3] = stages
+    const seen: number[] = []
+    const first: Stage = (x, d) => {
+      seen.push(d[2] ?? 0)
+      return s1(x, d)
+    }
+    const whole = await session(readFileSync(EMBEDDING))
+    const streamed = streamingEmbedding(parts, [first, s2, s3])
+    // Two runs whose frames differ (as the second phase's own mel frames differ from the
+    // chunks'), scored in turn as the detector does near a threshold.
+    const a = await melFrames(HEADS.find((h) => h.name === 'hey_jarvis')?.clip ?? '')
+    const b = await melFrames(HEADS.find((h) => h.name === 'alexa')?.clip ?? '')
+    for (let chunk = 10; chunk < 16; chunk++) {
+      for (const frames of [a, b]) {
+        const w = windowAt(frames, 2 * chunk)
+        const got = await streamed(w, DIMS)
+        expect(Array.from(got), `chunk ${chunk}`).toEqual(
+          Array.from((await whole(w.slice(), DIMS)).data),
+        )
+      }
+    }
+    // Each run's first window whole, then its 8 new frames and 4 rows of context a chunk.
+    expect(seen).toEqual([76, 76, ...Array.from({ length: 10 }, () => 12)])
+  })
+
   it('is not used when a part does not give the same rows on a window’s new frames alone', async () => {
     const {
       parts,

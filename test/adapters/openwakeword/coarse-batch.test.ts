@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import {
+  type ChainAsk,
+  type ChunkChain,
+  ScoringChain,
+} from '../../../src/adapters/openwakeword/chain.js'
+import { OpenWakeWordDetector } from '../../../src/adapters/openwakeword/detector.js'
+import { FeaturePipeline, noisePrefill } from '../../../src/adapters/openwakeword/features.js'
+import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
+import { COARSE_HOP } from '../../../src/app/wake-detector.js'
+import { parseWav } from '../../../src/audio/wav.js'
+import { silentLogger } from '../../../src/core/logger.js'
+import type { WakeDetection } from '../../../src/ports/wake-word.js'
+import { EMBEDDING, HEADS, MEL, wavPcm } from '../../helpers/wake.js'
+
+const open: OpenWakeWordDetector[] = []
+afterAll(async () => {
+  for (const d of open) await d.close()
+})
+
+/** Speech with no wake phrase (the VAD fixtures'), `ms` of it. */
+function talk(ms: number): Uint8Array {
+  const file = join(import.meta.dirname, '..', '..', '..', 'fixtures', 'vad', 'speech-en-us-m.wav')
+  return parseWav(readFileSync(file), 16_000).pcm.subarray(0, ms * 32)
+}
+
+interface Listened {
+  readonly scores: string[]
+  readonly wakes: WakeDetection[]
+  /** Chunks each request to the chain carried. */
+  readonly requests: number[]
+  readonly coarse: number
+  readonly dropped: number
+  /** The mel model's runs. */
+  readonly melRuns: number
+}
+
+/**
+ * The service's detector (hey_jarvis at 0.5, the service's hop, the 40 ms phase) on a chain that
+ * counts its requests, over talk, the phrase and talk again, all with a voice near. `eachChunk`:
+ * every chunk is sent as soon as it is complete (settled), one request per chunk, as a reference.
+ */
+async function listen(eachChunk: boolean): Promise<Listened> {
+  const runtime = await loadRuntime('native')
+  const realMel = await runtime.load(MEL)
+  let melRuns = 0
+  const mel = {
+    ...realMel,
+    run: (input: Float32Array, dims: readonly number[]) => {
+      melRuns++
+      return realMel.run(input, dims)
+    },
+    close: () => realMel.close(),
+  }
+  const embedding = await runtime.load(EMBEDDING)
+  const model = await runtime.load(HEADS[0]?.file ?? '')
+  const heads = [{ phrase: 'hey jarvis', model, threshold: 0.5 }]
+  const chain = new ScoringChain({
+    features: FeaturePipeline.create(mel, embedding, await noisePrefill(mel, embedding, 18)),
+    heads,
+    consecutive: 2,
+    refractoryMs: 2000,
+    coarseHop: COARSE_HOP,
+  })
+  const requests: number[] = []
+  let pending: Promise<unknown> = Promise.resolve()
+  const counted: ChunkChain = {
+    score(ask: ChainAsk) {
+      requests.push(ask.chunks.length)
+      const r = chain.score(ask)
+      pending = r
+      return r
+    },
+    close: () => chain.close(),
+  }
+  const scores: string[] = []
+  const wakes: WakeDetection[] = []
+  const d = new OpenWakeWordDetector({
+    onWake: (w) => wakes.push(w),
+    onScores: (s, at) => scores.push(`${at}: ${s.join(' ')}`),
+    onOffsetScores: (s, at) => scores.push(`offset ${at}: ${s.join(' ')}`),
+    runtime: runtime.name,
+    chain: counted,
+    heads,
+    consecutive: 2,
+    refractoryMs: 2000,
+    backlogMs: 2000,
+    coarseHop: COARSE_HOP,
+    logger: silentLogger,
+    now: Date.now,
+    owned: [mel, embedding],
+  })
+  open.push(d)
+  const pcm = Buffer.concat([talk(6000), wavPcm(HEADS[0]?.clip ?? ''), talk(1500)])
+  for (let f = 0, at = 20; f + 640 <= pcm.length; f += 640, at += 20) {
+    d.push(pcm.subarray(f, f + 640), at, true)
+    if (eachChunk && (f / 640) % 4 === 3) await d.settled()
+    // The microphone's pace: what was asked is scored before the next frame (nothing dropped).
+    await pending
+  }
+  await d.settled()
+  const { coarseScores, chunksDropped } = d.stats()
+  return { scores, wakes, requests, coarse: coarseScores, dropped: chunksDropped, melRuns }
+}
+
+/**
+ * Issue 47: in a talking room every request wakes the runtime's thread from sleep, and a run
+ * after a sleep costs 2–3× a run hot, so while every score is far below its threshold a request
+ * carries two coarse scores' chunks (4), not one's. The chain scores every chunk as it would
+ * one at a time: the same scores, bit for bit, and the same wake.
+ */
+describe('requests while scoring is coarse', () => {
+  it("carry 4 chunks in a talking room, their mel frames made in one run, and every score and wake is the same as one chunk's requests", async () => {
+    const batched = await listen(false)
+    const reference = await listen(true)
+
+    expect(batched.scores).toEqual(reference.scores)
+    expect(batched.wakes).toEqual(reference.wakes)
+    expect(batched.wakes.map((w) => w.phrase)).toEqual(['hey jarvis'])
+    expect(batched.coarse).toBe(reference.coarse)
+    expect(batched.coarse).toBeGreaterThan(20)
+    expect([batched.dropped, reference.dropped]).toEqual([0, 0])
+    const chunks = reference.requests.reduce((a, b) => a + b, 0)
+    expect(batched.requests.reduce((a, b) => a + b, 0)).toBe(chunks)
+    // One chunk a request for the reference; for the service, 4 while coarse (near the phrase,
+    // exact scoring sends them one by one; the last is what settled() flushed).
+    expect(reference.requests.every((n) => n === 1)).toBe(true)
+    const flushed = batched.requests.slice(0, -1)
+    expect(flushed.filter((n) => n > 1).every((n) => n === 4)).toBe(true)
+    expect(flushed.filter((n) => n === 4).length).toBeGreaterThan(15)
+    expect(batched.requests.length).toBeLessThan(chunks * 0.4)
+    // A request's mel frames in one run (checked against chunk by chunk at first): where one run
+    // a chunk, about one a request. The second phase's own runs near the phrase are on both.
+    process.stdout.write(
+      `mel runs: ${batched.melRuns} against ${reference.melRuns}, ${chunks} chunks\n`,
+    )
+    expect(batched.melRuns).toBeLessThan(reference.melRuns - chunks / 3)
+  })
+})
