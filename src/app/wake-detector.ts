@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { companionFor } from '../adapters/openwakeword/companion.js'
 import type { OpenWakeWordDetector, ScoreListener } from '../adapters/openwakeword/detector.js'
 import type { WakePhraseFile } from '../adapters/openwakeword/load-detector.js'
 import {
@@ -18,6 +17,14 @@ import type { Sensitivity } from '../protocol/sensitivity.js'
 import { DEFAULT_WAKE_MODEL_DIR, type WakeConfig } from './config/wake-schema.js'
 import { guardNativeRuntime } from './native-guard.js'
 
+/**
+ * A configured phrase: its companion head is named (the pretrained head it would stand beside),
+ * not loaded — the weights are read with the runtime, never in speech mode (test/app/lazy-loading).
+ */
+type ConfiguredPhrase = Omit<WakePhraseFile, 'companion'> & {
+  readonly companion?: string | undefined
+}
+
 /** The configured phrases and the two feature models, as files. */
 export interface WakeModelPaths {
   /**
@@ -25,7 +32,7 @@ export interface WakeModelPaths {
    * that file is there: a verified phrase's scores are the verifier's, and its sensitivity moves
    * from its own measured points.
    */
-  readonly phrases: readonly (WakePhraseFile & {
+  readonly phrases: readonly (ConfiguredPhrase & {
     readonly verifier: string | undefined
     readonly verified: boolean
   })[]
@@ -60,7 +67,7 @@ export function wakeModelPaths(config: WakeConfig): WakeModelPaths {
     }
     const file = join(config.modelDir, head.file)
     // Our companion head stands beside the pretrained one that has one, unless turned off.
-    const companion = m.companion === false ? undefined : companionFor(m.model)
+    const companion = m.companion === false ? undefined : m.model
     return { phrase: m.phrase ?? head.phrase, file, ...scoring(file), companion }
   })
   return {
@@ -215,10 +222,12 @@ export async function createWakeDetector(
     ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
     : undefined
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
+  const { companionFor } = await import('../adapters/openwakeword/companion.js')
+  const companions = phrases.map((p) => (p.companion ? companionFor(p.companion) : undefined))
   // Whatever the result, a load that returns or throws did not take the process down.
   const detector = await loadWakeDetector({
     ...paths,
-    phrases: taught ?? phrases,
+    phrases: (taught ?? phrases).map((p, i) => ({ ...p, companion: companions[i] })),
     onWake: options.onWake,
     runtime: guard?.runtime ?? config.runtime,
     consecutive: config.consecutive,
@@ -236,10 +245,10 @@ export async function createWakeDetector(
  * for the wake log. A phrase with no verifier has nothing to teach and keeps its head alone.
  */
 async function teachable(
-  phrases: readonly (WakePhraseFile & { verifier: string | undefined })[],
+  phrases: readonly (ConfiguredPhrase & { verifier: string | undefined })[],
   configured: WakeModelPaths,
   o: NonNullable<WakeDetectorOptions['teacher']>,
-): Promise<WakePhraseFile[]> {
+): Promise<ConfiguredPhrase[]> {
   const { HouseholdStage, householdTeacher, readHouseholdVerifier } = await import(
     '../adapters/openwakeword/household-stage.js'
   )
