@@ -1,6 +1,7 @@
 // The companion head (issue 46): "hey jarvis" run straight into a command, which the pretrained
 // hey_jarvis_v0.1 scores low. `nice -n 10 npm run bench -- wake-companion` (BENCH_ONLY=data|train|
 // measure for one part; ~25 min here the first time, the TTS and the embeddings cached after):
+//   tune     its threshold and gate on a split of the tuning voices (wake/companion-tune.ts);
 //   data     the training set from the TUNING voices only (wake/companion-data.ts), cached under
 //            var/bench-wake/companion;
 //   train    the network on it (wake/companion-train.ts), seeded, written to
@@ -20,6 +21,7 @@ import { machineLine } from './machine.js'
 import { companionData } from './wake/companion-data.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { labelled, trainCompanion } from './wake/companion-train.js'
+import { chosen, heldTotals, tuneCompanion } from './wake/companion-tune.js'
 
 if (missingCommands('espeak-ng', 'flite', 'text2wave', 'sox', 'pocketsphinx_continuous')) {
   process.exit(0)
@@ -48,6 +50,7 @@ const SETTINGS = {
   posTo: Number(process.env.WAKE_COMPANION_POS_TO ?? 5),
   threshold: Number(process.env.WAKE_COMPANION_THRESHOLD ?? 0.9),
   gate: Number(process.env.WAKE_COMPANION_GATE ?? 0.005),
+  nearWeight: Number(process.env.WAKE_COMPANION_NEAR_WEIGHT ?? 1),
   seed: 46,
 }
 
@@ -77,6 +80,15 @@ function record(m: CompanionModel, trained: Record<string, unknown>): CompanionR
 
 out(`# the companion head · ${machineLine()}`)
 const kept = only === 'measure' ? [] : await companionData(out)
+if (only === 'tune') {
+  // WAKE_COMPANION_TUNE_WEIGHTS=1,4: the near-miss weights to train the split's models with.
+  const weights = (process.env.WAKE_COMPANION_TUNE_WEIGHTS ?? '1,4').split(',').map(Number)
+  const rows = weights.flatMap((nearWeight) =>
+    tuneCompanion(kept, { ...SETTINGS, nearWeight }, out),
+  )
+  const c = chosen(rows, heldTotals(kept))
+  out(`chosen by the rule: weight ${c.nearWeight}, threshold ${c.threshold}, gate ${c.gate}`)
+}
 if (only === '' || only === 'train') {
   const samples = labelled(kept, SETTINGS)
   const positives = samples.filter((s) => s.label === 1).length
