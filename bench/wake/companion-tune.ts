@@ -97,10 +97,14 @@ export function tuneCompanion(
 }
 
 /** The rule above over every model's rows; `built` is the built model's 0.9 / 0.005 row. */
-export function chosen(rows: readonly Row[], totals: { clean: number; noisy: number }): Row {
+export function chosen(
+  rows: readonly Row[],
+  totals: { clean: number; noisy: number },
+): Row | undefined {
   const built = rows.find((r) => r.nearWeight === 1 && r.threshold === 0.9 && r.gate === 0.005)
+  if (!built) return undefined
   const noisyMiss = (r: Row) => totals.noisy - (r.fired['wake noisy'] ?? 0)
-  const limit = (built ? noisyMiss(built) : 0) + 0.02 * totals.noisy
+  const limit = noisyMiss(built) + 0.02 * totals.noisy
   const ok = rows.filter(
     (r) =>
       !Number.isNaN(r.threshold) &&
@@ -109,7 +113,7 @@ export function chosen(rows: readonly Row[], totals: { clean: number; noisy: num
       (r.fired.prose ?? 0) === 0,
   )
   ok.sort((a, b) => (a.fired.near ?? 0) - (b.fired.near ?? 0) || noisyMiss(a) - noisyMiss(b))
-  return (ok[0] ?? built) as Row
+  return ok[0] ?? built
 }
 
 export function heldTotals(kept: readonly Kept[]): { clean: number; noisy: number } {
