@@ -23,6 +23,8 @@ export interface TrainOptions {
   readonly seed: number
   readonly l2?: number
   readonly lr?: number
+  /** Each near-miss window's weight against the other negatives' (1: as any negative). */
+  readonly nearWeight?: number
 }
 
 /** Each labelled window: its clip, its chunk, 1 or 0. */
@@ -77,6 +79,7 @@ export function trainCompanion(
   const rnd = seeded(o.seed)
   const lr = o.lr ?? 1e-3
   const l2 = o.l2 ?? 1e-4
+  const near = o.nearWeight ?? 1
   // Standardisation over the samples, folded back into the first layer at the end.
   const mean = new Float64Array(D)
   const sd = new Float64Array(D)
@@ -123,7 +126,8 @@ export function trainCompanion(
       const batch = order.slice(from, from + BATCH)
       for (const idx of batch) {
         const s = samples[idx] as Labelled
-        const w = windowOf(kept[s.clip] as Kept, s.chunk)
+        const clip = kept[s.clip] as Kept
+        const w = windowOf(clip, s.chunk)
         for (let i = 0; i < D; i++) x[i] = ((w[i] ?? 0) - (mean[i] ?? 0)) / (sd[i] ?? 1)
         h.set(b1)
         for (let i = 0; i < D; i++) {
@@ -134,7 +138,7 @@ export function trainCompanion(
         let z = b2
         for (let k = 0; k < H; k++) z += Math.max(0, h[k] ?? 0) * (w2[k] ?? 0)
         const p = 1 / (1 + Math.exp(-z))
-        const a = weightOf(s.label) * samples.length
+        const a = weightOf(s.label) * samples.length * (clip.group === 'near' ? near : 1)
         loss -= a * Math.log(s.label === 1 ? Math.max(1e-12, p) : Math.max(1e-12, 1 - p))
         const dz = (a * (p - s.label)) / batch.length
         gb2 += dz

@@ -17,6 +17,7 @@
 // gates. Left out against the service: the offset phase and the local check (both after this).
 import { performance } from 'node:perf_hooks'
 import { atSpeed } from '../../src/adapters/openwakeword/augment.js'
+import { companionFor } from '../../src/adapters/openwakeword/companion.js'
 import { type Clip, enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
 import type { LogisticModel } from '../../src/adapters/openwakeword/logistic.js'
 import { MIN_CLIPS, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'
@@ -142,6 +143,11 @@ export async function enrolledBench(out: (s: string) => void): Promise<void> {
   const t0 = performance.now()
   const vs = households(Number(process.env.WAKE_ENROLLED_VOICES ?? 6))
   const head = HEADS.find((h) => h.name === 'hey_jarvis')
+  // WAKE_ENROLLED_COMPANION=1: the companion head beside hey_jarvis, in enrolment and in every row
+  // ("head alone" then means the head and its companion, without a verifier).
+  const companion =
+    process.env.WAKE_ENROLLED_COMPANION === '1' ? companionFor('hey_jarvis') : undefined
+  if (companion) out('\n(with the companion head: enrolment and scoring)')
   const recorder = new WindowRecorder()
   const detector = await pinnedDetector({
     onWake: () => {},
@@ -151,6 +157,7 @@ export async function enrolledBench(out: (s: string) => void): Promise<void> {
         file: head?.file ?? '',
         threshold: HEAD_THRESHOLD,
         verifier: recorder,
+        companion,
       },
     ],
     consecutive: 2,
@@ -173,7 +180,7 @@ export async function enrolledBench(out: (s: string) => void): Promise<void> {
   }
   await detector.close()
 
-  const { d, score } = await scorer()
+  const { d, score } = await scorer(companion)
   const modelOf = (v: Voice, r: Rule) =>
     r.model === 'none' ? undefined : models.get(`${v.name} ${r.model}`)
   // A household whose enrolment was refused listens with the head alone, at its thresholds.

@@ -20,6 +20,7 @@
 // WAKE_BENCH_THRESHOLDS, with the gate left at the enrolled one and moved as the detector moves it.
 import { execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
+import type { CompanionModel } from '../../src/adapters/openwakeword/companion.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
 import { type LogisticModel, predict } from '../../src/adapters/openwakeword/logistic.js'
@@ -105,7 +106,8 @@ if (!head) throw new Error('no hey_jarvis head')
 // WAKE_BENCH_NEAR=0 enrols without the near-misses (as the run of 2026-12-02 morning did).
 const nearMisses = process.env.WAKE_BENCH_NEAR === '0' ? [] : (NEAR_MISSES.hey_jarvis ?? [])
 
-export async function scorer(): Promise<{
+/** With `companion`, each chunk's score is the head's and the companion's together (heads.ts). */
+export async function scorer(companion?: CompanionModel): Promise<{
   d: OpenWakeWordDetector
   score: (pcm: Int16Array) => Promise<Scored>
   /** One stream given a block at a time: `feed` hands each block to the function it is given. */
@@ -119,7 +121,13 @@ export async function scorer(): Promise<{
   const d = await pinnedDetector({
     onWake: () => {},
     phrases: [
-      { phrase: 'hey jarvis', file: head?.file ?? '', threshold: THRESHOLD, verifier: keeper },
+      {
+        phrase: 'hey jarvis',
+        file: head?.file ?? '',
+        threshold: THRESHOLD,
+        verifier: keeper,
+        companion,
+      },
     ],
     consecutive: CONSECUTIVE,
     onScores: (s) => {
