@@ -118,8 +118,8 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 const BUSY_MS = CHUNK_MS / 2
 /**
  * How long the detector's start lasts at most, in audio from its first chunk: its deeper backlog
- * (`startBacklogMs`) holds that long. Inside 2.5 % of a core the start fell 3–5.5 s behind and
- * caught up by ~10 s (bench/RESULTS.md, "the drops' bursts"); beyond this, a board still that far
+ * (`startBacklogMs`) holds that long. Inside 2.5 % of a core the start fell 3–7 s behind and
+ * caught up by 15–20 s (bench/RESULTS.md, "the drops' bursts"); beyond this, a board still that far
  * behind drops down to the ordinary backlog at once.
  */
 const START_MS = 30_000

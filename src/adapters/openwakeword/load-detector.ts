@@ -48,7 +48,7 @@ export interface LoadWakeDetectorOptions {
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
 const DEFAULT_BACKLOG_MS = 2000
 /**
- * Ten seconds (320 KB of samples): inside 2.5 % of a core the start fell ~5.5 s behind before it
+ * Ten seconds (320 KB of samples): inside 2.5 % of a core the start fell 3–7 s behind before it
  * caught up, and every chunk dropped in a ten-minute row was dropped then (bench/RESULTS.md, "the
  * drops' bursts").
  */
