@@ -115,6 +115,10 @@ function run(
           SECONDS_PACED: String(seconds),
           WATCHDOG: '1',
           FROM,
+          // WAKE_BUDGET_DROP_LOG=<file>: the child's second-by-second timeline (idle-child.ts).
+          ...(process.env.WAKE_BUDGET_DROP_LOG
+            ? { DROP_LOG: `${process.env.WAKE_BUDGET_DROP_LOG}-${quotaPercent ?? 'free'}.json` }
+            : {}),
         },
         encoding: 'utf8',
         timeout: (seconds + 300) * 1000,

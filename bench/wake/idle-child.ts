@@ -13,7 +13,7 @@
 // Prints one JSON line: CPU ms per second (this process's, and arecord's apart), RSS before and
 // after the detector, of it the process's own (not mapped files: a native library's code pages
 // are those), scoring lag per chunk (p50/p99/max), chunks scored, left quiet and dropped.
-import { readdirSync, readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import type { VoicedHistory } from '../../src/audio/voiced-history.js'
@@ -67,6 +67,9 @@ const voiced = wake === 'none' || floor ? undefined : await Voiced.create()
 const rssBefore = rss()
 const anonBefore = anon()
 const lags: number[] = []
+// DROP_LOG=<file>: a second-by-second timeline of the row (CPU, throttling, scoring lag, drops),
+// written there at the end, to see when the drops fall.
+const timeline = process.env.DROP_LOG ? dropTimeline(process.env.DROP_LOG) : undefined
 let detector: OpenWakeWordDetector | undefined
 let stage: WakeOnset | undefined
 let loadMs = 0
@@ -87,7 +90,10 @@ if (wake !== 'none' && !floor) {
     logger: silentLogger,
     // The microphone's capture times are the clock's (Date.now), as in the service.
     now: () => Date.now(),
-    onScores: (_s, endAt) => lags.push(Date.now() - endAt),
+    onScores: (_s, endAt) => {
+      lags.push(Date.now() - endAt)
+      timeline?.scored(Date.now() - endAt)
+    },
   })
   loadMs = performance.now() - t
   const d = detector
@@ -134,6 +140,7 @@ let cpu = process.cpuUsage()
 function resetClocks(): void {
   threadsAtStart = threadCpuMs()
   start = performance.now()
+  timeline?.start()
   cpu = process.cpuUsage()
   loop.reset()
 }
@@ -150,6 +157,7 @@ const hear = (frame: Uint8Array, at: number) => {
   watchdog?.feed('microphone')
   stage?.room(frame, at)
   sent++
+  if (timeline && detector) timeline.frame(detector.stats().chunksDropped)
 }
 if (capture) {
   const { ArecordMic } = await m<typeof import('../../src/adapters/alsa/arecord-mic.js')>(
@@ -225,6 +233,7 @@ if (capture) {
   })
 }
 const used = process.cpuUsage(cpu)
+timeline?.end()
 const threadsAtEnd = threadCpuMs()
 loop.disable()
 await detector?.settled()
@@ -310,5 +319,73 @@ function threadShares(
   return {
     mainMsPerS: Number((main / seconds).toFixed(1)),
     otherThreadsMsPerS: Number((other / seconds).toFixed(1)),
+  }
+}
+
+/**
+ * Each second of the row: CPU ms (the process's), the quota's throttled ms and periods (cgroup
+ * v2's cpu.stat), the largest scoring lag, chunks scored and dropped, and each drop's time.
+ */
+function dropTimeline(file: string) {
+  const cgroup = readFileSync('/proc/self/cgroup', 'utf8').trim().split(':').at(-1) ?? '/'
+  const stat = () => {
+    try {
+      const s = readFileSync(`/sys/fs/cgroup${cgroup}/cpu.stat`, 'utf8')
+      return {
+        throttledMs: Number(/throttled_usec (\d+)/.exec(s)?.[1] ?? 0) / 1000,
+        periods: Number(/nr_throttled (\d+)/.exec(s)?.[1] ?? 0),
+      }
+    } catch {
+      return { throttledMs: 0, periods: 0 }
+    }
+  }
+  let t0 = 0
+  let dropped = 0
+  let second = { maxLag: 0, scored: 0, dropped: 0 }
+  let cpuAt = process.cpuUsage()
+  let statAt = stat()
+  const rows: unknown[] = []
+  const drops: { t: number; lag: number }[] = []
+  let lastLag = 0
+  let timer: NodeJS.Timeout | undefined
+  const tick = () => {
+    const c = process.cpuUsage(cpuAt)
+    cpuAt = process.cpuUsage()
+    const st = stat()
+    rows.push({
+      t: Math.round((performance.now() - t0) / 1000),
+      cpuMs: Math.round((c.user + c.system) / 1000),
+      throttledMs: Math.round(st.throttledMs - statAt.throttledMs),
+      throttledPeriods: st.periods - statAt.periods,
+      ...second,
+    })
+    statAt = st
+    second = { maxLag: 0, scored: 0, dropped: 0 }
+  }
+  return {
+    start() {
+      t0 = performance.now()
+      cpuAt = process.cpuUsage()
+      statAt = stat()
+      timer = setInterval(tick, 1000)
+    },
+    scored(lag: number) {
+      lastLag = lag
+      second.scored++
+      if (lag > second.maxLag) second.maxLag = lag
+    },
+    frame(nowDropped: number) {
+      if (nowDropped === dropped) return
+      for (let k = dropped; k < nowDropped; k++) {
+        drops.push({ t: Number(((performance.now() - t0) / 1000).toFixed(2)), lag: lastLag })
+      }
+      second.dropped += nowDropped - dropped
+      dropped = nowDropped
+    },
+    end() {
+      if (timer) clearInterval(timer)
+      tick()
+      writeFileSync(file, `${JSON.stringify({ drops, rows })}\n`)
+    },
   }
 }

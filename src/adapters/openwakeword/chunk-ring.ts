@@ -13,6 +13,21 @@ export interface TakenChunk {
 }
 
 /**
+ * A deeper backlog for the detector's first moments: scoring's start (the runtime's first runs,
+ * the streamed embedding's check, the JIT) costs seconds of a small CPU share, and the chunks it
+ * falls behind by then are kept and scored late rather than dropped (bench/RESULTS.md, "the
+ * drops' bursts").
+ */
+export interface RingStart {
+  /** Unscored audio kept during the start. */
+  readonly backlogMs: number
+  /** How long the start lasts at most, in audio from the first chunk. */
+  readonly ms: number
+  /** A catch-up (`caughtUp`) this long after the first chunk, or later, ends the start. */
+  readonly settleMs: number
+}
+
+/**
  * The detector's audio ring: microphone frames copied into 80 ms chunks, a backlog of them kept
  * while scoring catches up, and the oldest dropped for a new one when it is full — so scoring
  * always works on recent audio and memory stays bounded.
@@ -30,15 +45,30 @@ export class ChunkRing {
   /** Samples of the chunk being filled (it lives in the slot after the queued ones). */
   #fill = 0
   readonly #now: () => number
-  /** Told of every complete chunk: whether the oldest was dropped for it, and its end time. */
-  readonly #onChunk: (dropped: boolean, endAt: number) => void
+  /** Told of every complete chunk: how many of the oldest were dropped for it, and its end time. */
+  readonly #onChunk: (dropped: number, endAt: number) => void
+  /** Complete chunks kept at most: after the start, and during it (`RingStart`). */
+  readonly #backlog: number
+  readonly #startBacklog: number
+  #startMs: number
+  readonly #settleMs: number
+  /** Capture time the newest chunk ended at. */
+  #lastEndAt = 0
+  /** Capture time the first chunk ended at: the start is measured in audio from it. */
+  #firstEndAt: number | undefined
 
   constructor(
     backlogMs: number,
     now: () => number,
-    onChunk: (dropped: boolean, endAt: number) => void,
+    onChunk: (dropped: number, endAt: number) => void,
+    start?: RingStart,
   ) {
-    const slots = Math.max(2, Math.ceil(backlogMs / CHUNK_MS) + 1)
+    this.#backlog = Math.max(1, Math.ceil(backlogMs / CHUNK_MS))
+    this.#startBacklog = Math.max(this.#backlog, Math.ceil((start?.backlogMs ?? 0) / CHUNK_MS))
+    this.#startMs = start?.ms ?? 0
+    this.#settleMs = start?.settleMs ?? 0
+    // One slot more than the deepest backlog: the chunk being filled.
+    const slots = this.#startBacklog + 1
     this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
     this.#endAt = new Float64Array(slots)
     this.#arrivedAt = new Float64Array(slots)
@@ -95,6 +125,16 @@ export class ChunkRing {
     }
   }
 
+  /**
+   * Scoring has caught up (nothing left to send): once that happens `settleMs` or more after the
+   * first chunk, the start is over and the ordinary backlog holds from the next chunk.
+   */
+  caughtUp(): void {
+    if (this.#firstEndAt !== undefined && this.#lastEndAt - this.#firstEndAt >= this.#settleMs) {
+      this.#startMs = 0
+    }
+  }
+
   /** Forgets every chunk, complete or not. */
   clear(): void {
     this.#queued = 0
@@ -106,14 +146,20 @@ export class ChunkRing {
   #complete(frameEndAtMs: number, samplesAfter: number): void {
     const slots = this.#slots
     this.#fill = 0
-    const dropped = this.#queued === slots.length - 1
-    if (dropped) {
-      // Scoring is a backlog behind: drop the oldest chunk rather than queue without bound.
+    const endAt = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
+    this.#firstEndAt ??= endAt
+    this.#lastEndAt = endAt
+    const starting = endAt - this.#firstEndAt < this.#startMs
+    // Scoring is a backlog behind: drop the oldest chunks rather than queue without bound (at the
+    // start's end, all those beyond the backlog at once).
+    const keep = (starting ? this.#startBacklog : this.#backlog) - 1
+    let dropped = 0
+    while (this.#queued > keep) {
       this.#read = (this.#read + 1) % slots.length
       this.#queued--
+      dropped++
     }
     const at = (this.#read + this.#queued) % slots.length
-    const endAt = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
     this.#endAt[at] = endAt
     this.#arrivedAt[at] = this.#now()
     this.#heard[at] = this.#fillHeard ? 1 : 0

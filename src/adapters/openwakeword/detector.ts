@@ -63,6 +63,12 @@ export interface OpenWakeWordDetectorOptions {
   readonly refractoryMs: number
   /** Unscored audio kept while scoring catches up; beyond it the oldest chunks are dropped. */
   readonly backlogMs: number
+  /**
+   * Unscored audio kept during the first START_MS of audio instead (unset: `backlogMs`): scoring's
+   * own start costs seconds of a small CPU share, and the chunks it falls behind by then are
+   * scored late, not dropped.
+   */
+  readonly startBacklogMs?: number | undefined
   readonly logger: Logger
   /**
    * While every head is far below its threshold (under a fiftieth of it), one embedding is made
@@ -110,6 +116,19 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
  * grew (bench/RESULTS.md, "a talking room inside 2.5 %"). Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
+/**
+ * How long the detector's start lasts at most, in audio from its first chunk: its deeper backlog
+ * (`startBacklogMs`) holds that long. Inside 2.5 % of a core the start fell 3–7 s behind and
+ * caught up by 15–20 s (bench/RESULTS.md, "the drops' bursts"); beyond this, a board still that far
+ * behind drops down to the ordinary backlog at once.
+ */
+const START_MS = 30_000
+/**
+ * The start ends sooner once scoring has caught up, from this much audio on: before it, the first
+ * requests may return before the start's own work (the first runs, the streamed embedding's
+ * check) has begun to cost.
+ */
+const START_SETTLE_MS = 3000
 /**
  * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
  * back at most 240 ms, where no score is made anyway (#batchSize).
@@ -176,8 +195,15 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       backlogMs: options.backlogMs,
       onKeepingUp: options.onKeepingUp,
     })
-    this.#ring = new ChunkRing(options.backlogMs, options.now, (dropped, endAt) =>
-      this.#keepingUp.note(dropped, endAt, this.#lastLag),
+    this.#ring = new ChunkRing(
+      options.backlogMs,
+      options.now,
+      (dropped, endAt) => this.#keepingUp.note(dropped, endAt, this.#lastLag),
+      {
+        backlogMs: options.startBacklogMs ?? options.backlogMs,
+        ms: START_MS,
+        settleMs: START_SETTLE_MS,
+      },
     )
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#exact = this.#hop === 1
@@ -295,6 +321,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks })
         if (this.#closed) return
         this.#replay(r)
+        if (ring.queued < this.#batchSize()) ring.caughtUp()
       } catch (err) {
         if (this.#closed) return
         this.#o.logger.error(

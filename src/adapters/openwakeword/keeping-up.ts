@@ -41,13 +41,16 @@ export class KeepingUp {
   }
 
   /**
-   * A chunk ending at `endAt` (audio time) was queued, the oldest dropped for it or not; `lagMs`
-   * is the latest scoring lag, for the log line.
+   * A chunk ending at `endAt` (audio time) was queued, `droppedChunks` of the oldest dropped for
+   * it; `lagMs` is the latest scoring lag, for the log line.
    */
-  note(dropped: boolean, endAt: number, lagMs: number): void {
+  note(droppedChunks: number, endAt: number, lagMs: number): void {
+    const dropped = droppedChunks > 0
     if (dropped) {
-      this.#dropped++
-      if (this.#droppedInEpisode++ === 0) {
+      this.#dropped += droppedChunks
+      const first = this.#droppedInEpisode === 0
+      this.#droppedInEpisode += droppedChunks
+      if (first) {
         this.#o.logger.warn(
           { event: 'wake_word_behind', backlogMs: this.#o.backlogMs, lagMs },
           'wake word scoring fell behind the microphone; dropping the oldest audio',

@@ -36,6 +36,8 @@ export interface LoadWakeDetectorOptions {
   readonly logger: Logger
   /** Unscored audio kept while scoring catches up; 2 s if unset. */
   readonly backlogMs?: number
+  /** Unscored audio kept during the detector's start (detector.ts); 10 s if unset. */
+  readonly startBacklogMs?: number
   readonly now?: () => number
   /** Coarse scoring while every head is far below its threshold (detector.ts); 1 if unset. */
   readonly coarseHop?: number | undefined
@@ -45,6 +47,12 @@ export interface LoadWakeDetectorOptions {
 
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
 const DEFAULT_BACKLOG_MS = 2000
+/**
+ * Ten seconds (320 KB of samples): inside 2.5 % of a core the start fell 3–7 s behind before it
+ * caught up, and every chunk dropped in a ten-minute row was dropped then (bench/RESULTS.md, "the
+ * drops' bursts").
+ */
+const DEFAULT_START_BACKLOG_MS = 10_000
 /** The longest head window upstream trains (the feature buffer keeps 120 embeddings). */
 const MAX_HEAD_WINDOW = 120
 
@@ -123,6 +131,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,
       backlogMs: o.backlogMs ?? DEFAULT_BACKLOG_MS,
+      startBacklogMs: o.startBacklogMs ?? DEFAULT_START_BACKLOG_MS,
       coarseHop: o.coarseHop,
       onKeepingUp: o.onKeepingUp,
       logger: o.logger,

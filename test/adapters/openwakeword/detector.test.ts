@@ -303,6 +303,8 @@ describe('scoring that falls behind', () => {
       consecutive: 2,
       refractoryMs: 2000,
       backlogMs: 400,
+      // No deeper backlog for the start: this board is slow from its first chunk on.
+      startBacklogMs: 400,
       logger,
       onScores: (_s, at) => scored.push(at),
     })

@@ -43,6 +43,54 @@ async function paced(d: OpenWakeWordDetector, fromMs: number, seconds: number): 
   return at
 }
 
+/** The native runtime whose model runs wait while `closed()` says so (a start's stall). */
+async function gated(closed: () => boolean): Promise<InferenceRuntime> {
+  const real = await loadRuntime('native')
+  return {
+    name: real.name,
+    async load(file) {
+      const m = await real.load(file)
+      return {
+        ...m,
+        run: async (input, dims) => {
+          while (closed()) await new Promise((done) => setTimeout(done, 20))
+          return m.run(input, dims)
+        },
+        close: () => m.close(),
+      }
+    },
+  }
+}
+
+describe('the start of scoring', () => {
+  it('keeps what it fell behind by while starting and scores it late: no chunk dropped, every one scored', async () => {
+    let stalled = false
+    const d = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      runtime: await gated(() => stalled),
+      // The ordinary backlog is shorter than the start's stall; the start's is not.
+      backlogMs: 400,
+      startBacklogMs: 3000,
+      coarseHop: 1,
+      logger: new MemoryLogger(),
+    })
+    open.push(d)
+    // Scoring stalls for its first 1.5 s of audio (the runtime's first runs inside a CPU quota).
+    stalled = true
+    let at = await paced(d, 0, 1.5)
+    expect(d.stats().chunksScored).toBe(0)
+    stalled = false
+    at = await paced(d, at, 1.5)
+    await d.settled()
+    const s = d.stats()
+    expect(s.chunksDropped).toBe(0)
+    expect(s.chunksScored).toBe(Math.floor(at / 80))
+    expect(s.keepingUp).toBe(true)
+    expect(s.maxLagMs).toBeGreaterThan(1000)
+  }, 60_000)
+})
+
 describe('a scorer that cannot keep up', () => {
   it('rests after a slow chunk, drops the oldest audio, says once that it cannot keep up, and says it keeps up again after 30 s without a drop', async () => {
     const logger = new MemoryLogger()
@@ -53,6 +101,8 @@ describe('a scorer that cannot keep up', () => {
       phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
       runtime: await stallable(() => slow, 120),
       backlogMs: 400,
+      // No deeper backlog for the start: this board is slow from its first chunk on.
+      startBacklogMs: 400,
       coarseHop: 1,
       logger,
       onKeepingUp: (ok) => told.push(ok),
