@@ -5,10 +5,11 @@ import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
 import { householdSpeech } from '../helpers/tts.js'
+import { until } from '../helpers/wait.js'
 import { arecordOnFifo, realWakeWorld, wakeWorld } from './wake-world.js'
 
 const skip = missingCommands('arecord', 'espeak-ng', 'sox')
@@ -47,7 +48,7 @@ describe.skipIf(skip)('nothing leaves the room before the wake', () => {
     const w = await wakeWorld(server, { source: mic })
     try {
       // Past its end the file PCM repeats its last block: count only the file's own length.
-      await until(() => w.roomBytes() >= speech.length, 20)
+      await until(() => w.roomBytes() >= speech.length, 'all the speech heard', 120_000)
       await new Promise((r) => setTimeout(r, 500)) // a detection still being scored
       expect(w.roomBytes()).toBeGreaterThanOrEqual(speech.length)
       expect(w.detector.frames).toBeGreaterThanOrEqual(speech.length / 640)
@@ -110,13 +111,21 @@ describe.skipIf(skip)('nothing leaves the room before the wake, on the real dete
       w.detectorBytesSinceReset() / 2560 -
       (done() - atReset)
     try {
-      await until(() => feeds.heard(0, 100), 20)
+      // Each wait bounded and named, with where things stood: a stuck step says which it was.
+      const stood = () =>
+        `${unscored().toFixed(1)} chunks unscored, ${w.detections.length} detections, ` +
+        `${w.summaries.length} summaries of ${server.connections.length} sessions`
+      const step = (cond: () => boolean, what: string, ms: number) =>
+        until(cond, what, ms).catch((err: Error) => {
+          throw new Error(`${err.message} (${stood()})`)
+        })
+      await step(() => feeds.heard(0, 100), 'the recorder hearing its first audio', 30_000)
       const before = w.roomBytes()
       feeds.play(speech, [{ i: 0 }])
-      await until(() => w.roomBytes() - before >= speech.length, 50)
-      await until(() => unscored() < 1, 20)
+      await step(() => w.roomBytes() - before >= speech.length, 'all the speech heard', 300_000)
+      await step(() => unscored() < 1, 'every chunk scored', 30_000)
       // A false wake's session waits up to 1.5 s for the second opinion, then closes.
-      await until(() => w.summaries.length === server.connections.length, 50)
+      await step(() => w.summaries.length === server.connections.length, 'every summary', 30_000)
       await new Promise((r) => setTimeout(r, 2000))
       const stats = w.detector.stats()
       console.log(
