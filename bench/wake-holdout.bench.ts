@@ -54,8 +54,8 @@ import {
   engineOf,
   holdoutVoices,
   spokenStream,
-  TV,
   tuningVoices,
+  tvStream,
 } from './wake/holdout.js'
 import { nearMissBench } from './wake/nearmiss.js'
 import { pauseBench, wakeClip } from './wake/pause.js'
@@ -257,16 +257,7 @@ async function falseWakes(tuned: number): Promise<void> {
     const minutes = Number(process.env.WAKE_HOLDOUT_PROSE_MIN ?? 60)
     streams.push(['ordinary speech (fortunes)', spokenStream(fortuneTexts(), vs, minutes, 'prose')])
   }
-  const tvMin = Number(process.env.WAKE_HOLDOUT_TV_MIN ?? 30)
-  streams.push([
-    'television with near-miss names',
-    spokenStream(
-      TV.map((text, i) => ({ key: `tv${i}`, text })),
-      vs,
-      tvMin,
-      'tv',
-    ),
-  ])
+  streams.push(['television with near-miss names', tvStream(vs)])
   out(`\n### False wakes that send audio, holdout voices (${vs.length})\n`)
   out(
     `| stream | minutes | head fired = audio sent, check off (per hour; 95 % upper bound) | ${ths.map((t) => `audio sent, check on at ${t}`).join(' | ')} | by engine: head fired / sent at ${ths.join(' / ')} | spoken replies (perfect transcriber) |`,

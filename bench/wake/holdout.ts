@@ -135,6 +135,20 @@ export const TV = [
 ]
 
 /**
+ * The television stream: holdout.ts's `TV` lines, the voices taking turns, for
+ * WAKE_HOLDOUT_TV_MIN minutes (30 unless set).
+ */
+export function tvStream(vs: readonly Voice[]): ReturnType<typeof spokenStream> {
+  const minutes = Number(process.env.WAKE_HOLDOUT_TV_MIN ?? 30)
+  return spokenStream(
+    TV.map((text, i) => ({ key: `tv${i}`, text })),
+    vs,
+    minutes,
+    'tv',
+  )
+}
+
+/**
  * The texts read one after another, the voices taking turns (a text's voice shifts by one on each
  * pass through the list, so every pass pairs them differently), 0.3–1 s apart, until `minutes`.
  */

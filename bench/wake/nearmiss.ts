@@ -21,7 +21,14 @@ import { type Spotted, winners } from '../../src/adapters/pocketsphinx/spotted.j
 import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../src/audio/wake-onset.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { bytes, NEAR_JARVIS, noiseConditions, utterance, type Voice } from './corpus.js'
-import { COMMANDS, engineOf, holdoutVoices, spokenStream, TV, tuningVoices } from './holdout.js'
+import {
+  COMMANDS,
+  engineOf,
+  holdoutVoices,
+  spokenStream,
+  tuningVoices,
+  tvStream,
+} from './holdout.js'
 import { wakeClip } from './pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './prose.js'
 
@@ -262,16 +269,7 @@ async function missed(
 async function falseWakes(out: (s: string) => void, score: Score, checks: Checks, s: Setting) {
   const vs = holdoutVoices()
   const streams: [string, ReturnType<typeof spokenStream>][] = []
-  const tvMin = Number(process.env.WAKE_HOLDOUT_TV_MIN ?? 30)
-  streams.push([
-    'television with near-miss names',
-    spokenStream(
-      TV.map((text, i) => ({ key: `tv${i}`, text })),
-      vs,
-      tvMin,
-      'tv',
-    ),
-  ])
+  streams.push(['television with near-miss names', tvStream(vs)])
   if (proseAvailable(out)) {
     const minutes = Number(process.env.WAKE_NEARMISS_PROSE_MIN ?? 30)
     streams.push(['ordinary speech (fortunes)', spokenStream(fortuneTexts(), vs, minutes, 'prose')])
