@@ -237,6 +237,7 @@ export async function run(args: string[]): Promise<number> {
   const gate = gateArg ?? DEFAULT_GATE_SHARE * headThreshold
   say('training…')
   const { loadWakeDetector } = await import('../../adapters/openwakeword/load-detector.js')
+  const { companionFor } = await import('../../adapters/openwakeword/companion.js')
   const recorder = new WindowRecorder()
   let detector: Awaited<ReturnType<typeof loadWakeDetector>> | undefined
   try {
@@ -248,6 +249,8 @@ export async function run(args: string[]): Promise<number> {
           file: phrase.file,
           threshold: headThreshold,
           verifier: recorder,
+          // Enrolled as it will run: the service hears the phrase with the companion beside the head.
+          companion: phrase.companion ? companionFor(phrase.companion) : undefined,
         },
       ],
       melFile: paths.melFile,
