@@ -47,6 +47,14 @@ export interface WakeOnsetOptions {
  * second opinion needs to hear it) and the start of a command said in the same breath.
  */
 export const DEFAULT_WAKE_PRE_ROLL_MS = 2000
+/**
+ * A board that falls behind scores a chunk up to the detector's backlog (2 s) after it was heard:
+ * the pre-roll then reaches back from the phrase, not from the moment it was scored, so the model
+ * (and its second opinion) still hears "hey jarvis" and the command after it. A wake scored later
+ * than this (only while the detector starts, behind by seconds) is dropped without a chime: the
+ * person has moved on, and nothing of it leaves the room.
+ */
+const WAKE_LATE_MS = 2000
 const DEFAULT_MIN_VOICED_MS = 200
 const DEFAULT_AGREE_WINDOW_MS = 1500
 const DEFAULT_REFRACTORY_MS = 2000
@@ -77,16 +85,15 @@ export class WakeOnset implements OnsetSource {
   #armed = 0
   #closed = false
   readonly #abort = new AbortController()
+  /** The capture time of the newest room frame: how late a detection is told. */
+  #lastAt = Number.NEGATIVE_INFINITY
 
   constructor(options: WakeOnsetOptions) {
     this.#o = options
     this.#log = options.logger
-    this.#ring = new PreRollRing(
-      bytesForMs(
-        options.sampleRateHz ?? LIVE_INPUT_RATE_HZ,
-        options.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS,
-      ),
-    )
+    const rate = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
+    const preRollMs = options.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS
+    this.#ring = new PreRollRing(bytesForMs(rate, preRollMs + WAKE_LATE_MS))
   }
 
   /** What the detector listens for. */
@@ -98,6 +105,7 @@ export class WakeOnset implements OnsetSource {
   room(frame: Uint8Array, capturedAtMs: number): void {
     // No wake may be made of sound from both sides of a gap (a mute): the detector starts afresh.
     if (this.#ring.push(frame, capturedAtMs)) this.#o.detector.reset()
+    this.#lastAt = capturedAtMs
     const voiced = this.#o.voiced
     voiced.push(frame, capturedAtMs, this.#o.speakerAudible?.() === true)
     // A wake must have a voice in its agree window; with none, the detector may spare the work.
@@ -111,6 +119,14 @@ export class WakeOnset implements OnsetSource {
     const now = this.#o.clock.now()
     if (now < this.#quietUntil || this.#claiming) {
       this.#log.debug({ score: d.score }, 'wake ignored: refractory')
+      return
+    }
+    const lateMs = this.#lastAt - d.heardAtMs
+    if (lateMs > WAKE_LATE_MS) {
+      this.#log.info(
+        { event: 'wake_rejected', why: 'late', score: d.score, lateMs },
+        'wake rejected: scored too long after it was said (the detector is behind)',
+      )
       return
     }
     const window = this.#o.agreeWindowMs ?? DEFAULT_AGREE_WINDOW_MS
@@ -205,8 +221,12 @@ export class WakeOnset implements OnsetSource {
 
   #take(d: WakeDetection): void {
     this.#log.info({ phrase: d.phrase, score: d.score, levelDb: d.levelDb }, 'wake phrase heard')
-    // Taken now, after the claim: the ring kept recording meanwhile, up to this frame.
-    const preRoll = this.#ring.snapshot()
+    // Taken now, after the claim: the ring kept recording meanwhile, up to this frame. It reaches
+    // back as far before the phrase as it would have had the wake been scored at once.
+    const lateMs = Math.max(0, this.#lastAt - d.heardAtMs)
+    const rate = this.#o.sampleRateHz ?? LIVE_INPUT_RATE_HZ
+    const preRollMs = this.#o.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS
+    const preRoll = this.#ring.snapshot(bytesForMs(rate, preRollMs + lateMs))
     this.#listener?.({ cause: 'wake', preRoll, atMs: d.heardAtMs, wake: d })
   }
 }

@@ -216,4 +216,42 @@ describe('the wake stage', () => {
     // The LED showed the mute and its undoing, and nothing else: no earcon, no listening.
     expect(w.order).toEqual(['led:muted@0', 'led:idle@0'])
   }, 20_000)
+  /** The offset of the fake detector's mark (the phrase's end) in what the model heard. */
+  const markAt = (heard: Buffer) => heard.indexOf(Buffer.from(wakeMarkFrame().subarray(0, 8)))
+
+  it('a wake scored late (a board behind) still sends the 2 s before its phrase, not just the 2 s before now', async () => {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    closers.push(() => server.close())
+    const w = await wakeWorld(server, { confirm: false, detectorLatencyMs: 1500 })
+    closers.push(() => w.close())
+    await w.say(speech16k('speech-en-gb-f.wav', 500, 1000))
+    await w.sayWake()
+    // The command goes on while the detector catches up.
+    await w.say(speech16k('speech-en-gb-f.wav', 0, 2500))
+    await server.waitForConnection(0, 5000)
+    const conn = server.connections[0]
+    await until(() => (conn?.heardBytes() ?? 0) >= 3 * 32_000)
+    const heard = conn?.heardAudio() ?? Buffer.alloc(0)
+    // Scored at once, the pre-roll holds the 2 s up to the phrase's end; 1.5 s late, the same 2 s
+    // (less a frame's rounding) — not the last 0.5 s of the phrase.
+    expect(markAt(heard)).toBeGreaterThanOrEqual(2 * 32_000 - 1280)
+    expect(markAt(heard)).toBeLessThanOrEqual(2 * 32_000 + 640)
+  }, 20_000)
+
+  it('a wake scored more than 2 s after it was said is dropped: no chime, nothing sent', async () => {
+    const server = await FakeLiveServer.start({ logger: silentLogger })
+    closers.push(() => server.close())
+    const w = await wakeWorld(server, { confirm: false, detectorLatencyMs: 2600 })
+    closers.push(() => w.close())
+    await w.sayWake()
+    await w.say(speech16k('speech-en-gb-f.wav', 0, 3000))
+    await until(() => w.log.withEvent('wake_rejected').length > 0)
+    const [rejected] = w.log.withEvent('wake_rejected')
+    expect(rejected?.fields.why).toBe('late')
+    expect(rejected?.fields.lateMs).toBeGreaterThan(2000)
+    await sleep(300)
+    expect(server.connections).toHaveLength(0)
+    expect(w.speaker.writtenBytes).toBe(0)
+    expect(w.order).toEqual([])
+  }, 20_000)
 })
