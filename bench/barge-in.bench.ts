@@ -23,10 +23,11 @@ import { realClock } from '../src/adapters/clock/real-clock.js'
 import { wakeSchema } from '../src/app/config/wake-schema.js'
 import { silentLogger } from '../src/core/logger.js'
 import { FakeLiveServer, serverFrame } from '../src/testing/fake-live-server/index.js'
-import { hermeticAlsa, until } from '../test/helpers/alsa.js'
+import { hermeticAlsa } from '../test/helpers/alsa.js'
 import { freePort, mosquittoBroker } from '../test/helpers/brokers.js'
 import { RoomFeeds } from '../test/helpers/room-feed.js'
 import { missingCommands } from '../test/helpers/system.js'
+import { until } from '../test/helpers/wait.js'
 import { FIXTURES, HEADS, MODEL_DIR, pinnedDetector, wavPcm } from '../test/helpers/wake.js'
 import { heard, type WakeSpeaker, wakeSpeaker } from '../test/helpers/wake-speakers.js'
 import { realWakeWorldOn } from '../test/voice/wake-world.js'
@@ -154,13 +155,13 @@ async function household(
   }
   const out: Barge[] = []
   try {
-    await until(() => feeds.heard(0, 1000), 20)
+    await until(() => feeds.heard(0, 1000), 'the room heard 1 s', 60_000)
     // The wake that opens the session.
     feeds.play(clip, [{ i: 0 }])
-    await until(() => w.driver.sessionRunning, 20)
+    await until(() => w.driver.sessionRunning, 'a session', 60_000)
     for (let k = 0; k < BARGES; k++) {
       const replyBy = Date.now() + 15_000
-      await until(() => speaker.queuedMs() > 5000 || Date.now() > replyBy, 20)
+      await until(() => speaker.queuedMs() > 5000 || Date.now() > replyBy, 'a reply queued', 60_000)
       if (speaker.queuedMs() <= 5000) {
         console.log(`barge-in ${k}: no reply playing`)
         continue
@@ -175,7 +176,7 @@ async function household(
       targetRest = frameEnd - clipEnd
       // Bounded: a phrase the detector misses (or a reply that never came) is counted, not waited for.
       const deadline = Date.now() + 5000
-      await until(() => dropAt > 0 || Date.now() > deadline, 20)
+      await until(() => dropAt > 0 || Date.now() > deadline, 'the drop', 60_000)
       await sleep(200)
       const d = w.detections[drops]
       if (!d || dropAt === 0) {

@@ -10,8 +10,9 @@ import {
 import { Backoff, type BackoffPolicy } from '../../src/core/backoff.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
-import { processExists, until } from '../helpers/alsa.js'
+import { processExists } from '../helpers/alsa.js'
 import { zombieChildren } from '../helpers/fake-gpiod.js'
+import { until } from '../helpers/wait.js'
 
 // Real processes (sh, sleep); the restart waits run on a virtual clock, so each is counted
 // exactly however slowly the machine runs the children.
@@ -64,7 +65,7 @@ describe('SupervisedChild', () => {
       giveUpAfter: 3,
     })
     child.start()
-    await until(() => seen.failures.length === 1)
+    await until(() => seen.failures.length === 1, 'seen.failures.length === 1', 60_000)
     expect(seen.failures[0]).toEqual({
       message: 'code 3 signal null: line 17 busy',
       restartInMs: 100,
@@ -73,17 +74,17 @@ describe('SupervisedChild', () => {
     await clock.advance(99)
     expect(seen.pids).toHaveLength(1)
     await clock.advance(1)
-    await until(() => seen.failures.length === 2)
+    await until(() => seen.failures.length === 2, 'seen.failures.length === 2', 60_000)
     expect(seen.failures[1]?.restartInMs).toBe(200)
     await clock.advance(200)
-    await until(() => seen.failures.length === 3)
+    await until(() => seen.failures.length === 3, 'seen.failures.length === 3', 60_000)
     expect(seen.failures[2]?.restartInMs).toBeUndefined()
     await clock.advance(60_000)
     expect(seen.pids).toHaveLength(3)
     expect(child.running).toBe(false)
     // start() again after a give-up tries once more, from the shortest wait.
     child.start()
-    await until(() => seen.failures.length === 4)
+    await until(() => seen.failures.length === 4, 'seen.failures.length === 4', 60_000)
     expect(seen.failures[3]?.restartInMs).toBe(100)
   })
 
@@ -96,15 +97,15 @@ describe('SupervisedChild', () => {
       },
     )
     child.start()
-    await until(() => seen.lines.length === 1)
+    await until(() => seen.lines.length === 1, 'seen.lines.length === 1', 60_000)
     const first = child.child?.pid as number
     child.replace()
     // The next child exists before the old one has even been reaped.
     const second = child.child?.pid as number
     expect(second).toBeGreaterThan(0)
     expect(second).not.toBe(first)
-    await until(() => !processExists(first))
-    await until(() => seen.lines.length === 2)
+    await until(() => !processExists(first), '!processExists(first)', 60_000)
+    await until(() => seen.lines.length === 2, 'seen.lines.length === 2', 60_000)
     expect(seen.lines).toEqual(['up', 'up'])
     expect(seen.failures).toEqual([])
     await child.stop()
@@ -123,10 +124,10 @@ describe('SupervisedChild', () => {
       healthyMs: 5000,
     })
     child.start()
-    await until(() => seen.failures.length === 1)
+    await until(() => seen.failures.length === 1, 'seen.failures.length === 1', 60_000)
     expect(child.failures).toBe(1)
     await clock.advance(50)
-    await until(() => seen.pids.length === 2)
+    await until(() => seen.pids.length === 2, 'seen.pids.length === 2', 60_000)
     await clock.advance(4999)
     expect(seen.healthy).toBe(0)
     await clock.advance(1)
@@ -142,14 +143,14 @@ describe('SupervisedChild', () => {
       maxMs: 1000,
     })
     child.start()
-    await until(() => seen.lines.length === 1)
+    await until(() => seen.lines.length === 1, 'seen.lines.length === 1', 60_000)
     const first = child.child?.pid as number
     // SIGTERM is ignored: the next child waits for the SIGKILL that follows the grace period.
     await child.restart()
     expect(processExists(first)).toBe(false)
     const second = child.child?.pid as number
     expect(second).not.toBe(first)
-    await until(() => seen.lines.length === 2)
+    await until(() => seen.lines.length === 2, 'seen.lines.length === 2', 60_000)
     await child.stop()
     expect(processExists(second)).toBe(false)
     expect(seen.failures).toEqual([])
@@ -170,9 +171,9 @@ describe('SupervisedChild', () => {
     })
     children.push(child)
     child.start()
-    await until(() => failures.length === 1)
+    await until(() => failures.length === 1, 'failures.length === 1', 60_000)
     await clock.advance(10)
-    await until(() => failures.length === 2)
+    await until(() => failures.length === 2, 'failures.length === 2', 60_000)
     expect(failures).toEqual([
       { code: 'ENOENT', restartInMs: 10 },
       { code: 'ENOENT', restartInMs: 20 },
@@ -203,7 +204,7 @@ describe('SupervisedChild', () => {
     })
     children.push(child)
     await child.start()
-    await until(() => bytesAtFailure >= 0)
+    await until(() => bytesAtFailure >= 0, 'bytesAtFailure >= 0', 60_000)
     expect(paused).toBe(true)
     // Its last bytes came before the failure: nothing the dead child heard arrives after it.
     expect(bytesAtFailure).toBe('firstsecond-and-last'.length)
@@ -230,10 +231,18 @@ describe('SupervisedChild', () => {
     await child.start()
     expect(child.child?.pid).toBeTypeOf('number')
     const one = Array.from({ length: 256 }, (_, i) => `${String(i).padStart(255, '0')}\n`).join('')
-    await until(() => exits === 1 && Buffer.concat(got).length === one.length)
+    await until(
+      () => exits === 1 && Buffer.concat(got).length === one.length,
+      'exits === 1 && Buffer.concat(got).length === one.length',
+      60_000,
+    )
     expect(Buffer.concat(got).toString()).toBe(one)
     await clock.advance(10)
-    await until(() => Buffer.concat(got).length === 2 * one.length)
+    await until(
+      () => Buffer.concat(got).length === 2 * one.length,
+      'Buffer.concat(got).length === 2 * one.length',
+      60_000,
+    )
     expect(Buffer.concat(got).toString()).toBe(one + one)
     await child.stop()
     expect(child.child).toBeUndefined()

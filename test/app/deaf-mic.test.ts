@@ -9,10 +9,11 @@ import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseConfig } from '../../src/app/config/load.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { vadClip } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('arecord', 'mosquitto', 'mosquitto_passwd')
 
@@ -87,15 +88,15 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
   const last = () => statuses.at(-1)
 
   it('unplugged: error and why, until it is plugged back', async () => {
-    await until(() => last()?.state === 'idle')
+    await until(() => last()?.state === 'idle', "last()?.state === 'idle'", 60_000)
     expect(appliance.panel.led).toBe('idle')
     writeFileSync(conf, original.replace(/infile "[^"]*in\.raw"/, 'infile "/nonexistent/mic.raw"'))
     killRecorder('SIGKILL')
-    await until(() => last()?.state === 'error')
+    await until(() => last()?.state === 'error', "last()?.state === 'error'", 60_000)
     expect(appliance.panel.led).toBe('error')
     expect(last()?.reason).toMatch(/arecord|capture/)
     writeFileSync(conf, original)
-    await until(() => last()?.state === 'idle', 50)
+    await until(() => last()?.state === 'idle', "last()?.state === 'idle'", 60_000)
     expect(last()?.reason).toBeUndefined()
     expect(appliance.panel.led).toBe('idle')
   }, 60_000)
@@ -103,11 +104,15 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
   it('stalled: error and why, until frames return', async () => {
     const before = statuses.length
     killRecorder('SIGSTOP')
-    await until(() => statuses.slice(before).some((s) => s.state === 'error'), 50)
+    await until(
+      () => statuses.slice(before).some((s) => s.state === 'error'),
+      "statuses.slice(before).some((s) => s.state === 'error')",
+      60_000,
+    )
     const error = statuses.slice(before).find((s) => s.state === 'error')
     expect(error?.reason).toMatch(/delivered no audio/)
     // The watchdog replaces the stopped recorder; frames return and so does idle.
-    await until(() => last()?.state === 'idle', 50)
+    await until(() => last()?.state === 'idle', "last()?.state === 'idle'", 60_000)
     expect(appliance.panel.led).toBe('idle')
   }, 60_000)
 })

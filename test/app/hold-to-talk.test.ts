@@ -5,11 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { fakeGpiod } from '../helpers/fake-gpiod.js'
 import { type NocturnProcess, startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { MODEL_DIR } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -107,7 +108,7 @@ describe.skipIf(skip)('hold to talk beside the wake word, as a process', () => {
       (l) => l.msg === 'listening for the wake phrase',
     )
     s.feeds.play(command(), [{ i: 0 }])
-    await until(() => s.feeds.idle)
+    await until(() => s.feeds.idle, 's.feeds.idle', 60_000)
     await new Promise((r) => setTimeout(r, 1000))
     expect(s.server.connections).toHaveLength(0)
     expect(s.server.received).toHaveLength(0)

@@ -9,9 +9,9 @@ import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseConfig } from '../../src/app/config/load.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { until } from '../helpers/alsa.js'
 import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 const skip = missingCommands('mosquitto', 'mosquitto_passwd')
@@ -77,7 +77,11 @@ describe.skipIf(skip)('the phone app port taken by another program', () => {
     })
     expect(appliance.phoneApp).toBeUndefined()
     expect(appliance.panel.led).toBe('error')
-    await until(() => statuses.some((s) => s.state === 'error'), 50)
+    await until(
+      () => statuses.some((s) => s.state === 'error'),
+      "statuses.some((s) => s.state === 'error')",
+      60_000,
+    )
     const status = statuses.find((s) => s.state === 'error')
     expect(status?.reason).toMatch(
       new RegExp(

@@ -11,8 +11,8 @@ import { silentLogger } from '../../src/core/logger.js'
 import { DEFAULT_PREFIX, topicsFor } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
-import { until } from '../helpers/alsa.js'
 import { numberIn, storePromise } from '../helpers/store-promise.js'
+import { until } from '../helpers/wait.js'
 import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 let appliance: Appliance | undefined
@@ -44,11 +44,15 @@ it('a store file deleted under the running device is found, said, and written ba
   const say = (text: string, at: number) =>
     store.append(conv.id, { role: 'user', text, channel: 'text', at })
   say('before', 2)
-  await until(() => existsSync(`${path}.backup`), 50)
+  await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
   const goneAt = Date.now()
   rmSync(path)
   say('meanwhile', 3)
-  await until(() => log.withEvent('store_file_lost').length > 0, 50)
+  await until(
+    () => log.withEvent('store_file_lost').length > 0,
+    "log.withEvent('store_file_lost').length > 0",
+    60_000,
+  )
   const foundMs = Date.now() - goneAt
   // docs/store.md: found within 2 s; a second more for a loaded machine's late timer.
   const withinS = numberIn(
@@ -109,11 +113,15 @@ it('a store that cannot be written back at the stop says so in the log and the s
       logger: log,
       wavPaced: false,
     })
-    await until(() => statuses.some((s) => s.online === true), 20)
+    await until(
+      () => statuses.some((s) => s.online === true),
+      'statuses.some((s) => s.online === true)',
+      60_000,
+    )
     const conv = appliance.store.createConversation({ channel: 'text', at: 1 })
     appliance.store.append(conv.id, { role: 'user', text: 'kept?', channel: 'text', at: 2 })
     // Right after the first look (it made the copy): the next is 2 s away.
-    await until(() => existsSync(`${path}.backup`), 20)
+    await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
     for (const f of [path, `${path}-wal`, `${path}-shm`, `${path}.backup`])
       rmSync(f, { force: true })
     mkdirSync(`${path}.rewrite.tmp`) // where the image would be written: taken
@@ -126,7 +134,11 @@ it('a store that cannot be written back at the stop says so in the log and the s
     expect(said[0]).toMatch(
       /nocturn\.db was deleted while Nocturn ran and cannot be written again there .*everything it holds is lost now that Nocturn stops — there is no copy: the next start begins an empty store/,
     )
-    await until(() => statuses.at(-1)?.online === false, 20)
+    await until(
+      () => statuses.at(-1)?.online === false,
+      'statuses.at(-1)?.online === false',
+      60_000,
+    )
     const last = statuses.findLast((s) => s.online !== false)
     expect(last?.state).toBe('error')
     expect(last?.reason).toBe(said[0])

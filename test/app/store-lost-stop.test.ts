@@ -6,9 +6,9 @@ import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { wavHeader } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { until } from '../helpers/alsa.js'
 import { type NocturnProcess, startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
 import { numberIn, storePromise } from '../helpers/store-promise.js'
+import { until } from '../helpers/wait.js'
 
 /**
  * docs/store.md, "A stop": SIGTERM ends `nocturn run` within a second (the table's number),
@@ -61,7 +61,7 @@ it('SIGTERM after the file watch wrote a deleted store back exits at once', asyn
   const work = mkdtempSync(join(tmpdir(), 'nocturn-stop-'))
   const path = join(work, 'nocturn.db')
   nocturn = await startRun(work)
-  await until(() => existsSync(`${path}.backup`), 50)
+  await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
   rmSync(path)
   await nocturn.waitForEvent('store_file_lost', 15_000)
 
@@ -110,7 +110,7 @@ it('a store deleted with its copies just before SIGTERM is written back at the s
   nocturn = await startRun(work)
   // The first look at the file made the copy; the next is 2 s away: delete everything now and
   // stop before it comes, as someone running `rm nocturn.db*` and then `systemctl stop` would.
-  await until(() => existsSync(`${path}.backup`), 50)
+  await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
   for (const f of readdirSync(work)) if (f.startsWith('nocturn.db')) rmSync(join(work, f))
   const { code, ms } = await stopTimed(nocturn)
   expect(code, nocturn.tail()).toBe(0)

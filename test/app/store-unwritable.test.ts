@@ -7,7 +7,7 @@ import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 import { wavApplianceConfig } from '../helpers/wav-appliance.js'
 
 /** A small tmpfs of our own, so the store's filesystem can fill up under it. */
@@ -83,8 +83,16 @@ describe('a store whose disk fills up while running', () => {
         throw new Error(
           'the appliance took too long to start: the timer came due before the disk was full',
         )
-      await until(() => log.withEvent('timer_ringing').length > 0, 50)
-      await until(() => appliance?.panel.led === 'error', 50)
+      await until(
+        () => log.withEvent('timer_ringing').length > 0,
+        "log.withEvent('timer_ringing').length > 0",
+        60_000,
+      )
+      await until(
+        () => appliance?.panel.led === 'error',
+        "appliance?.panel.led === 'error'",
+        60_000,
+      )
       const failed = log.withEvent('store_unwritable')
       expect(failed.length).toBe(1)
       expect(String(failed[0]?.fields.err)).toMatch(/cannot write the store at .*nocturn\.db/)

@@ -8,11 +8,12 @@ import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { wakeTopic } from '../../src/protocol/index.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
-import { type HermeticAlsa, hermeticAlsa, until } from '../helpers/alsa.js'
+import { type HermeticAlsa, hermeticAlsa } from '../helpers/alsa.js'
 import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
 import { type NocturnProcess, startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -138,7 +139,7 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
   /** Resolves once `ok()` holds; fails after `ms` with what `said()` tells. */
   async function within(what: string, ok: () => boolean, said: () => string, ms = 30_000) {
     const end = Date.now() + ms
-    await until(() => ok() || Date.now() > end, 20)
+    await until(() => ok() || Date.now() > end, 'ok() || Date.now() > end', 60_000)
     if (!ok()) throw new Error(`no ${what} within ${ms / 1000} s:\n${said()}`)
   }
 
@@ -172,7 +173,7 @@ describe.skipIf(skip)('several speakers in one home, as processes', () => {
     const arbitrated = (s: Speaker) =>
       s.nocturn.waitForLine('wake_arbitrated', (l) => l.event === 'wake_arbitrated', 5000)
     const [k, h] = [await arbitrated(kitchen), await arbitrated(hall)]
-    await until(() => feeds.idle)
+    await until(() => feeds.idle, 'feeds.idle', 60_000)
     await new Promise((r) => setTimeout(r, 1000)) // anything the hall might still do
 
     // What each one decided, and what the broker carried, for a failure's message.

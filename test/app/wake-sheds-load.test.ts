@@ -7,13 +7,14 @@ import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
 import { type CpuQuota, makeCpuQuota, moveIntoQuota } from '../helpers/cpu-quota.js'
 import { fakeGpiod } from '../helpers/fake-gpiod.js'
 import { startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands, REQUIRE_SYSTEM } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { MODEL_DIR } from '../helpers/wake.js'
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -161,7 +162,11 @@ describe.skipIf(skip)(
       // The detector sheds load and says so: on the log, the retained status (error, the fix).
       const behind = await nocturn.waitForEvent('wake_word_cannot_keep_up', 90_000)
       expect(behind.msg).toContain('cannot keep up')
-      await until(() => statuses.some((s) => s.state === 'error'), 50)
+      await until(
+        () => statuses.some((s) => s.state === 'error'),
+        "statuses.some((s) => s.state === 'error')",
+        60_000,
+      )
       const error = statuses.find((s) => s.state === 'error')
       expect(error?.reason).toContain('cannot keep up on this board')
       expect(error?.reason).toContain('listen.mode "button"')
@@ -190,7 +195,7 @@ describe.skipIf(skip)(
       // The press still mutes: on the status at once, whatever the detector is doing.
       gpiod.release('mute')
       await nocturn.waitForLine('muted', (l) => l.msg === 'muted', 30_000)
-      await until(() => statuses.at(-1)?.muted === true, 50)
+      await until(() => statuses.at(-1)?.muted === true, 'statuses.at(-1)?.muted === true', 60_000)
 
       // The event loop kept turning through it all: no watchdog kill, no microphone restart, and
       // the process still runs.

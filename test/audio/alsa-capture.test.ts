@@ -9,9 +9,10 @@ import { MicGate } from '../../src/audio/mic-gate.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
-import { hermeticAlsa, processExists, until } from '../helpers/alsa.js'
+import { hermeticAlsa, processExists } from '../helpers/alsa.js'
 import { vadClip } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('arecord', 'aplay', 'mkfifo')
 const clip = vadClip('speech-en-us-m.wav')
@@ -53,7 +54,11 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     const m = mic(alsa, alsa.capture)
     const c = collector()
     await m.start(c.sink)
-    await until(() => c.bytes().byteLength >= clip.byteLength)
+    await until(
+      () => c.bytes().byteLength >= clip.byteLength,
+      'c.bytes().byteLength >= clip.byteLength',
+      60_000,
+    )
     await m.stop()
     expect(c.errors).toEqual([])
     expect(new Set(c.frames.map((f) => f.byteLength))).toEqual(new Set([640]))
@@ -77,7 +82,7 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
       },
       error: () => {},
     })
-    await until(() => frames >= 200)
+    await until(() => frames >= 200, 'frames >= 200', 60_000)
     await m.stop()
     expect(under.size).toBeLessThanOrEqual(2)
     expect(sliceCopies).toBe(true)
@@ -88,15 +93,23 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     const m = mic(alsa, alsa.capture)
     const c = collector()
     await m.start(c.sink)
-    await until(() => c.frames.length > 0 && m.pid !== undefined)
+    await until(
+      () => c.frames.length > 0 && m.pid !== undefined,
+      'c.frames.length > 0 && m.pid !== undefined',
+      60_000,
+    )
     const first = m.pid as number
     process.kill(first, 'SIGKILL')
-    await until(() => c.errors.length > 0)
+    await until(() => c.errors.length > 0, 'c.errors.length > 0', 60_000)
     expect(c.errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_FAILED')
     expect(c.errors[0]?.message).toMatch(/arecord .* was killed by SIGKILL/)
-    await until(() => m.pid !== undefined && m.pid !== first)
+    await until(
+      () => m.pid !== undefined && m.pid !== first,
+      'm.pid !== undefined && m.pid !== first',
+      60_000,
+    )
     const before = c.frames.length
-    await until(() => c.frames.length > before + 10)
+    await until(() => c.frames.length > before + 10, 'c.frames.length > before + 10', 60_000)
     expect(processExists(first)).toBe(false)
     await m.stop()
     expect(m.pid).toBeUndefined()
@@ -107,7 +120,7 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     const m = mic(alsa, 'plughw:CARD=NoSuchCard,DEV=0')
     const c = collector()
     await m.start(c.sink)
-    await until(() => c.errors.length >= 2)
+    await until(() => c.errors.length >= 2, 'c.errors.length >= 2', 60_000)
     await m.stop()
     expect(c.errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_UNKNOWN')
     expect(c.errors[0]?.message).toContain('"plughw:CARD=NoSuchCard,DEV=0"')
@@ -144,12 +157,16 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     stops.push(() => w.stop())
     const c = collector()
     await w.start(c.sink)
-    await until(() => m.pid !== undefined)
+    await until(() => m.pid !== undefined, 'm.pid !== undefined', 60_000)
     const first = m.pid as number
-    await until(() => c.errors.length >= 2)
+    await until(() => c.errors.length >= 2, 'c.errors.length >= 2', 60_000)
     expect(c.errors[0]?.code).toBe('NOC_ERR_AUDIO_STALLED')
     expect(c.errors[0]?.message).toContain('"nocturn_stall" delivered no audio')
-    await until(() => m.pid !== undefined && m.pid !== first)
+    await until(
+      () => m.pid !== undefined && m.pid !== first,
+      'm.pid !== undefined && m.pid !== first',
+      60_000,
+    )
     await w.stop()
     expect(processExists(first)).toBe(false)
     expect(c.frames).toEqual([])
@@ -163,7 +180,11 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     const m = mic(alsa, alsa.capture, noisy)
     const c = collector()
     await m.start(c.sink)
-    await until(() => c.bytes().byteLength >= clip.byteLength)
+    await until(
+      () => c.bytes().byteLength >= clip.byteLength,
+      'c.bytes().byteLength >= clip.byteLength',
+      60_000,
+    )
     await m.stop()
     expect(c.errors).toEqual([])
     expect(Buffer.compare(c.bytes().subarray(0, clip.byteLength), clip)).toBe(0)
@@ -177,7 +198,7 @@ describe.skipIf(skip)('ALSA capture through a real arecord on a file-backed PCM'
     const d = mic(alsa, alsa.capture, dying)
     const e = collector()
     await d.start(e.sink)
-    await until(() => e.errors.length > 0)
+    await until(() => e.errors.length > 0, 'e.errors.length > 0', 60_000)
     await d.stop()
     expect(e.errors[0]?.message).toMatch(/exited with code 3: fatal: card gone$/)
     // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting there are none
@@ -230,7 +251,7 @@ describe.skipIf(skip)(
       const s = setup('gate', 0)
       s.gate.setMuted(true)
       await s.gate.start(s.c.sink)
-      await until(() => s.seen.frames >= 50)
+      await until(() => s.seen.frames >= 50, 's.seen.frames >= 50', 60_000)
       await s.gate.stop()
       expect(s.c.frames).toEqual([])
     })
@@ -238,7 +259,7 @@ describe.skipIf(skip)(
     it('gate while the speaker plays: every frame leaves as silence of the same length', async () => {
       const s = setup('gate', 1000)
       await s.gate.start(s.c.sink)
-      await until(() => s.seen.frames >= 50)
+      await until(() => s.seen.frames >= 50, 's.seen.frames >= 50', 60_000)
       await s.gate.stop()
       expect(s.c.frames.length).toBe(s.seen.frames)
       expect(s.c.bytes().byteLength).toBe(Buffer.concat(s.seen.bytes).byteLength)
@@ -249,7 +270,7 @@ describe.skipIf(skip)(
     it('aec while the speaker plays: the captured audio leaves unchanged', async () => {
       const s = setup('aec', 1000)
       await s.gate.start(s.c.sink)
-      await until(() => s.seen.frames >= 50)
+      await until(() => s.seen.frames >= 50, 's.seen.frames >= 50', 60_000)
       await s.gate.stop()
       expect(Buffer.compare(s.c.bytes(), Buffer.concat(s.seen.bytes))).toBe(0)
       expect(Buffer.compare(s.c.bytes().subarray(0, 32_000), clip.subarray(0, 32_000))).toBe(0)

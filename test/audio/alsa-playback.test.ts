@@ -5,9 +5,10 @@ import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
-import { hermeticAlsa, processExists, until } from '../helpers/alsa.js'
+import { hermeticAlsa, processExists } from '../helpers/alsa.js'
 import { indexOf, vadClip } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('aplay', 'mkfifo')
 const RATE = 24_000
@@ -55,7 +56,11 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     expect(s.speaker.playedMs()).toBe(0)
     await s.clock.advance((reply.byteLength / 48_000) * 1000 + 100)
     expect(s.speaker.queuedMs()).toBe(0)
-    await until(() => indexOf(Buffer.concat(s.alsa.played()), reply) >= 0)
+    await until(
+      () => indexOf(Buffer.concat(s.alsa.played()), reply) >= 0,
+      'indexOf(Buffer.concat(s.alsa.played()), reply) >= 0',
+      60_000,
+    )
     expect(s.errors).toEqual([])
   })
 
@@ -66,21 +71,29 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     await s.clock.advance(1000)
     // Virtual time ran ahead of the real aplay: let it take in what a second of playing would
     // have handed it before the drop, as a real second would (else the kill races its first write).
-    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= 4800)
+    await until(
+      () => (s.alsa.played()[0]?.byteLength ?? 0) >= 4800,
+      '(s.alsa.played()[0]?.byteLength ?? 0) >= 4800',
+      60_000,
+    )
     const report = s.speaker.drop()
     expect(report.playedMs).toBe(1000)
     expect(report.discardedMs).toBeCloseTo((reply.byteLength / 48_000) * 1000 - 1000, 6)
     expect(s.speaker.queuedMs()).toBe(0)
     expect(s.speaker.playedMs()).toBe(0)
     // The killed player is gone (reaped, no zombie) and its successor already runs.
-    await until(() => !processExists(firstPid))
+    await until(() => !processExists(firstPid), '!processExists(firstPid)', 60_000)
     expect(s.device.pid).toBeDefined()
     expect(s.device.pid).not.toBe(firstPid)
     await s.clock.advance(3000)
 
     s.speaker.write(second)
     await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
-    await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
+    await until(
+      () => s.alsa.played().some((f) => indexOf(f, second) >= 0),
+      's.alsa.played().some((f) => indexOf(f, second) >= 0)',
+      60_000,
+    )
     const files = s.alsa.played()
     // Nothing after 1000 ms + the 500 ms lead of the first reply was ever handed to a device.
     const fed = bytesForMs(RATE, 1500)
@@ -98,10 +111,10 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
 
   it('recovers from a killed aplay: an error, a new child after backoff, no zombie, audio again', async () => {
     const s = speaker()
-    await until(() => s.device.pid !== undefined)
+    await until(() => s.device.pid !== undefined, 's.device.pid !== undefined', 60_000)
     const first = s.device.pid as number
     process.kill(first, 'SIGKILL')
-    await until(() => s.errors.length > 0)
+    await until(() => s.errors.length > 0, 's.errors.length > 0', 60_000)
     expect(s.errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_FAILED')
     expect(s.errors[0]?.message).toMatch(
       /aplay on playback device "nocturn_play" was killed by SIGKILL/,
@@ -110,17 +123,25 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     await new Promise((r) => setTimeout(r, 50))
     expect(s.device.pid).toBeUndefined()
     await s.clock.advance(fast.initialMs)
-    await until(() => s.device.pid !== undefined && s.device.pid !== first)
+    await until(
+      () => s.device.pid !== undefined && s.device.pid !== first,
+      's.device.pid !== undefined && s.device.pid !== first',
+      60_000,
+    )
     expect(processExists(first)).toBe(false)
     s.speaker.write(second)
     await s.clock.advance((second.byteLength / 48_000) * 1000 + 100)
-    await until(() => s.alsa.played().some((f) => indexOf(f, second) >= 0))
+    await until(
+      () => s.alsa.played().some((f) => indexOf(f, second) >= 0),
+      's.alsa.played().some((f) => indexOf(f, second) >= 0)',
+      60_000,
+    )
   })
 
   it('a hung aplay (SIGSTOP mid-reply) is noticed, replaced, and what it held is dropped', async () => {
     const log = new MemoryLogger()
     const s = speaker(500, log)
-    await until(() => s.device.pid !== undefined)
+    await until(() => s.device.pid !== undefined, 's.device.pid !== undefined', 60_000)
     const hung = s.device.pid as number
     s.speaker.write(reply)
     // Play 1.2 s for real: aplay reads each period as it is fed (the file PCM passes on all but
@@ -129,7 +150,11 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
       await s.clock.advance(40)
       await new Promise((r) => setTimeout(r, 5))
     }
-    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 150))
+    await until(
+      () => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 150),
+      '(s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 150)',
+      60_000,
+    )
     process.kill(hung, 'SIGSTOP')
     try {
       // The speaker keeps feeding the stopped player; after 500 ms without progress it gives up.
@@ -138,7 +163,7 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
         await new Promise((r) => setTimeout(r, 5))
       }
       expect(s.device.pid).not.toBe(hung)
-      await until(() => !processExists(hung))
+      await until(() => !processExists(hung), '!processExists(hung)', 60_000)
     } finally {
       if (processExists(hung)) process.kill(hung, 'SIGCONT')
     }
@@ -146,13 +171,21 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     expect(stall?.level).toBe('warn')
     const at = s.speaker.playedMs()
     // Play the rest for real too (virtual time alone would outrun the new aplay's start-up).
-    await until(() => s.device.progress() !== undefined)
+    await until(
+      () => s.device.progress() !== undefined,
+      's.device.progress() !== undefined',
+      60_000,
+    )
     for (let t = at; t < (reply.byteLength / 48_000) * 1000 + 500; t += 40) {
       await s.clock.advance(40)
       await new Promise((r) => setTimeout(r, 10))
     }
     const tail = reply.subarray(reply.byteLength - 960)
-    await until(() => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) > 0)
+    await until(
+      () => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) > 0,
+      'indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) > 0',
+      60_000,
+    )
     const [first, next] = s.alsa.played() as [Buffer, Buffer]
     // The new player plays on from where the reply is now: what the hung one held (due while it
     // hung) never reaches the speaker, and the rest of the reply does, to its last sample.
@@ -165,7 +198,7 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
   it('a frozen aplay (SIGSTOP after it took a short reply whole) is replaced before the next reply plays', async () => {
     const log = new MemoryLogger()
     const s = speaker(1000, log)
-    await until(() => s.device.pid !== undefined)
+    await until(() => s.device.pid !== undefined, 's.device.pid !== undefined', 60_000)
     const frozen = s.device.pid as number
     // A reply shorter than the lead: handed to aplay whole at once, nothing left to feed.
     const short = reply.subarray(0, bytesForMs(RATE, 600))
@@ -175,7 +208,11 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
       await s.clock.advance(40)
       await new Promise((r) => setTimeout(r, 5))
     }
-    await until(() => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 300))
+    await until(
+      () => (s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 300),
+      '(s.alsa.played()[0]?.byteLength ?? 0) >= bytesForMs(RATE, 300)',
+      60_000,
+    )
     process.kill(frozen, 'SIGSTOP')
     try {
       // The next reply, short too: it must reach a player within a second, not wait for SIGCONT.
@@ -186,7 +223,7 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
         await new Promise((r) => setTimeout(r, 5))
       }
       expect(s.device.pid).not.toBe(frozen)
-      await until(() => !processExists(frozen))
+      await until(() => !processExists(frozen), '!processExists(frozen)', 60_000)
     } finally {
       if (processExists(frozen)) process.kill(frozen, 'SIGCONT')
     }
@@ -195,14 +232,22 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
     const next = second.subarray(bytesForMs(RATE, 500) - 960, bytesForMs(RATE, 500))
     s.speaker.write(second.subarray(bytesForMs(RATE, 500)))
     s.speaker.endOfReply()
-    await until(() => s.device.progress() !== undefined)
+    await until(
+      () => s.device.progress() !== undefined,
+      's.device.progress() !== undefined',
+      60_000,
+    )
     for (let t = 0; t < (second.byteLength / 48_000) * 1000 + 500; t += 40) {
       await s.clock.advance(40)
       await new Promise((r) => setTimeout(r, 5))
     }
-    await until(() => s.alsa.played().length >= 2)
+    await until(() => s.alsa.played().length >= 2, 's.alsa.played().length >= 2', 60_000)
     const tail = second.subarray(second.byteLength - 960)
-    await until(() => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) >= 0)
+    await until(
+      () => indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) >= 0,
+      'indexOf(s.alsa.played()[1] ?? Buffer.alloc(0), tail) >= 0',
+      60_000,
+    )
     expect(indexOf(s.alsa.played()[0] as Buffer, next)).toBe(-1)
     expect(s.errors).toEqual([])
   })
@@ -219,7 +264,7 @@ describe.skipIf(skip)('ALSA playback through a real aplay on a file-backed PCM',
       onError: (e) => errors.push(e),
     })
     closers.push(() => s.speaker.close())
-    await until(() => errors.length > 0)
+    await until(() => errors.length > 0, 'errors.length > 0', 60_000)
     expect(errors[0]?.code).toBe('NOC_ERR_AUDIO_DEVICE_UNKNOWN')
     expect(errors[0]?.message).toBe(
       'ALSA playback device "speaker_that_is_not_there" does not exist here; run "nocturn devices" to list the ones that do',

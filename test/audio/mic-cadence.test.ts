@@ -4,9 +4,10 @@ import { realClock } from '../../src/adapters/clock/real-clock.js'
 import { MicRouter } from '../../src/audio/mic-router.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { AudioInSink } from '../../src/ports/audio.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 // Idle listening reads the microphone in 80 ms bursts, a session each 20 ms frame as it comes
 // (src/audio/read-cadence.ts): a real arecord on a FIFO-backed PCM fed at the pace of real time.
@@ -83,13 +84,13 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     const r = recorder()
     mic.reads.every(80)
     await mic.start(r.sink)
-    await until(() => feeds.heard(0, 200))
+    await until(() => feeds.heard(0, 200), 'feeds.heard(0, 200)', 60_000)
     const n = 150 // 3 s
     feeds.play(numbered(n), [{ i: 0 }])
-    await until(() => r.marks.includes(75))
+    await until(() => r.marks.includes(75), 'r.marks.includes(75)', 60_000)
     const idleReads = r.reads.length
     mic.reads.every(0)
-    await until(() => r.marks.includes(n))
+    await until(() => r.marks.includes(n), 'r.marks.includes(n)', 60_000)
     expectWhole(r.marks, n)
     // Loose on purpose: the feeding timer here is jittery, so a burst is sometimes read in two.
     expect(perRead(r.reads.slice(2, idleReads - 1))).toBeGreaterThanOrEqual(2)
@@ -118,7 +119,7 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
       },
       error: () => {},
     })
-    await until(() => handed >= aligned + 100)
+    await until(() => handed >= aligned + 100, 'handed >= aligned + 100', 60_000)
     const later = ends.filter((e) => e > aligned + 8)
     // A burst ends on its 4th frame from the aligned one: 53, 57, … (before: 52, 56, …).
     const onBeat = later.filter((e) => (e - aligned + 1) % 4 === 0).length
@@ -130,7 +131,7 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     const { mic, feeds } = await world()
     const r = recorder()
     await mic.start(r.sink)
-    await until(() => feeds.heard(0, 100))
+    await until(() => feeds.heard(0, 100), 'feeds.heard(0, 100)', 60_000)
     const n = 200
     feeds.play(numbered(n), [{ i: 0 }])
     // Every 70–130 ms a switch, wherever the bursts happen to be.
@@ -151,15 +152,15 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     const idle = recorder(all)
     const session = recorder(all)
     await router.start(idle.sink)
-    await until(() => feeds.heard(0, 100))
+    await until(() => feeds.heard(0, 100), 'feeds.heard(0, 100)', 60_000)
     const n = 150
     feeds.play(numbered(n), [{ i: 0 }])
-    await until(() => idle.marks.includes(40))
+    await until(() => idle.marks.includes(40), 'idle.marks.includes(40)', 60_000)
     const sessionMic = router.sessionMic()
     await sessionMic.start(session.sink)
-    await until(() => session.marks.includes(100))
+    await until(() => session.marks.includes(100), 'session.marks.includes(100)', 60_000)
     await sessionMic.stop()
-    await until(() => idle.marks.includes(n))
+    await until(() => idle.marks.includes(n), 'idle.marks.includes(n)', 60_000)
     // One stream whoever got it: nothing lost or reordered at either switch.
     expectWhole(all, n)
     expect(session.marks.length).toBeGreaterThan(0)

@@ -14,9 +14,10 @@ import { bytesForMs } from '../../src/audio/pcm.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
-import { type HermeticAlsa, hermeticAlsa, until } from '../helpers/alsa.js'
+import { type HermeticAlsa, hermeticAlsa } from '../helpers/alsa.js'
 import { indexOf, vadClip } from '../helpers/fixtures.js'
 import { REQUIRE_SYSTEM } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 /**
  * naudiodon is optional: where it did not build these tests skip with the reason — except in CI
@@ -74,7 +75,11 @@ describe.skipIf(skip)('PortAudio through the real naudiodon on file-backed ALSA 
     const frames: Uint8Array[] = []
     const errors: Error[] = []
     await mic.start({ frame: (p) => frames.push(p.slice()), error: (e) => errors.push(e) })
-    await until(() => frames.length * 640 >= clip.byteLength)
+    await until(
+      () => frames.length * 640 >= clip.byteLength,
+      'frames.length * 640 >= clip.byteLength',
+      60_000,
+    )
     await mic.stop()
     expect(errors).toEqual([])
     expect(new Set(frames.map((f) => f.byteLength))).toEqual(new Set([640]))

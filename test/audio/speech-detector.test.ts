@@ -5,9 +5,10 @@ import { bytesForMs } from '../../src/audio/pcm.js'
 import { PreRollRing } from '../../src/audio/pre-roll.js'
 import { SpeechDetector } from '../../src/audio/speech-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { indexOf, vadClip, vadManifest } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const FRAME = 640 // 20 ms at 16 kHz
 
@@ -152,7 +153,11 @@ describe.skipIf(missingCommands('arecord'))('speech detection on a real arecord 
       },
       error: () => {},
     })
-    await until(() => opened !== undefined || received >= pcm.byteLength)
+    await until(
+      () => opened !== undefined || received >= pcm.byteLength,
+      'opened !== undefined || received >= pcm.byteLength',
+      60_000,
+    )
     await mic.stop()
     d.close()
     expect(opened).toBeDefined()

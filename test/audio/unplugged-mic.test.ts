@@ -7,8 +7,9 @@ import { LiveConversations } from '../../src/conversations/live-conversations.js
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { SessionLoop } from '../../src/voice/session-loop.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('arecord')
 
@@ -60,10 +61,10 @@ describe.skipIf(skip)('an unplugged microphone', () => {
     })
     await loop.start()
     for (let ms = 0; ms < 60_000; ms += 250) {
-      await until(() => mic.pid === undefined) // the recorder failed (real time)
+      await until(() => mic.pid === undefined, 'mic.pid === undefined', 60_000) // the recorder failed (real time)
       await clock.advance(250)
     }
-    await until(() => mic.pid === undefined)
+    await until(() => mic.pid === undefined, 'mic.pid === undefined', 60_000)
     await loop.stop()
     // Each recorder that ended and was given a restart time (a structured field, not the text).
     const spawns = log.records.filter(

@@ -11,9 +11,10 @@ import { DeviceState } from '../../src/device/device-state.js'
 import { remember, remembered, VOLUME } from '../../src/device/remembered-settings.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
 import { volumeTool } from '../../src/tools/volume.js'
-import { hermeticAlsa, until } from '../helpers/alsa.js'
+import { hermeticAlsa } from '../helpers/alsa.js'
 import { coreFixture } from '../helpers/core.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 
 const skip = missingCommands('aplay', 'mkfifo')
 const RATE = 24_000
@@ -82,7 +83,11 @@ describe.skipIf(skip)('volume: the one gain stage before a real aplay on a file-
     first.gain.write(signal)
     await first.clock.advance(600)
     const want = scaled(signal, 30)
-    await until(() => played(first.alsa).indexOf(want) >= 0)
+    await until(
+      () => played(first.alsa).indexOf(want) >= 0,
+      'played(first.alsa).indexOf(want) >= 0',
+      60_000,
+    )
     // Scaled as a whole: the loudest sample is 30 % of the way down the dB scale, not the source's.
     expect(played(first.alsa).indexOf(signal)).toBe(-1)
     // An alert at 10 % plays at the floor, never quieter.
@@ -90,7 +95,11 @@ describe.skipIf(skip)('volume: the one gain stage before a real aplay on a file-
     first.gain.alerts.write(signal)
     await first.clock.advance(600)
     const floor = scaled(signal, ALERT_FLOOR_PERCENT)
-    await until(() => played(first.alsa).indexOf(floor) >= 0)
+    await until(
+      () => played(first.alsa).indexOf(floor) >= 0,
+      'played(first.alsa).indexOf(floor) >= 0',
+      60_000,
+    )
     // "louder" moves it by the nudge.
     await tools.call(f.ctx({ channel: 'voice' }), 'set_volume', { change: 'louder' })
     expect(first.device.volume).toBe(25)
@@ -102,7 +111,11 @@ describe.skipIf(skip)('volume: the one gain stage before a real aplay on a file-
     second.gain.write(signal)
     await second.clock.advance(600)
     const again = scaled(signal, 25)
-    await until(() => played(second.alsa).indexOf(again) >= 0)
+    await until(
+      () => played(second.alsa).indexOf(again) >= 0,
+      'played(second.alsa).indexOf(again) >= 0',
+      60_000,
+    )
   })
 
   it('at 100 % the bytes pass through untouched', async () => {
@@ -112,6 +125,10 @@ describe.skipIf(skip)('volume: the one gain stage before a real aplay on a file-
     const signal = ramp()
     b.gain.write(signal)
     await b.clock.advance(600)
-    await until(() => played(b.alsa).indexOf(signal) >= 0)
+    await until(
+      () => played(b.alsa).indexOf(signal) >= 0,
+      'played(b.alsa).indexOf(signal) >= 0',
+      60_000,
+    )
   })
 })

@@ -7,7 +7,7 @@ import { createWavSpeaker } from '../../src/adapters/wav/wav-speaker.js'
 import { parseWav, wavHeader } from '../../src/audio/wav.js'
 import type { NocturnError } from '../../src/core/errors.js'
 import { VirtualClock } from '../../src/testing/virtual-clock.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 
 /** A WAV file with arbitrary format fields, built by hand. */
 function wav(o: {
@@ -133,7 +133,7 @@ describe('WAV backends', () => {
     const got: Uint8Array[] = []
     const mic = new WavMic({ path, clock: new VirtualClock(), onEnd: () => (ended = true) })
     await mic.start({ frame: (p) => got.push(p.slice()), error: () => {} })
-    await until(() => ended)
+    await until(() => ended, 'ended', 60_000)
     expect(got).toHaveLength(2) // 800 stereo frames = 50 ms mono = 2 whole 20 ms frames
     const bad = join(dir, 'bad.wav')
     writeFileSync(bad, wav({ rate: 8000, channels: 1, bits: 16, samples }))

@@ -85,11 +85,6 @@ process.once('exit', () => {
   for (const d of made) rmSync(d, { recursive: true, force: true })
 })
 
-/** Resolves when `check()` is true, polling; the test's own timeout bounds it. */
-export async function until(check: () => boolean, everyMs = 10): Promise<void> {
-  while (!check()) await new Promise((r) => setTimeout(r, everyMs))
-}
-
 /** True while a process with this pid exists (a zombie counts: its /proc entry stays). */
 export function processExists(pid: number): boolean {
   try {

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import { realClock } from '../../src/adapters/clock/real-clock.js'
 import type { StoreNotice } from '../../src/adapters/sqlite/restore.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 
 function freshPath(): string {
   return join(mkdtempSync(join(tmpdir(), 'nocturn-restore-')), 'nocturn.db')
@@ -35,7 +35,7 @@ describe('a store the card destroyed', () => {
     const { store, stop } = running(path)
     const conv = store.createConversation({ channel: 'text', title: 'plans', at: 1 })
     typed(store, conv.id, 'book the dentist', 2)
-    await until(() => existsSync(`${path}.backup`), 20)
+    await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
     await stop()
     store.close()
     // What the card left in the issue: a 4 KB database with no tables, its log gone.
@@ -66,7 +66,7 @@ describe('a store the card destroyed', () => {
     const { store, stop } = running(path)
     const conv = store.createConversation({ channel: 'text', at: 1 })
     typed(store, conv.id, 'first', 2)
-    await until(() => existsSync(`${path}.backup`), 20)
+    await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
     await stop()
     store.close()
     for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true })
@@ -85,9 +85,9 @@ describe('a store the card destroyed', () => {
     const path = freshPath()
     const { store, stop } = running(path)
     const conv = store.createConversation({ channel: 'text', at: 1 })
-    await until(() => existsSync(`${path}.backup`), 20)
+    await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
     typed(store, conv.id, 'second', 2)
-    await until(() => existsSync(`${path}.backup.1`), 20)
+    await until(() => existsSync(`${path}.backup.1`), 'the older backup file', 60_000)
     await stop()
     store.close()
     const newest = new Database(`${path}.backup`, { readonly: true })
@@ -104,14 +104,14 @@ describe('the store file deleted or replaced under a running store', () => {
       const { store, notices, stop } = running(path)
       const conv = store.createConversation({ channel: 'text', at: 1 })
       typed(store, conv.id, 'before', 2)
-      await until(() => existsSync(`${path}.backup`), 20)
+      await until(() => existsSync(`${path}.backup`), 'the backup file', 60_000)
       if (how === 'deleted') rmSync(path)
       else {
         rmSync(path)
         writeFileSync(path, 'someone else’s file')
       }
       typed(store, conv.id, 'meanwhile', 3)
-      await until(() => notices.length > 0, 20)
+      await until(() => notices.length > 0, 'notices.length > 0', 60_000)
       typed(store, conv.id, 'after', 4)
       await stop()
       store.close()

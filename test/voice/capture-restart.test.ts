@@ -11,10 +11,11 @@ import { FakeSpeaker } from '../../src/testing/fake-speaker.js'
 import { MemoryLogger } from '../../src/testing/memory-logger.js'
 import { settle } from '../../src/testing/virtual-clock.js'
 import { VoiceDriver } from '../../src/voice/voice-driver.js'
-import { hermeticAlsa, processExists, until } from '../helpers/alsa.js'
+import { hermeticAlsa, processExists } from '../helpers/alsa.js'
 import { coreFixture } from '../helpers/core.js'
 import { vadClip } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { timeTool } from './harness.js'
 
 const skip = missingCommands('arecord', 'mkfifo')
@@ -76,13 +77,21 @@ describe.skipIf(skip)('a recorder hiccup mid-session: real arecord on a file-bac
     await settle()
     const conn = llm.current
     if (!conn) throw new Error('no connection opened')
-    await until(() => conn.audioFrames > 0 && arecord.pid !== undefined)
+    await until(
+      () => conn.audioFrames > 0 && arecord.pid !== undefined,
+      'conn.audioFrames > 0 && arecord.pid !== undefined',
+      60_000,
+    )
     const first = arecord.pid as number
     process.kill(first, 'SIGKILL')
-    await until(() => errors.length > 0)
-    await until(() => arecord.pid !== undefined && arecord.pid !== first)
+    await until(() => errors.length > 0, 'errors.length > 0', 60_000)
+    await until(
+      () => arecord.pid !== undefined && arecord.pid !== first,
+      'arecord.pid !== undefined && arecord.pid !== first',
+      60_000,
+    )
     const before = conn.audioFrames
-    await until(() => conn.audioFrames > before + 10)
+    await until(() => conn.audioFrames > before + 10, 'conn.audioFrames > before + 10', 60_000)
     await settle()
     expect(errors[0]).toEqual({ code: 'NOC_ERR_AUDIO_DEVICE_FAILED', recoverable: true })
     expect(processExists(first)).toBe(false)

@@ -11,9 +11,9 @@ import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands, systemSkip } from '../helpers/system.js'
+import { until } from '../helpers/wait.js'
 import { FIXTURES, wavPcm } from '../helpers/wake.js'
 import { answering, arecordOnFifo, realWakeWorld } from './wake-world.js'
 
@@ -52,10 +52,10 @@ describe.skipIf(skip)('the local second opinion, before anything leaves the room
     })
     const sent = () => server.connections.reduce((n, c) => n + c.heardAudio().byteLength, 0)
     try {
-      await until(() => feeds.heard(0, 1000), 20)
+      await until(() => feeds.heard(0, 1000), 'feeds.heard(0, 1000)', 60_000)
 
       feeds.play(wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-kal16.wav')), [{ i: 0 }])
-      await until(() => w.summaries.length === 1, 50)
+      await until(() => w.summaries.length === 1, 'w.summaries.length === 1', 60_000)
       // The head fired, the check refused it, nothing was sent, and the wake counts as false.
       expect(w.detections.map((d) => d.score >= 0.5)).toEqual([true])
       expect(w.log.withEvent('wake_refused_locally')).toHaveLength(1)
@@ -69,7 +69,7 @@ describe.skipIf(skip)('the local second opinion, before anything leaves the room
       // through: "hey jarvish" beats the phrase over the same stretch, and nothing is sent either.
       await new Promise((r) => setTimeout(r, 2500))
       feeds.play(wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-rms.wav')), [{ i: 0 }])
-      await until(() => w.summaries.length === 2, 50)
+      await until(() => w.summaries.length === 2, 'w.summaries.length === 2', 60_000)
       expect(w.detections.map((d) => d.score >= 0.5)).toEqual([true, true])
       expect(w.log.withEvent('wake_refused_locally')).toHaveLength(2)
       expect(w.summaries.map((s) => s.reason)).toEqual(['unconfirmed', 'unconfirmed'])
@@ -85,7 +85,7 @@ describe.skipIf(skip)('the local second opinion, before anything leaves the room
         ]),
         [{ i: 0 }],
       )
-      await until(() => w.states.includes('speaking'), 50)
+      await until(() => w.states.includes('speaking'), "w.states.includes('speaking')", 60_000)
       expect(w.log.withEvent('wake_checked').map((r) => r.fields.heard)).toEqual([['hey jarvis']])
       // The pre-roll (the phrase) went first, and the command after it.
       expect(sent()).toBeGreaterThan(64_000)

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
 import { wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 import { FRAME_BYTES, speech16k, wakeWorld } from './wake-world.js'
 
 const TAG = Buffer.from('CMD#', 'latin1')
@@ -60,6 +60,8 @@ describe('one breath', () => {
     await w.say(command)
     await until(
       () => stampsIn(server.connections[0]?.heardAudio() ?? Buffer.alloc(0)).length >= frames,
+      'stampsIn(server.connections[0]?.heardAudio() ?? Buffer.alloc(0)).le...',
+      60_000,
     )
     const heard = server.connections[0]?.heardAudio() as Buffer
     expect(stampsIn(heard)).toEqual(Array.from({ length: frames }, (_, i) => i))

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 import { wakeWorld } from './wake-world.js'
 
 /**
@@ -37,7 +37,7 @@ describe('the second opinion on a local wake', () => {
   it('closes without a word when the model did not hear the wake phrase', async () => {
     const { server, w } = await world(answering('what time is it'))
     await w.sayWake()
-    await until(() => w.summaries.length > 0)
+    await until(() => w.summaries.length > 0, 'w.summaries.length > 0', 60_000)
     const [summary] = w.summaries
     expect(summary?.reason).toBe('unconfirmed')
     // The earcon, and not one byte of the model's reply.
@@ -66,10 +66,14 @@ describe('the second opinion on a local wake', () => {
     closers.push(() => w.close())
     await w.sayWake()
     await server.waitForConnection(0, 5000)
-    await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) > 0)
+    await until(
+      () => (server.connections[0]?.heardAudio().byteLength ?? 0) > 0,
+      '(server.connections[0]?.heardAudio().byteLength ?? 0) > 0',
+      60_000,
+    )
     expect(w.store.listConversations()).toHaveLength(1)
     await w.driver.stop()
-    await until(() => w.summaries.length > 0)
+    await until(() => w.summaries.length > 0, 'w.summaries.length > 0', 60_000)
     expect(w.summaries[0]).toMatchObject({ reason: 'stopped', unconfirmed: true })
     expect(w.store.listConversations()).toEqual([])
     // Not counted as a false wake: the model never said it was not the phrase.
@@ -79,9 +83,13 @@ describe('the second opinion on a local wake', () => {
   it('speaks once the model’s transcription has the phrase, whatever its case and commas', async () => {
     const { server, w } = await world(answering(' Hey, Jarvis! What time is it?'))
     await w.sayWake()
-    await until(() => w.speaker.writtenBytes > w.earcon.byteLength)
+    await until(
+      () => w.speaker.writtenBytes > w.earcon.byteLength,
+      'w.speaker.writtenBytes > w.earcon.byteLength',
+      60_000,
+    )
     await server.until(() => server.connections[0]?.finished)
-    await until(() => w.states.includes('speaking'))
+    await until(() => w.states.includes('speaking'), "w.states.includes('speaking')", 60_000)
     expect(w.summaries).toEqual([])
     await w.loop.stop()
     const [c] = w.store.listConversations()
@@ -94,7 +102,11 @@ describe('the second opinion on a local wake', () => {
   it('can be turned off: the local wake is believed and the model answers at once', async () => {
     const { w } = await world(answering('what time is it'), false)
     await w.sayWake()
-    await until(() => w.speaker.writtenBytes > w.earcon.byteLength)
+    await until(
+      () => w.speaker.writtenBytes > w.earcon.byteLength,
+      'w.speaker.writtenBytes > w.earcon.byteLength',
+      60_000,
+    )
     expect(w.summaries).toEqual([])
     expect(w.falseWakes()).toBe(0)
   }, 20_000)

@@ -6,9 +6,9 @@ import { silentLogger } from '../../src/core/logger.js'
 import type { AudioIn, AudioInSink } from '../../src/ports/audio.js'
 import { FakeLiveServer, serverFrame } from '../../src/testing/fake-live-server/index.js'
 import type { FakeSpeaker } from '../../src/testing/fake-speaker.js'
-import { until } from '../helpers/alsa.js'
 import { missingCommands } from '../helpers/system.js'
 import { speakPcm } from '../helpers/tts.js'
+import { until } from '../helpers/wait.js'
 import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
 import { FRAME_BYTES, realWakeWorld, speech16k, wakeWorld } from './wake-world.js'
 
@@ -183,15 +183,23 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
 
     // The wake that opens the session, in a quiet room.
     loop.say(personLoud)
-    await until(() => loop.pending === 0)
+    await until(() => loop.pending === 0, 'loop.pending === 0', 60_000)
     w.detector.fireOnNextFrame()
-    await until(() => w.speaker.writtenBytes > w.earcon.byteLength + 4800)
+    await until(
+      () => w.speaker.writtenBytes > w.earcon.byteLength + 4800,
+      'w.speaker.writtenBytes > w.earcon.byteLength + 4800',
+      60_000,
+    )
 
     // Half a second into the reply the detector fires on the speaker's own voice. There is no echo
     // before it yet to weigh the phrase against: refused, not believed.
     await new Promise((r) => setTimeout(r, 500))
     w.detector.fireOnNextFrame()
-    await until(() => w.log.withEvent('wake_rejected').length > 0)
+    await until(
+      () => w.log.withEvent('wake_rejected').length > 0,
+      "w.log.withEvent('wake_rejected').length > 0",
+      60_000,
+    )
     expect(w.log.withEvent('wake_rejected')[0]?.fields).toMatchObject({ why: 'own voice' })
     expect(w.log.withEvent('wake_rejected')[0]?.fields.echoDb).toBeUndefined()
     expect(w.speaker.drops).toEqual([])
@@ -199,7 +207,11 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     // Three seconds into the reply it fires on the speaker's own near-miss: no louder than its echo.
     await new Promise((r) => setTimeout(r, 2500))
     w.detector.fireOnNextFrame()
-    await until(() => w.log.withEvent('wake_rejected').length > 1)
+    await until(
+      () => w.log.withEvent('wake_rejected').length > 1,
+      "w.log.withEvent('wake_rejected').length > 1",
+      60_000,
+    )
     expect(w.log.withEvent('wake_rejected')[1]?.fields.why).toBe('own voice')
     expect(w.log.withEvent('wake_rejected')[1]?.fields.echoDb).toEqual(expect.any(Number))
     expect(w.speaker.drops).toEqual([])
@@ -207,9 +219,9 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     // A second later the person says the wake phrase over the reply, then the command.
     await new Promise((r) => setTimeout(r, 1000))
     loop.say(personLoud)
-    await until(() => loop.pending === 0)
+    await until(() => loop.pending === 0, 'loop.pending === 0', 60_000)
     w.detector.fireOnNextFrame()
-    await until(() => w.speaker.drops.length > 0)
+    await until(() => w.speaker.drops.length > 0, 'w.speaker.drops.length > 0', 60_000)
     expect(w.speaker.drops[0]?.discardedMs).toBeGreaterThan(1000)
     const command = speech16k('speech-en-gb-f.wav', 1000, 1000)
     loop.say(command, true)
@@ -219,6 +231,8 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
       () =>
         stampsIn(server.connections[0]?.heardAudio() ?? Buffer.alloc(0)).at(-1) === frames - 1 ||
         Date.now() > deadline,
+      'stampsIn(server.connections[0]?.heardAudio() ?? Buffer.alloc(0)).at...',
+      60_000,
     )
     expect(stampsIn(server.connections[0]?.heardAudio() as Buffer)).toEqual(
       Array.from({ length: frames }, (_, i) => i),
@@ -257,10 +271,18 @@ describe.skipIf(skip)('barge-in by the wake phrase, without echo cancellation', 
     const loop = mic as LoopbackMic
     const clip = wavPcm(join(FIXTURES, 'hey_jarvis.wav'))
     loop.say(scaled(clip, 10 ** ((-22 - rmsDb(clip)) / 20)))
-    await until(() => w.speaker.writtenBytes > w.earcon.byteLength)
+    await until(
+      () => w.speaker.writtenBytes > w.earcon.byteLength,
+      'w.speaker.writtenBytes > w.earcon.byteLength',
+      60_000,
+    )
     // The whole reply reaches the speaker and plays out, its echo heard all along.
-    await until(() => w.speaker.writtenBytes >= w.earcon.byteLength + reply.byteLength)
-    await until(() => w.speaker.queuedMs() === 0)
+    await until(
+      () => w.speaker.writtenBytes >= w.earcon.byteLength + reply.byteLength,
+      'w.speaker.writtenBytes >= w.earcon.byteLength + reply.byteLength',
+      60_000,
+    )
+    await until(() => w.speaker.queuedMs() === 0, 'w.speaker.queuedMs() === 0', 60_000)
     await new Promise((r) => setTimeout(r, 1500)) // a detection of the last words still scored
     const own = w.detections.slice(1)
     console.log(

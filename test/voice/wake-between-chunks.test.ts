@@ -3,10 +3,9 @@ import { describe, expect, it } from 'vitest'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
-import { until as waitFor } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 import { FIXTURES, wavPcm } from '../helpers/wake.js'
 import { answering, arecordOnFifo, realWakeWorld } from './wake-world.js'
 
@@ -39,12 +38,12 @@ describe.skipIf(skip)('a phrase whose peak falls between chunks', () => {
     })
     const sent = () => server.connections.reduce((n, c) => n + c.heardAudio().byteLength, 0)
     try {
-      await until(() => feeds.heard(0, 1000), 20)
+      await until(() => feeds.heard(0, 1000), 'feeds.heard(0, 1000)', 60_000)
       // The clip (1 s of silence, the phrase, 1 s of silence) 40 ms into a chunk.
       feeds.play(wavPcm(join(FIXTURES, 'hey_jarvis-m3-170.wav')), [{ i: 0, delayMs: 40 }])
       // The clip takes 3 s; the wake comes within it, or never.
-      await waitFor(() => w.detections.length > 0, 'the wake', 20_000)
-      await waitFor(() => w.states.includes('speaking'), 'the answer', 30_000)
+      await until(() => w.detections.length > 0, 'the wake', 20_000)
+      await until(() => w.states.includes('speaking'), 'the answer', 30_000)
       expect(w.detections).toHaveLength(1)
       expect(w.detections[0]?.score).toBeGreaterThanOrEqual(0.5)
       // The aligned chunks' scores: never two in a row at the threshold.

@@ -5,10 +5,9 @@ import { COARSE_HOP } from '../../src/app/wake-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../../src/voice/wake-confirmation.js'
-import { until } from '../helpers/alsa.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands } from '../helpers/system.js'
-import { until as waitFor } from '../helpers/wait.js'
+import { until } from '../helpers/wait.js'
 import { FIXTURES, HEADS, pinnedDetector, silence, wavPcm } from '../helpers/wake.js'
 import { answering, arecordOnFifo, realWakeWorld } from './wake-world.js'
 
@@ -63,11 +62,11 @@ describe.skipIf(skip)('a phrase run straight into a command', () => {
     })
     const sent = () => server.connections.reduce((n, c) => n + c.heardAudio().byteLength, 0)
     try {
-      await until(() => feeds.heard(0, 1000), 20)
+      await until(() => feeds.heard(0, 1000), 'feeds.heard(0, 1000)', 60_000)
       feeds.play(wavPcm(CLIP), [{ i: 0, delayMs: 40 }])
       // The clip takes 3.7 s; the wake comes within it, or never.
-      await waitFor(() => w.detections.length > 0, 'the wake', 20_000)
-      await waitFor(() => w.states.includes('speaking'), 'the answer', 30_000)
+      await until(() => w.detections.length > 0, 'the wake', 20_000)
+      await until(() => w.states.includes('speaking'), 'the answer', 30_000)
       expect(w.detections).toHaveLength(1)
       expect(sent()).toBeGreaterThan(0)
       expect(w.falseWakes()).toBe(0)

@@ -5,7 +5,7 @@ import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { type FakeWakeWord, wakeMarkFrame } from '../../src/testing/fake-wake-word.js'
 import { EARCON_MS } from '../../src/tools/chime.js'
-import { until } from '../helpers/alsa.js'
+import { until } from '../helpers/wait.js'
 import { speech16k, wakeWorld } from './wake-world.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -51,7 +51,11 @@ describe('the wake stage', () => {
     expect((w.earcon.byteLength / 2 / w.speaker.sampleRateHz) * 1000).toBe(EARCON_MS)
     expect(EARCON_MS).toBeLessThan(150)
     // The fake speaker plays on the real clock: the connection can come before the earcon's end.
-    await until(() => w.speaker.audio().byteLength >= w.earcon.byteLength)
+    await until(
+      () => w.speaker.audio().byteLength >= w.earcon.byteLength,
+      'w.speaker.audio().byteLength >= w.earcon.byteLength',
+      60_000,
+    )
     expect(Buffer.from(w.speaker.audio().subarray(0, w.earcon.byteLength))).toEqual(
       Buffer.from(w.earcon),
     )
@@ -64,7 +68,11 @@ describe('the wake stage', () => {
     // Within 2 s of the first: the detector's echo of the same phrase, or a repeat.
     await w.say(speech16k('speech-en-gb-f.wav', 1000, 300))
     w.frame(wakeMarkFrame())
-    await until(() => w.log.records.some((r) => r.msg === 'wake ignored: refractory'))
+    await until(
+      () => w.log.records.some((r) => r.msg === 'wake ignored: refractory'),
+      "w.log.records.some((r) => r.msg === 'wake ignored: refractory')",
+      60_000,
+    )
     expect(w.log.records.filter((r) => r.msg === 'wake phrase heard')).toHaveLength(1)
     expect(w.speaker.drops).toEqual([]) // not taken as a barge-in either
   }, 20_000)
@@ -108,7 +116,11 @@ describe('the wake stage', () => {
     // The detector started afresh at the first frame after the mute, before the phrase.
     expect(resets).toBe(1)
     await server.waitForConnection(0, 5000)
-    await until(() => (server.connections[0]?.heardAudio().byteLength ?? 0) >= 32_000)
+    await until(
+      () => (server.connections[0]?.heardAudio().byteLength ?? 0) >= 32_000,
+      '(server.connections[0]?.heardAudio().byteLength ?? 0) >= 32_000',
+      60_000,
+    )
     const heard = server.connections[0]?.heardAudio() ?? Buffer.alloc(0)
     // The wake phrase went, from its first frame; not one 20 ms frame from before the mute.
     const phrase = speech16k()
@@ -157,7 +169,7 @@ describe('the wake stage', () => {
       close: async () => {},
     })
     await w.sayWake()
-    await until(() => claims.length > 0)
+    await until(() => claims.length > 0, 'claims.length > 0', 60_000)
     await sleep(300)
     expect(claims[0]?.phrase).toBe('hey jarvis')
     expect(server.connections).toHaveLength(0)
@@ -184,7 +196,7 @@ describe('the wake stage', () => {
     await sleep(2100) // past the refractory time
     const at = w.order.length
     await w.sayWake()
-    await until(() => asked.length === 2)
+    await until(() => asked.length === 2, 'asked.length === 2', 60_000)
     expect(asked).toEqual(['claim hey jarvis', 'answering hey jarvis'])
     expect(won).toBeUndefined()
     // The barge-in's earcon (the driver's drop before it) came first, the arbiter was told after.
@@ -203,7 +215,7 @@ describe('the wake stage', () => {
       close: async () => {},
     })
     await w.sayWake()
-    await until(() => won !== undefined)
+    await until(() => won !== undefined, 'won !== undefined', 60_000)
     // A double tap while the broker is asked; the claim is won after it.
     w.driver.setMuted(true)
     w.driver.setMuted(false)
@@ -230,7 +242,11 @@ describe('the wake stage', () => {
     await w.say(speech16k('speech-en-gb-f.wav', 0, 2500))
     await server.waitForConnection(0, 5000)
     const conn = server.connections[0]
-    await until(() => (conn?.heardBytes() ?? 0) >= 3 * 32_000)
+    await until(
+      () => (conn?.heardBytes() ?? 0) >= 3 * 32_000,
+      '(conn?.heardBytes() ?? 0) >= 3 * 32_000',
+      60_000,
+    )
     const heard = conn?.heardAudio() ?? Buffer.alloc(0)
     // Scored at once, the pre-roll holds the 2 s up to the phrase's end; 1.5 s late, the same 2 s
     // (less a frame's rounding) — not the last 0.5 s of the phrase.
@@ -245,7 +261,11 @@ describe('the wake stage', () => {
     closers.push(() => w.close())
     await w.sayWake()
     await w.say(speech16k('speech-en-gb-f.wav', 0, 3000))
-    await until(() => w.log.withEvent('wake_rejected').length > 0)
+    await until(
+      () => w.log.withEvent('wake_rejected').length > 0,
+      "w.log.withEvent('wake_rejected').length > 0",
+      60_000,
+    )
     const [rejected] = w.log.withEvent('wake_rejected')
     expect(rejected?.fields.why).toBe('late')
     expect(rejected?.fields.lateMs).toBeGreaterThan(2000)
