@@ -61,6 +61,15 @@ function windowOf(k: Kept, c: number): Float32Array {
   return k.embeddings.subarray(c * EMBEDDING_SIZE, (c + WINDOW) * EMBEDDING_SIZE)
 }
 
+/**
+ * WAKE_NEAR_MISS_HOLD=h (the split only): chunk c is judged on the window h chunks later, as a
+ * decision held back h × 80 ms would be — what follows the name is then in it.
+ */
+const HOLD = Number(process.env.WAKE_NEAR_MISS_HOLD ?? 0)
+function heldWindow(k: Kept, c: number, chunks: number): Float32Array {
+  return windowOf(k, Math.min(c + HOLD, chunks - 1))
+}
+
 /** The training windows of `clips`: those at the gate, labelled. */
 function samplesOf(kept: readonly Kept[], heard: readonly Float64Array[], clips: number[]) {
   const x: Float32Array[] = []
@@ -79,7 +88,7 @@ function samplesOf(kept: readonly Kept[], heard: readonly Float64Array[], clips:
           label = undefined
       }
       if (label === undefined) continue
-      x.push(windowOf(k, c))
+      x.push(heldWindow(k, c, s.length))
       y.push(label)
       at.push({ clip: i, chunk: c, label: label as 0 | 1 })
     }
@@ -119,7 +128,7 @@ function logits(m: LogisticModel, k: Kept, heard: Float64Array): Float64Array {
   const out = new Float64Array(heard.length).fill(Number.NEGATIVE_INFINITY)
   for (let c = WARMUP; c < heard.length; c++) {
     if ((heard[c] ?? 0) < NEAR_MISS_GATE) continue
-    const w = windowOf(k, c)
+    const w = heldWindow(k, c, heard.length)
     let z = m.bias
     for (let i = 0; i < w.length; i++) z += (w[i] ?? 0) * (m.weights[i] ?? 0)
     out[c] = z
@@ -178,7 +187,10 @@ export function tuneNearMiss(
           const out = new Float64Array(h.length).fill(Number.NEGATIVE_INFINITY)
           for (let c = WARMUP; c < h.length; c++) {
             if ((h[c] ?? 0) < NEAR_MISS_GATE) continue
-            const p = Math.min(1 - 1e-12, Math.max(1e-12, companionScore(m, windowOf(k, c))))
+            const p = Math.min(
+              1 - 1e-12,
+              Math.max(1e-12, companionScore(m, heldWindow(k, c, h.length))),
+            )
             out[c] = logit(p)
           }
           return [i, out]
