@@ -5,6 +5,7 @@
 // the streams also goes to the real local check (pocketsphinx at its default 1e-12) on the 2 s
 // pre-roll the wake stage would hand it.
 import type { CompanionModel } from '../../src/adapters/openwakeword/companion.js'
+import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import {
   DEBIAN_MODEL_DIR,
   KeyphraseCheck,
@@ -15,6 +16,7 @@ import type { WakeDetection } from '../../src/ports/wake-word.js'
 import { HEADS, pinnedDetector } from '../../test/helpers/wake.js'
 import { bytes, concat, mixUnder, noiseConditions } from './corpus.js'
 import { COMMANDS, holdoutVoices, spokenStream, tvStream } from './holdout.js'
+import { inProcess } from './near-miss-check.js'
 import { wakeClip } from './pause.js'
 import { fortuneTexts, proseAvailable, upper95 } from './prose.js'
 
@@ -29,13 +31,17 @@ function placed(clip: Int16Array, k: number, noise?: [Int16Array, number]): Int1
 const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)} % (${n})`
 
 /** A service detector, with or without the companion, and a way to score a stream on it. */
-async function serviceDetector(companion: CompanionModel | undefined) {
+async function serviceDetector(companion: CompanionModel | undefined, check?: VerifierStage) {
   const head = HEADS.find((h) => h.name === 'hey_jarvis')
   let wakes: WakeDetection[] = []
   const d = await pinnedDetector({
     onWake: (w) => wakes.push(w),
-    phrases: [{ phrase: 'hey_jarvis', file: head?.file ?? '', threshold: 0.5, companion }],
+    phrases: [
+      { phrase: 'hey_jarvis', file: head?.file ?? '', threshold: 0.5, companion, verifier: check },
+    ],
     coarseHop: COARSE_HOP,
+    // A stage of the bench's (near-miss-check.ts) is asked where the chain runs: in process.
+    ...(check ? { runtime: await inProcess() } : {}),
   })
   let clock = 0
   return {
@@ -52,13 +58,20 @@ async function serviceDetector(companion: CompanionModel | undefined) {
   }
 }
 
+/**
+ * With `nearMiss` (wake-near-miss.bench.ts), the two detectors are the companion's without and
+ * with the near-miss check: "pretrained alone" then reads "without the check", "with the
+ * companion" "with the check".
+ */
 export async function measureCompanion(
   companion: CompanionModel,
   out: (s: string) => void,
+  nearMiss?: VerifierStage,
 ): Promise<void> {
   const vs = holdoutVoices()
-  const alone = await serviceDetector(undefined)
-  const both = await serviceDetector(companion)
+  if (nearMiss) out('\n(columns: the companion without → with the near-miss check)')
+  const alone = await serviceDetector(nearMiss ? companion : undefined)
+  const both = await serviceDetector(companion, nearMiss)
   // WAKE_COMPANION_PART=missed|false: one half only.
   const part = process.env.WAKE_COMPANION_PART ?? ''
   if (part !== 'false') await missedRows(vs, alone, both, out)
