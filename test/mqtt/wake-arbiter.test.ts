@@ -411,8 +411,8 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
 
   it('a speaker the broker does not let write the wake topic answers, and says its claim went unheard', async () => {
     const locked = await speaker(broker.url, 'porch', { user: USERS.lockedDevice })
-    // Alone in the household it answers at once, and learns within the window that the claim
-    // never came back.
+    // Alone in the household it answers at once, and learns within 2 s that the claim never came
+    // back.
     expect(await locked.arbiter.claim(heard(-30))).toBe(true)
     await until(() => locked.log.withEvent('wake_claim_unheard').length > 0, 'the warning')
     expect(locked.log.withEvent('wake_claim_unheard')).toHaveLength(1)

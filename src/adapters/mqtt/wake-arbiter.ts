@@ -82,6 +82,8 @@ interface Pending {
 /** Most households have a handful of speakers; a claim is matched to its echo among these. */
 const REMEMBERED_CLAIMS = 32
 const DEFAULT_SETTLE_MS = 1000
+/** A claim's echo not back this long after its send was not delivered (`#unheard`). */
+const ECHO_GRACE_MS = 2000
 
 /**
  * The WakeArbiter over the household's broker. Every speaker that wakes publishes a claim on
@@ -216,7 +218,6 @@ export class MqttWakeArbiter implements WakeArbiter {
           // better claim that arrived within the window may be waiting there.
           setImmediate(() => {
             if (!this.#pending.has(pending)) return
-            this.#unheard(claim)
             pending.settle(true, 'best')
           })
         },
@@ -251,15 +252,13 @@ export class MqttWakeArbiter implements WakeArbiter {
   /** Publishes a claim nothing here waits on; its echo is still looked for (a broker that drops claims). */
   #tell(claim: WakeClaim): void {
     this.#send(claim, undefined)
-    this.#clock.setTimeout(
-      () => setImmediate(() => this.#closed || this.#unheard(claim)),
-      this.#window.ms,
-    )
   }
 
   /**
-   * Over QoS 0 the broker cannot say it refused a claim; its echo not coming back within the
-   * window is how this speaker learns that the others did not hear it either.
+   * Over QoS 0 the broker cannot say it refused a claim; its echo never coming back is how this
+   * speaker learns that the others did not hear it either. Looked for ECHO_GRACE_MS after the
+   * send, not at the window's end: a busy board reads its socket late, and an echo after the
+   * window is a slow round trip (it widens the window), not a broker that dropped the claim.
    */
   #unheard(claim: WakeClaim): void {
     if (this.#sent.get(claim.id)?.heard !== false) return
@@ -272,6 +271,10 @@ export class MqttWakeArbiter implements WakeArbiter {
   /** Publishes `claim`; a failure answers `pending` alone, or is only logged when nothing waits. */
   #send(claim: WakeClaim, pending: Pending | undefined): void {
     this.#sent.set(claim.id, { at: monotonicNow(this.#clock), heard: false })
+    this.#clock.setTimeout(
+      () => setImmediate(() => this.#closed || this.#unheard(claim)),
+      Math.max(this.#window.ms, ECHO_GRACE_MS),
+    )
     this.#conn.publish(this.#topic, JSON.stringify(claim), { qos: 0 }).catch((err: unknown) => {
       this.#log.warn(
         { event: 'wake_claim_not_sent', err: errorText(err) },
