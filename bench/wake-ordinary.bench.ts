@@ -14,8 +14,11 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { createWakeDetector } from '../src/app/wake-detector.js'
+import { silentLogger } from '../src/core/logger.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
+import { bytes, concat, utterance } from './wake/corpus.js'
 import { engineOf, holdoutVoices } from './wake/holdout.js'
 import {
   DETECTORS,
@@ -23,8 +26,12 @@ import {
   ORDINARY_DIR,
   ordinaryTexts,
   type ShardResult,
+  serviceWake,
 } from './wake/ordinary.js'
 import { proseAvailable, upper95 } from './wake/prose.js'
+import { heardText } from './wake/transcript.js'
+
+const RATE = 16_000
 
 if (missingCommands('espeak-ng', 'sox', 'pocketsphinx_continuous')) process.exit(0)
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -66,9 +73,9 @@ if (process.env.WAKE_ORDINARY_REPORT !== '1') {
     ),
   )
 }
-report()
+await firedWords(report())
 
-function report(): void {
+function report(): (Fire & { shard: number })[] {
   const results: ShardResult[] = []
   for (let i = 0; i < shards; i++) {
     const f = join(ORDINARY_DIR, `shard-${i}.json`)
@@ -114,4 +121,52 @@ function report(): void {
   const line = (f: Fire & { shard: number }) =>
     `  ${f.shard} ${f.atS.toFixed(1)} s ${f.detector}: ${f.score.toFixed(2)} (alone ${f.headScore.toFixed(2)}, with ${f.withCompanionScore.toFixed(2)}); ${f.voicedMs.toFixed(0)} ms voiced${f.noisy ? ', room noise' : ''}; check ${f.sent ? 'SENT' : 'refused'} ← ${f.voice} [${f.key}] ${f.inSpeech ? `"${f.text}"` : `the end of "…${f.text.slice(-50)}", then "${f.nextText?.slice(0, 50)}…"`}`
   for (const f of fires.sort((a, b) => a.shard - b.shard || a.atS - b.atS)) out(line(f))
+  return fires
+}
+
+/**
+ * Which words fired: each fired text said again alone by its voice (1 s of silence either side),
+ * scored at every chunk (coarseHop 1) by both detectors; the words a perfect transcriber would
+ * place in the 1.3 s up to the chunk that scored highest (transcript.ts), and whether the text
+ * alone fires. The stream's own fire may differ: there the text runs on from the one before it.
+ */
+async function firedWords(fires: readonly Fire[]): Promise<void> {
+  const texts = new Map(fires.map((f) => [`${f.voice}|${f.key}`, f]))
+  if (texts.size === 0) return
+  let rows: [number, number][] = []
+  const d = await Promise.all(
+    DETECTORS.map((x) =>
+      createWakeDetector(serviceWake(x.companion), {
+        onWake: () => {},
+        logger: silentLogger,
+        coarseHop: 1,
+        onScores: (sc, at) => rows.push([at, sc[0] ?? 0]),
+      }),
+    ),
+  )
+  out(
+    '\nThe fired texts said alone (peak score alone / with the companion; the words up to the peak):',
+  )
+  for (const f of texts.values()) {
+    const v = vs.find((x) => x.name === f.voice)
+    if (!v) continue
+    const u = utterance(v, f.text, `ordinary-fired-${v.name}-${f.key}`)
+    const lead = RATE
+    const pcm = concat([new Int16Array(lead), u, new Int16Array(RATE)])
+    const peaks: [number, number][] = []
+    for (const x of d) {
+      x.reset()
+      rows = []
+      await x.scoreRecorded(bytes(pcm), 0)
+      peaks.push(rows.reduce((b, r) => (r[1] > b[1] ? r : b), [0, 0]))
+    }
+    const [at] = peaks[1] ?? [0]
+    const words = heardText(
+      [{ from: lead, to: lead + u.length, text: f.text, voice: v.name }],
+      at - 1300,
+      at,
+    )
+    out(`  ${f.voice} [${f.key}]: ${peaks.map(([, p]) => p.toFixed(2)).join(' / ')} — "…${words}"`)
+  }
+  await Promise.all(d.map((x) => x.close()))
 }

@@ -7,12 +7,10 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { KeyphraseCheck } from '../../src/adapters/pocketsphinx/keyphrase-check.js'
-import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { createWakeDetector } from '../../src/app/wake-detector.js'
 import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../src/audio/wake-onset.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
-import { MODEL_DIR } from '../../test/helpers/wake.js'
 import { bytes, concat, pinkNoise, rms, utterance } from './corpus.js'
 import { engineOf, holdoutVoices } from './holdout.js'
 import {
@@ -21,6 +19,7 @@ import {
   ORDINARY_DIR,
   ordinaryTexts,
   type ShardResult,
+  serviceWake,
   type Uttered,
 } from './ordinary.js'
 
@@ -51,20 +50,14 @@ const scored = DETECTORS.map(() => ({ at: [] as number[], score: [] as number[] 
 const woke = DETECTORS.map(() => [] as WakeDetection[])
 const detectors = await Promise.all(
   DETECTORS.map((d, i) =>
-    createWakeDetector(
-      wakeSchema.parse({
-        models: [{ model: 'hey_jarvis', ...(d.companion ? {} : { companion: false }) }],
-        modelDir: MODEL_DIR,
-      }),
-      {
-        onWake: (w) => woke[i]?.push(w),
-        logger: silentLogger,
-        onScores: (s, at) => {
-          scored[i]?.at.push(at)
-          scored[i]?.score.push(s[0] ?? 0)
-        },
+    createWakeDetector(serviceWake(d.companion), {
+      onWake: (w) => woke[i]?.push(w),
+      logger: silentLogger,
+      onScores: (s, at) => {
+        scored[i]?.at.push(at)
+        scored[i]?.score.push(s[0] ?? 0)
       },
-    ),
+    }),
   ),
 )
 const check = KeyphraseCheck.create({ phrases: ['hey jarvis'], threshold: DEFAULT_KWS })

@@ -1,5 +1,7 @@
 // The long ordinary-speech stream of wake-ordinary.bench.ts: what its shards share.
 import { join } from 'node:path'
+import { type WakeConfig, wakeSchema } from '../../src/app/config/wake-schema.js'
+import { MODEL_DIR } from '../../test/helpers/wake.js'
 import { fortuneTexts } from './prose.js'
 
 export const ORDINARY_DIR = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'ordinary')
@@ -9,6 +11,14 @@ export const DETECTORS = [
   { label: 'pretrained alone', companion: false },
   { label: 'with the companion', companion: true },
 ] as const
+
+/** The default install's `listen.wake` on the pinned models, the companion on or off. */
+export function serviceWake(companion: boolean): WakeConfig {
+  return wakeSchema.parse({
+    models: [{ model: 'hey_jarvis', ...(companion ? {} : { companion: false }) }],
+    modelDir: MODEL_DIR,
+  })
+}
 
 /**
  * companion-data.ts's fortunes: its prose negatives read from text 3000 of the 5000 after it
