@@ -1,0 +1,83 @@
+// The long ordinary-speech stream of wake-ordinary.bench.ts: what its shards share.
+import { join } from 'node:path'
+import { type WakeConfig, wakeSchema } from '../../src/app/config/wake-schema.js'
+import { MODEL_DIR } from '../../test/helpers/wake.js'
+import { fortuneTexts } from './prose.js'
+
+export const ORDINARY_DIR = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'ordinary')
+
+/** The two detectors scored on the same audio: the default install, and it without the companion. */
+export const DETECTORS = [
+  { label: 'pretrained alone', companion: false },
+  { label: 'with the companion', companion: true },
+] as const
+
+/** The default install's `listen.wake` on the pinned models, the companion on or off. */
+export function serviceWake(companion: boolean): WakeConfig {
+  return wakeSchema.parse({
+    models: [{ model: 'hey_jarvis', ...(companion ? {} : { companion: false }) }],
+    modelDir: MODEL_DIR,
+  })
+}
+
+/**
+ * companion-data.ts's fortunes: its prose negatives read from text 3000 of the 5000 after it
+ * (FORTUNE_FROM), its training babble 2000 further on (80 texts). None of them is read here.
+ */
+const COMPANION_FORTUNES = [3000, 5080] as const
+
+/** The fortunes the companion never heard, by key; the collections taking turns, as prose.ts's. */
+export function ordinaryTexts(): { key: string; text: string }[] {
+  const all = fortuneTexts()
+  const trained = new Set(all.slice(...COMPANION_FORTUNES).map((t) => t.key))
+  return all.filter((t) => !trained.has(t.key))
+}
+
+/** One text as read in a shard's stream, in ms of that shard's capture time. */
+export interface Uttered {
+  readonly fromMs: number
+  readonly toMs: number
+  /** Where the next text starts (the gap after this one ends). */
+  readonly nextMs: number
+  readonly key: string
+  readonly text: string
+  readonly voice: string
+}
+
+/** One detector's fire, as the shard heard it. */
+export interface Fire {
+  readonly detector: string
+  readonly atS: number
+  readonly score: number
+  /** The highest aligned score each detector gave within 400 ms of the fire. */
+  readonly headScore: number
+  readonly withCompanionScore: number
+  readonly voice: string
+  readonly key: string
+  readonly text: string
+  /** When the fire fell in the gap after `text`: the text that came next. */
+  readonly nextText?: string | undefined
+  readonly inSpeech: boolean
+  /** Speech in the 1.5 s before the fire (the wake stage asks for 200 ms of voice there). */
+  readonly voicedMs: number
+  /** Under the quiet room noise. */
+  readonly noisy: boolean
+  /** The local check (pocketsphinx at 1e-12) agreed on the 2 s pre-roll: audio sent with it on. */
+  readonly sent: boolean
+}
+
+export interface ShardResult {
+  readonly shard: number
+  readonly done: boolean
+  readonly hours: number
+  readonly noisyHours: number
+  readonly texts: number
+  readonly failed: number
+  readonly synthMs: number
+  readonly scoreMs: number
+  readonly cpuMs: number
+  readonly wallMs: number
+  /** Stream hours (each text and the gap after it) by engine. */
+  readonly speechByEngine: Record<string, number>
+  readonly fires: Fire[]
+}
