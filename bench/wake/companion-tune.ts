@@ -16,7 +16,7 @@ import { labelled, type TrainOptions, trainCompanion } from './companion-train.j
 
 const WINDOW = 16
 const WARMUP = 5
-const SPLIT = /^(espeak-en-gb-x-rp-155|espeak-en-us\+f2-130|flite-rms|festival-kal)@/
+export const SPLIT = /^(espeak-en-gb-x-rp-155|espeak-en-us\+f2-130|flite-rms|festival-kal)@/
 const THRESHOLDS = [0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998]
 const GATES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05]
 
@@ -37,7 +37,7 @@ const COLUMNS: [string, (k: Kept) => boolean][] = [
   ['prose', (k) => k.group === 'prose'],
 ]
 
-function fires(head: number[], p: Float64Array, t: number, gate: number): boolean {
+export function fires(head: number[], p: Float64Array, t: number, gate: number): boolean {
   let run = 0
   for (let c = WARMUP; c < p.length; c++) {
     const h = head[c] ?? 0
