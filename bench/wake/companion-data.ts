@@ -150,7 +150,7 @@ export function seeded(seed: number): () => number {
 
 /** A clip as kept: its embeddings (15 before its first chunk, then one per chunk) and labels. */
 export interface Kept {
-  readonly group: 'wake' | 'pause' | 'alone' | 'near' | 'prose' | 'noise'
+  readonly group: 'wake' | 'pause' | 'alone' | 'near' | 'prose' | 'noise' | 'command'
   readonly voice: string
   readonly noise: string
   /** Where the phrase ends, in chunks from the clip's start (fractional); none for negatives. */

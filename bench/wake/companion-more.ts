@@ -62,6 +62,49 @@ function moreVoices(): TrainVoice[] {
   )
 }
 
+/**
+ * Commands said without the phrase (the first candidate of this set woke on a test fixture's
+ * "Set a timer for ten minutes." in a quiet room): each voice-speed's six commands alone, in a
+ * quiet room or clean, and again under babble or pink noise — negatives, cached apart
+ * (var/bench-wake/companion/commands.*).
+ */
+export async function companionCommands(log: (s: string) => void): Promise<Kept[]> {
+  const file = join(COMPANION_CACHE, 'commands.bin')
+  const meta = join(COMPANION_CACHE, 'commands.json')
+  if (existsSync(file) && existsSync(meta)) return readKept(file, meta)
+  const rnd = seeded(4604)
+  const pink = pinkNoise(60, 4648)
+  const crowds = [trainBabble(), secondCrowd()]
+  const e = await embedder()
+  const kept: Kept[] = []
+  for (const [vi, v] of moreVoices().entries()) {
+    const name = `${v.name}@${v.speed}`
+    for (let i = 0; i < 6; i++) {
+      const c = TRAIN_COMMANDS[(vi * 13 + i * 5 + 1) % TRAIN_COMMANDS.length] as string
+      const clip = said(v, c)
+      const lead = Math.round(RATE * (0.4 + rnd() * 0.6))
+      let padded = concat([silence(lead), clip, silence(RATE * 0.8)])
+      const room = i % 2 === 0
+      if (room)
+        padded = mixUnder(padded, clip, pink, 30 + rnd() * 15, Math.floor(rnd() * pink.length))
+      const noise = i % 3 === 2 ? pink : (crowds[i % 2] as Int16Array)
+      const snr = [20, 10, 5][Math.floor(rnd() * 3)] as number
+      const noisy = mixUnder(padded, clip, noise, snr, Math.floor(rnd() * noise.length))
+      for (const [label, pcm] of [
+        [room ? 'room' : 'clean', padded],
+        [`${noise === pink ? 'pink' : 'babble'} ${snr}`, noisy],
+      ] as const) {
+        const r = await e.run(pcm)
+        kept.push({ group: 'command', voice: name, noise: label, ...r })
+      }
+    }
+    if (vi % 30 === 0) log(`  ${name}: ${kept.length} command clips so far`)
+  }
+  await e.close()
+  writeKept(kept, file, meta)
+  return kept
+}
+
 /** Builds (or reads) the extra set. */
 export async function companionMore(log: (s: string) => void): Promise<Kept[]> {
   mkdirSync(COMPANION_CACHE, { recursive: true })
