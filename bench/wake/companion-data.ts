@@ -20,10 +20,17 @@ import { fortuneTexts } from './prose.js'
 
 const RATE = 16_000
 const WINDOW = 16
-const COMPANION_CACHE = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'companion')
+export const COMPANION_CACHE = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'var',
+  'bench-wake',
+  'companion',
+)
 
 /** Said straight after the phrase in training: many, and none of holdout.ts's COMMANDS. */
-const TRAIN_COMMANDS = [
+export const TRAIN_COMMANDS = [
   'play some music',
   'what is the weather like today',
   'turn on the radio',
@@ -93,15 +100,15 @@ const TRAIN_NEAR = [
 ]
 
 /** Fortunes the holdout streams never reach (they read from the top: 1159 texts in 120 min). */
-const FORTUNE_FROM = 3000
+export const FORTUNE_FROM = 3000
 
-interface TrainVoice extends Voice {
+export interface TrainVoice extends Voice {
   /** The speed it was made at, for flite's and festival's tape-speed copies. */
   readonly speed: number
 }
 
 /** The tuning voices, each at its speeds. */
-function trainVoices(): TrainVoice[] {
+export function trainVoices(): TrainVoice[] {
   const out: TrainVoice[] = []
   for (const v of voices([130, 155, 180])) {
     if (v.name.startsWith('espeak')) out.push({ ...v, speed: 1 })
@@ -120,7 +127,7 @@ function trainVoices(): TrainVoice[] {
 }
 
 /** One utterance of a training voice, at its speed. */
-function said(v: TrainVoice, text: string): Int16Array {
+export function said(v: TrainVoice, text: string): Int16Array {
   const key = `train-${v.name}-${text.replace(/[^a-z]+/g, '_').slice(0, 60)}`
   const u = utterance(v, text, key)
   if (v.speed === 1) return u
@@ -143,7 +150,7 @@ export function seeded(seed: number): () => number {
 
 /** A clip as kept: its embeddings (15 before its first chunk, then one per chunk) and labels. */
 export interface Kept {
-  readonly group: 'wake' | 'pause' | 'alone' | 'near' | 'prose' | 'noise'
+  readonly group: 'wake' | 'pause' | 'alone' | 'near' | 'prose' | 'noise' | 'command'
   readonly voice: string
   readonly noise: string
   /** Where the phrase ends, in chunks from the clip's start (fractional); none for negatives. */
@@ -154,7 +161,7 @@ export interface Kept {
 }
 
 /** Scores clips with the real detector (every chunk, no coarse scoring), keeping each window. */
-async function embedder(): Promise<{
+export async function embedder(): Promise<{
   run: (pcm: Int16Array) => Promise<{ head: number[]; embeddings: Float32Array }>
   close: () => Promise<void>
 }> {
@@ -194,7 +201,7 @@ async function embedder(): Promise<{
 }
 
 /** Four streams of fortunes (other texts than the negatives'), tuning voices, summed. */
-function trainBabble(): Int16Array {
+export function trainBabble(): Int16Array {
   const texts = fortuneTexts().slice(FORTUNE_FROM + 2000, FORTUNE_FROM + 2080)
   const es = voices([155]).filter((v) => v.name.startsWith('espeak'))
   const parts = [0, 1, 2, 3].map((j) =>
@@ -297,7 +304,7 @@ export async function companionData(log: (s: string) => void): Promise<Kept[]> {
   return kept
 }
 
-function writeKept(kept: Kept[], file: string, meta: string): void {
+export function writeKept(kept: Kept[], file: string, meta: string): void {
   const total = kept.reduce((n, k) => n + k.embeddings.length, 0)
   const all = new Float32Array(total)
   let at = 0
@@ -312,7 +319,7 @@ function writeKept(kept: Kept[], file: string, meta: string): void {
   )
 }
 
-function readKept(file: string, meta: string): Kept[] {
+export function readKept(file: string, meta: string): Kept[] {
   const b = readFileSync(file)
   const all = new Float32Array(b.buffer, b.byteOffset, b.byteLength >> 2)
   let at = 0

@@ -24,14 +24,17 @@ const RATE = 16_000
 const DEFAULT_KWS = 1e-12
 
 const silence = (ms: number) => new Int16Array((ms * RATE) / 1000)
-function placed(clip: Int16Array, k: number, noise?: [Int16Array, number]): Int16Array {
+export function placedClip(clip: Int16Array, k: number, noise?: [Int16Array, number]): Int16Array {
   const padded = concat([silence(1000 + ((k * 10) % 80)), clip, silence(1000)])
   return noise ? mixUnder(padded, clip, noise[0], noise[1], (k * 7919) % noise[0].length) : padded
 }
 const pct = (n: number, of: number) => `${((100 * n) / Math.max(1, of)).toFixed(1)} % (${n})`
 
 /** A service detector, with or without the companion, and a way to score a stream on it. */
-async function serviceDetector(companion: CompanionModel | undefined, check?: VerifierStage) {
+export async function serviceDetector(
+  companion: CompanionModel | undefined,
+  check?: VerifierStage,
+) {
   const head = HEADS.find((h) => h.name === 'hey_jarvis')
   let wakes: WakeDetection[] = []
   const d = await pinnedDetector({
@@ -113,7 +116,7 @@ async function missedRows(
       const byEngine = new Map<string, number[]>()
       for (const v of vs) {
         for (const c of COMMANDS) {
-          const pcm = placed(wakeClip(v, c, pause), k++, noise && [noise, snr])
+          const pcm = placedClip(wakeClip(v, c, pause), k++, noise && [noise, snr])
           n++
           const engine = v.name.startsWith('espeak') ? 'espeak-ng' : 'festival'
           const e = byEngine.get(engine) ?? [0, 0]

@@ -9,14 +9,14 @@
 // misses are ≤ 5 % and whose noisy one-breath misses are at most the built setting's (this model,
 // 0.9, 0.005) + 2 points, and which fire on no fortune, the fewest near-miss clips fired; ties to
 // the fewer noisy misses.
-import { companionScore } from '../../src/adapters/openwakeword/companion.js'
+import { type CompanionModel, companionScore } from '../../src/adapters/openwakeword/companion.js'
 import { EMBEDDING_SIZE } from '../../src/adapters/openwakeword/features.js'
 import type { Kept } from './companion-data.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
 
 const WINDOW = 16
 const WARMUP = 5
-const SPLIT = /^(espeak-en-gb-x-rp-155|espeak-en-us\+f2-130|flite-rms|festival-kal)@/
+export const SPLIT = /^(espeak-en-gb-x-rp-155|espeak-en-us\+f2-130|flite-rms|festival-kal)@/
 const THRESHOLDS = [0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998]
 const GATES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05]
 
@@ -37,7 +37,7 @@ const COLUMNS: [string, (k: Kept) => boolean][] = [
   ['prose', (k) => k.group === 'prose'],
 ]
 
-function fires(head: number[], p: Float64Array, t: number, gate: number): boolean {
+export function fires(head: number[], p: Float64Array, t: number, gate: number): boolean {
   let run = 0
   for (let c = WARMUP; c < p.length; c++) {
     const h = head[c] ?? 0
@@ -45,6 +45,18 @@ function fires(head: number[], p: Float64Array, t: number, gate: number): boolea
     if (run >= 2) return true
   }
   return false
+}
+
+/** The companion's score of every chunk's window of clip `k` (the warm-up's left at 0). */
+export function denseScores(m: CompanionModel, k: Kept): Float64Array {
+  const n = k.embeddings.length / EMBEDDING_SIZE - (WINDOW - 1)
+  const p = new Float64Array(n)
+  for (let c = WARMUP; c < n; c++)
+    p[c] = companionScore(
+      m,
+      k.embeddings.subarray(c * EMBEDDING_SIZE, (c + WINDOW) * EMBEDDING_SIZE),
+    )
+  return p
 }
 
 /** The curve for one model: every threshold × gate on the held-out tuning clips. */
@@ -56,16 +68,7 @@ export function tuneCompanion(
   const train = kept.filter((k) => !SPLIT.test(k.voice))
   const held = kept.filter((k) => SPLIT.test(k.voice))
   const m = trainCompanion(train, labelled(train, o), o)
-  const scored = held.map((k) => {
-    const n = k.embeddings.length / EMBEDDING_SIZE - (WINDOW - 1)
-    const p = new Float64Array(n)
-    for (let c = WARMUP; c < n; c++)
-      p[c] = companionScore(
-        m,
-        k.embeddings.subarray(c * EMBEDDING_SIZE, (c + WINDOW) * EMBEDDING_SIZE),
-      )
-    return { k, p }
-  })
+  const scored = held.map((k) => ({ k, p: denseScores(m, k) }))
   const totals = COLUMNS.map(([, of]) => held.filter(of).length)
   const rows: Row[] = []
   const alone: Record<string, number> = {}

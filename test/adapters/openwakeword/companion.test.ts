@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import {
   type CompanionModel,
@@ -9,6 +10,8 @@ import {
 import { EMBEDDING_SIZE } from '../../../src/adapters/openwakeword/features.js'
 import { Heads } from '../../../src/adapters/openwakeword/heads.js'
 import type { ModelSession } from '../../../src/adapters/openwakeword/model-session.js'
+import { COARSE_HOP } from '../../../src/app/wake-detector.js'
+import { FIXTURES, HEADS, pinnedDetector, silence, wavPcm } from '../../helpers/wake.js'
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
 
@@ -96,4 +99,41 @@ describe('the companion head', () => {
     }
     expect(() => companionOf(bad)).toThrow(/not a 16 × 96 → 4 → 1 network.*wake-companion/)
   })
+
+  // A re-trained companion once woke on "Set a timer for ten minutes." (fixtures/vad, espeak-ng
+  // en-us+f2 in a quiet room) at half the starts, and a load test that talks those fixtures in a
+  // loop turned flaky (bench/RESULTS.md, "the companion re-trained…"): the shipped one must not.
+  it('wakes on none of the plain-speech fixtures, wherever the chunks fall', async () => {
+    const head = HEADS.find((h) => h.name === 'hey_jarvis')
+    const woke: string[] = []
+    let clock = 0
+    let clip = ''
+    let lead = 0
+    const d = await pinnedDetector({
+      onWake: () => woke.push(`${clip} at ${lead} ms`),
+      phrases: [
+        {
+          phrase: 'hey_jarvis',
+          file: head?.file ?? '',
+          threshold: 0.5,
+          companion: companionFor('hey_jarvis'),
+        },
+      ],
+      coarseHop: COARSE_HOP,
+    })
+    try {
+      for (const f of ['en-us-m', 'en-gb-f', 'en-us-f2', 'en-sc-m', 'soft', 'de-m']) {
+        clip = f
+        const pcm = wavPcm(join(FIXTURES, '..', 'vad', `speech-${f}.wav`))
+        for (lead = 0; lead < 80; lead += 10) {
+          d.reset()
+          clock = await d.scoreRecorded(new Uint8Array([...silence(500 + lead), ...pcm]), clock)
+          clock += 10_000
+        }
+      }
+    } finally {
+      await d.close()
+    }
+    expect(woke).toEqual([])
+  }, 60_000)
 })
