@@ -360,7 +360,8 @@ function dropTimeline(file: string, stats: () => Counted | undefined) {
   let lastLag = 0
   let timer: NodeJS.Timeout | undefined
   const counted = () => stats() ?? { rests: 0, coarseScores: 0, offsetScores: 0 }
-  let countedAt = counted()
+  // Read from start() on: the detector is made after the timeline.
+  let countedAt: Counted = { rests: 0, coarseScores: 0, offsetScores: 0 }
   const tick = () => {
     const c = process.cpuUsage(cpuAt)
     cpuAt = process.cpuUsage()
