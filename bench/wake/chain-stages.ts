@@ -4,7 +4,8 @@
 // and timed in CPU — the mel model, the streamed embedding's three parts, the head — and the rest
 // (the chain's JavaScript, copies, awaits) as the difference. STAGES_PACED=1: each request waits
 // for its last chunk's audio, as the service's do (a run after a sleep costs more than one hot);
-// STAGES_BATCH: chunks a request carries while coarse (the detector's: 4); STAGES_SECONDS (120).
+// STAGES_BATCH: chunks a request carries while coarse (the detector's: 4); STAGES_EXACT_BATCH:
+// while exact (1: a detector keeping up; the detector sends up to 4 when behind); STAGES_SECONDS (120).
 // `node --import tsx bench/wake/chain-stages.ts`; prints one JSON line.
 
 import { readdirSync, readFileSync } from 'node:fs'
@@ -26,6 +27,8 @@ const SECONDS = Number(process.env.STAGES_SECONDS ?? 120)
 const HOP = Number(process.env.STAGES_HOP ?? 2)
 /** Paced: each request waits until its last chunk's audio would have arrived, as the service's. */
 const PACED = process.env.STAGES_PACED === '1'
+/** Chunks a request carries while exact: the detector's cap on chunks already waiting (4); 1 as before. */
+const EXACT_BATCH = Number(process.env.STAGES_EXACT_BATCH ?? 1)
 
 interface Tally {
   runs: number
@@ -116,7 +119,7 @@ let exact = false
 const c0 = process.cpuUsage()
 const t0 = performance.now()
 for (let k = 0; k < chunks; ) {
-  const n = exact ? 1 : Number(process.env.STAGES_BATCH ?? 2 * HOP)
+  const n = exact ? EXACT_BATCH : Number(process.env.STAGES_BATCH ?? 2 * HOP)
   const ask = []
   for (let j = 0; j < n && k < chunks; j++, k++) {
     const at = (k * 1280) % (pcm.length - 1280)
@@ -142,6 +145,7 @@ process.stdout.write(
     at: new Date().toISOString(),
     load: (await import('node:os')).loadavg().map(r3),
     hop: HOP,
+    exactBatch: EXACT_BATCH,
     audioS,
     chunks,
     requests,

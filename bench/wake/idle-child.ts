@@ -69,7 +69,9 @@ const anonBefore = anon()
 const lags: number[] = []
 // DROP_LOG=<file>: a second-by-second timeline of the row (CPU, throttling, scoring lag, drops),
 // written there at the end, to see when the drops fall.
-const timeline = process.env.DROP_LOG ? dropTimeline(process.env.DROP_LOG) : undefined
+const timeline = process.env.DROP_LOG
+  ? dropTimeline(process.env.DROP_LOG, () => detector?.stats())
+  : undefined
 let detector: OpenWakeWordDetector | undefined
 let stage: WakeOnset | undefined
 let loadMs = 0
@@ -322,11 +324,20 @@ function threadShares(
   }
 }
 
+/** The detector's counters the timeline reads each second (any build's `stats()` has them). */
+interface Counted {
+  readonly rests: number
+  readonly coarseScores: number
+  readonly offsetScores: number
+}
+
 /**
  * Each second of the row: CPU ms (the process's), the quota's throttled ms and periods (cgroup
- * v2's cpu.stat), the largest scoring lag, chunks scored and dropped, and each drop's time.
+ * v2's cpu.stat), the largest scoring lag, chunks scored and dropped, the detector's rests, coarse
+ * scores and second-phase scores (none coarse and some second-phase: an exact stretch), and each
+ * drop's time.
  */
-function dropTimeline(file: string) {
+function dropTimeline(file: string, stats: () => Counted | undefined) {
   const cgroup = readFileSync('/proc/self/cgroup', 'utf8').trim().split(':').at(-1) ?? '/'
   const stat = () => {
     try {
@@ -348,18 +359,26 @@ function dropTimeline(file: string) {
   const drops: { t: number; lag: number }[] = []
   let lastLag = 0
   let timer: NodeJS.Timeout | undefined
+  const counted = () => stats() ?? { rests: 0, coarseScores: 0, offsetScores: 0 }
+  // Read from start() on: the detector is made after the timeline.
+  let countedAt: Counted = { rests: 0, coarseScores: 0, offsetScores: 0 }
   const tick = () => {
     const c = process.cpuUsage(cpuAt)
     cpuAt = process.cpuUsage()
     const st = stat()
+    const n = counted()
     rows.push({
       t: Math.round((performance.now() - t0) / 1000),
       cpuMs: Math.round((c.user + c.system) / 1000),
       throttledMs: Math.round(st.throttledMs - statAt.throttledMs),
       throttledPeriods: st.periods - statAt.periods,
       ...second,
+      rests: n.rests - countedAt.rests,
+      coarse: n.coarseScores - countedAt.coarseScores,
+      offset: n.offsetScores - countedAt.offsetScores,
     })
     statAt = st
+    countedAt = n
     second = { maxLag: 0, scored: 0, dropped: 0 }
   }
   return {
@@ -367,6 +386,7 @@ function dropTimeline(file: string) {
       t0 = performance.now()
       cpuAt = process.cpuUsage()
       statAt = stat()
+      countedAt = counted()
       timer = setInterval(tick, 1000)
     },
     scored(lag: number) {

@@ -25,6 +25,14 @@ export interface RingStart {
   readonly ms: number
   /** A catch-up (`caughtUp`) this long after the first chunk, or later, ends the start. */
   readonly settleMs: number
+  /**
+   * From this much audio on, the start is given up (down to the ordinary backlog at once) as soon
+   * as its backlog, falling as it fell over the last `judgeOverMs` of audio, would still be over
+   * the ordinary one at the start's end: a board that cannot catch up then scores seconds late
+   * for nothing and drops it all at the end anyway. Unset: never judged.
+   */
+  readonly judgeFromMs?: number | undefined
+  readonly judgeOverMs?: number | undefined
 }
 
 /**
@@ -52,6 +60,10 @@ export class ChunkRing {
   readonly #startBacklog: number
   #startMs: number
   readonly #settleMs: number
+  readonly #judgeFromMs: number
+  /** Chunks queued as each of the last `judgeOverMs` of chunks came (a ring of its own). */
+  readonly #queuedBefore: Int32Array
+  #completed = 0
   /** Capture time the newest chunk ended at. */
   #lastEndAt = 0
   /** Capture time the first chunk ended at: the start is measured in audio from it. */
@@ -67,6 +79,10 @@ export class ChunkRing {
     this.#startBacklog = Math.max(this.#backlog, Math.ceil((start?.backlogMs ?? 0) / CHUNK_MS))
     this.#startMs = start?.ms ?? 0
     this.#settleMs = start?.settleMs ?? 0
+    this.#judgeFromMs = start?.judgeFromMs ?? Number.POSITIVE_INFINITY
+    this.#queuedBefore = new Int32Array(
+      Math.max(1, Math.round((start?.judgeOverMs ?? 0) / CHUNK_MS)),
+    )
     // One slot more than the deepest backlog: the chunk being filled.
     const slots = this.#startBacklog + 1
     this.#slots = Array.from({ length: slots }, () => new Int16Array(CHUNK_SAMPLES))
@@ -142,6 +158,24 @@ export class ChunkRing {
     this.#fillHeard = false
   }
 
+  /**
+   * Whether the start, `intoMs` of audio in, is behind by more than the ordinary backlog and would
+   * still be at its end were its backlog to fall as it fell over the last `judgeOverMs`: then the
+   * start is over (`RingStart.judgeFromMs`).
+   */
+  #cannotCatchUp(intoMs: number): boolean {
+    const before = this.#queuedBefore
+    const at = this.#completed++ % before.length
+    const then = before[at] ?? 0
+    before[at] = this.#queued
+    if (intoMs < this.#judgeFromMs || this.#queued < this.#backlog) return false
+    const windowMs = before.length * CHUNK_MS
+    const fallBy = ((then - this.#queued) * (this.#startMs - intoMs)) / windowMs
+    if (this.#queued - fallBy < this.#backlog) return false
+    this.#startMs = 0
+    return true
+  }
+
   /** The chunk being filled is complete; `samplesAfter` of the frame came after its end. */
   #complete(frameEndAtMs: number, samplesAfter: number): void {
     const slots = this.#slots
@@ -149,7 +183,8 @@ export class ChunkRing {
     const endAt = frameEndAtMs - (samplesAfter / SAMPLE_RATE_HZ) * 1000
     this.#firstEndAt ??= endAt
     this.#lastEndAt = endAt
-    const starting = endAt - this.#firstEndAt < this.#startMs
+    const starting =
+      endAt - this.#firstEndAt < this.#startMs && !this.#cannotCatchUp(endAt - this.#firstEndAt)
     // Scoring is a backlog behind: drop the oldest chunks rather than queue without bound (at the
     // start's end, all those beyond the backlog at once).
     const keep = (starting ? this.#startBacklog : this.#backlog) - 1

@@ -130,6 +130,16 @@ const START_MS = 30_000
  */
 const START_SETTLE_MS = 3000
 /**
+ * From this much audio on, the start is judged (`RingStart.judgeFromMs`): if its backlog, falling
+ * as it fell over the last START_JUDGE_OVER_MS, would not be down to the ordinary one by START_MS,
+ * the board cannot catch up and the deeper backlog is given up at once. Not sooner: inside 2.5 % of
+ * a core the start's backlog still grew until 10–11 s of audio before it fell by ~1 s a second
+ * (bench/RESULTS.md, "the drops' bursts"); inside 1.7 % it grew to the deeper backlog's 10 s, and
+ * those chunks were scored 10–12 s late and then dropped at the start's end all the same.
+ */
+const START_JUDGE_FROM_MS = 15_000
+const START_JUDGE_OVER_MS = 5000
+/**
  * Chunks with no voice near whose mel runs go to the runtime's thread together: 4 × 80 ms, held
  * back at most 240 ms, where no score is made anyway (#batchSize).
  */
@@ -140,9 +150,21 @@ const QUIET_BATCH = 4
  * request wakes the thread (and the event loop for its reply) from sleep, and a model run after a
  * sleep costs 2–3× one run hot (bench/RESULTS.md, "a talking room inside 2.5 %"); the chain scores
  * every chunk as it would one request at a time, so the scores are the same. A rise waits at
- * most 240 ms to be seen; from it on, chunks go one at a time.
+ * most 240 ms to be seen; from it on, chunks go as they are complete (EXACT_BEHIND_PER_REQUEST).
  */
 const COARSE_SCORES_PER_REQUEST = 2
+/**
+ * Exact chunks (near a threshold) already waiting that one request carries at most. Exact scoring
+ * sends each chunk as soon as it is complete, but a detector behind (a small CPU share) has several
+ * waiting: each alone wakes the thread and runs its models cold, and inside 2.5 % of a core an
+ * exact stretch scored 4–8 chunks a second against 12.5 arriving and dropped at the backlog
+ * (bench/RESULTS.md, "the drops' bursts"). Sent together they are seen no later as a whole (they
+ * are behind anyway) and the chain scores them as one by one. The cap: a request's wakes are said
+ * when all its chunks are scored, so a wake in its first chunk waits for the other 3 to be scored
+ * (~6 ms of CPU, ~0.25 s of wall time inside 2.5 %), and one request holds the thread for no more
+ * than 320 ms of audio, as a coarse one does.
+ */
+const EXACT_BEHIND_PER_REQUEST = 4
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -171,7 +193,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #maxLag = 0
   /** At most `coarseHop`; 1 scores every chunk exactly. */
   readonly #hop: number
-  /** The chain scores exactly (a score is near a threshold): chunks go one at a time. */
+  /** The chain scores exactly (a score is near a threshold): chunks go as they are complete. */
   #exact: boolean
   #restUntil = 0
   #rests = 0
@@ -203,6 +225,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         backlogMs: options.startBacklogMs ?? options.backlogMs,
         ms: START_MS,
         settleMs: START_SETTLE_MS,
+        judgeFromMs: START_JUDGE_FROM_MS,
+        judgeOverMs: START_JUDGE_OVER_MS,
       },
     )
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
@@ -292,7 +316,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
    * How many chunks go to the chain at once. While scoring is coarse or the room quiet, no lone
    * chunk's score is needed at once (a coarse score waits for `coarseHop` chunks, a quiet chunk
    * has none), so they go together: one hand-off, the same runs. Exact scoring (near a
-   * threshold) sends one chunk at a time.
+   * threshold) sends each chunk as soon as it is complete, with those already waiting behind it
+   * (EXACT_BEHIND_PER_REQUEST).
    */
   #batchSize(): number {
     if (this.#exact) return 1
@@ -311,7 +336,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       // Not enough chunks for a batch yet: the next push drains again (settled() flushes).
       if (ring.queued < batch && !this.#flushing) break
       const began = this.#o.now()
-      const n = Math.min(ring.queued, batch)
+      const n = Math.min(ring.queued, this.#exact ? EXACT_BEHIND_PER_REQUEST : batch)
       // Copied as taken: their slots are the microphone's again from here on.
       const chunks: TakenChunk[] = []
       for (let k = 0; k < n; k++) chunks.push(ring.take(true))

@@ -78,3 +78,50 @@ describe('the chunk ring', () => {
     expect(drops.slice(15)).toEqual([0, 0, 0, 0, 0, 1])
   })
 })
+
+/**
+ * A start of 8 s of audio keeping 4 s, judged from 2.4 s over 800 ms: a scorer that stalls for
+ * the first 20 chunks (1.6 s), then takes `take(k)` chunks as the k-th one comes. Says what was
+ * dropped for each chunk and what is queued at the end.
+ */
+function judged(take: (k: number) => number, chunks: number) {
+  const { ring, drops, write } = stalled(400, {
+    backlogMs: 4000,
+    ms: 8000,
+    settleMs: 8000,
+    judgeFromMs: 2400,
+    judgeOverMs: 800,
+  })
+  for (let k = 0; k < chunks; k++) {
+    write(1, k)
+    for (let n = k < 20 ? 0 : take(k); n > 0 && ring.queued > 0; n--) ring.take(true)
+  }
+  return { ring, drops }
+}
+
+describe("the chunk ring's start, judged", () => {
+  it('is given up at once when its backlog does not fall: down to the ordinary backlog, every chunk counted', () => {
+    // Never catching up: one chunk taken for each that comes.
+    const { ring, drops } = judged(() => 1, 40)
+    // Until 2.4 s of audio after the first chunk the start holds its backlog (20 queued after the
+    // stall), then drops down to the ordinary one at once.
+    const at = drops.findIndex((d) => d > 0)
+    expect(at).toBe(30)
+    expect(drops[at]).toBe(16)
+    expect(drops.slice(at + 1).every((d) => d === 0)).toBe(true)
+    expect(ring.queued).toBeLessThanOrEqual(5)
+  })
+
+  it('is given up when its backlog falls too slowly to be down to the ordinary one by its end', () => {
+    // One chunk more every 10 taken: the backlog falls by one chunk in 800 ms, 7 by the start's end.
+    const { drops } = judged((k) => (k % 10 === 0 ? 2 : 1), 40)
+    expect(drops.findIndex((d) => d > 0)).toBe(30)
+  })
+
+  it('holds while its backlog falls fast enough, and nothing is dropped', () => {
+    // Two taken for each that comes: caught up within a second of audio.
+    const { ring, drops } = judged(() => 2, 60)
+    expect(drops.every((d) => d === 0)).toBe(true)
+    expect(ring.queued).toBe(0)
+  })
+})

@@ -31,6 +31,8 @@ interface Listened {
   readonly wakes: WakeDetection[]
   /** Chunks each request to the chain carried. */
   readonly requests: number[]
+  /** Chunks each request carried that was sent while scoring was exact (the last reply said so). */
+  readonly exactRequests: number[]
   readonly coarse: number
   readonly dropped: number
   /** The mel model's runs. */
@@ -38,11 +40,18 @@ interface Listened {
 }
 
 /**
- * The service's detector (hey_jarvis at 0.5, the service's hop, the 40 ms phase) on a chain that
- * counts its requests, over talk, the phrase and talk again, all with a voice near. `eachChunk`:
- * every chunk is sent as soon as it is complete (settled), one request per chunk, as a reference.
+ * How the audio reaches the detector: `paced`, at the microphone's pace with nothing left waiting;
+ * `eachChunk`, every chunk sent as soon as it is complete (settled), one request per chunk, as a
+ * reference; `behind`, all of it at once, so every request finds chunks already waiting (a board
+ * behind), with a backlog deep enough that none is dropped.
  */
-async function listen(eachChunk: boolean): Promise<Listened> {
+type Pace = 'paced' | 'eachChunk' | 'behind'
+
+/**
+ * The service's detector (hey_jarvis at 0.5, the service's hop, the 40 ms phase) on a chain that
+ * counts its requests, over talk, the phrase and talk again, all with a voice near.
+ */
+async function listen(pace: Pace): Promise<Listened> {
   const runtime = await loadRuntime('native')
   const realMel = await runtime.load(MEL)
   let melRuns = 0
@@ -65,11 +74,17 @@ async function listen(eachChunk: boolean): Promise<Listened> {
     coarseHop: COARSE_HOP,
   })
   const requests: number[] = []
+  const exactRequests: number[] = []
+  let exact = false
   let pending: Promise<unknown> = Promise.resolve()
   const counted: ChunkChain = {
     score(ask: ChainAsk) {
       requests.push(ask.chunks.length)
-      const r = chain.score(ask)
+      if (exact) exactRequests.push(ask.chunks.length)
+      const r = chain.score(ask).then((result) => {
+        exact = result.exact
+        return result
+      })
       pending = r
       return r
     },
@@ -86,7 +101,7 @@ async function listen(eachChunk: boolean): Promise<Listened> {
     heads,
     consecutive: 2,
     refractoryMs: 2000,
-    backlogMs: 2000,
+    backlogMs: pace === 'behind' ? 60_000 : 2000,
     coarseHop: COARSE_HOP,
     logger: silentLogger,
     now: Date.now,
@@ -96,13 +111,21 @@ async function listen(eachChunk: boolean): Promise<Listened> {
   const pcm = Buffer.concat([talk(6000), wavPcm(HEADS[0]?.clip ?? ''), talk(1500)])
   for (let f = 0, at = 20; f + 640 <= pcm.length; f += 640, at += 20) {
     d.push(pcm.subarray(f, f + 640), at, true)
-    if (eachChunk && (f / 640) % 4 === 3) await d.settled()
+    if (pace === 'eachChunk' && (f / 640) % 4 === 3) await d.settled()
     // The microphone's pace: what was asked is scored before the next frame (nothing dropped).
-    await pending
+    if (pace !== 'behind') await pending
   }
   await d.settled()
   const { coarseScores, chunksDropped } = d.stats()
-  return { scores, wakes, requests, coarse: coarseScores, dropped: chunksDropped, melRuns }
+  return {
+    scores,
+    wakes,
+    requests,
+    exactRequests,
+    coarse: coarseScores,
+    dropped: chunksDropped,
+    melRuns,
+  }
 }
 
 /**
@@ -113,8 +136,8 @@ async function listen(eachChunk: boolean): Promise<Listened> {
  */
 describe('requests while scoring is coarse', () => {
   it("carry 4 chunks in a talking room, their mel frames made in one run, and every score and wake is the same as one chunk's requests", async () => {
-    const batched = await listen(false)
-    const reference = await listen(true)
+    const batched = await listen('paced')
+    const reference = await listen('eachChunk')
 
     expect(batched.scores).toEqual(reference.scores)
     expect(batched.wakes).toEqual(reference.wakes)
@@ -137,5 +160,35 @@ describe('requests while scoring is coarse', () => {
       `mel runs: ${batched.melRuns} against ${reference.melRuns}, ${chunks} chunks\n`,
     )
     expect(batched.melRuns).toBeLessThan(reference.melRuns - chunks / 3)
+  })
+})
+
+/**
+ * Issue 47: near a threshold every chunk is scored exactly, and sent as soon as it is complete. A
+ * board behind (a small CPU share) has several waiting by then; sent one a request, each woke the
+ * thread and ran its models cold, and inside 2.5 % of a core an exact stretch fell to the backlog
+ * and dropped. Those already waiting go together, up to 4: fewer requests, and every chunk scored
+ * once, in order, with the same scores, the same second phase and the same wake as one by one.
+ */
+describe('exact chunks already waiting', () => {
+  it('go together, at most 4 a request, and every score, second-phase score and wake is the same as one chunk a request', async () => {
+    const behind = await listen('behind')
+    const reference = await listen('eachChunk')
+
+    expect(behind.scores).toEqual(reference.scores)
+    expect(behind.scores.some((s) => s.startsWith('offset'))).toBe(true)
+    expect(behind.wakes).toEqual(reference.wakes)
+    expect(behind.wakes.map((w) => w.phrase)).toEqual(['hey jarvis'])
+    expect([behind.dropped, reference.dropped]).toEqual([0, 0])
+    const chunks = reference.requests.reduce((a, b) => a + b, 0)
+    expect(behind.requests.reduce((a, b) => a + b, 0)).toBe(chunks)
+    // The reference's exact stretch: one chunk a request, as a detector keeping up sends them.
+    expect(reference.exactRequests.length).toBeGreaterThan(8)
+    expect(reference.exactRequests.every((n) => n === 1)).toBe(true)
+    // Behind, the same stretch goes in requests of the chunks waiting, never more than 4.
+    const exactChunks = behind.exactRequests.reduce((a, b) => a + b, 0)
+    expect(behind.exactRequests.every((n) => n >= 1 && n <= 4)).toBe(true)
+    expect(behind.exactRequests.filter((n) => n === 4).length).toBeGreaterThan(2)
+    expect(behind.exactRequests.length).toBeLessThan(exactChunks / 2)
   })
 })
