@@ -92,6 +92,9 @@ async function listen(pace: Pace): Promise<Listened> {
   }
   const scores: string[] = []
   const wakes: WakeDetection[] = []
+  // The detector's clock is the microphone's: scoring takes no audio time here, so it never rests
+  // (a loaded machine's slow request made it rest, and the frames pushed meanwhile were dropped).
+  let heard = 0
   const d = new OpenWakeWordDetector({
     onWake: (w) => wakes.push(w),
     onScores: (s, at) => scores.push(`${at}: ${s.join(' ')}`),
@@ -104,12 +107,13 @@ async function listen(pace: Pace): Promise<Listened> {
     backlogMs: pace === 'behind' ? 60_000 : 2000,
     coarseHop: COARSE_HOP,
     logger: silentLogger,
-    now: Date.now,
+    now: () => heard,
     owned: [mel, embedding],
   })
   open.push(d)
   const pcm = Buffer.concat([talk(6000), wavPcm(HEADS[0]?.clip ?? ''), talk(1500)])
   for (let f = 0, at = 20; f + 640 <= pcm.length; f += 640, at += 20) {
+    heard = at
     d.push(pcm.subarray(f, f + 640), at, true)
     if (pace === 'eachChunk' && (f / 640) % 4 === 3) await d.settled()
     // The microphone's pace: what was asked is scored before the next frame (nothing dropped).
