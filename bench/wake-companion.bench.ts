@@ -21,7 +21,13 @@ import { machineLine } from './machine.js'
 import { companionData } from './wake/companion-data.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { labelled, trainCompanion } from './wake/companion-train.js'
-import { chosen, heldTotals, tuneCompanion } from './wake/companion-tune.js'
+import {
+  chosen,
+  columnTotals,
+  gateChosen,
+  heldTotals,
+  tuneCompanion,
+} from './wake/companion-tune.js'
 
 if (missingCommands('espeak-ng', 'flite', 'text2wave', 'sox', 'pocketsphinx_continuous')) {
   process.exit(0)
@@ -94,6 +100,8 @@ if (only === 'tune') {
       ? `chosen by the rule: weight ${c.nearWeight}, threshold ${c.threshold}, gate ${c.gate}`
       : 'no choice: the rule needs the built model (weight 1) among the weights',
   )
+  const g = gateChosen(rows, columnTotals(kept))
+  out(g ? `the gate alone, by its rule: ${g.gate}` : 'no gate choice: the built row is missing')
 }
 if (only === '' || only === 'train') {
   const samples = labelled(kept, SETTINGS)
