@@ -131,10 +131,7 @@ export function heldTotals(kept: readonly Kept[]): { clean: number; noisy: numbe
  * within 2 points of it, and whose after-a-pause misses stay within one clip (clean) and 2 points
  * (noisy) of it; fewer prose clips fired is not asked (88 fortunes cannot show 1–2 an hour).
  */
-export function gateChosen(
-  rows: readonly Row[],
-  totals: Record<string, number>,
-): Row | undefined {
+export function gateChosen(rows: readonly Row[], totals: Record<string, number>): Row | undefined {
   const at = rows.filter((r) => r.nearWeight === 1 && r.threshold === 0.9)
   const built = at.find((r) => r.gate === 0.005)
   if (!built) return undefined
