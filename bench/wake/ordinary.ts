@@ -64,7 +64,7 @@ export async function ordinaryDetector(
 }
 
 /** The default install's `listen.wake` on the pinned models, the companion on or off. */
-export function serviceWake(companion: boolean): WakeConfig {
+function serviceWake(companion: boolean): WakeConfig {
   return wakeSchema.parse({
     models: [{ model: 'hey_jarvis', ...(companion ? {} : { companion: false }) }],
     modelDir: MODEL_DIR,
