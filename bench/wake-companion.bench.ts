@@ -29,7 +29,13 @@ import { diagnoseCompanion } from './wake/companion-diagnose.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { companionCommands, companionMore } from './wake/companion-more.js'
 import { labelled, trainCompanion } from './wake/companion-train.js'
-import { chosen, heldTotals, tuneCompanion } from './wake/companion-tune.js'
+import {
+  chosen,
+  columnTotals,
+  gateChosen,
+  heldTotals,
+  tuneCompanion,
+} from './wake/companion-tune.js'
 
 if (missingCommands('espeak-ng', 'flite', 'text2wave', 'sox', 'pocketsphinx_continuous')) {
   process.exit(0)
@@ -137,6 +143,8 @@ if (only === 'tune') {
       ? `chosen by the rule: weight ${c.nearWeight}, threshold ${c.threshold}, gate ${c.gate}`
       : 'no choice: the rule needs the built model (weight 1) among the weights',
   )
+  const g = gateChosen(rows, columnTotals(kept))
+  out(g ? `the gate alone, by its rule: ${g.gate}` : 'no gate choice: the built row is missing')
 }
 if (only === '' || only === 'train') {
   const set = [...kept, ...more]
@@ -166,5 +174,9 @@ if (only === '' || only === 'measure') {
   const { default: r } = await import('../src/adapters/openwakeword/hey-jarvis-companion.json', {
     with: { type: 'json' },
   })
-  await measureCompanion(companionOf(r as CompanionRecord), out)
+  const built = companionOf(r as CompanionRecord)
+  // WAKE_COMPANION_MEASURE_GATE=0.05: the built model asked from that gate against its own gate.
+  const gate = process.env.WAKE_COMPANION_MEASURE_GATE
+  if (gate) await measureCompanion({ ...built, gate: Number(gate) }, out, undefined, built)
+  else await measureCompanion(built, out)
 }

@@ -14,7 +14,6 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createWakeDetector } from '../src/app/wake-detector.js'
 import { silentLogger } from '../src/core/logger.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
@@ -24,9 +23,9 @@ import {
   DETECTORS,
   type Fire,
   ORDINARY_DIR,
+  ordinaryDetector,
   ordinaryTexts,
   type ShardResult,
-  serviceWake,
 } from './wake/ordinary.js'
 import { proseAvailable, upper95 } from './wake/prose.js'
 import { heardText } from './wake/transcript.js'
@@ -136,7 +135,7 @@ async function firedWords(fires: readonly Fire[]): Promise<void> {
   let rows: [number, number][] = []
   const d = await Promise.all(
     DETECTORS.map((x) =>
-      createWakeDetector(serviceWake(x.companion), {
+      ordinaryDetector(x, {
         onWake: () => {},
         logger: silentLogger,
         coarseHop: 1,

@@ -64,16 +64,19 @@ export async function serviceDetector(
 /**
  * With `nearMiss` (wake-near-miss.bench.ts), the two detectors are the companion's without and
  * with the near-miss check: "pretrained alone" then reads "without the check", "with the
- * companion" "with the check".
+ * companion" "with the check". With `against`, "pretrained alone" is that companion (another gate).
  */
 export async function measureCompanion(
   companion: CompanionModel,
   out: (s: string) => void,
   nearMiss?: VerifierStage,
+  against?: CompanionModel,
 ): Promise<void> {
   const vs = holdoutVoices()
   if (nearMiss) out('\n(columns: the companion without → with the near-miss check)')
-  const alone = await serviceDetector(nearMiss ? companion : undefined)
+  if (against)
+    out(`\n(columns: the companion asked from gate ${against.gate} → from gate ${companion.gate})`)
+  const alone = await serviceDetector(nearMiss ? companion : against)
   const both = await serviceDetector(companion, nearMiss)
   // WAKE_COMPANION_PART=missed|false: one half only.
   const part = process.env.WAKE_COMPANION_PART ?? ''

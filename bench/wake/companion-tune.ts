@@ -18,7 +18,7 @@ const WINDOW = 16
 const WARMUP = 5
 export const SPLIT = /^(espeak-en-gb-x-rp-155|espeak-en-us\+f2-130|flite-rms|festival-kal)@/
 const THRESHOLDS = [0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.998]
-const GATES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05]
+const GATES = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1]
 
 interface Row {
   readonly nearWeight: number
@@ -125,4 +125,35 @@ export function heldTotals(kept: readonly Kept[]): { clean: number; noisy: numbe
     clean: held.filter(COLUMNS[0]?.[1] ?? (() => false)).length,
     noisy: held.filter(COLUMNS[1]?.[1] ?? (() => false)).length,
   }
+}
+
+/**
+ * The gate alone re-chosen (issue 46, ordinary speech), the rule written before the holdout was
+ * read: at the built model's threshold (weight 1, 0.9), the largest gate whose clean one-breath
+ * misses stay within one clip of the built gate's (0.005), whose noisy one-breath misses stay
+ * within 2 points of it, and whose after-a-pause misses stay within one clip (clean) and 2 points
+ * (noisy) of it; fewer prose clips fired is not asked (88 fortunes cannot show 1–2 an hour).
+ */
+export function gateChosen(rows: readonly Row[], totals: Record<string, number>): Row | undefined {
+  const at = rows.filter((r) => r.nearWeight === 1 && r.threshold === 0.9)
+  const built = at.find((r) => r.gate === 0.005)
+  if (!built) return undefined
+  const miss = (r: Row, c: string) => (totals[c] ?? 0) - (r.fired[c] ?? 0)
+  const within = (r: Row, c: string, clips: number, points: number) =>
+    miss(r, c) <= miss(built, c) + Math.max(clips, points * (totals[c] ?? 0))
+  const ok = at.filter(
+    (r) =>
+      r.gate >= built.gate &&
+      within(r, 'wake clean', 1, 0) &&
+      within(r, 'wake noisy', 0, 0.02) &&
+      within(r, 'pause clean', 1, 0) &&
+      within(r, 'pause noisy', 0, 0.02),
+  )
+  return ok.sort((a, b) => b.gate - a.gate)[0]
+}
+
+/** Clips of each column on the held-out tuning split. */
+export function columnTotals(kept: readonly Kept[]): Record<string, number> {
+  const held = kept.filter((k) => SPLIT.test(k.voice))
+  return Object.fromEntries(COLUMNS.map(([n, of]) => [n, held.filter(of).length]))
 }

@@ -7,7 +7,6 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { KeyphraseCheck } from '../../src/adapters/pocketsphinx/keyphrase-check.js'
-import { createWakeDetector } from '../../src/app/wake-detector.js'
 import { DEFAULT_WAKE_PRE_ROLL_MS } from '../../src/audio/wake-onset.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
@@ -17,9 +16,9 @@ import {
   DETECTORS,
   type Fire,
   ORDINARY_DIR,
+  ordinaryDetector,
   ordinaryTexts,
   type ShardResult,
-  serviceWake,
   type Uttered,
 } from './ordinary.js'
 
@@ -50,7 +49,7 @@ const scored = DETECTORS.map(() => ({ at: [] as number[], score: [] as number[] 
 const woke = DETECTORS.map(() => [] as WakeDetection[])
 const detectors = await Promise.all(
   DETECTORS.map((d, i) =>
-    createWakeDetector(serviceWake(d.companion), {
+    ordinaryDetector(d, {
       onWake: (w) => woke[i]?.push(w),
       logger: silentLogger,
       onScores: (s, at) => {

@@ -1,19 +1,70 @@
 // The long ordinary-speech stream of wake-ordinary.bench.ts: what its shards share.
 import { join } from 'node:path'
+import { companionFor } from '../../src/adapters/openwakeword/companion.js'
+import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
+import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
 import { type WakeConfig, wakeSchema } from '../../src/app/config/wake-schema.js'
+import {
+  COARSE_HOP,
+  createWakeDetector,
+  thresholdAt,
+  usedVerifier,
+  type WakeDetectorOptions,
+  wakeModelPaths,
+} from '../../src/app/wake-detector.js'
+import { DEFAULT_SENSITIVITY } from '../../src/device/device-state.js'
 import { MODEL_DIR } from '../../test/helpers/wake.js'
 import { fortuneTexts } from './prose.js'
 
 export const ORDINARY_DIR = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'ordinary')
 
-/** The two detectors scored on the same audio: the default install, and it without the companion. */
-export const DETECTORS = [
+/**
+ * The detectors scored on the same audio: the default install, and it without the companion; with
+ * WAKE_ORDINARY_GATE, also the default install with the companion asked from that gate (issue 46).
+ */
+export const DETECTORS: readonly { label: string; companion: boolean; gate?: number }[] = [
   { label: 'pretrained alone', companion: false },
   { label: 'with the companion', companion: true },
-] as const
+  ...(process.env.WAKE_ORDINARY_GATE ?? '')
+    .split(',')
+    .filter((g) => g !== '')
+    .map((g) => ({ label: `with the companion, gate ${g}`, companion: true, gate: Number(g) })),
+]
+
+/**
+ * A detector of DETECTORS: `createWakeDetector` on the default install, or, for another gate, the
+ * same steps with the companion's gate replaced (createWakeDetector has no way in for it).
+ */
+export async function ordinaryDetector(
+  d: (typeof DETECTORS)[number],
+  options: Pick<WakeDetectorOptions, 'onWake' | 'logger' | 'onScores' | 'coarseHop'>,
+): Promise<OpenWakeWordDetector> {
+  const config = serviceWake(d.companion)
+  if (d.gate === undefined) return createWakeDetector(config, options)
+  const paths = wakeModelPaths(config)
+  return loadWakeDetector({
+    ...paths,
+    phrases: paths.phrases.map((p, i) => {
+      const c = p.companion ? companionFor(p.companion) : undefined
+      return {
+        ...p,
+        threshold: thresholdAt(p.threshold, DEFAULT_SENSITIVITY, p.verified),
+        verifier: usedVerifier(config.models[i]?.verifier, p.verifier),
+        companion: c && { ...c, gate: d.gate ?? c.gate },
+      }
+    }),
+    onWake: options.onWake,
+    runtime: config.runtime,
+    consecutive: config.consecutive,
+    refractoryMs: config.refractoryMs,
+    coarseHop: options.coarseHop ?? COARSE_HOP,
+    logger: options.logger,
+    onScores: options.onScores,
+  })
+}
 
 /** The default install's `listen.wake` on the pinned models, the companion on or off. */
-export function serviceWake(companion: boolean): WakeConfig {
+function serviceWake(companion: boolean): WakeConfig {
   return wakeSchema.parse({
     models: [{ model: 'hey_jarvis', ...(companion ? {} : { companion: false }) }],
     modelDir: MODEL_DIR,
