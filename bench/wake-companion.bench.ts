@@ -7,6 +7,9 @@
 //   more     a second training set: longer pauses, babble, re-pitched espeak-ng (wake/companion-more.ts);
 //   choose   near-miss weight, threshold and gate with that set in, on the split, by a stated rule
 //            (wake/companion-choose.ts);
+//   prose    hard-negative weight and threshold with prose, commands said alone and hard negatives
+//            in (wake/companion-prose.ts), on the split and a held-out prose stream, by a stated
+//            rule (wake/companion-prose-choose.ts);
 //   data     the training set from the TUNING voices only (wake/companion-data.ts), cached under
 //            var/bench-wake/companion;
 //   train    the network on it (wake/companion-train.ts), seeded, written to
@@ -28,6 +31,8 @@ import { companionData } from './wake/companion-data.js'
 import { diagnoseCompanion } from './wake/companion-diagnose.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { companionCommands, companionMore } from './wake/companion-more.js'
+import { builtCompanion, hardWeighted, heldProse, trainingProse } from './wake/companion-prose.js'
+import { chooseAgainstProse } from './wake/companion-prose-choose.js'
 import { labelled, trainCompanion } from './wake/companion-train.js'
 import {
   chosen,
@@ -72,6 +77,10 @@ const SETTINGS = {
   nearWeight: Number(process.env.WAKE_COMPANION_NEAR_WEIGHT ?? 1),
   /** companion-more.ts's clips in training too. */
   more: process.env.WAKE_COMPANION_MORE === '1',
+  /** companion-prose.ts's training prose and companion-more.ts's commands said alone in too. */
+  prose: process.env.WAKE_COMPANION_PROSE === '1',
+  /** The weight of companion-prose.ts's hard negatives (with `prose`). */
+  hardWeight: Number(process.env.WAKE_COMPANION_HARD_WEIGHT ?? 1),
   seed: 46,
 }
 
@@ -116,6 +125,25 @@ const more =
         ...(process.env.WAKE_COMPANION_COMMANDS === '0' ? [] : await companionCommands(out)),
       ]
     : []
+const proseSets =
+  only === 'prose' || (SETTINGS.prose && only !== 'measure')
+    ? {
+        commands: await companionCommands(out),
+        prose: await trainingProse(out),
+        held: only === 'prose' ? await heldProse(out) : [],
+      }
+    : undefined
+if (only === 'prose' && proseSets) {
+  chooseAgainstProse(
+    kept,
+    proseSets.commands,
+    proseSets.prose,
+    proseSets.held,
+    SETTINGS,
+    (process.env.WAKE_COMPANION_PROSE_WEIGHTS ?? '1,2,3').split(',').map(Number),
+    out,
+  )
+}
 if (only === 'choose') {
   // The reference (the built recipe) first: the rule compares every candidate with it.
   chooseCompanion(
@@ -147,8 +175,11 @@ if (only === 'tune') {
   out(g ? `the gate alone, by its rule: ${g.gate}` : 'no gate choice: the built row is missing')
 }
 if (only === '' || only === 'train') {
-  const set = [...kept, ...more]
-  const samples = labelled(set, SETTINGS)
+  const set = [...kept, ...more, ...(proseSets ? [...proseSets.commands, ...proseSets.prose] : [])]
+  const base = labelled(set, SETTINGS)
+  const { samples, hard } = proseSets
+    ? hardWeighted(set, base, SETTINGS.hardWeight)
+    : { samples: base, hard: 0 }
   const positives = samples.filter((s) => s.label === 1).length
   out(`training: ${set.length} clips, ${samples.length} windows, ${positives} positive`)
   const t0 = process.cpuUsage()
@@ -157,7 +188,7 @@ if (only === '' || only === 'train') {
   out(`trained in ${((used.user + used.system) / 1e6).toFixed(0)} s of CPU`)
   // The near-miss weight is recorded only where it is not 1: the built file predates it.
   // So is the extra set, where it is in.
-  const { nearWeight, more: withMore, ...settings } = SETTINGS
+  const { nearWeight, more: withMore, prose, hardWeight, ...settings } = SETTINGS
   const r = record(m, {
     voices: [...new Set(set.map((k) => k.voice))],
     clips: set.length,
@@ -166,6 +197,7 @@ if (only === '' || only === 'train') {
     ...settings,
     ...(nearWeight === 1 ? {} : { nearWeight }),
     ...(withMore ? { more: more.length } : {}),
+    ...(prose ? { prose: proseSets?.prose.length, hard, hardWeight } : {}),
   })
   writeFileSync(FILE, `${JSON.stringify(r)}\n`)
   out(`written: ${FILE}`)
@@ -177,6 +209,9 @@ if (only === '' || only === 'measure') {
   const built = companionOf(r as CompanionRecord)
   // WAKE_COMPANION_MEASURE_GATE=0.05: the built model asked from that gate against its own gate.
   const gate = process.env.WAKE_COMPANION_MEASURE_GATE
-  if (gate) await measureCompanion({ ...built, gate: Number(gate) }, out, undefined, built)
+  // WAKE_COMPANION_MEASURE_BUILT=1: this file's model against the one built before companion4.
+  if (process.env.WAKE_COMPANION_MEASURE_BUILT === '1')
+    await measureCompanion(built, out, undefined, builtCompanion())
+  else if (gate) await measureCompanion({ ...built, gate: Number(gate) }, out, undefined, built)
   else await measureCompanion(built, out)
 }

@@ -32,6 +32,8 @@ export interface Labelled {
   readonly clip: number
   readonly chunk: number
   readonly label: 0 | 1
+  /** Its weight against an ordinary window's (companion-prose.ts's hard negatives): 1 unless set. */
+  readonly weight?: number
 }
 
 /** Chunks before the positives where a window holds little of the phrase (0.64 s: "hey jarvis" is ~0.6–0.9 s). */
@@ -138,7 +140,8 @@ export function trainCompanion(
         let z = b2
         for (let k = 0; k < H; k++) z += Math.max(0, h[k] ?? 0) * (w2[k] ?? 0)
         const p = 1 / (1 + Math.exp(-z))
-        const a = weightOf(s.label) * samples.length * (clip.group === 'near' ? near : 1)
+        const a =
+          weightOf(s.label) * samples.length * (clip.group === 'near' ? near : 1) * (s.weight ?? 1)
         loss -= a * Math.log(s.label === 1 ? Math.max(1e-12, p) : Math.max(1e-12, 1 - p))
         const dz = (a * (p - s.label)) / batch.length
         gb2 += dz

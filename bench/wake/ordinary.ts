@@ -14,17 +14,27 @@ import {
 } from '../../src/app/wake-detector.js'
 import { DEFAULT_SENSITIVITY } from '../../src/device/device-state.js'
 import { MODEL_DIR } from '../../test/helpers/wake.js'
+import { builtCompanion, RESERVED } from './companion-prose.js'
 import { fortuneTexts } from './prose.js'
 
 export const ORDINARY_DIR = join(import.meta.dirname, '..', '..', 'var', 'bench-wake', 'ordinary')
 
 /**
  * The detectors scored on the same audio: the default install, and it without the companion; with
- * WAKE_ORDINARY_GATE, also the default install with the companion asked from that gate (issue 46).
+ * WAKE_ORDINARY_GATE, also the default install with the companion asked from that gate (issue 46);
+ * with WAKE_ORDINARY_BUILT=1, also with the companion built before branch `companion4`.
  */
-export const DETECTORS: readonly { label: string; companion: boolean; gate?: number }[] = [
+export const DETECTORS: readonly {
+  label: string
+  companion: boolean
+  gate?: number
+  built?: boolean
+}[] = [
   { label: 'pretrained alone', companion: false },
   { label: 'with the companion', companion: true },
+  ...(process.env.WAKE_ORDINARY_BUILT === '1'
+    ? [{ label: 'with the companion built before', companion: true, built: true }]
+    : []),
   ...(process.env.WAKE_ORDINARY_GATE ?? '')
     .split(',')
     .filter((g) => g !== '')
@@ -40,12 +50,12 @@ export async function ordinaryDetector(
   options: Pick<WakeDetectorOptions, 'onWake' | 'logger' | 'onScores' | 'coarseHop'>,
 ): Promise<OpenWakeWordDetector> {
   const config = serviceWake(d.companion)
-  if (d.gate === undefined) return createWakeDetector(config, options)
+  if (d.gate === undefined && !d.built) return createWakeDetector(config, options)
   const paths = wakeModelPaths(config)
   return loadWakeDetector({
     ...paths,
     phrases: paths.phrases.map((p, i) => {
-      const c = p.companion ? companionFor(p.companion) : undefined
+      const c = p.companion ? (d.built ? builtCompanion() : companionFor(p.companion)) : undefined
       return {
         ...p,
         threshold: thresholdAt(p.threshold, DEFAULT_SENSITIVITY, p.verified),
@@ -73,14 +83,17 @@ function serviceWake(companion: boolean): WakeConfig {
 
 /**
  * companion-data.ts's fortunes: its prose negatives read from text 3000 of the 5000 after it
- * (FORTUNE_FROM), its training babble 2000 further on (80 texts). None of them is read here.
+ * (FORTUNE_FROM), its training babble 2000 further on (80 texts); and companion-prose.ts's
+ * reserved range (5300–8190: its training prose and its held-out stream). None of them is read
+ * here. The reserved range lies past the texts a 5 h run reads (0–~2850), so that run's audio is
+ * what it was before it; ~5.6 h are left in all.
  */
-const COMPANION_FORTUNES = [3000, 5080] as const
+const COMPANION_FORTUNES = [[3000, 5080], RESERVED] as const
 
 /** The fortunes the companion never heard, by key; the collections taking turns, as prose.ts's. */
 export function ordinaryTexts(): { key: string; text: string }[] {
   const all = fortuneTexts()
-  const trained = new Set(all.slice(...COMPANION_FORTUNES).map((t) => t.key))
+  const trained = new Set(COMPANION_FORTUNES.flatMap((r) => all.slice(...r).map((t) => t.key)))
   return all.filter((t) => !trained.has(t.key))
 }
 
