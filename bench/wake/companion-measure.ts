@@ -75,7 +75,11 @@ export async function measureCompanion(
   const vs = holdoutVoices()
   if (nearMiss) out('\n(columns: the companion without → with the near-miss check)')
   if (against)
-    out(`\n(columns: the companion asked from gate ${against.gate} → from gate ${companion.gate})`)
+    out(
+      against.gate === companion.gate
+        ? '\n(columns: the companion built before → this one, the same gate)'
+        : `\n(columns: the companion asked from gate ${against.gate} → from gate ${companion.gate})`,
+    )
   const alone = await serviceDetector(nearMiss ? companion : against)
   const both = await serviceDetector(companion, nearMiss)
   // WAKE_COMPANION_PART=missed|false: one half only.

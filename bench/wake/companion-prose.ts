@@ -42,7 +42,7 @@ export const RESERVED = [5300, 8191] as const
 const TRAIN_PROSE = [5300, 6300] as const
 const HELD_PROSE = [7800, 8191] as const
 /** The chain's score from which a training-prose window counts as a hard negative. */
-const HARD_FROM = 0.3
+export const HARD_FROM = 0.3
 
 /** The built companion (the one shipped before this work): the hard negatives are mined with it. */
 export const builtCompanion = (): CompanionModel => companionOf(built as CompanionRecord)
@@ -111,14 +111,31 @@ export function hardWeighted(
   return { samples: out, hard }
 }
 
-/** Fires in a stream clip (two chunks in a row at or over, then 2 s of refractory time). */
-export function streamFires(head: number[], p: Float64Array, t: number, gate: number): number {
+/**
+ * Fires in a stream clip (two chunks in a row at or over, then 2 s of refractory time); with
+ * `near`, near-fires: single chunks where the chain's score (the companion's folded as the shipped
+ * file folds it, threshold `t` → 0.5) reaches `near`, then 2 s.
+ */
+export function streamFires(
+  head: number[],
+  p: Float64Array,
+  t: number,
+  gate: number,
+  near?: number,
+): number {
+  const logit = (x: number) => Math.log(x / (1 - x))
+  const at = near === undefined ? undefined : logit(near)
   let run = 0
   let n = 0
   for (let c = WARMUP; c < p.length; c++) {
     const h = head[c] ?? 0
-    run = h >= 0.5 || (h >= gate && (p[c] ?? 0) >= t) ? run + 1 : 0
-    if (run < 2) continue
+    const q = Math.min(1 - 1e-12, Math.max(1e-12, p[c] ?? 0))
+    const hit =
+      at === undefined
+        ? h >= 0.5 || (h >= gate && q >= t)
+        : h >= (near ?? 1) || (h >= gate && logit(q) - logit(t) >= at)
+    run = hit ? run + 1 : 0
+    if (run < (at === undefined ? 2 : 1)) continue
     n++
     run = 0
     c += 25
