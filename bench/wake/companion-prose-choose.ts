@@ -16,7 +16,10 @@
 // the hard negatives are mined; 2 s apart); ties to fewer noisy one-breath misses, then the lower
 // threshold. None eligible, or none with fewer near-fires than the reference: nothing is chosen.
 // (Amended before any candidate was scored or the holdout read: the first run showed the
-// reference firing 0 times on the 41 min stream, so fires alone could not rank anything.)
+// reference firing 0 times on the 41 min stream, so fires alone could not rank anything.) The
+// reference near-fired 0 times too, so nothing can be chosen; the candidate measured on the holdout
+// for information only (not to ship) is the rule's order without the `near < reference` clause,
+// fixed before the candidates' rows were read.
 import type { Kept } from './companion-data.js'
 import { HARD_FROM, hardWeighted, proseHours, streamFires } from './companion-prose.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
