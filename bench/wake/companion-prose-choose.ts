@@ -23,17 +23,13 @@
 import type { Kept } from './companion-data.js'
 import { HARD_FROM, hardWeighted, proseHours, streamFires } from './companion-prose.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
-import { denseScores, fires, SPLIT } from './companion-tune.js'
+import { CLIP_COLUMNS, denseScores, fires, SPLIT } from './companion-tune.js'
 
 const GATE = 0.005
 const THRESHOLDS = [0.9, 0.95, 0.98]
 
 const COLUMNS: [string, (k: Kept) => boolean][] = [
-  ['wake clean', (k) => k.group === 'wake' && k.noise === 'clean'],
-  ['wake noisy', (k) => k.group === 'wake' && k.noise !== 'clean'],
-  ['pause clean', (k) => k.group === 'pause' && k.noise === 'clean'],
-  ['pause noisy', (k) => k.group === 'pause' && k.noise !== 'clean'],
-  ['near', (k) => k.group === 'near'],
+  ...CLIP_COLUMNS,
   ['command', (k) => k.group === 'command'],
 ]
 

@@ -28,12 +28,16 @@ interface Row {
   readonly fired: Record<string, number>
 }
 
-const COLUMNS: [string, (k: Kept) => boolean][] = [
+/** The split's columns of wakes and near-misses (companion-prose-choose.ts reads them too). */
+export const CLIP_COLUMNS: [string, (k: Kept) => boolean][] = [
   ['wake clean', (k) => k.group === 'wake' && k.noise === 'clean'],
   ['wake noisy', (k) => k.group === 'wake' && k.noise !== 'clean'],
   ['pause clean', (k) => k.group === 'pause' && k.noise === 'clean'],
   ['pause noisy', (k) => k.group === 'pause' && k.noise !== 'clean'],
   ['near', (k) => k.group === 'near'],
+]
+const COLUMNS: [string, (k: Kept) => boolean][] = [
+  ...CLIP_COLUMNS,
   ['prose', (k) => k.group === 'prose'],
 ]
 
