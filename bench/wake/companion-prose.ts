@@ -6,11 +6,12 @@
 //   - training prose: texts TRAIN_PROSE, ten at a time run on as one clip (0.3–1 s between texts)
 //     by one voice-speed, the voice-speeds taking turns;
 //   - a held-out prose stream: texts HELD_PROSE (never trained on), the same way, for the rule;
-//   - hard negatives: the training-prose windows where the BUILT companion (companion-built.json,
-//     the model this work started from, kept so the mining is the same every time) with the head
-//     scores ≥ 0.3 — it fires or nearly fires there — weighted more in training.
+//   - hard negatives: the training-prose windows where the BUILT companion (the shipped file, its
+//     SHA-256 checked against the one this work started from, so the mining is the same every
+//     time) with the head scores ≥ 0.3 — it fires or nearly fires there — weighted more in training.
 // Cached under var/bench-wake/companion/prose-*.{bin,json}. Seeded; the holdout is never read.
-import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   type CompanionModel,
@@ -19,7 +20,6 @@ import {
   companionScore,
 } from '../../src/adapters/openwakeword/companion.js'
 import { EMBEDDING_SIZE } from '../../src/adapters/openwakeword/features.js'
-import built from './companion-built.json' with { type: 'json' }
 import {
   COMPANION_CACHE,
   embedder,
@@ -44,8 +44,29 @@ const HELD_PROSE = [7800, 8191] as const
 /** The chain's score from which a training-prose window counts as a hard negative. */
 export const HARD_FROM = 0.3
 
+/** The shipped companion this work started from, by its file's SHA-256. */
+const BUILT_FILE = join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'src',
+  'adapters',
+  'openwakeword',
+  'hey-jarvis-companion.json',
+)
+const BUILT_SHA256 = '37fabe6bd6c3a052358c0e2d692b62de260a9ff9c1946412c48bd5e265543550'
+
 /** The built companion (the one shipped before this work): the hard negatives are mined with it. */
-export const builtCompanion = (): CompanionModel => companionOf(built as CompanionRecord)
+export function builtCompanion(): CompanionModel {
+  const bytes = readFileSync(BUILT_FILE)
+  const sha = createHash('sha256').update(bytes).digest('hex')
+  if (sha !== BUILT_SHA256) {
+    throw new Error(
+      `${BUILT_FILE} is not the companion these figures were mined with (SHA-256 ${BUILT_SHA256.slice(0, 8)}…): re-make it from git history to repeat them`,
+    )
+  }
+  return companionOf(JSON.parse(bytes.toString('utf8')) as CompanionRecord)
+}
 
 async function proseClips(
   name: string,
