@@ -202,6 +202,14 @@ describe.skipIf(skip)(
       expect(nocturn.child.exitCode).toBeNull()
       expect(nocturn.child.signalCode).toBeNull()
       const events = nocturn.lines.map((l) => l.event)
+      // What the service said around a stall, if one came (bounded): the cause is in these lines.
+      const stall = events.indexOf('audio_capture_stalled')
+      if (stall >= 0) {
+        const around = nocturn.lines.slice(Math.max(0, stall - 25), stall + 10)
+        process.stdout.write(
+          `around the stall:\n${around.map((l) => JSON.stringify(l)).join('\n')}\n`,
+        )
+      }
       expect(events).not.toContain('watchdog_stalled')
       expect(events).not.toContain('audio_capture_stalled')
       expect(events).not.toContain('audio_stream_failed')

@@ -7,6 +7,7 @@ import { ChunkRing, type TakenChunk } from './chunk-ring.js'
 import type { CompanionModel } from './companion.js'
 import { CHUNK_SAMPLES, type FeaturePipeline, SAMPLE_RATE_HZ } from './features.js'
 import { KeepingUp } from './keeping-up.js'
+import { LoopLateness } from './loop-lateness.js'
 import type { ModelSession } from './model-session.js'
 import type { VerifierStage } from './verifier.js'
 import { checkThresholds } from './wake-trigger.js'
@@ -40,7 +41,10 @@ export interface DetectorStats {
   readonly maxLagMs: number
   /** False from a dropped chunk until KEEP_UP_MS of audio in a row was scored without a drop. */
   readonly keepingUp: boolean
-  /** Times scoring rested after a chunk took more than half a chunk's time (load shed). */
+  /**
+   * Times scoring rested after a chunk took more than half a chunk's time while the event loop ran
+   * late (load shed).
+   */
   readonly rests: number
 }
 
@@ -107,15 +111,22 @@ export interface OpenWakeWordDetectorOptions {
 
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
- * A chunk whose scoring took longer than this (wall time) means the board, or the CPU share the
- * process gets, cannot score in real time: scoring then rests for the time it worked beyond this
- * before the next chunk, so a scorer far slower than real time takes about half of what the
- * process gets and the audio path, on the event loop in the same process (and the same cgroup
- * quota), keeps the rest. Not the whole time it worked: inside a quota a request's wall time is
- * mostly the quota's throttling, and a rest that long left the quota unused while the backlog
- * grew (bench/RESULTS.md, "a talking room inside 2.5 %"). Healthy: a few ms.
+ * A chunk whose scoring took longer than this (wall time) while the event loop ran late (LATE_MS)
+ * means the scorer takes CPU the audio path needs: scoring then rests for the time it worked beyond
+ * this before the next chunk, so a scorer far slower than real time takes about half of what the
+ * process gets and the event loop, in the same process (and the same cgroup quota), keeps the
+ * rest. Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
+/**
+ * How late the event loop must have run during a slow request (LoopLateness) for scoring to rest.
+ * A slow request alone is not enough: inside a quota its wall time is mostly the quota's
+ * throttling, and resting then left the quota idle while the backlog grew and dropped (inside
+ * 1.7 % of a core, 1–4 rests a second and the process under its quota: bench/RESULTS.md, "the
+ * runtime on its own thread"). Above a quota period (100 ms: a loop inside a quota waits up to one
+ * period anyway) and far below the watchdog's 15 s.
+ */
+const LATE_MS = 150
 /**
  * How long the detector's start lasts at most, in audio from its first chunk: its deeper backlog
  * (`startBacklogMs`) holds that long. Inside 2.5 % of a core the start fell 3–7 s behind and
@@ -172,8 +183,8 @@ const EXACT_BEHIND_PER_REQUEST = 4
  * (chain.ts: mel → embedding → every head → the wake rule), which runs where the models run, and
  * replays what it said here: scores, wakes, the windows the household keeps. If scoring falls
  * behind by more than the backlog, the oldest chunks are dropped, counted and logged — the audio
- * path never waits and memory stays bounded; a scorer slower than real time rests between chunks
- * and sheds the oldest audio (BUSY_MS, `onKeepingUp`). Whether scoring keeps up is the
+ * path never waits and memory stays bounded; a scorer slower than real time that holds the event
+ * loop back rests between chunks and sheds the oldest audio (BUSY_MS, LATE_MS, `onKeepingUp`). Whether scoring keeps up is the
  * `KeepingUp`'s to say.
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
@@ -184,6 +195,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   readonly #chain: ChunkChain
   readonly #ring: ChunkRing
   readonly #keepingUp: KeepingUp
+  readonly #lateness: LoopLateness
   #thresholds: readonly number[]
   #scored = 0
   #quiet = 0
@@ -229,6 +241,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         judgeOverMs: START_JUDGE_OVER_MS,
       },
     )
+    this.#lateness = new LoopLateness()
     this.#hop = Math.max(1, Math.floor(options.coarseHop ?? 1))
     this.#exact = this.#hop === 1
   }
@@ -342,6 +355,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       for (let k = 0; k < n; k++) chunks.push(ring.take(true))
       const reset = this.#resetAsked
       this.#resetAsked = false
+      this.#lateness.arm()
       try {
         const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks })
         if (this.#closed) return
@@ -355,7 +369,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
         )
       } finally {
         const busy = this.#o.now() - began
-        if (busy > BUSY_MS * n) {
+        const late = this.#lateness.disarm()
+        if (busy > BUSY_MS * n && late > LATE_MS) {
           this.#restUntil = this.#o.now() + busy - BUSY_MS * n
           this.#rests++
         }

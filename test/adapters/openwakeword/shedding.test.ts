@@ -10,8 +10,16 @@ afterAll(async () => {
   for (const d of open) await d.close()
 })
 
-/** The native runtime whose embedding runs take `slowMs` of wall time while `slow()` says so. */
-async function stallable(slow: () => boolean, slowMs: number): Promise<InferenceRuntime> {
+/**
+ * The native runtime whose embedding runs take `slowMs` of wall time while `slow()` says so:
+ * `hog` holds the event loop for it (a slow board's CPU, the runtime in process), `wait` leaves
+ * the loop free (a run throttled by a CPU quota, on the runtime's own thread).
+ */
+async function stallable(
+  slow: () => boolean,
+  slowMs: number,
+  how: 'hog' | 'wait',
+): Promise<InferenceRuntime> {
   const real = await loadRuntime('native')
   return {
     name: real.name,
@@ -21,7 +29,11 @@ async function stallable(slow: () => boolean, slowMs: number): Promise<Inference
       return {
         ...m,
         run: async (input, dims) => {
-          if (slow()) await new Promise((r) => setTimeout(r, slowMs))
+          if (slow() && how === 'wait') await new Promise((r) => setTimeout(r, slowMs))
+          if (slow() && how === 'hog') {
+            const until = performance.now() + slowMs
+            while (performance.now() < until) {}
+          }
           return m.run(input, dims)
         },
         close: () => m.close(),
@@ -92,14 +104,14 @@ describe('the start of scoring', () => {
 })
 
 describe('a scorer that cannot keep up', () => {
-  it('rests after a slow chunk, drops the oldest audio, says once that it cannot keep up, and says it keeps up again after 30 s without a drop', async () => {
+  it('rests after a slow chunk that held the event loop, drops the oldest audio, says once that it cannot keep up, and says it keeps up again after 30 s without a drop', async () => {
     const logger = new MemoryLogger()
     let slow = true
     const told: boolean[] = []
     const d = await pinnedDetector({
       onWake: () => {},
       phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
-      runtime: await stallable(() => slow, 120),
+      runtime: await stallable(() => slow, 200, 'hog'),
       backlogMs: 400,
       // No deeper backlog for the start: this board is slow from its first chunk on.
       startBacklogMs: 400,
@@ -108,7 +120,7 @@ describe('a scorer that cannot keep up', () => {
       onKeepingUp: (ok) => told.push(ok),
     })
     open.push(d)
-    // Three seconds of a board that needs 120 ms for an 80 ms chunk: it cannot keep up.
+    // Three seconds of a board that needs 200 ms of the event loop for an 80 ms chunk.
     let at = await paced(d, 0, 3)
     const behind = d.stats()
     expect(behind.keepingUp).toBe(false)
@@ -116,7 +128,7 @@ describe('a scorer that cannot keep up', () => {
     // It rested after slow chunks rather than scoring back to back: at most half the time busy,
     // so at most about half the chunks that a backlog-bound scorer would have managed.
     expect(behind.rests).toBeGreaterThan(0)
-    expect(behind.chunksScored).toBeLessThan((3000 / 120) * 0.75)
+    expect(behind.chunksScored).toBeLessThan((3000 / 200) * 0.75)
     expect(told).toEqual([false])
     expect(logger.withEvent('wake_word_cannot_keep_up')).toHaveLength(1)
     // The board is fast again; the detector says so only after 30 s of audio without a drop.
@@ -137,4 +149,29 @@ describe('a scorer that cannot keep up', () => {
     expect(told).toEqual([false, true])
     expect(logger.withEvent('wake_word_keeping_up')).toHaveLength(1)
   }, 120_000)
+})
+
+describe('a scorer slowed by a CPU quota, the event loop free', () => {
+  it('does not rest: it scores back to back, drops the oldest audio and says it cannot keep up', async () => {
+    const logger = new MemoryLogger()
+    const d = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      // 200 ms of wall time a chunk that the event loop does not wait for: a rest would only
+      // leave the quota idle.
+      runtime: await stallable(() => true, 200, 'wait'),
+      backlogMs: 400,
+      startBacklogMs: 400,
+      coarseHop: 1,
+      logger,
+    })
+    open.push(d)
+    await paced(d, 0, 3)
+    const s = d.stats()
+    expect(s.rests).toBe(0)
+    expect(s.chunksScored).toBeGreaterThan(0)
+    expect(s.chunksDropped).toBeGreaterThan(0)
+    expect(s.keepingUp).toBe(false)
+    expect(logger.withEvent('wake_word_cannot_keep_up')).toHaveLength(1)
+  }, 60_000)
 })
