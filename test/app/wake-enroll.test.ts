@@ -87,6 +87,16 @@ function wav(pcm: Uint8Array, rateHz = 16_000): Buffer {
   return Buffer.concat([wavHeader(rateHz, pcm.length), pcm])
 }
 
+/** `--from` and `--negatives` folders in `s`: the clips' empty, the negatives' with `roomSeconds` of room. */
+function wavFolders(s: Setup, roomSeconds: number): { clips: string; other: string } {
+  const clips = join(s.dir, 'clips')
+  const other = join(s.dir, 'other')
+  mkdirSync(clips)
+  mkdirSync(other)
+  writeFileSync(join(other, 'room.wav'), wav(room(roomSeconds)))
+  return { clips, other }
+}
+
 describe.skipIf(skip)('nocturn wake enroll', () => {
   it('records clips, a sentence and the room through arecord, trains, reports leave-one-out, and the detector then uses the verifier', async () => {
     const s = setup()
@@ -172,11 +182,7 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
 
   it('WAV files: a wrong sample rate names the file, an empty folder says so, too few clips says how many', async () => {
     const s = setup()
-    const clips = join(s.dir, 'clips')
-    const other = join(s.dir, 'other')
-    mkdirSync(clips)
-    mkdirSync(other)
-    writeFileSync(join(other, 'room.wav'), wav(room(5)))
+    const { clips, other } = wavFolders(s, 5)
     const env = { ...process.env }
 
     let r = await enroll(env, '--config', s.config, '--from', clips, '--negatives', other)
@@ -210,11 +216,7 @@ describe.skipIf(skip)('nocturn wake enroll', () => {
 
   it('one-breath clips the pretrained head misses are enrolled: it hears them as the service does, with the companion head', async () => {
     const s = setup()
-    const clips = join(s.dir, 'clips')
-    const other = join(s.dir, 'other')
-    mkdirSync(clips)
-    mkdirSync(other)
-    writeFileSync(join(other, 'room.wav'), wav(room(8)))
+    const { clips, other } = wavFolders(s, 8)
     // Each is missed by hey_jarvis_v0.1 alone at every hop (checked when this test was written):
     // without the companion, enrolment finds the phrase in none of them and writes nothing.
     const said = [
