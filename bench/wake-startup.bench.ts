@@ -5,8 +5,9 @@
 //   floor — a fresh `node` importing ws, mqtt, @google/genai, better-sqlite3 and pino (the five the
 //           service imports at start, as bench/startup.bench.ts), spawn → its line;
 //   speech — the service bundle (dist/service/cli.js) in speech mode, spawn → `nocturn running`;
-//   wake — the same in wake mode (hey_jarvis, native): spawn → `panel starting` (the button
-//          answers from here), `listening for the wake phrase`, `nocturn running`.
+//   wake — the same in wake mode (hey_jarvis, native): spawn → `panel starting`, `panel started`
+//          (gpiomon is running: the button answers from here), `listening for the wake phrase`,
+//          `nocturn running`.
 // WAKE_STARTUP_BEFORE=<another built checkout>: its wake mode too, in the same alternation ("before").
 // Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
 // this process's clock, with the CPU time the process had spent by then (all its threads, from
@@ -180,21 +181,19 @@ function rssSplit(pid: number): Record<string, number> {
 
 const floorSource = `${FLOOR.map((m) => `await import(${JSON.stringify(m)})`).join('; ')}; process.stdout.write('${FLOOR_MARK}\\n'); setInterval(() => {}, 1 << 30)`
 const RUN = ['dist/service/cli.js', 'run', '--config']
+/** The wake start's lines: the panel begins, the button is watched, the detector listens. */
+const WAKE_MARKS = [
+  '"panel starting"',
+  '"panel started"',
+  '"listening for the wake phrase"',
+  '"nocturn running"',
+]
 const kinds = {
   floor: () => start(['--input-type=module', '-e', floorSource], [FLOOR_MARK]),
   speech: (n: number) => start([...RUN, config('speech', n)], ['"nocturn running"']),
-  wake: (n: number) =>
-    start(
-      [...RUN, config('wake', n)],
-      ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
-    ),
+  wake: (n: number) => start([...RUN, config('wake', n)], WAKE_MARKS),
   ...(BEFORE && {
-    before: (n: number) =>
-      start(
-        [...RUN, config('wake', n + 100)],
-        ['"panel starting"', '"listening for the wake phrase"', '"nocturn running"'],
-        BEFORE,
-      ),
+    before: (n: number) => start([...RUN, config('wake', n + 100)], WAKE_MARKS, BEFORE),
   }),
 }
 type Kind = keyof typeof kinds

@@ -35,6 +35,7 @@ import { checkProviderKeys, composeProviders } from './compose/providers.js'
 import { openSound } from './compose/sound.js'
 import { composeGate, composeTools, restoreTimers } from './compose/tools.js'
 import { composeVoice } from './compose/voice.js'
+import { loadWake } from './compose/wake-load.js'
 import { composeWakeLog } from './compose/wake-log.js'
 import type { LoadedConfig } from './config/load.js'
 import { listenMode } from './config/schema.js'
@@ -108,6 +109,13 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     checkProviderKeys(config)
     const { store, feed } = openConversationStore(comp)
     const device = composeDevice(comp, store)
+    const wakes = composeWakeLog(comp, store)
+    const panel = await composePanel(comp, device, panelConfig, options)
+    // The wake models load on their own thread while the rest starts (issue 47): natively
+    // 0.1–1 s, on WASM 10 s or more on a slow board.
+    const wake = loadWake(comp, device, wakes)
+    // The button answers (mute, the LED) from here on, before anything else is composed.
+    await panel.start()
     const household = composeHousehold(
       comp,
       feed,
@@ -117,7 +125,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     )
     showStatus(device, household.mqtt, listenMode(comp.config.listen) === 'wake')
     const gate = composeGate(comp, policies, household.approver, store, store.history)
-    const panel = await composePanel(comp, device, panelConfig, options)
     const sound = await openSound(comp, device, audioFaults(comp, device), options)
     const { tools, timers } = await composeTools(comp, {
       store,
@@ -153,7 +160,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     })
 
     const typed = composeTypedConversations(comp, { feed, llm, tools, gate, persona })
-    const wakes = composeWakeLog(comp, store)
     const phoneApp = await servePhones(comp, {
       household,
       gate,
@@ -164,9 +170,6 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       ...typed,
     })
     keepRetention(comp, store)
-    // The button answers (mute, the LED) before the listening chain is composed: a wake model
-    // takes 0.1–1 s to load natively, 10 s or more on WASM on a slow board (issue 47).
-    await panel.start()
     const loop = await composeListening(comp, {
       router,
       driver,
@@ -177,6 +180,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
       wakes,
+      wake,
       reads: sound.reads,
       onFalseWake: () => device.countFalseWake(),
       ...(options.onEarcon && { onEarcon: options.onEarcon }),

@@ -154,6 +154,8 @@ export class GpiodPanel implements Panel {
     }
     this.#started = true
     this.#render()
+    // The button is watched from here: the moment a start is measured by (bench/wake-startup).
+    logger.info({ panel: 'gpiod' }, 'panel started')
   }
 
   setLed(state: LedState): void {

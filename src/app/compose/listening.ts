@@ -22,7 +22,6 @@ import type { AudioOut } from '../../ports/audio.js'
 import type { OnsetSource } from '../../ports/onset.js'
 import type { PhraseCheck } from '../../ports/phrase-check.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
-import type { WakeTeacher } from '../../ports/wake-teacher.js'
 import type { WakeWordDetector } from '../../ports/wake-word.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
 import { SessionLoop } from '../../voice/session-loop.js'
@@ -30,15 +29,10 @@ import type { SessionSummary } from '../../voice/session-types.js'
 import type { VoiceDriver } from '../../voice/voice-driver.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
-import { nativeMarkFor } from '../native-guard.js'
-import {
-  createWakeDetector,
-  followSensitivity,
-  WAKE_CANNOT_KEEP_UP,
-  wakeModelPaths,
-} from '../wake-detector.js'
+import { followSensitivity, wakeModelPaths } from '../wake-detector.js'
 import type { DeviceMqtt } from './broker.js'
 import type { Composition } from './composition.js'
+import type { WakeLoad } from './wake-load.js'
 
 /*
  * The listening chain, in the order a microphone frame travels it:
@@ -115,6 +109,8 @@ interface ListeningDeps {
   readonly wakes?: WakeLog | undefined
   /** The microphone's reads (ALSA): aligned with the wake detector's chunks at each reset. */
   readonly reads?: MicReads | undefined
+  /** Wake mode: the detector, loading since early in the start (wake-load.ts). */
+  readonly wake?: WakeLoad | undefined
 }
 
 /** The stages that decide when a spoken session opens; started by the caller once all is ready. */
@@ -205,7 +201,7 @@ async function onsetFor(
   })
   if (mode === 'button') return button
   // The button's hold talks beside the wake phrase, and alone when the wake word cannot listen.
-  const wake = await wakeOnset(comp, comp.config.listen.wake as WakeConfig, deps)
+  const wake = deps.wake && (await wakeOnset(comp, deps.wake, deps))
   return wake ? new AnyOnset([wake, button]) : button
 }
 
@@ -217,30 +213,15 @@ async function onsetFor(
  */
 async function wakeOnset(
   { config: c, clock, log, closers }: Composition,
-  wake: WakeConfig,
+  load: WakeLoad,
   deps: ListeningDeps,
 ): Promise<WakeOnset | undefined> {
   const wakeLog = log.child({ component: 'wake' })
   let stage: WakeOnset | undefined
   try {
-    const detector = await createWakeDetector(wake, {
-      onWake: (d) => {
-        deps.wakes?.detected(d)
-        stage?.detected(d)
-      },
-      logger: wakeLog,
-      sensitivity: deps.device.sensitivity,
-      nativeMark: nativeMarkFor(c.store.path),
-      // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
-      onKeepingUp: (ok) => deps.device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
-      ...(deps.wakes && {
-        teacher: {
-          ready: (t: WakeTeacher) => deps.wakes?.useTeacher(t),
-          sensitivity: () => deps.device.sensitivity,
-        },
-      }),
-    })
-    closers.add(followSensitivity(deps.device, detector, wake, wakeLog))
+    const detector = await load.detector
+    load.hear((d) => stage?.detected(d))
+    closers.add(followSensitivity(deps.device, detector, load.config, wakeLog))
     stage = new WakeOnset({
       detector: deps.reads ? alignedReads(detector, deps.reads) : detector,
       voiced: await VoicedHistory.create(),

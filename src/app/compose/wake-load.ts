@@ -1,0 +1,65 @@
+import type { DeviceState } from '../../device/device-state.js'
+import type { WakeLog } from '../../device/wake-log.js'
+import type { WakeTeacher } from '../../ports/wake-teacher.js'
+import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
+import { listenMode } from '../config/schema.js'
+import type { WakeConfig } from '../config/wake-schema.js'
+import { nativeMarkFor } from '../native-guard.js'
+import { createWakeDetector, WAKE_CANNOT_KEEP_UP } from '../wake-detector.js'
+import type { Composition } from './composition.js'
+
+/** The wake detector, loading since early in the start; the wake stage takes it over. */
+export interface WakeLoad {
+  readonly config: WakeConfig
+  readonly detector: Promise<WakeWordDetector>
+  /** Where its detections go from now on (the wake stage, once it is made). */
+  hear(listener: WakeListener): void
+}
+
+/**
+ * Begins loading the wake detector at once, in wake mode: its thread starts, the runtime is
+ * imported, the models are read and the noise prefill is made on that thread while the event loop
+ * composes the rest of the start (issue 47: after the panel, this was ~170 ms of a ~390 ms start).
+ * The event loop is not held by it: a model runs only on the runtime's thread. A failure is the
+ * wake stage's to report (listening.ts), as it was when the load began there. Closed with the
+ * composition if the start stops before the stage takes it over.
+ */
+export function loadWake(
+  { config: c, log, closers }: Composition,
+  device: DeviceState,
+  wakes: WakeLog | undefined,
+): WakeLoad | undefined {
+  if (listenMode(c.listen) !== 'wake' || !c.listen.wake) return undefined
+  const config = c.listen.wake as WakeConfig
+  const wakeLog = log.child({ component: 'wake' })
+  wakeLog.info({ runtime: config.runtime }, 'wake models loading')
+  let heard: WakeListener | undefined
+  const detector = createWakeDetector(config, {
+    onWake: (d) => {
+      wakes?.detected(d)
+      heard?.(d)
+    },
+    logger: wakeLog,
+    sensitivity: device.sensitivity,
+    nativeMark: nativeMarkFor(c.store.path),
+    // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
+    onKeepingUp: (ok) => device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
+    ...(wakes && {
+      teacher: {
+        ready: (t: WakeTeacher) => wakes.useTeacher(t),
+        sensitivity: () => device.sensitivity,
+      },
+    }),
+  })
+  // Answered where it is awaited; until then a failure is not an unhandled rejection.
+  detector.catch(() => {})
+  // The stage closes it too when it stops; a second close does nothing.
+  closers.add(async () => (await detector.catch(() => undefined))?.close())
+  return {
+    config,
+    detector,
+    hear(listener) {
+      heard = listener
+    },
+  }
+}
