@@ -9,7 +9,9 @@
 //          (gpiomon is running: the button answers from here), `listening for the wake phrase`,
 //          `nocturn running`.
 // WAKE_STARTUP_BEFORE=<another built checkout>: its wake mode too, in the same alternation ("before").
-// Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins, on
+// Each on WAV audio (silence), the fake Live service, no broker, the gpiod panel's stand-ins (POSIX
+// sh, as cheap as the real tools: bench/wake/gpiod-sh.ts; WAKE_STARTUP_GPIOD=node for the tests'
+// node ones, ~40 ms a spawn, which the rows before 6 Dec 07:00 UTC were timed with), on
 // this process's clock, with the CPU time the process had spent by then (all its threads, from
 // /proc's schedstat: it survives a loaded machine better than the wall time). RSS of each after
 // WAKE_STARTUP_IDLE_S (default 10) s idle, one more of each kind left idle side by side after the
@@ -29,6 +31,7 @@ import { fakeGpiod } from '../test/helpers/fake-gpiod.js'
 import { fakeLiveProvider } from '../test/helpers/nocturn-process.js'
 import { MODEL_DIR } from '../test/helpers/wake.js'
 import { machineLine, quantile } from './machine.js'
+import { shGpiod } from './wake/gpiod-sh.js'
 
 const ROOT = resolve(import.meta.dirname, '..')
 const RUNS = Number(process.env.WAKE_STARTUP_RUNS ?? 5)
@@ -54,7 +57,7 @@ writeFileSync(
   Buffer.concat([wavHeader(16_000, silence.length), silence]),
 )
 const server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
-const gpiod = fakeGpiod(2)
+const gpiod = process.env.WAKE_STARTUP_GPIOD === 'node' ? fakeGpiod(2) : shGpiod()
 
 function config(mode: 'speech' | 'wake', n: number): string {
   const dir = mkdtempSync(join(work, `${mode}-${n}-`))

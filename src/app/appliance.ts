@@ -111,11 +111,11 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     const device = composeDevice(comp, store)
     const wakes = composeWakeLog(comp, store)
     const panel = await composePanel(comp, device, panelConfig, options)
-    // The wake models load on their own thread while the rest starts (issue 47): natively
+    // The button answers (mute, the LED) from here on, before anything slower is composed; then
+    // the wake models load on their own thread while the rest starts (issue 47): natively
     // 0.1–1 s, on WASM 10 s or more on a slow board.
-    const wake = loadWake(comp, device, wakes)
-    // The button answers (mute, the LED) from here on, before anything else is composed.
     await panel.start()
+    const wake = loadWake(comp, device, wakes)
     const household = composeHousehold(
       comp,
       feed,

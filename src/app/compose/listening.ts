@@ -218,13 +218,15 @@ async function wakeOnset(
 ): Promise<WakeOnset | undefined> {
   const wakeLog = log.child({ component: 'wake' })
   let stage: WakeOnset | undefined
+  // Made while the models load; closed again if they cannot.
+  const voiced = VoicedHistory.create()
   try {
     const detector = await load.detector
     load.hear((d) => stage?.detected(d))
     closers.add(followSensitivity(deps.device, detector, load.config, wakeLog))
     stage = new WakeOnset({
       detector: deps.reads ? alignedReads(detector, deps.reads) : detector,
-      voiced: await VoicedHistory.create(),
+      voiced: await voiced,
       clock,
       logger: wakeLog,
       preRollMs: c.listen.preRollMs,
@@ -239,6 +241,7 @@ async function wakeOnset(
       'the wake word cannot listen: only the button opens a session',
     )
     deps.device.fault('wake word', errorText(err))
+    void voiced.then((v) => v.close()).catch(() => {})
     return undefined
   }
   const heard = stage

@@ -19,10 +19,10 @@ export interface WakeLoad {
 /**
  * Begins loading the wake detector at once, in wake mode: its thread starts, the runtime is
  * imported, the models are read and the noise prefill is made on that thread while the event loop
- * composes the rest of the start (issue 47: after the panel, this was ~170 ms of a ~390 ms start).
- * The event loop is not held by it: a model runs only on the runtime's thread. A failure is the
- * wake stage's to report (listening.ts), as it was when the load began there. Closed with the
- * composition if the start stops before the stage takes it over.
+ * composes the rest of the start (issue 47). Called once the panel has started, so the button never
+ * waits for it, even where both share one core. A model runs only on the runtime's thread. A
+ * failure is the wake stage's to report (listening.ts), as it was when the load began there.
+ * Closed with the composition if the start stops before the stage takes it over.
  */
 export function loadWake(
   { config: c, log, closers }: Composition,
