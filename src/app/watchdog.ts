@@ -27,13 +27,16 @@ export interface WatchdogOptions {
  * (an Essential package); systemd's own `WatchdogSec=` would need a notifier process spawned for
  * every ping, and nothing here to prove it on a machine without systemd. The feeds (e.g. the
  * microphone delivering frames) are checked by the main thread itself, on the same timer: while
- * the loop runs it can look, and when it does not the loop check fires first.
+ * the loop runs it can look, and when it does not the loop check fires first; the time a look
+ * came late by (the loop held) is not counted as a feed's silence, as the capture watchdog counts
+ * its own (audio/capture-watchdog.ts).
  */
 export class Watchdog {
   readonly #child: ChildProcess | undefined
   readonly #timer: NodeJS.Timeout
   readonly #feeds = new Map<string, { readonly limitMs: number; last: number }>()
   readonly #reported = new Set<string>()
+  #lookedAt = performance.now()
 
   constructor(opts: WatchdogOptions = {}) {
     const interval = opts.intervalMs ?? 1000
@@ -84,7 +87,7 @@ export class Watchdog {
     }
     this.#timer = setInterval(() => {
       this.#child?.stdin?.write('\n')
-      this.#look(action, opts.onStall)
+      this.#look(interval, action, opts.onStall)
     }, interval)
     this.#timer.unref()
   }
@@ -101,9 +104,15 @@ export class Watchdog {
     this.#child?.stdin?.end()
   }
 
-  #look(action: 'kill' | 'report', onStall: WatchdogOptions['onStall']): void {
+  #look(interval: number, action: 'kill' | 'report', onStall: WatchdogOptions['onStall']): void {
     const now = performance.now()
+    // A look that comes late found the event loop held (a busy start, a CPU quota): no feed could
+    // be fed meanwhile, and their callbacks run after this one. That time is not a feed's silence;
+    // a loop held too long is the child's to end.
+    const held = Math.max(0, now - this.#lookedAt - interval)
+    this.#lookedAt = now
     for (const [name, f] of this.#feeds) {
+      f.last = Math.min(now, f.last + held)
       const silentMs = Math.round(now - f.last)
       if (silentMs <= f.limitMs) {
         this.#reported.delete(name)

@@ -148,6 +148,33 @@ describe('the watchdog', () => {
     await dog.stop()
     expect(stalls).toEqual(['microphone'])
   })
+
+  it('does not count a held event loop as a fed feed gone quiet', async () => {
+    const stalls: [string, number][] = []
+    const dog = new Watchdog({
+      feeds: { speaker: 200 },
+      intervalMs: 20,
+      action: 'report',
+      onStall: (what, silentMs) => stalls.push([what, silentMs]),
+    })
+    // Fed every 60 ms; at the fifth feed the loop is held 600 ms (three times the feed's limit)
+    // just after it. The look is due sooner than the next feed, so it runs first when the loop
+    // is let go, before the feed's own callback has had its turn.
+    let fed = 0
+    const feeding = setInterval(() => {
+      dog.feed('speaker')
+      if (++fed !== 5) return
+      const end = performance.now() + 600
+      while (performance.now() < end) {}
+    }, 60)
+    await new Promise((r) => setTimeout(r, 1300))
+    // Then the feed stops for good: that silence still counts.
+    clearInterval(feeding)
+    await new Promise((r) => setTimeout(r, 800))
+    await dog.stop()
+    expect(stalls.map(([what]) => what)).toEqual(['speaker'])
+    expect(stalls[0]?.[1]).toBeLessThan(600)
+  })
 })
 
 /**
