@@ -27,6 +27,7 @@ import {
   readKept,
   said,
   seeded,
+  type TrainVoice,
   trainVoices,
   writeKept,
 } from './companion-data.js'
@@ -68,18 +69,19 @@ export function builtCompanion(): CompanionModel {
   return companionOf(JSON.parse(bytes.toString('utf8')) as CompanionRecord)
 }
 
-async function proseClips(
+/** Texts `range`, ten a clip, by `vs` taking turns (tuning voices unless given). */
+export async function proseClips(
   name: string,
   range: readonly [number, number],
   seed: number,
   log: (s: string) => void,
+  vs: readonly TrainVoice[] = trainVoices(),
 ): Promise<Kept[]> {
   const file = join(COMPANION_CACHE, `prose-${name}.bin`)
   const meta = join(COMPANION_CACHE, `prose-${name}.json`)
   if (existsSync(file) && existsSync(meta)) return readKept(file, meta)
   const rnd = seeded(seed)
   const texts = fortuneTexts().slice(...range)
-  const vs = trainVoices()
   const e = await embedder()
   const kept: Kept[] = []
   for (let from = 0, clip = 0; from < texts.length; from += 10, clip++) {
