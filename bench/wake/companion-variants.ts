@@ -68,17 +68,55 @@ const VARIANTS: readonly [string, number][] = [
   ['en-029+Gene', 165],
 ]
 
-/** The variant voices, as training voices (no tape-speed copies). */
-export function variantVoices(): TrainVoice[] {
-  return VARIANTS.map(([v, s]) => ({ ...tuningEspeak(v, s), speed: 1 }))
+/**
+ * A second set, chosen by what the miner found in the first set's prose (40 hard windows in 4.2 h,
+ * 27 of them from en-us+aunty, +m8, +Alicia and +Andy): those four variants on every tuning accent
+ * at 140 and 175 words a minute (en-us+m8 at 175 is the first set's already).
+ */
+const TRIPPING: readonly [string, number][] = ['aunty', 'm8', 'Alicia', 'Andy'].flatMap((v) =>
+  ['en-us', 'en-gb', 'en-gb-scotland', 'en-gb-x-rp', 'en-029'].flatMap((a) =>
+    [140, 175]
+      .filter((s) => !(a === 'en-us' && v === 'm8' && s === 175))
+      .map((s): [string, number] => [`${a}+${v}`, s]),
+  ),
+)
+
+/** The variant voices of a set, as training voices (no tape-speed copies). */
+function variantVoices(set: 'first' | 'tripping'): TrainVoice[] {
+  return (set === 'first' ? VARIANTS : TRIPPING).map(([v, s]) => ({
+    ...tuningEspeak(v, s),
+    speed: 1,
+  }))
 }
 
-/** Prose by the variant voices, mined for hard negatives. */
-export const variantProse = (log: (s: string) => void) =>
-  proseClips('variants-train', [5300, 7800], 4607, log, variantVoices())
-/** The held-out prose stream of the variant voices: for the rule only. */
-export const variantHeld = (log: (s: string) => void) =>
-  proseClips('variants-held', [7800, 8191], 4608, log, variantVoices())
+const SETS = [
+  ['variants', 'first', 4607],
+  ['variants2', 'tripping', 4617],
+] as const
+
+/** Prose by the variant voices (both sets, each its own clips), mined for hard negatives. */
+export async function variantProse(log: (s: string) => void): Promise<Kept[]> {
+  const out: Kept[] = []
+  for (const [name, set, seed] of SETS)
+    out.push(...(await proseClips(`${name}-train`, [5300, 7800], seed, log, variantVoices(set))))
+  return out
+}
+
+/** The held-out prose streams of the variant voices (texts 7800–8190, once a set): for the rule only. */
+export async function variantHeld(log: (s: string) => void): Promise<Kept[]> {
+  const out: Kept[] = []
+  for (const [name, set, seed] of SETS)
+    out.push(...(await proseClips(`${name}-held`, [7800, 8191], seed + 1, log, variantVoices(set))))
+  return out
+}
+
+/** The wakes and commands of both sets. */
+export async function variantWakes(log: (s: string) => void): Promise<Kept[]> {
+  const out: Kept[] = []
+  for (const [name, set, seed] of SETS)
+    out.push(...(await setWakes(name, variantVoices(set), seed + 2, log)))
+  return out
+}
 
 /** Per voice, the hard windows `hardWeighted` marked in `samples` (of `kept`). */
 function hardByVoice(kept: readonly Kept[], samples: readonly Labelled[]): Map<string, number> {
@@ -126,16 +164,21 @@ export function reportMining(
 }
 
 /**
- * Per variant voice: "hey jarvis" alone (clean, two noises), run into ten commands (clean, one
+ * Per voice of `vs`: "hey jarvis" alone (clean, two noises), run into ten commands (clean, one
  * noise), after a 0.3–1.2 s pause before three (clean, one noise), and six commands said alone
- * (clean, one noise; negatives). Cached as variants-wakes.*.
+ * (clean, one noise; negatives). Cached as <name>-wakes.*.
  */
-export async function variantWakes(log: (s: string) => void): Promise<Kept[]> {
+async function setWakes(
+  name: string,
+  vs: readonly TrainVoice[],
+  seed: number,
+  log: (s: string) => void,
+): Promise<Kept[]> {
   mkdirSync(COMPANION_CACHE, { recursive: true })
-  const file = join(COMPANION_CACHE, 'variants-wakes.bin')
-  const meta = join(COMPANION_CACHE, 'variants-wakes.json')
+  const file = join(COMPANION_CACHE, `${name}-wakes.bin`)
+  const meta = join(COMPANION_CACHE, `${name}-wakes.json`)
   if (existsSync(file) && existsSync(meta)) return readKept(file, meta)
-  const rnd = seeded(4609)
+  const rnd = seeded(seed)
   const pink = pinkNoise(60, 4649)
   const crowd = trainBabble()
   const noises: [string, Int16Array, number][] = [
@@ -164,24 +207,24 @@ export async function variantWakes(log: (s: string) => void): Promise<Kept[]> {
       kept.push({ group, voice, noise: n ? n[0] : 'clean', phraseEnd, ...(await e.run(pcm)) })
     }
   }
-  for (const [vi, v] of variantVoices().entries()) {
-    const name = `${v.name}@${v.speed}`
+  for (const [vi, v] of vs.entries()) {
+    const voice = `${v.name}@${v.speed}`
     const alone = said(v, 'hey jarvis')
-    await add('alone', name, alone, 2, alone.length)
+    await add('alone', voice, alone, 2, alone.length)
     for (let i = 0; i < 10; i++) {
       const c = TRAIN_COMMANDS[(vi * 7 + i * 3) % TRAIN_COMMANDS.length] as string
-      await add('wake', name, said(v, `hey jarvis ${c}`), 1, alone.length)
+      await add('wake', voice, said(v, `hey jarvis ${c}`), 1, alone.length)
     }
     for (let i = 0; i < 3; i++) {
       const c = TRAIN_COMMANDS[(vi * 5 + i * 11 + 1) % TRAIN_COMMANDS.length] as string
       const gap = new Int16Array(Math.round(RATE * (0.3 + rnd() * 0.9)))
-      await add('pause', name, concat([alone, gap, said(v, c)]), 1, alone.length)
+      await add('pause', voice, concat([alone, gap, said(v, c)]), 1, alone.length)
     }
     for (let i = 0; i < 6; i++) {
       const c = TRAIN_COMMANDS[(vi * 13 + i * 5 + 2) % TRAIN_COMMANDS.length] as string
-      await add('command', name, said(v, c), 1)
+      await add('command', voice, said(v, c), 1)
     }
-    if (vi % 6 === 0) log(`  ${name}: ${kept.length} variant clips so far`)
+    if (vi % 6 === 0) log(`  ${voice}: ${kept.length} variant clips so far`)
   }
   await e.close()
   writeKept(kept, file, meta)
