@@ -241,8 +241,11 @@ if (only === '' || only === 'train') {
         }
       : {}),
   })
-  writeFileSync(FILE, `${JSON.stringify(r)}\n`)
-  out(`written: ${FILE}`)
+  // WAKE_COMPANION_WRITE=<path>: written there instead (a candidate trained while the shipped file
+  // is still read, by the miner).
+  const to = process.env.WAKE_COMPANION_WRITE ?? FILE
+  writeFileSync(to, `${JSON.stringify(r)}\n`)
+  out(`written: ${to}`)
 }
 if (only === '' || only === 'measure') {
   const { default: r } = await import('../src/adapters/openwakeword/hey-jarvis-companion.json', {

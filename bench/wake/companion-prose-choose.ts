@@ -30,6 +30,10 @@
 // the reference's, noisy within 2 points, clean after-a-pause within one clip, commands said alone
 // no more) and FEWER fires on the stream than the reference. Pick: the fewest fires there; ties to
 // fewer near-fires, then fewer noisy one-breath misses, then the lower threshold.
+// (Added after the ×1 and ×3 rows were read — each fires once on the 84 min stream, as the
+// reference does, and on 2–3 commands said alone against its 1 — and before the ×10 rows: should
+// the rule choose nothing, the model measured on the holdout for information, not to ship, is the
+// heaviest weight at the recipe's threshold, hard ×10 at 0.9.)
 import type { Kept } from './companion-data.js'
 import { HARD_FROM, hardWeighted, proseHours, streamFires } from './companion-prose.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
