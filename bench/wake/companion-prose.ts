@@ -45,16 +45,21 @@ const HELD_PROSE = [7800, 8191] as const
 /** The chain's score from which a training-prose window counts as a hard negative. */
 export const HARD_FROM = 0.3
 
-/** The shipped companion this work started from, by its file's SHA-256. */
-const BUILT_FILE = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  'src',
-  'adapters',
-  'openwakeword',
-  'hey-jarvis-companion.json',
-)
+/**
+ * The shipped companion this work started from, by its file's SHA-256: the shipped file, or with
+ * a candidate in its place, WAKE_COMPANION_BUILT_FILE (a copy of it, e.g. from `git show`).
+ */
+const BUILT_FILE =
+  process.env.WAKE_COMPANION_BUILT_FILE ??
+  join(
+    import.meta.dirname,
+    '..',
+    '..',
+    'src',
+    'adapters',
+    'openwakeword',
+    'hey-jarvis-companion.json',
+  )
 const BUILT_SHA256 = '37fabe6bd6c3a052358c0e2d692b62de260a9ff9c1946412c48bd5e265543550'
 
 /** The built companion (the one shipped before this work): the hard negatives are mined with it. */
