@@ -181,13 +181,20 @@ async function setWakes(
   const rnd = seeded(seed)
   const pink = pinkNoise(60, 4649)
   const crowd = trainBabble()
-  const noises: [string, Int16Array, number][] = [
-    ['pink 20', pink, 20],
-    ['pink 10', pink, 10],
-    ['babble 20', crowd, 20],
-    ['babble 10', crowd, 10],
-    ['babble 5', crowd, 5],
-  ]
+  // companion-data.ts's conditions but pink at 5 dB, in its order.
+  const noises = (
+    [
+      ['pink', 20],
+      ['pink', 10],
+      ['babble', 20],
+      ['babble', 10],
+      ['babble', 5],
+    ] as const
+  ).map(([kind, snr]): [string, Int16Array, number] => [
+    `${kind} ${snr}`,
+    kind === 'pink' ? pink : crowd,
+    snr,
+  ])
   const e = await embedder()
   const kept: Kept[] = []
   const add = async (
