@@ -154,7 +154,13 @@ const variantSets =
   only === 'variants' || (SETTINGS.variants && only !== 'measure')
     ? {
         commands: await companionCommands(out),
-        wakes: await variantWakes(out),
+        wakes: [
+          ...(await variantWakes(out)),
+          // WAKE_COMPANION_VARIANT_NEAR=1: their near-miss names too, as negatives.
+          ...(process.env.WAKE_COMPANION_VARIANT_NEAR === '1'
+            ? await variantWakes(out, 'near')
+            : []),
+        ],
         prose: await variantProse(out),
         held: only === 'variants' ? await variantHeld(out) : [],
       }

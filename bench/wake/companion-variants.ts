@@ -21,6 +21,7 @@ import {
   said,
   seeded,
   TRAIN_COMMANDS,
+  TRAIN_NEAR,
   type TrainVoice,
   trainBabble,
   writeKept,
@@ -110,11 +111,19 @@ export async function variantHeld(log: (s: string) => void): Promise<Kept[]> {
   return out
 }
 
-/** The wakes and commands of both sets. */
-export async function variantWakes(log: (s: string) => void): Promise<Kept[]> {
+/**
+ * The wakes and commands of both sets; with `kind` 'near', their near-miss names instead
+ * (companion-data.ts's sentences, clean and under one noise: negatives).
+ */
+export async function variantWakes(
+  log: (s: string) => void,
+  kind: 'wakes' | 'near' = 'wakes',
+): Promise<Kept[]> {
   const out: Kept[] = []
   for (const [name, set, seed] of SETS)
-    out.push(...(await setWakes(name, variantVoices(set), seed + 2, log)))
+    out.push(
+      ...(await setWakes(name, variantVoices(set), seed + (kind === 'wakes' ? 2 : 3), log, kind)),
+    )
   return out
 }
 
@@ -173,10 +182,11 @@ async function setWakes(
   vs: readonly TrainVoice[],
   seed: number,
   log: (s: string) => void,
+  kind: 'wakes' | 'near',
 ): Promise<Kept[]> {
   mkdirSync(COMPANION_CACHE, { recursive: true })
-  const file = join(COMPANION_CACHE, `${name}-wakes.bin`)
-  const meta = join(COMPANION_CACHE, `${name}-wakes.json`)
+  const file = join(COMPANION_CACHE, `${name}-${kind}.bin`)
+  const meta = join(COMPANION_CACHE, `${name}-${kind}.json`)
   if (existsSync(file) && existsSync(meta)) return readKept(file, meta)
   const rnd = seeded(seed)
   const pink = pinkNoise(60, 4649)
@@ -216,6 +226,11 @@ async function setWakes(
   }
   for (const [vi, v] of vs.entries()) {
     const voice = `${v.name}@${v.speed}`
+    if (kind === 'near') {
+      for (const t of TRAIN_NEAR) await add('near', voice, said(v, t), 1)
+      if (vi % 6 === 0) log(`  ${voice}: ${kept.length} variant near-miss clips so far`)
+      continue
+    }
     const alone = said(v, 'hey jarvis')
     await add('alone', voice, alone, 2, alone.length)
     for (let i = 0; i < 10; i++) {
