@@ -10,6 +10,9 @@
 //   prose    hard-negative weight and threshold with prose, commands said alone and hard negatives
 //            in (wake/companion-prose.ts), on the split and a held-out prose stream, by a stated
 //            rule (wake/companion-prose-choose.ts);
+//   variants espeak-ng variants no holdout voice uses (wake/companion-variants.ts): what the miner
+//            finds in their prose, then hard-negative weight and threshold chosen on the split and
+//            their held-out prose stream by companion-prose-choose.ts's rule `fires`;
 //   data     the training set from the TUNING voices only (wake/companion-data.ts), cached under
 //            var/bench-wake/companion;
 //   train    the network on it (wake/companion-train.ts), seeded, written to
@@ -41,6 +44,7 @@ import {
   heldTotals,
   tuneCompanion,
 } from './wake/companion-tune.js'
+import { reportMining, variantHeld, variantProse, variantWakes } from './wake/companion-variants.js'
 
 if (missingCommands('espeak-ng', 'flite', 'text2wave', 'sox', 'pocketsphinx_continuous')) {
   process.exit(0)
@@ -79,7 +83,9 @@ const SETTINGS = {
   more: process.env.WAKE_COMPANION_MORE === '1',
   /** companion-prose.ts's training prose and companion-more.ts's commands said alone in too. */
   prose: process.env.WAKE_COMPANION_PROSE === '1',
-  /** The weight of companion-prose.ts's hard negatives (with `prose`). */
+  /** companion-variants.ts's wakes and prose (and the commands said alone) in too. */
+  variants: process.env.WAKE_COMPANION_VARIANTS === '1',
+  /** The weight of companion-prose.ts's hard negatives (with `prose` or `variants`). */
   hardWeight: Number(process.env.WAKE_COMPANION_HARD_WEIGHT ?? 1),
   seed: 46,
 }
@@ -144,6 +150,34 @@ if (only === 'prose' && proseSets) {
     out,
   )
 }
+const variantSets =
+  only === 'variants' || (SETTINGS.variants && only !== 'measure')
+    ? {
+        commands: await companionCommands(out),
+        wakes: [
+          ...(await variantWakes(out)),
+          // WAKE_COMPANION_VARIANT_NEAR=1: their near-miss names too, as negatives.
+          ...(process.env.WAKE_COMPANION_VARIANT_NEAR === '1'
+            ? await variantWakes(out, 'near')
+            : []),
+        ],
+        prose: await variantProse(out),
+        held: only === 'variants' ? await variantHeld(out) : [],
+      }
+    : undefined
+if (only === 'variants' && variantSets) {
+  reportMining(variantSets.prose, variantSets.held, out)
+  chooseAgainstProse(
+    kept,
+    variantSets.commands,
+    [...variantSets.wakes, ...variantSets.prose],
+    variantSets.held,
+    SETTINGS,
+    (process.env.WAKE_COMPANION_VARIANT_WEIGHTS ?? '1,3,10').split(',').map(Number),
+    out,
+    'fires',
+  )
+}
 if (only === 'choose') {
   // The reference (the built recipe) first: the rule compares every candidate with it.
   chooseCompanion(
@@ -175,11 +209,17 @@ if (only === 'tune') {
   out(g ? `the gate alone, by its rule: ${g.gate}` : 'no gate choice: the built row is missing')
 }
 if (only === '' || only === 'train') {
-  const set = [...kept, ...more, ...(proseSets ? [...proseSets.commands, ...proseSets.prose] : [])]
+  const set = [
+    ...kept,
+    ...more,
+    ...(proseSets ? [...proseSets.commands, ...proseSets.prose] : []),
+    ...(variantSets ? [...variantSets.commands, ...variantSets.wakes, ...variantSets.prose] : []),
+  ]
   const base = labelled(set, SETTINGS)
-  const { samples, hard } = proseSets
-    ? hardWeighted(set, base, SETTINGS.hardWeight)
-    : { samples: base, hard: 0 }
+  const { samples, hard } =
+    proseSets || variantSets
+      ? hardWeighted(set, base, SETTINGS.hardWeight)
+      : { samples: base, hard: 0 }
   const positives = samples.filter((s) => s.label === 1).length
   out(`training: ${set.length} clips, ${samples.length} windows, ${positives} positive`)
   const t0 = process.cpuUsage()
@@ -188,7 +228,7 @@ if (only === '' || only === 'train') {
   out(`trained in ${((used.user + used.system) / 1e6).toFixed(0)} s of CPU`)
   // The near-miss weight is recorded only where it is not 1: the built file predates it.
   // So is the extra set, where it is in.
-  const { nearWeight, more: withMore, prose, hardWeight, ...settings } = SETTINGS
+  const { nearWeight, more: withMore, prose, variants, hardWeight, ...settings } = SETTINGS
   const r = record(m, {
     voices: [...new Set(set.map((k) => k.voice))],
     clips: set.length,
@@ -198,9 +238,20 @@ if (only === '' || only === 'train') {
     ...(nearWeight === 1 ? {} : { nearWeight }),
     ...(withMore ? { more: more.length } : {}),
     ...(prose ? { prose: proseSets?.prose.length, hard, hardWeight } : {}),
+    ...(variants
+      ? {
+          variants: variantSets?.wakes.length,
+          variantProse: variantSets?.prose.length,
+          hard,
+          hardWeight,
+        }
+      : {}),
   })
-  writeFileSync(FILE, `${JSON.stringify(r)}\n`)
-  out(`written: ${FILE}`)
+  // WAKE_COMPANION_WRITE=<path>: written there instead (a candidate trained while the shipped file
+  // is still read, by the miner).
+  const to = process.env.WAKE_COMPANION_WRITE ?? FILE
+  writeFileSync(to, `${JSON.stringify(r)}\n`)
+  out(`written: ${to}`)
 }
 if (only === '' || only === 'measure') {
   const { default: r } = await import('../src/adapters/openwakeword/hey-jarvis-companion.json', {

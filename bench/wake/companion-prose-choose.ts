@@ -20,6 +20,20 @@
 // reference near-fired 0 times too, so nothing can be chosen; the candidate measured on the holdout
 // for information only (not to ship) is the rule's order without the `near < reference` clause,
 // fixed before the candidates' rows were read.
+//
+// Rule `fires` (branch `companion5`, written and committed before any candidate was scored or the
+// holdout read): the held-out stream is companion-variants.ts's (espeak-ng variants no holdout voice
+// uses, texts 7800–8190), the candidates train on the first set + commands said alone + the
+// variants' wakes and prose (hard negatives mined from it weighted 1, 3 or 10; threshold 0.9, 0.95
+// or 0.98). The reference must fire on the stream at least once (else nothing is chosen: the rule
+// cannot rank). Eligible: the same clauses as above (clean one-breath misses within one clip of
+// the reference's, noisy within 2 points, clean after-a-pause within one clip, commands said alone
+// no more) and FEWER fires on the stream than the reference. Pick: the fewest fires there; ties to
+// fewer near-fires, then fewer noisy one-breath misses, then the lower threshold.
+// (Added after the ×1 and ×3 rows were read — each fires once on the 84 min stream, as the
+// reference does, and on 2–3 commands said alone against its 1 — and before the ×10 rows: should
+// the rule choose nothing, the model measured on the holdout for information, not to ship, is the
+// heaviest weight at the recipe's threshold, hard ×10 at 0.9.)
 import type { Kept } from './companion-data.js'
 import { HARD_FROM, hardWeighted, proseHours, streamFires } from './companion-prose.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
@@ -53,6 +67,7 @@ export function chooseAgainstProse(
   o: TrainOptions,
   weights: readonly number[],
   out: (s: string) => void,
+  rule: 'near' | 'fires' = 'near',
 ): ProseRow | undefined {
   const split = [...first, ...commands].filter((k) => SPLIT.test(k.voice))
   const totals: Record<string, number> = {}
@@ -69,7 +84,7 @@ export function chooseAgainstProse(
   const models: [string, number, readonly Kept[]][] = [
     ['built recipe', 0, first],
     ...weights.map((w): [string, number, readonly Kept[]] => [
-      `+prose, hard ×${w}`,
+      `+${rule === 'fires' ? 'variants' : 'prose'}, hard ×${w}`,
       w,
       [...first, ...commands, ...prose],
     ]),
@@ -108,8 +123,7 @@ export function chooseAgainstProse(
   const ok = rows.filter(
     (r) =>
       r.hardWeight > 0 &&
-      r.prose <= ref.prose &&
-      r.near < ref.near &&
+      (rule === 'fires' ? r.prose < ref.prose : r.prose <= ref.prose && r.near < ref.near) &&
       miss(r, 'wake clean') <= miss(ref, 'wake clean') + 1 &&
       (miss(r, 'wake noisy') - miss(ref, 'wake noisy')) / noisy <= 0.02 &&
       miss(r, 'pause clean') <= miss(ref, 'pause clean') + 1 &&
@@ -117,8 +131,15 @@ export function chooseAgainstProse(
   )
   ok.sort(
     (a, b) =>
-      a.near - b.near || miss(a, 'wake noisy') - miss(b, 'wake noisy') || a.threshold - b.threshold,
+      (rule === 'fires' ? a.prose - b.prose : 0) ||
+      a.near - b.near ||
+      miss(a, 'wake noisy') - miss(b, 'wake noisy') ||
+      a.threshold - b.threshold,
   )
+  if (rule === 'fires' && ref.prose === 0) {
+    out('no choice: the reference never fires on the held-out stream, so the rule cannot rank')
+    return undefined
+  }
   const pick = ok[0]
   out(
     pick

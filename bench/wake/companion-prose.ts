@@ -27,6 +27,7 @@ import {
   readKept,
   said,
   seeded,
+  type TrainVoice,
   trainVoices,
   writeKept,
 } from './companion-data.js'
@@ -44,16 +45,21 @@ const HELD_PROSE = [7800, 8191] as const
 /** The chain's score from which a training-prose window counts as a hard negative. */
 export const HARD_FROM = 0.3
 
-/** The shipped companion this work started from, by its file's SHA-256. */
-const BUILT_FILE = join(
-  import.meta.dirname,
-  '..',
-  '..',
-  'src',
-  'adapters',
-  'openwakeword',
-  'hey-jarvis-companion.json',
-)
+/**
+ * The shipped companion this work started from, by its file's SHA-256: the shipped file, or with
+ * a candidate in its place, WAKE_COMPANION_BUILT_FILE (a copy of it, e.g. from `git show`).
+ */
+const BUILT_FILE =
+  process.env.WAKE_COMPANION_BUILT_FILE ??
+  join(
+    import.meta.dirname,
+    '..',
+    '..',
+    'src',
+    'adapters',
+    'openwakeword',
+    'hey-jarvis-companion.json',
+  )
 const BUILT_SHA256 = '37fabe6bd6c3a052358c0e2d692b62de260a9ff9c1946412c48bd5e265543550'
 
 /** The built companion (the one shipped before this work): the hard negatives are mined with it. */
@@ -68,18 +74,19 @@ export function builtCompanion(): CompanionModel {
   return companionOf(JSON.parse(bytes.toString('utf8')) as CompanionRecord)
 }
 
-async function proseClips(
+/** Texts `range`, ten a clip, by `vs` taking turns (tuning voices unless given). */
+export async function proseClips(
   name: string,
   range: readonly [number, number],
   seed: number,
   log: (s: string) => void,
+  vs: readonly TrainVoice[] = trainVoices(),
 ): Promise<Kept[]> {
   const file = join(COMPANION_CACHE, `prose-${name}.bin`)
   const meta = join(COMPANION_CACHE, `prose-${name}.json`)
   if (existsSync(file) && existsSync(meta)) return readKept(file, meta)
   const rnd = seeded(seed)
   const texts = fortuneTexts().slice(...range)
-  const vs = trainVoices()
   const e = await embedder()
   const kept: Kept[] = []
   for (let from = 0, clip = 0; from < texts.length; from += 10, clip++) {

@@ -10,6 +10,10 @@
 // ked diphone voice (another speaker), and its HTS voice built from SLT's recordings (the speaker
 // of flite slt, a tuning voice, but another synthesis method: statistical, not unit selection);
 // and each festival one again faster and higher or slower and lower (sox tempo and pitch).
+// NEVER A TUNING VOICE: no voice the project tunes or trains on may use a holdout accent
+// (en-gb-x-gbcwmd, en-gb-x-gbclan, en-us-nyc), a holdout variant (f4, klatt4, Annie, m5, m7) or a
+// holdout speed (125, 185 words a minute) — companion-variants.ts's espeak-ng variants included,
+// which `tuningEspeak` checks (it throws on any of them).
 import { execFileSync, spawnSync } from 'node:child_process'
 import { renameSync } from 'node:fs'
 import { concat, type Spoken, utterance, type Voice, voices } from './corpus.js'
@@ -41,18 +45,44 @@ function festival(voice: string, name: string, sox: string[] = []): Voice {
   }
 }
 
+/** The holdout's espeak-ng voices (accent+variant) and speeds: never a tuning voice's. */
+const HOLDOUT_ESPEAK = [
+  'en-us-nyc+m7',
+  'en-gb-x-gbcwmd+f4',
+  'en-gb-x-gbclan+klatt4',
+  'en-us+Annie',
+  'en-us+m5',
+] as const
+const HOLDOUT_SPEEDS = [125, 185] as const
+/** Accents only the holdout uses (en-us is the tuning voices' too: only its holdout variants are kept out). */
+const HOLDOUT_ACCENTS = ['en-gb-x-gbcwmd', 'en-gb-x-gbclan', 'en-us-nyc']
+const HOLDOUT_VARIANTS = HOLDOUT_ESPEAK.map((v) => v.split('+')[1] as string)
+
+/**
+ * An espeak-ng voice (`accent+variant`) at `speed` words a minute for TUNING, checked against the
+ * holdout: it throws where the accent, the variant or the speed is one the holdout uses.
+ */
+export function tuningEspeak(voice: string, speed: number): Voice {
+  const [accent = '', variant] = voice.split('+')
+  const clash =
+    (HOLDOUT_ACCENTS.includes(accent) && `accent ${accent}`) ||
+    (variant !== undefined &&
+      HOLDOUT_VARIANTS.some((h) => h.toLowerCase() === variant.toLowerCase()) &&
+      `variant ${variant}`) ||
+    ((HOLDOUT_SPEEDS as readonly number[]).includes(speed) && `speed ${speed}`)
+  if (clash) throw new Error(`tuning voice ${voice} at ${speed} wpm uses the holdout's ${clash}`)
+  return {
+    name: `espeak-${voice}-${speed}`,
+    say: (t, wav) => execFileSync('espeak-ng', ['-v', voice, '-s', String(speed), '-w', wav, t]),
+  }
+}
+
 /** The voices never tuned on. Festival's are left out (said so) where they are not installed. */
 export function holdoutVoices(): Voice[] {
   const out: Voice[] = []
   if (has('espeak-ng')) {
-    for (const v of [
-      'en-us-nyc+m7',
-      'en-gb-x-gbcwmd+f4',
-      'en-gb-x-gbclan+klatt4',
-      'en-us+Annie',
-      'en-us+m5',
-    ]) {
-      for (const s of [125, 185]) {
+    for (const v of HOLDOUT_ESPEAK) {
+      for (const s of HOLDOUT_SPEEDS) {
         out.push({
           name: `espeak-${v}-${s}`,
           say: (t, wav) => execFileSync('espeak-ng', ['-v', v, '-s', String(s), '-w', wav, t]),
