@@ -168,29 +168,20 @@ const variantSets =
         held: only === 'variants' || only === 'nearmiss' ? await variantHeld(out) : [],
       }
     : undefined
-if (only === 'variants' && variantSets) {
-  reportMining(variantSets.prose, variantSets.held, out)
+// variants: rule `fires` over WAKE_COMPANION_VARIANT_WEIGHTS; nearmiss: rule `nearmiss`'s own.
+if ((only === 'variants' || only === 'nearmiss') && variantSets) {
+  if (only === 'variants') reportMining(variantSets.prose, variantSets.held, out)
   await chooseAgainstProse(
     kept,
     variantSets.commands,
     [...variantSets.wakes, ...variantSets.prose],
     variantSets.held,
     SETTINGS,
-    (process.env.WAKE_COMPANION_VARIANT_WEIGHTS ?? '1,3,10').split(',').map(Number),
+    only === 'variants'
+      ? (process.env.WAKE_COMPANION_VARIANT_WEIGHTS ?? '1,3,10').split(',').map(Number)
+      : [10, 3],
     out,
-    'fires',
-  )
-}
-if (only === 'nearmiss' && variantSets) {
-  await chooseAgainstProse(
-    kept,
-    variantSets.commands,
-    [...variantSets.wakes, ...variantSets.prose],
-    variantSets.held,
-    SETTINGS,
-    [10, 3],
-    out,
-    'nearmiss',
+    only === 'variants' ? 'fires' : 'nearmiss',
     fixtureWakes,
   )
 }

@@ -1,7 +1,7 @@
-// test/adapters/openwakeword/companion.test.ts's fixture check, asked of a candidate before it is
-// written anywhere (issue 46, branch `companion5`): the plain-speech fixtures (fixtures/vad) after
-// 500–570 ms of silence, the chunks falling at eight places, through the real detector with the
-// candidate as hey_jarvis's companion. A candidate that wakes on any of them cannot ship.
+// The fixture check companion.test.ts asks of the shipped companion, and rule `nearmiss` of every
+// candidate before one is written anywhere (issue 46, branch `companion5`): the plain-speech
+// fixtures (fixtures/vad) after 500–570 ms of silence, the chunks falling at eight places, through
+// the real detector with the candidate as hey_jarvis's companion. One that wakes cannot ship.
 import { join } from 'node:path'
 import type { CompanionModel } from '../../src/adapters/openwakeword/companion.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
