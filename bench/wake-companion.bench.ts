@@ -13,6 +13,8 @@
 //   variants espeak-ng variants no holdout voice uses (wake/companion-variants.ts): what the miner
 //            finds in their prose, then hard-negative weight and threshold chosen on the split and
 //            their held-out prose stream by companion-prose-choose.ts's rule `fires`;
+//   nearmiss the variant recipe's weight (×10, ×3) and threshold chosen by rule `nearmiss`: the
+//            fewest near-miss clips fired on the split, companion.test.ts's fixture check passing;
 //   data     the training set from the TUNING voices only (wake/companion-data.ts), cached under
 //            var/bench-wake/companion;
 //   train    the network on it (wake/companion-train.ts), seeded, written to
@@ -32,6 +34,7 @@ import { machineLine } from './machine.js'
 import { chooseCompanion } from './wake/companion-choose.js'
 import { companionData } from './wake/companion-data.js'
 import { diagnoseCompanion } from './wake/companion-diagnose.js'
+import { fixtureWakes } from './wake/companion-fixtures.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { companionCommands, companionMore } from './wake/companion-more.js'
 import { builtCompanion, hardWeighted, heldProse, trainingProse } from './wake/companion-prose.js'
@@ -140,7 +143,7 @@ const proseSets =
       }
     : undefined
 if (only === 'prose' && proseSets) {
-  chooseAgainstProse(
+  await chooseAgainstProse(
     kept,
     proseSets.commands,
     proseSets.prose,
@@ -151,7 +154,7 @@ if (only === 'prose' && proseSets) {
   )
 }
 const variantSets =
-  only === 'variants' || (SETTINGS.variants && only !== 'measure')
+  only === 'variants' || only === 'nearmiss' || (SETTINGS.variants && only !== 'measure')
     ? {
         commands: await companionCommands(out),
         wakes: [
@@ -162,20 +165,24 @@ const variantSets =
             : []),
         ],
         prose: await variantProse(out),
-        held: only === 'variants' ? await variantHeld(out) : [],
+        held: only === 'variants' || only === 'nearmiss' ? await variantHeld(out) : [],
       }
     : undefined
-if (only === 'variants' && variantSets) {
-  reportMining(variantSets.prose, variantSets.held, out)
-  chooseAgainstProse(
+// variants: rule `fires` over WAKE_COMPANION_VARIANT_WEIGHTS; nearmiss: rule `nearmiss`'s own.
+if ((only === 'variants' || only === 'nearmiss') && variantSets) {
+  if (only === 'variants') reportMining(variantSets.prose, variantSets.held, out)
+  await chooseAgainstProse(
     kept,
     variantSets.commands,
     [...variantSets.wakes, ...variantSets.prose],
     variantSets.held,
     SETTINGS,
-    (process.env.WAKE_COMPANION_VARIANT_WEIGHTS ?? '1,3,10').split(',').map(Number),
+    only === 'variants'
+      ? (process.env.WAKE_COMPANION_VARIANT_WEIGHTS ?? '1,3,10').split(',').map(Number)
+      : [10, 3],
     out,
-    'fires',
+    only === 'variants' ? 'fires' : 'nearmiss',
+    fixtureWakes,
   )
 }
 if (only === 'choose') {

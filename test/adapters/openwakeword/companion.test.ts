@@ -1,5 +1,5 @@
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { fixtureWakes } from '../../../bench/wake/companion-fixtures.js'
 import {
   type CompanionModel,
   type CompanionRecord,
@@ -10,8 +10,6 @@ import {
 import { EMBEDDING_SIZE } from '../../../src/adapters/openwakeword/features.js'
 import { Heads } from '../../../src/adapters/openwakeword/heads.js'
 import type { ModelSession } from '../../../src/adapters/openwakeword/model-session.js'
-import { COARSE_HOP } from '../../../src/app/wake-detector.js'
-import { FIXTURES, HEADS, pinnedDetector, silence, wavPcm } from '../../helpers/wake.js'
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
 
@@ -103,37 +101,10 @@ describe('the companion head', () => {
   // A re-trained companion once woke on "Set a timer for ten minutes." (fixtures/vad, espeak-ng
   // en-us+f2 in a quiet room) at half the starts, and a load test that talks those fixtures in a
   // loop turned flaky (bench/RESULTS.md, "the companion re-trained…"): the shipped one must not.
+  // The same check the bench asks of every candidate before choosing one (companion-fixtures.ts).
   it('wakes on none of the plain-speech fixtures, wherever the chunks fall', async () => {
-    const head = HEADS.find((h) => h.name === 'hey_jarvis')
-    const woke: string[] = []
-    let clock = 0
-    let clip = ''
-    let lead = 0
-    const d = await pinnedDetector({
-      onWake: () => woke.push(`${clip} at ${lead} ms`),
-      phrases: [
-        {
-          phrase: 'hey_jarvis',
-          file: head?.file ?? '',
-          threshold: 0.5,
-          companion: companionFor('hey_jarvis'),
-        },
-      ],
-      coarseHop: COARSE_HOP,
-    })
-    try {
-      for (const f of ['en-us-m', 'en-gb-f', 'en-us-f2', 'en-sc-m', 'soft', 'de-m']) {
-        clip = f
-        const pcm = wavPcm(join(FIXTURES, '..', 'vad', `speech-${f}.wav`))
-        for (lead = 0; lead < 80; lead += 10) {
-          d.reset()
-          clock = await d.scoreRecorded(new Uint8Array([...silence(500 + lead), ...pcm]), clock)
-          clock += 10_000
-        }
-      }
-    } finally {
-      await d.close()
-    }
-    expect(woke).toEqual([])
+    const m = companionFor('hey_jarvis')
+    expect(m).toBeDefined()
+    if (m) expect(await fixtureWakes(m)).toEqual([])
   }, 60_000)
 })
