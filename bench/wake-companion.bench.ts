@@ -29,12 +29,12 @@ import {
   type CompanionRecord,
   companionOf,
 } from '../src/adapters/openwakeword/companion.js'
+import { fixtureWakes } from '../test/helpers/companion-fixtures.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
 import { chooseCompanion } from './wake/companion-choose.js'
 import { companionData } from './wake/companion-data.js'
 import { diagnoseCompanion } from './wake/companion-diagnose.js'
-import { fixtureWakes } from './wake/companion-fixtures.js'
 import { measureCompanion } from './wake/companion-measure.js'
 import { companionCommands, companionMore } from './wake/companion-more.js'
 import { builtCompanion, hardWeighted, heldProse, trainingProse } from './wake/companion-prose.js'

@@ -46,8 +46,8 @@
 // candidate as it would be written). Pick: the fewest near-miss clips fired; ties to fewer fires on
 // the variants' held-out stream, then the higher threshold. None eligible: nothing is chosen.
 import type { CompanionModel } from '../../src/adapters/openwakeword/companion.js'
+import { atThreshold } from '../../test/helpers/companion-fixtures.js'
 import type { Kept } from './companion-data.js'
-import { atThreshold } from './companion-fixtures.js'
 import { HARD_FROM, hardWeighted, proseHours, streamFires } from './companion-prose.js'
 import { labelled, type TrainOptions, trainCompanion } from './companion-train.js'
 import { CLIP_COLUMNS, denseScores, fires, SPLIT } from './companion-tune.js'

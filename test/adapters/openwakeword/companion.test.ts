@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { fixtureWakes } from '../../../bench/wake/companion-fixtures.js'
 import {
   type CompanionModel,
   type CompanionRecord,
@@ -10,6 +9,7 @@ import {
 import { EMBEDDING_SIZE } from '../../../src/adapters/openwakeword/features.js'
 import { Heads } from '../../../src/adapters/openwakeword/heads.js'
 import type { ModelSession } from '../../../src/adapters/openwakeword/model-session.js'
+import { fixtureWakes } from '../../helpers/companion-fixtures.js'
 
 const sigmoid = (z: number) => 1 / (1 + Math.exp(-z))
 

@@ -5,7 +5,7 @@
 import { join } from 'node:path'
 import type { CompanionModel } from '../../src/adapters/openwakeword/companion.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
-import { FIXTURES, HEADS, pinnedDetector, silence, wavPcm } from '../../test/helpers/wake.js'
+import { FIXTURES, HEADS, pinnedDetector, silence, wavPcm } from './wake.js'
 
 /** Where `companion` wakes on the fixtures ("clip at lead ms"); none is a pass. */
 export async function fixtureWakes(companion: CompanionModel): Promise<string[]> {
