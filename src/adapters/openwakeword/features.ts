@@ -336,12 +336,16 @@ export class FeaturePipeline {
  * longest head's window and the chunks scored late; load-detector.ts). Upstream makes all ~40; the
  * older ones would never be read, and the ones made are the same windows of the same noise, so every
  * score is the same, and a start pays ~2 ms of CPU less for each one left out. Run where the models
- * are (model-worker.ts): a start waits for it.
+ * are (model-worker.ts). `checked` is called once both models have given an output of the right
+ * size (the mel frames, then the newest window's embedding, made first): what is left cannot fail
+ * on the models' account, so the runtime's thread answers a start then and makes the rest before
+ * the first chunk (remote-chain.ts).
  */
 export async function noisePrefill(
   mel: ModelSession,
   embedding: ModelSession,
   reach: number,
+  checked?: () => void,
 ): Promise<Float32Array> {
   expectShape(mel, [null, null], 'the mel spectrogram model (melspectrogram.onnx)')
   expectShape(
@@ -365,10 +369,12 @@ export async function noisePrefill(
     .map((start) => spec.slice(start * MEL_BINS, (start + EMBEDDING_WINDOW) * MEL_BINS))
   const dims = [1, EMBEDDING_WINDOW, MEL_BINS, 1]
   const out = new Float32Array(windows.length * EMBEDDING_SIZE)
-  for (const [i, window] of windows.entries()) {
-    const one = await embedding.run(window, dims)
+  // Newest first: each window's embedding is its own run, so the order changes no value.
+  for (let i = windows.length - 1; i >= 0; i--) {
+    const one = await embedding.run(windows[i] as Float32Array, dims)
     checkLength(embedding, one, EMBEDDING_SIZE)
     out.set(one, i * EMBEDDING_SIZE)
+    if (i === windows.length - 1) checked?.()
   }
   return out
 }

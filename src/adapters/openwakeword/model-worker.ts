@@ -31,15 +31,23 @@ const ort = runtime === 'wasm' ? importWasm() : importNative()
 // A failed import is answered to every load (its message names the fix), not left unhandled.
 ort.catch(() => {})
 const sessions = new Map<number, ModelSession>()
-/** Scoring chains (chain.ts) on these sessions, by number. */
-const chains = new Map<number, ThreadChain>()
+/** Scoring chains (chain.ts) on these sessions, by number: each once its prefill is made. */
+const chains = new Map<number, Promise<ThreadChain>>()
 let next = 0
+/**
+ * What every request waits for before it runs: the prefill of the chain answered last. A chain is
+ * answered once both models are checked (remote-chain.ts), so the start listens while the thread
+ * makes the rest of the prefill; the first chunk's score, and every other request (a session's
+ * close, the embedding's streamed check), comes after it, as it did when the answer waited.
+ */
+let behind: Promise<unknown> = Promise.resolve()
 
 port.on('message', (m: ModelRequest) => {
   void answer(m).then((r) => port.postMessage(r))
 })
 
 async function answer(m: ModelRequest): Promise<ModelReply> {
+  await behind
   try {
     if (m.type === 'background') {
       lowerThisThread()
@@ -54,11 +62,14 @@ async function answer(m: ModelRequest): Promise<ModelReply> {
     }
     if (m.type === 'chain') {
       const chain = next++
-      chains.set(chain, await threadChain(m.spec, sessionOf))
+      const { ready } = await threadChain(m.spec, sessionOf)
+      chains.set(chain, ready)
+      // A failure of the rest is the first score's to answer; nothing waits on it otherwise.
+      behind = ready.catch(() => {})
       return { id: m.id, ok: true, chain }
     }
     if (m.type === 'score') {
-      const c = chains.get(m.chain)
+      const c = await chains.get(m.chain)
       if (!c) throw new Error(`no chain ${m.chain}`)
       if (m.verifiers) c.update(m.verifiers)
       return { id: m.id, ok: true, result: await c.chain.score(m.ask) }

@@ -82,14 +82,33 @@ export interface ThreadChain {
 /**
  * Builds the chain where the models are (model-worker.ts): the noise prefill, the feature pipeline
  * and the heads on this thread's own sessions, so a request runs them all with no hand-off.
+ * Resolves once the prefill has checked both models (`noisePrefill`); `ready` is the chain, once
+ * the rest of the prefill is made. A start listens from the first: the prefill is the embeddings
+ * of the noise before the first chunk, and the thread makes them before it scores that chunk.
  */
 export async function threadChain(
   spec: ChainSpec,
   sessionOf: (n: number) => ModelSession,
-): Promise<ThreadChain> {
+): Promise<{ readonly ready: Promise<ThreadChain> }> {
   const mel = sessionOf(spec.mel)
   const embedding = sessionOf(spec.embedding)
-  const prefill = await noisePrefill(mel, embedding, spec.reach)
+  let checked: () => void = () => {}
+  const both = new Promise<void>((resolve) => {
+    checked = resolve
+  })
+  const prefill = noisePrefill(mel, embedding, spec.reach, checked)
+  // A model that is not what it should be fails here, before the start is answered.
+  await Promise.race([both, prefill])
+  return { ready: prefill.then((p) => chainOn(spec, sessionOf, p)) }
+}
+
+function chainOn(
+  spec: ChainSpec,
+  sessionOf: (n: number) => ModelSession,
+  prefill: Float32Array,
+): ThreadChain {
+  const mel = sessionOf(spec.mel)
+  const embedding = sessionOf(spec.embedding)
   const events: ChainEvent[] = []
   const verifiers = spec.heads.map((h, i) =>
     h.verifier ? new ThreadVerifier(i, h.verifier, events) : undefined,

@@ -1,8 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest'
 import { EMBEDDING_SIZE, noisePrefill } from '../../../src/adapters/openwakeword/features.js'
 import type { ModelSession } from '../../../src/adapters/openwakeword/model-session.js'
+import { threadChain } from '../../../src/adapters/openwakeword/remote-chain.js'
 import { loadRuntime } from '../../../src/adapters/openwakeword/runtime.js'
-import { EMBEDDING, MEL } from '../../helpers/wake.js'
+import { EMBEDDING, HEADS, MEL } from '../../helpers/wake.js'
 
 const sessions: ModelSession[] = []
 afterAll(async () => {
@@ -30,5 +31,71 @@ describe('the noise prefill', () => {
     expect(inProcess).toEqual(newest)
     // Not all one value: the noise gives every embedding its own.
     expect(newest.slice(0, EMBEDDING_SIZE)).not.toEqual(newest.slice(-EMBEDDING_SIZE))
+  })
+})
+
+/**
+ * A start listens once both models are checked (issue 47): the chain on the runtime's thread is
+ * answered after the mel frames and the newest window's embedding, and is ready to score only once
+ * the rest of the prefill is made — so the first chunk is scored on the whole prefill.
+ */
+describe("the thread's chain", () => {
+  it('is answered after one embedding of the prefill, and scores only once all are made', async () => {
+    const runtime = await loadRuntime('native')
+    const jarvis = HEADS.find((h) => h.name === 'hey_jarvis')
+    if (!jarvis) throw new Error('no hey_jarvis head')
+    const [mel, embedding, head] = await Promise.all(
+      [MEL, EMBEDDING, jarvis.file].map((f) => runtime.load(f)),
+    )
+    if (!mel || !embedding || !head) throw new Error('a model did not load')
+    sessions.push(mel, embedding, head)
+    // The embedding's runs after the first wait until the test lets each one go.
+    let made = 0
+    const held: (() => void)[] = []
+    const gated: ModelSession = {
+      file: embedding.file,
+      inputName: embedding.inputName,
+      inputShape: embedding.inputShape,
+      run: async (input, dims) => {
+        const out = await embedding.run(input, dims)
+        made++
+        if (made > 1) await new Promise<void>((go) => held.push(go))
+        return out
+      },
+      close: async () => {},
+    }
+    const bySession = [mel, gated, head]
+    const spec = {
+      mel: 0,
+      embedding: 1,
+      heads: [
+        {
+          session: 2,
+          phrase: 'hey_jarvis',
+          threshold: 0.5,
+          verifier: undefined,
+          companion: undefined,
+        },
+      ],
+      reach: 18,
+      consecutive: 1,
+      refractoryMs: 2000,
+      coarseHop: undefined,
+    }
+    const { ready } = await threadChain(spec, (n) => bySession[n] as ModelSession)
+    expect(made).toBe(1)
+    let chain: unknown
+    void ready.then((c) => {
+      chain = c
+    })
+    // Held: the second embedding is made and waits; the chain is not there to score with.
+    await new Promise((r) => setTimeout(r, 50))
+    expect(made).toBe(2)
+    expect(chain).toBeUndefined()
+    while (chain === undefined) {
+      held.shift()?.()
+      await new Promise((r) => setTimeout(r, 1))
+    }
+    expect(made).toBe(18)
   })
 })
