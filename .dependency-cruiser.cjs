@@ -163,6 +163,14 @@ module.exports = {
       to: { path: '^src/testing/', reachable: true },
     },
     {
+      name: 'model-thread-without-the-weights',
+      comment:
+        "The runtime's thread is sent the companion head and only scores it: parsing the shipped weights would cost its start ~7 ms (docs/wake-word.md).",
+      severity: 'error',
+      from: { path: '^src/adapters/openwakeword/model-worker\\.ts$' },
+      to: { path: '^src/adapters/openwakeword/(companions\\.ts|hey-jarvis-companion\\.json)$', reachable: true },
+    },
+    {
       name: 'phone-side-browser-safe',
       comment:
         'The phone side of the protocol runs in the app, its service worker and the terminal phone: its files import only each other and @noble/hashes (no node: module, no zod-sized schema library).',

@@ -24,11 +24,8 @@
 // Debian: espeak-ng flite festival festvox-kdlpc16k festvox-us-slt-hts sox fortunes pocketsphinx.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  type CompanionModel,
-  type CompanionRecord,
-  companionOf,
-} from '../src/adapters/openwakeword/companion.js'
+import type { CompanionModel } from '../src/adapters/openwakeword/companion.js'
+import { type CompanionRecord, companionOf } from '../src/adapters/openwakeword/companions.js'
 import { fixtureWakes } from '../test/helpers/companion-fixtures.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'

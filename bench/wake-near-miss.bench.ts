@@ -10,7 +10,7 @@
 //            the heads as built (pretrained + companion), without and with the check.
 // Debian: espeak-ng flite festival festvox-kdlpc16k festvox-us-slt-hts sox fortunes pocketsphinx.
 import { createHash } from 'node:crypto'
-import { companionFor } from '../src/adapters/openwakeword/companion.js'
+import { companionFor } from '../src/adapters/openwakeword/companions.js'
 import { missingCommands } from '../test/helpers/system.js'
 import { machineLine } from './machine.js'
 import { companionData } from './wake/companion-data.js'

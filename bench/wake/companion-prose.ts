@@ -13,12 +13,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import {
-  type CompanionModel,
-  type CompanionRecord,
-  companionOf,
-  companionScore,
-} from '../../src/adapters/openwakeword/companion.js'
+import { type CompanionModel, companionScore } from '../../src/adapters/openwakeword/companion.js'
+import { type CompanionRecord, companionOf } from '../../src/adapters/openwakeword/companions.js'
 import { EMBEDDING_SIZE } from '../../src/adapters/openwakeword/features.js'
 import {
   COMPANION_CACHE,

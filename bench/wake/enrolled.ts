@@ -17,7 +17,7 @@
 // gates. Left out against the service: the offset phase and the local check (both after this).
 import { performance } from 'node:perf_hooks'
 import { atSpeed } from '../../src/adapters/openwakeword/augment.js'
-import { companionFor } from '../../src/adapters/openwakeword/companion.js'
+import { companionFor } from '../../src/adapters/openwakeword/companions.js'
 import { type Clip, enrol, WindowRecorder } from '../../src/adapters/openwakeword/enrolment.js'
 import type { LogisticModel } from '../../src/adapters/openwakeword/logistic.js'
 import { MIN_CLIPS, NEAR_MISSES } from '../../src/app/commands/wake-enroll.js'

@@ -14,11 +14,8 @@
 // noisy, each rise by at most 1 point (or one clip, where a point is less: the split has 40 clips
 // after a pause) over the heads without the check, the fewest near-miss and prose clips fired;
 // ties to the lower threshold.
-import {
-  type CompanionRecord,
-  companionOf,
-  companionScore,
-} from '../../src/adapters/openwakeword/companion.js'
+import { companionScore } from '../../src/adapters/openwakeword/companion.js'
+import { type CompanionRecord, companionOf } from '../../src/adapters/openwakeword/companions.js'
 import { EMBEDDING_SIZE } from '../../src/adapters/openwakeword/features.js'
 import heyJarvis from '../../src/adapters/openwakeword/hey-jarvis-companion.json' with {
   type: 'json',

@@ -1,6 +1,6 @@
 // The long ordinary-speech stream of wake-ordinary.bench.ts: what its shards share.
 import { join } from 'node:path'
-import { companionFor } from '../../src/adapters/openwakeword/companion.js'
+import { companionFor } from '../../src/adapters/openwakeword/companions.js'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import { loadWakeDetector } from '../../src/adapters/openwakeword/load-detector.js'
 import { type WakeConfig, wakeSchema } from '../../src/app/config/wake-schema.js'

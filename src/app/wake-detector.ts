@@ -222,7 +222,7 @@ export async function createWakeDetector(
     ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
     : undefined
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
-  const { companionFor } = await import('../adapters/openwakeword/companion.js')
+  const { companionFor } = await import('../adapters/openwakeword/companions.js')
   const companions = phrases.map((p) => (p.companion ? companionFor(p.companion) : undefined))
   // Whatever the result, a load that returns or throws did not take the process down.
   const detector = await loadWakeDetector({

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { companionFor } from '../../src/adapters/openwakeword/companion.js'
+import { companionFor } from '../../src/adapters/openwakeword/companions.js'
 import { COARSE_HOP } from '../../src/app/wake-detector.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'

@@ -237,7 +237,7 @@ export async function run(args: string[]): Promise<number> {
   const gate = gateArg ?? DEFAULT_GATE_SHARE * headThreshold
   say('training…')
   const { loadWakeDetector } = await import('../../adapters/openwakeword/load-detector.js')
-  const { companionFor } = await import('../../adapters/openwakeword/companion.js')
+  const { companionFor } = await import('../../adapters/openwakeword/companions.js')
   const recorder = new WindowRecorder()
   let detector: Awaited<ReturnType<typeof loadWakeDetector>> | undefined
   try {

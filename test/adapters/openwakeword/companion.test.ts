@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import {
   type CompanionModel,
+  companionScore,
+} from '../../../src/adapters/openwakeword/companion.js'
+import {
   type CompanionRecord,
   companionFor,
   companionOf,
-  companionScore,
-} from '../../../src/adapters/openwakeword/companion.js'
+} from '../../../src/adapters/openwakeword/companions.js'
 import { EMBEDDING_SIZE } from '../../../src/adapters/openwakeword/features.js'
 import { Heads } from '../../../src/adapters/openwakeword/heads.js'
 import type { ModelSession } from '../../../src/adapters/openwakeword/model-session.js'
