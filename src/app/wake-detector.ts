@@ -222,12 +222,15 @@ export async function createWakeDetector(
     ? guardNativeRuntime(options.nativeMark, config.runtime, options.logger)
     : undefined
   const { loadWakeDetector } = await import('../adapters/openwakeword/load-detector.js')
-  const { companionFor } = await import('../adapters/openwakeword/companions.js')
-  const companions = phrases.map((p) => (p.companion ? companionFor(p.companion) : undefined))
+  // The companions' weights (130 kB to parse, then decode) are read while the runtime's thread
+  // starts: the load asks for the models first and waits for them only once those are loaded.
+  const companions = import('../adapters/openwakeword/companions.js').then(({ companionFor }) =>
+    phrases.map((p) => (p.companion ? companionFor(p.companion) : undefined)),
+  )
   // Whatever the result, a load that returns or throws did not take the process down.
   const detector = await loadWakeDetector({
     ...paths,
-    phrases: (taught ?? phrases).map((p, i) => ({ ...p, companion: companions[i] })),
+    phrases: (taught ?? phrases).map((p, i) => ({ ...p, companion: companions.then((c) => c[i]) })),
     onWake: options.onWake,
     runtime: guard?.runtime ?? config.runtime,
     consecutive: config.consecutive,

@@ -19,8 +19,12 @@ export interface WakePhraseFile {
    * caller's (enrolment records the windows through one).
    */
   readonly verifier?: string | VerifierStage | undefined
-  /** Our companion head beside this phrase's pretrained head (companion.ts), if it has one. */
-  readonly companion?: CompanionModel | undefined
+  /**
+   * Our companion head beside this phrase's pretrained head (companion.ts), if it has one; it may
+   * still be coming (its weights read while the runtime's thread starts): the load waits for it
+   * only once the models are loaded.
+   */
+  readonly companion?: CompanionModel | Promise<CompanionModel | undefined> | undefined
 }
 
 export interface LoadWakeDetectorOptions {
@@ -68,6 +72,8 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       'no wake model configured: add one to listen.wake.models',
     )
   }
+  // Answered below, once the models are loaded; until then a failure is not an unhandled rejection.
+  for (const p of o.phrases) if (p.companion instanceof Promise) p.companion.catch(() => {})
   const runtime = typeof o.runtime === 'string' ? await loadRuntime(o.runtime) : o.runtime
   // Every model is asked for at once: the runtime's thread loads them one after the other without
   // waiting for the event loop between them, which a start keeps busy (issue 47).
@@ -78,6 +84,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     firstFailure(settled)
     const [mel, embedding, ...models] = loaded as [ModelSession, ModelSession, ...ModelSession[]]
     const windows = models.map(headWindow)
+    const companions = await Promise.all(o.phrases.map((p) => p.companion))
     // The prefill reaches back as far as any window read after a reset: the longest head's, and
     // the chunks a coarse score leaves to be scored late.
     const reach = Math.max(...windows) + (o.coarseHop ?? 1)
@@ -87,8 +94,9 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
         typeof p.verifier === 'string'
           ? readVerifier(p.verifier, p.file, windows[i] ?? 0)
           : p.verifier
-      checkCompanion(p, windows[i] ?? 0)
-      return { phrase: p.phrase, model, threshold: p.threshold, verifier, companion: p.companion }
+      const companion = companions[i]
+      checkCompanion(p, companion, windows[i] ?? 0)
+      return { phrase: p.phrase, model, threshold: p.threshold, verifier, companion }
     })
     // On the runtime's thread the whole chain lives there, its prefill made with it: a scored
     // chunk is one hand-off (chain.ts). A runtime of the caller's (a test's) scores in process.
@@ -212,11 +220,15 @@ async function checkHeadScore(model: ModelSession): Promise<void> {
 }
 
 /** A companion reads the head's window: one made for another window is refused. */
-function checkCompanion(p: WakePhraseFile, window: number): void {
-  if (p.companion && p.companion.window !== window) {
+function checkCompanion(
+  p: WakePhraseFile,
+  companion: CompanionModel | undefined,
+  window: number,
+): void {
+  if (companion && companion.window !== window) {
     throw new NocturnError(
       'NOC_ERR_WAKE_MODEL_SHAPE',
-      `${p.file} reads ${window} embeddings but the companion head of "${p.phrase}" reads ${p.companion.window}: turn it off (listen.wake.models[].companion: false) for this head`,
+      `${p.file} reads ${window} embeddings but the companion head of "${p.phrase}" reads ${companion.window}: turn it off (listen.wake.models[].companion: false) for this head`,
     )
   }
 }
