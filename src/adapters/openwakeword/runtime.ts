@@ -123,7 +123,8 @@ export async function loadSession(
   // `stream()` has checked their streamed run after listening started. Its input is read from
   // its graph: no session of the whole model is made unless the parts cannot be.
   const declared = declaredInput(bytes)
-  if (declared && isEmbeddingShape(declared.shape)) {
+  const embedding = declared !== undefined && isEmbeddingShape(declared.shape)
+  if (declared && embedding) {
     const e = await embeddingInParts(ort, runtime, bytes, declared.shape)
     if (e) {
       return {
@@ -137,7 +138,7 @@ export async function loadSession(
   }
   let session: OrtSession
   try {
-    session = await createSession(ort, runtime, bytes)
+    session = await createSession(ort, runtime, bytes, embedding ? 'embedding' : 'other')
   } catch (err) {
     throw new NocturnError(
       'NOC_ERR_WAKE_MODEL_INVALID',
@@ -190,22 +191,28 @@ function modelSession(
 }
 
 /**
- * `part`: a part of the streamed embedding model, given inputs of several lengths (a whole window,
- * the new frames of a move by 1, 2… steps). The runtime plans and keeps a memory pattern for each
- * length it sees; without them the parts take 2–5 MB less and no measurable CPU more.
+ * `embedding`: the embedding model, or one of its parts; `part`: a part of the streamed embedding
+ * model, given inputs of several lengths (a whole window, the new frames of a move by 1, 2…
+ * steps). The runtime plans and keeps a memory pattern for each length it sees; without them the
+ * parts take 2–5 MB less and no measurable CPU more.
+ *
+ * The embedding's convolutions run in the layout the `all` level gives them, as upstream's do
+ * (`extended` gives other floats, by up to 3e-5). For the mel model and the heads `extended` gives
+ * the same floats as `all` (test/adapters/openwakeword/optimization-level.test.ts) at the same run
+ * time, and is made 2–4× quicker (a head 3.3 ms of CPU against 12.6 here): a start waits for each.
  */
 function createSession(
   ort: Ort,
   runtime: RuntimeName,
   bytes: Uint8Array,
-  part = false,
+  model: 'embedding' | 'part' | 'other',
 ): Promise<OrtSession> {
   return ort.InferenceSession.create(bytes, {
     executionProviders: [runtime === 'native' ? 'cpu' : 'wasm'],
     intraOpNumThreads: 1,
     interOpNumThreads: 1,
-    graphOptimizationLevel: 'all',
-    ...(part ? { enableMemPattern: false } : {}),
+    graphOptimizationLevel: model === 'other' ? 'extended' : 'all',
+    ...(model === 'part' ? { enableMemPattern: false } : {}),
   })
 }
 
@@ -250,7 +257,7 @@ async function embeddingInParts(
     await Promise.all(sessions.map((s) => s.release()))
   }
   try {
-    for (const b of parts.bytes) sessions.push(await createSession(ort, runtime, b, true))
+    for (const b of parts.bytes) sessions.push(await createSession(ort, runtime, b, 'part'))
     const stages = sessions.map((s): Stage => {
       const [input = '', output = ''] = [s.inputNames[0], s.outputNames[0]]
       return async (data, dims) => {
