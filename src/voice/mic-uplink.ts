@@ -36,7 +36,8 @@ export interface LocalWakeCheck {
  * never awaiting anything — or, while none is open (opening, resuming), into the gap buffer, which
  * is sent first when the next one opens. While the local check of a wake's phrase is out, every
  * frame is held in the gap buffer as well, connection open or not: nothing leaves the room until
- * it agrees, and if it refuses, what was held is dropped unsent.
+ * it agrees, and if it refuses, what was held is dropped unsent. A check in shadow (it has not
+ * earned the right to hold audio yet) runs on the same audio and holds nothing.
  */
 export class MicUplink {
   readonly #deps: MicUplinkDeps
