@@ -1,4 +1,5 @@
 import { NocturnError } from '../core/errors.js'
+import { tellEach } from '../core/listeners.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
 import type { Onset } from '../ports/onset.js'
@@ -184,7 +185,9 @@ export class WakeLog {
 
   /** "It missed me just now": the best-scoring windows of the last seconds, kept as a positive. */
   async missed(phone: string): Promise<{ wake: WakeEntry; outcome: TeachOutcome }> {
-    for (const l of this.#missedListeners) l()
+    tellEach(this.#missedListeners, (l) => l(), this.#o.logger, {
+      event: 'wake_missed_listener_failed',
+    })
     const best = this.#teacher?.bestRecent()
     const at = this.#o.clock.now()
     const entry = this.#o.store.addWake(

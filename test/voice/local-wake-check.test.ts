@@ -171,11 +171,16 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
     const command = parseWav(readFileSync(join(ROOT, 'fixtures/vad/speech-en-gb-f.wav')), 16_000)
     const near = wavPcm(join(FIXTURES, 'near-miss-hey_jarvish-kal16.wav'))
     /** Plays a clip and waits for its session to close (and the refractory time to pass). */
-    const wakeWith = async (pcm: Uint8Array, script: Script) => {
+    const wakeWith = async (what: string, pcm: Uint8Array, script: Script) => {
       next = script
       const before = w.summaries.length
+      const heard = w.detections.length
       feeds.play(pcm, [{ i: 0 }])
-      await until(() => w.summaries.length === before + 1, 'a session closed', 60_000)
+      await until(
+        () => w.summaries.length === before + 1,
+        `${what}: its session closed (the head fired ${w.detections.length - heard} times)`,
+        60_000,
+      )
       await until(() => feeds.idle, 'the clip played', 10_000)
       await new Promise((r) => setTimeout(r, 2100))
       return w.summaries.at(-1)
@@ -184,7 +189,7 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
       await until(() => feeds.heard(0, 1000), 'feeds.heard(0, 1000)', 60_000)
 
       // In shadow: the check refuses the near-miss, but holds nothing: its audio reaches the model.
-      const shadowed = await wakeWith(near, silent)
+      const shadowed = await wakeWith('the near-miss in shadow', near, silent)
       expect(shadowed?.unconfirmed).toBe(true)
       expect(verdicts).toEqual([false])
       expect(sent()).toBeGreaterThan(16_000)
@@ -193,6 +198,7 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
 
       // espeak-ng's "hey jarvis", confirmed by the model: the check cannot hear it. Back to 0.
       const espeak = await wakeWith(
+        'espeak-ng',
         Buffer.concat([
           wavPcm(join(FIXTURES, 'hey_jarvis.wav')),
           command.pcm.subarray(32_000, 64_000),
@@ -208,6 +214,7 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
       trust = restart()
       // … flite kal16's "hey jarvis", confirmed and agreed: the fifth in a row. It earns it.
       const fifth = await wakeWith(
+        'the fifth',
         Buffer.concat([
           wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav')),
           command.pcm.subarray(32_000, 64_000),
@@ -223,7 +230,7 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
       trust = restart()
       expect(trust.gates).toBe(true)
       const sentBefore = sent()
-      const held = await wakeWith(near, silent)
+      const held = await wakeWith('the near-miss, earned', near, silent)
       expect(held?.unconfirmed).toBe(true)
       expect(verdicts).toEqual([false, false, true, false])
       expect(w.log.withEvent('wake_refused_locally')).toHaveLength(1)
@@ -233,7 +240,7 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
       trust.retried('a phone said "it missed me"')
       expect(log.withEvent('wake_check_demoted')).toHaveLength(1)
       expect(device.snapshot.wakeCheck).toMatchObject({ state: 'shadow', streak: 0 })
-      await wakeWith(near, silent)
+      await wakeWith('the near-miss, demoted', near, silent)
       expect(verdicts).toEqual([false, false, true, false, false])
       expect(sent()).toBeGreaterThan(sentBefore + 16_000)
     } finally {
