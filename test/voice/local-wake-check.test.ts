@@ -199,8 +199,10 @@ describe.skipIf(skip)('the local wake check earns its place with the household',
       // espeak-ng's "hey jarvis", confirmed by the model: the check cannot hear it. Back to 0.
       const espeak = await wakeWith(
         'espeak-ng',
+        // A pause before the command: said in one breath, espeak-ng's phrase scores lower.
         Buffer.concat([
           wavPcm(join(FIXTURES, 'hey_jarvis.wav')),
+          new Uint8Array(16_000),
           command.pcm.subarray(32_000, 64_000),
         ]),
         answering(),
