@@ -180,6 +180,7 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
       device,
       arbiter: wakeArbiter(comp, household.mqtt, device),
       wakes,
+      settings: store,
       wake,
       reads: sound.reads,
       onFalseWake: () => device.countFalseWake(),

@@ -43,6 +43,23 @@ export interface ProviderHealth {
   readonly detail?: string
 }
 
+/**
+ * The local wake check (docs/wake-word.md, "The local second opinion"): `off` (and why), `shadow`
+ * (it runs beside each wake, holding nothing, `streak` of `of` confirmed wakes agreed so far),
+ * `on` (configured to hold every wake), `earned` (it holds them, having agreed with the household's
+ * wakes). `kept`: wakes it refused that the model did not confirm (in shadow: would have kept).
+ */
+export type WakeCheckStatus =
+  | { readonly state: 'off'; readonly why: string }
+  | {
+      readonly state: 'shadow'
+      readonly streak: number
+      readonly of: number
+      readonly kept: number
+    }
+  | { readonly state: 'on' }
+  | { readonly state: 'earned'; readonly kept: number }
+
 /** Everything the device is, at one moment: what the LED, the status and Home Assistant show. */
 export interface DeviceSnapshot {
   readonly muted: boolean
@@ -63,6 +80,8 @@ export interface DeviceSnapshot {
   readonly nextTimer: NextTimer | null
   /** Local wakes the live model's second opinion did not confirm, since the device started. */
   readonly falseWakes: number
+  /** The local wake check, in wake mode; undefined without a wake word. */
+  readonly wakeCheck: WakeCheckStatus | undefined
   /** What was refused as forged, stale, replayed or malformed: a household's security signal. */
   readonly refused: RefusalCounts
   /** Each provider tried since the device started, in the order first tried: its last attempt. */
@@ -79,6 +98,7 @@ export type DeviceChange =
   | { readonly kind: 'approvals' }
   | { readonly kind: 'timers' }
   | { readonly kind: 'false_wake' }
+  | { readonly kind: 'wake_check' }
   | { readonly kind: 'refusal'; readonly source: RefusalSource }
   | { readonly kind: 'providers' }
 
@@ -115,6 +135,7 @@ export class DeviceState {
   #activity: LedState = 'idle'
   #nextTimer: NextTimer | null = null
   #falseWakes = 0
+  #wakeCheck: WakeCheckStatus | undefined
   readonly #refused: Record<RefusalSource, Map<string, number>> = {
     decisions: new Map(),
     requests: new Map(),
@@ -242,6 +263,13 @@ export class DeviceState {
     this.#changed({ kind: 'false_wake' })
   }
 
+  /** The local wake check's state changed (off and why, shadow, on, earned). */
+  setWakeCheck(status: WakeCheckStatus): void {
+    if (JSON.stringify(status) === JSON.stringify(this.#wakeCheck)) return
+    this.#wakeCheck = status
+    this.#changed({ kind: 'wake_check' })
+  }
+
   /**
    * Input from `source` was refused for `reason` (it did not verify, was stale, replayed or
    * malformed). Counted only: the adapter that refused it has logged it.
@@ -297,6 +325,7 @@ export class DeviceState {
       ringing,
       nextTimer: this.#nextTimer,
       falseWakes: this.#falseWakes,
+      wakeCheck: this.#wakeCheck,
       refused: {
         decisions: Object.fromEntries(this.#refused.decisions),
         requests: Object.fromEntries(this.#refused.requests),

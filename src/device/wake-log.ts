@@ -1,4 +1,5 @@
 import { NocturnError } from '../core/errors.js'
+import { tellEach } from '../core/listeners.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
 import type { Onset } from '../ports/onset.js'
@@ -51,6 +52,10 @@ export class WakeLog {
   readonly #pending = new Map<string, number>()
   /** The wake whose session runs now, if one does. */
   #open: number | undefined
+  /** The last wake that opened a session: the local check's verdict may come after its end. */
+  #checking: number | undefined
+  /** Told of each "it missed me" note (the local check's trust hears it). */
+  readonly #missedListeners = new Set<() => void>()
   /** One lesson at a time: marks made while one trains wait for it. */
   #teaching: Promise<unknown> = Promise.resolve()
 
@@ -93,7 +98,10 @@ export class WakeLog {
         },
         this.#bounds,
       )
-      if (!bargeIn) this.#open = entry.id
+      if (!bargeIn) {
+        this.#open = entry.id
+        this.#checking = entry.id
+      }
       this.#keepFeatures(entry.id, d.phrase, toldAt)
     } catch (err) {
       this.#failed('wake_log_failed', err)
@@ -125,6 +133,23 @@ export class WakeLog {
     } catch (err) {
       this.#failed('wake_log_failed', err)
     }
+  }
+
+  /** The local check's verdict on the phrase of the wake that opened the last session. */
+  checkedLocally(agreed: boolean): void {
+    const id = this.#checking
+    this.#checking = undefined
+    if (id === undefined) return
+    try {
+      this.#o.store.checkedLocally(id, agreed ? 'agreed' : 'refused')
+    } catch (err) {
+      this.#failed('wake_log_failed', err)
+    }
+  }
+
+  /** Told of each "it missed me just now" from a phone. */
+  onMissed(listener: () => void): void {
+    this.#missedListeners.add(listener)
   }
 
   list(page: { limit: number; before?: number }): WakeEntry[] {
@@ -160,6 +185,9 @@ export class WakeLog {
 
   /** "It missed me just now": the best-scoring windows of the last seconds, kept as a positive. */
   async missed(phone: string): Promise<{ wake: WakeEntry; outcome: TeachOutcome }> {
+    tellEach(this.#missedListeners, (l) => l(), this.#o.logger, {
+      event: 'wake_missed_listener_failed',
+    })
     const best = this.#teacher?.bestRecent()
     const at = this.#o.clock.now()
     const entry = this.#o.store.addWake(

@@ -5,6 +5,12 @@
  */
 export type WakeConfirmed = 'yes' | 'no' | 'not_asked' | 'pending'
 
+/**
+ * The local check's verdict on a wake's phrase (docs/wake-word.md, "The local second opinion"):
+ * whether it held the audio or ran in shadow beside the session.
+ */
+export type WakeLocalVerdict = 'agreed' | 'refused'
+
 /** The one mark a phone gives a wake: it was not meant for the speaker (protocol/wake-ops.ts). */
 export type WakeMark = 'not_me'
 
@@ -31,6 +37,8 @@ export interface WakeEntry {
   readonly confirmed: WakeConfirmed
   /** The first words the model heard, when it confirmed the wake. */
   readonly said?: string
+  /** The local check's verdict; absent when it did not run (or could not). */
+  readonly local?: WakeLocalVerdict
   readonly mark?: WakeMark
   /** The phone that marked it, and when. */
   readonly markedBy?: string
@@ -64,6 +72,8 @@ export interface WakeLogStore {
   keepFeatures(id: number, windows: readonly Float32Array[]): void
   /** The second opinion's verdict, and the first words heard when it confirmed. */
   settleWake(id: number, confirmed: WakeConfirmed, said?: string): void
+  /** The local check's verdict on the wake's phrase. */
+  checkedLocally(id: number, verdict: WakeLocalVerdict): void
   markWake(id: number, mark: WakeMark, by: string, at: number): WakeEntry | undefined
   wake(id: number): WakeEntry | undefined
   /** Newest first. */

@@ -103,6 +103,20 @@ const statusSchema = z.object({
    * attempt opened a session, and if not why (docs/protocol.md, "Status"); absent: none tried yet.
    */
   providers: z.array(providerHealth).max(8).optional(),
+  /**
+   * The local wake check (docs/wake-word.md, "The local second opinion"): `off` and `why`,
+   * `shadow` (`streak` of `of` confirmed wakes agreed), `on` (configured), `earned`; `kept`: wakes
+   * it refused that the model did not confirm. Absent: no wake word, or an older device.
+   */
+  wakeCheck: z
+    .object({
+      state: z.enum(['off', 'shadow', 'on', 'earned']),
+      why: z.string().max(300).optional(),
+      streak: z.number().int().min(0).optional(),
+      of: z.number().int().min(1).optional(),
+      kept: z.number().int().min(0).optional(),
+    })
+    .optional(),
 })
 export type StatusMessage = z.infer<typeof statusSchema>
 

@@ -22,6 +22,11 @@ export interface LocalWakeCheck {
    * detection, which can come before the phrase has ended. The audio is held meanwhile anyway.
    */
   readonly afterMs?: number
+  /**
+   * In shadow: the check runs beside the session and holds nothing (it has not earned the right
+   * to, docs/wake-word.md); its verdict is only logged, and told by the check itself.
+   */
+  readonly shadow?: boolean
   /** Nothing was sent; the session should end as an unconfirmed wake. */
   readonly refused: () => void
 }
@@ -31,7 +36,8 @@ export interface LocalWakeCheck {
  * never awaiting anything — or, while none is open (opening, resuming), into the gap buffer, which
  * is sent first when the next one opens. While the local check of a wake's phrase is out, every
  * frame is held in the gap buffer as well, connection open or not: nothing leaves the room until
- * it agrees, and if it refuses, what was held is dropped unsent.
+ * it agrees, and if it refuses, what was held is dropped unsent. A check in shadow (it has not
+ * earned the right to hold audio yet) runs on the same audio and holds nothing.
  */
 export class MicUplink {
   readonly #deps: MicUplinkDeps
@@ -56,7 +62,7 @@ export class MicUplink {
   preRoll(frames: readonly Uint8Array[], local?: LocalWakeCheck): void {
     for (const f of frames) this.#gap.push(f)
     if (!local) return
-    this.#hold = 'checking'
+    if (!local.shadow) this.#hold = 'checking'
     const left = Math.round((local.afterMs ?? 0) * (LIVE_INPUT_RATE_HZ / 1000) * 2)
     if (left > 0) this.#window = { frames: [...frames], left, local }
     else this.#ask(frames, local)
@@ -143,8 +149,17 @@ export class MicUplink {
   }
 
   #checked(v: PhraseVerdict, local: LocalWakeCheck): void {
-    if (this.#hold !== 'checking') return
     const ms = Math.round(v.ms)
+    if (local.shadow) {
+      this.#log.info(
+        { event: 'wake_checked_in_shadow', agreed: v.agreed, heard: v.heard, ms },
+        v.agreed
+          ? 'the local check (in shadow) heard the wake phrase'
+          : 'the local check (in shadow) did not hear the wake phrase: it would have sent nothing',
+      )
+      return
+    }
+    if (this.#hold !== 'checking') return
     if (v.agreed) {
       this.#log.info(
         { event: 'wake_checked', heard: v.heard, ms },

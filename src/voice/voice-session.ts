@@ -188,7 +188,12 @@ export class VoiceSession {
     const refused = () => void this.end('unconfirmed')
     this.#uplink.preRoll(
       preRoll,
-      confirm?.local && { check: confirm.local, afterMs: confirm.localAfterMs ?? 0, refused },
+      confirm?.local && {
+        check: confirm.local,
+        afterMs: confirm.localAfterMs ?? 0,
+        refused,
+        ...(confirm.localGates?.() === false && { shadow: true }),
+      },
     )
     this.#timers.start()
     // The microphone and the connection start together: frames before the open are kept.

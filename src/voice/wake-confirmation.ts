@@ -17,6 +17,12 @@ export interface WakeCheck {
   readonly local?: PhraseCheck
   /** How much audio after the detection the local check hears too (MicUplink waits for it). */
   readonly localAfterMs?: number
+  /**
+   * Asked as each wake's session opens: whether the local check holds the audio this time. False:
+   * it runs in shadow, beside the session, holding nothing (it has not earned the right to yet).
+   * Absent: it always holds.
+   */
+  readonly localGates?: () => boolean
 }
 
 /**

@@ -67,6 +67,24 @@ describe('configuration errors: one line each, naming the key and the fix', () =
     ])
   })
 
+  it('the local wake check: "auto" unless set; another value names the three there are', () => {
+    const loaded = (enabled?: unknown) =>
+      parseConfig(
+        JSON.stringify({ listen: { localCheck: enabled === undefined ? {} : { enabled } } }),
+        '/etc/nocturn/config.json',
+        { GEMINI_API_KEY: 'k' },
+      ).config.listen.localCheck.enabled
+    expect([loaded(), loaded(true), loaded(false), loaded('auto')]).toEqual([
+      'auto',
+      true,
+      false,
+      'auto',
+    ])
+    expect(problems('{"listen": {"localCheck": {"enabled": "yes"}}}')).toEqual([
+      'listen.localCheck.enabled: expected true, false or "auto", got a string',
+    ])
+  })
+
   it('a PCM name that cannot be one', () => {
     expect(problems('{"audio": {"capturePcm": "my mic"}}')[0]).toMatch(
       /^audio.capturePcm: not an ALSA PCM name/,

@@ -18,6 +18,7 @@ import type { Logger } from '../../src/core/logger.js'
 import { defaultPersona } from '../../src/core/persona.js'
 import { ToolSet } from '../../src/core/tool-set.js'
 import type { AudioIn, AudioOut } from '../../src/ports/audio.js'
+import type { Onset } from '../../src/ports/onset.js'
 import type { LedState } from '../../src/ports/panel.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
 import type { WakeDetection, WakeListener, WakeWordDetector } from '../../src/ports/wake-word.js'
@@ -61,6 +62,11 @@ export interface WakeWorldOptions<S extends AudioOut = FakeSpeaker> {
   readonly onDetectorReset?: () => void
   /** Told the speaker before the microphone starts (a loopback of the playback needs it). */
   readonly beforeStart?: (speaker: S) => void
+  /** Told of every onset the room hears, as the composition's hook is (`running`: a barge-in). */
+  readonly onHeard?: (onset: Onset, running: boolean) => void
+  readonly onSessionEnd?: (summary: SessionSummary) => void
+  /** A session with nothing said for this long ends (10 minutes unless set). */
+  readonly idleMs?: number
 }
 
 /**
@@ -190,7 +196,7 @@ async function world<D extends WakeWordDetector, S extends AudioOut>(
         order.push(`led:${s}@${server.connections.length}`)
       },
     },
-    options: { idleMs: 10 * 60_000, budgetMs: 30 * 60_000 },
+    options: { idleMs: o.idleMs ?? 10 * 60_000, budgetMs: 30 * 60_000 },
   })
   const summaries: SessionSummary[] = []
   let falseWakes = 0
@@ -207,13 +213,17 @@ async function world<D extends WakeWordDetector, S extends AudioOut>(
     logger: log,
     clock,
     ...(confirm && { confirm }),
-    heard: () => {
+    heard: (onset) => {
+      o.onHeard?.(onset, driver.sessionRunning)
       order.push(`earcon@${server.connections.length}`)
       speaker.write(earcon)
       mic.hearNow(EARCON_MS + 50)
     },
     onFalseWake: () => falseWakes++,
-    onSessionEnd: (s) => summaries.push(s),
+    onSessionEnd: (s) => {
+      summaries.push(s)
+      o.onSessionEnd?.(s)
+    },
   })
   const seenConnections = () => server.connections.length
   o.beforeStart?.(speaker)

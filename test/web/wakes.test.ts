@@ -83,7 +83,10 @@ describe.skipIf(skip !== undefined)('recent wakes on the phone', { timeout: 90_0
     const wrong = { phrase: 'hey jarvis', score: 0.62, heardAtMs: 2, levelDb: -30 }
     log.detected(wrong)
     log.heard({ cause: 'wake', preRoll: new Uint8Array(), atMs: 2, wake: wrong }, false)
+    // The speaker's own check, in shadow, did not hear the phrase in it either.
+    log.checkedLocally(false)
     log.ended(summary('none', true))
+    w.deviceState.setWakeCheck({ state: 'shadow', streak: 3, of: 5, kept: 1 })
     await until(() => log.list({ limit: 5 }).every((x) => x.windows === 2), 'the features kept')
 
     const anna = await suite.phone('anna', w)
@@ -96,8 +99,13 @@ describe.skipIf(skip !== undefined)('recent wakes on the phone', { timeout: 90_0
     expect(shown).not.toMatch(CODE_WORDS)
     for (const raw of RAW_TIMES) expect(shown).not.toMatch(raw)
     expect(await shownText(items.nth(0))).toMatch(
-      /^Today \d{1,2}:\d\d( [AP]M)? · not very sure\s+It thought it heard "hey jarvis", but nobody said it\./,
+      /^Today \d{1,2}:\d\d( [AP]M)? · not very sure\s+It thought it heard "hey jarvis", but nobody said it\.\s+Its own check on the speaker did not hear the phrase either\./,
     )
+    // Where its own check stands: learning, 3 of the 5 wakes in a row it needs.
+    expect(await shownText(card.locator('[data-wake-check]'))).toContain(
+      'it has heard it with you 3 of the 5 times in a row it needs',
+    )
+    expect(await items.nth(1).locator('[data-local]').count()).toBe(0)
     expect(await shownText(items.nth(1))).toMatch(
       /· very sure\s+It heard "hey jarvis" and you said: "Hey jarvis, what time is it\?"/,
     )

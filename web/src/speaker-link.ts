@@ -30,6 +30,15 @@ export interface SpeakerStatus {
   readonly sensitivity?: Sensitivity
   /** Each live provider's last attempt, from a device that has tried one. */
   readonly providers?: ProviderHealth[]
+  /** The speaker's own check of the wake phrase (docs/protocol.md, "Status"). */
+  readonly wakeCheck?: WakeCheckState
+}
+
+/** The local wake check as a phone shows it: the states, the streak toward trust. */
+export interface WakeCheckState {
+  readonly state: 'off' | 'shadow' | 'on' | 'earned'
+  readonly streak?: number
+  readonly of?: number
 }
 
 /** A verified request and what became of it. */
@@ -394,6 +403,7 @@ export class SpeakerLink {
       if (s.ok && typeof s.value.online === 'boolean' && typeof s.value.state === 'string') {
         const { muted, volume, sensitivity } = s.value
         const providers = parseProviders(s.value.providers)
+        const wakeCheck = parseWakeCheck(s.value.wakeCheck)
         this.status = {
           online: s.value.online,
           state: s.value.state,
@@ -403,6 +413,7 @@ export class SpeakerLink {
             (volume as number) <= 100 && { volume: volume as number }),
           ...(isSensitivity(sensitivity) && { sensitivity }),
           ...(providers && { providers }),
+          ...(wakeCheck && { wakeCheck }),
         }
         this.#changed('status', this)
       }
@@ -503,4 +514,17 @@ export class SpeakerLink {
     if (!p.settled) this.#arm(reply.re, p)
     p.handlers.onReply?.(reply)
   }
+}
+
+/** The status's `wakeCheck`, or undefined when it is absent or not one. */
+function parseWakeCheck(v: unknown): WakeCheckState | undefined {
+  if (v === null || typeof v !== 'object') return undefined
+  const { state, streak, of } = v as Record<string, unknown>
+  if (state !== 'off' && state !== 'shadow' && state !== 'on' && state !== 'earned')
+    return undefined
+  const count = (n: unknown) =>
+    Number.isInteger(n) && (n as number) >= 0 ? (n as number) : undefined
+  const s = count(streak)
+  const o = count(of)
+  return { state, ...(s !== undefined && { streak: s }), ...(o !== undefined && { of: o }) }
 }

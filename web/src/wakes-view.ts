@@ -1,5 +1,5 @@
 import { h } from './dom.js'
-import type { SpeakerLink } from './speaker-link.js'
+import type { SpeakerLink, WakeCheckState } from './speaker-link.js'
 import { when } from './when.js'
 import { phoneName, sentence } from './words.js'
 
@@ -12,6 +12,8 @@ interface Wake {
   score: number
   confirmed: 'yes' | 'no' | 'not_asked' | 'pending'
   said?: string
+  /** The speaker's own check of the phrase: did it hear it too (docs/protocol.md, "Wakes"). */
+  local?: 'agreed' | 'refused'
   mark?: 'not_me'
   markedBy?: string
   features: number
@@ -109,6 +111,7 @@ export function wakesView(lists: WakeLists, l: SpeakerLink): HTMLElement {
   const s = lists.of(l)
   const name = l.speaker.name
   const me = l.speaker.phone
+  const checkState = checkStateWords(l.status?.wakeCheck, name)
   const details = h(
     'details',
     { class: 'wakes', 'data-wakes': l.id, open: s.open },
@@ -132,6 +135,7 @@ export function wakesView(lists: WakeLists, l: SpeakerLink): HTMLElement {
         'It missed me just now',
       ),
     ),
+    checkState ? h('p', { class: 'hint', 'data-wake-check': '' }, checkState) : null,
     s.line
       ? h('p', { class: s.line.problem ? 'problem' : 'hint', 'data-wake-outcome': '' }, s.line.text)
       : null,
@@ -157,6 +161,7 @@ function wakeItem(lists: WakeLists, l: SpeakerLink, w: Wake, me: string): HTMLEl
     { class: `wake${w.mark ? ' marked' : ''}`, 'data-wake': String(w.id) },
     h('p', { class: 'meta' }, `${when(w.at)} · ${sureWords(w.score)}`),
     h('p', {}, heardWords(w)),
+    w.local === 'refused' ? h('p', { class: 'hint', 'data-local': '' }, checkWords(w)) : null,
     w.mark
       ? h(
           'p',
@@ -190,6 +195,28 @@ function heardWords(w: Wake): string {
   if (w.confirmed === 'no') return `It thought it heard ${phrase}, but nobody said it.`
   if (w.confirmed === 'pending') return `It heard ${phrase}; it is still listening.`
   return `It heard ${phrase}.`
+}
+
+/** What the speaker's own check made of a wake it did not hear the phrase in. */
+function checkWords(w: Wake): string {
+  if (w.confirmed === 'yes')
+    return 'Its own check on the speaker did not hear the phrase this time.'
+  return 'Its own check on the speaker did not hear the phrase either.'
+}
+
+/**
+ * The speaker's own check of the wake phrase, in words: whether it keeps a false wake's sound in
+ * the room yet (docs/wake-word.md, "Earning its place"). Nothing when there is none to speak of.
+ */
+function checkStateWords(c: WakeCheckState | undefined, name: string): string | undefined {
+  if (!c) return undefined
+  if (c.state === 'shadow') {
+    return `${name} is still learning to hear your wake phrase on its own: it has heard it with you ${c.streak ?? 0} of the ${c.of ?? 5} times in a row it needs. Until then it sends what it hears after a wake as before.`
+  }
+  if (c.state === 'earned' || c.state === 'on') {
+    return `${name} checks the wake phrase on its own first: when it does not hear it, nothing it heard leaves the speaker.`
+  }
+  return undefined
 }
 
 function outcomeWords(o: Outcome, name: string): string {

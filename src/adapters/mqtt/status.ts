@@ -34,6 +34,7 @@ export class MqttStatus {
   #sensitivity: Sensitivity | undefined
   #refused: StatusMessage['refused']
   #providers: StatusMessage['providers']
+  #wakeCheck: StatusMessage['wakeCheck']
   #refusedText = ''
   #refusedTimer: TimerHandle | undefined
   #since: number
@@ -113,6 +114,13 @@ export class MqttStatus {
     this.#publish()
   }
 
+  /** The local wake check's state changed; undefined: the speaker has no wake word. */
+  setWakeCheck(wakeCheck: StatusMessage['wakeCheck']): void {
+    if (JSON.stringify(wakeCheck) === JSON.stringify(this.#wakeCheck)) return
+    this.#wakeCheck = wakeCheck && { ...wakeCheck }
+    this.#publish()
+  }
+
   /** The refused input's counts changed: published within REFUSALS_EVERY_MS, with the rest. */
   setRefused(counts: Readonly<Record<string, Readonly<Record<string, number>>>>): void {
     const sources = Object.entries(counts).filter(
@@ -143,6 +151,7 @@ export class MqttStatus {
       ...(this.#sensitivity !== undefined && { sensitivity: this.#sensitivity }),
       ...(this.#refused && { refused: this.#refused }),
       ...(this.#providers && { providers: this.#providers }),
+      ...(this.#wakeCheck && { wakeCheck: this.#wakeCheck }),
     }
   }
 

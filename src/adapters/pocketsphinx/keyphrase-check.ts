@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { delimiter, join } from 'node:path'
 import type { PhraseCheck, PhraseVerdict } from '../../ports/phrase-check.js'
 import { competitorsOf } from './competitors.js'
 import { parseSpotted, type Spotted, winners } from './spotted.js'
@@ -41,6 +41,25 @@ export interface KeyphraseCheckOptions {
   readonly modelDir?: string
   readonly program?: string
   readonly timeoutMs?: number
+}
+
+/**
+ * Why the check cannot run here, or undefined: the program is not on PATH (Debian's package
+ * `pocketsphinx`). The model is looked for by `KeyphraseCheck.create`.
+ */
+export function programMissing(program = PROGRAM): string | undefined {
+  const found = (process.env.PATH ?? '').split(delimiter).some((dir) => {
+    if (dir === '') return false
+    try {
+      accessSync(join(dir, program), constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+  return found
+    ? undefined
+    : `the local wake check needs ${program} (Debian: apt-get install pocketsphinx pocketsphinx-en-us)`
 }
 
 /** Where the audio of a check is written: a tmpfs when there is one, so no card is worn by it. */

@@ -153,4 +153,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX wakes_by_time ON wakes (at);
   `,
+  // 13: the local check's verdict on each wake ('agreed' or 'refused'), gating or in shadow
+  // (docs/wake-word.md, "The local second opinion"). Wakes kept before it have none.
+  `
+  ALTER TABLE wakes ADD COLUMN local TEXT;
+  `,
 ]

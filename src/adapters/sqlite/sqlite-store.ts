@@ -93,6 +93,8 @@ export class SqliteStore implements TranscriptStore, GrantStore, TimerStore, Set
       this.#conn.write('cheap', () => this.#t.wakes.keepFeatures(id, windows)),
     settleWake: (id, confirmed, said) =>
       this.#conn.write('cheap', () => this.#t.wakes.settleWake(id, confirmed, said)),
+    checkedLocally: (id, verdict) =>
+      this.#conn.write('cheap', () => this.#t.wakes.checkedLocally(id, verdict)),
     // A mark teaches the speaker: worth a sync, as a grant is.
     markWake: (id, mark, by, at) =>
       this.#conn.write('synced', () => this.#t.wakes.markWake(id, mark, by, at)),

@@ -5,6 +5,7 @@ import type {
   WakeEntry,
   WakeKind,
   WakeLesson,
+  WakeLocalVerdict,
   WakeLogBounds,
   WakeLogStore,
   WakeMark,
@@ -19,6 +20,7 @@ interface Row {
   score: number
   confirmed: WakeConfirmed
   said: string | null
+  local: string | null
   mark: string | null
   marked_by: string | null
   marked_at: number | null
@@ -27,13 +29,14 @@ interface Row {
 }
 
 const SUMMARY =
-  'id, kind, at, phrase, score, confirmed, said, mark, marked_by, marked_at, window_floats, length(features) AS bytes'
+  'id, kind, at, phrase, score, confirmed, said, local, mark, marked_by, marked_at, window_floats, length(features) AS bytes'
 
 /** The speaker's recent wakes on the store's own database (migration 12), newest first. */
 export class SqliteWakeLog implements WakeLogStore {
   readonly #insert: Database.Statement
   readonly #trim: Database.Statement
   readonly #settle: Database.Statement
+  readonly #local: Database.Statement
   readonly #keep: Database.Statement
   readonly #mark: Database.Statement
   readonly #one: Database.Statement
@@ -52,6 +55,7 @@ export class SqliteWakeLog implements WakeLogStore {
     )
     this.#keep = db.prepare('UPDATE wakes SET window_floats = ?, features = ? WHERE id = ?')
     this.#settle = db.prepare('UPDATE wakes SET confirmed = ?, said = ? WHERE id = ?')
+    this.#local = db.prepare('UPDATE wakes SET local = ? WHERE id = ?')
     this.#mark = db.prepare('UPDATE wakes SET mark = ?, marked_by = ?, marked_at = ? WHERE id = ?')
     this.#one = db.prepare(`SELECT ${SUMMARY} FROM wakes WHERE id = ?`)
     this.#page = db.prepare(`SELECT ${SUMMARY} FROM wakes ORDER BY id DESC LIMIT ?`)
@@ -84,6 +88,10 @@ export class SqliteWakeLog implements WakeLogStore {
 
   settleWake(id: number, confirmed: WakeConfirmed, said?: string): void {
     this.#settle.run(confirmed, said ?? null, id)
+  }
+
+  checkedLocally(id: number, verdict: WakeLocalVerdict): void {
+    this.#local.run(verdict, id)
   }
 
   markWake(id: number, mark: WakeMark, by: string, at: number): WakeEntry | undefined {
@@ -130,6 +138,7 @@ function entryOf(r: Omit<Row, 'features'> & { bytes: number | null }): WakeEntry
     score: r.score,
     confirmed: r.confirmed,
     ...(r.said !== null && { said: r.said }),
+    ...((r.local === 'agreed' || r.local === 'refused') && { local: r.local }),
     ...(r.mark !== null && isWakeMark(r.mark) && { mark: r.mark }),
     ...(r.marked_by !== null && { markedBy: r.marked_by }),
     ...(r.marked_at !== null && { markedAt: r.marked_at }),

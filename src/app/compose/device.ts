@@ -46,6 +46,7 @@ export function showStatus(
     mqtt.status.setSensitivity(wakeWord ? s.sensitivity : undefined)
     mqtt.status.setRefused(s.refused)
     mqtt.status.setProviders(s.providers)
+    mqtt.status.setWakeCheck(s.wakeCheck)
   }
   device.subscribe(show)
   show()

@@ -1,8 +1,10 @@
 import { MqttWakeArbiter } from '../../adapters/mqtt/wake-arbiter.js'
 import {
+  DEBIAN_MODEL_DIR,
   DEFAULT_MARGIN,
   DEFAULT_THRESHOLD,
   KeyphraseCheck,
+  programMissing,
 } from '../../adapters/pocketsphinx/keyphrase-check.js'
 import { AnyOnset } from '../../audio/any-onset.js'
 import { ButtonOnset } from '../../audio/button-onset.js'
@@ -16,11 +18,13 @@ import { WakeOnset } from '../../audio/wake-onset.js'
 import type { LiveConversations } from '../../conversations/live-conversations.js'
 import { errorText } from '../../core/errors.js'
 import type { DeviceState } from '../../device/device-state.js'
+import { WakeCheckTrust } from '../../device/wake-check-trust.js'
 import type { WakeLog } from '../../device/wake-log.js'
 import type { PanelController } from '../../panel/panel-controller.js'
 import type { AudioOut } from '../../ports/audio.js'
 import type { OnsetSource } from '../../ports/onset.js'
 import type { PhraseCheck } from '../../ports/phrase-check.js'
+import type { SettingsStore } from '../../ports/settings-store.js'
 import type { WakeArbiter } from '../../ports/wake-arbiter.js'
 import type { WakeWordDetector } from '../../ports/wake-word.js'
 import { EARCON_MS, earconPcm } from '../../tools/chime.js'
@@ -107,6 +111,8 @@ interface ListeningDeps {
   readonly onSessionEnd?: ((summary: SessionSummary) => void) | undefined
   /** The wake log the household teaches the speaker with (wake mode). */
   readonly wakes?: WakeLog | undefined
+  /** Where the local wake check's trust is remembered (listen.localCheck.enabled `auto`). */
+  readonly settings: SettingsStore
   /** The microphone's reads (ALSA): aligned with the wake detector's chunks at each reset. */
   readonly reads?: MicReads | undefined
   /** Wake mode: the detector, loading since early in the start (wake-load.ts). */
@@ -123,7 +129,8 @@ export async function composeListening(
   const onset = await onsetFor(comp, mode, deps)
   closers.add(() => onset.close())
   const confirm = c.listen.confirm
-  const local = mode === 'wake' ? localWakeCheck(comp, deps.device) : undefined
+  const local = mode === 'wake' ? localWakeCheck(comp, deps) : undefined
+  const trust = local?.trust
   // Made when first needed: a speech-mode device never plays it.
   let earcon: Uint8Array | undefined
   return new SessionLoop({
@@ -138,7 +145,8 @@ export async function composeListening(
         confirm: {
           phrases: confirm.enabled ? confirm.phrases : [],
           withinMs: confirm.withinMs,
-          ...(local && { local, localAfterMs: c.listen.localCheck.afterMs }),
+          ...(local && { local: local.check, localAfterMs: c.listen.localCheck.afterMs }),
+          ...(trust && { localGates: () => trust.gates }),
         },
       }),
     // The room hears it was heard; in speech mode a session opens on speech, as before, unannounced.
@@ -146,6 +154,7 @@ export async function composeListening(
       heard: (onset) => {
         // Read before the session opens: a wake told while one runs talks over its reply.
         deps.wakes?.heard(onset, deps.driver.sessionRunning)
+        trust?.heard(onset, deps.driver.sessionRunning)
         earcon ??= earconPcm(deps.speaker.sampleRateHz)
         deps.speaker.write(earcon)
         // The earcon is ours: the command said in the same breath is not gated for its length.
@@ -156,37 +165,89 @@ export async function composeListening(
     ...(deps.onFalseWake && { onFalseWake: deps.onFalseWake }),
     onSessionEnd: (summary) => {
       deps.wakes?.ended(summary)
+      trust?.ended(!summary.unconfirmed)
       deps.onSessionEnd?.(summary)
     },
   })
 }
 
 /**
- * The local second opinion (listen.localCheck), on the configured wake phrases. One that cannot be
- * made (pocketsphinx missing, a phrase's word not in its dictionary) is an error on the LED and the
- * status with its message; the wake then has the model's transcription alone as a second opinion.
+ * The local second opinion (listen.localCheck), on the configured wake phrases, its verdicts told
+ * to the wake log and, in `auto`, to its trust (which decides whether it holds the audio yet).
+ * One that cannot be made (pocketsphinx missing, a phrase's word not in its dictionary) is, when
+ * asked for with `true`, an error on the LED and the status with its message; in `auto` one info
+ * line says why it is off. Either way the wake has the model's transcription as its second opinion.
  */
 function localWakeCheck(
-  { config: c, log, closers }: Composition,
-  device: DeviceState,
-): PhraseCheck | undefined {
-  const { enabled, threshold, competitors, modelDir } = c.listen.localCheck
-  if (!enabled || !c.listen.wake) return undefined
+  { config: c, clock, log, closers }: Composition,
+  deps: ListeningDeps,
+): { check: PhraseCheck; trust: WakeCheckTrust | undefined } | undefined {
+  const { enabled, threshold, competitors, modelDir, afterMs } = c.listen.localCheck
+  if (!c.listen.wake) return undefined
+  const off = (why: string) => {
+    deps.device.setWakeCheck({ state: 'off', why })
+    return undefined
+  }
+  if (enabled === false) return off('turned off (listen.localCheck.enabled: false)')
+  if (enabled === 'auto' && !c.listen.confirm.enabled) {
+    const why =
+      'the model does not confirm wakes (listen.confirm off): there is nothing to earn trust from'
+    log.info({ wakeCheck: 'off' }, `the local wake check is off: ${why}`)
+    return off(why)
+  }
+  const phrases = wakeModelPaths(c.listen.wake as WakeConfig).phrases.map((p) => p.phrase)
+  const keyThreshold =
+    threshold ?? (competitors ? DEFAULT_THRESHOLD.weighed : DEFAULT_THRESHOLD.alone)
+  let check: KeyphraseCheck
   try {
-    const phrases = wakeModelPaths(c.listen.wake as WakeConfig).phrases.map((p) => p.phrase)
-    const check = KeyphraseCheck.create({
+    const missing = programMissing()
+    if (missing) throw new Error(missing)
+    check = KeyphraseCheck.create({
       phrases,
-      threshold: threshold ?? (competitors ? DEFAULT_THRESHOLD.weighed : DEFAULT_THRESHOLD.alone),
+      threshold: keyThreshold,
       ...(competitors && { competitors: { margin: DEFAULT_MARGIN } }),
       ...(modelDir && { modelDir }),
     })
-    closers.add(() => check.close())
-    return check
   } catch (err) {
+    if (enabled === 'auto') {
+      log.info({ wakeCheck: 'off', reason: errorText(err) }, 'the local wake check is off')
+      return off(errorText(err))
+    }
     log.error({ event: 'wake_check_unavailable', err: errorText(err) }, 'no local wake check')
-    device.fault('wake check', errorText(err))
-    return undefined
+    deps.device.fault('wake check', errorText(err))
+    return off(errorText(err))
   }
+  closers.add(() => check.close())
+  // Earned on these phrases and this check: a change of either starts it over in shadow.
+  const key = JSON.stringify({
+    phrases,
+    threshold: keyThreshold,
+    competitors,
+    afterMs,
+    modelDir: modelDir ?? DEBIAN_MODEL_DIR,
+  })
+  const trust =
+    enabled === 'auto'
+      ? new WakeCheckTrust({
+          store: deps.settings,
+          key,
+          clock,
+          logger: log.child({ component: 'wake-check' }),
+          device: deps.device,
+        })
+      : undefined
+  if (!trust) deps.device.setWakeCheck({ state: 'on' })
+  deps.wakes?.onMissed(() => trust?.retried('a phone said "it missed me"'))
+  const told: PhraseCheck = {
+    check: async (pcm) => {
+      const v = await check.check(pcm)
+      trust?.verdict(v.agreed)
+      deps.wakes?.checkedLocally(v.agreed)
+      return v
+    },
+    close: () => check.close(),
+  }
+  return { check: told, trust }
 }
 
 async function onsetFor(

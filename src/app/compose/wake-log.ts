@@ -17,6 +17,7 @@ export function composeWakeLog(
     transcripts: store,
     clock,
     logger: log.child({ component: 'wake-log' }),
-    confirmAsked: c.listen.confirm.enabled || c.listen.localCheck.enabled,
+    // In `auto` the local check holds a wake only once it has agreed with the model's confirmations.
+    confirmAsked: c.listen.confirm.enabled || c.listen.localCheck.enabled === true,
   })
 }

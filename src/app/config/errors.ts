@@ -105,6 +105,7 @@ function unionHint(path: readonly string[]): string {
   const last = path.at(-1)
   if (last === 'payload') return 'a string or a JSON object'
   if (last === 'qos') return '0, 1 or 2'
+  if (last === 'enabled' && path.at(-2) === 'localCheck') return 'true, false or "auto"'
   return 'another kind of value'
 }
 

@@ -112,10 +112,15 @@ const confirmSchema = z.strictObject({
 
 /**
  * The local second opinion on a wake (docs/wake-word.md, "The local second opinion"): Debian's
- * pocketsphinx spots the phrase in the pre-roll before any audio leaves. Off unless asked for.
+ * pocketsphinx spots the phrase in the pre-roll before any audio leaves.
  */
 const localCheckSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+  /**
+   * `auto` (the default): it runs beside each wake, holding nothing, until it has agreed with the
+   * model on this household's confirmed wakes enough times in a row; only then does it hold the
+   * audio. `true`: it always holds the audio; `false`: it never runs.
+   */
+  enabled: z.union([z.boolean(), z.literal('auto')]).default('auto'),
   /**
    * pocketsphinx's keyphrase threshold for the phrase: smaller lets more through. Unset: 1e-30
    * weighed against its competitors, 1e-12 alone (bench/RESULTS.md).
