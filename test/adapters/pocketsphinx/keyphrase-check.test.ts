@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -73,6 +73,20 @@ describe.skipIf(skip)('the local wake check (pocketsphinx keyphrase spotting)', 
     expect(() => make(['hey jarvis'], 2)).toThrow(/threshold must be between 0 and 1.*got 2/)
     // Capitals and punctuation are not words: "What's the weather?" is spelt as the dictionary does.
     expect(() => make(["What's the weather?"])).not.toThrow()
+  })
+
+  it("the dictionary it loads holds every pronunciation of the phrases' words, and no other word", () => {
+    // Read here the plain way, line by line: what the check finds in the file's bytes must agree.
+    const full = readFileSync(join(DEBIAN_MODEL_DIR, 'cmudict-en-us.dict'), 'latin1').split('\n')
+    const linesOf = (w: string) =>
+      full.filter((l) => l.startsWith(`${w} `) || l.startsWith(`${w}(`))
+    // "hey" begins 23 other words ("heyday"…); "'bout" is the file's first line; "the" has two.
+    const check = make(['hey jarvis', "'bout the weather"])
+    const dict = check.args[check.args.indexOf('-dict') + 1] as string
+    const loaded = readFileSync(dict, 'latin1').trim().split('\n').sort()
+    const want = ['hey', 'jarvis', "'bout", 'the', 'weather'].flatMap(linesOf).sort()
+    expect(want.length).toBeGreaterThanOrEqual(6)
+    expect(loaded).toEqual(want)
   })
 
   it('a recogniser that cannot run rejects with why; its files are gone after close', async () => {
