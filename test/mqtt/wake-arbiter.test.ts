@@ -270,8 +270,12 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
   })
 
   it('the window is measured and travels with the claim: the speaker that joins a round times it by the opener’s window', async () => {
-    const kitchen = await speaker(broker.url, 'kitchen', { settleMs: 40 })
-    const hall = await speaker(broker.url, 'hall', { settleMs: 40 })
+    // A floor of 400 ms under the measured window: the hall's claim must cross the broker inside
+    // the kitchen's window to join its round, and a loaded CI machine has taken a hop past the
+    // 80 ms floor a quiet one measures. What is tested is that the window is measured and travels.
+    const timing = { settleMs: 40, windowMs: 1500, minWindowMs: 400 }
+    const kitchen = await speaker(broker.url, 'kitchen', timing)
+    const hall = await speaker(broker.url, 'hall', timing)
     const onBroker: { device: string; window?: number }[] = []
     const watcher = await intruder()
     watcher.on('message', (_t, p) => onBroker.push(JSON.parse(p.toString())))
@@ -297,7 +301,9 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     // Each round's window is the one its opener measured and sent, and the joiner timed it so.
     expect(sent('hall')).toEqual(sent('kitchen'))
     expect(windows(hall)).toEqual(sent('kitchen'))
-    for (const w of sent('kitchen')) expect(w).toBeLessThanOrEqual(150)
+    // Measured (its hops, here from the speakers' own statuses on), so below the configured one.
+    for (const w of sent('kitchen')) expect(w).toBeGreaterThanOrEqual(400)
+    for (const w of sent('kitchen')) expect(w).toBeLessThan(1500)
     console.log(`measured windows (ms): ${sent('kitchen').join(', ')}`)
   })
 
