@@ -3,14 +3,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseConfig } from '../../src/app/config/load.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { hermeticAlsa } from '../helpers/alsa.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { watchStatus } from '../helpers/device-mqtt.js'
 import { vadClip } from '../helpers/fixtures.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
@@ -33,10 +32,10 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
   let broker: TestBroker
   let server: FakeLiveServer
   let appliance: Appliance
-  let watcher: MqttConnection
+  let watcher: { close(): Promise<void> }
   let conf: string
   let original: string
-  const statuses: Status[] = []
+  let statuses: Status[] = []
 
   beforeAll(async () => {
     const work = mkdtempSync(join(tmpdir(), 'nocturn-deaf-'))
@@ -48,18 +47,9 @@ describe.skipIf(skip)('a microphone that hears nothing shows on the LED and the 
     broker = mosquittoBroker(await freePort())
     await broker.start()
     server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
-    watcher = new MqttConnection({
-      url: broker.url,
-      clientId: 'watcher',
-      username: USERS.phone.username,
-      password: USERS.phone.password,
-      logger: silentLogger,
-      clock: realClock(),
-    })
-    watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString()) as Status))
-    watcher.start()
-    await watcher.ready()
-    await watcher.subscribe([`${PREFIX}/kitchen/status`])
+    const watching = await watchStatus<Status>(broker.url)
+    watcher = watching
+    statuses = watching.statuses
     appliance = await startAppliance({
       loaded: parseConfig(
         JSON.stringify({

@@ -3,13 +3,12 @@ import { createServer, type Server } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { type Appliance, startAppliance } from '../../src/app/appliance.js'
 import { parseConfig } from '../../src/app/config/load.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { watchStatus } from '../helpers/device-mqtt.js'
 import { missingCommands } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
 
@@ -24,7 +23,7 @@ describe.skipIf(skip)('the phone app port taken by another program', () => {
   let broker: TestBroker | undefined
   let server: FakeLiveServer | undefined
   let appliance: Appliance | undefined
-  let watcher: MqttConnection | undefined
+  let watcher: { close(): Promise<void> } | undefined
   let holder: Server | undefined
   afterAll(async () => {
     await appliance?.close()
@@ -42,19 +41,9 @@ describe.skipIf(skip)('the phone app port taken by another program', () => {
     broker = mosquittoBroker(await freePort())
     await broker.start()
     server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
-    const statuses: { state: string; reason?: string }[] = []
-    watcher = new MqttConnection({
-      url: broker.url,
-      clientId: 'watcher',
-      username: USERS.phone.username,
-      password: USERS.phone.password,
-      logger: silentLogger,
-      clock: realClock(),
-    })
-    watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString())))
-    watcher.start()
-    await watcher.ready()
-    await watcher.subscribe([`${PREFIX}/kitchen/status`])
+    const watching = await watchStatus<{ state: string; reason?: string }>(broker.url)
+    watcher = watching
+    const statuses = watching.statuses
     appliance = await startAppliance({
       loaded: parseConfig(
         JSON.stringify({

@@ -2,8 +2,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'no
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { DEBIAN_MODEL_DIR } from '../../src/adapters/pocketsphinx/keyphrase-check.js'
 import { SqliteStore } from '../../src/adapters/sqlite/sqlite-store.js'
 import { PhoneKeyStore } from '../../src/app/phone-keys.js'
@@ -12,8 +10,8 @@ import { PhoneConversations } from '../../src/phone/conversations.js'
 import type { StatusMessage } from '../../src/protocol/index.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { hermeticAlsa } from '../helpers/alsa.js'
-import { freePort, mosquittoBroker, PREFIX, type TestBroker, USERS } from '../helpers/brokers.js'
-import { testPhoneLink } from '../helpers/device-mqtt.js'
+import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { testPhoneLink, watchStatus } from '../helpers/device-mqtt.js'
 import {
   kitchenPairing,
   type NocturnProcess,
@@ -64,8 +62,7 @@ function pathWithout(command: string): string {
 describe.skipIf(skip)('the local wake check in auto, composed', () => {
   let broker: TestBroker
   let server: FakeLiveServer
-  let watcher: MqttConnection
-  const statuses: StatusMessage[] = []
+  let statuses: StatusMessage[] = []
   const closers: (() => Promise<unknown> | unknown)[] = []
 
   beforeAll(async () => {
@@ -75,18 +72,8 @@ describe.skipIf(skip)('the local wake check in auto, composed', () => {
     // The model hears no wake phrase: every wake is unconfirmed.
     server = await FakeLiveServer.start({ scripts: () => ({ steps: [] }), logger: silentLogger })
     closers.push(() => server.close())
-    watcher = new MqttConnection({
-      url: broker.url,
-      clientId: 'check-watcher',
-      username: USERS.phone.username,
-      password: USERS.phone.password,
-      logger: silentLogger,
-      clock: realClock(),
-    })
-    watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString())))
-    watcher.start()
-    await watcher.ready()
-    await watcher.subscribe([`${PREFIX}/kitchen/status`])
+    const watcher = await watchStatus<StatusMessage>(broker.url)
+    statuses = watcher.statuses
     closers.push(() => watcher.close())
   }, 60_000)
 

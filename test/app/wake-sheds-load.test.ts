@@ -2,14 +2,13 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { realClock } from '../../src/adapters/clock/real-clock.js'
-import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
 import { hermeticAlsa } from '../helpers/alsa.js'
-import { freePort, mosquittoBroker, PREFIX, USERS } from '../helpers/brokers.js'
+import { freePort, mosquittoBroker } from '../helpers/brokers.js'
 import { type CpuQuota, makeCpuQuota, moveIntoQuota } from '../helpers/cpu-quota.js'
+import { watchStatus } from '../helpers/device-mqtt.js'
 import { fakeGpiod } from '../helpers/fake-gpiod.js'
 import { startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
@@ -95,20 +94,9 @@ describe.skipIf(skip)(
       const broker = mosquittoBroker(await freePort())
       await broker.start()
       closers.push(() => broker.stop())
-      const statuses: Status[] = []
-      const watcher = new MqttConnection({
-        url: broker.url,
-        clientId: 'watcher',
-        username: USERS.phone.username,
-        password: USERS.phone.password,
-        logger: silentLogger,
-        clock: realClock(),
-      })
-      watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString()) as Status))
-      watcher.start()
+      const watcher = await watchStatus<Status>(broker.url)
       closers.push(() => watcher.close())
-      await watcher.ready()
-      await watcher.subscribe([`${PREFIX}/kitchen/status`])
+      const statuses = watcher.statuses
       const alsa = hermeticAlsa('fifo', { stall: false })
       const gpiod = fakeGpiod(2)
       closers.push(() => gpiod.cleanup())

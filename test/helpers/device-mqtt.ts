@@ -1,4 +1,5 @@
 import { realClock } from '../../src/adapters/clock/real-clock.js'
+import { MqttConnection } from '../../src/adapters/mqtt/connection.js'
 import { createDeviceMqtt, type DeviceMqttOptions } from '../../src/adapters/mqtt/index.js'
 import { phoneLinks } from '../../src/adapters/mqtt/phone-link.js'
 import { PhoneRequests } from '../../src/adapters/mqtt/phone-requests.js'
@@ -81,4 +82,28 @@ export function testPhoneRequests(
     clock: realClock(),
     ...(state && { onRefused: (reason: string) => state.refused('requests', reason) }),
   })
+}
+
+/**
+ * A phone's eye on a speaker's retained status: every status `deviceId` publishes on the broker at
+ * `url`, parsed, in order, from the moment this resolves (subscribed). `close` ends it.
+ */
+export async function watchStatus<T>(
+  url: string,
+  deviceId = 'kitchen',
+): Promise<{ readonly statuses: T[]; close(): Promise<void> }> {
+  const statuses: T[] = []
+  const watcher = new MqttConnection({
+    url,
+    clientId: `${deviceId}-status-watcher`,
+    username: USERS.phone.username,
+    password: USERS.phone.password,
+    logger: silentLogger,
+    clock: realClock(),
+  })
+  watcher.onMessage((_t, payload) => statuses.push(JSON.parse(payload.toString()) as T))
+  watcher.start()
+  await watcher.ready()
+  await watcher.subscribe([`${PREFIX}/${deviceId}/status`])
+  return { statuses, close: () => watcher.close() }
 }
