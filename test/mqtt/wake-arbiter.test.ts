@@ -70,7 +70,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     await broker?.stop()
   })
 
-  it('exactly one of two speakers answers, in each of 200 rounds: either one first, or both at once', async () => {
+  it('exactly one of two speakers answers, in each of 150 rounds: either one first, or both at once', async () => {
     // Exactly one answer needs every claim to cross the broker within a quarter of the window. On
     // this shared two-core machine under load a claim was seen to take over 140 ms (the appliance's
     // 150 ms window is for a board that runs its own loop on time: bench/RESULTS.md), so the test
@@ -78,6 +78,11 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     // rounds follow each other quickly; the claims come up to 60 ms apart, within the first half.
     const windowMs = 250
     const settleMs = 40
+    const ROUNDS = 150
+    // Between rounds, a window past both settle times: a claim this machine delayed past the next
+    // round's start opened a round of its own there, and both speakers of that next one yielded
+    // as late (CI saw it once with 60 ms between them). On a board the next wake comes seconds later.
+    const betweenMs = settleMs + windowMs
     // The window fixed (not measured down): the rule is what is tested here, at a window whose
     // quarter this loaded machine's hops mostly fit in; the measured window has its own test.
     const fixed = { windowMs, minWindowMs: windowMs, settleMs }
@@ -104,7 +109,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
     const yieldedUncompared: string[] = []
     const heldBack: string[] = []
     const orders = ['kitchen-first', 'hall-first', 'together'] as const
-    for (let i = 0; i < 200; i++) {
+    for (let i = 0; i < ROUNDS; i++) {
       // Levels often equal (then the score, then the device id decides), scores sometimes equal.
       const k = heard(-30 + (i % 4), 0.8 + (i % 3) * 0.05)
       const h = heard(-30 + ((i >> 2) % 4), 0.8 + ((i >> 1) % 3) * 0.05)
@@ -140,7 +145,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
       const round = `round ${i} (${order}, ${gapMs} ms): kitchen ${k.levelDb} dB ${k.score} → ${kWon} (${last(kitchen)}), hall ${h.levelDb} dB ${h.score} → ${hWon} (${last(hall)})`
       if (hop > used / 4) {
         heldBack.push(`${round}, a claim took ${hop.toFixed(0)} ms`)
-        await sleep(settleMs + 60)
+        await sleep(betweenMs)
         continue
       }
       // Never both, never neither.
@@ -152,7 +157,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
       if (loserReason === 'outranked' && kWon !== kitchenBest) wrong.push(round)
       else if (loserReason !== 'outranked') yieldedUncompared.push(round)
       // Past the settle time on both: the loser's round may close up to a hop after the winner's.
-      await sleep(settleMs + 60)
+      await sleep(betweenMs)
     }
     expect(wrong).toEqual([])
     if (heldBack.length > 0) {
@@ -161,7 +166,7 @@ describe.skipIf(skip)('several speakers in one home: the wake arbiter on Mosquit
       )
     }
     // A machine so busy that most rounds cannot be judged proves nothing either way.
-    expect(heldBack.length).toBeLessThan(100)
+    expect(heldBack.length).toBeLessThan(ROUNDS / 2)
     if (yieldedUncompared.length > 0) {
       process.stdout.write(
         `rounds not compared (a delayed claim): ${yieldedUncompared.join('; ')}\n`,
