@@ -238,7 +238,7 @@ export class KeyphraseCheck implements PhraseCheck {
 /**
  * The dictionary's lines for `wanted` words only, each word's pronunciations in file order
  * ("word", "word(2)"…). Looked up in the file's bytes, not decoded and split into its 135 000
- * lines: a start that made a map of every word held ~60 MB more for good and listened ~0.4 s
+ * lines: a start that made a map of every word held ~60 MB more for good and was running ~0.5 s
  * later (bench/RESULTS.md, "what `auto` cost every start").
  */
 function entriesOf(dict: Buffer, wanted: ReadonlySet<string>): Map<string, string[]> {
