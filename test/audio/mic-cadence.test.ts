@@ -153,21 +153,25 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     const session = recorder(all)
     await router.start(idle.sink)
     await until(() => feeds.heard(0, 100), 'feeds.heard(0, 100)', 60_000)
-    const n = 150
+    const n = 250
     feeds.play(numbered(n), [{ i: 0 }])
     await until(() => idle.marks.includes(40), 'idle.marks.includes(40)', 60_000)
     const sessionMic = router.sessionMic()
     await sessionMic.start(session.sink)
     await until(() => session.marks.includes(100), 'session.marks.includes(100)', 60_000)
     await sessionMic.stop()
+    const resumed = idle.reads.length
     await until(() => idle.marks.includes(n), 'idle.marks.includes(n)', 60_000)
     // One stream whoever got it: nothing lost or reordered at either switch.
     expectWhole(all, n)
     expect(session.marks.length).toBeGreaterThan(0)
     expect(perRead(idle.reads.slice(2, 8))).toBeGreaterThanOrEqual(2)
     expect(median(session.reads.slice(1))).toBe(1)
-    // Loose: the feeding timer here is itself jittery, so a burst is sometimes read in two.
-    expect(perRead(idle.reads.slice(-8, -1))).toBeGreaterThanOrEqual(2)
+    // Every idle read after the switch back (~150 frames), not the last few: the feeding timer
+    // here is jittery under load, so a burst is sometimes read in two, and 7 reads once averaged
+    // 1.86 frames in CI. Over ~35 bursts the mean is near 4 whatever the jitter; each frame read
+    // as it comes would make it 1.
+    expect(perRead(idle.reads.slice(resumed + 1, -1))).toBeGreaterThanOrEqual(2)
   }, 20_000)
 })
 
