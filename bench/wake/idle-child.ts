@@ -123,10 +123,10 @@ const rssLoaded = rss()
 /** What the release said (COLD_PAGES=1). */
 let coldPagesSaid: Record<string, unknown> | undefined
 if (process.env.COLD_PAGES === '1' && detector) {
-  const { coldPagesMarkFor, giveBackColdPages } = await m<
-    typeof import('../../src/app/compose/cold-pages.js')
-  >('app/compose/cold-pages.js')
-  const mark = coldPagesMarkFor(join(mkdtempSync(join(tmpdir(), 'nocturn-cold-')), 'nocturn.db'))
+  const { giveBackColdPages } = await m<typeof import('../../src/app/compose/cold-pages.js')>(
+    'app/compose/cold-pages.js',
+  )
+  const mark = join(mkdtempSync(join(tmpdir(), 'nocturn-cold-')), 'wake-release-starting')
   const said = {
     ...silentLogger,
     info: (f: object) => {

@@ -1,5 +1,4 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
 import type { ColdPagesRelease } from '../../adapters/libc/cold-pages.js'
 import type { OpenWakeWordDetector } from '../../adapters/openwakeword/detector.js'
 import { NATIVE_LIBRARIES } from '../../adapters/openwakeword/runtime.js'
@@ -14,11 +13,6 @@ import type { Logger } from '../../core/logger.js'
 const SETTLE_CHUNKS = 50
 /** Chunks scored after the release before its mark goes: 2 s of audio, every model run again. */
 const SURVIVE_CHUNKS = 25
-
-/** The mark's place: beside the store, as the native runtime's (app/native-guard.ts). */
-export function coldPagesMarkFor(storePath: string): string {
-  return join(dirname(storePath), 'wake-release-starting')
-}
 
 const MB = 1024
 
@@ -63,6 +57,7 @@ export async function giveBackColdPages(
     return
   }
   let r: ColdPagesRelease
+  const began = performance.now()
   try {
     r = await releaseWithKoffi(NATIVE_LIBRARIES)
   } catch (err) {
@@ -82,6 +77,8 @@ export async function giveBackColdPages(
       beforeMb: round(r.beforeKb / MB),
       afterMb: round(r.afterKb / MB),
       mappings: r.mappings,
+      // On the event loop: koffi's import, smaps read twice, one madvise a mapping.
+      tookMs: Math.round(performance.now() - began),
     },
     "gave back onnxruntime's cold code pages",
   )

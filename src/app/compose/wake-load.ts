@@ -5,7 +5,7 @@ import type { WakeTeacher } from '../../ports/wake-teacher.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
-import { nativeMarkFor } from '../native-guard.js'
+import { coldPagesMarkFor, nativeMarkFor } from '../native-guard.js'
 import { createWakeDetector, WAKE_CANNOT_KEEP_UP } from '../wake-detector.js'
 import type { Composition } from './composition.js'
 
@@ -58,7 +58,7 @@ export function loadWake(
   detector.then(
     (d) =>
       import('./cold-pages.js')
-        .then((m) => m.giveBackColdPages(d, m.coldPagesMarkFor(c.store.path), wakeLog))
+        .then((m) => m.giveBackColdPages(d, coldPagesMarkFor(c.store.path), wakeLog))
         .catch((err: unknown) =>
           wakeLog.warn(
             { event: 'wake_release_failed', err: errorText(err) },
