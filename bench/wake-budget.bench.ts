@@ -66,12 +66,20 @@ interface Variant {
   readonly label: string
   readonly wake: 'floor' | 'none' | 'native'
   readonly hop?: number
+  /** Gives back onnxruntime's cold code pages once the load has settled (the service). */
+  readonly coldPages?: boolean
 }
 const VARIANTS: readonly Variant[] = [
   { label: 'floor (reading only)', wake: 'floor' },
   { label: 'speech mode', wake: 'none' },
   { label: 'wake, every chunk exact (hop 1)', wake: 'native', hop: 1 },
   { label: 'wake, coarse (hop 2, the service)', wake: 'native', hop: 2 },
+  {
+    label: 'wake, coarse, cold pages given back',
+    wake: 'native',
+    hop: 2,
+    coldPages: true,
+  },
 ]
 
 function run(
@@ -111,6 +119,7 @@ function run(
           WAKE: v.wake,
           ROOM: room,
           COARSE_HOP: String(v.hop ?? 1),
+          COLD_PAGES: v.coldPages ? '1' : '0',
           MODEL_DIR,
           SECONDS_PACED: String(seconds),
           WATCHDOG: '1',
@@ -150,16 +159,16 @@ out(
   `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,
 )
 out(
-  '| variant | room | CPU ms/s (main + other threads) | arecord ms/s | reads/s | RSS end (MB) | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
+  '| variant | room | CPU ms/s (main + other threads) | arecord ms/s | reads/s | RSS end (MB) | onnxruntime MB end | faults minor / major | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
 )
-out('|---|---|---|---|---|---|---|---|---|---|')
+out('|---|---|---|---|---|---|---|---|---|---|---|---|')
 for (const room of ROOMS) {
   for (const v of VARIANTS.filter(picked)) {
     const r = run(v, room, FREE_S)
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${room} | ${r} |`
-        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.ortEndMb ?? '—'} | ${r.minorFaults ?? '—'} / ${r.majorFaults ?? '—'} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }

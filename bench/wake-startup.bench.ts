@@ -16,7 +16,8 @@
 // /proc's schedstat: it survives a loaded machine better than the wall time). RSS of each after
 // WAKE_STARTUP_IDLE_S (default 10) s idle, one more of each kind left idle side by side after the
 // timed rounds, and its split: anonymous (the process's own) and file (mapped code: node's, the
-// native libraries'), and by mapping (onnxruntime's library, node's binary, glibc's heap…). Reports; asserts nothing.
+// native libraries'), and by mapping (onnxruntime's library, node's binary, glibc's heap…); when
+// wake mode gave back onnxruntime's cold code pages, and the page faults since. Reports; asserts nothing.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -88,6 +89,11 @@ function config(mode: 'speech' | 'wake', n: number): string {
 
 interface Started {
   readonly child: ChildProcess
+  /**
+   * Once wake mode gave back onnxruntime's cold code pages (or kept them): ms from spawn, what it
+   * said, and the process's page faults (minor, major) then.
+   */
+  release?: { ms: number; line: Record<string, unknown>; faults: [number, number] }
   /** ms from spawn to each awaited line. */
   readonly at: Record<string, number>
   /** The process's CPU time (ms, all threads) when each line was read. */
@@ -116,12 +122,20 @@ function start(args: readonly string[], marks: readonly string[], cwd = ROOT): P
   })
   const at: Record<string, number> = {}
   const cpu: Record<string, number> = {}
+  const started: Started = { child, at, cpu }
   return new Promise((done, fail) => {
     const guard = setTimeout(() => {
       child.kill('SIGKILL')
       fail(new Error(`not started in 60 s: ${args.join(' ')} (saw ${Object.keys(at).join(', ')})`))
     }, 60_000)
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      if (line.includes('"coldPages"') && !started.release) {
+        started.release = {
+          ms: performance.now() - t0,
+          line: JSON.parse(line) as Record<string, unknown>,
+          faults: faults(child.pid as number),
+        }
+      }
       for (const m of marks)
         if (at[m] === undefined && line.includes(m)) {
           at[m] = performance.now() - t0
@@ -129,7 +143,7 @@ function start(args: readonly string[], marks: readonly string[], cwd = ROOT): P
         }
       if (marks.every((m) => at[m] !== undefined)) {
         clearTimeout(guard)
-        done({ child, at, cpu })
+        done(started)
       }
     })
     child.once('exit', (code) => fail(new Error(`exited (${code}) before it started`)))
@@ -143,6 +157,17 @@ async function stop(s: Started): Promise<void> {
   const kill = setTimeout(() => s.child.kill('SIGKILL'), 10_000)
   await exited
   clearTimeout(kill)
+}
+
+/** Page faults of `pid` so far, all its threads: minor (no disk), major (read from disk). */
+function faults(pid: number): [number, number] {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return [Number(f[7]), Number(f[9])]
+  } catch {
+    return [0, 0]
+  }
 }
 
 /** VmRSS, RssAnon and RssFile of `pid` (MB). */
@@ -205,6 +230,8 @@ const times: Record<string, number[]> = {}
 const cpus: Record<string, number[]> = {}
 const rss: Partial<Record<Kind, number[]>> = {}
 const splits: Partial<Record<Kind, Record<string, number>>> = {}
+/** Each idle one's faults when it was running, and when read. */
+const idleFaults: Partial<Record<Kind, { running: [number, number]; read: [number, number] }>> = {}
 out(`# wake start-up · ${machineLine()} · load ${load()}`)
 for (let round = 0; round <= RUNS; round++) {
   for (const kind of Object.keys(kinds) as Kind[]) {
@@ -225,11 +252,14 @@ const idle: { kind: Kind; s: Started; at: number }[] = []
 for (const kind of Object.keys(kinds) as Kind[]) {
   const s = await (kinds[kind] as (n: number) => Promise<Started>)(RUNS + 1)
   idle.push({ kind, s, at: performance.now() })
+  idleFaults[kind] = { running: faults(s.child.pid as number), read: [0, 0] }
 }
 for (const { kind, s, at } of idle) {
   await sleep(Math.max(0, at + IDLE_MS - performance.now()))
   rss[kind] = rssMb(s.child.pid as number)
   splits[kind] = rssSplit(s.child.pid as number)
+  const f = idleFaults[kind]
+  if (f) f.read = faults(s.child.pid as number)
 }
 for (const { s } of idle) await stop(s)
 const med = (xs: readonly number[]) =>
@@ -265,5 +295,20 @@ for (const [k, v] of Object.entries(splits))
   out(
     `| ${k} | ${[v.ort, v.node, v.files, v.heap, v.anon].map((x) => x?.toFixed(1)).join(' | ')} |`,
   )
+// Wake mode gives back onnxruntime's cold code pages once its load has settled: when, how much,
+// and the faults since (minor: a page back from the page cache; major: read from disk again).
+out(
+  '\n| process | cold pages | at (s from spawn) | library MB before → after | faults since (minor / major) | faults running → read (minor / major) |',
+)
+out('|---|---|---|---|---|---|')
+for (const { kind, s } of idle) {
+  const f = idleFaults[kind]
+  const r = s.release
+  const since = r && f ? `${f.read[0] - r.faults[0]} / ${f.read[1] - r.faults[1]}` : '—'
+  const over = f ? `${f.read[0] - f.running[0]} / ${f.read[1] - f.running[1]}` : '—'
+  out(
+    `| ${kind} | ${r ? String(r.line.coldPages) : '—'} | ${r ? (r.ms / 1000).toFixed(1) : '—'} | ${r?.line.beforeMb ?? '—'} → ${r?.line.afterMb ?? '—'} | ${since} | ${over} |`,
+  )
+}
 await server.close()
 gpiod.cleanup()

@@ -9,11 +9,15 @@
 // wake` composes it: the speech detector's history and the wake-word detector on the given
 // runtime, which leaves chunks with no voice near unscored — HINT=none scores every chunk instead
 // (the detector before that). ROOM=quiet (synthetic quiet noise) or talk (the VAD fixtures'
-// speech, looped: a room where someone is always talking, a television).
+// speech, looped: a room where someone is always talking, a television). COLD_PAGES=1: the
+// detector gives back onnxruntime's cold code pages once its load has settled, as the service
+// does (app/compose/cold-pages.ts), a few seconds into the run.
 // Prints one JSON line: CPU ms per second (this process's, and arecord's apart), RSS before and
 // after the detector, of it the process's own (not mapped files: a native library's code pages
-// are those), scoring lag per chunk (p50/p99/max), chunks scored, left quiet and dropped.
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+// are those), onnxruntime's library resident at the end and the page faults over the run, scoring lag per chunk (p50/p99/max), chunks scored, left quiet and dropped.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { OpenWakeWordDetector } from '../../src/adapters/openwakeword/detector.js'
 import type { VoicedHistory } from '../../src/audio/voiced-history.js'
@@ -116,6 +120,40 @@ if (wake !== 'none' && !floor) {
   })
 }
 const rssLoaded = rss()
+/** What the release said (COLD_PAGES=1). */
+let coldPagesSaid: Record<string, unknown> | undefined
+if (process.env.COLD_PAGES === '1' && detector) {
+  const { giveBackColdPages } = await m<typeof import('../../src/app/compose/cold-pages.js')>(
+    'app/compose/cold-pages.js',
+  )
+  const mark = join(mkdtempSync(join(tmpdir(), 'nocturn-cold-')), 'wake-release-starting')
+  const said = {
+    ...silentLogger,
+    info: (f: object) => {
+      coldPagesSaid ??= f as Record<string, unknown>
+    },
+  }
+  void giveBackColdPages(detector, mark, said)
+}
+/** Page faults of this process so far (all threads): minor, major. */
+const faults = (): [number, number] => {
+  const stat = readFileSync('/proc/self/stat', 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return [Number(f[7]), Number(f[9])]
+}
+/** onnxruntime's library resident now (MB). */
+const ortMb = () => {
+  let kb = 0
+  let ort = false
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ /.test(line)
+    if (head) ort = line.includes('libonnxruntime')
+    const rssKb = /^Rss:\s+(\d+) kB/.exec(line)
+    if (ort && rssKb) kb += Number(rssKb[1])
+  }
+  return kb / 1024
+}
+let faultsAtStart = faults()
 
 const noise = roomAudio(roomKind)
 const loopFrames = Math.floor(noise.length / 640)
@@ -140,6 +178,7 @@ let start = performance.now()
 let cpu = process.cpuUsage()
 /** From now: the first microphone frame. */
 function resetClocks(): void {
+  faultsAtStart = faults()
   threadsAtStart = threadCpuMs()
   start = performance.now()
   timeline?.start()
@@ -237,6 +276,7 @@ if (capture) {
 const used = process.cpuUsage(cpu)
 timeline?.end()
 const threadsAtEnd = threadCpuMs()
+const faultsAtEnd = faults()
 loop.disable()
 await detector?.settled()
 const wallS = (performance.now() - start) / 1000
@@ -252,6 +292,10 @@ process.stdout.write(
     anonBeforeMb: Number(anonBefore.toFixed(1)),
     anonEndMb: Number(anon().toFixed(1)),
     loadMs: Math.round(loadMs),
+    ortEndMb: Number(ortMb().toFixed(1)),
+    minorFaults: faultsAtEnd[0] - faultsAtStart[0],
+    majorFaults: faultsAtEnd[1] - faultsAtStart[1],
+    coldPages: coldPagesSaid?.coldPages,
     lagP50Ms: Number(quantile(sorted, 0.5).toFixed(1)),
     lagP99Ms: Number(quantile(sorted, 0.99).toFixed(1)),
     lagMaxMs: Number((sorted.at(-1) ?? Number.NaN).toFixed(1)),

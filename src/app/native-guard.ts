@@ -11,6 +11,11 @@ export function nativeMarkFor(storePath: string): string {
   return join(dirname(storePath), 'wake-native-starting')
 }
 
+/** The mark of the cold code pages' release (compose/cold-pages.ts), beside the other. */
+export function coldPagesMarkFor(storePath: string): string {
+  return join(dirname(storePath), 'wake-release-starting')
+}
+
 /**
  * A native library that crashes the process (a signal, not an exception) cannot be caught: under
  * systemd the speaker would restart into the same crash until systemd gives up, and then it

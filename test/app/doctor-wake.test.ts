@@ -19,10 +19,15 @@ interface Report {
 }
 
 /** `nocturn doctor --json` on a config with `listen.wake`; the wake word's check. */
-async function wakeCheck(wake: Record<string, unknown>, o: { crashedBefore?: boolean } = {}) {
+async function wakeCheck(
+  wake: Record<string, unknown>,
+  o: { crashedBefore?: boolean; releaseCrashed?: boolean } = {},
+) {
   const dir = mkdtempSync(join(tmpdir(), 'nocturn-doctor-wake-'))
   // The mark a start leaves when it died in the native runtime (app/native-guard.ts).
   if (o.crashedBefore) writeFileSync(join(dir, 'wake-native-starting'), '2026-12-02T13:57:06Z\n')
+  // …and when it died after giving back the runtime's cold code pages (compose/cold-pages.ts).
+  if (o.releaseCrashed) writeFileSync(join(dir, 'wake-release-starting'), '2026-12-06T12:40:00Z\n')
   const config = join(dir, 'config.json')
   writeFileSync(
     config,
@@ -80,6 +85,16 @@ describe('nocturn doctor: the wake word', () => {
     expect(check.details?.[0]).toMatch(
       /^delete .*wake-native-starting to try the native runtime again/,
     )
+  }, 60_000)
+
+  it('after a start that died giving back the cold code pages: a warning, and how to give them back again', async () => {
+    const check = await wakeCheck(
+      { models: [{ model: 'hey_jarvis' }], modelDir: modelDir(true), runtime: 'native' },
+      { releaseCrashed: true },
+    )
+    expect(check.status, check.summary).toBe('warn')
+    expect(check.summary).toContain("giving back onnxruntime's cold code pages")
+    expect(check.details?.[0]).toMatch(/^delete .*wake-release-starting to give them back again/)
   }, 60_000)
 
   it('names the household verifier and what enrolment measured; a broken one fails, naming it', async () => {

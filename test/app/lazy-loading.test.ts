@@ -26,6 +26,8 @@ const NOT_AT_START: readonly [string, RegExp][] = [
     'the wake-word runtimes',
     /\/node_modules\/onnxruntime-|\/src\/adapters\/openwakeword\/(runtime|features|detector|load-detector)\./,
   ],
+  // Only wake mode on the native runtime gives code pages back, once its load has settled.
+  ['koffi and the libc adapter', /\/node_modules\/koffi\/|\/src\/adapters\/libc\//],
   // The Live transport comes with the SDK; mqtt.js with the broker connection, after listening.
   ['ws', /\/node_modules\/ws\//],
   ['mqtt.js', /\/node_modules\/mqtt\//],

@@ -104,6 +104,14 @@ describe('systemd/install.sh into a DESTDIR (no root needed)', () => {
       )
       expect(load.status, `${pkg}: ${load.stderr}`).toBe(0)
     }
+    // koffi, which gives back the native runtime's cold code pages, with its prebuilt library for
+    // this board (its platform package, kept by the prune: an optional dependency).
+    const koffi = spawnSync(
+      process.execPath,
+      ['-e', `require('koffi').load(null).func('int madvise(uintptr_t a, size_t n, int advice)')`],
+      { cwd: opt, encoding: 'utf8' },
+    )
+    expect(koffi.status, `koffi: ${koffi.stderr}`).toBe(0)
     // It runs from there with nothing but what was installed.
     const help = spawnSync(process.execPath, [join(opt, 'dist', 'app', 'cli.js'), '--help'], {
       cwd: opt,

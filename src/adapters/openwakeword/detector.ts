@@ -107,6 +107,8 @@ export interface OpenWakeWordDetectorOptions {
   readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
   /** Also closed with the detector (the feature models). */
   readonly owned?: readonly ModelSession[]
+  /** The load's work still under way after the ready line (the embedding's streamed check). */
+  readonly loadWork?: Promise<unknown> | undefined
 }
 
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
@@ -215,6 +217,9 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   /** A reset was asked for: what the chain says of earlier audio is dropped, and it starts over. */
   #resetAsked = false
   #closed = false
+  /** Chunks the chain has taken (scored, coarse or quiet), and who waits for a count of them. */
+  #through = 0
+  #waiting: { readonly at: number; readonly done: (reached: boolean) => void }[] = []
 
   constructor(options: OpenWakeWordDetectorOptions) {
     this.#o = options
@@ -298,6 +303,27 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   }
 
   /**
+   * Resolves true once the load's own work after the ready line (`loadWork`) has settled and, from
+   * then on, the chain has taken `chunks` more chunks; false if the detector closes first. What the
+   * load touched once of the runtime's code is given back after this (app/compose/cold-pages.ts).
+   */
+  async afterChunks(chunks: number): Promise<boolean> {
+    await this.#o.loadWork?.catch(() => {})
+    if (this.#closed) return false
+    const at = this.#through + chunks
+    if (chunks <= 0) return true
+    return new Promise<boolean>((done) => this.#waiting.push({ at, done }))
+  }
+
+  #took(chunks: number): void {
+    this.#through += chunks
+    const due = this.#waiting.filter((w) => w.at <= this.#through)
+    if (due.length === 0) return
+    this.#waiting = this.#waiting.filter((w) => w.at > this.#through)
+    for (const w of due) w.done(true)
+  }
+
+  /**
    * Scores recorded PCM faster than real time (doctor, benchmarks, tests): 20 ms frames with
    * capture times from `startMs`, never more than 200 ms ahead of scoring, so nothing is dropped.
    * Resolves with the capture time of the last frame's end, once it is scored.
@@ -317,6 +343,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   async close(): Promise<void> {
     if (this.#closed) return
     this.#closed = true
+    for (const w of this.#waiting.splice(0)) w.done(false)
     this.#ring.clear()
     await this.settled()
     await this.#chain.close().catch(() => {})
@@ -359,6 +386,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       try {
         const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks })
         if (this.#closed) return
+        this.#took(chunks.length)
         this.#replay(r)
         if (ring.queued < this.#batchSize()) ring.caughtUp()
       } catch (err) {

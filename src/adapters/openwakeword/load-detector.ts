@@ -130,7 +130,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       'wake word detector ready',
     )
     runtime.background?.()
-    streamLater(embedding, o.logger)
+    const loadWork = streamLater(embedding, o.logger)
     return new OpenWakeWordDetector({
       onWake: o.onWake,
       runtime: runtime.name,
@@ -146,6 +146,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       now: o.now ?? Date.now,
       onScores: o.onScores,
       owned: [mel, embedding],
+      loadWork,
     })
   } catch (err) {
     for (const m of loaded) await m.close().catch(() => {})
@@ -157,11 +158,11 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
  * The embedding model listens as its three parts run whole over each window and switches to their
  * streamed run once that is checked (streaming-embedding.ts): the check's CPU comes after the ready
  * line, on the runtime's thread once it runs below the event loop (`background`). The scores are
- * the same either way.
+ * the same either way. Resolves once the check has settled, whichever way.
  */
-function streamLater(embedding: ModelSession, logger: Logger): void {
-  if (!embedding.stream || embedding.streamed) return
-  embedding.stream().then(
+function streamLater(embedding: ModelSession, logger: Logger): Promise<void> | undefined {
+  if (!embedding.stream || embedding.streamed) return undefined
+  return embedding.stream().then(
     (mode) => {
       if (mode === 'streamed') logger.info({ embedding: mode }, 'wake word embedding streamed')
       if (mode === 'whole') {

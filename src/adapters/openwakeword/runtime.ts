@@ -42,6 +42,12 @@ interface Ort {
 /** Where onnxruntime-node ships a native library (bin/napi-v6/<platform>/<arch>). */
 const NATIVE_PLATFORMS = new Set(['linux/x64', 'linux/arm64', 'darwin/arm64', 'win32/x64'])
 
+/**
+ * onnxruntime-node's native files as they are mapped into the process: the runtime and its Node
+ * binding. Their code touched once by the load is given back after it (app/compose/cold-pages.ts).
+ */
+export const NATIVE_LIBRARIES: readonly string[] = ['libonnxruntime.so', 'onnxruntime_binding.node']
+
 /** The runtime `auto` means here: the native library where the package has one, else WASM. */
 function autoRuntime(platform = process.platform, arch = process.arch): RuntimeName {
   return NATIVE_PLATFORMS.has(`${platform}/${arch}`) ? 'native' : 'wasm'

@@ -1,10 +1,11 @@
+import { errorText } from '../../core/errors.js'
 import type { DeviceState } from '../../device/device-state.js'
 import type { WakeLog } from '../../device/wake-log.js'
 import type { WakeTeacher } from '../../ports/wake-teacher.js'
 import type { WakeListener, WakeWordDetector } from '../../ports/wake-word.js'
 import { listenMode } from '../config/schema.js'
 import type { WakeConfig } from '../config/wake-schema.js'
-import { nativeMarkFor } from '../native-guard.js'
+import { coldPagesMarkFor, nativeMarkFor } from '../native-guard.js'
 import { createWakeDetector, WAKE_CANNOT_KEEP_UP } from '../wake-detector.js'
 import type { Composition } from './composition.js'
 
@@ -53,6 +54,19 @@ export function loadWake(
   })
   // Answered where it is awaited; until then a failure is not an unhandled rejection.
   detector.catch(() => {})
+  // Once the load has settled, what it touched once of the native runtime's code goes back.
+  detector.then(
+    (d) =>
+      import('./cold-pages.js')
+        .then((m) => m.giveBackColdPages(d, coldPagesMarkFor(c.store.path), wakeLog))
+        .catch((err: unknown) =>
+          wakeLog.warn(
+            { event: 'wake_release_failed', err: errorText(err) },
+            "onnxruntime's cold code pages could not be given back",
+          ),
+        ),
+    () => {},
+  )
   // The stage closes it too when it stops; a second close does nothing.
   closers.add(async () => (await detector.catch(() => undefined))?.close())
   return {

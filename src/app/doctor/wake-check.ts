@@ -3,7 +3,7 @@ import { quietNoise } from '../../audio/pcm.js'
 import { errorText, isNocturnError } from '../../core/errors.js'
 import { silentLogger } from '../../core/logger.js'
 import type { Sensitivity } from '../../protocol/sensitivity.js'
-import { nativeMarkFor } from '../native-guard.js'
+import { coldPagesMarkFor, nativeMarkFor } from '../native-guard.js'
 import {
   CANNOT_KEEP_UP_FIX,
   createWakeDetector,
@@ -111,6 +111,16 @@ export const wakeCheck: Check<DeviceDoctorContext> = {
           details: [
             `the rest of the appliance shares what is left; if the status says the wake word cannot keep up: ${CANNOT_KEEP_UP_FIX}`,
           ],
+          data,
+        }
+      }
+      // The service's release of the runtime's cold code pages died once (compose/cold-pages.ts).
+      const coldMark = coldPagesMarkFor(config.store.path)
+      if (detector.runtime === 'native' && existsSync(coldMark)) {
+        return {
+          status: 'warn',
+          summary: `the speaker died after giving back onnxruntime's cold code pages at an earlier start, so they stay resident (~17 MB): ${summary}`,
+          details: [`delete ${coldMark} to give them back again (after an update)`],
           data,
         }
       }

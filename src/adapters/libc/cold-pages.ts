@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { errorText } from '../../core/errors.js'
+import { cleanFileMappings, mappingsOf, parseSmaps, residentKb } from './smaps.js'
+
+/** madvise's advice: the pages' mappings are dropped; a file's come back from the page cache. */
+const MADV_DONTNEED = 4
+/** koffi's own native library, given back with the rest: it is called once and then sleeps. */
+const KOFFI_LIBRARY = 'koffi.node'
+
+/** What a release did: the libraries' resident kB before and after, or why nothing was done. */
+export type ColdPagesRelease =
+  | {
+      readonly released: true
+      readonly beforeKb: number
+      readonly afterKb: number
+      /** Mappings given back (clean, read-only, file-backed). */
+      readonly mappings: number
+    }
+  | { readonly released: false; readonly why: string }
+
+interface Koffi {
+  load(path: null): { func(definition: string): (...args: unknown[]) => unknown }
+  errno(): number
+  readonly os: { readonly errno: Readonly<Record<string, number>> }
+}
+
+/**
+ * Gives back the resident pages of the named native libraries (file names beginning with one of
+ * `libraries`, e.g. `libonnxruntime.so`) that are clean copies of their files: libc's `madvise(…,
+ * MADV_DONTNEED)` over each read-only mapping that holds no page of the process's own (smaps.ts).
+ * The pages stay in the kernel's page cache, which may reclaim them under memory pressure; code
+ * still in use is faulted in again from there (a minor fault, no disk) when next run. Linux only;
+ * elsewhere, or where koffi (the FFI that calls libc) does not load or madvise refuses, nothing is
+ * done and the answer says why.
+ */
+export function releaseColdPages(
+  libraries: readonly string[],
+  smapsFile = '/proc/self/smaps',
+): ColdPagesRelease {
+  if (process.platform !== 'linux') {
+    return { released: false, why: `not Linux (${process.platform})` }
+  }
+  let koffi: Koffi
+  let madvise: (addr: bigint, length: bigint, advice: number) => number
+  try {
+    koffi = createRequire(import.meta.url)('koffi') as Koffi
+    // Addresses as integers: no pointer object is ever made of them.
+    madvise = koffi
+      .load(null)
+      .func('int madvise(uintptr_t addr, size_t length, int advice)') as typeof madvise
+  } catch (err) {
+    return { released: false, why: `koffi does not load (${errorText(err)})` }
+  }
+  const names = [...libraries, KOFFI_LIBRARY]
+  let mappings: ReturnType<typeof parseSmaps>
+  try {
+    mappings = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
+  } catch (err) {
+    return { released: false, why: `cannot read ${smapsFile} (${errorText(err)})` }
+  }
+  const clean = cleanFileMappings(mappings)
+  for (const m of clean) {
+    if (madvise(m.start, m.end - m.start, MADV_DONTNEED) !== 0) {
+      return { released: false, why: `madvise refused (${errnoName(koffi, koffi.errno())})` }
+    }
+  }
+  const after = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
+  return {
+    released: true,
+    beforeKb: residentKb(mappings),
+    afterKb: residentKb(after),
+    mappings: clean.length,
+  }
+}
+
+function errnoName(koffi: Koffi, errno: number): string {
+  const name = Object.entries(koffi.os.errno).find(([, n]) => n === errno)?.[0]
+  return name ? `${name}, errno ${errno}` : `errno ${errno}`
+}
