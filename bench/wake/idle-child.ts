@@ -133,7 +133,8 @@ if (process.env.COLD_PAGES === '1' && detector) {
       coldPagesSaid ??= f as Record<string, unknown>
     },
   }
-  void giveBackColdPages(detector, mark, said)
+  // No voice driver here: always quiet.
+  void giveBackColdPages(detector, mark, said, async () => {})
 }
 /** Page faults of this process so far (all threads): minor, major. */
 const faults = (): [number, number] => {

@@ -16,6 +16,9 @@ function residentOf(library: string): number {
   return residentKb(mappingsOf(parseSmaps(readFileSync('/proc/self/smaps', 'utf8')), [library]))
 }
 
+/** The speaker is quiet already. */
+const quietNow = async () => {}
+
 function wake(runtime: WakeConfig['runtime']): WakeConfig {
   return wakeSchema.parse({ models: [{ model: 'hey_jarvis' }], modelDir: MODEL_DIR, runtime })
 }
@@ -44,7 +47,8 @@ async function listenThrough(
 /**
  * Wake mode on the native runtime gives back onnxruntime's cold code pages once the detector's load
  * has settled, guarded by a mark; on WASM, or after a start that died with the mark left, it
- * does not, and says why. In this order: the first two must run before koffi is ever loaded.
+ * does not, and says why; nor while the speaker talks. In this order: the first three must run
+ * before koffi is ever loaded.
  */
 describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode', () => {
   let dir: string
@@ -65,7 +69,7 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     const log = new MemoryLogger()
     const d = await detector('wasm', log)
     const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
-    await giveBackColdPages(d, mark, log)
+    await giveBackColdPages(d, mark, log, quietNow)
     expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
     expect(residentOf('koffi.node')).toBe(0)
     expect(existsSync(mark)).toBe(false)
@@ -77,7 +81,7 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
     writeFileSync(mark, '2026-12-06T12:00:00.000Z\n')
     const d = await detector('native', log)
-    await listenThrough(d, giveBackColdPages(d, mark, log))
+    await listenThrough(d, giveBackColdPages(d, mark, log, quietNow))
     const said = log.withEvent('wake_release_crashed')
     expect(said).toHaveLength(1)
     expect(said[0]?.fields.since).toBe('2026-12-06T12:00:00.000Z')
@@ -89,6 +93,33 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     expect(residentOf('libonnxruntime.so')).toBeGreaterThan(10 * 1024)
   }, 60_000)
 
+  it('waits for a quiet speaker: nothing is given back while a session runs, then at once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
+    const log = new MemoryLogger()
+    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
+    const d = await detector('native', log)
+    let quiet = () => {}
+    const sessionEnds = new Promise<void>((done) => {
+      quiet = done
+    })
+    const release = giveBackColdPages(d, mark, log, () => sessionEnds)
+    // Past the settle's 50 chunks by another 50, with the session still under way.
+    const past = d.afterChunks(100)
+    let through = false
+    void past.then(() => {
+      through = true
+    })
+    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
+    await new Promise((done) => setTimeout(done, 200))
+    expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
+    expect(existsSync(mark)).toBe(false)
+    expect(residentOf('koffi.node')).toBe(0)
+    quiet()
+    await listenThrough(d, release)
+    expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
+    expect(existsSync(mark)).toBe(false)
+  }, 60_000)
+
   it('the native runtime: gives the pages back once the load settled, says how much, and takes its mark away once scoring survived it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
     const log = new MemoryLogger()
@@ -97,7 +128,7 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     const resident = residentOf('libonnxruntime.so')
     let marked = 0
     // The mark stays for 25 chunks after the release: at least two of these 10-chunk steps.
-    await listenThrough(d, giveBackColdPages(d, mark, log), () => {
+    await listenThrough(d, giveBackColdPages(d, mark, log, quietNow), () => {
       if (existsSync(mark)) marked++
     })
     expect(marked).toBeGreaterThanOrEqual(2)

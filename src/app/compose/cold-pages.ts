@@ -35,10 +35,15 @@ export async function giveBackColdPages(
   detector: Pick<OpenWakeWordDetector, 'runtime' | 'afterChunks'>,
   mark: string,
   log: Logger,
+  quiet: () => Promise<void>,
 ): Promise<void> {
   // WASM maps no native library: its memory is the module's own, nothing to give back.
   if (detector.runtime !== 'native') return
   if (!(await detector.afterChunks(SETTLE_CHUNKS))) return
+  // The release holds the event loop once (~30 ms here, more on a Pi), so not while a session
+  // runs: the loop feeds the speaker's buffer then.
+  await quiet()
+  if (!(await detector.afterChunks(0))) return
   if (existsSync(mark)) {
     log.warn(
       { event: 'wake_release_crashed', since: readFileSync(mark, 'utf8').trim(), mark },

@@ -54,11 +54,22 @@ export function loadWake(
   })
   // Answered where it is awaited; until then a failure is not an unhandled rejection.
   detector.catch(() => {})
+  // No session under way (the voice driver idle, or muted): when the cold pages may go.
+  const quiet = () =>
+    new Promise<void>((done) => {
+      const still = () => device.activity === 'idle' || device.activity === 'muted'
+      if (still()) return done()
+      const off = device.subscribe(() => {
+        if (!still()) return
+        off()
+        done()
+      })
+    })
   // Once the load has settled, what it touched once of the native runtime's code goes back.
   detector.then(
     (d) =>
       import('./cold-pages.js')
-        .then((m) => m.giveBackColdPages(d, coldPagesMarkFor(c.store.path), wakeLog))
+        .then((m) => m.giveBackColdPages(d, coldPagesMarkFor(c.store.path), wakeLog, quiet))
         .catch((err: unknown) =>
           wakeLog.warn(
             { event: 'wake_release_failed', err: errorText(err) },
