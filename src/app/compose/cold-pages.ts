@@ -17,12 +17,12 @@ const SURVIVE_CHUNKS = 25
 const MB = 1024
 
 /**
- * Wake mode on the native runtime: once the detector's load has settled, gives back the pages of
- * onnxruntime's library that the load touched once and scoring never runs — ~24 MB resident after
- * the load, 7.5 MB once scoring has faulted its own code in again (bench/RESULTS.md, "cold code
- * pages given back"). Only clean pages of the library's read-only mappings go (adapters/libc/cold-pages.ts):
- * the kernel keeps them in its page cache, reclaimable, and a page used again comes back from
- * there. The load is one-off: nothing later in the service makes a session (a re-taught verifier
+ * Wake mode on the native runtime: once the detector's load has settled and no session runs
+ * (`quiet`), gives back the pages of onnxruntime's library that the load touched once and scoring
+ * never runs — ~24 MB resident after the load, 7.5 MB once scoring has faulted its own code in
+ * again (bench/RESULTS.md, "cold code pages given back"). Only clean pages of the library's
+ * read-only mappings go (adapters/libc/cold-pages.ts): the kernel keeps them in its page cache,
+ * reclaimable, and a page used again comes back from there. The load is one-off: nothing later in the service makes a session (a re-taught verifier
  * and the sensitivity are scored in JavaScript on the same sessions), so it is done once.
  *
  * Guarded as the native runtime's first use is (app/native-guard.ts): the mark is left before the
