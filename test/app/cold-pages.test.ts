@@ -47,8 +47,8 @@ async function listenThrough(
 /**
  * Wake mode on the native runtime gives back onnxruntime's cold code pages once the detector's load
  * has settled, guarded by a mark; on WASM, or after a start that died with the mark left, it
- * does not, and says why; nor while the speaker talks. In this order: the first three must run
- * before koffi is ever loaded.
+ * does not, and says why; nor while a session runs. In this order: the first two must run before
+ * koffi is ever loaded, and the third while the load's pages are still all resident.
  */
 describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode', () => {
   let dir: string
@@ -93,33 +93,6 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     expect(residentOf('libonnxruntime.so')).toBeGreaterThan(10 * 1024)
   }, 60_000)
 
-  it('waits for a quiet speaker: nothing is given back while a session runs, then at once', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
-    const log = new MemoryLogger()
-    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
-    const d = await detector('native', log)
-    let quiet = () => {}
-    const sessionEnds = new Promise<void>((done) => {
-      quiet = done
-    })
-    const release = giveBackColdPages(d, mark, log, () => sessionEnds)
-    // Past the settle's 50 chunks by another 50, with the session still under way.
-    const past = d.afterChunks(100)
-    let through = false
-    void past.then(() => {
-      through = true
-    })
-    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
-    await new Promise((done) => setTimeout(done, 200))
-    expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
-    expect(existsSync(mark)).toBe(false)
-    expect(residentOf('koffi.node')).toBe(0)
-    quiet()
-    await listenThrough(d, release)
-    expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
-    expect(existsSync(mark)).toBe(false)
-  }, 60_000)
-
   it('the native runtime: gives the pages back once the load settled, says how much, and takes its mark away once scoring survived it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
     const log = new MemoryLogger()
@@ -139,5 +112,32 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     expect(residentOf('libonnxruntime.so')).toBeLessThan(resident / 2)
     expect(existsSync(mark)).toBe(false)
     expect(log.records.filter((r) => r.level === 'warn' || r.level === 'error')).toEqual([])
+  }, 60_000)
+
+  it('waits for a quiet speaker: nothing is given back while a session runs, then at once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
+    const log = new MemoryLogger()
+    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
+    const d = await detector('native', log)
+    let quiet = () => {}
+    const sessionEnds = new Promise<void>((done) => {
+      quiet = done
+    })
+    const release = giveBackColdPages(d, mark, log, () => sessionEnds)
+    // Past the settle's 50 chunks by another 50, with the session still under way.
+    const past = d.afterChunks(100)
+    let through = false
+    void past.then(() => {
+      through = true
+    })
+    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
+    await new Promise((done) => setTimeout(done, 200))
+    expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
+    // The mark is left before the release begins: none, and no line, so none has begun.
+    expect(existsSync(mark)).toBe(false)
+    quiet()
+    await listenThrough(d, release)
+    expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
+    expect(existsSync(mark)).toBe(false)
   }, 60_000)
 })
