@@ -317,6 +317,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   #took(chunks: number): void {
     this.#through += chunks
+    // Every score request passes here; nobody waits after the start's one release.
+    if (this.#waiting.length === 0) return
     const due = this.#waiting.filter((w) => w.at <= this.#through)
     if (due.length === 0) return
     this.#waiting = this.#waiting.filter((w) => w.at > this.#through)
