@@ -16,6 +16,8 @@ export type ColdPagesRelease =
       readonly afterKb: number
       /** Mappings given back (clean, read-only, file-backed). */
       readonly mappings: number
+      /** Mappings madvise refused (the others were still given back), and why the first was. */
+      readonly refused?: { readonly mappings: number; readonly why: string }
     }
   | { readonly released: false; readonly why: string }
 
@@ -60,17 +62,22 @@ export function releaseColdPages(
     return { released: false, why: `cannot read ${smapsFile} (${errorText(err)})` }
   }
   const clean = cleanFileMappings(mappings)
+  // Each mapping on its own: one refused leaves the others to give back, and the answer counts both.
+  let refused: { mappings: number; why: string } | undefined
   for (const m of clean) {
-    if (madvise(m.start, m.end - m.start, MADV_DONTNEED) !== 0) {
-      return { released: false, why: `madvise refused (${errnoName(koffi, koffi.errno())})` }
-    }
+    if (madvise(m.start, m.end - m.start, MADV_DONTNEED) === 0) continue
+    const why = `madvise refused (${errnoName(koffi, koffi.errno())})`
+    refused = { mappings: (refused?.mappings ?? 0) + 1, why: refused?.why ?? why }
   }
+  const given = clean.length - (refused?.mappings ?? 0)
+  if (refused && given === 0) return { released: false, why: refused.why }
   const after = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
   return {
     released: true,
     beforeKb: residentKb(mappings),
     afterKb: residentKb(after),
-    mappings: clean.length,
+    mappings: given,
+    ...(refused && { refused }),
   }
 }
 

@@ -82,6 +82,7 @@ export async function giveBackColdPages(
       beforeMb: round(r.beforeKb / MB),
       afterMb: round(r.afterKb / MB),
       mappings: r.mappings,
+      ...(r.refused && { refused: r.refused.mappings, why: r.refused.why }),
       // On the event loop: koffi's import, smaps read twice, one madvise a mapping.
       tookMs: Math.round(performance.now() - began),
     },

@@ -106,4 +106,22 @@ describe.skipIf(process.platform !== 'linux')('onnxruntime’s cold code pages g
     const r = releaseColdPages(['libonnxruntime.so'], smaps)
     expect(r).toEqual({ released: false, why: 'madvise refused (EINVAL, errno 22)' })
   })
+
+  it('a mapping refused leaves the others to give back, and both are counted', () => {
+    dir ??= mkdtempSync(join(tmpdir(), 'nocturn-smaps-'))
+    const smaps = join(dir, 'smaps-partly')
+    const refused =
+      '1001-3000 r-xp 00000000 fe:00 1 /opt/nocturn/libonnxruntime.so.1\nRss: 8 kB\nAnonymous: 0 kB\n'
+    // A first call loads koffi, whose library is given back with the rest.
+    writeFileSync(smaps, refused)
+    releaseColdPages(['libonnxruntime.so'], smaps)
+    // The refused one first, then this process's own mappings (koffi's library among them):
+    // before, the first refusal ended the release and said none went.
+    writeFileSync(smaps, refused + readFileSync('/proc/self/smaps', 'utf8'))
+    const r = releaseColdPages(['libonnxruntime.so'], smaps)
+    expect(r.released).toBe(true)
+    if (!r.released) return
+    expect(r.mappings).toBeGreaterThan(0)
+    expect(r.refused).toEqual({ mappings: 1, why: 'madvise refused (EINVAL, errno 22)' })
+  })
 })
