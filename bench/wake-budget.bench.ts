@@ -134,6 +134,11 @@ function run(
       },
     )
     const line = r.stdout.trim().split('\n').at(-1) ?? ''
+    if (!line.startsWith('{')) {
+      // A child that printed no result says why: its exit, and the end of what it wrote.
+      const how = r.error ? r.error.message : `exit ${r.status ?? r.signal}`
+      return `failed: ${how}; ${r.stderr.trim().split('\n').slice(-3).join(' / ').slice(0, 400)}`
+    }
     const parsed = JSON.parse(line) as Record<string, number | string>
     // The loop watch's own stall lines (bash, outside the loop) go to stderr.
     parsed.loopStalls = (r.stderr.match(/watchdog_stalled/g) ?? []).length
