@@ -112,9 +112,17 @@ describe.skipIf(skip)('nothing leaves the room before the wake, on the real dete
       (done() - atReset)
     try {
       // Each wait bounded and named, with where things stood: a stuck step says which it was.
-      const stood = () =>
-        `${unscored().toFixed(1)} chunks unscored, ${w.detections.length} detections, ` +
-        `${w.summaries.length} summaries of ${server.connections.length} sessions`
+      // Which side stood still: the pipes (written, not yet read by arecord) or the detector.
+      const stood = () => {
+        const inPipes = (feeds.given(0) - w.roomBytes()) / 2560
+        const s = w.detector.stats()
+        return (
+          `${unscored().toFixed(1)} chunks unscored (${inPipes.toFixed(1)} in the pipes), ` +
+          `${w.detections.length} detections, ${w.summaries.length} summaries of ` +
+          `${server.connections.length} sessions; the detector: ${s.chunksScored} scored, ` +
+          `${s.chunksQuiet} quiet, ${s.chunksDropped} dropped, ${s.rests} rests, lag ${s.lastLagMs} ms`
+        )
+      }
       const step = (cond: () => boolean, what: string, ms: number) =>
         until(cond, what, ms).catch((err: Error) => {
           throw new Error(`${err.message} (${stood()})`)
