@@ -95,9 +95,14 @@ describe.skipIf(skip)('nothing leaves the room before the wake, on the real dete
     let unscored = () => 0
     feeds.start({ speed: 8, hold: () => unscored() > 12 })
     let atReset = 0
+    // Scored, passed over or dropped. A chunk with no voice in its agree window is passed over by
+    // design (no wake can stand there): a pause in the prose, or a gap the feed's holds leave in
+    // the frames' capture times (~50 of the 7700 here). Left out, each stayed "unscored" until the
+    // next reset (a false wake's), and where 12 gathered before the first one the feed held for
+    // ever ("nothing heard for 60 s", 12.3 chunks unscored, 0 detections, in one CI run).
     const done = () => {
       const s = w.detector.stats()
-      return s.chunksScored + s.chunksDropped
+      return s.chunksScored + s.chunksQuiet + s.chunksDropped
     }
     const w = await realWakeWorld(server, wake, {
       source: mic,
@@ -153,10 +158,13 @@ describe.skipIf(skip)('nothing leaves the room before the wake, on the real dete
         `real detector on ${MINUTES} min of household prose: ${w.detections.length} detection(s) ` +
           `(scores ${w.detections.map((d) => d.score.toFixed(2)).join(', ') || 'none'}), ` +
           `${server.connections.length} session(s) opened, ${w.falseWakes()} false wake(s); ` +
-          `${stats.chunksScored} chunks scored, ${stats.chunksDropped} dropped`,
+          `${stats.chunksScored} chunks scored, ${stats.chunksQuiet} passed over (no voice near), ` +
+          `${stats.chunksDropped} dropped`,
       )
       expect(stats.chunksDropped).toBe(0)
-      expect(stats.chunksScored).toBeGreaterThanOrEqual(Math.floor((speech.length / 2560) * 0.99))
+      expect(stats.chunksScored + stats.chunksQuiet).toBeGreaterThanOrEqual(
+        Math.floor((speech.length / 2560) * 0.99),
+      )
       expect(w.summaries.map((s) => s.reason)).toEqual(server.connections.map(() => 'unconfirmed'))
       expect(w.falseWakes()).toBe(server.connections.length)
       expect(w.speaker.writtenBytes).toBe(server.connections.length * w.earcon.byteLength)
