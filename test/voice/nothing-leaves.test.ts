@@ -110,19 +110,17 @@ describe.skipIf(skip)('nothing leaves the room before the wake, on the real dete
         atReset = done()
       },
     })
-    // In chunks: what is in the pipes, and what the detector has not scored yet.
-    unscored = () =>
-      (feeds.given(0) - w.roomBytes()) / 2560 +
-      w.detectorBytesSinceReset() / 2560 -
-      (done() - atReset)
+    // In chunks: what is in the pipes (written, not yet read by arecord), and what the detector
+    // has not scored yet.
+    const inPipes = () => (feeds.given(0) - w.roomBytes()) / 2560
+    unscored = () => inPipes() + w.detectorBytesSinceReset() / 2560 - (done() - atReset)
     try {
       // Each wait bounded and named, with where things stood: a stuck step says which it was.
-      // Which side stood still: the pipes (written, not yet read by arecord) or the detector.
+      // Which side stood still: the pipes or the detector.
       const stood = () => {
-        const inPipes = (feeds.given(0) - w.roomBytes()) / 2560
         const s = w.detector.stats()
         return (
-          `${unscored().toFixed(1)} chunks unscored (${inPipes.toFixed(1)} in the pipes), ` +
+          `${unscored().toFixed(1)} chunks unscored (${inPipes().toFixed(1)} in the pipes), ` +
           `${w.detections.length} detections, ${w.summaries.length} summaries of ` +
           `${server.connections.length} sessions; the detector: ${s.chunksScored} scored, ` +
           `${s.chunksQuiet} quiet, ${s.chunksDropped} dropped, ${s.rests} rests, lag ${s.lastLagMs} ms`

@@ -63,21 +63,22 @@ export function releaseColdPages(
   }
   const clean = cleanFileMappings(mappings)
   // Each mapping on its own: one refused leaves the others to give back, and the answer counts both.
-  let refused: { mappings: number; why: string } | undefined
+  let refused = 0
+  let why: string | undefined
   for (const m of clean) {
     if (madvise(m.start, m.end - m.start, MADV_DONTNEED) === 0) continue
-    const why = `madvise refused (${errnoName(koffi, koffi.errno())})`
-    refused = { mappings: (refused?.mappings ?? 0) + 1, why: refused?.why ?? why }
+    refused++
+    why ??= `madvise refused (${errnoName(koffi, koffi.errno())})`
   }
-  const given = clean.length - (refused?.mappings ?? 0)
-  if (refused && given === 0) return { released: false, why: refused.why }
+  const given = clean.length - refused
+  if (why && given === 0) return { released: false, why }
   const after = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
   return {
     released: true,
     beforeKb: residentKb(mappings),
     afterKb: residentKb(after),
     mappings: given,
-    ...(refused && { refused }),
+    ...(why && { refused: { mappings: refused, why } }),
   }
 }
 
