@@ -50,6 +50,9 @@ describe.skipIf(skip !== undefined)('the room hears why, in the composed applian
     const device = s.appliance.device
     s.press()
     await until(() => device.snapshot.activity === 'listening', 'a session opening', 20_000)
+    // The LED listens from the press, before the session's provider answers; the fault below must
+    // come after that answer, or the answer clears it (as it should) and the LED shows listening.
+    await until(() => log.withEvent('provider_chosen').length === 1, 'the provider reached', 20_000)
     // What the failover tells when a reconnection finds no provider (driven here directly).
     s.appliance.providers.unreachable([
       { provider: 'gemini', reason: 'offline', detail: 'fetch failed' },
