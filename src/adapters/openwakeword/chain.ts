@@ -36,6 +36,11 @@ export interface ChainAsk {
   /** Each phrase's threshold now (the sensitivity moves them). */
   readonly thresholds: readonly number[]
   readonly chunks: readonly TakenChunk[]
+  /**
+   * The detector is behind (a board that cannot keep up): while every score is far below its
+   * threshold, coarse scoring may take the far hop (FAR_SHARE) rather than fall further behind.
+   */
+  readonly behind?: boolean | undefined
 }
 
 export interface ChainResult {
@@ -91,6 +96,16 @@ const DENSE_TAIL_CHUNKS = 4
 const OFFSET_SHARE = 0.1
 /** Chunks the second phase stays on after its last score at OFFSET_SHARE (as DENSE_TAIL_CHUNKS). */
 const OFFSET_TAIL = DENSE_TAIL_CHUNKS
+/**
+ * Behind, while the last coarse score had every head under this share of its threshold (1e-4 at
+ * 0.5: 92 % of a television's coarse scores), one embedding is made every 2 × `coarseHop` chunks
+ * — the far hop; a coarse score at it or above makes every chunk exact at once, the skipped ones
+ * included (back to the plain hop first lost a wake: that window holds an embedding every 4
+ * chunks, and read 4e-3 where the exact score was 0.89). Only behind: on a board that keeps up it
+ * saved ~2 ms/s and moved scores near a threshold (bench/RESULTS.md, "a talking room inside
+ * 2.5 %"); on one that cannot, the choice is a rougher score far below or a chunk dropped unheard.
+ */
+const FAR_SHARE = 0.0002
 /** The pipeline's phase whose windows end half a chunk (40 ms) before the chunks' ends. */
 const HALF_CHUNK_PHASE = 2
 
@@ -113,6 +128,10 @@ export class ScoringChain implements ChunkChain {
   readonly #hop: number
   /** Exact chunks still to score before coarse scoring may resume; Infinity when never coarse. */
   #denseLeft: number
+  /** The last coarse score was far below every threshold (FAR_SHARE). */
+  #far = false
+  /** This request is behind (`ChainAsk.behind`): the far hop may be taken. */
+  #behind = false
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #quiet = 0
@@ -137,6 +156,7 @@ export class ScoringChain implements ChunkChain {
   async score(ask: ChainAsk): Promise<ChainResult> {
     if (ask.reset) this.#reset()
     this.#trigger.setThresholds(ask.thresholds)
+    this.#behind = ask.behind === true
     const offsetsBefore = this.#offsetScores()
     const [quiet, coarse] = [this.#quiet, this.#coarse]
     let events: ChainEvent[] = []
@@ -180,11 +200,14 @@ export class ScoringChain implements ChunkChain {
     this.#pending.push(c.endAt, c.arrivedAt)
     if (this.#denseLeft === 0) {
       // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
-      if (this.#pending.length < 2 * this.#hop) return
+      const far = this.#far && this.#behind
+      if (this.#pending.length < 2 * (far ? 2 * this.#hop : this.#hop)) return
       await features.embed(1)
       const coarse = await this.#heads.run(features.approximate(this.#heads.longest), false)
       this.#coarse++
-      if (!this.#trigger.rising(coarse)) {
+      this.#far = !this.#trigger.near(coarse, FAR_SHARE)
+      // From the far hop, a score at FAR_SHARE is taken as a rise (FAR_SHARE's note).
+      if (!this.#trigger.rising(coarse) && (this.#far || !far)) {
         // Far below every threshold: the chunks since the last coarse score get this one, and
         // the second phase is off.
         for (const o of this.#offsets) o.off()
@@ -197,6 +220,7 @@ export class ScoringChain implements ChunkChain {
       // A score is rising: every chunk from here is scored exactly, those since the last
       // coarse score included (their embeddings made late from the kept mel frames).
       this.#denseLeft = DENSE_TAIL_CHUNKS
+      this.#far = false
     }
     const behind = this.#pending.length / 2
     const longest = this.#heads.longest
@@ -234,6 +258,8 @@ export class ScoringChain implements ChunkChain {
 
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
+    // A voice coming back is scored at the plain hop until a coarse score says it is far.
+    this.#far = false
     for (const o of this.#offsets) o.off()
     this.#quiet++
     this.#trigger.quiet()
@@ -243,6 +269,7 @@ export class ScoringChain implements ChunkChain {
     this.#features.reset()
     this.#pending.length = 0
     if (this.#hop > 1) this.#denseLeft = 0
+    this.#far = false
     for (const o of this.#offsets) o.off()
     this.#trigger.reset()
   }

@@ -46,6 +46,8 @@ export interface DetectorStats {
    * late (load shed).
    */
   readonly rests: number
+  /** Requests the chain was told it is behind in (BEHIND_CHUNKS: the far hop allowed). */
+  readonly behindRequests: number
 }
 
 export interface OpenWakeWordDetectorOptions {
@@ -178,6 +180,13 @@ const COARSE_SCORES_PER_REQUEST = 2
  * than 320 ms of audio, as a coarse one does.
  */
 const EXACT_BEHIND_PER_REQUEST = 4
+/**
+ * Chunks still waiting after a request is taken for the chain to be told it is behind (480 ms of
+ * audio beyond the request): far below every threshold it may then score at the far hop
+ * (chain.ts, FAR_SHARE) rather than fall further behind and drop chunks unheard. Bulk scoring
+ * (`scoreRecorded`) stays within 200 ms and is never behind.
+ */
+const BEHIND_CHUNKS = 6
 
 /**
  * openWakeWord's streaming detector behind the WakeWordDetector port. `push` copies a frame into
@@ -211,6 +220,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #exact: boolean
   #restUntil = 0
   #rests = 0
+  #behind = 0
   #draining: Promise<void> | undefined
   /** settled() is waiting: score what is queued without waiting for a batch. */
   #flushing = false
@@ -285,6 +295,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       maxLagMs: this.#maxLag,
       keepingUp: this.#keepingUp.keepingUp,
       rests: this.#rests,
+      behindRequests: this.#behind,
     }
   }
 
@@ -384,9 +395,11 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       for (let k = 0; k < n; k++) chunks.push(ring.take(true))
       const reset = this.#resetAsked
       this.#resetAsked = false
+      const behind = ring.queued >= BEHIND_CHUNKS
+      if (behind) this.#behind++
       this.#lateness.arm()
       try {
-        const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks })
+        const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks, behind })
         if (this.#closed) return
         this.#took(chunks.length)
         this.#replay(r)

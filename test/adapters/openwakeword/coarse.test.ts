@@ -49,20 +49,35 @@ async function counting(): Promise<{ runtime: InferenceRuntime; runs: () => numb
   }
 }
 
-async function hear(hop: number, pcm: Uint8Array) {
+/**
+ * hey_jarvis at 0.5 over `pcm`, as bulk scoring does (never more than 200 ms ahead), or `behind`:
+ * every frame pushed at once with a backlog that drops none, as a board that cannot keep up finds
+ * its chunks waiting (the far hop, chain.ts).
+ */
+async function hear(hop: number, pcm: Uint8Array, behind = false) {
   const counted = await counting()
   const wakes: WakeDetection[] = []
   const scores = new Map<number, number>()
+  let heard = 0
   const d = await pinnedDetector({
     onWake: (w) => wakes.push(w),
     phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
     runtime: counted.runtime,
     coarseHop: hop,
     onScores: (s, at) => scores.set(at, s[0] ?? 0),
+    ...(behind ? { backlogMs: 120_000, startBacklogMs: 120_000, now: () => heard } : {}),
   })
   open.push(d)
   const before = counted.runs()
-  await d.scoreRecorded(pcm)
+  if (behind) {
+    for (let f = 0; f + 640 <= pcm.length; f += 640) {
+      heard += 20
+      d.push(pcm.subarray(f, f + 640), heard, true)
+    }
+    await d.settled()
+  } else {
+    await d.scoreRecorded(pcm)
+  }
   return { wakes, scores, embeddings: counted.runs() - before, stats: d.stats() }
 }
 
@@ -104,6 +119,33 @@ describe('coarse scoring while every head is far below its threshold', () => {
         coarse.wakes.map((w) => [w.phrase, w.heardAtMs, w.score]),
         clip,
       ).toEqual(exact.wakes.map((w) => [w.phrase, w.heardAtMs, w.score]))
+    }
+  }, 120_000)
+
+  it('behind, at the far hop through the talk before it, wakes where the plain hop wakes on every hey_jarvis clip', async () => {
+    for (const clip of ['hey_jarvis.wav', 'hey_jarvis-m3-170.wav', 'hey_jarvis-kal16.wav']) {
+      const pcm = Buffer.concat([
+        talk(8000),
+        silence(300),
+        wavPcm(join(FIXTURES, clip)),
+        silence(300),
+        talk(2000),
+      ])
+      const behind = await hear(COARSE_HOP, pcm, true)
+      const keepingUp = await hear(COARSE_HOP, pcm)
+      expect(keepingUp.wakes, clip).toHaveLength(1)
+      expect(behind.stats.behindRequests, clip).toBeGreaterThan(5)
+      expect(keepingUp.stats.behindRequests, clip).toBe(0)
+      // The far hop made fewer embeddings than the plain hop on the same talk.
+      expect(behind.embeddings, clip).toBeLessThan(keepingUp.embeddings)
+      // The same wake, at the same chunk, with the same score (the second phase's included).
+      expect(
+        behind.wakes.map((w) => [w.phrase, w.heardAtMs, w.score]),
+        clip,
+      ).toEqual(keepingUp.wakes.map((w) => [w.phrase, w.heardAtMs, w.score]))
+      process.stdout.write(
+        `${clip}: embeddings behind ${behind.embeddings}, keeping up ${keepingUp.embeddings}\n`,
+      )
     }
   }, 120_000)
 })
