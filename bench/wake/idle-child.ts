@@ -305,6 +305,8 @@ process.stdout.write(
     dropped: detector?.stats().chunksDropped ?? 0,
     rests: detector?.stats().rests ?? 0,
     coarse: detector?.stats().coarseScores ?? 0,
+    // A build before the far hop has no such count.
+    behind: detector?.stats().behindRequests ?? 0,
     coarseHop,
     watchdogStalls: stalls.length,
     recorderMsPerS:
