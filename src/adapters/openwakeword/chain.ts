@@ -128,10 +128,15 @@ export class ScoringChain implements ChunkChain {
   readonly #hop: number
   /** Exact chunks still to score before coarse scoring may resume; Infinity when never coarse. */
   #denseLeft: number
-  /** The last coarse score was far below every threshold (FAR_SHARE). */
-  #far = false
+  /** The last coarse score had every head under FAR_SHARE of its threshold. */
+  #farBelow = false
   /** This request is behind (`ChainAsk.behind`): the far hop may be taken. */
-  #behind = false
+  #farAllowed = false
+  /**
+   * Chunks heard since the last coarse score made at the far hop: while under the longest head's
+   * window, that window still holds a gap of 4 chunks, and a score at FAR_SHARE is taken as a rise.
+   */
+  #sinceFar = Number.POSITIVE_INFINITY
   /** Chunks with a voice near not scored yet: end time, arrival time, per chunk. */
   readonly #pending: number[] = []
   #quiet = 0
@@ -156,7 +161,7 @@ export class ScoringChain implements ChunkChain {
   async score(ask: ChainAsk): Promise<ChainResult> {
     if (ask.reset) this.#reset()
     this.#trigger.setThresholds(ask.thresholds)
-    this.#behind = ask.behind === true
+    this.#farAllowed = ask.behind === true
     const offsetsBefore = this.#offsetScores()
     const [quiet, coarse] = [this.#quiet, this.#coarse]
     let events: ChainEvent[] = []
@@ -198,16 +203,20 @@ export class ScoringChain implements ChunkChain {
       return
     }
     this.#pending.push(c.endAt, c.arrivedAt)
+    this.#sinceFar++
     if (this.#denseLeft === 0) {
-      // Coarse: one embedding every `coarseHop` chunks, the window's others stood in for.
-      const far = this.#far && this.#behind
+      // Coarse: one embedding every `coarseHop` chunks (twice that at the far hop), the window's
+      // others stood in for.
+      const far = this.#farBelow && this.#farAllowed
       if (this.#pending.length < 2 * (far ? 2 * this.#hop : this.#hop)) return
       await features.embed(1)
       const coarse = await this.#heads.run(features.approximate(this.#heads.longest), false)
       this.#coarse++
-      this.#far = !this.#trigger.near(coarse, FAR_SHARE)
-      // From the far hop, a score at FAR_SHARE is taken as a rise (FAR_SHARE's note).
-      if (!this.#trigger.rising(coarse) && (this.#far || !far)) {
+      if (far) this.#sinceFar = 0
+      this.#farBelow = !this.#trigger.near(coarse, FAR_SHARE)
+      // A window with a far hop's gap in it: a score at FAR_SHARE is a rise (FAR_SHARE's note).
+      const sparse = this.#sinceFar < this.#heads.longest
+      if (!this.#trigger.rising(coarse) && !(sparse && !this.#farBelow)) {
         // Far below every threshold: the chunks since the last coarse score get this one, and
         // the second phase is off.
         for (const o of this.#offsets) o.off()
@@ -220,7 +229,7 @@ export class ScoringChain implements ChunkChain {
       // A score is rising: every chunk from here is scored exactly, those since the last
       // coarse score included (their embeddings made late from the kept mel frames).
       this.#denseLeft = DENSE_TAIL_CHUNKS
-      this.#far = false
+      this.#farBelow = false
     }
     const behind = this.#pending.length / 2
     const longest = this.#heads.longest
@@ -259,7 +268,8 @@ export class ScoringChain implements ChunkChain {
   /** No wake could stand here: it counts as scored below every threshold, at no embedding's cost. */
   #quietChunk(): void {
     // A voice coming back is scored at the plain hop until a coarse score says it is far.
-    this.#far = false
+    this.#farBelow = false
+    this.#sinceFar = Number.POSITIVE_INFINITY
     for (const o of this.#offsets) o.off()
     this.#quiet++
     this.#trigger.quiet()
@@ -269,7 +279,8 @@ export class ScoringChain implements ChunkChain {
     this.#features.reset()
     this.#pending.length = 0
     if (this.#hop > 1) this.#denseLeft = 0
-    this.#far = false
+    this.#farBelow = false
+    this.#sinceFar = Number.POSITIVE_INFINITY
     for (const o of this.#offsets) o.off()
     this.#trigger.reset()
   }

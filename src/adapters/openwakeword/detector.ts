@@ -220,7 +220,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   #exact: boolean
   #restUntil = 0
   #rests = 0
-  #behind = 0
+  #behindRequests = 0
   #draining: Promise<void> | undefined
   /** settled() is waiting: score what is queued without waiting for a batch. */
   #flushing = false
@@ -295,7 +295,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       maxLagMs: this.#maxLag,
       keepingUp: this.#keepingUp.keepingUp,
       rests: this.#rests,
-      behindRequests: this.#behind,
+      behindRequests: this.#behindRequests,
     }
   }
 
@@ -396,7 +396,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       const reset = this.#resetAsked
       this.#resetAsked = false
       const behind = ring.queued >= BEHIND_CHUNKS
-      if (behind) this.#behind++
+      if (behind) this.#behindRequests++
       this.#lateness.arm()
       try {
         const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks, behind })
