@@ -182,16 +182,16 @@ for (const room of ROOMS) {
 for (const quota of QUOTAS) {
   out(`\ninside ${quota} % of one core, a talking room, ${QUOTA_S} s a row`)
   out(
-    '| variant | CPU ms/s (main + other threads) | arecord ms/s | reads/s | chunks scored / dropped (of all) | rests | coarse scores (requests behind) | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | throttled (s) | load before → after |',
+    '| variant | CPU ms/s (main + other threads) | arecord ms/s | reads/s | chunks scored / dropped (of all) | rests | coarse scores (requests behind) | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | cold pages given back at s (took ms) | throttled (s) | load before → after |',
   )
-  out('|---|---|---|---|---|---|---|---|---|---|---|---|')
+  out('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const v of VARIANTS.slice(1).filter(picked)) {
     const r = run(v, 'talk', QUOTA_S, quota)
     const all = QUOTA_S * 12.5
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${r} |`
-        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.coldPagesAtS ?? '—'} (${r.coldPagesTookMs ?? '—'}) | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }

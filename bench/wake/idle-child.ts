@@ -120,8 +120,9 @@ if (wake !== 'none' && !floor) {
   })
 }
 const rssLoaded = rss()
-/** What the release said (COLD_PAGES=1). */
+/** What the release said (COLD_PAGES=1), and when (s from the first microphone frame). */
 let coldPagesSaid: Record<string, unknown> | undefined
+let coldPagesAtS: number | undefined
 if (process.env.COLD_PAGES === '1' && detector) {
   const { giveBackColdPages } = await m<typeof import('../../src/app/compose/cold-pages.js')>(
     'app/compose/cold-pages.js',
@@ -131,6 +132,7 @@ if (process.env.COLD_PAGES === '1' && detector) {
     ...silentLogger,
     info: (f: object) => {
       coldPagesSaid ??= f as Record<string, unknown>
+      coldPagesAtS ??= Math.round((performance.now() - start) / 100) / 10
     },
   }
   // No voice driver here: always quiet.
@@ -297,6 +299,9 @@ process.stdout.write(
     minorFaults: faultsAtEnd[0] - faultsAtStart[0],
     majorFaults: faultsAtEnd[1] - faultsAtStart[1],
     coldPages: coldPagesSaid?.coldPages,
+    coldPagesAtS,
+    // On the event loop (cold-pages.ts): what inside a quota can hold it for seconds.
+    coldPagesTookMs: coldPagesSaid?.tookMs,
     lagP50Ms: Number(quantile(sorted, 0.5).toFixed(1)),
     lagP99Ms: Number(quantile(sorted, 0.99).toFixed(1)),
     lagMaxMs: Number((sorted.at(-1) ?? Number.NaN).toFixed(1)),

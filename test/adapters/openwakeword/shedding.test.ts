@@ -177,3 +177,67 @@ describe('a scorer slowed by a CPU quota, the event loop free', () => {
     expect(logger.withEvent('wake_word_cannot_keep_up')).toHaveLength(1)
   }, 60_000)
 })
+
+/**
+ * `seconds` of silence at the pace of real time, the event loop held for `holdMs` about once a second
+ * (a stall not of the scorer's making: a start's work, the cold pages' release, a slow board).
+ */
+async function pacedWithHolds(
+  d: OpenWakeWordDetector,
+  seconds: number,
+  holdMs: number,
+): Promise<number> {
+  const t0 = Date.now()
+  let at = 0
+  for (let f = 0; f < seconds * 50; f++) {
+    at += 20
+    d.push(new Uint8Array(640), at)
+    // Just after a chunk is complete (every 4th frame): its request is under way through the hold.
+    if (f % 48 === 47) {
+      const until = performance.now() + holdMs
+      while (performance.now() < until) {}
+    }
+    const due = t0 + (f + 1) * 20 - Date.now()
+    if (due > 0) await new Promise((r) => setTimeout(r, due))
+  }
+  return at
+}
+
+describe('a chain on its own thread, below the event loop', () => {
+  it('does not rest when the loop runs late, and drops nothing a backlog holds; a chain in process rests under the same stalls', async () => {
+    const onThread = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      coarseHop: 1,
+      logger: new MemoryLogger(),
+    })
+    const inProcess = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      // The same runtime's models, the chain in this process (no `chain` of the thread's).
+      runtime: await stallable(() => false, 0, 'wait'),
+      coarseHop: 1,
+      logger: new MemoryLogger(),
+    })
+    open.push(onThread, inProcess)
+    // The thread is lowered once loaded; its first scores come after that.
+    // Whole chunks (320 ms), so those paced below end where their frames do.
+    await onThread.scoreRecorded(new Uint8Array(10_240), -320)
+    await inProcess.scoreRecorded(new Uint8Array(10_240), -320)
+    const before = [onThread.stats(), inProcess.stats()]
+    const pushBoth = {
+      push(frame: Uint8Array, at: number) {
+        onThread.push(frame, at)
+        inProcess.push(frame, at)
+      },
+    } as OpenWakeWordDetector
+    // Five seconds, the loop held 500 ms of each: every request under way then waits for it.
+    const at = await pacedWithHolds(pushBoth, 5, 500)
+    await Promise.all([onThread.settled(), inProcess.settled()])
+    const [thread, local] = [onThread.stats(), inProcess.stats()]
+    expect(local.rests - (before[1]?.rests ?? 0)).toBeGreaterThan(0)
+    expect(thread.rests - (before[0]?.rests ?? 0)).toBe(0)
+    expect(thread.chunksDropped).toBe(0)
+    expect(thread.chunksScored - (before[0]?.chunksScored ?? 0)).toBe(Math.floor(at / 80))
+  }, 60_000)
+})
