@@ -121,9 +121,9 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
  * of what the process gets and the event loop keeps the rest. Healthy: a few ms. A chain on a
  * thread below the event loop (`ChunkChain.belowLoop`, the service's) never rests: the kernel
  * already gives the loop the CPU first, and inside a CPU quota a rest only left the quota idle
- * while the ring ran over — after an event-loop stall not of the scorer's making (the cold pages'
- * release), a rest of the stall's length dropped every chunk that came during it
- * (bench/RESULTS.md, "no rest below the loop").
+ * while the ring ran over — after an event-loop stall not of the scorer's making, a rest of the
+ * stall's length dropped every chunk that came during it (bench/RESULTS.md, "no rest below the
+ * loop").
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
