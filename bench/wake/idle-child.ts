@@ -210,6 +210,12 @@ if (capture) {
   const { MicRouter } =
     await m<typeof import('../../src/audio/mic-router.js')>('audio/mic-router.js')
   const mic = new ArecordMic({ device: capture, clock: realClock(), logger: silentLogger })
+  // The bench ends a row past its time with SIGTERM: the recorder, blocked reading a device whose
+  // feeder is gone, ignores the pipe's end and SIGTERM, and was left running.
+  process.once('SIGTERM', () => {
+    if (mic.pid) process.kill(mic.pid, 'SIGKILL')
+    process.exit(143)
+  })
   const readMs = Number(process.env.READ_MS ?? 80)
   // As the service composes it: the router sets the idle cadence (main's build: none there).
   const router = new MicRouter(
