@@ -183,7 +183,7 @@ describe('a scorer slowed by a CPU quota, the event loop free', () => {
  * (a stall not of the scorer's making: a start's work, the cold pages' release, a slow board).
  */
 async function pacedWithHolds(
-  d: OpenWakeWordDetector,
+  d: Pick<OpenWakeWordDetector, 'push'>,
   seconds: number,
   holdMs: number,
 ): Promise<number> {
@@ -230,8 +230,8 @@ describe('a chain on its own thread, below the event loop', () => {
         onThread.push(frame, at)
         inProcess.push(frame, at)
       },
-    } as OpenWakeWordDetector
-    // Five seconds, the loop held 500 ms of each: every request under way then waits for it.
+    }
+    // Five seconds, the loop held 500 ms about once a second: the request under way waits for it.
     const at = await pacedWithHolds(pushBoth, 5, 500)
     await Promise.all([onThread.settled(), inProcess.settled()])
     const [thread, local] = [onThread.stats(), inProcess.stats()]
