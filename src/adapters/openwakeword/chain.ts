@@ -59,11 +59,6 @@ export interface ChainResult {
 export interface ChunkChain {
   score(ask: ChainAsk): Promise<ChainResult>
   close(): Promise<void>
-  /**
-   * The chain runs on a thread the kernel puts below the event loop (a lower priority): the loop
-   * gets the CPU first without the detector resting (detector.ts, BUSY_MS). Unset: in process.
-   */
-  readonly belowLoop?: boolean | undefined
 }
 
 /** One wake phrase as the chain scores it. */

@@ -43,7 +43,7 @@ export interface DetectorStats {
   readonly keepingUp: boolean
   /**
    * Times scoring rested after a chunk took more than half a chunk's time while the event loop ran
-   * late (load shed; a chain in process only, BUSY_MS).
+   * late (load shed).
    */
   readonly rests: number
   /** Requests the chain was told it is behind in (BEHIND_CHUNKS: the far hop allowed). */
@@ -116,14 +116,10 @@ export interface OpenWakeWordDetectorOptions {
 const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
 /**
  * A chunk whose scoring took longer than this (wall time) while the event loop ran late (LATE_MS)
- * means a scorer in process takes CPU the audio path needs: scoring then rests for the time it
- * worked beyond this before the next chunk, so a scorer far slower than real time takes about half
- * of what the process gets and the event loop keeps the rest. Healthy: a few ms. A chain on a
- * thread below the event loop (`ChunkChain.belowLoop`, the service's) never rests: the kernel
- * already gives the loop the CPU first, and inside a CPU quota a rest only left the quota idle
- * while the ring ran over — after an event-loop stall not of the scorer's making, a rest of the
- * stall's length dropped every chunk that came during it (bench/RESULTS.md, "no rest below the
- * loop").
+ * means the scorer takes CPU the audio path needs: scoring then rests for the time it worked beyond
+ * this before the next chunk, so a scorer far slower than real time takes about half of what the
+ * process gets and the event loop, in the same process (and the same cgroup quota), keeps the
+ * rest. Healthy: a few ms.
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
@@ -198,9 +194,9 @@ const BEHIND_CHUNKS = 6
  * (chain.ts: mel → embedding → every head → the wake rule), which runs where the models run, and
  * replays what it said here: scores, wakes, the windows the household keeps. If scoring falls
  * behind by more than the backlog, the oldest chunks are dropped, counted and logged — the audio
- * path never waits and memory stays bounded; a scorer in process slower than real time that holds
- * the event loop back rests between chunks and sheds the oldest audio (BUSY_MS, LATE_MS). Whether
- * scoring keeps up is the `KeepingUp`'s to say (`onKeepingUp`).
+ * path never waits and memory stays bounded; a scorer slower than real time that holds the event
+ * loop back rests between chunks and sheds the oldest audio (BUSY_MS, LATE_MS, `onKeepingUp`). Whether scoring keeps up is the
+ * `KeepingUp`'s to say.
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]
@@ -417,7 +413,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       } finally {
         const busy = this.#o.now() - began
         const late = this.#lateness.disarm()
-        if (busy > BUSY_MS * n && late > LATE_MS && this.#chain.belowLoop !== true) {
+        if (busy > BUSY_MS * n && late > LATE_MS) {
           this.#restUntil = this.#o.now() + busy - BUSY_MS * n
           this.#rests++
         }

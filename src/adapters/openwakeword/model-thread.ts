@@ -49,8 +49,6 @@ export type ModelReply =
       readonly output?: Float32Array
       readonly chain?: number
       readonly result?: ChainResult
-      /** `background`: the thread now runs below the event loop. */
-      readonly lowered?: boolean
     }
   | { readonly id: number; readonly ok: false; readonly code?: ErrorCode; readonly message: string }
 
@@ -95,8 +93,6 @@ export function modelThreadRuntime(name: RuntimeName): ThreadRuntime {
   let failed: Error | undefined
   let nextId = 0
   let open = 0
-  /** The thread runs below the event loop (`background` lowered it). */
-  let lowered = false
   const pending = new Map<number, { resolve(r: ModelReply): void; reject(e: Error): void }>()
   /** Each session's number on the thread, for a request naming several (`prefill`). */
   const numbers = new WeakMap<ModelSession, number>()
@@ -211,18 +207,10 @@ export function modelThreadRuntime(name: RuntimeName): ThreadRuntime {
           dropped = true
           await ask({ type: 'dropChain', chain }).catch(() => {})
         },
-        get belowLoop() {
-          return lowered
-        },
       }
     },
     background() {
-      void ask({ type: 'background' }).then(
-        (r) => {
-          lowered = r.lowered === true
-        },
-        () => {},
-      )
+      void ask({ type: 'background' }).catch(() => {})
     },
     async prefill(mel, embedding, reach) {
       const r = await ask({

@@ -49,7 +49,10 @@ port.on('message', (m: ModelRequest) => {
 async function answer(m: ModelRequest): Promise<ModelReply> {
   await behind
   try {
-    if (m.type === 'background') return { id: m.id, ok: true, lowered: lowerThisThread() }
+    if (m.type === 'background') {
+      lowerThisThread()
+      return { id: m.id, ok: true }
+    }
     if (m.type === 'load') {
       const s = await loadSession(await ort, runtime, m.file)
       const session = next++
@@ -105,17 +108,14 @@ function sessionOf(n: number): ModelSession {
 /**
  * Linux's setpriority takes a thread's id for that one thread (`/proc/thread-self` names it); the
  * process's own threads keep theirs. Elsewhere, or where it is refused, the thread keeps the
- * process's priority and scoring sheds load by resting (false).
+ * process's priority and scoring still sheds load by resting.
  */
-function lowerThisThread(): boolean {
+function lowerThisThread(): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (!Number.isInteger(tid) || tid <= 0) return false
-    setPriority(tid, Math.min(NICEST, getPriority(tid) + NICER_BY))
-    // The main thread's id is the process's: the event loop's priority.
-    return getPriority(tid) > getPriority(process.pid)
+    if (Number.isInteger(tid) && tid > 0)
+      setPriority(tid, Math.min(NICEST, getPriority(tid) + NICER_BY))
   } catch {
     // Not Linux, or not allowed: see above.
-    return false
   }
 }
