@@ -96,6 +96,9 @@ if (wake !== 'none' && !floor) {
     logger: silentLogger,
     // The microphone's capture times are the clock's (Date.now), as in the service.
     now: () => Date.now(),
+    // No session is ever under way here: the service, idle, tells its detector so (a build
+    // before it ignores this and rests as it always did).
+    sessionOpen: () => false,
     onScores: (_s, endAt) => {
       lags.push(Date.now() - endAt)
       timeline?.scored(Date.now() - endAt)
@@ -172,8 +175,8 @@ const watchdog =
         onStall: (what) => stalls.push(what),
       })
     : undefined
-// The loop's delay sampled every LOOP_MS (10): a timer of its own, 100 wake-ups a second at 10 —
-// more than the microphone's; a coarser one shows the listening's own cost better.
+// The loop's delay sampled every LOOP_MS (10; wake-budget's rows 100): a timer of its own, whose
+// wake-ups cost the child CPU the service does not spend (wake-budget.bench.ts, LOOP_MS).
 const loop = monitorEventLoopDelay({ resolution: Number(process.env.LOOP_MS ?? 10) })
 loop.enable()
 let threadsAtStart = threadCpuMs()

@@ -181,6 +181,11 @@ export interface WakeDetectorOptions {
   readonly nativeMark?: string
   /** Told when the detector starts dropping audio (false) and when it keeps up again (true). */
   readonly onKeepingUp?: (keepingUp: boolean) => void
+  /**
+   * Whether a session is under way: only then does scoring, behind, rest for the event loop
+   * (docs/wake-word.md, "Never waiting on scoring"). Unset: always.
+   */
+  readonly sessionOpen?: () => boolean
   /** COARSE_HOP if unset; 1 scores every chunk exactly. */
   readonly coarseHop?: number
   /**
@@ -237,6 +242,7 @@ export async function createWakeDetector(
     refractoryMs: config.refractoryMs,
     coarseHop: options.coarseHop ?? COARSE_HOP,
     onKeepingUp: options.onKeepingUp,
+    sessionOpen: options.sessionOpen,
     logger: options.logger,
     onScores: options.onScores,
   }).finally(() => guard?.survived())

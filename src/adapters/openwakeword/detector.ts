@@ -107,6 +107,11 @@ export interface OpenWakeWordDetectorOptions {
    * kept up again for KEEP_UP_MS (true); the service shows it on the status, the LED and doctor.
    */
   readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
+  /**
+   * Whether a session is under way now (the voice driver listening or talking). Only then does
+   * scoring rest for an event loop running late (BUSY_MS, LATE_MS); unset, it always may.
+   */
+  readonly sessionOpen?: (() => boolean) | undefined
   /** Also closed with the detector (the feature models). */
   readonly owned?: readonly ModelSession[]
   /** The load's work still under way after the ready line (the embedding's streamed check). */
@@ -119,7 +124,8 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
  * means the scorer takes CPU the audio path needs: scoring then rests for the time it worked beyond
  * this before the next chunk, so a scorer far slower than real time takes about half of what the
  * process gets and the event loop, in the same process (and the same cgroup quota), keeps the
- * rest. Healthy: a few ms.
+ * rest. Healthy: a few ms. Only while a session is under way (`sessionOpen`), when the loop has a
+ * session's work: idle, a rest only left the quota unused (docs/wake-word.md, "Never waiting on scoring").
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
@@ -413,7 +419,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
       } finally {
         const busy = this.#o.now() - began
         const late = this.#lateness.disarm()
-        if (busy > BUSY_MS * n && late > LATE_MS) {
+        if (busy > BUSY_MS * n && late > LATE_MS && this.#o.sessionOpen?.() !== false) {
           this.#restUntil = this.#o.now() + busy - BUSY_MS * n
           this.#rests++
         }

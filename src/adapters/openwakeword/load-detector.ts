@@ -47,6 +47,8 @@ export interface LoadWakeDetectorOptions {
   readonly coarseHop?: number | undefined
   readonly onScores?: ScoreListener | undefined
   readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
+  /** Only while it says so does scoring rest for a late event loop (detector.ts); unset: always. */
+  readonly sessionOpen?: (() => boolean) | undefined
 }
 
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
@@ -142,6 +144,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       startBacklogMs: o.startBacklogMs ?? DEFAULT_START_BACKLOG_MS,
       coarseHop: o.coarseHop,
       onKeepingUp: o.onKeepingUp,
+      sessionOpen: o.sessionOpen,
       logger: o.logger,
       now: o.now ?? Date.now,
       onScores: o.onScores,

@@ -35,6 +35,8 @@ export function loadWake(
   const wakeLog = log.child({ component: 'wake' })
   wakeLog.info({ runtime: config.runtime }, 'wake models loading')
   let heard: WakeListener | undefined
+  // No session under way: the voice driver idle, or muted.
+  const noSession = () => device.activity === 'idle' || device.activity === 'muted'
   const detector = createWakeDetector(config, {
     onWake: (d) => {
       wakes?.detected(d)
@@ -45,6 +47,8 @@ export function loadWake(
     nativeMark: nativeMarkFor(c.store.path),
     // Scoring sheds load on a board too slow for it; the status and the LED say so, with the fix.
     onKeepingUp: (ok) => device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
+    // Behind, scoring rests for a late event loop only while the loop carries a session.
+    sessionOpen: () => !noSession(),
     ...(wakes && {
       teacher: {
         ready: (t: WakeTeacher) => wakes.useTeacher(t),
@@ -54,13 +58,12 @@ export function loadWake(
   })
   // Answered where it is awaited; until then a failure is not an unhandled rejection.
   detector.catch(() => {})
-  // No session under way (the voice driver idle, or muted): when the cold pages may go.
+  // No session under way: when the cold pages may go.
   const quiet = () =>
     new Promise<void>((done) => {
-      const still = () => device.activity === 'idle' || device.activity === 'muted'
-      if (still()) return done()
+      if (noSession()) return done()
       const off = device.subscribe(() => {
-        if (!still()) return
+        if (!noSession()) return
         off()
         done()
       })

@@ -153,6 +153,35 @@ describe('a scorer that cannot keep up', () => {
   }, 120_000)
 })
 
+describe('rests and sessions', () => {
+  it('rests for a late event loop only while a session is under way', async () => {
+    let session = false
+    const d = await pinnedDetector({
+      onWake: () => {},
+      phrases: [{ phrase: 'hey jarvis', file: HEADS[0]?.file ?? '', threshold: 0.5 }],
+      // Each chunk holds the event loop 400 ms: the loop runs late, as when a session's work and
+      // scoring share a quota.
+      runtime: await stallable(() => true, 400, 'hog'),
+      backlogMs: 400,
+      startBacklogMs: 400,
+      coarseHop: 1,
+      logger: new MemoryLogger(),
+      sessionOpen: () => session,
+    })
+    open.push(d)
+    // Idle: the loop has no session's work, and a rest would only leave the CPU unused.
+    let at = await paced(d, 0, 2)
+    const idle = d.stats()
+    expect(idle.chunksScored).toBeGreaterThan(0)
+    expect(idle.chunksDropped).toBeGreaterThan(0)
+    expect(idle.rests).toBe(0)
+    // A session opens: from now on scoring rests for the late loop, as it always did.
+    session = true
+    at = await paced(d, at, 2)
+    expect(d.stats().rests).toBeGreaterThan(0)
+  }, 60_000)
+})
+
 describe('a scorer slowed by a CPU quota, the event loop free', () => {
   it('does not rest: it scores back to back, drops the oldest audio and says it cannot keep up', async () => {
     const logger = new MemoryLogger()
