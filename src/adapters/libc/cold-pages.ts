@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
+import { setImmediate as turn } from 'node:timers/promises'
 import { errorText } from '../../core/errors.js'
 import { cleanFileMappings, mappingsOf, parseSmaps, residentKb } from './smaps.js'
 
@@ -35,11 +36,15 @@ interface Koffi {
  * still in use is faulted in again from there (a minor fault, no disk) when next run. Linux only;
  * elsewhere, or where koffi (the FFI that calls libc) does not load or madvise refuses, nothing is
  * done and the answer says why.
+ *
+ * In steps, the event loop let turn between them (the smaps reads off it): inside a CPU quota each
+ * step takes about a second of wall time, and done at once the release held the loop 4.6–4.7 s,
+ * longer than the detector's 2 s backlog, so the chunks that came meanwhile were dropped unheard.
  */
-export function releaseColdPages(
+export async function releaseColdPages(
   libraries: readonly string[],
   smapsFile = '/proc/self/smaps',
-): ColdPagesRelease {
+): Promise<ColdPagesRelease> {
   if (process.platform !== 'linux') {
     return { released: false, why: `not Linux (${process.platform})` }
   }
@@ -57,10 +62,11 @@ export function releaseColdPages(
   const names = [...libraries, KOFFI_LIBRARY]
   let mappings: ReturnType<typeof parseSmaps>
   try {
-    mappings = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
+    mappings = mappingsOf(parseSmaps(await readFile(smapsFile, 'utf8')), names)
   } catch (err) {
     return { released: false, why: `cannot read ${smapsFile} (${errorText(err)})` }
   }
+  await turn()
   const clean = cleanFileMappings(mappings)
   // Each mapping on its own: one refused leaves the others to give back, and the answer counts both.
   let refused = 0
@@ -72,7 +78,7 @@ export function releaseColdPages(
   }
   const given = clean.length - refused
   if (why && given === 0) return { released: false, why }
-  const after = mappingsOf(parseSmaps(readFileSync(smapsFile, 'utf8')), names)
+  const after = mappingsOf(parseSmaps(await readFile(smapsFile, 'utf8')), names)
   return {
     released: true,
     beforeKb: residentKb(mappings),

@@ -40,8 +40,8 @@ export async function giveBackColdPages(
   // WASM maps no native library: its memory is the module's own, nothing to give back.
   if (detector.runtime !== 'native') return
   if (!(await detector.afterChunks(SETTLE_CHUNKS))) return
-  // The release holds the event loop once (~30 ms here, more on a Pi), so not while a session
-  // runs: the loop feeds the speaker's buffer then.
+  // The release's steps hold the event loop (~30 ms here in all, more on a Pi), so not while a
+  // session runs: the loop feeds the speaker's buffer then.
   await quiet()
   if (!(await detector.afterChunks(0))) return
   if (existsSync(mark)) {
@@ -83,7 +83,8 @@ export async function giveBackColdPages(
       afterMb: round(r.afterKb / MB),
       mappings: r.mappings,
       ...(r.refused && { refused: r.refused.mappings, why: r.refused.why }),
-      // On the event loop: koffi's import, smaps read twice, one madvise a mapping.
+      // From its start to its end, in steps (adapters/libc/cold-pages.ts): koffi's import, smaps
+      // read twice, one madvise a mapping.
       tookMs: Math.round(performance.now() - began),
     },
     "gave back onnxruntime's cold code pages",
