@@ -54,9 +54,9 @@ const picked = (v: Variant) => ONLY.some((o) => v.label.includes(o))
 const READ_MS = process.env.WAKE_BUDGET_READ_MS ?? '80'
 /**
  * The loop-delay monitor's resolution. Its timer wakes the child, a cost the service does not
- * have: on this VM an idle node with the monitor at 10 ms spent 7.4 ms/s (100 wake-ups a second),
- * at 100 ms 1.2, without it 0.16 — at 10 (before) the bench took ~30 % of a 2.5 % quota for
- * itself. 100 (a quota's period) still sees a stall of one.
+ * have: on this VM an idle node spent 7.55 ms/s of CPU with the monitor at 10 ms (100 wake-ups a
+ * second), 1.34 at 100 ms, 0.16 without it — at 10 (before) the bench took up to a third of a
+ * 2.5 % quota for itself. 100 (a quota's period) still sees a stall of one.
  */
 const LOOP_MS = process.env.WAKE_BUDGET_LOOP_MS ?? '100'
 const FROM = process.env.WAKE_BUDGET_FROM ?? 'dist'

@@ -37,7 +37,7 @@ interface Koffi {
  * elsewhere, or where koffi (the FFI that calls libc) does not load or madvise refuses, nothing is
  * done and the answer says why.
  *
- * In steps, the event loop let turn between them (the smaps reads off it): inside a CPU quota each
+ * In steps, the event loop turning between them (the smaps reads off it): inside a CPU quota each
  * step takes about a second of wall time, and done at once the release held the loop 4.6–4.7 s,
  * longer than the detector's 2 s backlog, so the chunks that came meanwhile were dropped unheard.
  */

@@ -170,14 +170,14 @@ describe('rests and sessions', () => {
     })
     open.push(d)
     // Idle: the loop has no session's work, and a rest would only leave the CPU unused.
-    let at = await paced(d, 0, 2)
+    const at = await paced(d, 0, 2)
     const idle = d.stats()
     expect(idle.chunksScored).toBeGreaterThan(0)
     expect(idle.chunksDropped).toBeGreaterThan(0)
     expect(idle.rests).toBe(0)
     // A session opens: from now on scoring rests for the late loop, as it always did.
     session = true
-    at = await paced(d, at, 2)
+    await paced(d, at, 2)
     expect(d.stats().rests).toBeGreaterThan(0)
   }, 60_000)
 })
