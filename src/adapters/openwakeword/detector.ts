@@ -125,7 +125,8 @@ const CHUNK_MS = (CHUNK_SAMPLES / SAMPLE_RATE_HZ) * 1000
  * this before the next chunk, so a scorer far slower than real time takes about half of what the
  * process gets and the event loop, in the same process (and the same cgroup quota), keeps the
  * rest. Healthy: a few ms. Only while a session is under way (`sessionOpen`), when the loop has a
- * session's work: idle, a rest only left the quota unused (docs/wake-word.md, "Never waiting on scoring").
+ * session's work: idle, a rest only left the quota unused (docs/wake-word.md, "Never waiting on
+ * scoring").
  */
 const BUSY_MS = CHUNK_MS / 2
 /**
@@ -200,9 +201,9 @@ const BEHIND_CHUNKS = 6
  * (chain.ts: mel → embedding → every head → the wake rule), which runs where the models run, and
  * replays what it said here: scores, wakes, the windows the household keeps. If scoring falls
  * behind by more than the backlog, the oldest chunks are dropped, counted and logged — the audio
- * path never waits and memory stays bounded; a scorer slower than real time that holds the event
- * loop back rests between chunks and sheds the oldest audio (BUSY_MS, LATE_MS, `onKeepingUp`). Whether scoring keeps up is the
- * `KeepingUp`'s to say.
+ * path never waits and memory stays bounded; while a session is under way, a scorer slower than
+ * real time that holds the event loop back rests between chunks and sheds the oldest audio
+ * (BUSY_MS, LATE_MS). Whether scoring keeps up is the `KeepingUp`'s to say (`onKeepingUp`).
  */
 export class OpenWakeWordDetector implements WakeWordDetector {
   readonly phrases: readonly string[]

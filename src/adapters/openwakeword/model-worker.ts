@@ -108,7 +108,8 @@ function sessionOf(n: number): ModelSession {
 /**
  * Linux's setpriority takes a thread's id for that one thread (`/proc/thread-self` names it); the
  * process's own threads keep theirs. Elsewhere, or where it is refused, the thread keeps the
- * process's priority and scoring still sheds load by resting.
+ * process's priority: scoring still sheds load by dropping the oldest audio, and by resting while a
+ * session is under way (detector.ts, BUSY_MS).
  */
 function lowerThisThread(): void {
   try {
