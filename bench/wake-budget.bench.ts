@@ -6,7 +6,8 @@
 // service now), in a quiet room and a talking one (the VAD fixtures' speech looped: a television);
 // then the talking room inside cgroup CPU quotas of 2.5 % and 1.7 % of one core (a Pi 4's 10 %
 // at ×4 and ×6 this machine's per-core time): chunks dropped, the event loop's delay p99 and max,
-// the watchdog's stalls (the microphone feed's 10 s, the loop's 15 s), cpu.stat's throttling.
+// the microphone's restarts by the capture watchdog (as the service wraps it) and the process
+// watchdog's stalls (the event loop's 15 s), cpu.stat's throttling.
 // CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
 // quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60);
 // WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default), WAKE_BUDGET_ONLY the
@@ -147,8 +148,6 @@ function run(
       return `failed: ${how}; ${r.stderr.trim().split('\n').slice(-3).join(' / ').slice(0, 400)}`
     }
     const parsed = JSON.parse(line) as Record<string, number | string>
-    // The loop watch's own stall lines (bash, outside the loop) go to stderr.
-    parsed.loopStalls = (r.stderr.match(/watchdog_stalled/g) ?? []).length
     parsed.loadBefore = before
     parsed.loadAfter = load()
     if (q) {
@@ -187,7 +186,7 @@ for (const room of ROOMS) {
 for (const quota of QUOTAS) {
   out(`\ninside ${quota} % of one core, a talking room, ${QUOTA_S} s a row`)
   out(
-    '| variant | CPU ms/s (main + other threads) | arecord ms/s | reads/s | chunks scored / dropped (of all) | rests | coarse scores (requests behind) | scoring lag p99 (ms) | loop delay p99 / max (ms) | watchdog: microphone feed / loop stalls | cold pages given back at s (took ms) | throttled (s) | load before → after |',
+    '| variant | CPU ms/s (main + other threads) | arecord ms/s | reads/s | chunks scored / dropped (of all) | rests | coarse scores (requests behind) | scoring lag p99 (ms) | loop delay p99 / max (ms) | microphone restarts (at s) / watchdog loop stalls | cold pages given back at s (took ms) | throttled (s) | load before → after |',
   )
   out('|---|---|---|---|---|---|---|---|---|---|---|---|---|')
   for (const v of VARIANTS.slice(1).filter(picked)) {
@@ -196,7 +195,7 @@ for (const quota of QUOTAS) {
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${r} |`
-        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.watchdogStalls} / ${r.loopStalls} | ${r.coldPagesAtS ?? '—'} (${r.coldPagesTookMs ?? '—'}) | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.micRestarts}${r.micRestartsAtS ? ` (${r.micRestartsAtS})` : ''} / ${r.loopStalls}${r.loopStallsAtS ? ` (${r.loopStallsAtS})` : ''} | ${r.coldPagesAtS ?? '—'} (${r.coldPagesTookMs ?? '—'}) | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }

@@ -164,17 +164,21 @@ let faultsAtStart = faults()
 const noise = roomAudio(roomKind)
 const loopFrames = Math.floor(noise.length / 640)
 const frames = seconds * 50
-// The service's own watchdog, reporting instead of killing: a stall it would have ended the
-// process for is counted (its bash child runs in the same cgroup, as on the device).
-const stalls: string[] = []
+// The service's own watchdog as `nocturn run` makes it (the event loop's 15 s), reporting instead
+// of killing: each stall it would have ended the process for is counted, s from the first frame
+// (its bash child runs in the same cgroup, as on the device). The microphone is watched as the
+// service watches it, by the capture watchdog around the recorder (below).
+const loopStalls: number[] = []
 const watchdog =
   process.env.WATCHDOG === '1'
     ? new Watchdog({
         action: 'report',
-        feeds: { microphone: 10_000 },
-        onStall: (what) => stalls.push(what),
+        loopLimitMs: 15_000,
+        onStall: () => loopStalls.push(Math.round((performance.now() - start) / 100) / 10),
       })
     : undefined
+/** The capture watchdog's restarts of the microphone: s from the first frame, each. */
+const micRestarts: number[] = []
 // The loop's delay sampled every LOOP_MS (10; wake-budget's rows 100): a timer of its own, whose
 // wake-ups cost the child CPU the service does not spend (wake-budget.bench.ts, LOOP_MS).
 const loop = monitorEventLoopDelay({ resolution: Number(process.env.LOOP_MS ?? 10) })
@@ -201,7 +205,6 @@ let recorderAtStart = 0
 let recorderAtEnd = 0
 const hear = (frame: Uint8Array, at: number) => {
   speech?.push(frame, at)
-  watchdog?.feed('microphone')
   stage?.room(frame, at)
   sent++
   if (timeline && detector) timeline.frame(detector.stats().chunksDropped)
@@ -212,7 +215,23 @@ if (capture) {
   )
   const { MicRouter } =
     await m<typeof import('../../src/audio/mic-router.js')>('audio/mic-router.js')
+  const { CaptureWatchdog } = await m<typeof import('../../src/audio/capture-watchdog.js')>(
+    'audio/capture-watchdog.js',
+  )
   const mic = new ArecordMic({ device: capture, clock: realClock(), logger: silentLogger })
+  // As app/audio.ts wraps a device: a microphone silent past its limit is restarted, and said.
+  const watched = new CaptureWatchdog({
+    source: mic,
+    clock: realClock(),
+    deviceName: capture,
+    logger: {
+      ...silentLogger,
+      warn: (f: object) => {
+        if ((f as { event?: string }).event === 'audio_capture_stalled')
+          micRestarts.push(Math.round((performance.now() - start) / 100) / 10)
+      },
+    },
+  })
   // The bench ends a row past its time with SIGTERM: the recorder, blocked reading a device whose
   // feeder is gone, ignores the pipe's end and SIGTERM, and was left running.
   process.once('SIGTERM', () => {
@@ -224,8 +243,8 @@ if (capture) {
   const router = new MicRouter(
     {
       sampleRateHz: mic.sampleRateHz,
-      start: (s) => mic.start(s),
-      stop: () => mic.stop(),
+      start: (s) => watched.start(s),
+      stop: () => watched.stop(),
       setMuted: () => {},
     },
     {
@@ -322,7 +341,10 @@ process.stdout.write(
     // A build before the far hop has no such count.
     behind: detector?.stats().behindRequests ?? 0,
     coarseHop,
-    watchdogStalls: stalls.length,
+    micRestarts: micRestarts.length,
+    micRestartsAtS: micRestarts.join(' ') || undefined,
+    loopStalls: loopStalls.length,
+    loopStallsAtS: loopStalls.join(' ') || undefined,
     recorderMsPerS:
       recorderPid === undefined
         ? undefined
