@@ -99,6 +99,9 @@ function run(
   if (typeof q === 'string') return `not measured (${q})`
   const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
   const alsa = hermeticAlsa('fifo', { stall: false })
+  // Inside a quota the recorder is throttled too, and the row's audio comes slower than real time
+  // (a 60 s row took 150 s inside 2.5 %): room enough for that, for the child and its feeder.
+  const limitMs = (3 * seconds + 300) * 1000
   const feeder = spawn(
     process.execPath,
     [
@@ -108,6 +111,7 @@ function run(
       alsa.infile,
       room,
       String(seconds),
+      String(limitMs),
     ],
     { stdio: 'ignore' },
   )
@@ -136,9 +140,7 @@ function run(
             : {}),
         },
         encoding: 'utf8',
-        // Inside a quota the recorder is throttled too, and the row's audio comes slower than real
-        // time (a 60 s row took 150 s inside 2.5 %): room enough for that.
-        timeout: (3 * seconds + 300) * 1000,
+        timeout: limitMs,
       },
     )
     const line = r.stdout.trim().split('\n').at(-1) ?? ''

@@ -135,7 +135,7 @@ if (process.env.COLD_PAGES === '1' && detector) {
     ...silentLogger,
     info: (f: object) => {
       coldPagesSaid ??= f as Record<string, unknown>
-      coldPagesAtS ??= Math.round((performance.now() - start) / 100) / 10
+      coldPagesAtS ??= secondsIn()
     },
   }
   // No voice driver here: always quiet.
@@ -174,7 +174,7 @@ const watchdog =
     ? new Watchdog({
         action: 'report',
         loopLimitMs: 15_000,
-        onStall: () => loopStalls.push(Math.round((performance.now() - start) / 100) / 10),
+        onStall: () => loopStalls.push(secondsIn()),
       })
     : undefined
 /** The capture watchdog's restarts of the microphone: s from the first frame, each. */
@@ -194,6 +194,10 @@ function resetClocks(): void {
   timeline?.start()
   cpu = process.cpuUsage()
   loop.reset()
+}
+/** Seconds since the first microphone frame, to a tenth (when something happened in the row). */
+function secondsIn(): number {
+  return Math.round((performance.now() - start) / 100) / 10
 }
 let sent = 0
 /** Reads of the microphone that handed frames on (the process's wake-ups for audio). */
@@ -228,7 +232,7 @@ if (capture) {
       ...silentLogger,
       warn: (f: object) => {
         if ((f as { event?: string }).event === 'audio_capture_stalled')
-          micRestarts.push(Math.round((performance.now() - start) / 100) / 10)
+          micRestarts.push(secondsIn())
       },
     },
   })

@@ -1,20 +1,20 @@
 // Feeds a room into a FIFO capture PCM (test/helpers/alsa.ts `hermeticAlsa('fifo')`) at the pace of
 // real time, in its own process so the listening child's cgroup does not pay for it:
-// `node --import tsx bench/wake/room-feeder.ts FIFO ROOM SECONDS`. The room is looped for SECONDS
-// (plus a margin) once a reader (the child's arecord) holds the FIFO; it exits after that, or if
-// none came within the row's own time limit (wake-budget.bench.ts: 3 × SECONDS + 300 s).
+// `node --import tsx bench/wake/room-feeder.ts FIFO ROOM SECONDS LIMIT_MS`. The room is looped for
+// SECONDS (plus a margin) once a reader (the child's arecord) holds the FIFO; it exits after that,
+// or if none came within LIMIT_MS (the row's own time limit, wake-budget.bench.ts).
 import { RoomFeeds } from '../../test/helpers/room-feed.js'
 import { roomAudio } from './room-audio.js'
 
-const [fifo, kind = 'quiet', secondsArg = '30'] = process.argv.slice(2)
-if (!fifo) throw new Error('room-feeder: usage: room-feeder.ts FIFO ROOM SECONDS')
+const [fifo, kind = 'quiet', secondsArg = '30', limitArg = '120000'] = process.argv.slice(2)
+if (!fifo) throw new Error('room-feeder: usage: room-feeder.ts FIFO ROOM SECONDS LIMIT_MS')
 const seconds = Number(secondsArg) + 30
 /**
  * How long a reader may take to come: inside 1.7 % of a core the child's start (its loader, the
- * models) took over three minutes, and a feeder that waited 120 s was gone before its arecord
- * opened the FIFO — the row then heard nothing more and ran out its time.
+ * models) took over three minutes, and a feeder that waited a fixed 120 s was gone before its
+ * arecord opened the FIFO — the row then heard nothing more and ran out its time.
  */
-const readerWaitMs = (3 * Number(secondsArg) + 300) * 1000
+const readerWaitMs = Number(limitArg)
 const room = roomAudio(kind)
 const all = Buffer.alloc(seconds * 32_000)
 for (let o = 0; o < all.length; o += room.length) all.set(room.subarray(0, all.length - o), o)
