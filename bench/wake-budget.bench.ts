@@ -11,7 +11,8 @@
 // CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
 // quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60);
 // WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default), WAKE_BUDGET_ONLY the
-// variants (comma-separated parts of their labels), WAKE_BUDGET_LOOP_MS the loop monitor's step.
+// variants (comma-separated parts of their labels), WAKE_BUDGET_LOOP_MS the loop monitor's step (0,
+// the default: none, the microphone's own timers).
 // The room comes through the real microphone: a FIFO-backed capture PCM (test/helpers/alsa.ts)
 // fed in real time by bench/wake/room-feeder.ts (its own process, outside the quota), read by the
 // child's ArecordMic as the service reads it idle — in bursts of WAKE_BUDGET_READ_MS (80, the
@@ -54,12 +55,15 @@ const ONLY = (process.env.WAKE_BUDGET_ONLY ?? '').split(',')
 const picked = (v: Variant) => ONLY.some((o) => v.label.includes(o))
 const READ_MS = process.env.WAKE_BUDGET_READ_MS ?? '80'
 /**
- * The loop-delay monitor's resolution. Its timer wakes the child, a cost the service does not
- * have: on this VM an idle node spent 7.55 ms/s of CPU with the monitor at 10 ms (100 wake-ups a
- * second), 1.34 at 100 ms, 0.16 without it — at 10 (before) the bench took up to a third of a
- * 2.5 % quota for itself. 100 (a quota's period) still sees a stall of one.
+ * The loop-delay monitor's resolution; 0 (the default): no monitor, the delay read from how late
+ * the microphone's own timers fire (its idle reads, 25 a second: idle-child.ts), what the service
+ * does anyway. A monitor's timer wakes the child, a cost the service does not have: on this VM an
+ * idle node spent 7.55 ms/s of CPU with the monitor at 10 ms (100 wake-ups a second), 1.34 at
+ * 100 ms (the rows until 2026-12-07), 0.16 without it — inside 2.5 % of a core (25 ms/s) the
+ * bench took up to a third of the quota for itself at 10, a twentieth at 100. Rows of a variant
+ * with no timers of its own (speech mode reads each frame as it comes) then show no delay.
  */
-const LOOP_MS = process.env.WAKE_BUDGET_LOOP_MS ?? '100'
+const LOOP_MS = process.env.WAKE_BUDGET_LOOP_MS ?? '0'
 const FROM = process.env.WAKE_BUDGET_FROM ?? 'dist'
 const QUOTAS = (process.env.WAKE_BUDGET_QUOTAS ?? '2.5,1.7').split(',').filter(Boolean).map(Number)
 const out = (s: string) => process.stdout.write(`${s}\n`)
@@ -166,7 +170,7 @@ function run(
 }
 
 out(
-  `# wake budget · ${machineLine()} · load ${load()} · microphone read every ${READ_MS} ms idle · loop sampled every ${LOOP_MS} ms · from ${FROM}`,
+  `# wake budget · ${machineLine()} · load ${load()} · microphone read every ${READ_MS} ms idle · loop delay ${LOOP_MS === '0' ? "from the microphone's timers" : `sampled every ${LOOP_MS} ms`} · from ${FROM}`,
 )
 out(
   `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,
@@ -181,7 +185,7 @@ for (const room of ROOMS) {
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${room} | ${r} |`
-        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.ortEndMb ?? '—'} | ${r.minorFaults ?? '—'} / ${r.majorFaults ?? '—'} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.ortEndMb ?? '—'} | ${r.minorFaults ?? '—'} / ${r.majorFaults ?? '—'} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms ?? '—'} / ${r.loopDelayMaxMs ?? '—'} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }
@@ -197,7 +201,7 @@ for (const quota of QUOTAS) {
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${r} |`
-        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms} / ${r.loopDelayMaxMs} | ${r.micRestarts}${r.micRestartsAtS ? ` (${r.micRestartsAtS})` : ''} / ${r.loopStalls}${r.loopStallsAtS ? ` (${r.loopStallsAtS})` : ''} | ${r.coldPagesAtS ?? '—'} (${r.coldPagesTookMs ?? '—'}) | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.scored} / ${r.dropped} (of ${all}) | ${r.rests} | ${r.coarse} (${r.behind}) | ${r.lagP99Ms} | ${r.loopDelayP99Ms ?? '—'} / ${r.loopDelayMaxMs ?? '—'} | ${r.micRestarts}${r.micRestartsAtS ? ` (${r.micRestartsAtS})` : ''} / ${r.loopStalls}${r.loopStallsAtS ? ` (${r.loopStallsAtS})` : ''} | ${r.coldPagesAtS ?? '—'} (${r.coldPagesTookMs ?? '—'}) | ${r.throttledS} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }
