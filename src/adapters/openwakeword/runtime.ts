@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
+import { nativeSessions } from './native-sessions.js'
 import { graphInputs, type OnnxInput } from './onnx-graph.js'
 import {
   type EmbeddingParts,
@@ -71,12 +72,16 @@ export async function loadRuntime(choice: RuntimeChoice): Promise<ThreadRuntime>
   return modelThreadRuntime(name)
 }
 
-/** onnxruntime-node's binding; model-worker.ts calls it on the runtime's own thread. */
+/**
+ * onnxruntime-node, its sessions made on its binding so that each run is called as it is
+ * (native-sessions.ts); model-worker.ts calls it on the runtime's own thread.
+ */
 export async function importNative(): Promise<Ort> {
+  let ort: Ort
   try {
     // The native binding is CommonJS; its module object carries the API.
     const require = createRequire(import.meta.url)
-    return require('onnxruntime-node') as Ort
+    ort = require('onnxruntime-node') as Ort
   } catch (err) {
     throw new NocturnError(
       'NOC_ERR_WAKE_RUNTIME',
@@ -84,6 +89,8 @@ export async function importNative(): Promise<Ort> {
       { cause: err },
     )
   }
+  const direct = nativeSessions()
+  return direct ? { ...ort, InferenceSession: direct } : ort
 }
 
 /** onnxruntime-web, set up for one thread; model-worker.ts calls it on the runtime's own thread. */
