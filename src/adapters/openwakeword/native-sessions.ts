@@ -6,9 +6,9 @@ import { createRequire } from 'node:module'
  * for a turn of the thread's event loop, and its session layer checks the feeds and wraps the
  * outputs again. A scored chunk is several runs (the mel model, the embedding's parts, each head),
  * so on the runtime's own thread, which does nothing else, that is a loop turn per run for
- * nothing: ~20 µs a run here (bench/RESULTS.md, "each run called as it is"). The binding is the
- * layer the package's API sits on (`dist/binding`, typed by its `binding.d.ts`), and the same
- * library runs the same graph: the floats are the same (test/adapters/openwakeword/
+ * nothing: ~20 µs a run here (bench/RESULTS.md, "each native run called as it is"). The binding
+ * is the layer the package's API sits on (`dist/binding`, typed by its `binding.d.ts`), and the
+ * same library runs the same graph: the floats are the same (test/adapters/openwakeword/
  * native-sessions.test.ts holds them to the package's API for every model of the package).
  */
 
