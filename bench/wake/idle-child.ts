@@ -527,7 +527,7 @@ function micClock(): Clock {
 }
 
 /** The event loop's delay p99 and max (ms), from the monitor or the microphone's timers. */
-function loopDelay(): { loopDelayP99Ms?: number; loopDelayMaxMs?: number; loopSamples?: number } {
+function loopDelay(): { loopDelayP99Ms?: number; loopDelayMaxMs?: number } {
   if (loop) {
     return {
       loopDelayP99Ms: Number((loop.percentile(99) / 1e6).toFixed(1)),
@@ -535,10 +535,9 @@ function loopDelay(): { loopDelayP99Ms?: number; loopDelayMaxMs?: number; loopSa
     }
   }
   const late = [...timerLateness].sort((a, b) => a - b)
-  if (late.length === 0) return { loopSamples: 0 }
+  if (late.length === 0) return {}
   return {
     loopDelayP99Ms: Number(quantile(late, 0.99).toFixed(1)),
     loopDelayMaxMs: Number((late.at(-1) ?? 0).toFixed(1)),
-    loopSamples: late.length,
   }
 }

@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import type { Ort, OrtSession, OrtTensor } from './ort-api.js'
 
 /**
  * onnxruntime-node's sessions made on its binding, each run called on the calling thread as it is.
@@ -12,11 +13,6 @@ import { createRequire } from 'node:module'
  * native-sessions.test.ts holds them to the package's API for every model of the package).
  */
 
-interface Tensor {
-  readonly data: unknown
-  readonly dims: readonly number[]
-}
-
 interface ValueMetadata {
   readonly name: string
   readonly isTensor: boolean
@@ -29,10 +25,10 @@ interface BindingSession {
   readonly inputMetadata: readonly ValueMetadata[]
   readonly outputMetadata: readonly ValueMetadata[]
   run(
-    feeds: Record<string, Tensor>,
+    feeds: Record<string, OrtTensor>,
     fetches: Record<string, null>,
     options: object,
-  ): Record<string, Tensor>
+  ): Record<string, OrtTensor>
   dispose(): void
 }
 
@@ -41,26 +37,11 @@ interface BindingModule {
   readonly initOrt: () => void
 }
 
-/** A session as runtime.ts uses one, whichever way it was made. */
-interface Session {
-  readonly inputNames: readonly string[]
-  readonly outputNames: readonly string[]
-  readonly inputMetadata: readonly {
-    name: string
-    isTensor: boolean
-    shape?: readonly (number | string)[]
-  }[]
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>
-  release(): Promise<void>
-}
-
 /**
  * Makes sessions on onnxruntime-node's binding; undefined where it is not the binding this was
  * written for (another version's layout): the package's own API is used then, as before.
  */
-export function nativeSessions():
-  | { create(model: Uint8Array, options?: Record<string, unknown>): Promise<Session> }
-  | undefined {
+export function nativeSessions(): Ort['InferenceSession'] | undefined {
   let m: Partial<BindingModule>
   try {
     m = createRequire(import.meta.url)('onnxruntime-node/dist/binding') as Partial<BindingModule>
@@ -81,7 +62,7 @@ export function nativeSessions():
   }
 }
 
-function session(s: BindingSession): Session {
+function session(s: BindingSession): OrtSession {
   const inputNames = s.inputMetadata.map((v) => v.name)
   const outputNames = s.outputMetadata.map((v) => v.name)
   // Every output asked for, as the package's API asks when given none.

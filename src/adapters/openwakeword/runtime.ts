@@ -6,6 +6,7 @@ import type { ModelSession, RuntimeName } from './model-session.js'
 import { modelThreadRuntime, type ThreadRuntime } from './model-thread.js'
 import { nativeSessions } from './native-sessions.js'
 import { graphInputs, type OnnxInput } from './onnx-graph.js'
+import type { Ort, OrtSession } from './ort-api.js'
 import {
   type EmbeddingParts,
   embeddingParts,
@@ -15,30 +16,6 @@ import {
 
 export type RuntimeChoice = 'auto' | RuntimeName
 const RUNTIME_CHOICES: readonly RuntimeChoice[] = ['auto', 'native', 'wasm']
-
-/** The part of the onnxruntime JavaScript API (shared by -node and -web) used here. */
-interface OrtTensor {
-  readonly data: unknown
-  readonly dims: readonly number[]
-}
-interface OrtSession {
-  readonly inputNames: readonly string[]
-  readonly outputNames: readonly string[]
-  readonly inputMetadata?: readonly {
-    name: string
-    isTensor: boolean
-    shape?: readonly unknown[]
-  }[]
-  run(feeds: Record<string, OrtTensor>): Promise<Record<string, OrtTensor>>
-  release(): Promise<void>
-}
-interface Ort {
-  InferenceSession: {
-    create(model: Uint8Array, options?: Record<string, unknown>): Promise<OrtSession>
-  }
-  Tensor: new (type: 'float32', data: Float32Array, dims: readonly number[]) => OrtTensor
-  env?: { wasm?: { numThreads?: number; wasmPaths?: string; proxy?: boolean } }
-}
 
 /** Where onnxruntime-node ships a native library (bin/napi-v6/<platform>/<arch>). */
 const NATIVE_PLATFORMS = new Set(['linux/x64', 'linux/arm64', 'darwin/arm64', 'win32/x64'])

@@ -58,7 +58,7 @@ describe("onnxruntime-node's sessions made on its binding", () => {
       expect(ours?.inputNames, f).toEqual(theirs.inputNames)
       expect(ours?.outputNames, f).toEqual(theirs.outputNames)
       expect(
-        ours?.inputMetadata.map((m) => ({ name: m.name, shape: m.shape })),
+        ours?.inputMetadata?.map((m) => ({ name: m.name, shape: m.shape })),
         f,
       ).toEqual(theirs.inputMetadata?.map((m) => ({ name: m.name, shape: m.shape })))
       await ours?.release()
