@@ -9,7 +9,9 @@
 // the microphone's restarts by the capture watchdog (as the service wraps it) and the process
 // watchdog's stalls (the event loop's 15 s), cpu.stat's throttling.
 // CPU is the child's own CPU time per wall second, not wall time. WAKE_BUDGET_SECONDS sets the
-// quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60);
+// quota rows' length (600, the issue's ten minutes), WAKE_BUDGET_FREE_SECONDS the others' (60),
+// WAKE_BUDGET_SETTLE_SECONDS a second CPU column counted from that far into them (none by default;
+// 60 of 240 for a speaker listening for hours);
 // WAKE_BUDGET_ROOMS and WAKE_BUDGET_QUOTAS pick the rows (all by default), WAKE_BUDGET_ONLY the
 // variants (comma-separated parts of their labels), WAKE_BUDGET_LOOP_MS the loop monitor's step (0,
 // the default: none, the microphone's own timers).
@@ -20,13 +22,15 @@
 // quota as on the device, and its CPU is counted apart. WAKE_BUDGET_FROM: another build's dist/
 // (absolute; main's for "before", which reads each frame as it comes whatever is asked).
 // The children run the compiled JavaScript (FROM=dist, as the service does: the runtime's thread
-// then loads no TypeScript loader of its own), so run `npx tsc -p tsconfig.build.json` first. The
-// CPU is also split between the main thread (the event loop) and every other thread (the
-// runtime's, V8's helpers). Reports; asserts nothing.
+// then loads no TypeScript loader of its own), so run `npx tsc -p tsconfig.build.json` first; the
+// child itself is bundled into plain JavaScript at the start (plainChild below), so no TypeScript
+// loader runs in it either. The CPU is also split between the main thread (the event loop) and
+// every other thread (the runtime's, V8's helpers). Reports; asserts nothing.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
-import { loadavg } from 'node:os'
-import { join } from 'node:path'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { build } from 'esbuild'
 import { hermeticAlsa } from '../test/helpers/alsa.js'
 import { makeCpuQuota } from '../test/helpers/cpu-quota.js'
 import { MODEL_DIR } from '../test/helpers/wake.js'
@@ -44,6 +48,12 @@ if (
 }
 const QUOTA_S = Number(process.env.WAKE_BUDGET_SECONDS ?? 600)
 const FREE_S = Number(process.env.WAKE_BUDGET_FREE_SECONDS ?? 60)
+/**
+ * The unconstrained rows' CPU also from this many seconds in (0: not), in a column of its own:
+ * a row's first minute holds the JIT's warm-up and the load's after-work, which a speaker
+ * listening for hours does not spend again (idle-child.ts, SETTLE_S).
+ */
+const SETTLE_S = Number(process.env.WAKE_BUDGET_SETTLE_SECONDS ?? 0)
 // A shorter run for a before/after probe: WAKE_BUDGET_ROOMS=talk (none: no
 // unconstrained rows), WAKE_BUDGET_QUOTAS=2.5,
 // WAKE_BUDGET_ONLY=coarse (the variants whose label has it).
@@ -71,6 +81,33 @@ const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
     .join(' ')
+
+/**
+ * The child (idle-child.ts and what it imports of the bench) as one plain JavaScript file. Run
+ * through `--import tsx` it carried tsx's loader: a thread with a V8 heap of its own, collected
+ * now and then in a talking room — ~2.4 ms/s of CPU and 10–19 MB of RSS side by side with the
+ * bundled child (bench/RESULTS.md, "the bench child as plain JavaScript"), the service's bundle
+ * has neither, and inside a quota it ran on the quota's time. Its imports of the service are
+ * the compiled build's (FROM, made absolute: the file sits in a temporary folder), as before.
+ */
+async function plainChild(): Promise<{ file: string; from: string; remove(): void }> {
+  const dir = mkdtempSync(join(tmpdir(), 'nocturn-wake-budget-'))
+  const file = join(dir, 'idle-child.mjs')
+  await build({
+    entryPoints: [join(import.meta.dirname, 'wake', 'idle-child.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: file,
+    // Where the child finds the room's fixtures: beside its source, not the temporary file.
+    define: { 'import.meta.dirname': JSON.stringify(join(import.meta.dirname, 'wake')) },
+    logLevel: 'warning',
+  })
+  const from = FROM === 'dist' ? resolve(import.meta.dirname, '..', 'dist') : FROM
+  return { file, from, remove: () => rmSync(dir, { recursive: true, force: true }) }
+}
+const child = await plainChild()
+process.on('exit', () => child.remove())
 
 interface Variant {
   readonly label: string
@@ -101,7 +138,6 @@ function run(
   const q =
     quotaPercent === undefined ? undefined : makeCpuQuota('nocturn-wake-budget', quotaPercent)
   if (typeof q === 'string') return `not measured (${q})`
-  const child = join(import.meta.dirname, 'wake', 'idle-child.ts')
   const alsa = hermeticAlsa('fifo', { stall: false })
   // Inside a quota the recorder is throttled too, and the row's audio comes slower than real time
   // (a 60 s row took 150 s inside 2.5 %): room enough for that, for the child and its feeder.
@@ -121,32 +157,29 @@ function run(
   )
   const before = load()
   try {
-    const r = spawnSync(
-      'sh',
-      ['-c', `${q ? q.enter : 'exec'} ${process.execPath} --import tsx ${child}`],
-      {
-        env: {
-          ...alsa.env,
-          CAPTURE: alsa.capture,
-          READ_MS,
-          LOOP_MS,
-          WAKE: v.wake,
-          ROOM: room,
-          COARSE_HOP: String(v.hop ?? 1),
-          COLD_PAGES: v.coldPages ? '1' : '0',
-          MODEL_DIR,
-          SECONDS_PACED: String(seconds),
-          WATCHDOG: '1',
-          FROM,
-          // WAKE_BUDGET_DROP_LOG=<file>: the child's second-by-second timeline (idle-child.ts).
-          ...(process.env.WAKE_BUDGET_DROP_LOG
-            ? { DROP_LOG: `${process.env.WAKE_BUDGET_DROP_LOG}-${quotaPercent ?? 'free'}.json` }
-            : {}),
-        },
-        encoding: 'utf8',
-        timeout: limitMs,
+    const r = spawnSync('sh', ['-c', `${q ? q.enter : 'exec'} ${process.execPath} ${child.file}`], {
+      env: {
+        ...alsa.env,
+        CAPTURE: alsa.capture,
+        READ_MS,
+        LOOP_MS,
+        WAKE: v.wake,
+        ROOM: room,
+        COARSE_HOP: String(v.hop ?? 1),
+        COLD_PAGES: v.coldPages ? '1' : '0',
+        MODEL_DIR,
+        SECONDS_PACED: String(seconds),
+        SETTLE_S: String(quotaPercent === undefined ? SETTLE_S : 0),
+        WATCHDOG: '1',
+        FROM: child.from,
+        // WAKE_BUDGET_DROP_LOG=<file>: the child's second-by-second timeline (idle-child.ts).
+        ...(process.env.WAKE_BUDGET_DROP_LOG
+          ? { DROP_LOG: `${process.env.WAKE_BUDGET_DROP_LOG}-${quotaPercent ?? 'free'}.json` }
+          : {}),
       },
-    )
+      encoding: 'utf8',
+      timeout: limitMs,
+    })
     const line = r.stdout.trim().split('\n').at(-1) ?? ''
     if (!line.startsWith('{')) {
       // A child that printed no result says why: its exit, and the end of what it wrote.
@@ -169,6 +202,13 @@ function run(
   }
 }
 
+/** The settled CPU's cell: the process (main + other threads) · arecord. */
+function settledCell(s: unknown): string {
+  if (typeof s !== 'object' || s === null) return '—'
+  const x = s as Record<string, number>
+  return `${x.cpuMsPerS} (${x.mainMsPerS} + ${x.otherThreadsMsPerS}) · ${x.recorderMsPerS ?? '—'}`
+}
+
 out(
   `# wake budget · ${machineLine()} · load ${load()} · microphone read every ${READ_MS} ms idle · loop delay ${LOOP_MS === '0' ? "from the microphone's timers" : `sampled every ${LOOP_MS} ms`} · from ${FROM}`,
 )
@@ -176,16 +216,16 @@ out(
   `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,
 )
 out(
-  '| variant | room | CPU ms/s (main + other threads) | arecord ms/s | reads/s | RSS end (MB) | onnxruntime MB end | faults minor / major | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |',
+  `| variant | room | CPU ms/s (main + other threads) | arecord ms/s |${SETTLE_S ? ` from ${SETTLE_S} s: CPU ms/s (main + other) · arecord |` : ''} reads/s | RSS end (MB) | onnxruntime MB end | faults minor / major | chunks scored / dropped | coarse scores | loop delay p99 / max (ms) | load before → after |`,
 )
-out('|---|---|---|---|---|---|---|---|---|---|---|---|')
+out(`|---|---|---|---|${SETTLE_S ? '---|' : ''}---|---|---|---|---|---|---|---|`)
 for (const room of ROOMS) {
   for (const v of VARIANTS.filter(picked)) {
     const r = run(v, room, FREE_S)
     out(
       typeof r === 'string'
         ? `| ${v.label} | ${room} | ${r} |`
-        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} | ${r.readsPerS} | ${r.rssEndMb} | ${r.ortEndMb ?? '—'} | ${r.minorFaults ?? '—'} / ${r.majorFaults ?? '—'} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms ?? '—'} / ${r.loopDelayMaxMs ?? '—'} | ${r.loadBefore} → ${r.loadAfter} |`,
+        : `| ${v.label} | ${room} | ${r.cpuMsPerS} (${r.mainMsPerS} + ${r.otherThreadsMsPerS}) | ${r.recorderMsPerS} |${SETTLE_S ? ` ${settledCell(r.settled)} |` : ''} ${r.readsPerS} | ${r.rssEndMb} | ${r.ortEndMb ?? '—'} | ${r.minorFaults ?? '—'} / ${r.majorFaults ?? '—'} | ${r.scored} / ${r.dropped} | ${r.coarse ?? '—'} | ${r.loopDelayP99Ms ?? '—'} / ${r.loopDelayMaxMs ?? '—'} | ${r.loadBefore} → ${r.loadAfter} |`,
     )
   }
 }

@@ -30,6 +30,8 @@ import { roomAudio } from './room-audio.js'
  * FROM=dist: the compiled JavaScript (`npx tsc -p tsconfig.build.json`), as the service runs it —
  * the runtime's worker thread then loads plain JavaScript, not the sources through tsx's loader
  * (a loader thread and esbuild of its own, which a device never runs). Else the sources.
+ * wake-budget.bench.ts also runs this file itself bundled into plain JavaScript, for the same
+ * reason; wake-word.bench.ts runs it through tsx.
  */
 const from =
   process.env.FROM === 'dist'
@@ -214,10 +216,32 @@ const capture = process.env.CAPTURE
 let recorderPid: number | undefined
 let recorderAtStart = 0
 let recorderAtEnd = 0
+/**
+ * SETTLE_S: CPU counted once more from this many seconds into the row — past the JIT's warm-up
+ * and the load's after-work (the cold pages, the streamed embedding's check), what a speaker
+ * listening for hours spends. A 240 s talking room on the AMD VM read 23.9 ms/s at 12–52 s and
+ * 16.9 at 172–212 s (bench/RESULTS.md, "the bench child as plain JavaScript").
+ */
+const settleFrames = Number(process.env.SETTLE_S ?? 0) * 50
+let settledFrom:
+  | {
+      at: number
+      cpu: NodeJS.CpuUsage
+      threads: Map<number, { name: string; ms: number }>
+      recorder: number
+    }
+  | undefined
 const hear = (frame: Uint8Array, at: number) => {
   speech?.push(frame, at)
   stage?.room(frame, at)
   sent++
+  if (sent === settleFrames)
+    settledFrom = {
+      at: performance.now(),
+      cpu: process.cpuUsage(),
+      threads: threadCpuMs(),
+      recorder: processCpuMs(recorderPid),
+    }
   if (timeline && detector) timeline.frame(detector.stats().chunksDropped)
 }
 if (capture) {
@@ -320,8 +344,10 @@ if (capture) {
   })
 }
 const used = process.cpuUsage(cpu)
+const endedAt = performance.now()
 timeline?.end()
 const threadsAtEnd = threadCpuMs()
+const settled = settledFrom && settledCpu(settledFrom)
 const faultsAtEnd = faults()
 loop?.disable()
 await detector?.settled()
@@ -368,10 +394,26 @@ process.stdout.write(
     readsPerS: capture ? Number((reads / wallS).toFixed(1)) : undefined,
     ...threadShares(threadsAtStart, threadsAtEnd, wallS),
     ...loopDelay(),
+    settled,
   })}\n`,
 )
 await stage?.close()
 await watchdog?.stop()
+
+/** CPU ms per wall second from SETTLE_S to the row's end: the process, its threads, arecord. */
+function settledCpu(from: NonNullable<typeof settledFrom>) {
+  const s = (endedAt - from.at) / 1000
+  const c = process.cpuUsage(from.cpu)
+  return {
+    fromS: settleFrames / 50,
+    cpuMsPerS: Number(((c.user + c.system) / 1000 / s).toFixed(1)),
+    ...threadShares(from.threads, threadsAtEnd, s),
+    recorderMsPerS:
+      recorderPid === undefined
+        ? undefined
+        : Number(((recorderAtEnd - from.recorder) / s).toFixed(1)),
+  }
+}
 
 /** A process's CPU time so far (ms), from /proc (Linux; 0 elsewhere or once it is gone). */
 function processCpuMs(pid: number | undefined): number {
