@@ -85,7 +85,7 @@ const load = () =>
 /**
  * The child (idle-child.ts and what it imports of the bench) as one plain JavaScript file. Run
  * through `--import tsx` it carried tsx's loader: a thread with a V8 heap of its own, collected
- * now and then in a talking room — ~2.4 ms/s of CPU and 10–19 MB of RSS side by side with the
+ * now and then in a talking room — ~2.4 ms/s of CPU and 9–20 MB of RSS side by side with the
  * bundled child (bench/RESULTS.md, "the bench child as plain JavaScript"), the service's bundle
  * has neither, and inside a quota it ran on the quota's time. Its imports of the service are
  * the compiled build's (FROM, made absolute: the file sits in a temporary folder), as before.

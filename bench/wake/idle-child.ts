@@ -343,6 +343,7 @@ if (capture) {
     tick()
   })
 }
+const cpuAtEnd = process.cpuUsage()
 const used = process.cpuUsage(cpu)
 const endedAt = performance.now()
 timeline?.end()
@@ -403,10 +404,10 @@ await watchdog?.stop()
 /** CPU ms per wall second from SETTLE_S to the row's end: the process, its threads, arecord. */
 function settledCpu(from: NonNullable<typeof settledFrom>) {
   const s = (endedAt - from.at) / 1000
-  const c = process.cpuUsage(from.cpu)
+  const us = cpuAtEnd.user - from.cpu.user + cpuAtEnd.system - from.cpu.system
   return {
     fromS: settleFrames / 50,
-    cpuMsPerS: Number(((c.user + c.system) / 1000 / s).toFixed(1)),
+    cpuMsPerS: Number((us / 1000 / s).toFixed(1)),
     ...threadShares(from.threads, threadsAtEnd, s),
     recorderMsPerS:
       recorderPid === undefined
