@@ -344,7 +344,6 @@ if (capture) {
   })
 }
 const cpuAtEnd = process.cpuUsage()
-const used = process.cpuUsage(cpu)
 const endedAt = performance.now()
 timeline?.end()
 const threadsAtEnd = threadCpuMs()
@@ -358,7 +357,7 @@ process.stdout.write(
   `${JSON.stringify({
     wake,
     seconds: Number(wallS.toFixed(1)),
-    cpuMsPerS: Number(((used.user + used.system) / 1000 / wallS).toFixed(1)),
+    cpuMsPerS: Number((cpuMsSince(cpu) / wallS).toFixed(1)),
     rssBeforeMb: Number(rssBefore.toFixed(1)),
     rssLoadedMb: Number(rssLoaded.toFixed(1)),
     rssEndMb: Number(rss().toFixed(1)),
@@ -401,13 +400,17 @@ process.stdout.write(
 await stage?.close()
 await watchdog?.stop()
 
+/** The process's CPU time (ms) from `from` to the row's end. */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  return (cpuAtEnd.user - from.user + cpuAtEnd.system - from.system) / 1000
+}
+
 /** CPU ms per wall second from SETTLE_S to the row's end: the process, its threads, arecord. */
 function settledCpu(from: NonNullable<typeof settledFrom>) {
   const s = (endedAt - from.at) / 1000
-  const us = cpuAtEnd.user - from.cpu.user + cpuAtEnd.system - from.cpu.system
   return {
     fromS: settleFrames / 50,
-    cpuMsPerS: Number((us / 1000 / s).toFixed(1)),
+    cpuMsPerS: Number((cpuMsSince(from.cpu) / s).toFixed(1)),
     ...threadShares(from.threads, threadsAtEnd, s),
     recorderMsPerS:
       recorderPid === undefined
