@@ -7,6 +7,11 @@ export interface ReadCadenceOptions {
   /** Reads the source again after `read()` returned false (what came meanwhile waited for it). */
   readonly resume: () => void
   /**
+   * At a burst's time: `resume()`, what waits read at once (the source not polled for it), so a
+   * burst found waiting costs the timer's wake-up alone. `resume` when absent.
+   */
+  readonly readNow?: () => void
+  /**
    * How long after a burst's last frame is due the read comes: the wait a late frame may add.
    * Negative: before it, reading on until it comes (no wait added, two wake-ups a burst).
    */
@@ -19,8 +24,12 @@ export type MicReads = Pick<ReadCadence, 'every' | 'align'>
 const TIMING = {
   /** A few ms: a timer fires that late on a loaded board anyway; earlier, a late frame costs a wake. */
   slackMs: 3,
-  /** How much earlier the next read comes after one found its burst already waiting. */
-  nudgeMs: 2,
+  /**
+   * How much earlier the next read comes after one found its burst already waiting. Small: a read
+   * that comes too soon waits for its burst (two wake-ups, and a poll to take back); at 2 ms one
+   * burst in three did, at 0.5 about one in eight, for ~0.2 ms more wait on average.
+   */
+  nudgeMs: 0.5,
   /** A read this long after its resume found the audio arriving, not waiting: its time is known. */
   sameTurnMs: 2,
 } as const
@@ -137,7 +146,8 @@ export class ReadCadence {
       () => {
         this.#timer = undefined
         this.#resumedAt = monotonicNow(this.#o.clock)
-        this.#o.resume()
+        const read = this.#o.readNow ?? this.#o.resume
+        read()
       },
       Math.max(0, at - now),
     )

@@ -44,6 +44,7 @@ export class ArecordMic implements AudioIn {
       clock: options.clock,
       frameMs: this.#frameMs,
       resume: () => this.#child?.resumeStdout(),
+      readNow: () => this.#child?.readStdoutNow(),
       ...(options.readSlackMs !== undefined && { slackMs: options.readSlackMs }),
     })
   }

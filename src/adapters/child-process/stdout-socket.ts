@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readSync, rmSync } from 'node:fs'
 import { connect, createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +11,13 @@ export interface StdoutSocket {
   handedOver(): void
   /** Reads again after `onChunk` returned false (what came meanwhile waited in the socket). */
   resume(): void
+  /**
+   * Like `resume()`, but what already waits in the socket is handed to `onChunk` now, before this
+   * returns, with no poll of the socket: if `onChunk` returns false again, the process was woken
+   * by the caller's own timer alone. Reading goes on as after `resume()` when `onChunk` asks for
+   * more, or nothing was waiting, or the child's end has closed.
+   */
+  readNow(): void
   /**
    * Reads to the end whatever `onChunk` returns: the child is gone, what it wrote still counts.
    * Resolves once all of it was handed on (the socket closed).
@@ -29,8 +36,8 @@ export interface StdoutSocket {
  * connected Unix socket instead, which it cannot tell from a pipe.
  *
  * `onChunk` gets a view of the reused buffer, valid only during the call: copy what you keep.
- * Returning false stops reading (libuv stops polling the socket, so the process is not woken
- * while the child writes; its writes wait in the socket's buffer) until `resume()`.
+ * Returning false stops reading (libuv stops polling the socket once the child's next write has
+ * woken the process; later writes wait in the socket's buffer) until `resume()` or `readNow()`.
  * The socket's path lives in a fresh private (0700) directory only until the pair is connected,
  * so no other user can connect in between; both are removed at once.
  */
@@ -71,6 +78,9 @@ export async function openStdoutSocket(
       childEnd,
       handedOver: () => childEnd.destroy(),
       resume: () => reader.resume(),
+      readNow: () => {
+        if (draining || !readWaiting(reader, buffer, onChunk)) reader.resume()
+      },
       drain: () => {
         draining = true
         const closed = new Promise<void>((resolve) => {
@@ -89,4 +99,37 @@ export async function openStdoutSocket(
     server.close()
     rmSync(dir, { recursive: true, force: true })
   }
+}
+
+/** The parts of net's socket handle read here; absent in a build that lays them out otherwise. */
+interface ReadableHandle {
+  readonly fd?: number
+  readonly reading?: boolean
+}
+
+/**
+ * Why read the descriptor ourselves: a paused socket is still in libuv's epoll set until the next
+ * write to it wakes the process, and only then taken out (lazily) — one wake-up for nothing after
+ * every pause, a third of an idle microphone's (bench/RESULTS.md). Reading what waits, at the
+ * caller's timer, leaves the handle stopped and out of the set.
+ * True when everything waiting was handed on and `onChunk` wants no more now.
+ */
+function readWaiting(
+  reader: Socket,
+  buffer: Buffer,
+  onChunk: (chunk: Uint8Array) => unknown,
+): boolean {
+  const handle = (reader as unknown as { _handle?: ReadableHandle })._handle
+  const fd = handle?.fd
+  if (handle === undefined || handle.reading !== false || typeof fd !== 'number' || fd < 0)
+    return false
+  let n: number
+  try {
+    n = readSync(fd, buffer, 0, buffer.length, null)
+  } catch {
+    // EAGAIN (nothing yet) or the socket's error: libuv's reading waits for it or reports it.
+    return false
+  }
+  // 0: the child's end closed; libuv's read sees the end and closes the socket.
+  return n > 0 && onChunk(buffer.subarray(0, n)) === false
 }

@@ -38,7 +38,8 @@ export interface SupervisedChildOptions<E extends Error = Error> {
    * stdout as it comes (audio), read through a socket into one reused buffer (stdout-socket.ts):
    * the chunk is valid only during the call, so copy what you keep. The child then starts a
    * moment after `start()`, once the socket is connected (`start()` resolves then). Returning
-   * false stops reading (nothing wakes this process) until `resumeStdout()`.
+   * false stops reading (the child's writes wait in the socket) until `resumeStdout()` or
+   * `readStdoutNow()`.
    */
   readonly onStdout?: (chunk: Uint8Array) => unknown
   /** stdout line by line (a tool that prints events). */
@@ -103,6 +104,11 @@ export class SupervisedChild<E extends Error = Error> {
   /** Reads the running child's stdout again after `onStdout` returned false. */
   resumeStdout(): void {
     if (this.#child) this.#sockets.get(this.#child)?.resume()
+  }
+
+  /** `resumeStdout()`, what already waits handed on now (StdoutSocket's `readNow`). */
+  readStdoutNow(): void {
+    if (this.#child) this.#sockets.get(this.#child)?.readNow()
   }
 
   /** Exits in a row since a child was last healthy. */
