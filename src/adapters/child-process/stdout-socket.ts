@@ -110,8 +110,9 @@ interface ReadableHandle {
 /**
  * Why read the descriptor ourselves: a paused socket is still in libuv's epoll set until the next
  * write to it wakes the process, and only then taken out (lazily) — one wake-up for nothing after
- * every pause, a third of an idle microphone's (bench/RESULTS.md). Reading what waits, at the
- * caller's timer, leaves the handle stopped and out of the set.
+ * every pause, over a third of an idle microphone's (bench/RESULTS.md, "the microphone's wake-up
+ * for nothing"). Reading what waits, at the caller's timer, leaves the handle stopped and out of
+ * the set.
  * True when everything waiting was handed on and `onChunk` wants no more now.
  */
 function readWaiting(
