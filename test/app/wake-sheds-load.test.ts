@@ -162,6 +162,15 @@ describe.skipIf(skip)(
       // The hold still talks, and the reply it brings is dropped by the long press.
       gpiod.release('hold')
       await nocturn.waitForLine('the press to talk', (l) => l.msg === 'press to talk', 60_000)
+      // The reply needs the session connected: a spoken "why" after a failed connect (the quota
+      // can starve the setup past its 10 s) would otherwise pass for it below.
+      await nocturn.waitFor(
+        'the session connected',
+        () => nocturn.saw('connection_opened') || nocturn.saw('voice_connection_failed'),
+        120_000,
+      )
+      if (!nocturn.saw('connection_opened'))
+        throw new Error(`the session did not connect inside the quota:\n${nocturn.tail()}`)
       // Past the earcon: 2.5 s of the reply (24 kHz, 16-bit) reached the speaker.
       const played = () => alsa.played().reduce((n, b) => n + b.length, 0)
       await nocturn.waitFor('the reply playing', () => played() > 2.5 * 48_000, 120_000)

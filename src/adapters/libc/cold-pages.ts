@@ -40,10 +40,13 @@ interface Koffi {
  * In steps, the event loop turning between them (the smaps reads off it): inside a CPU quota each
  * step takes about a second of wall time, and done at once the release held the loop 4.6–4.7 s,
  * longer than the detector's 2 s backlog, so the chunks that came meanwhile were dropped unheard.
+ * `between` is awaited before each step after the first (the owner's: until no session runs), so
+ * a release that takes seconds on a slow board does not go on beside a session begun meanwhile.
  */
 export async function releaseColdPages(
   libraries: readonly string[],
   smapsFile = '/proc/self/smaps',
+  between: () => Promise<void> = () => Promise.resolve(),
 ): Promise<ColdPagesRelease> {
   if (process.platform !== 'linux') {
     return { released: false, why: `not Linux (${process.platform})` }
@@ -67,6 +70,7 @@ export async function releaseColdPages(
     return { released: false, why: `cannot read ${smapsFile} (${errorText(err)})` }
   }
   await turn()
+  await between()
   const clean = cleanFileMappings(mappings)
   // Each mapping on its own: one refused leaves the others to give back, and the answer counts both.
   let refused = 0
@@ -78,6 +82,7 @@ export async function releaseColdPages(
   }
   const given = clean.length - refused
   if (why && given === 0) return { released: false, why }
+  await between()
   const after = mappingsOf(parseSmaps(await readFile(smapsFile, 'utf8')), names)
   return {
     released: true,

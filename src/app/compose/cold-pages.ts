@@ -64,7 +64,8 @@ export async function giveBackColdPages(
   let r: ColdPagesRelease
   const began = performance.now()
   try {
-    r = await releaseWithKoffi(NATIVE_LIBRARIES)
+    // A session begun while the release goes on (seconds, inside a quota) holds its next step.
+    r = await releaseWithKoffi(NATIVE_LIBRARIES, quiet)
   } catch (err) {
     r = { released: false, why: errorText(err) }
   }
@@ -95,9 +96,12 @@ export async function giveBackColdPages(
 }
 
 /** The adapter, imported only here: koffi is never loaded before a release is due. */
-async function releaseWithKoffi(libraries: readonly string[]): Promise<ColdPagesRelease> {
+async function releaseWithKoffi(
+  libraries: readonly string[],
+  between: () => Promise<void>,
+): Promise<ColdPagesRelease> {
   const { releaseColdPages } = await import('../../adapters/libc/cold-pages.js')
-  return releaseColdPages(libraries)
+  return releaseColdPages(libraries, undefined, between)
 }
 
 function round(mb: number): number {

@@ -121,6 +121,34 @@ describe.skipIf(process.platform !== 'linux')('onnxruntime’s cold code pages g
     expect(order).toEqual(['the loop turned', 'released'])
   })
 
+  it('a session begun meanwhile holds its next step until it ends', async () => {
+    dir ??= mkdtempSync(join(tmpdir(), 'nocturn-smaps-'))
+    const smaps = join(dir, 'smaps-held')
+    writeFileSync(smaps, readFileSync('/proc/self/smaps', 'utf8'))
+    let sessionEnds!: () => void
+    const held = new Promise<void>((r) => {
+      sessionEnds = r
+    })
+    let asked = 0
+    let done = false
+    const release = releaseColdPages(['libonnxruntime.so'], smaps, () => {
+      asked++
+      return held
+    }).then((r) => {
+      done = true
+      return r
+    })
+    // Many turns of the loop and a while: the release waits at its next step.
+    for (let k = 0; k < 20; k++) await new Promise((r) => setImmediate(r))
+    await new Promise((r) => setTimeout(r, 100))
+    expect(asked).toBe(1)
+    expect(done).toBe(false)
+    sessionEnds()
+    const r = await release
+    expect(r.released).toBe(true)
+    expect(asked).toBe(2)
+  })
+
   it('a mapping refused leaves the others to give back, and both are counted', async () => {
     dir ??= mkdtempSync(join(tmpdir(), 'nocturn-smaps-'))
     const smaps = join(dir, 'smaps-partly')
