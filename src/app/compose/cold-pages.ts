@@ -85,7 +85,7 @@ export async function giveBackColdPages(
       mappings: r.mappings,
       ...(r.refused && { refused: r.refused.mappings, why: r.refused.why }),
       // From its start to its end, in steps (adapters/libc/cold-pages.ts): koffi's import, smaps
-      // read twice, one madvise a mapping.
+      // read twice, one madvise a mapping, and any session a step waited for.
       tookMs: Math.round(performance.now() - began),
     },
     "gave back onnxruntime's cold code pages",
