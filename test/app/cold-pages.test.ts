@@ -47,8 +47,9 @@ async function listenThrough(
 /**
  * Wake mode on the native runtime gives back onnxruntime's cold code pages once the detector's load
  * has settled, guarded by a mark; on WASM, or after a start that died with the mark left, it
- * does not, and says why; nor while a session runs. In this order: the first two must run before
- * koffi is ever loaded, and the third while the load's pages are still all resident.
+ * does not, and says why; nor while a session runs, from its start to its end. In this order: the
+ * first two must run before koffi is ever loaded, and the third while the load's pages are still
+ * all resident.
  */
 describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode', () => {
   let dir: string
@@ -139,5 +140,36 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     await listenThrough(d, release)
     expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
     expect(existsSync(mark)).toBe(false)
+  }, 60_000)
+
+  it('a session begun once the release has begun holds its next step until it ends', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
+    const log = new MemoryLogger()
+    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
+    const d = await detector('native', log)
+    let ends = () => {}
+    const sessionEnds = new Promise<void>((done) => {
+      ends = done
+    })
+    // Quiet when the release begins; a press to talk comes as its first step is done.
+    let asked = 0
+    const release = giveBackColdPages(d, mark, log, () =>
+      asked++ === 0 ? quietNow() : sessionEnds,
+    )
+    const past = d.afterChunks(100)
+    let through = false
+    void past.then(() => {
+      through = true
+    })
+    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
+    await new Promise((done) => setTimeout(done, 200))
+    // Begun (its mark is left, a step asked again) and held: no line yet.
+    expect(existsSync(mark)).toBe(true)
+    expect(asked).toBe(2)
+    expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
+    ends()
+    await listenThrough(d, release)
+    expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
+    expect(asked).toBe(3)
   }, 60_000)
 })
