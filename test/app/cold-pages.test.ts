@@ -44,6 +44,25 @@ async function listenThrough(
   await settled
 }
 
+/** A session under way until `ends()`. */
+function underWay() {
+  let ends = () => {}
+  const over = new Promise<void>((done) => {
+    ends = done
+  })
+  return { over, ends: () => ends() }
+}
+
+/** Scores audio until the settle's 50 chunks are passed by another 50, and a moment more. */
+async function pastTheSettle(d: OpenWakeWordDetector): Promise<void> {
+  let through = false
+  void d.afterChunks(100).then(() => {
+    through = true
+  })
+  for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
+  await new Promise((done) => setTimeout(done, 200))
+}
+
 /**
  * Wake mode on the native runtime gives back onnxruntime's cold code pages once the detector's load
  * has settled, guarded by a mark; on WASM, or after a start that died with the mark left, it
@@ -63,6 +82,14 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
     const d = await createWakeDetector(wake(runtime), { onWake: () => {}, logger: log })
     open.push(d)
     return d
+  }
+
+  /** A fresh store's mark and a native detector, logging to a memory of its own. */
+  async function nativeStart() {
+    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
+    const log = new MemoryLogger()
+    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
+    return { log, mark, d: await detector('native', log) }
   }
 
   it('the WASM runtime: nothing is given back, no line, koffi never loaded', async () => {
@@ -116,58 +143,33 @@ describe.skipIf(process.platform !== 'linux')('the cold code pages in wake mode'
   }, 60_000)
 
   it('waits for a quiet speaker: nothing is given back while a session runs, then at once', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
-    const log = new MemoryLogger()
-    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
-    const d = await detector('native', log)
-    let quiet = () => {}
-    const sessionEnds = new Promise<void>((done) => {
-      quiet = done
-    })
-    const release = giveBackColdPages(d, mark, log, () => sessionEnds)
-    // Past the settle's 50 chunks by another 50, with the session still under way.
-    const past = d.afterChunks(100)
-    let through = false
-    void past.then(() => {
-      through = true
-    })
-    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
-    await new Promise((done) => setTimeout(done, 200))
+    const { log, mark, d } = await nativeStart()
+    const session = underWay()
+    const release = giveBackColdPages(d, mark, log, () => session.over)
+    await pastTheSettle(d)
     expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
     // The mark is left before the release begins: none, and no line, so none has begun.
     expect(existsSync(mark)).toBe(false)
-    quiet()
+    session.ends()
     await listenThrough(d, release)
     expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
     expect(existsSync(mark)).toBe(false)
   }, 60_000)
 
   it('a session begun once the release has begun holds its next step until it ends', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'nocturn-cold-'))
-    const log = new MemoryLogger()
-    const mark = coldPagesMarkFor(join(dir, 'nocturn.db'))
-    const d = await detector('native', log)
-    let ends = () => {}
-    const sessionEnds = new Promise<void>((done) => {
-      ends = done
-    })
+    const { log, mark, d } = await nativeStart()
+    const session = underWay()
     // Quiet when the release begins; a press to talk comes as its first step is done.
     let asked = 0
     const release = giveBackColdPages(d, mark, log, () =>
-      asked++ === 0 ? quietNow() : sessionEnds,
+      asked++ === 0 ? quietNow() : session.over,
     )
-    const past = d.afterChunks(100)
-    let through = false
-    void past.then(() => {
-      through = true
-    })
-    for (let at = 0; !through; ) at = await d.scoreRecorded(silence(800), at)
-    await new Promise((done) => setTimeout(done, 200))
+    await pastTheSettle(d)
     // Begun (its mark is left, a step asked again) and held: no line yet.
     expect(existsSync(mark)).toBe(true)
     expect(asked).toBe(2)
     expect(log.records.filter((r) => 'coldPages' in r.fields)).toEqual([])
-    ends()
+    session.ends()
     await listenThrough(d, release)
     expect(log.records.filter((r) => r.fields.coldPages === 'released')).toHaveLength(1)
     expect(asked).toBe(3)
