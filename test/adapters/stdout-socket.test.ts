@@ -8,8 +8,9 @@ import { until } from '../helpers/wait.js'
 
 // A child's stdout read through the socket the microphone uses: a paused socket is read at the
 // caller's time (`readNow`) with what waits handed on before the call returns — no poll, so the
-// process is woken by its own timer alone (bench/RESULTS.md: a third of an idle microphone's
-// wake-ups were the poll's) — and falls back to polling when nothing waits or the child is gone.
+// process is woken by its own timer alone (bench/RESULTS.md, "the microphone's wake-up for
+// nothing": over a third of an idle microphone's wake-ups came from a paused socket libuv still
+// polled) — and falls back to polling when nothing waits or the child is gone.
 
 const opened: StdoutSocket[] = []
 afterEach(() => {
@@ -44,7 +45,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('StdoutSocket.readNow', () => {
   it('hands on what waits before it returns, and nothing comes between reads', async () => {
-    const c = await child('printf A; sleep 0.2; printf B; sleep 5')
+    const c = await child('printf A; sleep 0.2; printf B; exec sleep 5')
     await until(() => c.chunks.length === 1)
     expect(c.chunks).toEqual(['A'])
     // B is written while the socket is paused: it waits, nothing reads it.
@@ -57,7 +58,7 @@ describe('StdoutSocket.readNow', () => {
   })
 
   it('with nothing waiting, reads again as the child writes (no read is lost to an empty socket)', async () => {
-    const c = await child('printf A; sleep 0.4; printf B; sleep 5')
+    const c = await child('printf A; sleep 0.4; printf B; exec sleep 5')
     await until(() => c.chunks.length === 1)
     c.socket.readNow()
     expect(c.chunks).toEqual(['A'])
@@ -67,7 +68,7 @@ describe('StdoutSocket.readNow', () => {
   })
 
   it('when the caller asks for more, reads on as the child writes', async () => {
-    const c = await child('printf A; sleep 0.2; printf B; sleep 0.3; printf C; sleep 5')
+    const c = await child('printf A; sleep 0.2; printf B; sleep 0.3; printf C; exec sleep 5')
     await until(() => c.chunks.length === 1)
     await sleep(400)
     c.readOnAfter()
