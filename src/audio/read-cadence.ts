@@ -4,13 +4,16 @@ export interface ReadCadenceOptions {
   readonly clock: Clock
   /** One frame's length: the source writes (and the splitter cuts) frames of it. */
   readonly frameMs: number
-  /** Reads the source again after `read()` returned false (what came meanwhile waited for it). */
+  /**
+   * Reads the source again after `read()` returned false (what came meanwhile waited for it), at
+   * its next poll: a switch to per-frame reads (`every`).
+   */
   readonly resume: () => void
   /**
-   * At a burst's time: `resume()`, what waits read at once (the source not polled for it), so a
-   * burst found waiting costs the timer's wake-up alone. `resume` when absent.
+   * At a burst's time: as `resume`, but what waits is read at once (the source not polled for
+   * it), so a burst found waiting costs the timer's wake-up alone.
    */
-  readonly readNow?: () => void
+  readonly readNow: () => void
   /**
    * How long after a burst's last frame is due the read comes: the wait a late frame may add.
    * Negative: before it, reading on until it comes (no wait added, two wake-ups a burst).
@@ -147,8 +150,7 @@ export class ReadCadence {
       () => {
         this.#timer = undefined
         this.#resumedAt = monotonicNow(this.#o.clock)
-        const read = this.#o.readNow ?? this.#o.resume
-        read()
+        this.#o.readNow()
       },
       Math.max(0, at - now),
     )
