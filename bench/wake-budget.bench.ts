@@ -17,8 +17,9 @@
 // the default: none, the microphone's own timers).
 // The room comes through the real microphone: a FIFO-backed capture PCM (test/helpers/alsa.ts)
 // fed in real time by bench/wake/room-feeder.ts (its own process, outside the quota), read by the
-// child's ArecordMic as the service reads it idle — in bursts of WAKE_BUDGET_READ_MS (80, the
-// router's; 20: each frame as it comes, as before). arecord is the child's child, inside the
+// child's ArecordMic as the service reads it idle — in the bursts its router sets from the
+// detector's batches, or of WAKE_BUDGET_READ_MS when set (80: the router's before they followed
+// the batches; 20: each frame as it comes, as before). arecord is the child's child, inside the
 // quota as on the device, and its CPU is counted apart. WAKE_BUDGET_FROM: another build's dist/
 // (absolute; main's for "before", which reads each frame as it comes whatever is asked).
 // The children run the compiled JavaScript (FROM=dist, as the service does: the runtime's thread
@@ -63,7 +64,7 @@ const ROOMS = (process.env.WAKE_BUDGET_ROOMS ?? 'quiet,talk')
 /** Comma-separated: the variants whose label has any of them (all by default). */
 const ONLY = (process.env.WAKE_BUDGET_ONLY ?? '').split(',')
 const picked = (v: Variant) => ONLY.some((o) => v.label.includes(o))
-const READ_MS = process.env.WAKE_BUDGET_READ_MS ?? '80'
+const READ_MS = process.env.WAKE_BUDGET_READ_MS ?? ''
 /**
  * The loop-delay monitor's resolution; 0 (the default): no monitor, the delay read from how late
  * the microphone's own timers fire (its idle reads, 25 a second: idle-child.ts), what the service
@@ -210,7 +211,7 @@ function settledCell(s: unknown): string {
 }
 
 out(
-  `# wake budget · ${machineLine()} · load ${load()} · microphone read every ${READ_MS} ms idle · loop delay ${LOOP_MS === '0' ? "from the microphone's timers" : `sampled every ${LOOP_MS} ms`} · from ${FROM}`,
+  `# wake budget · ${machineLine()} · load ${load()} · microphone read ${READ_MS ? `every ${READ_MS} ms` : "in the detector's batches"} idle · loop delay ${LOOP_MS === '0' ? "from the microphone's timers" : `sampled every ${LOOP_MS} ms`} · from ${FROM}`,
 )
 out(
   `\nunconstrained, ${FREE_S} s a row: CPU ms per wall second (the process's own CPU time), RSS at the end`,

@@ -2,8 +2,10 @@
 // time, for SECONDS seconds. With CAPTURE (a capture PCM, ALSA_CONFIG_PATH in the environment:
 // wake-budget's FIFO fed by bench/wake/room-feeder.ts) the frames come from the real microphone —
 // ArecordMic behind a MicRouter, its `arecord` a child of this process (so inside its cgroup),
-// read the way the service reads it idle: in READ_MS bursts (80, the router's; 20 reads each
-// frame as it comes, as before; a build without read cadences reads each frame whatever is asked).
+// read the way the service reads it idle: in the bursts its router sets, which follow the
+// detector's batches (80 ms near a threshold, 320 far below every one or in a quiet room); READ_MS
+// instead fixes them (80: the router's before they followed the batches; 20 each frame as it comes,
+// as before; a build without read cadences reads each frame whatever is asked).
 // Without CAPTURE, 20 ms frames paced by a timer (the harness wake-word.bench.ts uses). WAKE=none:
 // today's speech mode (the speech detector alone). Otherwise the wake stage as `listen.mode:
 // wake` composes it: the speech detector's history and the wake-word detector on the given
@@ -81,6 +83,8 @@ const timeline = process.env.DROP_LOG
   : undefined
 let detector: OpenWakeWordDetector | undefined
 let stage: WakeOnset | undefined
+/** Where the detector's batches go: the router's idle pace, once the microphone is made. */
+let paced: ((everyMs: number, nextMs: number) => void) | undefined
 let loadMs = 0
 if (wake !== 'none' && !floor) {
   const { loadWakeDetector } = await m<
@@ -102,6 +106,8 @@ if (wake !== 'none' && !floor) {
     // No session is ever under way here: the service, idle, tells its detector so (a build
     // before it ignores this and rests as it always did).
     sessionOpen: () => false,
+    // As listening.ts wires it (a build before it ignores this and reads every 80 ms).
+    onBatch: (everyMs, nextMs) => paced?.(everyMs, nextMs),
     onScores: (_s, endAt) => {
       lags.push(Date.now() - endAt)
       timeline?.scored(Date.now() - endAt)
@@ -277,7 +283,7 @@ if (capture) {
     }
     process.exit(143)
   })
-  const readMs = Number(process.env.READ_MS ?? 80)
+  const readMs = process.env.READ_MS ? Number(process.env.READ_MS) : undefined
   // As the service composes it: the router sets the idle cadence (main's build: none there).
   const router = new MicRouter(
     {
@@ -287,15 +293,20 @@ if (capture) {
       setMuted: () => {},
     },
     {
-      // READ_MS stands in for the router's idle bursts; main's build has no reads to set.
+      // READ_MS, when set, stands in for the router's idle bursts; main's build has no reads.
       reads: (mic as { reads?: unknown }).reads
         ? {
-            every: (ms: number) => mic.reads.every(ms > 20 ? readMs : ms),
+            every: (ms: number, nextMs?: number) =>
+              readMs === undefined
+                ? mic.reads.every(ms, nextMs)
+                : mic.reads.every(ms > 20 ? readMs : ms),
             align: () => mic.reads.align(),
           }
         : undefined,
     },
   )
+  const pace = (router as { paceIdle?: (ms: number, nextMs?: number) => void }).paceIdle
+  if (readMs === undefined && pace) paced = (everyMs, nextMs) => pace.call(router, everyMs, nextMs)
   let first = true
   let inRead = false
   const endRead = () => {
@@ -390,7 +401,7 @@ process.stdout.write(
       recorderPid === undefined
         ? undefined
         : Number(((recorderAtEnd - recorderAtStart) / wallS).toFixed(1)),
-    readMs: capture ? Number(process.env.READ_MS ?? 80) : undefined,
+    readMs: capture && process.env.READ_MS ? Number(process.env.READ_MS) : undefined,
     readsPerS: capture ? Number((reads / wallS).toFixed(1)) : undefined,
     ...threadShares(threadsAtStart, threadsAtEnd, wallS),
     ...loopDelay(),

@@ -188,6 +188,8 @@ export interface WakeDetectorOptions {
   readonly sessionOpen?: () => boolean
   /** COARSE_HOP if unset; 1 scores every chunk exactly. */
   readonly coarseHop?: number
+  /** Told how scoring takes its chunks, whenever that changes (the microphone's idle bursts). */
+  readonly onBatch?: (everyMs: number, nextMs: number) => void
   /**
    * The household teaches the detector (the wake log): given the teacher of its verifiers, which
    * keeps each wake's features and re-trains on the household's marks. `sensitivity` then says
@@ -243,6 +245,7 @@ export async function createWakeDetector(
     coarseHop: options.coarseHop ?? COARSE_HOP,
     onKeepingUp: options.onKeepingUp,
     sessionOpen: options.sessionOpen,
+    onBatch: options.onBatch,
     logger: options.logger,
     onScores: options.onScores,
   }).finally(() => guard?.survived())

@@ -6,7 +6,8 @@ type RoutedMic = AudioIn & { setMuted(muted: boolean): void; hearNow?(passMs?: n
 
 /**
  * Idle, the microphone is read every 80 ms — the wake-word detector's chunk, so no chunk is later
- * for it — instead of every 20 ms frame: a quarter of the wake-ups (bench/RESULTS.md).
+ * for it — instead of every 20 ms frame: a quarter of the wake-ups (bench/RESULTS.md). The idle
+ * listener may ask for longer bursts (`paceIdle`): the wake-word detector's batches.
  */
 const IDLE_READ_MS = 80
 
@@ -30,6 +31,8 @@ export class MicRouter {
   #session: AudioInSink | undefined
   #started = false
   #deaf: string | undefined
+  /** How the idle listener wants its frames: bursts of this many ms (`paceIdle`). */
+  #idleMs = IDLE_READ_MS
 
   /**
    * `reads`: how often the device is read (ArecordMic's) — in bursts between sessions, each frame
@@ -49,7 +52,7 @@ export class MicRouter {
     this.#idle = idle
     if (this.#started) return
     this.#started = true
-    if (!this.#session) this.#reads?.every(IDLE_READ_MS)
+    if (!this.#session) this.#reads?.every(this.#idleMs)
     try {
       await this.#source.start({
         frame: (pcm, at) => {
@@ -80,6 +83,17 @@ export class MicRouter {
     await this.#source.stop()
   }
 
+  /**
+   * The idle listener takes its frames in batches of `ms`, the next complete once `nextMs` more
+   * has come: between sessions the device is read in bursts ending there, so the process wakes
+   * once a batch and no batch waits for a read. A session still reads each frame as it comes;
+   * the pace applies again once it ends.
+   */
+  paceIdle(ms: number, nextMs?: number): void {
+    this.#idleMs = Math.max(IDLE_READ_MS, ms)
+    if (this.#started && !this.#session) this.#reads?.every(this.#idleMs, nextMs)
+  }
+
   /** The microphone as a session sees it: starting and stopping only moves the route. */
   sessionMic(): AudioIn & { setMuted(muted: boolean): void; hearNow(passMs?: number): void } {
     const source = this.#source
@@ -92,7 +106,7 @@ export class MicRouter {
       },
       stop: async () => {
         this.#session = undefined
-        this.#reads?.every(IDLE_READ_MS)
+        this.#reads?.every(this.#idleMs)
       },
       setMuted: (muted) => source.setMuted(muted),
       hearNow: (passMs) => source.hearNow?.(passMs),

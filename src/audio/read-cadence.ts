@@ -75,10 +75,19 @@ export class ReadCadence {
   /**
    * Reads in bursts of `ms` (whole frames), or with `ms` of a frame or less each frame as it
    * comes — then at once: a paused source is read now, what waited for the burst first.
+   * `nextMs`: the next burst ends once that much more audio has come (at least a frame), the
+   * later ones `ms` apart from there: where a listener's batch is complete. A read already timed
+   * for the old bursts is taken back; the source is read at its next poll and finds the new beat.
    */
-  every(ms: number): void {
-    this.#burst = Math.max(1, Math.round(ms / this.#o.frameMs))
-    if (this.#burst === 1 && this.#timer !== undefined) {
+  every(ms: number, nextMs?: number): void {
+    const burst = Math.max(1, Math.round(ms / this.#o.frameMs))
+    const changed = burst !== this.#burst
+    this.#burst = burst
+    if (burst > 1 && nextMs !== undefined) {
+      const next = Math.min(burst, Math.max(1, Math.round(nextMs / this.#o.frameMs)))
+      this.#frames = burst - next
+    }
+    if ((changed || nextMs !== undefined) && this.#timer !== undefined) {
       this.#cancel()
       this.#o.resume()
     }

@@ -20,7 +20,7 @@ import {
 } from '../helpers/nocturn-process.js'
 import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands, systemSkip } from '../helpers/system.js'
-import { FIXTURES, MODEL_DIR, wavPcm } from '../helpers/wake.js'
+import { FIXTURES, wakeOnAlsa, wavPcm } from '../helpers/wake.js'
 
 const CHECK_MODEL = join(DEBIAN_MODEL_DIR, 'en-us', 'mdef')
 const skip =
@@ -93,13 +93,7 @@ describe.skipIf(skip)('the local wake check in auto, composed', () => {
     const config = writeRunConfig(
       work,
       { baseUrl: server.baseUrl, inputWav: '/nonexistent.wav', brokerUrl: broker.url },
-      {
-        audio: { backend: 'alsa', capturePcm: alsa.capture, playbackPcm: alsa.playback },
-        listen: {
-          wake: { models: [{ model: 'hey_jarvis' }], modelDir: MODEL_DIR, runtime: 'native' },
-        },
-        session: { idleTimeoutSeconds: 3 },
-      },
+      { ...wakeOnAlsa(alsa), session: { idleTimeoutSeconds: 3 } },
     )
     const nocturn: NocturnProcess = startNocturnRun(config, {
       apiKey: 'check-key',

@@ -2,7 +2,6 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer, type Script } from '../../src/testing/fake-live-server/index.js'
 import { hermeticAlsa } from '../helpers/alsa.js'
@@ -11,12 +10,10 @@ import { type CpuQuota, makeCpuQuota, moveIntoQuota } from '../helpers/cpu-quota
 import { watchStatus } from '../helpers/device-mqtt.js'
 import { fakeGpiod } from '../helpers/fake-gpiod.js'
 import { startNocturnRun, writeRunConfig } from '../helpers/nocturn-process.js'
-import { RoomFeeds } from '../helpers/room-feed.js'
 import { missingCommands, REQUIRE_SYSTEM } from '../helpers/system.js'
 import { until } from '../helpers/wait.js'
-import { MODEL_DIR } from '../helpers/wake.js'
+import { listeningRoom, roomTalk, wakeOnAlsa } from '../helpers/wake.js'
 
-const ROOT = join(import.meta.dirname, '../..')
 /**
  * A Pi 4's 10 % of a core at four times this machine's per-core time (issue 47), where the
  * detector still sheds load. At 1.7 % (×6) it sheds more and the event loop still turns, but its
@@ -37,15 +34,6 @@ interface Status {
   state: string
   muted: boolean | null
   reason?: string
-}
-
-/** A room where someone always talks (a television): the VAD fixtures' speech, end to end. */
-function talk(): Uint8Array {
-  return Buffer.concat(
-    ['speech-en-us-m', 'speech-en-gb-f', 'speech-en-us-f2', 'speech-en-sc-m'].map(
-      (f) => parseWav(readFileSync(join(ROOT, `fixtures/vad/${f}.wav`)), 16_000).pcm,
-    ),
-  )
 }
 
 /** The model answers the hold's session with 20 s of a tone: long enough to be dropped. */
@@ -119,10 +107,7 @@ describe.skipIf(skip)(
         work,
         { baseUrl: server.baseUrl, inputWav: '/nonexistent.wav', brokerUrl: broker.url },
         {
-          audio: { backend: 'alsa', capturePcm: alsa.capture, playbackPcm: alsa.playback },
-          listen: {
-            wake: { models: [{ model: 'hey_jarvis' }], modelDir: MODEL_DIR, runtime: 'native' },
-          },
+          ...wakeOnAlsa(alsa),
           panel: { backend: 'gpiod', button: 'GPIO17' },
           session: { idleTimeoutSeconds: 3 },
         },
@@ -132,17 +117,9 @@ describe.skipIf(skip)(
         env: { ...gpiod.env, ALSA_CONFIG_PATH: alsa.env.ALSA_CONFIG_PATH },
       })
       closers.push(() => nocturn.stop('SIGKILL'))
-      const feeds = new RoomFeeds([alsa.infile])
-      feeds.start()
-      closers.push(() => feeds.stop())
-      await nocturn.waitForLine(
-        'listening for the wake phrase',
-        (l) => l.msg === 'listening for the wake phrase',
-        90_000,
-      )
-      await nocturn.waitFor('the recorder fed', () => feeds.heard(0, 1000), 30_000)
+      const feeds = await listeningRoom(nocturn, alsa.infile, closers)
       // The room talks from here on and never stops for the rest of the test.
-      feeds.play(Buffer.concat(Array.from({ length: 30 }, () => talk())), [{ i: 0 }])
+      feeds.play(roomTalk(30), [{ i: 0 }])
       await nocturn.waitFor('the talk heard', () => feeds.heard(0, 4000), 30_000)
       const pid = nocturn.child.pid as number
       moveIntoQuota(q, pid)

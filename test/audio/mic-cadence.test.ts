@@ -97,6 +97,35 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     expect(median(r.reads.slice(idleReads + 2))).toBe(1)
   }, 20_000)
 
+  it("a listener's longer bursts (320 ms, ending where it asks): 16 frames a read, every frame in order", async () => {
+    const { mic, feeds } = await world()
+    const r = recorder()
+    mic.reads.every(80)
+    let handed = 0
+    const ends: number[] = []
+    await mic.start({
+      frame: (pcm, at) => {
+        handed++
+        // The wake-word detector's batch: 4 chunks, the next complete 6 frames from here.
+        if (handed === 30) mic.reads.every(320, 120)
+        r.sink.frame(pcm, at)
+        queueMicrotask(() => ends.at(-1) !== handed && ends.push(handed))
+      },
+      error: () => {},
+    })
+    await until(() => feeds.heard(0, 100), 'feeds.heard(0, 100)', 60_000)
+    const n = 200 // 4 s
+    feeds.play(numbered(n), [{ i: 0 }])
+    await until(() => r.marks.includes(n), 'r.marks.includes(n)', 60_000)
+    expectWhole(r.marks, n)
+    const later = r.reads.slice(-8, -1)
+    // Loose on purpose, as above: a jittery feed splits a burst now and then.
+    expect(perRead(later)).toBeGreaterThanOrEqual(8)
+    // Where the bursts end: 36, 52, 68, … (the old beat from the first frame: 32, 48, …).
+    const onBeat = ends.filter((e) => e > 36 && (e - 36) % 16 === 0).length
+    expect(onBeat).toBeGreaterThan(ends.filter((e) => e > 36).length / 2)
+  }, 20_000)
+
   it("align(): the frame being handed on starts a burst, so reads end where a listener's chunks do", async () => {
     const { mic, feeds } = await world()
     mic.reads.every(80)

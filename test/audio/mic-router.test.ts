@@ -39,3 +39,32 @@ it('routes one running microphone to the detector between sessions and to the se
   await router.stop()
   expect(sink).toBeUndefined()
 })
+
+it("reads idle in the idle listener's pace, each frame as it comes during a session, and the pace again after it", async () => {
+  const asked: [number, number | undefined][] = []
+  const reads = {
+    every: (ms: number, nextMs?: number) => asked.push([ms, nextMs]),
+    align: () => {},
+  }
+  const device = {
+    sampleRateHz: 16_000,
+    start: async () => {},
+    stop: async () => {},
+    setMuted: () => {},
+  }
+  const router = new MicRouter(device, { reads })
+  router.paceIdle(320, 200) // before the start: kept for it
+  await router.start({ frame: () => {}, error: () => {} })
+  expect(asked).toEqual([[320, undefined]])
+  router.paceIdle(80, 60)
+  expect(asked.at(-1)).toEqual([80, 60])
+  router.paceIdle(20) // never shorter than the router's own idle bursts
+  expect(asked.at(-1)).toEqual([80, undefined])
+  const mic = router.sessionMic()
+  await mic.start({ frame: () => {}, error: () => {} })
+  expect(asked.at(-1)).toEqual([0, undefined])
+  router.paceIdle(320, 100) // during the session: held for its end
+  expect(asked.at(-1)).toEqual([0, undefined])
+  await mic.stop()
+  expect(asked.at(-1)).toEqual([320, undefined])
+})

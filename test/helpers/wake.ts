@@ -15,7 +15,10 @@ import type { InferenceRuntime } from '../../src/adapters/openwakeword/model-ses
 import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
+import { parseWav } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
+import type { NocturnProcess } from './nocturn-process.js'
+import { RoomFeeds } from './room-feed.js'
 
 /** The model files of the pinned devDependency (never committed: a hook checks). */
 export const MODEL_DIR = join(
@@ -44,6 +47,53 @@ export function wavPcm(path: string): Uint8Array {
 /** `ms` of digital silence. */
 export function silence(ms: number): Uint8Array {
   return new Uint8Array(ms * 32)
+}
+
+/**
+ * A room where someone always talks (a television): the VAD fixtures' speech, end to end, `times`
+ * over.
+ */
+export function roomTalk(times = 1): Uint8Array {
+  const once = ['speech-en-us-m', 'speech-en-gb-f', 'speech-en-us-f2', 'speech-en-sc-m'].map(
+    (f) =>
+      parseWav(readFileSync(join(import.meta.dirname, `../../fixtures/vad/${f}.wav`)), 16_000).pcm,
+  )
+  return Buffer.concat(Array.from({ length: times }, () => once).flat())
+}
+
+/**
+ * `nocturn run`'s sections for wake mode on the hermetic ALSA devices `alsa` (hey_jarvis on the
+ * native runtime); `listen` adds to its listening.
+ */
+export function wakeOnAlsa(alsa: { capture: string; playback: string }, listen: object = {}) {
+  return {
+    audio: { backend: 'alsa', capturePcm: alsa.capture, playbackPcm: alsa.playback },
+    listen: {
+      wake: { models: [{ model: 'hey_jarvis' }], modelDir: MODEL_DIR, runtime: 'native' },
+      ...listen,
+    },
+  }
+}
+
+/**
+ * The room fed into the recorder of a `nocturn run` in wake mode, once it listens for its phrase
+ * and its recorder reads; `closers` stops the feed.
+ */
+export async function listeningRoom(
+  nocturn: NocturnProcess,
+  infile: string,
+  closers: (() => unknown)[],
+): Promise<RoomFeeds> {
+  const feeds = new RoomFeeds([infile])
+  feeds.start()
+  closers.push(() => feeds.stop())
+  await nocturn.waitForLine(
+    'listening for the wake phrase',
+    (l) => l.msg === 'listening for the wake phrase',
+    90_000,
+  )
+  await nocturn.waitFor('the recorder fed', () => feeds.heard(0, 1000), 30_000)
+  return feeds
 }
 
 const DEFAULTS = wakeSchema.parse({ models: [{ model: 'hey_jarvis' }] })

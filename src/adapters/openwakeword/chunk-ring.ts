@@ -116,6 +116,11 @@ export class ChunkRing {
     }
   }
 
+  /** Audio (ms) already in the chunk being filled. */
+  get fillingMs(): number {
+    return (this.#fill / SAMPLE_RATE_HZ) * 1000
+  }
+
   /** Whether any queued chunk had a voice near. */
   anyHeard(): boolean {
     for (let k = 0; k < this.#queued; k++) {

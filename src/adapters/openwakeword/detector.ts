@@ -99,6 +99,12 @@ export interface OpenWakeWordDetectorOptions {
   readonly offsetPhases?: readonly number[] | undefined
   /** Every further phase's score, with the capture time its window ends at. */
   readonly onOffsetScores?: ScoreListener | undefined
+  /**
+   * Told how the chain takes chunks whenever that changes: in batches of `everyMs` of audio, the
+   * next complete once `nextMs` more has come. A microphone read in bursts that end there wakes
+   * the process once a batch, and no batch waits for a read (mic-router.ts, `paceIdle`).
+   */
+  readonly onBatch?: ((everyMs: number, nextMs: number) => void) | undefined
   /** Wall clock (ms) for the scoring lag. */
   readonly now: () => number
   readonly onScores?: ScoreListener | undefined
@@ -225,10 +231,18 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   readonly #hop: number
   /** The chain scores exactly (a score is near a threshold): chunks go as they are complete. */
   #exact: boolean
+  /** The batch (chunks) `onBatch` was last told; 0: not yet. */
+  #toldBatch = 0
   #restUntil = 0
   #rests = 0
   #behindRequests = 0
   #draining: Promise<void> | undefined
+  /**
+   * The drain loop is under way. Cleared as the loop ends, in the same turn: a burst of frames
+   * handed on in one go can complete a batch after an earlier chunk's drain found too few, and
+   * `#draining` is cleared only once that turn is over.
+   */
+  #running = false
   /** settled() is waiting: score what is queued without waiting for a batch. */
   #flushing = false
   /** A reset was asked for: what the chain says of earlier audio is dropped, and it starts over. */
@@ -271,13 +285,16 @@ export class OpenWakeWordDetector implements WakeWordDetector {
   push(frame: Uint8Array, capturedAtMs: number, voiceNearby = true): void {
     if (this.#closed) return
     this.#ring.write(frame, capturedAtMs, voiceNearby)
-    if (this.#ring.queued > 0 && !this.#draining) this.#startDrain()
+    if (this.#toldBatch === 0) this.#tellBatch()
+    if (this.#ring.queued > 0 && !this.#running) this.#startDrain()
   }
 
   #startDrain(): void {
-    this.#draining = this.#drain().finally(() => {
-      this.#draining = undefined
+    this.#running = true
+    const drain = this.#drain().finally(() => {
+      if (this.#draining === drain) this.#draining = undefined
     })
+    this.#draining = drain
   }
 
   setThresholds(thresholds: readonly number[]): void {
@@ -289,6 +306,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     this.#ring.clear()
     this.#resetAsked = true
     this.#exact = this.#hop === 1
+    this.#tellBatch()
   }
 
   stats(): DetectorStats {
@@ -384,49 +402,69 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     return this.#ring.anyHeard() ? COARSE_SCORES_PER_REQUEST * this.#hop : QUIET_BATCH
   }
 
-  async #drain(): Promise<void> {
+  /**
+   * Tells `onBatch` when the batch changes: one chunk while exact, else the smaller of a quiet
+   * and a coarse batch (both 4 at the service's hop), whatever the room.
+   */
+  #tellBatch(): void {
+    const onBatch = this.#o.onBatch
+    if (!onBatch) return
+    const batch = this.#exact ? 1 : Math.min(QUIET_BATCH, COARSE_SCORES_PER_REQUEST * this.#hop)
+    if (batch === this.#toldBatch) return
+    this.#toldBatch = batch
     const ring = this.#ring
-    while (ring.queued > 0 && !this.#closed) {
-      const resting = this.#restUntil - this.#o.now()
-      if (resting > 0) {
-        await sleep(resting)
-        continue
-      }
-      const batch = this.#batchSize()
-      // Not enough chunks for a batch yet: the next push drains again (settled() flushes).
-      if (ring.queued < batch && !this.#flushing) break
-      const began = this.#o.now()
-      const n = Math.min(ring.queued, this.#exact ? EXACT_BEHIND_PER_REQUEST : batch)
-      // Copied as taken: their slots are the microphone's again from here on.
-      const chunks: TakenChunk[] = []
-      for (let k = 0; k < n; k++) chunks.push(ring.take(true))
-      const reset = this.#resetAsked
-      this.#resetAsked = false
-      const behind = ring.queued >= BEHIND_CHUNKS
-      if (behind) this.#behindRequests++
-      this.#lateness.arm()
-      try {
-        const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks, behind })
-        if (this.#closed) return
-        this.#took(chunks.length)
-        this.#replay(r)
-        if (ring.queued < this.#batchSize()) ring.caughtUp()
-      } catch (err) {
-        if (this.#closed) return
-        this.#o.logger.error(
-          { event: 'wake_word_failed', err: errorText(err) },
-          'wake word scoring failed; this chunk was skipped',
-        )
-      } finally {
-        const busy = this.#o.now() - began
-        const late = this.#lateness.disarm()
-        if (busy > BUSY_MS * n && late > LATE_MS && this.#o.sessionOpen?.() !== false) {
-          this.#restUntil = this.#o.now() + busy - BUSY_MS * n
-          this.#rests++
+    onBatch(batch * CHUNK_MS, Math.max(0, (batch - ring.queued) * CHUNK_MS - ring.fillingMs))
+  }
+
+  async #drain(): Promise<void> {
+    // `#running` clears as the loop ends: in this same turn when the loop awaited nothing.
+    try {
+      const ring = this.#ring
+      while (ring.queued > 0 && !this.#closed) {
+        const resting = this.#restUntil - this.#o.now()
+        if (resting > 0) {
+          await sleep(resting)
+          continue
+        }
+        const batch = this.#batchSize()
+        // Not enough chunks for a batch yet: the next push drains again (settled() flushes).
+        if (ring.queued < batch && !this.#flushing) break
+        const began = this.#o.now()
+        const n = Math.min(ring.queued, this.#exact ? EXACT_BEHIND_PER_REQUEST : batch)
+        // Copied as taken: their slots are the microphone's again from here on.
+        const chunks: TakenChunk[] = []
+        for (let k = 0; k < n; k++) chunks.push(ring.take(true))
+        const reset = this.#resetAsked
+        this.#resetAsked = false
+        const behind = ring.queued >= BEHIND_CHUNKS
+        if (behind) this.#behindRequests++
+        this.#lateness.arm()
+        try {
+          const r = await this.#chain.score({ reset, thresholds: this.#thresholds, chunks, behind })
+          if (this.#closed) return
+          this.#took(chunks.length)
+          this.#replay(r)
+          this.#tellBatch()
+          if (ring.queued < this.#batchSize()) ring.caughtUp()
+        } catch (err) {
+          if (this.#closed) return
+          this.#o.logger.error(
+            { event: 'wake_word_failed', err: errorText(err) },
+            'wake word scoring failed; this chunk was skipped',
+          )
+        } finally {
+          const busy = this.#o.now() - began
+          const late = this.#lateness.disarm()
+          if (busy > BUSY_MS * n && late > LATE_MS && this.#o.sessionOpen?.() !== false) {
+            this.#restUntil = this.#o.now() + busy - BUSY_MS * n
+            this.#rests++
+          }
         }
       }
+      if (ring.queued === 0) this.#keepingUp.caughtUp()
+    } finally {
+      this.#running = false
     }
-    if (ring.queued === 0) this.#keepingUp.caughtUp()
   }
 
   /**

@@ -49,6 +49,8 @@ export interface LoadWakeDetectorOptions {
   readonly onKeepingUp?: ((keepingUp: boolean) => void) | undefined
   /** Only while it says so does scoring rest for a late event loop (detector.ts); unset: always. */
   readonly sessionOpen?: (() => boolean) | undefined
+  /** Told how the chain takes chunks (detector.ts): the microphone's idle bursts follow it. */
+  readonly onBatch?: ((everyMs: number, nextMs: number) => void) | undefined
 }
 
 /** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
@@ -145,6 +147,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       coarseHop: o.coarseHop,
       onKeepingUp: o.onKeepingUp,
       sessionOpen: o.sessionOpen,
+      onBatch: o.onBatch,
       logger: o.logger,
       now: o.now ?? Date.now,
       onScores: o.onScores,

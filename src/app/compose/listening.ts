@@ -284,6 +284,9 @@ async function wakeOnset(
   try {
     const detector = await load.detector
     load.hear((d) => stage?.detected(d))
+    // Idle, the microphone is read once a scoring batch (the process wakes a quarter as often
+    // while scores are far below every threshold), each chunk near one.
+    load.batches((everyMs, nextMs) => deps.router.paceIdle(everyMs, nextMs))
     closers.add(followSensitivity(deps.device, detector, load.config, wakeLog))
     stage = new WakeOnset({
       detector: deps.reads ? alignedReads(detector, deps.reads) : detector,

@@ -15,7 +15,12 @@ export interface WakeLoad {
   readonly detector: Promise<WakeWordDetector>
   /** Where its detections go from now on (the wake stage, once it is made). */
   hear(listener: WakeListener): void
+  /** Who is told how scoring takes its chunks from now on (the microphone's router). */
+  batches(listener: BatchListener): void
 }
+
+/** Scoring takes chunks in batches of `everyMs` of audio, the next complete in `nextMs`. */
+type BatchListener = (everyMs: number, nextMs: number) => void
 
 /**
  * Begins loading the wake detector at once, in wake mode: its thread starts, the runtime is
@@ -35,6 +40,7 @@ export function loadWake(
   const wakeLog = log.child({ component: 'wake' })
   wakeLog.info({ runtime: config.runtime }, 'wake models loading')
   let heard: WakeListener | undefined
+  let batches: BatchListener | undefined
   // No session under way: the voice driver idle, or muted.
   const noSession = () => device.activity === 'idle' || device.activity === 'muted'
   const detector = createWakeDetector(config, {
@@ -49,6 +55,7 @@ export function loadWake(
     onKeepingUp: (ok) => device.fault('wake word', ok ? undefined : WAKE_CANNOT_KEEP_UP),
     // Behind, scoring rests for a late event loop only while the loop carries a session.
     sessionOpen: () => !noSession(),
+    onBatch: (everyMs, nextMs) => batches?.(everyMs, nextMs),
     ...(wakes && {
       teacher: {
         ready: (t: WakeTeacher) => wakes.useTeacher(t),
@@ -88,6 +95,9 @@ export function loadWake(
     detector,
     hear(listener) {
       heard = listener
+    },
+    batches(listener) {
+      batches = listener
     },
   }
 }

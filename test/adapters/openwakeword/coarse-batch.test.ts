@@ -39,15 +39,20 @@ interface Listened {
   readonly melRuns: number
   /** Requests the chain was told the detector is behind in. */
   readonly behindRequests: number
+  /** `microphone`: frames each read handed on, and chunks complete but not sent at a read's end. */
+  readonly reads: number[]
+  readonly waited: number
 }
 
 /**
  * How the audio reaches the detector: `paced`, at the microphone's pace with nothing left waiting;
  * `eachChunk`, every chunk sent as soon as it is complete (settled), one request per chunk, as a
  * reference; `behind`, all of it at once, so every request finds chunks already waiting (a board
- * behind), with a backlog deep enough that none is dropped.
+ * behind), with a backlog deep enough that none is dropped; `microphone`, in reads of frames as the
+ * service's idle microphone reads them, in bursts the detector's batches set (`onBatch`, as the
+ * router takes them: 80 ms until told, never shorter), what each read asked scored before the next.
  */
-type Pace = 'paced' | 'eachChunk' | 'behind'
+type Pace = 'paced' | 'eachChunk' | 'behind' | 'microphone'
 
 /**
  * The service's detector (hey_jarvis at 0.5, the service's hop, the 40 ms phase) on a chain that
@@ -97,7 +102,16 @@ async function listen(pace: Pace): Promise<Listened> {
   // The detector's clock is the microphone's: scoring takes no audio time here, so it never rests
   // (a loaded machine's slow request made it rest, and the frames pushed meanwhile were dropped).
   let heard = 0
+  // The microphone's reads (`microphone`): frames a burst, frames left until the next read.
+  let burst = 4
+  let left = 4
+  // Told during a push, the frame being pushed is already in: it is not one of those to come.
+  let pushing = false
   const d = new OpenWakeWordDetector({
+    onBatch: (everyMs, nextMs) => {
+      burst = Math.max(4, Math.round(everyMs / 20))
+      left = Math.min(burst, Math.max(1, Math.round(nextMs / 20))) + (pushing ? 1 : 0)
+    },
     onWake: (w) => wakes.push(w),
     onScores: (s, at) => scores.push(`${at}: ${s.join(' ')}`),
     onOffsetScores: (s, at) => scores.push(`offset ${at}: ${s.join(' ')}`),
@@ -114,10 +128,27 @@ async function listen(pace: Pace): Promise<Listened> {
   })
   open.push(d)
   const pcm = Buffer.concat([talk(6000), wavPcm(HEADS[0]?.clip ?? ''), talk(1500)])
+  const reads: number[] = []
+  let inRead = 0
+  let waited = 0
   for (let f = 0, at = 20; f + 640 <= pcm.length; f += 640, at += 20) {
     heard = at
+    pushing = true
     d.push(pcm.subarray(f, f + 640), at, true)
+    pushing = false
     if (pace === 'eachChunk' && (f / 640) % 4 === 3) await d.settled()
+    if (pace === 'microphone') {
+      inRead++
+      if (--left > 0) continue
+      // A read's end: what its frames completed is asked for now, or waits for the next read.
+      reads.push(inRead)
+      inRead = 0
+      left = burst
+      await pending
+      const sent = requests.reduce((a, b) => a + b, 0)
+      waited += Math.floor((f / 640 + 1) / 4) - sent
+      continue
+    }
     // The microphone's pace: what was asked is scored before the next frame (nothing dropped).
     if (pace !== 'behind') await pending
   }
@@ -132,6 +163,8 @@ async function listen(pace: Pace): Promise<Listened> {
     dropped: chunksDropped,
     melRuns,
     behindRequests,
+    reads,
+    waited,
   }
 }
 
@@ -168,6 +201,32 @@ describe('requests while scoring is coarse', () => {
       `mel runs: ${batched.melRuns} against ${reference.melRuns}, ${chunks} chunks\n`,
     )
     expect(batched.melRuns).toBeLessThan(reference.melRuns - chunks / 3)
+  })
+})
+
+/**
+ * Issue 47: idle, each read of the microphone wakes the event loop, and at 80 ms those wake-ups
+ * were a third of a talking room's CPU. The detector says how it takes chunks (4 at a time while
+ * coarse or quiet, each as it comes near a threshold) and the microphone is read in bursts that
+ * end where a batch is complete: a quarter of the reads, no chunk waiting for one, and the same
+ * scores and wake as one chunk a request.
+ */
+describe("the microphone read in the detector's batches", () => {
+  it('reads 320 ms at a time far below the threshold, 80 ms near it, no complete batch waits for a read, and every score and wake is the same', async () => {
+    const read = await listen('microphone')
+    const reference = await listen('eachChunk')
+
+    expect(read.scores).toEqual(reference.scores)
+    expect(read.wakes).toEqual(reference.wakes)
+    expect(read.wakes.map((w) => w.phrase)).toEqual(['hey jarvis'])
+    expect(read.dropped).toBe(0)
+    // Each read's end leaves no complete chunk of a batch behind: scored no later than before.
+    expect(read.waited).toBe(0)
+    const frames = read.reads.reduce((a, b) => a + b, 0)
+    expect(read.reads.filter((n) => n === 16).length).toBeGreaterThan(20)
+    // Near the phrase, a chunk a read, as the microphone was read before.
+    expect(read.reads.filter((n) => n === 4).length).toBeGreaterThan(4)
+    expect(read.reads.length).toBeLessThan((frames / 4) * 0.5)
   })
 })
 
