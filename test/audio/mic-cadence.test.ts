@@ -118,12 +118,17 @@ describe.skipIf(skip)('the microphone read in bursts while idle (real arecord)',
     feeds.play(numbered(n), [{ i: 0 }])
     await until(() => r.marks.includes(n), 'r.marks.includes(n)', 60_000)
     expectWhole(r.marks, n)
-    const later = r.reads.slice(-8, -1)
-    // Loose on purpose, as above: a jittery feed splits a burst now and then.
-    expect(perRead(later)).toBeGreaterThanOrEqual(8)
-    // Where the bursts end: 36, 52, 68, … (the old beat from the first frame: 32, 48, …).
-    const onBeat = ends.filter((e) => e > 36 && (e - 36) % 16 === 0).length
-    expect(onBeat).toBeGreaterThan(ends.filter((e) => e > 36).length / 2)
+    // Loose on purpose, as above: a jittery feed (this process's timer, under a loaded machine)
+    // splits a burst now and then; every frame read as it comes would make it 1, at 80 ms 4.
+    expect(perRead(r.reads.slice(4, -1))).toBeGreaterThanOrEqual(6)
+    // Where the bursts end: 36, 52, 68, … — not on the old beat from the first frame (32, 48, …),
+    // where they would all end without the listener's `nextMs`. A split burst's early read ends
+    // anywhere between.
+    const later = ends.filter((e) => e > 36)
+    const asked = later.filter((e) => e % 16 === 4).length
+    const old = later.filter((e) => e % 16 === 0).length
+    expect(asked).toBeGreaterThanOrEqual(3)
+    expect(asked).toBeGreaterThan(2 * old)
   }, 20_000)
 
   it("align(): the frame being handed on starts a burst, so reads end where a listener's chunks do", async () => {

@@ -404,7 +404,8 @@ export class OpenWakeWordDetector implements WakeWordDetector {
 
   /**
    * Tells `onBatch` when the batch changes: one chunk while exact, else the smaller of a quiet
-   * and a coarse batch (both 4 at the service's hop), whatever the room.
+   * and a coarse batch (both 4 at the service's hop), whatever the room. Behind (a batch already
+   * waiting), the next read still ends where a chunk does: its bursts stay on the chunks' beat.
    */
   #tellBatch(): void {
     const onBatch = this.#o.onBatch
@@ -413,7 +414,7 @@ export class OpenWakeWordDetector implements WakeWordDetector {
     if (batch === this.#toldBatch) return
     this.#toldBatch = batch
     const ring = this.#ring
-    onBatch(batch * CHUNK_MS, Math.max(0, (batch - ring.queued) * CHUNK_MS - ring.fillingMs))
+    onBatch(batch * CHUNK_MS, Math.max(1, batch - ring.queued) * CHUNK_MS - ring.fillingMs)
   }
 
   async #drain(): Promise<void> {
