@@ -45,7 +45,10 @@ it('tells 320 ms batches at first, 80 once exact; behind, the next read still en
   })
   let at = 0
   const push = (frames: number) => {
-    for (let i = 0; i < frames; i++) d.push(new Uint8Array(640), (at += 20), true)
+    for (let i = 0; i < frames; i++) {
+      at += 20
+      d.push(new Uint8Array(640), at, true)
+    }
   }
   push(16)
   // At the first frame: batches of 320 ms, the first complete 300 ms after it.
