@@ -87,7 +87,12 @@ export class ReadCadence {
       const next = Math.min(burst, Math.max(1, Math.round(nextMs / this.#o.frameMs)))
       this.#frames = burst - next
     }
-    if ((changed || nextMs !== undefined) && this.#timer !== undefined) {
+    if (!changed && nextMs === undefined) return
+    // The next burst ends elsewhere: when the old one was due says nothing of it. Kept, a read that
+    // found its frames waiting added the new burst to the old due time: the first 80 ms burst
+    // after 320 ms ones came 320 ms late (a wake heard that much later).
+    this.#due = Number.NaN
+    if (this.#timer !== undefined) {
       this.#cancel()
       this.#o.resume()
     }

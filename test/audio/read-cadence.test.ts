@@ -16,7 +16,8 @@ interface Source {
   onFrame(fn: (frame: number) => void): void
 }
 
-function source(clock: VirtualClock): Source {
+/** `period`: frames that arrive together, a period's worth every `period` frames (an ALSA period). */
+function source(clock: VirtualClock, period = 1): Source {
   let arrived = 0
   let handed = 0
   let reading = true
@@ -41,14 +42,18 @@ function source(clock: VirtualClock): Source {
       reading = true
       clock.setTimeout(() => reading && read(), 0)
     },
-    readNow: read,
+    // ArecordMic's: what waits is read now; nothing waiting, it reads on.
+    readNow: () => {
+      if (handed === arrived) reading = true
+      else read()
+    },
   })
   const arrive = () => {
-    arrived++
+    arrived += period
     if (reading) read()
-    clock.setTimeout(arrive, 20)
+    clock.setTimeout(arrive, 20 * period)
   }
-  clock.setTimeout(arrive, 20)
+  clock.setTimeout(arrive, 20 * period)
   return {
     cadence,
     ends,
@@ -98,5 +103,25 @@ describe('bursts set by a listener (every with nextMs)', () => {
     expect(next[0]).toBe(arrived)
     const expected = beat(104, 4, 8)
     expect(expected.filter((e) => s.ends.includes(e))).toEqual(expected)
+  })
+
+  it('after a switch to shorter bursts, the reads keep the new beat when they find their frames waiting', async () => {
+    // Frames come two at a time (a 40 ms period). The switch comes 49 ms after a 320 ms burst's
+    // read, with half of the next 80 ms burst there: the read timed for the rest finds it already
+    // waiting, and takes its beat from when it was due. Due as the old bursts were, the next 80 ms
+    // burst was read 320 ms later (two CI runs' wakes came that much late: docs/wake-word.md).
+    const clock = new VirtualClock()
+    const s = source(clock, 2)
+    s.cadence.every(320)
+    await clock.advance(20 * 97 + 5)
+    const last = s.ends.at(-1) ?? 0
+    expect(last).toBe(96)
+    await clock.advance(45)
+    s.cadence.every(80, 80)
+    await clock.advance(20 * 40)
+    const next = s.ends.filter((e) => e > last)
+    const gaps = next.slice(1).map((e, k) => e - (next[k] ?? 0))
+    expect(Math.max(...gaps), JSON.stringify(next)).toBeLessThanOrEqual(4)
+    expect(next.at(-1)).toBeGreaterThanOrEqual(last + 36)
   })
 })

@@ -285,10 +285,8 @@ async function wakeOnset(
     const detector = await load.detector
     load.hear((d) => stage?.detected(d))
     // Idle, the microphone is read once a scoring batch (the process wakes a quarter as often
-    // while scores are far below every threshold), each chunk near one. Not yet where other
-    // speakers may claim the same wake: the claim window wants detectors that fire within a chunk
-    // of each other, and two CI runs of the two-speaker test failed with it (docs/wake-word.md).
-    if (!deps.arbiter) load.batches((everyMs, nextMs) => deps.router.paceIdle(everyMs, nextMs))
+    // while scores are far below every threshold), each chunk near one.
+    load.batches((everyMs, nextMs) => deps.router.paceIdle(everyMs, nextMs))
     closers.add(followSensitivity(deps.device, detector, load.config, wakeLog))
     stage = new WakeOnset({
       detector: deps.reads ? alignedReads(detector, deps.reads) : detector,
