@@ -1,3 +1,4 @@
+import { DEFAULT_WAKE_BACKLOG_MS } from '../core/defaults.js'
 import { errorText } from '../core/errors.js'
 import type { Logger } from '../core/logger.js'
 import type { Clock } from '../ports/clock.js'
@@ -47,14 +48,6 @@ export interface WakeOnsetOptions {
  * second opinion needs to hear it) and the start of a command said in the same breath.
  */
 export const DEFAULT_WAKE_PRE_ROLL_MS = 2000
-/**
- * A board that falls behind scores a chunk up to the detector's backlog (2 s) after it was heard:
- * the pre-roll then reaches back from the phrase, not from the moment it was scored, so the model
- * (and its second opinion) still hears "hey jarvis" and the command after it. A wake scored later
- * than this (only while the detector starts, behind by seconds) is dropped without a chime: the
- * person has moved on, and nothing of it leaves the room.
- */
-const WAKE_LATE_MS = 2000
 const DEFAULT_MIN_VOICED_MS = 200
 const DEFAULT_AGREE_WINDOW_MS = 1500
 const DEFAULT_REFRACTORY_MS = 2000
@@ -93,7 +86,10 @@ export class WakeOnset implements OnsetSource {
     this.#log = options.logger
     const rate = options.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     const preRollMs = options.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS
-    this.#ring = new PreRollRing(bytesForMs(rate, preRollMs + WAKE_LATE_MS))
+    // A board that falls behind scores a chunk up to the detector's backlog after it was heard; the
+    // pre-roll then reaches back from the phrase, not from the moment it was scored, so the model
+    // (and its second opinion) still hears "hey jarvis" and the command after it.
+    this.#ring = new PreRollRing(bytesForMs(rate, preRollMs + DEFAULT_WAKE_BACKLOG_MS))
   }
 
   /** What the detector listens for. */
@@ -122,7 +118,9 @@ export class WakeOnset implements OnsetSource {
       return
     }
     const lateMs = this.#lastAt - d.heardAtMs
-    if (lateMs > WAKE_LATE_MS) {
+    // Later than the backlog (only while the detector starts, behind by seconds): the person has
+    // moved on; no chime, and nothing of it leaves the room.
+    if (lateMs > DEFAULT_WAKE_BACKLOG_MS) {
       this.#log.info(
         { event: 'wake_rejected', why: 'late', score: d.score, lateMs },
         'wake rejected: scored too long after it was said (the detector is behind)',

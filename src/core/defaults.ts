@@ -31,3 +31,13 @@ export const DEFAULT_SESSION_BUDGET_MS = 10 * 60_000
  * crossing the broker (a few ms on a LAN) with room to spare.
  */
 export const DEFAULT_WAKE_WINDOW_MS = 150
+
+/**
+ * How far wake scoring may fall behind the microphone before the oldest audio is dropped, and so
+ * how late a wake may still be answered (the wake stage refuses one scored later). Three seconds:
+ * inside 2.5 % of a core a talking room's worst seconds lagged 3.1–3.5 s, and with 2 s two
+ * ten-minute rows dropped 36 and 96 chunks where 3 s dropped none (bench/RESULTS.md, "a
+ * three-second backlog"). A late wake chimes late, with the pre-roll reaching back from the phrase;
+ * a dropped chunk loses any wake in it.
+ */
+export const DEFAULT_WAKE_BACKLOG_MS = 3000

@@ -16,6 +16,7 @@ import { loadRuntime } from '../../src/adapters/openwakeword/runtime.js'
 import type { VerifierStage } from '../../src/adapters/openwakeword/verifier.js'
 import { wakeSchema } from '../../src/app/config/wake-schema.js'
 import { parseWav } from '../../src/audio/wav.js'
+import { DEFAULT_WAKE_BACKLOG_MS } from '../../src/core/defaults.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { NocturnProcess } from './nocturn-process.js'
 import { RoomFeeds } from './room-feed.js'
@@ -150,7 +151,7 @@ export async function phasedDetector(
     heads,
     consecutive: DEFAULTS.consecutive,
     refractoryMs: DEFAULTS.refractoryMs,
-    backlogMs: 2000,
+    backlogMs: DEFAULT_WAKE_BACKLOG_MS,
     logger: silentLogger,
     now: Date.now,
     owned: [mel, embedding],

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { DEFAULT_WAKE_BACKLOG_MS } from '../../src/core/defaults.js'
 import { silentLogger } from '../../src/core/logger.js'
 import type { WakeArbiter } from '../../src/ports/wake-arbiter.js'
 import type { WakeDetection } from '../../src/ports/wake-word.js'
@@ -254,13 +255,13 @@ describe('the wake stage', () => {
     expect(markAt(heard)).toBeLessThanOrEqual(2 * 32_000 + 640)
   }, 20_000)
 
-  it('a wake scored more than 2 s after it was said is dropped: no chime, nothing sent', async () => {
+  it('a wake scored more than the backlog (3 s) after it was said is dropped: no chime, nothing sent', async () => {
     const server = await FakeLiveServer.start({ logger: silentLogger })
     closers.push(() => server.close())
-    const w = await wakeWorld(server, { confirm: false, detectorLatencyMs: 2600 })
+    const w = await wakeWorld(server, { confirm: false, detectorLatencyMs: 3600 })
     closers.push(() => w.close())
     await w.sayWake()
-    await w.say(speech16k('speech-en-gb-f.wav', 0, 3000))
+    await w.say(speech16k('speech-en-gb-f.wav', 0, 4000))
     await until(
       () => w.log.withEvent('wake_rejected').length > 0,
       "w.log.withEvent('wake_rejected').length > 0",
@@ -268,7 +269,7 @@ describe('the wake stage', () => {
     )
     const [rejected] = w.log.withEvent('wake_rejected')
     expect(rejected?.fields.why).toBe('late')
-    expect(rejected?.fields.lateMs).toBeGreaterThan(2000)
+    expect(rejected?.fields.lateMs).toBeGreaterThan(DEFAULT_WAKE_BACKLOG_MS)
     await sleep(300)
     expect(server.connections).toHaveLength(0)
     expect(w.speaker.writtenBytes).toBe(0)

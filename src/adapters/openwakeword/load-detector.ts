@@ -1,3 +1,4 @@
+import { DEFAULT_WAKE_BACKLOG_MS } from '../../core/defaults.js'
 import { errorText, NocturnError } from '../../core/errors.js'
 import type { Logger } from '../../core/logger.js'
 import type { WakeListener } from '../../ports/wake-word.js'
@@ -38,7 +39,7 @@ export interface LoadWakeDetectorOptions {
   readonly consecutive: number
   readonly refractoryMs: number
   readonly logger: Logger
-  /** Unscored audio kept while scoring catches up; 2 s if unset. */
+  /** Unscored audio kept while scoring catches up; DEFAULT_WAKE_BACKLOG_MS (3 s) if unset. */
   readonly backlogMs?: number
   /** Unscored audio kept during the detector's start (detector.ts); 10 s if unset. */
   readonly startBacklogMs?: number
@@ -53,8 +54,6 @@ export interface LoadWakeDetectorOptions {
   readonly onBatch?: ((everyMs: number, nextMs: number) => void) | undefined
 }
 
-/** Two seconds: longer than any scoring stall a healthy board has (17 s is a cold WASM start). */
-const DEFAULT_BACKLOG_MS = 2000
 /**
  * Ten seconds (320 KB of samples): inside 2.5 % of a core the start fell 3–7 s behind before it
  * caught up, and every chunk dropped in a ten-minute row was dropped then (bench/RESULTS.md, "the
@@ -142,7 +141,7 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
       heads,
       consecutive: o.consecutive,
       refractoryMs: o.refractoryMs,
-      backlogMs: o.backlogMs ?? DEFAULT_BACKLOG_MS,
+      backlogMs: o.backlogMs ?? DEFAULT_WAKE_BACKLOG_MS,
       startBacklogMs: o.startBacklogMs ?? DEFAULT_START_BACKLOG_MS,
       coarseHop: o.coarseHop,
       onKeepingUp: o.onKeepingUp,
