@@ -218,10 +218,15 @@ export class WakeOnset implements OnsetSource {
   }
 
   #take(d: WakeDetection): void {
-    this.#log.info({ phrase: d.phrase, score: d.score, levelDb: d.levelDb }, 'wake phrase heard')
     // Taken now, after the claim: the ring kept recording meanwhile, up to this frame. It reaches
     // back as far before the phrase as it would have had the wake been scored at once.
     const lateMs = Math.max(0, this.#lastAt - d.heardAtMs)
+    // lateMs: the audio heard since the phrase's chunk (scoring behind, a claim's wait), in the log
+    // so a household's late chimes can be told from a slow model.
+    this.#log.info(
+      { phrase: d.phrase, score: d.score, levelDb: d.levelDb, lateMs },
+      'wake phrase heard',
+    )
     const rate = this.#o.sampleRateHz ?? LIVE_INPUT_RATE_HZ
     const preRollMs = this.#o.preRollMs ?? DEFAULT_WAKE_PRE_ROLL_MS
     const preRoll = this.#ring.snapshot(bytesForMs(rate, preRollMs + lateMs))

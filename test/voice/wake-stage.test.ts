@@ -253,6 +253,9 @@ describe('the wake stage', () => {
     // (less a frame's rounding) — not the last 0.5 s of the phrase.
     expect(markAt(heard)).toBeGreaterThanOrEqual(2 * 32_000 - 1280)
     expect(markAt(heard)).toBeLessThanOrEqual(2 * 32_000 + 640)
+    // The log says how late it was taken: about the detector's 1.5 s (frames come 20 ms apart).
+    const taken = w.log.records.find((r) => r.msg === 'wake phrase heard')
+    expect(taken?.fields.lateMs).toBeGreaterThanOrEqual(1400)
   }, 20_000)
 
   it('a wake scored more than the backlog (3 s) after it was said is dropped: no chime, nothing sent', async () => {
