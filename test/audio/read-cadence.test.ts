@@ -109,7 +109,8 @@ describe('bursts set by a listener (every with nextMs)', () => {
     // Frames come two at a time (a 40 ms period). The switch comes 49 ms after a 320 ms burst's
     // read, with half of the next 80 ms burst there: the read timed for the rest finds it already
     // waiting, and takes its beat from when it was due. Due as the old bursts were, the next 80 ms
-    // burst was read 320 ms later (two CI runs' wakes came that much late: docs/wake-word.md).
+    // burst was read 320 ms later, and a louder speaker's wake lost its claim round (bench/RESULTS.md,
+    // "two speakers, one wake").
     const clock = new VirtualClock()
     const s = source(clock, 2)
     s.cadence.every(320)

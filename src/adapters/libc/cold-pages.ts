@@ -39,7 +39,8 @@ interface Koffi {
  *
  * In steps, the event loop turning between them (the smaps reads off it): inside a CPU quota each
  * step takes about a second of wall time, and done at once the release held the loop 4.6–4.7 s,
- * longer than the detector's backlog (2 s then), so the chunks that came meanwhile were dropped unheard.
+ * longer than the detector's backlog (2 s then), so the chunks that came meanwhile were dropped
+ * unheard.
  * `between` is awaited before each step after the first (the owner's: until no session runs), so
  * a release that takes seconds on a slow board does not go on beside a session begun meanwhile.
  */
