@@ -16,7 +16,17 @@
 //              written and the first audio byte at the fake Live service — with the local check
 //              (listen.localCheck, Debian's pocketsphinx at its default threshold) off, and on
 //              (skipped, said so, without pocketsphinx). BENCH_FIRST_BYTE_WAKES (default 20) each; BENCH_ONLY=first-byte for this part alone.
-import { existsSync, readFileSync } from 'node:fs'
+//   run        a real `nocturn run` in wake mode, alone (no broker): `arecord` on a FIFO fed in
+//              real time, the service's detector and its paced reads (320 ms bursts far below the
+//              threshold, 80 ms near it). From the moment the phrase's last voiced frame went into
+//              the FIFO to the `wake phrase heard` line and to `opening a session` (the earcon is
+//              written in that turn), by the lines' times on this machine's clock. `aplay` on a file
+//              PCM hands the earcon on a period at a time, so the file cannot time it. The fake
+//              microphone of the parts above has no read cadence: a read that came late hid from
+//              them (bench/RESULTS.md, "two speakers, one wake").
+//              BENCH_RUN_WAKES (default 20); BENCH_ONLY=run for this part alone.
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
   DEBIAN_MODEL_DIR,
@@ -30,9 +40,19 @@ import { silentLogger } from '../src/core/logger.js'
 import { FakeLiveServer } from '../src/testing/fake-live-server/index.js'
 import { wakeMarkFrame } from '../src/testing/fake-wake-word.js'
 import { DEFAULT_CONFIRM_PHRASES } from '../src/voice/wake-confirmation.js'
+import { hermeticAlsa } from '../test/helpers/alsa.js'
 import { freePort, mosquittoBroker } from '../test/helpers/brokers.js'
+import { startNocturnRun, writeRunConfig } from '../test/helpers/nocturn-process.js'
+import { RoomFeeds } from '../test/helpers/room-feed.js'
 import { missingCommands } from '../test/helpers/system.js'
-import { FIXTURES, HEADS, MODEL_DIR, pinnedDetector, wavPcm } from '../test/helpers/wake.js'
+import {
+  FIXTURES,
+  HEADS,
+  MODEL_DIR,
+  pinnedDetector,
+  wakeOnAlsa,
+  wavPcm,
+} from '../test/helpers/wake.js'
 import { heard, wakeSpeaker } from '../test/helpers/wake-speakers.js'
 import { realWakeWorld, speech16k, wakeWorld } from '../test/voice/wake-world.js'
 import { machineLine, quantile } from './machine.js'
@@ -211,9 +231,106 @@ async function firstByte(local: KeyphraseCheck | undefined, afterMs = 0): Promis
   return { ...r, missed, refused }
 }
 
+const RUN_WAKES = Number(process.env.BENCH_RUN_WAKES ?? 20)
+
+/** The end of the phrase → the wake heard, and → the earcon audible, ms, through `nocturn run`. */
+async function throughRun(): Promise<{ heard: number[]; opened: number[]; missed: number }> {
+  const phrase = wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav'))
+  const samples = new Int16Array(phrase.buffer, phrase.byteOffset, phrase.byteLength >> 1)
+  let last = samples.length - 1
+  while (last > 0 && Math.abs(samples[last] ?? 0) < 300) last--
+  const command = parseWav(
+    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'vad', 'speech-en-gb-f.wav')),
+    16_000,
+  ).pcm.subarray(32_000, 64_000)
+  const work = mkdtempSync(join(tmpdir(), 'nocturn-earcon-run-'))
+  const alsa = hermeticAlsa('fifo', { stall: false })
+  const server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
+  const config = writeRunConfig(
+    work,
+    { baseUrl: server.baseUrl, inputWav: '/nonexistent.wav', brokerUrl: 'mqtt://127.0.0.1:1' },
+    {
+      ...wakeOnAlsa(alsa, { localCheck: { enabled: false }, confirm: { enabled: false } }),
+      mqtt: undefined,
+      session: { idleTimeoutSeconds: 2 },
+    },
+  )
+  const nocturn = startNocturnRun(config, {
+    apiKey: 'earcon-run-key',
+    env: { ALSA_CONFIG_PATH: alsa.env.ALSA_CONFIG_PATH },
+  })
+  // When each frame went into the FIFO: the phrase's end is looked for among them.
+  let endGiven = Number.POSITIVE_INFINITY
+  let phraseEnd: number | undefined
+  const feeds = new RoomFeeds([alsa.infile])
+  feeds.start({
+    onWrite: (_, given) => {
+      if (phraseEnd === undefined && given >= endGiven) phraseEnd = Date.now()
+    },
+  })
+  const out = { heard: [] as number[], opened: [] as number[], missed: 0 }
+  try {
+    await nocturn.waitForLine(
+      'listening for the wake phrase',
+      (l) => l.msg === 'listening for the wake phrase',
+      90_000,
+    )
+    await nocturn.waitFor('the recorder fed', () => feeds.heard(0, 1000), 30_000)
+    // Past the start's own work (the prefill's rest, the cold pages' release after ~5 s).
+    await new Promise((r) => setTimeout(r, 8000))
+    for (let i = 0; i < RUN_WAKES; i++) {
+      const heardBefore = nocturn.lines.filter((l) => l.msg === 'wake phrase heard').length
+      // The phrase starts somewhere else in a chunk each time (10 ms steps through 80 ms).
+      const lead = new Uint8Array((500 + ((i * 10) % 80)) * 32)
+      const pcm = Buffer.concat([lead, phrase, command])
+      phraseEnd = undefined
+      endGiven = Number.POSITIVE_INFINITY
+      feeds.play(pcm, [{ i: 0 }])
+      // play() wrote the frames that align the sound at once; the sound starts after them.
+      endGiven = feeds.given(0) + lead.byteLength + (last + 1) * 2
+      const end = Date.now() + 6000
+      const opening = () =>
+        nocturn.lines.filter((l) => l.msg === 'wake phrase heard: opening a session')[heardBefore]
+      while (Date.now() < end && opening() === undefined) {
+        await new Promise((r) => setTimeout(r, 20))
+      }
+      const heardLine = nocturn.lines.filter((l) => l.msg === 'wake phrase heard')[heardBefore]
+      if (phraseEnd === undefined) throw new Error('the phrase never went into the FIFO')
+      const opened = opening()
+      if (heardLine === undefined || opened === undefined) out.missed++
+      else {
+        out.heard.push(Number(heardLine.time) - phraseEnd)
+        out.opened.push(Number(opened.time) - phraseEnd)
+      }
+      // The session idles out, closes, and the refractory time passes before the next.
+      await new Promise((r) => setTimeout(r, 6000))
+      await nocturn.waitFor('the room idle', () => feeds.idle, 30_000)
+    }
+  } finally {
+    feeds.stop()
+    await nocturn.stop('SIGKILL')
+    await server.close()
+  }
+  return out
+}
+
 const only = process.env.BENCH_ONLY ?? ''
 console.log(machineLine())
-if (only !== 'first-byte') {
+const runMissing = missingCommands('arecord', 'aplay')
+if (only === 'run' && runMissing)
+  console.log(`through \`nocturn run\`: not measured (${runMissing})`)
+else if (only === 'run') {
+  const r = await throughRun()
+  console.log(
+    '\n| through `nocturn run`, from the end of the phrase (real arecord, paced reads, alone) | n | p50 ms | p99 ms | min–max ms |\n|---|---|---|---|---|',
+  )
+  console.log(row('→ `wake phrase heard` logged', r.heard))
+  console.log(
+    row('→ `opening a session` logged (the earcon is written in the same turn)', r.opened),
+  )
+  console.log(`| the head missed (no session within 6 s) | ${r.missed} | | | |`)
+}
+if (only !== 'first-byte' && only !== 'run') {
   const broker = mosquittoBroker(await freePort())
   await broker.start()
   const det = await detection()
