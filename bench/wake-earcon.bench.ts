@@ -146,6 +146,19 @@ async function earcon(
   return { ms: out, windows }
 }
 
+/** flite kal16's "hey jarvis", its last voiced sample, and a second of a command to follow it. */
+function phraseAndCommand(): { phrase: Uint8Array; last: number; command: Uint8Array } {
+  const phrase = wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav'))
+  const samples = new Int16Array(phrase.buffer, phrase.byteOffset, phrase.byteLength >> 1)
+  let last = samples.length - 1
+  while (last > 0 && Math.abs(samples[last] ?? 0) < 300) last--
+  const command = parseWav(
+    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'vad', 'speech-en-gb-f.wav')),
+    16_000,
+  ).pcm.subarray(32_000, 64_000)
+  return { phrase, last, command }
+}
+
 /** listen.localCheck.threshold's default (src/app/config/schema.ts). */
 const DEFAULT_KWS = 1e-12
 const FIRST_BYTE_WAKES = Number(process.env.BENCH_FIRST_BYTE_WAKES ?? 20)
@@ -169,14 +182,7 @@ async function firstByte(local: KeyphraseCheck | undefined, afterMs = 0): Promis
     modelDir: MODEL_DIR,
     runtime: 'native',
   })
-  const phrase = wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav'))
-  const samples = new Int16Array(phrase.buffer, phrase.byteOffset, phrase.byteLength >> 1)
-  let last = samples.length - 1
-  while (last > 0 && Math.abs(samples[last] ?? 0) < 300) last--
-  const command = parseWav(
-    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'vad', 'speech-en-gb-f.wav')),
-    16_000,
-  ).pcm.subarray(32_000, 64_000)
+  const { phrase, last, command } = phraseAndCommand()
   const r = { detected: [] as number[], earcon: [] as number[], firstByte: [] as number[] }
   let missed = 0
   let refused = 0
@@ -233,16 +239,9 @@ async function firstByte(local: KeyphraseCheck | undefined, afterMs = 0): Promis
 
 const RUN_WAKES = Number(process.env.BENCH_RUN_WAKES ?? 20)
 
-/** The end of the phrase → the wake heard, and → the earcon audible, ms, through `nocturn run`. */
+/** The end of the phrase → the wake heard, and → the session opening, ms, through `nocturn run`. */
 async function throughRun(): Promise<{ heard: number[]; opened: number[]; missed: number }> {
-  const phrase = wavPcm(join(FIXTURES, 'hey_jarvis-kal16.wav'))
-  const samples = new Int16Array(phrase.buffer, phrase.byteOffset, phrase.byteLength >> 1)
-  let last = samples.length - 1
-  while (last > 0 && Math.abs(samples[last] ?? 0) < 300) last--
-  const command = parseWav(
-    readFileSync(join(import.meta.dirname, '..', 'fixtures', 'vad', 'speech-en-gb-f.wav')),
-    16_000,
-  ).pcm.subarray(32_000, 64_000)
+  const { phrase, last, command } = phraseAndCommand()
   const work = mkdtempSync(join(tmpdir(), 'nocturn-earcon-run-'))
   const alsa = hermeticAlsa('fifo', { stall: false })
   const server = await FakeLiveServer.start({ scripts: [], logger: silentLogger })
