@@ -30,7 +30,8 @@ function mainThreadWaits(pid: number): number {
  * threshold (bench/RESULTS.md). A real `nocturn run` in wake mode, `arecord` on a FIFO fed in real
  * time with talk and no wake phrase: its main thread blocked and was woken 14.7–15.5 times a
  * second here (the reads, the scoring thread's replies, the service's own timers), and 27.6 with
- * the microphone read every chunk (the pace not wired where there is a broker, as until stop 17).
+ * the microphone read every chunk (the pace not wired where there is a broker, as it was before the
+ * late burst was mended: bench/RESULTS.md, "two speakers, one wake").
  */
 describe.skipIf(missing)('idle in a talking room, the microphone read once a batch', () => {
   const closers: (() => Promise<unknown> | unknown)[] = []
