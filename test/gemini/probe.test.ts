@@ -45,7 +45,9 @@ describe('doctor --probe on Gemini Live: a call made to block tells an asynchron
     })
     const r = await probe('gemini-3.8-live', 500)
     expect(r).toMatchObject({ verdict: 'sequential' })
-    expect(r.heldMs).toBeGreaterThanOrEqual(500)
+    // The whole hold, as the wall clock saw it: the hold's timer counts from the event loop's
+    // cached time, which may be a ms before the probe read the clock (a CI run saw 499 of 500).
+    expect(r.heldMs).toBeGreaterThanOrEqual(499)
     await server.until(() => server?.timeline.some((t) => t.event === 'close'))
     expect(server.framesOf('toolResponse')).toEqual([])
   })
