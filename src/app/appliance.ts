@@ -116,6 +116,9 @@ export async function startAppliance(options: ApplianceOptions): Promise<Applian
     // 0.1–1 s, on WASM 10 s or more on a slow board.
     await panel.start()
     const wake = loadWake(comp, device, wakes)
+    // The few ms until its thread is asked for the models, before the rest is composed: that
+    // thread, not the composition, is what listening waits for.
+    await wake?.asked
     const household = composeHousehold(
       comp,
       feed,

@@ -190,6 +190,8 @@ export interface WakeDetectorOptions {
   readonly coarseHop?: number
   /** Told how scoring takes its chunks, whenever that changes (the microphone's idle bursts). */
   readonly onBatch?: (everyMs: number, nextMs: number) => void
+  /** Told once the runtime's thread has been asked for every model. */
+  readonly onAsked?: () => void
   /**
    * The household teaches the detector (the wake log): given the teacher of its verifiers, which
    * keeps each wake's features and re-trains on the household's marks. `sensitivity` then says
@@ -246,6 +248,7 @@ export async function createWakeDetector(
     onKeepingUp: options.onKeepingUp,
     sessionOpen: options.sessionOpen,
     onBatch: options.onBatch,
+    onAsked: options.onAsked,
     logger: options.logger,
     onScores: options.onScores,
   }).finally(() => guard?.survived())

@@ -72,6 +72,11 @@ describe('the wake models load beside the start', () => {
     // was made; the head model has not come, so nothing listens yet.
     expect(at('wake models loading')).toBeGreaterThanOrEqual(0)
     expect(at('wake models loading')).toBeLessThan(at('voice driver ready'))
+    // Its thread asked for every model before anything after the panel was composed (the household
+    // is the first): asked at the next turn of the loop, the load began ~20 ms later.
+    expect(at('wake models loading')).toBeLessThan(
+      at('no mqtt configured: approvals are asked on the terminal, or denied'),
+    )
     expect(at('listening for the wake phrase')).toBe(-1)
 
     gpiod.release('mute')

@@ -52,6 +52,8 @@ export interface LoadWakeDetectorOptions {
   readonly sessionOpen?: (() => boolean) | undefined
   /** Told how the chain takes chunks (detector.ts): the microphone's idle bursts follow it. */
   readonly onBatch?: ((everyMs: number, nextMs: number) => void) | undefined
+  /** Told once the runtime has been asked for every model (its thread started). */
+  readonly onAsked?: (() => void) | undefined
 }
 
 /**
@@ -81,7 +83,9 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
   // Every model is asked for at once: the runtime's thread loads them one after the other without
   // waiting for the event loop between them, which a start keeps busy (issue 47).
   const files = [o.melFile, o.embeddingFile, ...o.phrases.map((p) => p.file)]
-  const settled = await Promise.allSettled(files.map((f) => runtime.load(f)))
+  const loads = files.map((f) => runtime.load(f))
+  o.onAsked?.()
+  const settled = await Promise.allSettled(loads)
   const loaded = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
   try {
     firstFailure(settled)
@@ -104,15 +108,16 @@ export async function loadWakeDetector(o: LoadWakeDetectorOptions): Promise<Open
     // On the runtime's thread the whole chain lives there, its prefill made with it: a scored
     // chunk is one hand-off (chain.ts). A runtime of the caller's (a test's) scores in process.
     const { consecutive, refractoryMs, coarseHop } = o
+    // The heads are checked first: the runtime's thread runs each model synchronously, so a check
+    // asked after the chain would wait there for the rest of its prefill, and the start with it.
+    const headsChecked = models.map(checkHeadScore)
+    const making = onThread(runtime)
+      ? runtime.chain({ mel, embedding, heads, reach, consecutive, refractoryMs, coarseHop })
+      : runtime.prefill
+        ? runtime.prefill(mel, embedding, reach)
+        : noisePrefill(mel, embedding, reach)
     // Settled, not raced: no model is closed while a run on it is still under way.
-    const checked = await Promise.allSettled([
-      onThread(runtime)
-        ? runtime.chain({ mel, embedding, heads, reach, consecutive, refractoryMs, coarseHop })
-        : runtime.prefill
-          ? runtime.prefill(mel, embedding, reach)
-          : noisePrefill(mel, embedding, reach),
-      ...models.map(checkHeadScore),
-    ])
+    const checked = await Promise.allSettled([making, ...headsChecked])
     const first = checked[0]
     const made = first?.status === 'fulfilled' ? first.value : undefined
     if (checked.some((r) => r.status === 'rejected') && made && !(made instanceof Float32Array)) {

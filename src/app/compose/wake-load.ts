@@ -17,6 +17,12 @@ export interface WakeLoad {
   hear(listener: WakeListener): void
   /** Who is told how scoring takes its chunks from now on (the microphone's router). */
   batches(listener: BatchListener): void
+  /**
+   * Settles once the runtime's thread has been asked for every model, or the load failed before:
+   * the start waits for this before it composes the rest, or the thread would start only at the
+   * event loop's next turn, after that work (issue 47).
+   */
+  readonly asked: Promise<void>
 }
 
 /** Scoring takes chunks in batches of `everyMs` of audio, the next complete in `nextMs`. */
@@ -38,12 +44,20 @@ export function loadWake(
   if (listenMode(c.listen) !== 'wake' || !c.listen.wake) return undefined
   const config = c.listen.wake as WakeConfig
   const wakeLog = log.child({ component: 'wake' })
-  wakeLog.info({ runtime: config.runtime }, 'wake models loading')
   let heard: WakeListener | undefined
   let batches: BatchListener | undefined
   // No session under way: the voice driver idle, or muted.
   const noSession = () => device.activity === 'idle' || device.activity === 'muted'
+  let asked: () => void = () => {}
+  const modelsAsked = new Promise<void>((resolve) => {
+    asked = resolve
+  })
   const detector = createWakeDetector(config, {
+    // Said once the runtime's thread has every model to load: from here they load beside the rest.
+    onAsked: () => {
+      wakeLog.info({ runtime: config.runtime }, 'wake models loading')
+      asked()
+    },
     onWake: (d) => {
       wakes?.detected(d)
       heard?.(d)
@@ -64,7 +78,7 @@ export function loadWake(
     }),
   })
   // Answered where it is awaited; until then a failure is not an unhandled rejection.
-  detector.catch(() => {})
+  detector.catch(() => {}).finally(() => asked())
   // No session under way: when the cold pages may go.
   const quiet = () =>
     new Promise<void>((done) => {
@@ -93,6 +107,7 @@ export function loadWake(
   return {
     config,
     detector,
+    asked: modelsAsked,
     hear(listener) {
       heard = listener
     },
