@@ -81,6 +81,17 @@ describe('systemd/nocturn.service', () => {
     expect(values('Environment').join(' ').split(/\s+/)).toContain('MALLOC_ARENA_MAX=1')
   })
 
+  it("keeps Node's compiled code where the service may write it (CacheDirectory)", () => {
+    const cache = values('Environment')
+      .join(' ')
+      .split(/\s+/)
+      .find((v) => v.startsWith('NODE_COMPILE_CACHE='))
+      ?.slice('NODE_COMPILE_CACHE='.length)
+    // ProtectSystem=strict leaves only the unit's own directories writable.
+    expect(values('CacheDirectory')).toEqual(['nocturn'])
+    expect(cache?.startsWith('/var/cache/nocturn/')).toBe(true)
+  })
+
   it('the install script is valid bash', () => {
     const r = spawnSync('bash', [
       '-n',
