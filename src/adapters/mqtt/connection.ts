@@ -154,6 +154,11 @@ export class MqttConnection {
     this.#client = client
     yieldBetweenSlices(client)
     client.on('connect', () => {
+      // Closed while the connection was being made: drop it, or its socket keeps the process up.
+      if (this.#closed) {
+        client.end(true)
+        return
+      }
       this.#backoff.reset()
       // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
       // are a handful of small messages, each waited for.
@@ -303,7 +308,9 @@ export class MqttConnection {
     clearTimeout(this.#timer)
     const client = this.#client
     if (!client) return
-    const force = opts.force === true
+    // Not connected (still connecting, or between retries) there is nothing in flight to wait
+    // for, and mqtt.js's graceful end would leave a connecting socket to finish its handshake.
+    const force = opts.force === true || !client.connected
     await new Promise<void>((resolve) => {
       // A graceful end waits for in-flight QoS 1 messages; a broker that went away mid-flight
       // would hold shutdown forever, so after a grace period the socket is dropped instead.
