@@ -6,7 +6,8 @@ import { run } from './commands/run.js'
  * `npm run build` bundles this entry (scripts/bundle-service.mjs) with everything `run` loads at
  * start into one file, because Node 20 loads ES modules one by one — about 220 files (ours and
  * zod's) cost more start-up than the code in them — and has no compile cache. What `run` loads
- * later (an audio backend, the Gemini SDK) stays in chunks loaded when needed. Every other
+ * later (an audio backend, the Gemini SDK, and everything composed after the panel:
+ * compose/after-panel.ts) stays in chunks loaded when needed. Every other
  * command: `dist/app/cli.js`.
  */
 const [command, ...rest] = process.argv.slice(2)

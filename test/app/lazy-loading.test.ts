@@ -6,6 +6,7 @@ import { wavHeader } from '../../src/audio/wav.js'
 import { silentLogger } from '../../src/core/logger.js'
 import { FakeLiveServer } from '../../src/testing/fake-live-server/index.js'
 import { freePort, mosquittoBroker, type TestBroker, USERS } from '../helpers/brokers.js'
+import { fakeGpiod } from '../helpers/fake-gpiod.js'
 import { type NocturnProcess, startNocturnRun } from '../helpers/nocturn-process.js'
 import { missingCommands } from '../helpers/system.js'
 
@@ -43,6 +44,10 @@ const MQTT_JS = /\/node_modules\/mqtt\//
 interface Run {
   readonly loaded: string[]
   readonly atStart: string[]
+  /** When each was loaded (Date.now, the clock of the log lines' `time`). */
+  readonly loads: readonly { readonly at: number; readonly url: string }[]
+  /** Its log, for the lines' times. */
+  readonly output: string
 }
 
 /** pino's `time` (epoch ms) of the first log line with `msg`. */
@@ -94,6 +99,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     inputWav: string,
     msg: string,
     entry: string[] = ['--import', 'tsx', 'src/app/cli.ts'],
+    panel: { config: object; env: NodeJS.ProcessEnv } = { config: { backend: 'none' }, env: {} },
   ): Promise<Run> {
     const config = join(work, `${name}.json`)
     const loadLog = join(work, `${name}.loaded`)
@@ -107,7 +113,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
           baseUrl: server.baseUrl,
         },
         audio: { backend: 'wav', inputWav, outputWav: join(work, `${name}.speaker.wav`) },
-        panel: { backend: 'none' },
+        panel: panel.config,
         mqtt: { url: broker.url, deviceId: 'kitchen', username: USERS.device.username },
         phoneApp: { enabled: true, port: 0 },
         phonesDir: join(work, 'phones'),
@@ -118,7 +124,7 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
       apiKey: 'lazy-key-not-for-logs',
       nodeArgs: ['--import', join(ROOT, 'test/helpers/load-recorder.mjs')],
       entry,
-      env: { NOCTURN_LOAD_LOG: loadLog },
+      env: { ...panel.env, NOCTURN_LOAD_LOG: loadLog },
     })
     children.push(nocturn)
     await nocturn.waitForLine(`"msg":"${msg}"`, (l) => l.msg === msg)
@@ -132,6 +138,8 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     await nocturn.stop()
     const runningAt = logTime(nocturn.output, 'nocturn running')
     return {
+      loads,
+      output: nocturn.output,
       loaded: loads.map((l) => l.url),
       // Strictly earlier, on the same wall clock in ms: a load in the very millisecond of the line
       // counts as after it (the connection starts right after the line is written).
@@ -171,6 +179,33 @@ describe.skipIf(skip)('nocturn run loads what it needs when it needs it', () => 
     const early = NOT_AT_START.filter(([, re]) => modules.some((u) => re.test(u))).map(([n]) => n)
     expect(early).toEqual([])
     expect(run.loaded.some((u) => MQTT_JS.test(u))).toBe(true)
+  })
+
+  it('the bundle compiles the rest of the start only once the panel answers (the button first)', async () => {
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist/service/meta.json'), 'utf8')) as {
+      outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown> }>
+    }
+    const rest = Object.entries(meta.outputs).find(
+      ([, o]) => o.entryPoint === 'dist/app/compose/after-panel.js',
+    )
+    // The broker, the voice driver and the listening loop are composed from that chunk.
+    const inRest = Object.keys(rest?.[1].inputs ?? {})
+    for (const m of ['broker', 'voice', 'listening'])
+      expect(inRest).toContain(`dist/app/compose/${m}.js`)
+    const gpiod = fakeGpiod(2)
+    try {
+      const run = await runUntil(
+        'panel-first',
+        join(work, 'silence.wav'),
+        'nocturn running',
+        [join(ROOT, 'dist/service/cli.js')],
+        { config: { backend: 'gpiod', button: 'GPIO17' }, env: gpiod.env },
+      )
+      const loadedAt = run.loads.find((l) => l.url.endsWith(`/${rest?.[0]}`))?.at
+      expect(loadedAt).toBeGreaterThanOrEqual(logTime(run.output, 'panel started'))
+    } finally {
+      gpiod.cleanup()
+    }
   })
 
   it('the first Live connection loads the SDK from its web entry, still without the auth library', async () => {

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { PassThrough, Writable } from 'node:stream'
-import { type Appliance, startAppliance } from '../../src/app/appliance.js'
+import { startAppliance } from '../../src/app/appliance.js'
+import type { Appliance } from '../../src/app/compose/appliance-contract.js'
 import type { Logger } from '../../src/core/logger.js'
 import { wavApplianceConfig } from './wav-appliance.js'
 
