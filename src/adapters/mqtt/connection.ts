@@ -154,11 +154,6 @@ export class MqttConnection {
     this.#client = client
     yieldBetweenSlices(client)
     client.on('connect', () => {
-      // Closed while the connection was being made: drop it, or its socket keeps the process up.
-      if (this.#closed) {
-        client.end(true)
-        return
-      }
       this.#backoff.reset()
       // Nagle's algorithm against the peer's delayed ACK costs ~40 ms per small message; approvals
       // are a handful of small messages, each waited for.
